@@ -1,0 +1,235 @@
+"""The kernel catalog: one entry per kernel version, with everything needed to compile, launch and explain it.
+
+Adding a kernel means adding one `.cu` file under `kernels/src/` and one `KernelSpec` to `CATALOG`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal
+
+SRC_DIR = Path(__file__).resolve().parent / "src"
+
+Operation = Literal["sgemm", "hgemm_addmm"]
+GridOrder = Literal["rows_x", "cols_x"]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One catalog entry.
+
+    `tile_m` x `tile_n` is the part of C one thread block computes; `grid_order` says which grid axis
+    walks the rows of C ("rows_x": blockIdx.x walks rows, as the design document's kernels do).
+    `entry` is the kernel's name expression (a template instantiation or an extern "C" name);
+    `cublas` entries have no source and are timed through cupy.matmul.
+    """
+
+    id: str
+    title: str
+    adds: str
+    operation: Operation
+    source: str | None
+    entry: str | None
+    block: tuple[int, int] = (1, 1)
+    tile_m: int = 1
+    tile_n: int = 1
+    grid_order: GridOrder = "cols_x"
+    dtype: str = "float32"
+    params: dict[str, int] = field(default_factory=dict)
+    multiple_of: int = 1
+    dynamic_smem_bytes: int = 0
+    backend: Literal["nvrtc", "nvcc"] = "nvrtc"
+    design_doc: str = ""
+    previous: str | None = None
+    is_reference: bool = False
+    group: str = "ladder"
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1]
+
+    @property
+    def source_path(self) -> Path | None:
+        return SRC_DIR / self.source if self.source else None
+
+    def grid(self, m: int, n: int) -> tuple[int, int]:
+        """Launch grid (x, y) covering an m x n output."""
+        rows, cols = math.ceil(m / self.tile_m), math.ceil(n / self.tile_n)
+        return (rows, cols) if self.grid_order == "rows_x" else (cols, rows)
+
+    def size_problem(self, m: int, n: int, k: int) -> str | None:
+        """Why this kernel cannot run m x n x k, or None when it can."""
+        if self.multiple_of > 1 and any(d % self.multiple_of for d in (m, n, k)):
+            return (
+                f"{self.id} needs M, N and K to be multiples of {self.multiple_of} "
+                f"(got {m}x{n}x{k}); pick sizes such as {self._round_up(m)}x{self._round_up(n)}x{self._round_up(k)}"
+            )
+        return None
+
+    def _round_up(self, d: int) -> int:
+        return math.ceil(d / self.multiple_of) * self.multiple_of
+
+    def read_source(self) -> str:
+        """The CUDA source text (empty for library references)."""
+        return self.source_path.read_text() if self.source_path else ""
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["threads_per_block"] = self.threads_per_block
+        return data
+
+
+SEED_LADDER = "000_f250783e70275440.txt"
+SEED_TILES = "002_1261051180568d0e.txt, 003_7c25e50e7e1a5a5b.txt"
+SEED_WMMA = "004_900f612d181a13a6.txt"
+
+CATALOG: tuple[KernelSpec, ...] = (
+    KernelSpec(
+        id="cublas",
+        title="cuBLAS SGEMM",
+        adds="The reference: cupy.matmul on float32 with TF32 off (CUBLAS_COMPUTE_32F).",
+        operation="sgemm",
+        source=None,
+        entry=None,
+        is_reference=True,
+        group="reference",
+    ),
+    KernelSpec(
+        id="v1",
+        title="v1 naive (rows on threadIdx.x)",
+        adds="One thread per C element, 32x32 blocks; threadIdx.x walks rows as the design document indexes, "
+        "so a warp reads A and writes C with a stride of a whole row (uncoalesced).",
+        operation="sgemm",
+        source="v1_naive.cu",
+        entry="sgemm_v1_naive",
+        block=(32, 32),
+        tile_m=32,
+        tile_n=32,
+        grid_order="rows_x",
+        design_doc=f"{SEED_LADDER} section 'SGEMM v1'",
+    ),
+    KernelSpec(
+        id="v1-coalesced",
+        title="v1 naive, coalesced",
+        adds="The same kernel with threadIdx.x walking columns: a warp reads B and writes C in one contiguous run.",
+        operation="sgemm",
+        source="v1_coalesced.cu",
+        entry="sgemm_v1_coalesced",
+        block=(32, 32),
+        tile_m=32,
+        tile_n=32,
+        grid_order="cols_x",
+        design_doc=f"{SEED_LADDER} section 'SGEMM v1'",
+        previous="v1",
+    ),
+    KernelSpec(
+        id="v2",
+        title="v2 shared-memory tiles 32x32",
+        adds="32x32 tiles of A and B staged in shared memory, each element read from global memory once per "
+        "block instead of once per thread; indexed as the design document does (threadIdx.x walks rows).",
+        operation="sgemm",
+        source="v2_shared.cu",
+        entry="sgemm_v2_shared",
+        block=(32, 32),
+        tile_m=32,
+        tile_n=32,
+        grid_order="rows_x",
+        design_doc=f"{SEED_LADDER} section 'SGEMM v2'",
+        previous="v1",
+    ),
+    *(
+        KernelSpec(
+            id=f"tiled-{tile}",
+            title=f"TILE_WIDTH {tile} shared-memory tiling",
+            adds=f"The classic lecture kernel: TILE_WIDTH={tile}, row = by*TILE+ty, col = bx*TILE+tx "
+            "(coalesced), one __syncthreads after loading and one after using each tile.",
+            operation="sgemm",
+            source="tiled.cu",
+            entry=f"sgemm_tiled<{tile}>",
+            block=(tile, tile),
+            tile_m=tile,
+            tile_n=tile,
+            grid_order="cols_x",
+            params={"TILE_WIDTH": tile},
+            design_doc=SEED_TILES,
+            previous="v1-coalesced",
+            group="tile-width",
+        )
+        for tile in (8, 16, 32)
+    ),
+    KernelSpec(
+        id="v3",
+        title="v3 register blocking 8x8",
+        adds="128x128 block tile, 16x16 threads, each thread keeps an 8x8 block of C in registers, BK=8: "
+        "64 FMAs per 16 shared-memory loads instead of 1 per 2.",
+        operation="sgemm",
+        source="v3_regblock.cu",
+        entry="sgemm_v3_regblock",
+        block=(16, 16),
+        tile_m=128,
+        tile_n=128,
+        grid_order="rows_x",
+        params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+        design_doc=f"{SEED_LADDER} section 'SGEMM v3'",
+        previous="v2",
+    ),
+    KernelSpec(
+        id="v4",
+        title="v4 transposed A tile",
+        adds="aTile stored as [BK][BM] so threads of a warp read A at a 32-byte stride instead of 256 bytes: "
+        "a quarter of v3's shared-memory bank conflicts, and 16-byte shared loads become possible.",
+        operation="sgemm",
+        source="v4_transposed.cu",
+        entry="sgemm_v4_transposed",
+        block=(16, 16),
+        tile_m=128,
+        tile_n=128,
+        grid_order="rows_x",
+        params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+        design_doc=f"{SEED_LADDER} section 'SGEMM v4'",
+        previous="v3",
+    ),
+    KernelSpec(
+        id="v5",
+        title="v5 double buffering",
+        adds="Two shared-memory buffers: the next K-slice is loaded into one while the other is computed on, "
+        "one __syncthreads per slice instead of two.",
+        operation="sgemm",
+        source="v5_double_buffer.cu",
+        entry="sgemm_v5_double_buffer",
+        block=(16, 16),
+        tile_m=128,
+        tile_n=128,
+        grid_order="rows_x",
+        params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8, "STAGES": 2},
+        design_doc=f"{SEED_LADDER} section 'SGEMM v5'",
+        previous="v4",
+    ),
+)
+
+_BY_ID = {spec.id: spec for spec in CATALOG}
+
+
+def kernel_ids() -> list[str]:
+    """All catalog ids in catalog order."""
+    return [spec.id for spec in CATALOG]
+
+
+def get_kernel(kernel_id: str) -> KernelSpec:
+    """The catalog entry for `kernel_id`; raises InvalidInput naming the known ids otherwise."""
+    from profiling.errors import InvalidInput
+
+    try:
+        return _BY_ID[kernel_id]
+    except KeyError:
+        raise InvalidInput(
+            f"unknown kernel '{kernel_id}'; known kernels: {', '.join(kernel_ids())}"
+        ) from None
+
+
+def reference_for(spec: KernelSpec) -> KernelSpec | None:
+    """The library kernel a catalog entry is compared with (cuBLAS SGEMM or cuBLAS HGEMM AddMM)."""
+    wanted = "cublas" if spec.operation == "sgemm" else "cublas-hgemm"
+    return _BY_ID.get(wanted)

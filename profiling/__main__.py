@@ -1,0 +1,3 @@
+from profiling.cli import main
+
+raise SystemExit(main())

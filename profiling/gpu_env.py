@@ -1,0 +1,57 @@
+"""Cheap checks of whether a CUDA GPU is usable here, without keeping a CUDA context in the caller."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+
+
+@functools.cache
+def gpu_unavailable_reason() -> str | None:
+    """Return why no CUDA GPU can be used from this machine, or None when one can.
+
+    The probe runs in a child process so the caller never creates a CUDA context of its own.
+    """
+    probe = (
+        "import cupy\n"
+        "n = cupy.cuda.runtime.getDeviceCount()\n"
+        "print(n)\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        return "probing the GPU with CuPy timed out after 60 s"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["unknown error"])[-1]
+        if "No module named 'cupy'" in last:
+            return "CuPy is not installed"
+        return f"CuPy found no usable GPU ({last[:200]})"
+    try:
+        count = int(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return "could not read the GPU count from CuPy"
+    return None if count > 0 else "CUDA reports 0 devices"
+
+
+def tool_path(name: str) -> str | None:
+    """Path of a CUDA command-line tool (nvcc, ncu, compute-sanitizer) if one is installed."""
+    import glob
+    import os
+
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = []
+    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
+    if cuda_home:
+        candidates.append(os.path.join(cuda_home, "bin", name))
+    candidates.append(os.path.join("/usr/local/cuda/bin", name))
+    candidates.extend(sorted(glob.glob(f"/opt/nvidia/nsight-compute/*/{name}"), reverse=True))
+    for path in candidates:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
