@@ -223,6 +223,11 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
     if not 0 < target <= SCHEMA_VERSION:
         raise ValueError(f"target schema version must be 1..{SCHEMA_VERSION}")
     with engine.connect() as conn:
+        # The common case, an up-to-date store, must not wait for the write lock behind a long save.
+        with conn.begin():
+            before = schema_version(conn)
+        if before >= target and before <= SCHEMA_VERSION:
+            return before
         conn = conn.execution_options(gemmlens_write=True)
         with conn.begin():
             if conn.dialect.name == "postgresql":
