@@ -207,6 +207,38 @@ CATALOG: tuple[KernelSpec, ...] = (
         design_doc=f"{SEED_LADDER} section 'SGEMM v5'",
         previous="v4",
     ),
+    # --- beyond the ladder (issue 6) ---
+    KernelSpec(
+        id="cublas-hgemm",
+        title="cuBLAS HGEMM AddMM",
+        adds="The tensor-core reference: cupy.matmul on float16 inputs (cublasGemmEx, FP32 accumulate), "
+        "with alpha and beta applied around it to form the AddMM D = alpha*A*B + beta*C.",
+        operation="hgemm_addmm",
+        source=None,
+        entry=None,
+        dtype="float16",
+        is_reference=True,
+        group="reference",
+    ),
+    KernelSpec(
+        id="v6-vectorized",
+        title="v6 vectorized 16-byte loads",
+        adds="v5 with every access 16 bytes wide: one LDG.128 of A and of B per thread per K-slice, the A tile "
+        "stored transposed (padded by 4 floats so the transposing stores are conflict-free) and both operands "
+        "read with LDS.128, 4 shared loads per 64 FMAs. Guarded scalar loads handle edges and odd K or N.",
+        operation="sgemm",
+        source="v6_vectorized.cu",
+        entry="sgemm_vec",
+        block=(256, 1),
+        tile_m=128,
+        tile_n=128,
+        grid_order="cols_x",
+        params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8, "STAGES": 2, "THREADS": 256, "MIN_BLOCKS": 2},
+        design_doc=f"{SEED_LADDER} sections 'SGEMM v4'/'SGEMM v5' (LDS.128); siboehm/SGEMM_CUDA kernel 6",
+        previous="v5",
+        group="beyond",
+    ),
+    # --- end beyond the ladder ---
 )
 
 _BY_ID = {spec.id: spec for spec in CATALOG}
