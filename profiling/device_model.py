@@ -68,9 +68,7 @@ GPU_TABLE: dict[str, GpuSpec] = {
     for spec in (
         # NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOPS FP32, 125 tensor TFLOPS, 900 GB/s; Volta
         # whitepaper: 80 SMs, 1530 MHz boost, 6 MB L2. Tensor cores accumulate FP32 at full rate.
-        GpuSpec(
-            "V100 SXM2", "7.0", 80, 1530, 15.7, 125.0, "FP16 in, FP32 accumulate", 900, 6, "V100 datasheet"
-        ),
+        GpuSpec("V100 SXM2", "7.0", 80, 1530, 15.7, 125.0, "FP16 in, FP32 accumulate", 900, 6, "V100 datasheet"),
         # NVIDIA T4 datasheet: 8.1 TFLOPS FP32, 65 TFLOPS mixed precision (FP16/FP32), 320 GB/s;
         # Turing whitepaper: 40 SMs, 1590 MHz boost, 4 MB L2.
         GpuSpec("T4", "7.5", 40, 1590, 8.1, 65.0, "FP16 in, FP32 accumulate", 320, 4, "T4 datasheet"),
@@ -119,9 +117,7 @@ GPU_TABLE: dict[str, GpuSpec] = {
         ),
         # NVIDIA L40S datasheet: 91.6 TFLOPS FP32, BF16/FP16 tensor 362.05 | 733 (sparse), 864 GB/s;
         # 142 SMs (18,176 cores) at 2520 MHz, 96 MB L2.
-        GpuSpec(
-            "L40S", "8.9", 142, 2520, 91.6, 362.05, "datasheet dense FP16/BF16", 864, 96, "L40S datasheet"
-        ),
+        GpuSpec("L40S", "8.9", 142, 2520, 91.6, 362.05, "datasheet dense FP16/BF16", 864, 96, "L40S datasheet"),
         # NVIDIA Ampere GA102 whitepaper, RTX 3090: 35.6 TFLOPS FP32, FP16 tensor with FP32 accumulate
         # 71 dense (142 with FP16 accumulate), 936 GB/s, 82 SMs at 1695 MHz, 6 MB L2.
         GpuSpec(
@@ -179,9 +175,7 @@ GPU_TABLE: dict[str, GpuSpec] = {
             "H100 datasheet",
         ),
         # NVIDIA H200 datasheet: same GH100 compute as H100 SXM (FP16 tensor 1,979 sparse), 4.8 TB/s HBM3e.
-        GpuSpec(
-            "H200", "9.0", 132, 1980, 66.9, 989.4, "FP16/BF16 dense, FP32 acc.", 4800, 50, "H200 datasheet"
-        ),
+        GpuSpec("H200", "9.0", 132, 1980, 66.9, 989.4, "FP16/BF16 dense, FP32 acc.", 4800, 50, "H200 datasheet"),
     )
 }
 

@@ -76,9 +76,7 @@ def _volta(cc: str) -> ArchLimits:
 ARCHITECTURES: dict[str, ArchLimits] = {
     "7.0": _volta("7.0"),
     "7.2": _volta("7.2"),
-    "7.5": ArchLimits(
-        "7.5", 32, 16, _CARVEOUTS_TURING, 64 * KB, shared_mem_unit=256, reserved_shared_per_block=0
-    ),
+    "7.5": ArchLimits("7.5", 32, 16, _CARVEOUTS_TURING, 64 * KB, shared_mem_unit=256, reserved_shared_per_block=0),
     "8.0": ArchLimits("8.0", 64, 32, _CARVEOUTS_GA100, 163 * KB),
     "8.6": ArchLimits("8.6", 48, 16, _CARVEOUTS_100K, 99 * KB),
     "8.7": ArchLimits("8.7", 48, 16, _CARVEOUTS_GA100, 163 * KB),
@@ -142,13 +140,11 @@ def _block_limits(
 
     regs_per_warp = _round_up(registers * WARP_SIZE, arch.register_unit)
     # The hardware checks the per-block register limit as if warps were spread over all sub-partitions.
-    regs_fit = (
-        regs_per_warp * _round_up(warps, arch.warp_allocation_granularity) <= arch.max_registers_per_block
-    ) & (registers <= arch.max_registers_per_thread)
-    granularity = arch.warp_allocation_granularity
-    warps_per_sm_by_regs = (
-        (arch.registers_per_sm // granularity) // np.maximum(regs_per_warp, 1) * granularity
+    regs_fit = (regs_per_warp * _round_up(warps, arch.warp_allocation_granularity) <= arch.max_registers_per_block) & (
+        registers <= arch.max_registers_per_thread
     )
+    granularity = arch.warp_allocation_granularity
+    warps_per_sm_by_regs = (arch.registers_per_sm // granularity) // np.maximum(regs_per_warp, 1) * granularity
     limit_regs = np.where(regs_fit, warps_per_sm_by_regs // warps, 0)
 
     allocated = _round_up(shared_mem + arch.reserved_shared_per_block, arch.shared_mem_unit)
@@ -197,10 +193,7 @@ class OccupancyResult:
         if name == "registers":
             return f"registers: {self.registers_per_thread} per thread allow {blocks}"
         if name == "warps":
-            return (
-                f"warps: {self.warps_per_block} warps per block allow {blocks} "
-                f"in {self.max_warps_per_sm} warp slots"
-            )
+            return f"warps: {self.warps_per_block} warps per block allow {blocks} in {self.max_warps_per_sm} warp slots"
         if name == "shared_mem":
             return (
                 f"shared_mem: {self.shared_mem_allocated_per_block} B per block (with reserve and rounding) "
@@ -235,9 +228,7 @@ def _check_inputs(arch: ArchLimits, threads: int, registers: int, shared_mem: in
     if threads < 1 or threads > arch.max_threads_per_block:
         raise InvalidInput(f"threads per block must be 1..{arch.max_threads_per_block} (got {threads})")
     if registers < 1 or registers > arch.max_registers_per_thread:
-        raise InvalidInput(
-            f"registers per thread must be 1..{arch.max_registers_per_thread} (got {registers})"
-        )
+        raise InvalidInput(f"registers per thread must be 1..{arch.max_registers_per_thread} (got {registers})")
     if shared_mem < 0 or shared_mem > arch.shared_mem_per_block_optin:
         raise InvalidInput(
             f"shared memory per block must be 0..{arch.shared_mem_per_block_optin} B on CC {arch.cc} "

@@ -44,9 +44,7 @@ def test_table_fp32_formula_matches_datasheet(name):
 
 
 def test_lanes_per_cc():
-    assert {
-        cc: FP32_LANES_PER_SM[cc] for cc in ("7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0")
-    } == {
+    assert {cc: FP32_LANES_PER_SM[cc] for cc in ("7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0")} == {
         "7.0": 64,
         "7.5": 64,
         "8.0": 64,

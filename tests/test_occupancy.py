@@ -234,19 +234,14 @@ def test_matches_captured_ncu_reports(row):
         if metric in row:
             assert blocks == int(row[metric]), metric
     if "sm__maximum_warps_per_active_cycle_pct" in row:
-        assert result.occupancy_pct == pytest.approx(
-            float(row["sm__maximum_warps_per_active_cycle_pct"]), abs=0.01
-        )
+        assert result.occupancy_pct == pytest.approx(float(row["sm__maximum_warps_per_active_cycle_pct"]), abs=0.01)
     assert set(NCU_LIMIT_METRICS.values()) >= {m for m in row if m.startswith("launch__occupancy_limit_")} - {
         "launch__occupancy_limit_barriers"
     }
 
 
 def test_cli_text_and_json(capsys):
-    assert (
-        main(["occupancy", "--cc", "9.0", "--threads", "256", "--registers", "64", "--shared-mem", "16384"])
-        == 0
-    )
+    assert main(["occupancy", "--cc", "9.0", "--threads", "256", "--registers", "64", "--shared-mem", "16384"]) == 0
     out = capsys.readouterr().out
     assert "50.0 %" in out and "registers: 64 per thread allow 4 blocks of 256 threads" in out
     assert main(["occupancy", "--cc", "9.0", "--threads", "256", "--registers", "128", "--json"]) == 0

@@ -11,9 +11,7 @@ HELP = "Theoretical occupancy (NVIDIA's calculator rules) for a block size, regi
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--cc", required=True, help=f"compute capability, one of {', '.join(supported_ccs())}"
-    )
+    parser.add_argument("--cc", required=True, help=f"compute capability, one of {', '.join(supported_ccs())}")
     parser.add_argument("--threads", type=int, required=True, help="threads per block")
     parser.add_argument("--registers", type=int, required=True, help="registers per thread")
     parser.add_argument(

@@ -1,0 +1,177 @@
+"""Roofline and occupancy figures: traces, log axes, labels, hover content, colours."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from profiling.charts import (
+    LEVEL_SYMBOLS,
+    algorithmic_point,
+    kernel_color,
+    occupancy_figures,
+    roofline_figure,
+    roofline_points,
+)
+from profiling.device_model import Ceiling, Ceilings, best_ceilings
+from profiling.errors import InvalidInput
+
+N = 4096
+
+
+@pytest.fixture
+def ceilings() -> Ceilings:
+    return Ceilings(
+        fp32_flops=Ceiling(66.9e12, "ncu report"),
+        tensor_fp16_flops=Ceiling(989.4e12, "built-in table: H100 SXM"),
+        dram_bytes_per_s=Ceiling(3.35e12, "ncu report"),
+        l2_bytes_per_s=Ceiling(10e12, "ncu report"),
+        device_name="H100 SXM",
+    )
+
+
+@pytest.fixture
+def points() -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            algorithmic_point("v3", N, N, N, 3.1e-3),
+            algorithmic_point("v1", N, N, N, 0.275),
+            # A memory-bound point: 1 GFLOP over 1 GB of DRAM traffic in 1 ms (1 FLOP/B, 1 TFLOP/s).
+            {"kernel": "v1", "label": "big", "level": "DRAM", "flops": 1e9, "bytes": 1e9, "seconds": 1e-3},
+            {
+                "kernel": "v3",
+                "label": f"{N}x{N}x{N}",
+                "level": "L2",
+                "flops": 2 * N**3,
+                "bytes": 4e10,
+                "seconds": 3.1e-3,
+            },
+            {
+                "kernel": "v3",
+                "label": f"{N}x{N}x{N}",
+                "level": "L1",
+                "flops": 2 * N**3,
+                "bytes": 8e10,
+                "seconds": 3.1e-3,
+            },
+        ]
+    )
+
+
+def test_algorithmic_point():
+    p = algorithmic_point("v2", 1024, 512, 256, 1e-3, bytes_per_element=2)
+    assert p["flops"] == 2 * 1024 * 512 * 256
+    assert p["bytes"] == 2 * (1024 * 256 + 256 * 512 + 1024 * 512)
+    assert p["level"] == "algorithmic" and p["label"] == "1024x512x256"
+
+
+def test_kernel_color_is_stable_and_distinct_for_catalog_kernels():
+    assert kernel_color("v3") == kernel_color("v3")
+    assert kernel_color("v1") != kernel_color("v3")
+    assert kernel_color("someone-elses-kernel") == kernel_color("someone-elses-kernel")
+    assert kernel_color("x").startswith("#")
+
+
+def test_binding_ceiling_and_percent(points, ceilings):
+    df = roofline_points(points, ceilings).set_index(["kernel", "level", "label"])
+    fast = df.loc[("v3", "algorithmic", f"{N}x{N}x{N}")]
+    assert fast["intensity"] == pytest.approx(2 * N**3 / (4 * 3 * N * N))
+    assert fast["binding_ceiling"] == "FP32 compute"
+    assert fast["pct_of_roof"] == pytest.approx(100 * 2 * N**3 / 3.1e-3 / 66.9e12)
+    slow = df.loc[("v1", "DRAM", "big")]
+    assert slow["binding_ceiling"] == "DRAM bandwidth"
+    assert slow["roof"] == pytest.approx(3.35e12)
+    assert slow["pct_of_roof"] == pytest.approx(100 * 1e12 / 3.35e12)
+    # No L1 ceiling known: only compute can bind.
+    assert df.loc[("v3", "L1", f"{N}x{N}x{N}")]["binding_ceiling"] == "FP32 compute"
+
+
+def test_tensor_points_use_tensor_ceiling(ceilings):
+    point = {**algorithmic_point("wmma", N, N, N, 0.5e-3, bytes_per_element=2), "compute": "tensor"}
+    df = roofline_points(pd.DataFrame([point]), ceilings)
+    assert df["binding_ceiling"].iloc[0] == "FP16 tensor compute"
+    assert df["pct_of_roof"].iloc[0] == pytest.approx(100 * 2 * N**3 / 0.5e-3 / 989.4e12)
+
+
+def test_roofline_figure_traces_axes_and_labels(points, ceilings):
+    fig = roofline_figure(points, ceilings, title="H100")
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.title.text == "H100"
+    names = [t.name for t in fig.data]
+    assert "FP32 peak 66.9 TFLOP/s (ncu report)" in names
+    assert "DRAM bandwidth 3.35 TB/s (ncu report)" in names
+    assert "L2 bandwidth 10 TB/s (ncu report)" in names
+    assert not any(n.startswith("FP16 tensor") for n in names)  # only when asked
+    assert not any(n.startswith("L1 bandwidth") for n in names)  # not known
+    point_traces = [t for t in fig.data if t.legendgroup and t.legendgroup.startswith("kernel:")]
+    assert sum(len(t.x) for t in point_traces) == len(points)
+    # One trace per (kernel, level); only the first of each kernel shows in the legend.
+    assert len(point_traces) == 5
+    assert sorted(t.name for t in point_traces if t.showlegend) == ["v1", "v3"]
+    for t in point_traces:
+        assert t.marker.color == kernel_color(t.name)
+        assert t.marker.symbol in LEVEL_SYMBOLS.values()
+    symbols = {t.customdata[0][2]: t.marker.symbol for t in point_traces}
+    assert symbols == {level: LEVEL_SYMBOLS[level] for level in symbols}
+
+
+def test_roofline_diagonal_meets_compute_ceiling(points, ceilings):
+    fig = roofline_figure(points, ceilings)
+    dram = next(t for t in fig.data if t.name.startswith("DRAM bandwidth"))
+    assert dram.x[-1] == pytest.approx(66.9e12 / 3.35e12)
+    assert dram.y[-1] == pytest.approx(66.9e12)
+    assert dram.y[0] == pytest.approx(3.35e12 * dram.x[0])
+
+
+def test_roofline_hover_content(points, ceilings):
+    fig = roofline_figure(points, ceilings)
+    trace = next(t for t in fig.data if t.legendgroup == "kernel:v1" and t.customdata[0][2] == "DRAM")
+    kernel, label, level, intensity, achieved, pct, binds = trace.customdata[0]
+    assert (kernel, label, level) == ("v1", "big", "DRAM")
+    assert intensity == pytest.approx(1.0) and achieved == "1 TFLOP/s"
+    assert pct == pytest.approx(100 / 3.35) and binds == "DRAM bandwidth"
+    for field in ("arithmetic intensity", "achieved", "% of the", "ceiling", "level"):
+        assert field in trace.hovertemplate
+
+
+def test_roofline_tensor_flag(points, ceilings):
+    fig = roofline_figure(points, ceilings, show_tensor=True)
+    tensor = [t for t in fig.data if t.name.startswith("FP16 tensor peak")]
+    assert len(tensor) == 1 and "built-in table: H100 SXM" in tensor[0].name
+    dram = next(t for t in fig.data if t.name.startswith("DRAM bandwidth"))
+    assert dram.x[-1] == pytest.approx(989.4e12 / 3.35e12)
+
+
+def test_roofline_with_table_ceilings_and_bad_input():
+    c = best_ceilings(device_name="NVIDIA L4")
+    fig = roofline_figure(pd.DataFrame([algorithmic_point("v2", 512, 512, 512, 1e-4)]), c)
+    assert "built-in table: L4" in fig.data[0].name
+    assert "L4" in fig.layout.title.text
+    with pytest.raises(InvalidInput, match="lack column"):
+        roofline_figure(pd.DataFrame([{"kernel": "v1"}]), c)
+    bad = algorithmic_point("v2", 8, 8, 8, 1e-6) | {"level": "L3"}
+    with pytest.raises(InvalidInput, match="unknown roofline level"):
+        roofline_figure(pd.DataFrame([bad]), c)
+
+
+def test_occupancy_figures():
+    threads_fig, regs_fig, smem_fig = occupancy_figures("9.0", 256, 128, 8192)
+    assert len(threads_fig.data[0].x) == 32
+    assert len(regs_fig.data[0].x) == 255
+    assert len(smem_fig.data[0].x) == 227 * 1024 // 128 + 1
+    assert "Block Size" in threads_fig.layout.title.text and "Register" in regs_fig.layout.title.text
+    for fig, x in ((threads_fig, 256), (regs_fig, 128), (smem_fig, 8192)):
+        marker = fig.data[1]
+        assert marker.name == "this kernel"
+        assert list(marker.x) == [x] and list(marker.y) == [16]
+        text = fig.layout.annotations[0].text
+        assert "25.0% occupancy (16/64 warps)" in text
+        assert "registers: 128 per thread allow 2 blocks of 256 threads" in text
+    # The registers curve drops to 16 warps at 128 registers and is 64 at 32 registers.
+    curve = dict(zip(regs_fig.data[0].x, regs_fig.data[0].y, strict=True))
+    assert curve[128] == 16 and curve[32] == 64
+
+
+def test_occupancy_figures_reject_impossible_config():
+    with pytest.raises(InvalidInput):
+        occupancy_figures("9.0", 2048, 32, 0)
