@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from profiling.cli import main
@@ -218,18 +219,39 @@ def test_ncu_metric_names_and_recompute_from_launch_metrics():
 
 
 def _ncu_fixture_rows() -> list[dict]:
-    """Launches from captured ncu reports (JSON list of metric dicts with "cc"), when they have landed."""
-    rows = []
-    for path in sorted(NCU_FIXTURES.glob("*occupancy*.json")) if NCU_FIXTURES.is_dir() else []:
+    """Launches from captured ncu reports under tests/fixtures/ncu, once they have landed.
+
+    Reads raw-page CSVs (`ncu --import R --csv --page raw`: header, units row, one row per launch; the
+    "CC" column gives the compute capability) and JSON lists of {metric: value, "cc": ...} objects.
+    Only launches that carry the launch__* metrics the calculator needs are used.
+    """
+    if not NCU_FIXTURES.is_dir():
+        return []
+    rows: list[dict] = []
+    for path in sorted(NCU_FIXTURES.rglob("*.csv")):
+        frame = pd.read_csv(path, thousands=",", dtype=str).iloc[1:]  # row 0 holds the units
+        for record in frame.to_dict("records"):
+            row = {k: _number(v) for k, v in record.items()}
+            row["cc"] = str(record.get("CC", "9.0"))
+            rows.append(row)
+    for path in sorted(NCU_FIXTURES.rglob("*.json")):
         data = json.loads(path.read_text())
-        rows.extend(data if isinstance(data, list) else [data])
-    return rows
+        items = data if isinstance(data, list) else [data]
+        rows.extend(item for item in items if isinstance(item, dict))
+    return [r for r in rows if "launch__block_size" in r and "launch__occupancy_limit_registers" in r]
+
+
+def _number(value):
+    try:
+        return float(str(value).replace(",", ""))
+    except ValueError:
+        return value
 
 
 @pytest.mark.skipif(not _ncu_fixture_rows(), reason="no ncu occupancy fixtures under tests/fixtures/ncu yet")
 @pytest.mark.parametrize("row", _ncu_fixture_rows() or [None])
 def test_matches_captured_ncu_reports(row):
-    result = occupancy_from_ncu(row, row.get("cc", "9.0"))
+    result = occupancy_from_ncu(row, str(row.get("cc", "9.0")))
     for metric, blocks in result.ncu_limits().items():
         if metric in row:
             assert blocks == int(row[metric]), metric
