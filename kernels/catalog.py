@@ -238,6 +238,27 @@ CATALOG: tuple[KernelSpec, ...] = (
         previous="v5",
         group="beyond",
     ),
+    KernelSpec(
+        id="v7-warptile",
+        title="v7 warp tiling",
+        adds="v6 with block -> warp -> thread tiling: each warp owns a 64x32 sub-tile of C, its lanes an 8x4 grid, "
+        "each thread a 2x2 set of 4x4 fragments 32 rows / 16 columns apart. A warp's LDS.128 reads are then "
+        "8 (A) and 4 (B) consecutive float4: no bank conflicts, a quarter of v6's shared-memory traffic per k.",
+        operation="sgemm",
+        source="v7_warptile.cu",
+        entry="sgemm_warptile",
+        block=(256, 1),
+        tile_m=128,
+        tile_n=128,
+        grid_order="cols_x",
+        params={
+            "BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "TM": 8, "TN": 8,
+            "STAGES": 2, "THREADS": 256, "MIN_BLOCKS": 2,
+        },
+        design_doc="siboehm/SGEMM_CUDA kernel 10 (warptiling); builds on v6-vectorized",
+        previous="v6-vectorized",
+        group="beyond",
+    ),
     # --- end beyond the ladder ---
 )
 
