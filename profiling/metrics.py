@@ -12,6 +12,9 @@ This module is imported by the capture script and by the app: it must stay light
 
 from __future__ import annotations
 
+import math
+import re
+
 # ---------------------------------------------------------------------------------------------
 # The quick metric set (raw names). Every name here was checked against gh100 (see FIELD-NOTES);
 # an unknown name aborts the whole ncu run with exit code 9, so add names only after checking them.
@@ -76,3 +79,270 @@ QUICK_METRICS: tuple[str, ...] = (
     *WORK_METRICS,
     *CEILING_METRICS,
 )
+
+# ---------------------------------------------------------------------------------------------
+# Details-page display labels -> canonical names
+# ---------------------------------------------------------------------------------------------
+
+# Labels shown by `--page details` (ncu section files) for the metrics we use. A label can name
+# different metrics in different sections ("Memory Throughput" is a % in Speed Of Light and a
+# byte/second rate in Memory Workload Analysis), so those are keyed by the unit's kind below.
+LABEL_TO_METRIC: dict[str, str] = {
+    # Speed Of Light
+    "Duration": "gpu__time_duration.sum",
+    "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
+    "SM Frequency": "sm__cycles_elapsed.avg.per_second",
+    "Elapsed Cycles": "gpc__cycles_elapsed.max",
+    "SM Active Cycles": "sm__cycles_active.avg",
+    "Compute (SM) Throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "DRAM Throughput": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "L1/TEX Cache Throughput": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "L2 Cache Throughput": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    # Launch Statistics
+    "Block Size": "launch__block_size",
+    "Grid Size": "launch__grid_size",
+    "Threads": "launch__thread_count",
+    "Registers Per Thread": "launch__registers_per_thread",
+    "Static Shared Memory Per Block": "launch__shared_mem_per_block_static",
+    "Dynamic Shared Memory Per Block": "launch__shared_mem_per_block_dynamic",
+    "Driver Shared Memory Per Block": "launch__shared_mem_per_block_driver",
+    "Shared Memory Configuration Size": "launch__shared_mem_config_size",
+    "Waves Per SM": "launch__waves_per_multiprocessor",
+    "# SMs": "launch__sm_count",
+    "Stack Size": "launch__stack_size",
+    # Occupancy
+    "Block Limit Registers": "launch__occupancy_limit_registers",
+    "Block Limit Shared Mem": "launch__occupancy_limit_shared_mem",
+    "Block Limit Warps": "launch__occupancy_limit_warps",
+    "Block Limit SM": "launch__occupancy_limit_blocks",
+    "Block Limit Barriers": "launch__occupancy_limit_barriers",
+    "Theoretical Occupancy": "sm__maximum_warps_per_active_cycle_pct",
+    "Theoretical Active Warps per SM": "sm__maximum_warps_avg_per_active_cycle",
+    "Achieved Occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "Achieved Active Warps Per SM": "sm__warps_active.avg.per_cycle_active",
+    # Memory / compute workload
+    "L1/TEX Hit Rate": "l1tex__t_sector_hit_rate.pct",
+    "L2 Hit Rate": "lts__t_sector_hit_rate.pct",
+    "Executed Ipc Active": "sm__inst_executed.avg.per_cycle_active",
+    "Executed Ipc Elapsed": "sm__inst_executed.avg.per_cycle_elapsed",
+}
+
+# (label, unit kind) -> canonical name, for labels whose meaning depends on the unit.
+LABEL_BY_KIND: dict[tuple[str, str], str] = {
+    ("Memory Throughput", "percent"): "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    ("Memory Throughput", "rate"): "dram__bytes.sum.per_second",
+}
+
+
+def canonical_name(label: str, unit: str = "") -> str | None:
+    """Canonical ncu metric name for a details-page label (or a raw name given as is), else None."""
+    if "__" in label:
+        return label
+    name = LABEL_TO_METRIC.get(label)
+    if name is not None:
+        return name
+    kind = "percent" if unit.strip() == "%" else ("rate" if "/" in unit else "other")
+    return LABEL_BY_KIND.get((label, kind))
+
+
+# ---------------------------------------------------------------------------------------------
+# Units
+# ---------------------------------------------------------------------------------------------
+
+# Time in a numerator is stored in nanoseconds (ncu's base for gpu__time_duration); time in a
+# denominator ("byte/second") is stored per second, which is what rates are compared in.
+_TIME_TO_NS: dict[str, float] = {
+    "nsecond": 1.0,
+    "ns": 1.0,
+    "usecond": 1e3,
+    "us": 1e3,
+    "msecond": 1e6,
+    "ms": 1e6,
+    "second": 1e9,
+    "s": 1e9,
+    "sec": 1e9,
+}
+# "x per <time unit>" -> x per second, as exact multipliers (1e6 rather than 1 / 1e-6).
+_PER_SECOND: dict[str, float] = {k: 1e9 / v for k, v in _TIME_TO_NS.items()}
+_SI: dict[str, float] = {"K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_ALIASES: dict[str, str] = {"B": "byte", "bytes": "byte", "Hz": "hz", "percent": "%"}
+# Words that take a decimal SI prefix in ncu's auto units ("Kbyte", "Mcycle", "Ghz", "Minst").
+_PREFIXABLE: tuple[str, ...] = (
+    "byte",
+    "hz",
+    "cycle",
+    "inst",
+    "sector",
+    "request",
+    "warp",
+    "thread",
+    "block",
+    "wavefront",
+    "transaction",
+)
+
+
+def _split_prefix(word: str) -> tuple[float, str]:
+    """('Kbyte') -> (1e3, 'byte'); unknown words come back unscaled."""
+    word = _ALIASES.get(word, word)
+    if word in _TIME_TO_NS or word in _PREFIXABLE:
+        return 1.0, word
+    if len(word) > 1 and word[0] in _SI:
+        rest = _ALIASES.get(word[1:], word[1:])
+        if rest.lower() in _PREFIXABLE:
+            return _SI[word[0]], rest.lower()
+        if word[1:] == "B":
+            return _SI[word[0]], "byte"
+    return 1.0, word
+
+
+_UNIT_CACHE: dict[str, tuple[float, str]] = {}
+
+
+def to_base(unit: str) -> tuple[float, str]:
+    """(factor, base unit) such that value_in_unit * factor = value in the base unit.
+
+    "usecond" -> (1000, "nsecond"); "Gbyte/second" -> (1e9, "byte/second"); "Kbyte" -> (1000, "byte");
+    "cycle/usecond" -> (1e6, "cycle/second"); "" -> (1, "").
+    """
+    cached = _UNIT_CACHE.get(unit)
+    if cached is not None:
+        return cached
+    text = unit.strip()
+    if not text or text == "%":
+        result = (1.0, text)
+    else:
+        num, _, den = text.partition("/")
+        factor, num_base = _split_prefix(num.strip())
+        if num_base in _TIME_TO_NS:
+            factor, num_base = factor * _TIME_TO_NS[num_base], "nsecond"
+        if den:
+            den_factor, den_base = _split_prefix(den.strip())
+            factor /= den_factor
+            if den_base in _PER_SECOND:
+                factor, den_base = factor * _PER_SECOND[den_base], "second"
+            result = (factor, f"{num_base}/{den_base}")
+        else:
+            result = (factor, num_base)
+    _UNIT_CACHE[unit] = result
+    return result
+
+
+def parse_number(text: str) -> float | None:
+    """ncu's printed number ("4,420,544", "1.5", "n/a", "") -> float, or None when not a number."""
+    text = text.strip()
+    if not text:
+        return None
+    if "," in text:
+        text = text.replace(",", "")
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Derived metrics
+# ---------------------------------------------------------------------------------------------
+
+TIME = "gpu__time_duration.sum"
+FADD = "sm__sass_thread_inst_executed_op_fadd_pred_on.sum"
+FMUL = "sm__sass_thread_inst_executed_op_fmul_pred_on.sum"
+FFMA = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"
+ACHIEVED_OCC = "sm__warps_active.avg.pct_of_peak_sustained_active"
+THEORETICAL_OCC = "sm__maximum_warps_per_active_cycle_pct"
+
+# level -> (bytes metric, peak bytes/cycle metric, cycles/second metric)
+LEVEL_BYTES: dict[str, tuple[str, str, str]] = {
+    "L1": ("l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"),
+    "L2": ("lts__t_bytes.sum", "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),
+    "DRAM": ("dram__bytes.sum", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
+}
+
+# Derived metric name -> unit (base units, as the canonical metrics).
+DERIVED_UNITS: dict[str, str] = {
+    "shared_ld_bank_conflict_pct": "%",
+    "shared_ld_n_way": "wavefront/request",
+    "shared_st_bank_conflict_pct": "%",
+    "shared_st_n_way": "wavefront/request",
+    "fp32_flops": "flop",
+    "seconds": "second",
+    "fp32_flops_per_second": "flop/second",
+    "fp32_peak_flops_per_second": "flop/second",
+    "fp32_pct_of_peak": "%",
+    "l1_bytes_per_second": "byte/second",
+    "l2_bytes_per_second": "byte/second",
+    "dram_bytes_per_second": "byte/second",
+    "l1_peak_bytes_per_second": "byte/second",
+    "l2_peak_bytes_per_second": "byte/second",
+    "dram_peak_bytes_per_second": "byte/second",
+    "ai_l1": "flop/byte",
+    "ai_l2": "flop/byte",
+    "ai_dram": "flop/byte",
+    "achieved_occupancy_pct": "%",
+    "theoretical_occupancy_pct": "%",
+    "occupancy_achieved_of_theoretical": "ratio",
+}
+
+
+def _ratio(num: float | None, den: float | None, scale: float = 1.0) -> float | None:
+    if num is None or den is None or den == 0:
+        return None
+    return scale * num / den
+
+
+def derive(values: dict[str, float]) -> dict[str, float]:
+    """Derived metrics from canonical values in base units; entries whose inputs are missing are left out.
+
+    Bank conflicts follow NVIDIA's own rule (conflict % = conflicts / wavefronts, n-way = wavefronts /
+    requests); FP32 FLOPs = fadd + fmul + 2 x ffma; arithmetic intensity per level = FLOPs / bytes there.
+    """
+    get = values.get
+    out: dict[str, float | None] = {}
+    for op in ("ld", "st"):
+        conflicts = get(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
+        wavefronts = get(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
+        requests = get(f"smsp__sass_inst_executed_op_shared_{op}.sum")
+        out[f"shared_{op}_bank_conflict_pct"] = _ratio(conflicts, wavefronts, 100.0)
+        out[f"shared_{op}_n_way"] = _ratio(wavefronts, requests)
+
+    flops: float | None = None
+    if any(get(m) is not None for m in (FADD, FMUL, FFMA)):
+        flops = (get(FADD) or 0.0) + (get(FMUL) or 0.0) + 2.0 * (get(FFMA) or 0.0)
+    out["fp32_flops"] = flops
+    ns = get(TIME)
+    seconds = ns * 1e-9 if ns else None
+    out["seconds"] = seconds
+    out["fp32_flops_per_second"] = _ratio(flops, seconds)
+    ffma_peak, sm_hz = get(f"{FFMA}.peak_sustained"), get("sm__cycles_elapsed.avg.per_second")
+    peak = 2.0 * ffma_peak * sm_hz if ffma_peak and sm_hz else None
+    out["fp32_peak_flops_per_second"] = peak
+    out["fp32_pct_of_peak"] = _ratio(out["fp32_flops_per_second"], peak, 100.0)
+
+    for level, (bytes_name, peak_name, hz_name) in LEVEL_BYTES.items():
+        key = level.lower()
+        moved = get(bytes_name)
+        out[f"{key}_bytes_per_second"] = _ratio(moved, seconds)
+        per_cycle, hz = get(peak_name), get(hz_name)
+        out[f"{key}_peak_bytes_per_second"] = per_cycle * hz if per_cycle and hz else None
+        out[f"ai_{key}"] = _ratio(flops, moved)
+
+    achieved, theoretical = get(ACHIEVED_OCC), get(THEORETICAL_OCC)
+    out["achieved_occupancy_pct"] = achieved
+    out["theoretical_occupancy_pct"] = theoretical
+    out["occupancy_achieved_of_theoretical"] = _ratio(achieved, theoretical)
+    return {k: v for k, v in out.items() if v is not None and math.isfinite(v)}
+
+
+# ncu's `--query-metrics` lists base names; a requested name may add a rollup and submetrics.
+_SUFFIX_RE = re.compile(r"^[A-Za-z0-9_]+__[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
+
+
+def base_metric_name(name: str) -> str:
+    """'dram__bytes.sum.per_second' -> 'dram__bytes' (what `ncu --query-metrics` lists)."""
+    return name.split(".", 1)[0]
+
+
+def looks_like_metric_name(name: str) -> bool:
+    """True for strings shaped like an ncu metric name (unit__counter[.rollup...])."""
+    return bool(_SUFFIX_RE.match(name))

@@ -1,0 +1,331 @@
+"""The report parser on REAL Nsight Compute output captured on the device (tests/fixtures/ncu).
+
+Only the bad-input tests use hand-made bytes; layout variants (BOM, CRLF, older columns) are made by
+transforming the real captures, never by typing CSV that looks like ncu's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from profiling import metrics as M
+from profiling import ncu_report as P
+from profiling.errors import ReportError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
+N = 1024  # the ladder kernels in the fixtures ran at 1024 x 1024 x 1024
+
+
+def fixture(name: str) -> Path:
+    path = FIXTURES / name
+    if not path.is_file():
+        pytest.skip(f"real ncu capture {path.name} not in tests/fixtures/ncu yet")
+    return path
+
+
+def by_catalog_id(report: P.Report) -> dict[str, P.KernelLaunch]:
+    out = {}
+    for launch in report.launches:
+        hit = P.match_catalog(launch)
+        if hit:
+            out.setdefault(hit[0], launch)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Raw page
+# ---------------------------------------------------------------------------------------------
+
+
+def test_raw_page_launches_and_exact_values() -> None:
+    report = P.load_report(fixture("raw.csv"))
+    assert report.layout == "raw"
+    assert report.launches, "no launches read"
+    kernels = by_catalog_id(report)
+    assert "v1" in kernels, [launch.name for launch in report.launches]
+    naive = kernels["v1"]
+    # One FFMA per (i, j, k): exactly n^3 thread-level FFMAs.
+    assert naive.value(M.FFMA) == N**3
+    assert naive.block == (32, 32, 1)
+    assert naive.grid == (N // 32, N // 32, 1)
+    assert naive.cc == "9.0"
+    assert naive.metrics[M.TIME].unit == "nsecond"
+    assert naive.value(M.TIME) > 1000
+    assert naive.derived["fp32_flops"] == 2 * N**3
+    for launch in report.launches:
+        regs = launch.value("launch__registers_per_thread")
+        assert regs is not None and 1 <= regs <= 255 and regs == int(regs)
+        assert launch.value("launch__block_size") == launch.block[0] * launch.block[1] * launch.block[2]
+        assert launch.value("launch__grid_size") == launch.grid[0] * launch.grid[1] * launch.grid[2]
+
+
+def test_raw_page_variants_and_derived_metrics() -> None:
+    report = P.load_report(fixture("raw.csv"))
+    for launch in report.launches:
+        # .avg/.min/.max/.sum variants are separate canonical names.
+        assert any(name.endswith(".sum") for name in launch.metrics)
+        assert any(name.endswith(".avg") or ".avg." in name for name in launch.metrics)
+        d = launch.derived
+        assert d["theoretical_occupancy_pct"] > 0
+        assert 0 < d["achieved_occupancy_pct"] <= d["theoretical_occupancy_pct"] * 1.05
+        if "ai_dram" in d and "ai_l1" in d:
+            assert d["ai_l1"] < d["ai_dram"]
+        if "fp32_peak_flops_per_second" in d:
+            assert 20e12 < d["fp32_peak_flops_per_second"] < 80e12  # H100/H200: 66.9 TFLOP/s at 1.98 GHz
+            assert d["fp32_flops_per_second"] < d["fp32_peak_flops_per_second"]
+    kernels = by_catalog_id(report)
+    if "v3" in kernels and "v1" in kernels:
+        assert kernels["v3"].value(M.FFMA) == N**3
+        assert kernels["v3"].grid == (N // 128, N // 128, 1)
+        assert kernels["v3"].derived["ai_l1"] > kernels["v1"].derived["ai_l1"]
+
+
+def test_raw_page_survives_bom_crlf_and_preamble() -> None:
+    data = fixture("raw.csv").read_bytes()
+    plain = P.parse_report_bytes(data, "raw.csv")
+    variant = b"\xef\xbb\xbf==PROF== Connected to process 1\r\nprogram says hello, world\r\n" + data.replace(
+        b"\r\n", b"\n"
+    ).replace(b"\n", b"\r\n")
+    other = P.parse_report_bytes(variant, "raw_bom_crlf.csv")
+    assert [launch.to_dict() for launch in other.launches] == [launch.to_dict() for launch in plain.launches]
+
+
+def test_truncated_raw_page_never_crashes() -> None:
+    data = fixture("raw.csv").read_bytes()
+    lines = data.splitlines(keepends=True)
+    cut = b"".join(lines[:3]) + lines[3][: len(lines[3]) // 2] if len(lines) > 3 else data[: len(data) // 2]
+    try:
+        report = P.parse_report_bytes(cut, "cut.csv")
+    except ReportError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert report.warnings, "a cut row should be reported"
+
+
+def test_older_layout_without_block_grid_cc_columns() -> None:
+    """Older ncu (CUDA 11) wrote a 'Kernel Time' column and no Block/Grid/Device/CC: drop them from a real
+    capture and put the timestamp column in."""
+    rows = list(csv.reader(io.StringIO(fixture("raw.csv").read_text(encoding="utf-8-sig"))))
+    header = rows[0]
+    drop = {header.index(c) for c in ("Block Size", "Grid Size", "Device", "CC") if c in header}
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for n, row in enumerate(rows):
+        kept = [cell for i, cell in enumerate(row) if i not in drop]
+        kept.insert(5, "Kernel Time" if n == 0 else ("" if n == 1 else "2021-Mar-03 10:00:00"))
+        writer.writerow(kept)
+    report = P.parse_report_text(out.getvalue(), "old.csv")
+    assert report.launches[0].block is None and report.launches[0].cc is None
+    assert "Kernel Time" not in report.launches[0].metrics
+    modern = P.load_report(fixture("raw.csv"))
+    assert report.launches[0].metrics == modern.launches[0].metrics
+
+
+# ---------------------------------------------------------------------------------------------
+# Details page, metric names, summary, auto units, stdout
+# ---------------------------------------------------------------------------------------------
+
+
+def test_details_page_labels_and_findings() -> None:
+    report = P.load_report(fixture("details.csv"))
+    assert report.layout == "details"
+    launch = report.launches[0]
+    for name in (
+        "gpu__time_duration.sum",
+        "launch__registers_per_thread",
+        "sm__warps_active.avg.pct_of_peak_sustained_active",
+        "sm__maximum_warps_per_active_cycle_pct",
+        "launch__occupancy_limit_registers",
+    ):
+        assert name in launch.metrics, f"{name} missing; unmapped: {sorted(launch.unmapped)[:20]}"
+    assert launch.metrics["gpu__time_duration.sum"].unit == "nsecond"
+    findings = [f for r in report.launches for f in r.findings]
+    assert findings, "the details page carries rule results"
+    assert any(f.estimated_speedup_pct is not None for f in findings)
+    assert all(f.rule and f.description for f in findings)
+
+
+def test_details_labels_agree_with_metric_names_page() -> None:
+    """details.csv and details_names.csv are the same report printed with labels and with raw names:
+    every label we map must land on the raw name ncu prints in the same row."""
+    labelled = list(csv.DictReader(io.StringIO(fixture("details.csv").read_text(encoding="utf-8-sig"))))
+    named = list(csv.DictReader(io.StringIO(fixture("details_names.csv").read_text(encoding="utf-8-sig"))))
+    assert len(labelled) == len(named)
+    checked = 0
+    for a, b in zip(labelled, named, strict=True):
+        label, raw = a.get("Metric Name") or "", b.get("Metric Name") or ""
+        if not label:
+            continue
+        mapped = M.canonical_name(label, a.get("Metric Unit") or "")
+        if mapped is not None:
+            assert mapped == raw, f"{a['Section Name']}: '{label}' maps to {mapped}, ncu says {raw}"
+            checked += 1
+    assert checked >= 10
+
+
+def test_details_names_page_gives_the_same_values() -> None:
+    by_label = P.load_report(fixture("details.csv")).launches[0]
+    by_name = P.load_report(fixture("details_names.csv")).launches[0]
+    for name, metric in by_label.metrics.items():
+        if name in by_name.metrics:
+            assert by_name.metrics[name].value == pytest.approx(metric.value)
+
+
+def test_summary_per_kernel() -> None:
+    report = P.load_report(fixture("summary.csv"))
+    assert report.layout == "summary"
+    assert all(launch.invocations and launch.invocations >= 1 for launch in report.launches)
+    for launch in report.launches:
+        for metric in launch.metrics.values():
+            if metric.minimum is not None and metric.maximum is not None:
+                assert metric.minimum <= metric.value <= metric.maximum
+
+
+def test_auto_units_convert_to_base_units() -> None:
+    auto = P.load_report(fixture("auto_units.csv")).launches
+    base = P.load_report(fixture("details.csv")).launches
+    assert len(auto) == len(base)
+    compared = 0
+    for a, b in zip(auto, base, strict=True):
+        for name, metric in b.metrics.items():
+            if name in a.metrics and metric.value:
+                assert a.metrics[name].unit == metric.unit, name
+                # Auto units round to the printed digits (e.g. "12.34 us").
+                assert a.metrics[name].value == pytest.approx(metric.value, rel=0.01), name
+                compared += 1
+    assert compared >= 10
+
+
+def test_stdout_with_prof_lines_and_program_output() -> None:
+    report = P.load_report(fixture("stdout_mixed.txt"))
+    assert report.launches
+    assert all(launch.name and not launch.name.startswith("==") for launch in report.launches)
+
+
+def test_ncu_rep_without_ncu_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    from profiling import ncu_runner
+
+    path = fixture("small.ncu-rep")
+    monkeypatch.setattr(ncu_runner, "find_ncu", lambda setting=None: None)
+    with pytest.raises(ReportError) as info:
+        P.load_report(path)
+    message = str(info.value)
+    assert "needs Nsight Compute" in message and "--csv --page raw" in message and "\n" not in message
+
+
+def test_ncu_rep_goes_through_ncu_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    from profiling import ncu_runner
+
+    raw, details = fixture("raw.csv").read_text(), fixture("details.csv").read_text()
+    calls: list[list[str]] = []
+
+    def fake_run(args, timeout_s, cwd=None):
+        calls.append(list(args))
+        page = args[args.index("--page") + 1]
+        return ncu_runner.ToolResult(args, 0, raw if page == "raw" else details, "", 0.8)
+
+    monkeypatch.setattr(ncu_runner, "run_tool", fake_run)
+    report = P.load_report(fixture("small.ncu-rep"), ncu="/opt/ncu")
+    assert [c[:3] for c in calls] == [["/opt/ncu", "--import", str(fixture("small.ncu-rep"))]] * 2
+    assert report.layout == "raw"
+    assert report.launches
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------------
+
+
+def test_key_metrics_frame_and_roofline_points() -> None:
+    report = P.load_report(fixture("raw.csv"))
+    frame = P.key_metrics_frame(report)
+    assert len(frame) == len(report.launches)
+    assert {"id", "kernel", "label", "duration_ns", "registers", "fp32_flops", "ai_dram"} <= set(frame.columns)
+    assert frame["duration_ns"].notna().all()
+    points = P.roofline_points(report)
+    assert list(points.columns) == ["kernel", "label", "level", "flops", "bytes", "seconds"]
+    assert set(points["level"]) <= {"L1", "L2", "DRAM"}
+    assert (points["bytes"] > 0).all() and (points["seconds"] > 0).all()
+
+
+def test_empty_roofline_has_columns() -> None:
+    empty = P.Report(launches=[], layout="raw")
+    assert list(P.roofline_points(empty).columns) == ["kernel", "label", "level", "flops", "bytes", "seconds"]
+
+
+def test_match_catalog_by_name_block_and_grid() -> None:
+    launch = P.KernelLaunch(id="0", name="void sgemm_tiled<16>(const float *, const float *, float *, int, int, int)")
+    launch.block, launch.grid = (16, 16, 1), (64, 32, 1)
+    assert P.match_catalog(launch) == ("tiled-16", 32 * 16, 64 * 16)
+    launch.block = (8, 8, 1)
+    assert P.match_catalog(launch)[0] == "tiled-8"
+    assert P.match_catalog(P.KernelLaunch(id="1", name="cupy_fill")) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad uploads (hand-made on purpose)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"", "is empty"),
+        (b"   \n\n", "is empty"),
+        (b"\x00\x01\x02binary\xff\xfe" * 100, "binary"),
+        (b"a,b,c\n1,2,3\n", "not an Nsight Compute CSV"),
+        (b"\xff\xfe\xfd not utf8 at all", "not an Nsight Compute CSV"),
+        (b"==PROF== Connected\n==ERROR== The application returned an error code (1).\n", "ncu said"),
+        (b'"ID","Process ID","Kernel Name"\n', "no metric columns"),
+        (b'"ID","Kernel Name","gpu__time_duration.sum"\n"","","nsecond"\n', "no kernel launches"),
+    ],
+)
+def test_bad_uploads_give_one_line(tmp_path: Path, data: bytes, expected: str) -> None:
+    path = tmp_path / "upload.csv"
+    path.write_bytes(data)
+    with pytest.raises(ReportError) as info:
+        P.load_report(path)
+    assert expected in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_huge_upload_refused_before_reading(tmp_path: Path) -> None:
+    path = tmp_path / "huge.csv"
+    with path.open("wb") as fh:
+        fh.truncate(P.MAX_REPORT_BYTES + 1)  # sparse: costs no disk
+    with pytest.raises(ReportError, match="over|MB"):
+        P.load_report(path)
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(ReportError, match="cannot read"):
+        P.load_report(tmp_path / "nope.csv")
+    with pytest.raises(ReportError, match="not a file"):
+        P.load_report(tmp_path)
+
+
+def test_cli_report_bad_file_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from profiling.cli import main
+
+    path = tmp_path / "x.csv"
+    path.write_bytes(b"\x00" * 10)
+    assert main(["report", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_cli_report_json_on_real_capture(capsys: pytest.CaptureFixture[str]) -> None:
+    from profiling.cli import main
+
+    assert main(["report", str(fixture("raw.csv")), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    launch = data["launches"][0]
+    assert {"id", "name", "block", "grid", "cc", "metrics", "derived", "findings"} <= set(launch)
+    duration = launch["metrics"]["gpu__time_duration.sum"]
+    assert duration["unit"] == "nsecond" and duration["value"] > 0
+    assert "warnings" in data

@@ -1,0 +1,429 @@
+"""The ncu / compute-sanitizer boundary: tool discovery, exact argument lists, timeouts, error messages.
+
+Processes are replaced by fakes; error texts are the real ones captured on the device
+(tests/fixtures/ncu) or quoted in FIELD-NOTES.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from profiling import metrics as M
+from profiling import ncu_runner as R
+from profiling.errors import InvalidInput, NcuError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
+PY = "/usr/bin/python3"
+
+
+def fixture_text(name: str) -> str:
+    path = FIXTURES / name
+    if not path.is_file():
+        pytest.skip(f"real ncu capture {path.name} not in tests/fixtures/ncu yet")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def make_exe(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Discovery
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_tools(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine with no ncu anywhere (as this one is)."""
+    monkeypatch.delenv("NCU_PATH", raising=False)
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(R.shutil, "which", lambda name: None)
+    monkeypatch.setattr(R.glob, "glob", lambda pattern: [])
+    real_isfile = os.path.isfile
+    monkeypatch.setattr(R.os.path, "isfile", lambda p: not str(p).startswith("/usr/local/cuda") and real_isfile(p))
+
+
+def test_find_ncu_order(no_tools: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert R.find_ncu() is None
+    home = make_exe(tmp_path / "cuda" / "bin" / "ncu")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
+    assert R.find_ncu() == str(home)
+    monkeypatch.setattr(R.shutil, "which", lambda name: "/on/path/ncu")
+    assert R.find_ncu() == "/on/path/ncu"
+    env = make_exe(tmp_path / "env" / "ncu")
+    monkeypatch.setenv("NCU_PATH", str(env))
+    assert R.find_ncu() == str(env)
+    explicit = make_exe(tmp_path / "explicit" / "ncu")
+    assert R.find_ncu(str(explicit)) == str(explicit)
+    # A folder given as the setting means the ncu inside it.
+    assert R.find_ncu(str(tmp_path / "explicit")) == str(explicit)
+
+
+def test_find_ncu_prefers_newest_nsight_compute_install(no_tools: None, tmp_path: Path, monkeypatch) -> None:
+    old = make_exe(tmp_path / "2024.3.2" / "ncu")
+    new = make_exe(tmp_path / "2025.3.1" / "ncu")
+    monkeypatch.setattr(R.glob, "glob", lambda pattern: [str(new), str(old)][::-1])
+    assert R.find_ncu() == str(new)
+
+
+def test_require_ncu_says_how_to_install(no_tools: None) -> None:
+    with pytest.raises(NcuError, match="not found; install Nsight Compute"):
+        R.require_ncu()
+
+
+def test_parse_ncu_version() -> None:
+    text = (
+        "NVIDIA (R) Nsight Compute Command Line Profiler\n"
+        "Copyright (c) 2018-2025 NVIDIA Corporation\n"
+        "Version 2025.3.1.0 (build 36398880) (public-release)\n"
+    )
+    assert R.parse_ncu_version(text) == "2025.3.1.0"
+    assert R.parse_ncu_version("garbage") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Argument lists
+# ---------------------------------------------------------------------------------------------
+
+
+def test_profile_command_quick_exact() -> None:
+    args = R.build_profile_command("/opt/ncu", "/tmp/job.json", "/tmp/run.ncu-rep", ["v3", "v5"], python=PY)
+    assert args == [
+        "/opt/ncu",
+        "--nvtx",
+        "--nvtx-include",
+        "regex:gemmlens:.*/",
+        "-k",
+        "regex:^(sgemm_v3_regblock|sgemm_v5_double_buffer)$",
+        "--clock-control",
+        "none",
+        "--section",
+        "LaunchStats",
+        "--section",
+        "Occupancy",
+        "--metrics",
+        ",".join(M.QUICK_METRICS),
+        "-f",
+        "-o",
+        "/tmp/run.ncu-rep",
+        PY,
+        "-m",
+        "profiling",
+        "worker",
+        "--job",
+        "/tmp/job.json",
+    ]
+
+
+def test_profile_command_full_base_clock_extra_metrics_and_template_kernels() -> None:
+    args = R.build_profile_command(
+        "ncu",
+        "job.json",
+        "out.ncu-rep",
+        ["tiled-8", "tiled-16", "v1"],
+        metric_set="full",
+        extra_metrics=["smsp__cycles_active.avg", "dram__bytes.sum"],
+        clock_control="base",
+        python=PY,
+    )
+    # Template instantiations share one function name; extras already in the quick list are not repeated.
+    assert args[:8] == [
+        "ncu",
+        "--nvtx",
+        "--nvtx-include",
+        "regex:gemmlens:.*/",
+        "-k",
+        "regex:^(sgemm_tiled|sgemm_v1_naive)$",
+        "--clock-control",
+        "base",
+    ]
+    assert args[8:10] == ["--set", "full"]
+    assert args[10] == "--metrics"
+    assert args[11] == ",".join([*M.QUICK_METRICS, "smsp__cycles_active.avg"])
+    assert args[12:] == ["-f", "-o", "out.ncu-rep", PY, "-m", "profiling", "worker", "--job", "job.json"]
+
+
+def test_profile_command_with_cublas_relies_on_nvtx_only() -> None:
+    args = R.build_profile_command("ncu", "j", "r", ["cublas", "v5"], python=PY)
+    assert "-k" not in args
+    assert args[1:4] == ["--nvtx", "--nvtx-include", "regex:gemmlens:.*/"]
+
+
+def test_profile_command_rejects_bad_options() -> None:
+    with pytest.raises(InvalidInput, match="metric set"):
+        R.build_profile_command("ncu", "j", "r", ["v5"], metric_set="huge")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="clock control"):
+        R.build_profile_command("ncu", "j", "r", ["v5"], clock_control="max")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="unknown kernel 'v9'"):
+        R.build_profile_command("ncu", "j", "r", ["v9"])
+
+
+def test_import_and_sanitizer_commands_exact() -> None:
+    assert R.build_import_command("ncu", "run.ncu-rep") == [
+        "ncu",
+        "--import",
+        "run.ncu-rep",
+        "--csv",
+        "--page",
+        "raw",
+        "--print-units",
+        "base",
+    ]
+    assert R.build_import_command("ncu", "run.ncu-rep", "details")[5] == "details"
+    assert R.build_sanitizer_command("cs", "racecheck", "job.json", python=PY) == [
+        "cs",
+        "--tool",
+        "racecheck",
+        "--racecheck-report",
+        "hazard",
+        PY,
+        "-m",
+        "profiling",
+        "worker",
+        "--job",
+        "job.json",
+    ]
+    assert R.build_sanitizer_command("cs", "memcheck", "job.json", python=PY) == [
+        "cs",
+        "--tool",
+        "memcheck",
+        PY,
+        "-m",
+        "profiling",
+        "worker",
+        "--job",
+        "job.json",
+    ]
+    with pytest.raises(InvalidInput):
+        R.build_sanitizer_command("cs", "leakcheck", "job.json")  # type: ignore[arg-type]
+
+
+def test_write_job_matches_worker_job_format(tmp_path: Path) -> None:
+    from profiling.jobs import Job
+
+    path = R.write_job(tmp_path / "job.json", ["v3", "v5"], [(1024, 1024, 1024), (256, 512, 128)], op="profile")
+    job = Job.from_dict(__import__("json").loads(path.read_text()))
+    assert job.op == "profile"
+    assert [(t.kernel, t.m, t.n, t.k) for t in job.tasks] == [
+        ("v3", 1024, 1024, 1024),
+        ("v5", 1024, 1024, 1024),
+        ("v3", 256, 512, 128),
+        ("v5", 256, 512, 128),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Running processes
+# ---------------------------------------------------------------------------------------------
+
+
+def test_run_tool_passes_exact_args_to_popen(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict = {}
+
+    class FakePopen:
+        def __init__(self, args, **kwargs):
+            seen["args"], seen["kwargs"] = args, kwargs
+            self.pid, self.returncode = 1234, 0
+
+        def communicate(self, timeout=None):
+            return "out", "err"
+
+    monkeypatch.setattr(R.subprocess, "Popen", FakePopen)
+    result = R.run_tool(["ncu", "--version"], timeout_s=5)
+    assert seen["args"] == ["ncu", "--version"]
+    assert seen["kwargs"]["start_new_session"] is True  # so a timeout can kill ncu and its target together
+    assert (result.returncode, result.stdout, result.stderr, result.timed_out) == (0, "out", "err", False)
+
+
+def test_run_tool_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    # The shell starts a grandchild (like ncu starting the worker) and waits for it.
+    script = f"sleep 60 & echo $! > {pidfile}; wait"
+    start = time.monotonic()
+    result = R.run_tool(["sh", "-c", script], timeout_s=1.0)
+    assert result.timed_out
+    assert time.monotonic() - start < 10
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        # A killed but unreaped child is a zombie: gone for our purposes.
+        status = Path(f"/proc/{grandchild}/status")
+        if status.is_file() and "zombie" in status.read_text():
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the grandchild survived the timeout")
+    assert "killed" in R.explain_failure(result)
+
+
+def test_run_tool_missing_executable() -> None:
+    with pytest.raises(NcuError, match="could not be started"):
+        R.run_tool(["/nonexistent/ncu"], timeout_s=5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Error text -> message
+# ---------------------------------------------------------------------------------------------
+
+
+def _result(text: str, rc: int = 1) -> R.ToolResult:
+    return R.ToolResult(args=["ncu"], returncode=rc, stdout=text, stderr="", seconds=1.0)
+
+
+def test_permission_error_message_gives_the_fix() -> None:
+    # Text quoted in FIELD-NOTES (measured with ncu 2025.3.1).
+    text = (
+        "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
+        "Counters on the target device 0."
+    )
+    message = R.explain_failure(_result(text))
+    assert "CAP_SYS_ADMIN" in message
+    assert "NVreg_RestrictProfilingToAdminUsers=0" in message
+    assert "\n" not in message
+
+
+def test_unknown_metric_message_on_real_text() -> None:
+    text = fixture_text("err_unknown_metric.txt")
+    message = R.explain_failure(_result(text, rc=9))
+    assert "does not know the metric" in message
+    assert "\n" not in message
+    assert R.unknown_metrics_in(text), "the metric name should be read out of ncu's message"
+    assert R.unknown_metrics_in(text)[0] in message
+
+
+def test_no_kernels_message_on_real_text() -> None:
+    text = fixture_text("err_no_kernels.txt")
+    message = R.explain_failure(_result(text, rc=0))
+    assert message.startswith("no kernel matched")
+
+
+def test_crash_and_unknown_failures_are_one_line() -> None:
+    text = "==PROF== Connected to process 1\nTraceback (most recent call last):\nRuntimeError: boom\n"
+    message = R.explain_failure(_result(text, rc=1))
+    assert "exited with status 1" in message and "RuntimeError: boom" in message
+    assert "\n" not in message
+    err = R.explain_failure(_result("==ERROR== The application returned an error code (11).", rc=11))
+    assert "error code (11)" in err
+
+
+def test_profile_maps_failures_to_ncu_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    calls: list[list[str]] = []
+
+    def fake_run(args, timeout_s, cwd=None):
+        calls.append(list(args))
+        return R.ToolResult(args, 9, "==ERROR== Failed to find metric bogus__metric.sum", "", 3.0)
+
+    ncu = str(make_exe(tmp_path / "bin" / "ncu"))
+    monkeypatch.setattr(R, "run_tool", fake_run)
+    with pytest.raises(NcuError, match="bogus__metric.sum"):
+        R.profile(["v5"], [(256, 256, 256)], tmp_path / "run", ncu=ncu)
+    assert calls[0][0] == ncu
+    assert calls[0][calls[0].index("-o") + 1] == str(tmp_path / "run.ncu-rep")
+
+    def timeout_run(args, timeout_s, cwd=None):
+        return R.ToolResult(args, -9, "", "", timeout_s, timed_out=True)
+
+    monkeypatch.setattr(R, "run_tool", timeout_run)
+    with pytest.raises(NcuError, match="killed"):
+        R.profile(["v5"], [(256, 256, 256)], tmp_path / "run.ncu-rep", ncu=ncu, timeout_s=7)
+    with pytest.raises(NcuError, match="not an executable"):
+        R.profile(["v5"], [(256, 256, 256)], tmp_path / "run.ncu-rep", ncu=str(tmp_path / "nope"))
+
+
+def test_profile_validates_extra_metrics_before_running(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    calls: list[list[str]] = []
+
+    def fake_run(args, timeout_s, cwd=None):
+        calls.append(list(args))
+        listing = "Device gh100\nMetric Name   Metric Description\ndram__bytes   # of bytes\n"
+        return R.ToolResult(args, 0, listing, "", 1.0)
+
+    ncu = str(make_exe(tmp_path / "bin" / "ncu"))
+    monkeypatch.setattr(R, "run_tool", fake_run)
+    with pytest.raises(InvalidInput, match="unknown metric\\(s\\) made__up.sum"):
+        R.profile(["v5"], [(256,) * 3], tmp_path / "r", extra_metrics=["dram__bytes.sum", "made__up.sum"], ncu=ncu)
+    assert calls == [[ncu, "--query-metrics"]]  # ncu itself never started
+
+
+def test_validate_metric_names() -> None:
+    available = {"dram__bytes", "sm__cycles_elapsed"}
+    assert R.validate_metric_names([" dram__bytes.sum ", "dram__bytes.sum"], available) == ["dram__bytes.sum"]
+    with pytest.raises(InvalidInput) as info:
+        R.validate_metric_names(["sm__cycles_elapsed.avg", "x__y.sum", "not a metric"], available)
+    assert "x__y.sum" in str(info.value) and "not a metric" in str(info.value)
+
+
+def test_parse_query_metrics_on_real_listing() -> None:
+    names = R.parse_query_metrics(fixture_text("query_metrics.txt"))
+    assert len(names) > 20
+    assert all("__" in n for n in names)
+    bases = {M.base_metric_name(n) for n in names}
+    assert "dram__bytes" in bases
+
+
+# ---------------------------------------------------------------------------------------------
+# compute-sanitizer
+# ---------------------------------------------------------------------------------------------
+
+
+def test_parse_memcheck_on_real_output() -> None:
+    result = R.parse_sanitizer_output(fixture_text("sanitizer_memcheck.txt"), "memcheck")
+    assert result.errors is not None
+    assert result.errors == len([f for f in result.findings if f.severity == "error"]) or result.errors >= 0
+    assert "ERROR SUMMARY" in result.summary
+
+
+def test_parse_racecheck_on_real_output() -> None:
+    result = R.parse_sanitizer_output(fixture_text("sanitizer_racecheck.txt"), "racecheck")
+    assert result.errors is not None
+    assert result.summary
+
+
+def test_sanitize_needs_compute_sanitizer(no_tools: None) -> None:
+    with pytest.raises(NcuError, match="compute-sanitizer was not found"):
+        R.sanitize("v5", (256, 256, 256))
+
+
+def test_cli_profile_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from profiling.cli import main
+
+    assert main(["profile", "--kernels", "v9", "--sizes", "256"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown kernel 'v9'" in err
+    assert main(["profile", "--kernels", "v5", "--sizes", "12x"]) == 2
+    assert "not N or MxNxK" in capsys.readouterr().err
+
+
+def test_cli_sanitize_without_tool_is_one_line(no_tools: None, capsys: pytest.CaptureFixture[str]) -> None:
+    from profiling.cli import main
+
+    assert main(["sanitize", "--kernel", "v5", "--size", "256", "--tool", "racecheck"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "compute-sanitizer" in err
+
+
+def test_worker_module_is_the_profiled_target() -> None:
+    assert R.worker_command("j.json", python=sys.executable) == [
+        sys.executable,
+        "-m",
+        "profiling",
+        "worker",
+        "--job",
+        "j.json",
+    ]
+    assert subprocess.list2cmdline(R.worker_command("j", "p")) == "p -m profiling worker --job j"
