@@ -1,0 +1,138 @@
+"""`python -m profiling compare BASELINE CANDIDATE [--fail-if-slower PCT]`: compare two runs, for CI.
+
+Each side is a run id in the run store or a results JSON file (a bench file, a one-run export, or a
+`report --json` file). Exit status: 0, or 1 when --fail-if-slower is given and a kernel/size present in
+both is slower (median time) by more than PCT percent or went from ok to wrong/failed; 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from profiling import review
+from profiling.errors import InvalidInput
+from profiling.store import RunStore, load_run_file
+
+HELP = "compare a candidate run with a baseline (run ids or results JSON files); exit 1 on a regression"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("baseline", help="run id in the store, or a results JSON file")
+    parser.add_argument("candidate", help="run id in the store, or a results JSON file")
+    parser.add_argument(
+        "--fail-if-slower",
+        type=float,
+        metavar="PCT",
+        help="exit 1 when a kernel/size in both runs is slower than the baseline by more than PCT percent",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=review.DEFAULT_THRESHOLD_PCT,
+        metavar="PCT",
+        help="noise threshold for the improvement/regression verdicts (default %(default)s%%)",
+    )
+    parser.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the run store (default: GEMMLENS_DB_URL "
+                        "or ~/.local/share/gemmlens/runs.sqlite)")  # fmt: skip
+
+
+def _load(spec: str, stores: dict[str, RunStore], db: str | None) -> dict[str, Any]:
+    path = Path(spec)
+    if path.exists():
+        if path.is_dir():
+            raise InvalidInput(f"{spec} is a directory, not a results JSON file")
+        return load_run_file(path)
+    if re.fullmatch(r"\d+", spec.strip()):
+        if "store" not in stores:
+            # Reading only: never create an empty store just to say the run is not there.
+            stores["store"] = RunStore(db, create=False)
+        return stores["store"].get_run(int(spec))
+    raise InvalidInput(f"{spec!r} is neither a run id nor an existing results file")
+
+
+def _table(comparison: pd.DataFrame) -> str:
+    wanted = {"time_median_ms": "ms", "tflops": "TFLOP/s", "pct_cublas": "%cuBLAS"}
+    rows = []
+    for (kernel, size), part in comparison.groupby(["kernel", "size"], sort=False):
+        by_metric = {r["metric"]: r for _, r in part.iterrows()}
+        row: dict[str, Any] = {"kernel": kernel, "size": size}
+        status = by_metric["status"]
+        row["status"] = (
+            status["candidate"] if status["verdict"] == "same" else f"{status['baseline']}->{status['candidate']}"
+        )
+        for key, short in wanted.items():
+            r = by_metric.get(key)
+            if r is None:
+                continue
+            row[f"base {short}"] = _fmt(r["baseline"])
+            row[f"cand {short}"] = _fmt(r["candidate"])
+            if key == "time_median_ms":
+                row["Δ time"] = _pct(r["delta_pct"])
+                row["verdict"] = r["verdict"] if status["verdict"] != "regression" else "regression"
+        rows.append(row)
+    return pd.DataFrame(rows).to_string(index=False)
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{float(value):.4g}"
+
+
+def _pct(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{float(value):+.1f}%"
+
+
+def run(args: argparse.Namespace) -> int:
+    for name in ("fail_if_slower", "threshold"):
+        value = getattr(args, name)
+        if value is not None and (not math.isfinite(value) or value < 0):
+            flag = "--" + name.replace("_", "-")
+            raise InvalidInput(f"{flag} must be a percentage >= 0, not {value:g}")
+    stores: dict[str, RunStore] = {}
+    try:
+        baseline = _load(args.baseline, stores, args.db)
+        candidate = _load(args.candidate, stores, args.db)
+    finally:
+        for s in stores.values():
+            s.close()
+    comparison = review.compare_runs(baseline, [candidate], threshold_pct=args.threshold)
+    if comparison.empty:
+        raise InvalidInput(f"nothing to compare: {args.baseline} and {args.candidate} have no kernel/size in common")
+    print(f"baseline:  {_describe(baseline, args.baseline)}")
+    print(f"candidate: {_describe(candidate, args.candidate)}")
+    print()
+    print(_table(comparison))
+    only = review.unmatched(baseline, candidate)
+    if not only.empty:
+        listed = ", ".join(f"{r.kernel} {r.size}".strip() + f" ({r.only_in})" for r in only.itertuples())
+        print(f"\nnot compared (in one run only): {listed}")
+    if args.fail_if_slower is None:
+        return 0
+    bad = review.slower_than(comparison, args.fail_if_slower)
+    if bad.empty:
+        print(f"\nOK: nothing slower than the baseline by more than {args.fail_if_slower:g}%")
+        return 0
+    items = []
+    for r in bad.itertuples():
+        what = _pct(r.delta_pct) if r.metric != "status" else f"{r.baseline}->{r.candidate}"
+        items.append(f"{r.kernel} {r.size}".strip() + f" ({what})")
+    print(
+        f"\nFAIL: {len(items)} kernel/size pair(s) slower than the baseline by more than "
+        f"{args.fail_if_slower:g}% or no longer ok: {', '.join(items)}"
+    )
+    return 1
+
+
+def _describe(run: dict[str, Any], spec: str) -> str:
+    device = (run.get("device") or {}).get("name") or "unknown device"
+    ident = f"run {run['id']}" if run.get("id") is not None else spec
+    return f"{ident} '{run.get('label', '')}' ({run.get('kind')}, {device}, {run.get('created_utc')})"
