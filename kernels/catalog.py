@@ -259,6 +259,29 @@ CATALOG: tuple[KernelSpec, ...] = (
         previous="v6-vectorized",
         group="beyond",
     ),
+    KernelSpec(
+        id="v8-async",
+        title="v8 cp.async pipeline (templated)",
+        adds="v7's warp tiling fed by cp.async through 3 shared-memory stages: copies bypass registers and two "
+        "slices are in flight while one is computed; src-size zero-fill handles every edge; blocks are visited "
+        "in groups of 8 block-rows for L2 reuse. All tile sizes are template parameters (kernels/tuning.py).",
+        operation="sgemm",
+        source="v8_async.cu",
+        entry="sgemm_async<128,128,16,64,32,8,8,3,256>",
+        block=(256, 1),
+        tile_m=128,
+        tile_n=128,
+        grid_order="cols_x",
+        params={
+            "BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 32, "TM": 8, "TN": 8,
+            "STAGES": 3, "THREADS": 256, "MIN_BLOCKS": 2,
+        },
+        dynamic_smem_bytes=49920,
+        design_doc="CUDA Programming Guide, asynchronous copies (cp.async); siboehm/SGEMM_CUDA kernel 10; "
+        "builds on v7-warptile",
+        previous="v7-warptile",
+        group="beyond",
+    ),
     # --- end beyond the ladder ---
 )
 

@@ -22,10 +22,12 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with `only`, just that command is imported (the worker must start fast and
+    must not need the dashboard's packages)."""
     parser = OneLineParser(prog="python -m profiling", description="GEMM Lens command line")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         try:
             module = importlib.import_module(f"profiling.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -39,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    only = argv[0] if argv and argv[0] in COMMANDS else None
+    args = build_parser(only).parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except GemmLensError as exc:

@@ -14,15 +14,9 @@ def gpu_unavailable_reason() -> str | None:
 
     The probe runs in a child process so the caller never creates a CUDA context of its own.
     """
-    probe = (
-        "import cupy\n"
-        "n = cupy.cuda.runtime.getDeviceCount()\n"
-        "print(n)\n"
-    )
+    probe = "import cupy\nn = cupy.cuda.runtime.getDeviceCount()\nprint(n)\n"
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60
-        )
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         return "probing the GPU with CuPy timed out after 60 s"
     if done.returncode != 0:

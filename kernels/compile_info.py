@@ -1,0 +1,99 @@
+"""Compile facts from nvcc's resource report (`-Xptxas -v`): registers, shared memory, stack and spills.
+
+Runs on any machine with nvcc, GPU or not, so CI and the Kernels page can show them.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from profiling.gpu_env import tool_path
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+a?)'")
+_PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+
+
+@dataclass(frozen=True)
+class FunctionResources:
+    """What ptxas reports for one kernel (mangled name as ptxas prints it)."""
+
+    name: str
+    arch: str
+    registers: int
+    barriers: int
+    shared_bytes: int
+    stack_bytes: int
+    spill_store_bytes: int
+    spill_load_bytes: int
+
+    @property
+    def spills(self) -> int:
+        return self.spill_store_bytes + self.spill_load_bytes
+
+
+def parse_ptxas_report(text: str) -> list[FunctionResources]:
+    """Per-kernel resources from the text nvcc prints with -Xptxas -v."""
+    found: list[FunctionResources] = []
+    name = arch = None
+    props: tuple[int, int, int] | None = None
+    for line in text.splitlines():
+        if m := _ENTRY.search(line):
+            name, arch, props = m.group(1), m.group(2), None
+        elif (m := _PROPS.search(line)) and name:
+            props = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        elif (m := _USED.search(line)) and name:
+            stack, st, ld = props or (0, 0, 0)
+            found.append(
+                FunctionResources(
+                    name=name,
+                    arch=arch or "",
+                    registers=int(m.group(1)),
+                    barriers=int(m.group(2) or 0),
+                    shared_bytes=int(m.group(3) or 0),
+                    stack_bytes=stack,
+                    spill_store_bytes=st,
+                    spill_load_bytes=ld,
+                )
+            )
+            name = None
+    return found
+
+
+def nvcc_resources(source: Path, arch: str = "sm_90", timeout_s: float = 180.0) -> tuple[list[FunctionResources], str]:
+    """Compile `source` to a cubin for `arch`; returns the kernels' resources and the compiler log.
+
+    Raises RuntimeError with the compiler's message when nvcc is missing or the source does not compile.
+    """
+    nvcc = tool_path("nvcc")
+    if nvcc is None:
+        raise RuntimeError("nvcc not found: install the CUDA toolkit or put nvcc on PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            [nvcc, f"-arch={arch}", "-std=c++17", "-cubin", "-Xptxas", "-v", "-o", f"{tmp}/out.cubin", str(source)],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+    log = done.stdout + done.stderr
+    if done.returncode != 0:
+        raise RuntimeError(f"nvcc failed on {source.name} for {arch}:\n{log.strip()[-2000:]}")
+    return parse_ptxas_report(log), log
+
+
+def entry_matches(mangled: str, entry: str) -> bool:
+    """Whether a ptxas (possibly Itanium-mangled) name is the kernel named by a catalog name expression."""
+    base, _, targs = entry.partition("<")
+    if mangled == base:
+        return True
+    if f"{len(base)}{base}" not in mangled:
+        return False
+    if not targs:
+        return True
+    # Integer template arguments mangle as Li<value>E, in order.
+    values = [v.strip() for v in targs.rstrip(">").split(",")]
+    return "".join(f"Li{v}E" for v in values) in mangled

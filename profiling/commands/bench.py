@@ -1,0 +1,58 @@
+"""`python -m profiling bench`: verify and time catalog kernels against cuBLAS in the GPU worker."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+
+HELP = "verify catalog kernels against cuBLAS and time them (CUDA events, L2 flushed, median of repeats)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kernels", default="all", help="comma list of catalog ids, or 'all' (default)")
+    parser.add_argument("--sizes", default="", help="square sizes, e.g. 1024,4096")
+    parser.add_argument("--shape", action="append", default=[], metavar="MxNxK", help="a non-square shape (repeatable)")
+    parser.add_argument("--repeats", type=int, default=30, help="timed launches per kernel and size (default 30)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
+    parser.add_argument("--max-seconds", type=float, default=4.0, help="cap on timed seconds per kernel and size")
+    parser.add_argument("--no-flush", action="store_true", help="do not flush the L2 before each timed launch")
+    parser.add_argument("--verify-only", action="store_true", help="check results, do not time")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds one kernel and size may take")
+    parser.add_argument("--json", dest="json_path", help="write the results document to this file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from profiling.errors import InvalidInput
+    from profiling.jobs import BenchSettings, Job, build_tasks, parse_kernels, parse_shape, parse_sizes
+    from profiling.results import add_reference_ratios, build_document, format_table, utc_now
+    from profiling.worker import run_job
+
+    kernels = parse_kernels(args.kernels)
+    shapes = (parse_sizes(args.sizes) if args.sizes else []) + [parse_shape(s) for s in args.shape]
+    if not shapes:
+        raise InvalidInput("no sizes given; pass --sizes 1024,4096 and/or --shape MxNxK")
+    settings = BenchSettings(
+        repeats=args.repeats, warmup=args.warmup, max_seconds_per_run=args.max_seconds, flush_l2=not args.no_flush
+    )
+    settings.validate()
+    if args.timeout <= 0:
+        raise InvalidInput(f"--timeout must be positive, got {args.timeout}")
+    job = Job(op="verify" if args.verify_only else "bench", tasks=build_tasks(kernels, shapes), settings=settings)
+
+    def progress(record: dict) -> None:
+        size = f"{record['m']}x{record['n']}x{record['k']}"
+        print(f"  {record['kernel']:>14} {size:>16} {record['status']}", file=sys.stderr, flush=True)
+
+    started = utc_now()
+    device, results = run_job(job, task_timeout_s=args.timeout, on_result=progress)
+    add_reference_ratios(results)
+    document = build_document(device, asdict(settings), results, started)
+    if args.json_path:
+        with open(args.json_path, "w") as fh:
+            json.dump(document, fh, indent=1)
+    if device:
+        print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")
+    print(format_table(document))
+    return 0 if all(r["status"] in ("ok", "refused") for r in results) else 1

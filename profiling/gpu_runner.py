@@ -1,0 +1,513 @@
+"""GPU side of the worker: compile catalog kernels with CuPy, verify them against cuBLAS and time them.
+
+Only the worker child process imports this module; it creates a CUDA context and may die with it.
+"""
+
+from __future__ import annotations
+
+import os
+
+# cuBLAS must compute true FP32 (CUBLAS_COMPUTE_32F); CuPy reads this once, at import.
+os.environ["CUPY_TF32"] = "0"
+
+import math
+import platform
+import statistics
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import cupy
+import numpy as np
+
+from kernels.catalog import KernelSpec, get_kernel
+from profiling.jobs import BenchSettings, Shape, check_fits, tolerance_for
+
+STICKY_CUDA_ERRORS = (
+    "cudaErrorIllegalAddress",
+    "cudaErrorLaunchFailure",
+    "cudaErrorMisalignedAddress",
+    "cudaErrorIllegalInstruction",
+    "cudaErrorAssert",
+    "cudaErrorHardwareStackError",
+    "cudaErrorInvalidPc",
+    "cudaErrorLaunchTimeout",
+    "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "CUDA_ERROR_LAUNCH_FAILED",
+    "CUDA_ERROR_MISALIGNED_ADDRESS",
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+)
+
+# NVML clocks-event reason bits (nvml.h); GpuIdle and the settings bits are not slowdowns.
+CLOCK_EVENT_REASONS = {
+    0x1: "GpuIdle",
+    0x2: "ApplicationsClocksSetting",
+    0x4: "SwPowerCap",
+    0x8: "HwSlowdown",
+    0x10: "SyncBoost",
+    0x20: "SwThermalSlowdown",
+    0x40: "HwThermalSlowdown",
+    0x80: "HwPowerBrakeSlowdown",
+    0x100: "DisplayClockSetting",
+}
+CAPPING_REASONS = {"SwPowerCap", "HwSlowdown", "SwThermalSlowdown", "HwThermalSlowdown", "HwPowerBrakeSlowdown"}
+
+FP32_LANES_PER_SM = {
+    (7, 0): 64, (7, 2): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128,
+    (9, 0): 128, (10, 0): 128, (10, 3): 128, (11, 0): 128, (12, 0): 128, (12, 1): 128,
+}  # fmt: skip
+
+
+def is_sticky(error: BaseException) -> bool:
+    """True when a CUDA error leaves the context unusable, so the worker must be restarted."""
+    text = f"{type(error).__name__}: {error}"
+    return any(name in text for name in STICKY_CUDA_ERRORS)
+
+
+class Nvml:
+    """NVML handle for the CUDA device in use; every call degrades to None where NVML is missing."""
+
+    def __init__(self) -> None:
+        self.handle = None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            bus_id = cupy.cuda.Device().pci_bus_id
+            self.handle = pynvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+            self.nvml = pynvml
+        except Exception:  # noqa: BLE001 - NVML is optional; timings still work without it
+            self.handle = None
+
+    def _call(self, name: str, *args: Any) -> Any:
+        if self.handle is None:
+            return None
+        fn = getattr(self.nvml, name, None)
+        if fn is None:
+            return None
+        try:
+            return fn(self.handle, *args)
+        except Exception:  # noqa: BLE001
+            return None
+
+    def sample(self) -> dict[str, Any]:
+        if self.handle is None:
+            return {}
+        n = self.nvml
+        reasons = self._call("nvmlDeviceGetCurrentClocksEventReasons")
+        if reasons is None:
+            reasons = self._call("nvmlDeviceGetCurrentClocksThrottleReasons")
+        power = self._call("nvmlDeviceGetPowerUsage")
+        return {
+            "sm_clock_mhz": self._call("nvmlDeviceGetClockInfo", n.NVML_CLOCK_SM),
+            "mem_clock_mhz": self._call("nvmlDeviceGetClockInfo", n.NVML_CLOCK_MEM),
+            "power_w": power / 1000.0 if power is not None else None,
+            "temperature_c": self._call("nvmlDeviceGetTemperature", n.NVML_TEMPERATURE_GPU),
+            "reasons": [name for bit, name in CLOCK_EVENT_REASONS.items() if reasons and reasons & bit],
+        }
+
+    def static_info(self) -> dict[str, Any]:
+        if self.handle is None:
+            return {}
+        n = self.nvml
+        driver = None
+        try:
+            driver = n.nvmlSystemGetDriverVersion()
+            driver = driver.decode() if isinstance(driver, bytes) else driver
+        except Exception:  # noqa: BLE001
+            pass
+        limit = self._call("nvmlDeviceGetEnforcedPowerLimit")
+        return {
+            "driver": driver,
+            "max_sm_clock_mhz": self._call("nvmlDeviceGetMaxClockInfo", n.NVML_CLOCK_SM),
+            "max_mem_clock_mhz": self._call("nvmlDeviceGetMaxClockInfo", n.NVML_CLOCK_MEM),
+            "power_limit_w": limit / 1000.0 if limit is not None else None,
+        }
+
+
+class NvmlSampler:
+    """Samples clocks, power, temperature and clock-event reasons in a thread while runs are timed."""
+
+    def __init__(self, nvml: Nvml, period_s: float = 0.02) -> None:
+        self.nvml = nvml
+        self.period_s = period_s
+        self.samples: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append(self.nvml.sample())
+            self._stop.wait(self.period_s)
+
+    def __enter__(self) -> NvmlSampler:
+        if self.nvml.handle is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self.samples.append(self.nvml.sample())
+
+    def summary(self) -> dict[str, Any]:
+        rows = [s for s in self.samples if s]
+        if not rows:
+            return {}
+        clocks = [s["sm_clock_mhz"] for s in rows if s.get("sm_clock_mhz") is not None]
+        powers = [s["power_w"] for s in rows if s.get("power_w") is not None]
+        temps = [s["temperature_c"] for s in rows if s.get("temperature_c") is not None]
+        reasons = sorted({r for s in rows for r in s.get("reasons", []) if r != "GpuIdle"})
+        return {
+            "samples": len(rows),
+            "sm_clock_mhz": {"min": min(clocks), "median": statistics.median(clocks), "max": max(clocks)}
+            if clocks
+            else None,
+            "power_w_max": max(powers) if powers else None,
+            "temperature_c_max": max(temps) if temps else None,
+            "clock_event_reasons": reasons,
+            "capped": bool(set(reasons) & CAPPING_REASONS),
+        }
+
+
+def device_info(nvml: Nvml | None = None) -> dict[str, Any]:
+    """The GPU in use: name, compute capability, SMs, clocks, memory, driver and CUDA versions."""
+    nvml = nvml or Nvml()
+    dev = cupy.cuda.Device()
+    props = cupy.cuda.runtime.getDeviceProperties(dev.id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    major, minor = int(props["major"]), int(props["minor"])
+    static = nvml.static_info()
+    clock_mhz = static.get("max_sm_clock_mhz") or (props.get("clockRate", 0) / 1000 or None)
+    lanes = FP32_LANES_PER_SM.get((major, minor), 128)
+    sms = int(props["multiProcessorCount"])
+    info = {
+        "name": name,
+        "cc": f"{major}.{minor}",
+        "sm_count": sms,
+        "max_sm_clock_mhz": clock_mhz,
+        "max_mem_clock_mhz": static.get("max_mem_clock_mhz"),
+        "memory_bus_width_bits": props.get("memoryBusWidth"),
+        "total_memory_bytes": int(props["totalGlobalMem"]),
+        "l2_bytes": int(props["l2CacheSize"]),
+        "shared_mem_per_block_optin": int(props.get("sharedMemPerBlockOptin", 0)),
+        "shared_mem_per_sm": int(props.get("sharedMemPerMultiprocessor", 0)),
+        "registers_per_sm": int(props.get("regsPerMultiprocessor", 0)),
+        "max_threads_per_sm": int(props.get("maxThreadsPerMultiProcessor", 0)),
+        "fp32_lanes_per_sm": lanes,
+        "fp32_peak_tflops": sms * lanes * 2 * clock_mhz * 1e6 / 1e12 if clock_mhz else None,
+        "power_limit_w": static.get("power_limit_w"),
+        "driver": static.get("driver"),
+        "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
+        "cuda_driver": cupy.cuda.runtime.driverGetVersion(),
+        "cupy": cupy.__version__,
+        "python": platform.python_version(),
+        "pci_bus_id": dev.pci_bus_id,
+    }
+    return info
+
+
+@dataclass
+class CompiledKernel:
+    """A compiled catalog kernel and the compiler's facts about it."""
+
+    spec: KernelSpec
+    function: Any
+    info: dict[str, Any]
+
+
+_COMPILED: dict[str, CompiledKernel] = {}
+
+
+def _cuda_include_dirs() -> list[str]:
+    dirs = []
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.path.isdir(os.path.join(root, "include")):
+            dirs.append(os.path.join(root, "include"))
+    return list(dict.fromkeys(dirs))
+
+
+def compile_kernel(spec: KernelSpec) -> CompiledKernel:
+    """Compile a catalog kernel (cached per process) and read its registers, shared and local memory."""
+    if spec.id in _COMPILED:
+        return _COMPILED[spec.id]
+    major, minor = cupy.cuda.Device().compute_capability[0], cupy.cuda.Device().compute_capability[1:]
+    arch = f"sm_{major}{minor}"
+    options: list[str] = ["-std=c++17", "-lineinfo"]
+    if spec.backend == "nvrtc":
+        options += [f"-I{d}" for d in _cuda_include_dirs()]
+    log = ""
+    module = cupy.RawModule(
+        code=spec.read_source(), options=tuple(options), name_expressions=[spec.entry], backend=spec.backend
+    )
+    function = module.get_function(spec.entry)
+    if spec.dynamic_smem_bytes > 48 * 1024:
+        function.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
+    attrs = function.attributes
+    info = {
+        "arch": arch,
+        "backend": spec.backend,
+        "options": options,
+        "registers": int(attrs["num_regs"]),
+        "shared_static_bytes": int(attrs["shared_size_bytes"]),
+        "local_bytes": int(attrs["local_size_bytes"]),
+        "max_threads_per_block": int(attrs["max_threads_per_block"]),
+        "dynamic_smem_bytes": spec.dynamic_smem_bytes,
+        "log": log,
+    }
+    compiled = CompiledKernel(spec, function, info)
+    _COMPILED[spec.id] = compiled
+    return compiled
+
+
+def max_active_blocks(compiled: CompiledKernel) -> int:
+    """Blocks per SM the driver's occupancy calculator allows for this kernel's launch."""
+    return int(
+        cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            compiled.function.ptr, compiled.spec.threads_per_block, compiled.spec.dynamic_smem_bytes
+        )
+    )
+
+
+class Problem:
+    """Inputs, poisoned output and cuBLAS reference for one shape and operation, reused across kernels."""
+
+    def __init__(self, operation: str, shape: Shape, seed: int) -> None:
+        self.operation = operation
+        self.shape = shape
+        rng = cupy.random.default_rng(seed)
+        m, n, k = shape.m, shape.n, shape.k
+        if operation == "sgemm":
+            self.a = rng.uniform(-1.0, 1.0, (m, k), dtype=cupy.float32)
+            self.b = rng.uniform(-1.0, 1.0, (k, n), dtype=cupy.float32)
+            self.out = cupy.empty((m, n), dtype=cupy.float32)
+            self.ref = cupy.matmul(self.a, self.b)
+        else:
+            self.a = rng.uniform(-1.0, 1.0, (m, k), dtype=cupy.float32).astype(cupy.float16)
+            self.b = rng.uniform(-1.0, 1.0, (k, n), dtype=cupy.float32).astype(cupy.float16)
+            self.c = rng.uniform(-1.0, 1.0, (m, n), dtype=cupy.float32)
+            self.alpha, self.beta = np.float32(1.5), np.float32(-0.5)
+            self.out = cupy.empty((m, n), dtype=cupy.float32)
+            # float32 product of the same half inputs: the precision the tensor cores accumulate in.
+            self.ref = self.alpha * cupy.matmul(self.a.astype(cupy.float32), self.b.astype(cupy.float32))
+            self.ref += self.beta * self.c
+        cupy.cuda.Device().synchronize()
+
+    def launcher(self, compiled: CompiledKernel | None, spec: KernelSpec) -> Callable[[], None]:
+        """A zero-argument callable that runs the kernel (or the cuBLAS reference) once."""
+        m, n, k = self.shape.m, self.shape.n, self.shape.k
+        if compiled is None:
+            if self.operation == "sgemm":
+                return lambda: cupy.matmul(self.a, self.b, out=self.out)
+            half_out = cupy.empty((m, n), dtype=cupy.float16)
+            return lambda: cupy.matmul(self.a, self.b, out=half_out)
+        grid = spec.grid(m, n)
+        block = spec.block
+        if self.operation == "sgemm":
+            args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k))
+        else:
+            args = (self.a, self.b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
+        fn, smem = compiled.function, spec.dynamic_smem_bytes
+        return lambda: fn(grid, block, args, shared_mem=smem)
+
+    def poison(self) -> None:
+        self.out.fill(cupy.nan)
+
+    def relative_error(self, reference_run: bool) -> tuple[float, int]:
+        """||out - ref|| / ||ref|| and the count of NaN (unwritten or invalid) outputs."""
+        if reference_run and self.operation == "hgemm_addmm":
+            return float("nan"), 0
+        out = self.out
+        if reference_run:
+            # The reference is checked against float64 arithmetic on the same inputs.
+            ref = cupy.matmul(self.a.astype(cupy.float64), self.b.astype(cupy.float64))
+        else:
+            ref = self.ref
+        nan_count = int(cupy.isnan(out).sum())
+        diff = cupy.linalg.norm((out - ref).astype(cupy.float64))
+        err = float(diff / cupy.linalg.norm(ref.astype(cupy.float64)))
+        return err, nan_count
+
+
+def _time_launches(launch: Callable[[], None], settings: BenchSettings, flush: Any) -> list[float]:
+    """Event-timed single launches, each after an L2 flush; returns milliseconds."""
+    for _ in range(settings.warmup):
+        launch()
+    cupy.cuda.Device().synchronize()
+    # Estimate one launch's cost to keep slow kernels inside the time budget.
+    probe_start, probe_end = cupy.cuda.Event(), cupy.cuda.Event()
+    probe_start.record()
+    launch()
+    probe_end.record()
+    probe_end.synchronize()
+    est_ms = max(cupy.cuda.get_elapsed_time(probe_start, probe_end), 1e-3)
+    repeats = max(3, min(settings.repeats, int(settings.max_seconds_per_run * 1000 / est_ms)))
+    stream = cupy.cuda.get_current_stream()
+    events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeats)]
+    for i, (start, end) in enumerate(events):
+        if flush is not None:
+            cupy.cuda.runtime.memsetAsync(flush.data.ptr, i & 0xFF, flush.nbytes, stream.ptr)
+        start.record()
+        launch()
+        end.record()
+    events[-1][1].synchronize()
+    return [cupy.cuda.get_elapsed_time(s, e) for s, e in events]
+
+
+def _time_summary(times_ms: list[float]) -> dict[str, float]:
+    ordered = sorted(times_ms)
+
+    def pct(p: float) -> float:
+        return float(np.percentile(ordered, p))
+
+    return {
+        "median": statistics.median(ordered),
+        "min": ordered[0],
+        "max": ordered[-1],
+        "mean": statistics.fmean(ordered),
+        "stdev": statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
+        "p10": pct(10),
+        "p90": pct(90),
+        "spread_pct": 100.0 * (pct(90) - pct(10)) / statistics.median(ordered),
+        "samples": len(ordered),
+    }
+
+
+class Session:
+    """State shared by the tasks of one worker run: device facts, NVML, problems and the L2 flush buffer."""
+
+    def __init__(self) -> None:
+        self.nvml = Nvml()
+        self.device = device_info(self.nvml)
+        self.problems: dict[tuple[str, Shape], Problem] = {}
+        self.flush = None
+        self.seed = int.from_bytes(os.urandom(4), "little")
+
+    def flush_buffer(self) -> Any:
+        if self.flush is None:
+            # Twice the L2 so that no tile of A, B or C survives from the previous launch.
+            self.flush = cupy.empty(max(2 * self.device["l2_bytes"], 1 << 20), dtype=cupy.uint8)
+        return self.flush
+
+    def problem(self, spec: KernelSpec, shape: Shape) -> Problem:
+        key = (spec.operation, shape)
+        if key not in self.problems:
+            # One problem per shape at a time: free the previous shape's buffers first.
+            for old in [k for k in self.problems if k[1] != shape]:
+                del self.problems[old]
+            cupy.get_default_memory_pool().free_all_blocks()
+            free, _total = cupy.cuda.runtime.memGetInfo()
+            check_fits(spec, shape, free, reserved_bytes=0 if self.flush is not None else 2 * self.device["l2_bytes"])
+            self.seed += 1
+            self.problems[key] = Problem(spec.operation, shape, self.seed)
+        return self.problems[key]
+
+
+def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSettings, op: str) -> dict[str, Any]:
+    """Verify (and for op "bench" time) one kernel at one shape; returns a result record.
+
+    Raises only for CUDA errors that leave the context unusable (the caller restarts the worker).
+    """
+    spec = get_kernel(kernel_id)
+    result: dict[str, Any] = {
+        "kernel": spec.id,
+        "title": spec.title,
+        "operation": spec.operation,
+        "m": shape.m,
+        "n": shape.n,
+        "k": shape.k,
+        "status": "ok",
+        "error": None,
+        "tolerance": tolerance_for(spec, shape),
+    }
+    problem_text = spec.size_problem(shape.m, shape.n, shape.k)
+    if problem_text:
+        result.update(status="refused", error=problem_text)
+        return result
+    try:
+        compiled = None if spec.is_reference else compile_kernel(spec)
+        if compiled is not None:
+            result["compile"] = compiled.info
+            result["launch"] = {
+                "grid": list(spec.grid(shape.m, shape.n)),
+                "block": list(spec.block),
+                "dynamic_smem_bytes": spec.dynamic_smem_bytes,
+                "max_active_blocks_per_sm": max_active_blocks(compiled),
+            }
+        problem = session.problem(spec, shape)
+        launch = problem.launcher(compiled, spec)
+        problem.poison()
+        launch()
+        cupy.cuda.Device().synchronize()
+        err, nan_count = problem.relative_error(spec.is_reference)
+        result["rel_error"] = err
+        if nan_count:
+            result.update(
+                status="wrong", error=f"{nan_count} of {shape.m * shape.n} outputs are NaN (not written or invalid)"
+            )
+        elif not math.isnan(err) and not err <= result["tolerance"]:
+            result.update(status="wrong", error=f"relative error {err:.3g} exceeds tolerance {result['tolerance']:.3g}")
+        if op == "bench":
+            with NvmlSampler(session.nvml) as sampler:
+                times = _time_launches(launch, settings, session.flush_buffer() if settings.flush_l2 else None)
+            result["time_ms"] = _time_summary(times)
+            result["nvml"] = sampler.summary()
+            seconds = result["time_ms"]["median"] / 1000.0
+            result["tflops"] = shape.flops / seconds / 1e12
+            peak = session.device.get("fp32_peak_tflops")
+            if peak and spec.operation == "sgemm":
+                result["pct_peak"] = 100.0 * result["tflops"] / peak
+            # A race shows as an output that changes between launches: check the last timed launch too.
+            if result["status"] == "ok" and not spec.is_reference:
+                err_after, nan_after = problem.relative_error(False)
+                result["rel_error_after_timing"] = err_after
+                if nan_after or not err_after <= result["tolerance"]:
+                    result.update(
+                        status="wrong", error=f"output changed between launches (error {err_after:.3g}): a race?"
+                    )
+        elif op == "profile":
+            for _ in range(settings.warmup):
+                launch()
+            cupy.cuda.Device().synchronize()
+            cupy.cuda.nvtx.RangePush(f"gemmlens:{spec.id}:{shape.label}")
+            launch()
+            cupy.cuda.Device().synchronize()
+            cupy.cuda.nvtx.RangePop()
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result with its message
+        if is_sticky(exc):
+            raise
+        result.update(status="failed", error=_describe(exc))
+    return result
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    name = type(exc).__name__
+    if "out of memory" in first.lower() or isinstance(exc, cupy.cuda.memory.OutOfMemoryError):
+        return f"out of GPU memory ({first}); choose a smaller size"
+    if name == "InvalidInput":
+        return first
+    if "CompileException" in name:
+        return "compilation failed: " + " ".join(text[:6])[:600]
+    return f"{name}: {first}"[:600]
+
+
+FAULT_SOURCE = r"""
+extern "C" __global__ void gemmlens_fault(float* p) { p[(1ull << 40) + threadIdx.x] = 1.0f; }
+extern "C" __global__ void gemmlens_hang(int* flag) { while (atomicAdd(flag, 0) == 0) { } }
+"""
+
+
+def selftest(kind: str) -> None:
+    """Launch a kernel that faults (illegal address) or never ends, to prove the worker contains it."""
+    module = cupy.RawModule(code=FAULT_SOURCE)
+    if kind == "fault":
+        buf = cupy.zeros(32, dtype=cupy.float32)
+        module.get_function("gemmlens_fault")((1,), (32,), (buf,))
+    else:
+        flag = cupy.zeros(1, dtype=cupy.int32)
+        module.get_function("gemmlens_hang")((1,), (1,), (flag,))
+    cupy.cuda.Device().synchronize()

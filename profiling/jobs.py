@@ -1,0 +1,183 @@
+"""Job descriptions for the GPU worker: parsing and validating sizes and kernel lists before any GPU work."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+
+from kernels.catalog import KernelSpec, get_kernel
+from profiling.errors import InvalidInput
+
+INT32_MAX = 2**31 - 1
+_SHAPE = re.compile(r"^\s*(\d+)\s*[xX*]\s*(\d+)\s*[xX*]\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A GEMM problem size: C (m x n) = A (m x k) * B (k x n)."""
+
+    m: int
+    n: int
+    k: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}"
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.m * self.n * self.k
+
+
+def _positive(text: str, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidInput(f"{what} must be a positive integer, got '{text}'") from None
+    if value < 1:
+        raise InvalidInput(f"{what} must be a positive integer, got {value}")
+    if value > INT32_MAX:
+        raise InvalidInput(f"{what} must be at most {INT32_MAX} (kernels index with 32-bit sizes), got {value}")
+    return value
+
+
+def parse_sizes(text: str) -> list[Shape]:
+    """Square sizes from a comma list like "1024,4096" (each n gives n x n x n)."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise InvalidInput("no sizes given; pass e.g. --sizes 1024,4096")
+    return [Shape(n, n, n) for n in (_positive(p, "size") for p in parts)]
+
+
+def parse_shape(text: str) -> Shape:
+    """One MxNxK shape like "4096x1000x333"."""
+    match = _SHAPE.match(text)
+    if not match:
+        raise InvalidInput(f"shape '{text}' is not of the form MxNxK (for example 4096x1000x333)")
+    m, n, k = (_positive(g, name) for g, name in zip(match.groups(), ("M", "N", "K"), strict=True))
+    return Shape(m, n, k)
+
+
+def parse_kernels(text: str) -> list[KernelSpec]:
+    """Catalog entries from a comma list of ids ("v1,v3,v5"); "all" selects the whole catalog."""
+    from kernels.catalog import CATALOG
+
+    ids = [p.strip() for p in text.split(",") if p.strip()]
+    if not ids:
+        raise InvalidInput("no kernels given; pass e.g. --kernels v1,v3,v5")
+    if ids == ["all"]:
+        return list(CATALOG)
+    return [get_kernel(i) for i in dict.fromkeys(ids)]
+
+
+def element_bytes(spec: KernelSpec) -> tuple[int, int]:
+    """Bytes per element of the inputs and of the output for a kernel's operation."""
+    return (2, 4) if spec.operation == "hgemm_addmm" else (4, 4)
+
+
+def device_bytes_needed(spec: KernelSpec, shape: Shape) -> int:
+    """GPU memory one run needs: A, B, the output, the reference output (and C for AddMM)."""
+    in_bytes, out_bytes = element_bytes(spec)
+    m, n, k = shape.m, shape.n, shape.k
+    outputs = 3 if spec.operation == "hgemm_addmm" else 2
+    return in_bytes * (m * k + k * n) + out_bytes * outputs * m * n
+
+
+def check_fits(spec: KernelSpec, shape: Shape, free_bytes: int, reserved_bytes: int = 0) -> None:
+    """Raise InvalidInput if the run's buffers do not fit in free GPU memory with 10 % headroom."""
+    need = device_bytes_needed(spec, shape) + reserved_bytes
+    budget = int(free_bytes * 0.9) - 256 * 2**20
+    if need > budget:
+        raise InvalidInput(
+            f"{spec.id} at {shape.label} needs {need / 2**30:.2f} GiB of GPU memory but only "
+            f"{max(budget, 0) / 2**30:.2f} GiB is free after headroom; choose a smaller size"
+        )
+
+
+def tolerance_for(spec: KernelSpec, shape: Shape) -> float:
+    """Relative-error bound ||C - ref|| / ||ref|| for a correct kernel.
+
+    float32 rounding grows about as eps * sqrt(K) for random inputs; fp16 operands with fp32
+    accumulation land near 1e-4, so 1e-3 leaves room without letting wrong results pass.
+    """
+    if spec.operation == "hgemm_addmm":
+        return 1e-3
+    eps32 = 1.1920929e-07
+    return max(1e-5, 8 * eps32 * math.sqrt(shape.k))
+
+
+@dataclass
+class BenchSettings:
+    """How runs are timed."""
+
+    repeats: int = 30
+    warmup: int = 3
+    max_seconds_per_run: float = 4.0
+    flush_l2: bool = True
+
+    def validate(self) -> None:
+        if not 1 <= self.repeats <= 10_000:
+            raise InvalidInput(f"--repeats must be between 1 and 10000, got {self.repeats}")
+        if not 0 <= self.warmup <= 1000:
+            raise InvalidInput(f"--warmup must be between 0 and 1000, got {self.warmup}")
+
+
+@dataclass
+class Task:
+    """One kernel at one shape."""
+
+    kernel: str
+    m: int
+    n: int
+    k: int
+
+    @property
+    def shape(self) -> Shape:
+        return Shape(self.m, self.n, self.k)
+
+
+@dataclass
+class Job:
+    """What the worker child process is asked to do.
+
+    op: "bench" (verify and time), "verify" (verify only), "profile" (verify, warm up, then one launch
+    inside an NVTX range for Nsight Compute), "device_info", or a self-test ("selftest_fault",
+    "selftest_hang") used to prove failures are contained.
+    """
+
+    op: str
+    tasks: list[Task] = field(default_factory=list)
+    settings: BenchSettings = field(default_factory=BenchSettings)
+
+    def to_dict(self) -> dict:
+        return {"op": self.op, "tasks": [asdict(t) for t in self.tasks], "settings": asdict(self.settings)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Job:
+        return cls(
+            op=data["op"],
+            tasks=[Task(**t) for t in data.get("tasks", [])],
+            settings=BenchSettings(**data.get("settings", {})),
+        )
+
+
+def build_tasks(kernels: list[KernelSpec], shapes: list[Shape], with_reference: bool = True) -> list[Task]:
+    """Tasks ordered by shape, each shape's library reference first so % of reference is same-run.
+
+    Kernels whose size constraint a shape breaks are kept: the worker reports them as refused.
+    """
+    from kernels.catalog import reference_for
+
+    tasks: list[Task] = []
+    for shape in shapes:
+        ordered: list[KernelSpec] = []
+        if with_reference:
+            for spec in kernels:
+                ref = reference_for(spec)
+                if ref is not None and ref not in ordered and ref not in kernels:
+                    ordered.append(ref)
+        ordered.extend(kernels)
+        ordered.sort(key=lambda s: not s.is_reference)
+        tasks.extend(Task(spec.id, shape.m, shape.n, shape.k) for spec in ordered)
+    return tasks

@@ -1,0 +1,214 @@
+"""The GPU worker: a child process that runs a job and reports one JSON line per task.
+
+The parent (`run_job`) never touches CUDA. A kernel that faults, hangs past its timeout or exhausts
+memory fails only its own task: the parent kills the child and starts a fresh one for the tasks left.
+Nsight Compute and compute-sanitizer launch the same child (`python -m profiling worker --job FILE`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from profiling.errors import WorkerError
+from profiling.jobs import Job, Task
+
+RESULT_PREFIX = "GEMMLENS_RESULT "
+DEVICE_PREFIX = "GEMMLENS_DEVICE "
+EXIT_CONTEXT_LOST = 3
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _emit(prefix: str, record: dict[str, Any]) -> None:
+    sys.stdout.write(prefix + json.dumps(record) + "\n")
+    sys.stdout.flush()
+
+
+def child_main(job: Job) -> int:
+    """Run a job inside this (child) process, printing result lines; the exit code tells the parent why it ended."""
+    from profiling import gpu_runner
+
+    if job.op in ("selftest_fault", "selftest_hang"):
+        gpu_runner.selftest(job.op.removeprefix("selftest_"))
+        return 0
+    try:
+        session = gpu_runner.Session()
+    except Exception as exc:  # noqa: BLE001 - no driver, no device, no CuPy: one line for the parent
+        text = str(exc).strip().splitlines()
+        print(f"no usable CUDA GPU: {type(exc).__name__}: {text[0] if text else ''}", file=sys.stderr)
+        return 1
+    _emit(DEVICE_PREFIX, session.device)
+    if job.op == "device_info":
+        return 0
+    for task in job.tasks:
+        try:
+            record = gpu_runner.run_task(session, task.kernel, task.shape, job.settings, job.op)
+        except Exception as exc:  # noqa: BLE001 - a sticky CUDA error: report it, then let the parent restart us
+            record = {
+                "kernel": task.kernel,
+                "m": task.m,
+                "n": task.n,
+                "k": task.k,
+                "status": "failed",
+                "error": f"the kernel crashed the GPU context: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            }
+            _emit(RESULT_PREFIX, record)
+            return EXIT_CONTEXT_LOST
+        _emit(RESULT_PREFIX, record)
+    return 0
+
+
+def worker_command(job_file: str | os.PathLike[str]) -> list[str]:
+    """Command line that starts the worker on a job file (also the target for ncu and compute-sanitizer)."""
+    return [sys.executable, "-m", "profiling", "worker", "--job", str(job_file)]
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    env["CUPY_TF32"] = "0"
+    return env
+
+
+def _failed(task: Task, error: str) -> dict[str, Any]:
+    return {"kernel": task.kernel, "m": task.m, "n": task.n, "k": task.k, "status": "failed", "error": error}
+
+
+class _Child:
+    """One worker child process with its stdout read by a thread into a queue."""
+
+    def __init__(self, job: Job, workdir: str, command: Callable[[Path], list[str]]) -> None:
+        job_file = Path(workdir) / f"job-{time.monotonic_ns()}.json"
+        job_file.write_text(json.dumps(job.to_dict()))
+        self.stderr_file = open(Path(workdir) / f"stderr-{time.monotonic_ns()}.txt", "w+")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            command(job_file),
+            stdout=subprocess.PIPE,
+            stderr=self.stderr_file,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=_child_env(),
+            cwd=REPO_ROOT,
+            start_new_session=True,  # so a kill takes the whole process group
+        )
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+
+    def stderr_tail(self) -> str:
+        self.stderr_file.flush()
+        self.stderr_file.seek(0)
+        lines = [ln for ln in self.stderr_file.read().strip().splitlines() if ln.strip()]
+        return lines[-1][:400] if lines else ""
+
+    def close(self) -> None:
+        self.kill()
+        self.stderr_file.close()
+
+
+def run_job(
+    job: Job,
+    task_timeout_s: float = 120.0,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+    cancel: threading.Event | None = None,
+    startup_timeout_s: float = 180.0,
+    command: Callable[[Path], list[str]] = worker_command,
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """Run a job in worker children; returns (device info, one result per task, in order).
+
+    Each task must report within `task_timeout_s` (the first also gets `startup_timeout_s` for CUDA
+    start-up and compilation). A child that dies or hangs fails the task it was on; the rest continue
+    in a fresh child. Setting `cancel` stops after the current task (remaining tasks are "cancelled").
+    `command` builds the child's command line from the job file (tests substitute a scripted child).
+    """
+    pending = list(job.tasks)
+    results: list[dict[str, Any]] = []
+    device: dict[str, Any] | None = None
+    with tempfile.TemporaryDirectory(prefix="gemmlens-job-") as workdir:
+        while True:
+            sub_job = Job(op=job.op, tasks=pending, settings=job.settings)
+            child = _Child(sub_job, workdir, command)
+            deadline = time.monotonic() + startup_timeout_s + task_timeout_s
+            try:
+                while True:
+                    if cancel is not None and cancel.is_set():
+                        for task in pending:
+                            results.append(_failed(task, "cancelled") | {"status": "cancelled"})
+                        return device, results
+                    try:
+                        line = child.lines.get(timeout=min(0.5, max(deadline - time.monotonic(), 0.01)))
+                    except queue.Empty:
+                        if time.monotonic() < deadline:
+                            continue
+                        child.kill()
+                        if not pending:
+                            raise WorkerError(f"the GPU worker did not answer within {task_timeout_s:.0f} s") from None
+                        task = pending.pop(0)
+                        results.append(_failed(task, f"timed out after {task_timeout_s:.0f} s; the worker was killed"))
+                        if on_result:
+                            on_result(results[-1])
+                        break
+                    if line is None:  # the child ended
+                        code = child.proc.wait()
+                        if not pending:
+                            if code != 0 and device is None:
+                                raise WorkerError(
+                                    f"the GPU worker failed: {child.stderr_tail() or f'exit code {code}'}"
+                                )
+                            return device, results
+                        if device is None and not job.op.startswith("selftest"):
+                            raise WorkerError(
+                                f"the GPU worker could not start: {child.stderr_tail() or f'exit code {code}'}"
+                            )
+                        if code == EXIT_CONTEXT_LOST:
+                            break  # its last result line already reported the crash
+                        task = pending.pop(0)
+                        why = child.stderr_tail() or f"exit code {code}"
+                        results.append(_failed(task, f"the GPU worker crashed: {why}"))
+                        if on_result:
+                            on_result(results[-1])
+                        break
+                    if line.startswith(DEVICE_PREFIX):
+                        device = json.loads(line[len(DEVICE_PREFIX) :])
+                    elif line.startswith(RESULT_PREFIX):
+                        record = json.loads(line[len(RESULT_PREFIX) :])
+                        pending.pop(0)
+                        results.append(record)
+                        if on_result:
+                            on_result(record)
+                        deadline = time.monotonic() + task_timeout_s
+            finally:
+                child.close()
+            if not pending:
+                return device, results
+
+
+def run_selftest(kind: str, timeout_s: float = 60.0) -> str:
+    """Run a deliberately faulting or hanging kernel in a child; returns the message the parent reports."""
+    job = Job(op=f"selftest_{kind}", tasks=[Task("selftest", 1, 1, 1)])
+    _, results = run_job(job, task_timeout_s=timeout_s, startup_timeout_s=0)
+    return results[0]["error"] or "no error"

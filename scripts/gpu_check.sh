@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu sanitize ncubench tune
+# Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
+set -u
+OUT=${OUT:-/tmp/gemmlens-out}
+EV="$OUT/evidence"
+mkdir -p "$EV"
+export PYTHONUNBUFFERED=1 CUPY_TF32=0 CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-/tmp/cupy-cache}"
+PY=${PY:-python3}
+STAGES=${*:-env tests bench ncu sanitize}
+NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+LADDER=v1,v1-coalesced,v2,tiled-8,tiled-16,tiled-32,v3,v4,v5
+declare -A STATUS
+
+stage() { echo; echo "=== $1 ($(date -u +%H:%M:%S))"; }
+record() { STATUS[$1]="$2"; }
+
+job() {  # job FILE OP KERNELS M N K
+  $PY - "$@" <<'PY'
+import json, sys
+from profiling.jobs import BenchSettings, Job, Task
+path, op, kernels, m, n, k = sys.argv[1:7]
+tasks = [Task(kid, int(m), int(n), int(k)) for kid in kernels.split(",")]
+json.dump(Job(op=op, tasks=tasks, settings=BenchSettings(repeats=1, warmup=1, flush_l2=False)).to_dict(), open(path, "w"))
+PY
+}
+
+for s in $STAGES; do case $s in
+env)
+  stage env
+  { date -u; nvidia-smi; nvidia-smi -q -d CLOCK,POWER,PERFORMANCE | head -120; $PY -c "import cupy,sys;print(sys.version);print('cupy',cupy.__version__)";
+    "$NCU" --version; "$SAN" --version; nvcc --version; } > "$EV/env.txt" 2>&1
+  record env "$(grep -m1 -o 'NVIDIA H[0-9]*[^|]*' "$EV/env.txt" | head -1 | tr -s ' ')"
+  ;;
+tests)
+  stage tests
+  timeout 420 $PY -m pytest tests/gpu -q -m gpu -p no:cacheprovider 2>&1 | tee "$EV/gpu_tests.txt" | tail -30
+  record tests "$(tail -1 "$EV/gpu_tests.txt")"
+  ;;
+bench)
+  stage bench
+  timeout 400 $PY -m profiling bench --kernels all --sizes 1024,2048,4096 --repeats 30 --json "$EV/bench_ladder.json" 2>"$EV/bench_ladder.log" | tee "$EV/bench_ladder.txt"
+  fast=$($PY -c "from kernels.catalog import CATALOG; print(','.join(s.id for s in CATALOG if s.group in ('reference','beyond','tensor-core') or s.id in ('v3','v4','v5')))")
+  timeout 240 $PY -m profiling bench --kernels "$fast" --sizes 8192 --repeats 20 --json "$EV/bench_8192.json" 2>"$EV/bench_8192.log" | tee "$EV/bench_8192.txt"
+  record bench "$(grep -c ' ok ' "$EV/bench_ladder.txt") ok rows at 1024-4096; $(grep -c ' ok ' "$EV/bench_8192.txt") at 8192"
+  ;;
+ncu)
+  stage ncu
+  F="$EV/ncu"; mkdir -p "$F"
+  timeout 300 $PY -m profiling profile --kernels "cublas,$LADDER" --sizes 1024 --set quick -o "$F/ladder_1024.ncu-rep" > "$F/profile_cli.txt" 2>&1
+  echo "profile rc=$?" >> "$F/profile_cli.txt"; tail -5 "$F/profile_cli.txt"
+  R="$F/ladder_1024.ncu-rep"
+  if [ -f "$R" ]; then
+    "$NCU" --import "$R" --csv --page raw > "$F/raw.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details > "$F/details.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details --print-metric-name name > "$F/details_names.csv" 2>&1
+    "$NCU" --import "$R" --csv --print-summary per-kernel > "$F/summary.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details --print-units auto > "$F/auto_units.csv" 2>&1
+    "$NCU" --import "$R" --csv --page raw --print-units auto > "$F/raw_auto_units.csv" 2>&1
+  fi
+  job /tmp/small.json profile v1,v5 256 256 256
+  timeout 120 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --section LaunchStats --section Occupancy \
+     --metrics gpu__time_duration.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum -f -o "$F/small" $PY -m profiling worker --job /tmp/small.json > "$F/small_log.txt" 2>&1
+  timeout 120 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --csv \
+     --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__sass_thread_inst_executed_op_ffma_pred_on.sum $PY -m profiling worker --job /tmp/small.json > "$F/stdout_mixed.txt" 2>&1
+  timeout 120 "$NCU" --clock-control none --metrics no_such__metric.sum -k regex:sgemm $PY -m profiling worker --job /tmp/small.json > "$F/err_unknown_metric.txt" 2>&1; echo "exit=$?" >> "$F/err_unknown_metric.txt"
+  timeout 120 "$NCU" --clock-control none -k regex:no_kernel_has_this_name --metrics gpu__time_duration.sum $PY -m profiling worker --job /tmp/small.json > "$F/err_no_kernels.txt" 2>&1; echo "exit=$?" >> "$F/err_no_kernels.txt"
+  job /tmp/fault.json selftest_fault selftest 1 1 1
+  timeout 120 "$NCU" --clock-control none --metrics gpu__time_duration.sum $PY -m profiling worker --job /tmp/fault.json > "$F/err_target_crashed.txt" 2>&1; echo "exit=$?" >> "$F/err_target_crashed.txt"
+  timeout 60 "$NCU" --query-metrics --chip gh100 > "$F/query_metrics.txt" 2>&1
+  job /tmp/full.json profile v4 1024 1024 1024
+  timeout 200 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full -f -o "$F/full_v4" $PY -m profiling worker --job /tmp/full.json > "$F/full_log.txt" 2>&1
+  [ -f "$F/full_v4.ncu-rep" ] && "$NCU" --import "$F/full_v4.ncu-rep" --csv --page raw > "$F/full_raw.csv" 2>&1 && "$NCU" --import "$F/full_v4.ncu-rep" --csv --page details > "$F/full_details.csv" 2>&1
+  record ncu "$(ls "$F" | wc -l) files; raw rows: $(($(wc -l < "$F/raw.csv" 2>/dev/null || echo 2) - 2))"
+  ;;
+sanitize)
+  stage sanitize
+  F="$EV/sanitizer"; mkdir -p "$F"
+  job /tmp/san.json verify v5,v2 200 136 72
+  timeout 180 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san.json > "$F/racecheck_v5.txt" 2>&1
+  timeout 180 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san.json > "$F/memcheck_v5.txt" 2>&1
+  timeout 180 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/fault.json > "$F/memcheck_fault.txt" 2>&1
+  timeout 200 $PY -m profiling sanitize --kernel v5 --size 256 --tool racecheck > "$F/sanitize_cli.txt" 2>&1; echo "rc=$?" >> "$F/sanitize_cli.txt"
+  record sanitize "$(grep -h 'ERROR SUMMARY' "$F"/*.txt | tr '\n' ';')"
+  ;;
+ncubench)
+  stage ncubench
+  F="$EV/ncubench"; mkdir -p "$F"
+  t0=$(date +%s.%N)
+  timeout 400 $PY -m profiling profile --kernels "$LADDER" --sizes 4096 --set quick -o "$F/ladder_4096.ncu-rep" > "$F/one_process.txt" 2>&1
+  t1=$(date +%s.%N)
+  for k in ${LADDER//,/ }; do timeout 200 $PY -m profiling profile --kernels "$k" --sizes 4096 --set quick -o "$F/single_$k.ncu-rep" > "$F/single_$k.txt" 2>&1; rm -f "$F/single_$k.ncu-rep"; done
+  t2=$(date +%s.%N)
+  one=$($PY -c "print(round($t1 - $t0, 1))"); sep=$($PY -c "print(round($t2 - $t1, 1))")
+  echo "{\"one_process_s\": $one, \"separate_processes_s\": $sep, \"kernels\": \"$LADDER\", \"size\": 4096}" > "$F/ncu_timing.json"
+  [ -f "$F/ladder_4096.ncu-rep" ] && "$NCU" --import "$F/ladder_4096.ncu-rep" --csv --page raw > "$F/raw_4096.csv" 2>&1
+  record ncubench "one process ${one}s vs separate ${sep}s"
+  ;;
+tune)
+  stage tune
+  timeout 400 $PY -m profiling tune --sizes 4096 --json "$EV/tuning.json" 2>&1 | tail -20
+  record tune "$(test -f "$EV/tuning.json" && echo written || echo missing)"
+  ;;
+esac; done
+
+tar -C "$OUT" -czf "$OUT/evidence.tar.gz" evidence && rm -rf "$EV"
+echo; echo "=== summary"
+for s in $STAGES; do printf '%-10s %s\n' "$s" "${STATUS[$s]:-not run}"; done
+ls -la "$OUT"
