@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import sqlalchemy as sa
 
 from profiling import review
 from profiling.errors import InvalidInput
@@ -97,6 +98,12 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and (not math.isfinite(value) or value < 0):
             flag = "--" + name.replace("_", "-")
             raise InvalidInput(f"{flag} must be a percentage >= 0, not {value:g}")
+    if args.db is not None:
+        # A mistyped --db must not pass unnoticed in CI just because both sides were files.
+        try:
+            sa.engine.make_url(args.db)
+        except sa.exc.ArgumentError as exc:
+            raise InvalidInput(f"--db: not a database URL: {args.db!r} (e.g. sqlite:///runs.sqlite)") from exc
     stores: dict[str, RunStore] = {}
     try:
         baseline = _load(args.baseline, stores, args.db)

@@ -1,0 +1,260 @@
+"""Review functions: filters, comparison verdicts, history, HTML/CSV/JSON export and import round trip."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from profiling import review, store
+from profiling.errors import InvalidInput
+from profiling.store import RunStore
+
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
+
+
+def bench_doc(kernels: dict[str, float], *, size: int = 4096, created: str = "2026-11-22T01:23:45Z",
+              device: str = "NVIDIA H100 80GB HBM3") -> dict:  # fmt: skip
+    """A gemmlens.bench.v1 document (docs/results-format.md): one ok result per kernel, median ms."""
+    return {
+        "schema": "gemmlens.bench.v1",
+        "created_utc": created,
+        "tool": {"gemmlens_commit": "abc1234"},
+        "device": {"name": device, "cc": "9.0", "driver": "580.159.04", "cuda_runtime": 13000},
+        "settings": {"repeats": 30},
+        "results": [
+            {"kernel": name, "m": size, "n": size, "k": size, "status": "ok", "error": None, "rel_error": 1e-7,
+             "time_ms": {"median": ms, "min": ms, "max": ms},
+             "tflops": 2 * size**3 / (ms * 1e-3) / 1e12, "pct_cublas": 80.0,
+             "compile": {"registers": 128, "shared_static_bytes": 8192}}
+            for name, ms in kernels.items()
+        ],
+    }  # fmt: skip
+
+
+def record(kernels: dict[str, float], run_id: int, label: str, **kw: object) -> dict:
+    rec = store.run_from_bench(bench_doc(kernels, **kw), label=label)  # type: ignore[arg-type]
+    rec["id"] = run_id
+    return rec
+
+
+def by(comparison: pd.DataFrame, kernel: str, metric: str) -> pd.Series:
+    rows = comparison[(comparison["kernel"] == kernel) & (comparison["metric"] == metric)]
+    assert len(rows) == 1, rows
+    return rows.iloc[0]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("better", "base", "cand", "verdict"),
+    [
+        ("lower", 10.0, 9.0, "improvement"),
+        ("lower", 10.0, 11.0, "regression"),
+        ("lower", 10.0, 10.1, "same"),  # 1% is inside the 2% noise threshold
+        ("higher", 10.0, 11.0, "improvement"),
+        ("higher", 10.0, 9.0, "regression"),
+        (None, 128, 160, "changed"),
+        (None, 128, 128, "same"),
+        ("lower", 0, 0, "same"),
+        ("lower", 0, 5, "regression"),  # bank conflicts appearing from none
+        ("higher", None, 5, "n/a"),
+        ("lower", 1.0, math.nan, "n/a"),
+    ],
+)
+def test_classify(better: str | None, base: float | None, cand: float | None, verdict: str) -> None:
+    assert review.classify(better, base, cand, 2.0) == verdict
+
+
+def test_compare_runs_deltas_and_directions() -> None:
+    base = record({"v3": 3.0, "v5": 2.0, "v7": 1.0}, 1, "base")
+    cand = record({"v3": 3.3, "v5": 1.9, "v8": 1.0}, 2, "cand")
+    cand["results"][0]["bank_conflicts"] = 50.0
+    base["results"][0]["bank_conflicts"] = 100.0
+    cand["results"][1]["occupancy_pct"] = 20.0
+    base["results"][1]["occupancy_pct"] = 25.0
+    comparison = review.compare_runs(base, [cand])
+    assert list(comparison.columns) == review.COMPARISON_COLUMNS
+    assert set(comparison["kernel"]) == {"v3", "v5"}  # only pairs present in both
+
+    t = by(comparison, "v3", "time_median_ms")
+    assert (t["baseline"], t["candidate"]) == (3.0, 3.3)
+    assert t["delta"] == pytest.approx(0.3) and t["delta_pct"] == pytest.approx(10.0)
+    assert t["verdict"] == "regression" and t["better"] == "lower"
+    assert by(comparison, "v3", "tflops")["verdict"] == "regression"
+    assert by(comparison, "v3", "bank_conflicts")["verdict"] == "improvement"  # fewer conflicts
+    assert by(comparison, "v5", "time_median_ms")["verdict"] == "improvement"
+    assert by(comparison, "v5", "occupancy_pct")["verdict"] == "regression"  # lower occupancy
+    assert by(comparison, "v5", "pct_cublas")["verdict"] == "same"
+    assert by(comparison, "v5", "dram_bytes")["verdict"] == "n/a"
+
+    # A wider threshold for time turns the 5% change into noise; per-metric overrides apply.
+    wide = review.compare_runs(base, [cand], thresholds={"time_median_ms": 6.0})
+    assert by(wide, "v5", "time_median_ms")["verdict"] == "same"
+    assert by(wide, "v5", "tflops")["verdict"] == "improvement"
+
+    only = review.unmatched(base, cand)
+    assert sorted(zip(only["kernel"], only["only_in"], strict=True)) == [("v7", "baseline"), ("v8", "candidate")]
+
+
+def test_status_change_is_a_regression_and_slower_than_reports_it() -> None:
+    base = record({"v3": 3.0, "v5": 2.0}, 1, "base")
+    cand = record({"v3": 3.05, "v5": 2.0}, 2, "cand")
+    cand["results"][1].update(status="wrong", time_median_ms=None)
+    comparison = review.compare_runs(base, [cand])
+    status = by(comparison, "v5", "status")
+    assert (status["baseline"], status["candidate"], status["verdict"]) == ("ok", "wrong", "regression")
+    bad = review.slower_than(comparison, 5.0)
+    assert list(bad["kernel"]) == ["v5"]
+    assert review.slower_than(comparison, 1.0)["kernel"].tolist() == ["v3", "v5"]  # v3 is 1.67% slower
+
+
+def test_several_candidates_and_side_by_side() -> None:
+    base = record({"v3": 3.0}, 1, "base")
+    cands = [record({"v3": 2.7}, 2, "faster"), record({"v3": 3.6}, 3, "slower")]
+    comparison = review.compare_runs(base, cands)
+    wide = review.side_by_side(comparison)
+    assert list(wide["candidate_label"]) == ["faster", "slower"]
+    assert list(wide["Time (ms) verdict"]) == ["improvement", "regression"]
+    assert wide["Time (ms) Δ%"].tolist() == pytest.approx([-10.0, 20.0])
+    assert wide["Time (ms) (base)"].tolist() == [3.0, 3.0]
+
+
+def test_bad_threshold_is_refused() -> None:
+    base = record({"v3": 3.0}, 1, "base")
+    with pytest.raises(InvalidInput, match="noise threshold"):
+        review.compare_runs(base, [base], threshold_pct=-1)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_filter_runs() -> None:
+    runs = review.runs_frame(
+        [
+            {**record({"v3": 3.0}, 1, "monday sweep", created="2026-11-02T10:00:00Z"), "author": "Ann"},
+            {
+                **record(
+                    {"v5": 2.0, "cublas": 1.0},
+                    2,
+                    "tuesday",
+                    created="2026-11-03T23:30:00Z",
+                    device="NVIDIA A100-SXM4-80GB",
+                ),
+                "author": "bo",
+            },  # fmt: skip
+            {**record({"v3": 2.5}, 3, "wed", created="2026-11-04T08:00:00Z"), "author": "ann"},
+        ]
+    )
+    assert runs["created"].dt.tz is not None
+    ids = lambda frame: frame["id"].tolist()  # noqa: E731
+    assert ids(review.filter_runs(runs, device="a100")) == [2]
+    assert ids(review.filter_runs(runs, kernel="v3")) == [1, 3]
+    assert ids(review.filter_runs(runs, kernel="CUBLAS")) == [2]
+    assert ids(review.filter_runs(runs, author="ann")) == [1, 3]
+    assert ids(review.filter_runs(runs, label="sweep")) == [1]
+    assert ids(review.filter_runs(runs, since="2026-11-03")) == [2, 3]
+    # A bare date as the upper bound includes the whole day (run 2 is at 23:30 that day).
+    assert ids(review.filter_runs(runs, until=dt.date(2026, 11, 3))) == [1, 2]
+    assert ids(review.filter_runs(runs, until="2026-11-03")) == [1, 2]
+    assert ids(review.filter_runs(runs, since=dt.datetime(2026, 11, 3, 12, tzinfo=dt.UTC), author="bo")) == [2]
+    assert ids(review.filter_runs(runs, device="h100", kernel="v5")) == []
+    with pytest.raises(InvalidInput, match="not a date"):
+        review.filter_runs(runs, since="last tuesday")
+
+
+def test_kernel_history_per_device(tmp_path: Path) -> None:
+    with RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}") as s:
+        s.save_run(store.run_from_bench(bench_doc({"v3": 3.0}, created="2026-11-01T00:00:00Z"), label="a"))
+        s.save_run(store.run_from_bench(bench_doc({"v3": 2.0}, created="2026-11-03T00:00:00Z"), label="c"))
+        s.save_run(store.run_from_bench(bench_doc({"v3": 2.5, "v5": 1.0}, created="2026-11-02T00:00:00Z"), label="b"))
+        s.save_run(
+            store.run_from_bench(bench_doc({"v3": 6.0}, created="2026-11-02T00:00:00Z", device="A100"), label="x")
+        )
+        rows = review.rows_frame(s.result_rows(kernel="v3"))
+    history = review.kernel_history(rows, "v3", device="NVIDIA H100 80GB HBM3")
+    assert history["run_label"].tolist() == ["a", "b", "c"]  # by date, not by save order
+    assert history["value"].tolist() == [3.0, 2.5, 2.0]
+    both = review.kernel_history(rows, "v3", metric="tflops")
+    assert sorted(set(both["device_name"])) == ["A100", "NVIDIA H100 80GB HBM3"]
+    fig = review.history_figure(both, "v3", "tflops")
+    assert sorted(t.name for t in fig.data) == ["A100 4096x4096x4096", "NVIDIA H100 80GB HBM3 4096x4096x4096"]
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_html_report_is_self_contained() -> None:
+    base = record({"v3": 3.0, "v5": 2.0}, 1, "base <b>")
+    cand = record({"v3": 3.3, "v5": 1.9}, 2, "cand")
+    page = review.report_html(base, [cand], title="Weekly review")
+    assert page.startswith("<!DOCTYPE html>") and "<title>Weekly review</title>" in page
+    # plotly.js is inlined exactly once and nothing is fetched from the network.
+    assert page.count("* plotly.js v") == 1
+    assert not re.search(r"<script[^>]*\ssrc=", page) and not re.search(r"<link[^>]*\shref=", page)
+    assert page.count('class="plotly-graph-div"') == 2
+    assert "base &lt;b&gt;" in page and "base <b>" not in page  # labels are escaped
+    # Verdict colours land on the cells: v3's time regressed (red), v5's improved (green).
+    assert f'color:{review.VERDICT_COLORS["regression"]};font-weight:600">3.3<' in page
+    assert f'color:{review.VERDICT_COLORS["improvement"]};font-weight:600">1.9<' in page
+
+
+def test_csv_and_json_export_of_tables() -> None:
+    base = record({"v3": 3.0}, 1, "base")
+    cand = record({"v3": 3.3}, 2, "cand")
+    comparison = review.compare_runs(base, [cand])
+    csv = pd.read_csv(io.StringIO(review.to_csv(comparison)))
+    assert list(csv.columns) == review.COMPARISON_COLUMNS and len(csv) == len(comparison)
+    assert csv[csv["metric"] == "time_median_ms"]["delta_pct"].iloc[0] == pytest.approx(10.0)
+    rows = json.loads(review.to_json(comparison))
+    assert rows[1]["metric"] == "time_median_ms" and rows[1]["verdict"] == "regression"
+    runs_csv = review.to_csv(review.runs_frame([base, cand]))
+    assert "v3" in runs_csv.splitlines()[1]
+
+
+def test_runs_json_export_imports_back(tmp_path: Path) -> None:
+    with RunStore(f"sqlite:///{tmp_path / 'a.sqlite'}") as a:
+        ids = [a.save_run(store.run_from_bench(bench_doc({"v3": 3.0, "v5": 2.0}), label="one", author="ann")),
+               a.save_run(store.run_from_report(
+                   {"launches": [{"name": "k(float*)", "metrics": {"dram__bytes.sum": {"value": 5.0, "unit": "byte"}},
+                                  "derived": {"x": 1.0}}]}, label="two"))]  # fmt: skip
+        originals = a.get_runs(ids)
+    text = review.export_runs_json(originals)
+    imported = review.import_runs_json(text)
+    with RunStore(f"sqlite:///{tmp_path / 'b.sqlite'}") as b:
+        new_ids = b.import_runs(imported)
+        copies = b.get_runs(new_ids)
+    for orig, copy in zip(originals, copies, strict=True):
+        for key in ("label", "author", "notes", "created_utc", "kind", "device", "catalog_commit", "meta", "results"):
+            assert copy[key] == orig[key], key
+    # Bytes, a single run record, and bad documents.
+    assert len(review.import_runs_json(text.encode())) == 2
+    assert review.import_runs_json(json.dumps(originals[0]))[0]["label"] == "one"
+    with pytest.raises(InvalidInput, match="not a JSON export"):
+        review.import_runs_json("{nope")
+    with pytest.raises(InvalidInput, match="not a GEMM Lens runs export"):
+        review.import_runs_json('{"schema": "gemmlens.bench.v1", "results": []}')
+    with pytest.raises(InvalidInput, match="run 1 of the export: a run needs"):
+        review.import_runs_json('{"schema": "gemmlens.runs.v1", "runs": [{"label": "x"}]}')
+
+
+@pytest.mark.skipif(not list(RESULTS_DIR.glob("*.json")), reason="no results/*.json from the device yet")
+def test_real_results_files_load_and_compare() -> None:
+    """Every committed results file loads as a run, and compares with itself as all "same"."""
+    for path in sorted(RESULTS_DIR.glob("*.json")):
+        doc = json.loads(path.read_text())
+        if doc.get("schema") != store.BENCH_SCHEMA:
+            continue
+        rec = store.load_run_file(path)
+        assert rec["results"] and rec["device"].get("name"), path
+        ok = [r for r in rec["results"] if r["status"] == "ok"]
+        assert all(r["time_median_ms"] and r["time_median_ms"] > 0 for r in ok), path
+        comparison = review.compare_runs(rec, [rec])
+        assert set(comparison["verdict"]) <= {"same", "n/a"}, path
