@@ -233,8 +233,7 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     """Compile a catalog kernel (cached per process) and read its registers, shared and local memory."""
     if spec.id in _COMPILED:
         return _COMPILED[spec.id]
-    major, minor = cupy.cuda.Device().compute_capability[0], cupy.cuda.Device().compute_capability[1:]
-    arch = f"sm_{major}{minor}"
+    arch = f"sm_{cupy.cuda.Device().compute_capability}"
     options: list[str] = ["-std=c++17", "-lineinfo"]
     if spec.backend == "nvrtc":
         options += [f"-I{d}" for d in _cuda_include_dirs()]
@@ -266,7 +265,7 @@ def max_active_blocks(compiled: CompiledKernel) -> int:
     """Blocks per SM the driver's occupancy calculator allows for this kernel's launch."""
     return int(
         cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            compiled.function.ptr, compiled.spec.threads_per_block, compiled.spec.dynamic_smem_bytes
+            compiled.function.kernel.ptr, compiled.spec.threads_per_block, compiled.spec.dynamic_smem_bytes
         )
     )
 
