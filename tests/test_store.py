@@ -511,3 +511,35 @@ def test_two_processes_saving_at_once_keep_all_runs(
             got = s.get_run(r["id"])["results"]
             assert [x["m"] for x in got] == list(range(1, 701))
             assert {x["kernel"][0] for x in got} == {r["label"][0]}
+
+
+def test_ncu_report_objects_are_accepted(open_store: Callable[..., RunStore]) -> None:
+    """The parser's own Report/KernelLaunch/Metric objects, and their to_dict(), give the same run."""
+    ncu = pytest.importorskip("profiling.ncu_report")
+    launch = ncu.KernelLaunch(
+        id="3",
+        name="sgemm_v5<128, 8>(float const*, float*)",
+        block=(256, 1, 1),
+        grid=(32, 32, 1),
+        cc="9.0",
+        device="NVIDIA H100 80GB HBM3",
+        metrics={
+            "gpu__time_duration.sum": ncu.Metric(4_000_000.0, "nsecond"),
+            "launch__registers_per_thread": ncu.Metric(128.0, "register/thread"),
+            "dram__bytes.sum": ncu.Metric(3.0e8, "byte"),
+        },
+        derived={"fp32_flops": 1.0e11},
+        findings=[ncu.Finding("SOLBottleneck", "WRN", "memory bound", estimated_speedup_pct=12.0)],
+    )
+    report = ncu.Report(launches=[launch], layout="raw", source="x.csv", warnings=["w"])
+    s = open_store()
+    from_object = s.get_run(s.save_run(store.run_from_report(report, label="obj")))
+    from_dict = s.get_run(s.save_run(store.run_from_report(report.to_dict(), label="dict")))
+    for got in (from_object, from_dict):
+        r = got["results"][0]
+        assert r["kernel"] == "sgemm_v5<128, 8>(float const*, float*)"
+        assert r["time_median_ms"] == pytest.approx(4.0) and r["registers"] == 128 and r["dram_bytes"] == 3.0e8
+        assert r["derived"] == {"fp32_flops": 1.0e11}
+        assert r["extra"]["findings"][0]["estimated_speedup_pct"] == 12.0
+        assert r["extra"]["block"] == [256, 1, 1] and r["extra"]["units"]["dram__bytes.sum"] == "byte"
+        assert got["device"]["name"] == "NVIDIA H100 80GB HBM3" and got["meta"]["layout"] == "raw"
