@@ -1,0 +1,100 @@
+"""Tile configurations of the templated v8 kernel (`sgemm_async` in kernels/src/v8_async.cu) for a tuning sweep.
+
+Each entry of `TUNING_CONFIGS` is one template instantiation that compiles without spills (checked by
+tests/test_kernel_sources_beyond.py) and whose launch fits an H100/H200 SM at least once. A sweep turns an
+entry into a launchable catalog entry with `spec_for(config)` and keeps the fastest verified one per GPU
+and size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kernels.catalog import KernelSpec, get_kernel
+
+BASE_KERNEL_ID = "v8-async"
+SOURCE = "v8_async.cu"
+# The transposed A tile carries 4 floats of padding per K row (v8::APAD in the source).
+A_PAD = 4
+LANES_PER_WARP = 32
+# Registers per thread are capped at 65536 / 512 = 128 by __launch_bounds__(THREADS, 512 / THREADS).
+THREADS_PER_SM_TARGET = 512
+
+
+def smem_bytes(bm: int, bn: int, bk: int, stages: int) -> int:
+    """Dynamic shared memory of one block: STAGES x (transposed, padded A slice + B slice), float32."""
+    return stages * (bk * (bm + A_PAD) + bk * bn) * 4
+
+
+def problems(p: dict[str, int]) -> list[str]:
+    """Why a parameter set would fail the kernel's static_asserts (empty when it is valid)."""
+    bm, bn, bk, wm, wn, tm, tn, stages, threads = (
+        p[k] for k in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "THREADS")
+    )
+    out = []
+    if threads % LANES_PER_WARP or threads > THREADS_PER_SM_TARGET:
+        out.append("THREADS must be whole warps and at most 512")
+    if bm % wm or bn % wn or (bm // wm) * (bn // wn) * LANES_PER_WARP != threads:
+        out.append("the warp tiles must cover the block tile with one warp each")
+    if tm % 4 or tn % 4 or wm % tm or wn % tn or (wm // tm) * (wn // tn) != LANES_PER_WARP:
+        out.append("the thread tiles (4x4 fragments) must cover a warp tile with exactly 32 lanes")
+    kq = bk // 4
+    if bk % 4 or (bm * kq) % threads or threads % kq:
+        out.append("the A slice must split evenly into 4-element copies per thread")
+    vecs = bn // 4
+    if bn % 4 or (bk * vecs) % threads or threads % vecs:
+        out.append("the B slice must split evenly into float4 copies per thread")
+    if stages < 2:
+        out.append("STAGES must be at least 2")
+    return out
+
+
+def _config(bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int) -> dict:
+    params = {
+        "BM": bm, "BN": bn, "BK": bk, "WM": wm, "WN": wn, "TM": tm, "TN": tn,
+        "STAGES": stages, "THREADS": threads, "MIN_BLOCKS": THREADS_PER_SM_TARGET // threads,
+    }
+    bad = problems(params)
+    if bad:
+        raise ValueError(f"invalid sgemm_async configuration {params}: {'; '.join(bad)}")
+    return {
+        "id": f"{BASE_KERNEL_ID}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}",
+        "source": SOURCE,
+        "entry": f"sgemm_async<{bm},{bn},{bk},{wm},{wn},{tm},{tn},{stages},{threads}>",
+        "block": (threads, 1),
+        "tile_m": bm,
+        "tile_n": bn,
+        "grid_order": "cols_x",
+        "dynamic_smem_bytes": smem_bytes(bm, bn, bk, stages),
+        "params": params,
+    }
+
+
+TUNING_CONFIGS: list[dict] = [
+    # The catalog's default: 16-deep slices halve the barriers of BK=8, 3 stages keep 2 blocks per SM.
+    _config(128, 128, 16, 64, 32, 8, 8, 3, 256),
+    _config(128, 128, 8, 64, 32, 8, 8, 4, 256),
+    _config(128, 128, 8, 64, 32, 8, 8, 3, 256),
+    _config(128, 128, 16, 32, 64, 8, 8, 3, 256),
+    _config(128, 128, 16, 64, 32, 8, 8, 4, 256),
+    # Larger block tile, one 512-thread block per SM: less L2 traffic per FMA.
+    _config(256, 128, 16, 64, 32, 8, 8, 3, 512),
+    # Smaller tiles give more blocks where 128x128 leaves SMs idle (n <= 2048 on 132 SMs).
+    _config(128, 64, 8, 64, 32, 8, 8, 4, 128),
+    _config(64, 64, 16, 32, 32, 8, 4, 3, 128),
+]
+
+
+def spec_for(config: dict) -> KernelSpec:
+    """The v8 catalog entry re-targeted at one tuning configuration."""
+    return replace(
+        get_kernel(BASE_KERNEL_ID),
+        id=config["id"],
+        entry=config["entry"],
+        block=tuple(config["block"]),
+        tile_m=config["tile_m"],
+        tile_n=config["tile_n"],
+        grid_order=config["grid_order"],
+        dynamic_smem_bytes=config["dynamic_smem_bytes"],
+        params=dict(config["params"]),
+    )
