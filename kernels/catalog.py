@@ -282,6 +282,32 @@ CATALOG: tuple[KernelSpec, ...] = (
         previous="v7-warptile",
         group="beyond",
     ),
+    KernelSpec(
+        id="wmma-addmm",
+        title="WMMA AddMM (design document)",
+        adds="Tensor cores: D = alpha*A*B + beta*C with half A, B and float C, D through 16x16x16 WMMA fragments; "
+        "the document's 128x128 block of 8 warps (32x64 warp tiles), K in chunks of 64 staged with 16-byte "
+        "copies into skewed shared memory, result staged through shared memory for coalesced 16-byte stores. "
+        "Typos fixed, any M, N, K that are multiples of 16 (edges zero-filled), alpha = 0 safe.",
+        operation="hgemm_addmm",
+        source="hgemm_wmma.cu",
+        entry="hgemm_wmma_addmm<true>",
+        block=(256, 1),
+        tile_m=128,
+        tile_n=128,
+        grid_order="cols_x",
+        dtype="float16",
+        params={
+            "BM": 128, "BN": 128, "CHUNK_K": 4, "BK": 64, "WARPS": 8, "WARP_M": 32, "WARP_N": 64,
+            "FRAG_M": 16, "FRAG_N": 16, "FRAG_K": 16, "SKEW_HALF": 16, "SHARED_MEMORY_LIMIT_64K": 1,
+            "THREADS": 256, "MIN_BLOCKS": 2,
+        },
+        multiple_of=16,
+        dynamic_smem_bytes=65536,
+        design_doc=f"{SEED_WMMA} (WMMA AddMM walkthrough and listing)",
+        previous="v8-async",
+        group="tensor-core",
+    ),
     # --- end beyond the ladder ---
 )
 
