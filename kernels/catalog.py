@@ -305,7 +305,33 @@ CATALOG: tuple[KernelSpec, ...] = (
         multiple_of=16,
         dynamic_smem_bytes=65536,
         design_doc=f"{SEED_WMMA} (WMMA AddMM walkthrough and listing)",
-        previous="v8-async",
+        previous=None,
+        group="tensor-core",
+    ),
+    KernelSpec(
+        id="wmma-async",
+        title="Tensor-core AddMM, cp.async + ldmatrix + mma.sync",
+        adds="The WMMA AddMM rebuilt for throughput: 4-stage cp.async pipeline of 32-deep K slices, 128x256 "
+        "block tile with 64x64 warp tiles (4x8 mma.sync.m16n8k16 tiles per warp), XOR-swizzled shared memory "
+        "read by ldmatrix.x4 / .x4.trans without bank conflicts, next K step's fragments loaded during the "
+        "current mma, alpha/beta applied from registers, grouped block order for L2 reuse.",
+        operation="hgemm_addmm",
+        source="hgemm_mma_async.cu",
+        entry="hgemm_mma_async<128,256,4>",
+        block=(256, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params={
+            "BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "MMA_M": 16, "MMA_N": 8, "MMA_K": 16,
+            "STAGES": 4, "THREADS": 256, "MIN_BLOCKS": 1,
+        },
+        multiple_of=16,
+        dynamic_smem_bytes=98304,
+        design_doc=f"{SEED_WMMA} (the kernel it speeds up); PTX ISA: cp.async, ldmatrix, mma.m16n8k16 fragment "
+        "layouts; CUTLASS-style multistage pipeline and XOR swizzle",
+        previous="wmma-addmm",
         group="tensor-core",
     ),
     # --- end beyond the ladder ---
