@@ -50,6 +50,13 @@ def child_main(job: Job) -> int:
     _emit(DEVICE_PREFIX, session.device)
     if job.op == "device_info":
         return 0
+    if job.op == "ceilings":
+        from profiling.ceilings import measure_ceilings
+
+        record = {"kernel": "ceilings", "m": 1, "n": 1, "k": 1, "status": "ok", "error": None}
+        record["ceilings"] = measure_ceilings(session.device)
+        _emit(RESULT_PREFIX, record)
+        return 0
     for task in job.tasks:
         try:
             record = gpu_runner.run_task(session, task.kernel, task.shape, job.settings, job.op)
