@@ -238,3 +238,9 @@ hgemm_mma_async(const unsigned short* __restrict__ A, const unsigned short* __re
         }
     }
 }
+
+// Explicit instantiation for offline nvcc -cubin builds (NVRTC instantiates through name expressions).
+#ifndef __CUDACC_RTC__
+template __global__ void hgemm_mma_async<128,256,4>(const unsigned short*, const unsigned short*, const float*, float*,
+                                                    int, int, int, float, float);
+#endif

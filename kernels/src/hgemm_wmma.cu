@@ -23,9 +23,9 @@
 //   so NaNs in an unused C do not leak into D, as BLAS specifies).
 // - The persistent `for (block_pos = blockIdx.x; ; block_pos += gridDim.x)` loop is dropped: the catalog
 //   launches one block per 128x128 tile, with blockIdx.x walking column tiles.
-// - Shared memory is dynamic; SHARED_MEMORY_LIMIT_64K is the template parameter (true: CHUNK_K = 4,
+// - Shared memory is dynamic; SHARED_MEMORY_LIMIT_64K is the template parameter (1: CHUNK_K = 4,
 //   64 KB, the C staging buffer being the largest user, 2 blocks per SM under a 128-register cap;
-//   false: CHUNK_K = 8, 72 KB, whose 16 copies in flight per thread need ~200 registers, so 1 block per
+//   0: CHUNK_K = 8, 72 KB, whose 16 copies in flight per thread need ~200 registers, so 1 block per
 //   SM). Both exceed the 48 KB default, so the launcher raises the kernel's dynamic shared-memory limit.
 //
 // The fragment operations are written as the PTX `wmma.*` instructions that <mma.h>'s nvcuda::wmma
@@ -48,7 +48,7 @@ constexpr int SKEW_HALF = 16;
 constexpr int C_STRIDE = BN;  // floats per staged C row (the document's unskewed 64 KB staging)
 constexpr int COPY_HALVES = 8;  // one 16-byte copy
 
-template <bool LIMIT_64K>
+template <int LIMIT_64K>
 struct Layout {
     static constexpr int CHUNK_K = LIMIT_64K ? 4 : 8;
     static constexpr int BK = CHUNK_K * FRAG;
@@ -108,7 +108,7 @@ __device__ __forceinline__ void store_acc(unsigned addr, const float (&acc)[8], 
 
 }  // namespace wmma_addmm
 
-template <bool SHARED_MEMORY_LIMIT_64K>
+template <int SHARED_MEMORY_LIMIT_64K>
 __global__ void __launch_bounds__(wmma_addmm::THREADS, SHARED_MEMORY_LIMIT_64K ? 2 : 1)
 hgemm_wmma_addmm(const unsigned short* __restrict__ A, const unsigned short* __restrict__ B,
                  const float* __restrict__ C, float* __restrict__ D, int M, int N, int K, float alpha, float beta)
@@ -226,3 +226,11 @@ hgemm_wmma_addmm(const unsigned short* __restrict__ A, const unsigned short* __r
         *reinterpret_cast<float4*>(D + (size_t)row * N + col) = v;
     }
 }
+
+// Explicit instantiations for offline nvcc -cubin builds (NVRTC instantiates through name expressions).
+#ifndef __CUDACC_RTC__
+template __global__ void hgemm_wmma_addmm<1>(const unsigned short*, const unsigned short*, const float*, float*,
+                                             int, int, int, float, float);
+template __global__ void hgemm_wmma_addmm<0>(const unsigned short*, const unsigned short*, const float*, float*,
+                                             int, int, int, float, float);
+#endif

@@ -219,3 +219,17 @@ sgemm_async(const float* __restrict__ A, const float* __restrict__ B, float* __r
         }
     }
 }
+
+// Explicit instantiations of the catalog entry and of every kernels/tuning.py configuration, so that an
+// offline nvcc -cubin build (the compile tests, the resource report) emits them. NVRTC instantiates what
+// the launcher names through name expressions and skips these to keep each compile to one kernel.
+#ifndef __CUDACC_RTC__
+template __global__ void sgemm_async<128,128,16,64,32,8,8,3,256>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_async<128,128,8,64,32,8,8,4,256>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_async<128,128,8,64,32,8,8,3,256>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_async<128,128,16,32,64,8,8,3,256>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_async<128,128,16,64,32,8,8,4,256>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_async<256,128,16,64,32,8,8,3,512>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_async<128,64,8,64,32,8,8,4,128>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_async<64,64,16,32,32,8,4,3,128>(const float*, const float*, float*, int, int, int);
+#endif
