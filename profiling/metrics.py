@@ -84,7 +84,8 @@ QUICK_METRICS: tuple[str, ...] = (
 # Details-page display labels -> canonical names
 # ---------------------------------------------------------------------------------------------
 
-# Labels shown by `--page details` (ncu section files) for the metrics we use. A label can name
+# Labels shown by `--page details` (ncu section files). Launch Statistics and Occupancy labels are
+# checked row by row against `--print-metric-name name` output of the same report (test_ncu_report). A label can name
 # different metrics in different sections ("Memory Throughput" is a % in Speed Of Light and a
 # byte/second rate in Memory Workload Analysis), so those are keyed by the unit's kind below.
 LABEL_TO_METRIC: dict[str, str] = {
@@ -110,6 +111,16 @@ LABEL_TO_METRIC: dict[str, str] = {
     "Waves Per SM": "launch__waves_per_multiprocessor",
     "# SMs": "launch__sm_count",
     "Stack Size": "launch__stack_size",
+    "Function Cache Configuration": "launch__func_cache_config",
+    "Cluster Scheduling Policy": "launch__cluster_scheduling_policy",
+    "Cluster Size": "launch__cluster_size",
+    "# TPCs": "launch__tpc_count",
+    "Enabled TPC IDs": "launch__tpc_enabled",
+    "Uses Green Context": "launch__uses_green_context",
+    "Max Active Clusters": "launch__cluster_max_active",
+    "Max Cluster Size": "launch__cluster_max_potential_size",
+    "Overall GPU Occupancy": "launch__occupancy_cluster_gpu_pct",
+    "Cluster Occupancy": "launch__occupancy_cluster_pct",
     # Occupancy
     "Block Limit Registers": "launch__occupancy_limit_registers",
     "Block Limit Shared Mem": "launch__occupancy_limit_shared_mem",

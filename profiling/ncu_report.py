@@ -58,8 +58,11 @@ _DETAIL_COLUMNS = {
     "Maximum",
     "Average",
 }
-NCU_REP_MAGIC = b"NVPERF"
+NCU_REP_MAGIC = b"NVR\x00"
 """First bytes of a .ncu-rep, so a renamed one is still recognised (see test_ncu_rep_magic)."""
+# ncu 2025 adds two NVTX-state columns after "Host Name" when --nvtx is on; their names contain ":".
+_NVTX_COLUMN_PREFIXES = ("thread Domain:", "Id:Domain:")
+_GEMMLENS_RANGE = re.compile(r"gemmlens:([A-Za-z0-9_.+-]+):(\d+)x(\d+)x(\d+)")
 _NCU_LINE = re.compile(r"^\s*==(PROF|WARNING|ERROR|WARN|INFO)==")
 _DIM_RE = re.compile(r"-?\d+")
 
@@ -115,6 +118,8 @@ class KernelLaunch:
     device: str | None = None
     process: str | None = None
     invocations: int | None = None
+    nvtx: str | None = None
+    """The NVTX push/pop range(s) the launch ran in, as ncu prints them."""
     metrics: dict[str, Metric] = field(default_factory=dict)
     derived: dict[str, float] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
@@ -138,6 +143,7 @@ class KernelLaunch:
             "device": self.device,
             "process": self.process,
             "invocations": self.invocations,
+            "nvtx": self.nvtx,
             "metrics": {k: m.to_dict() for k, m in self.metrics.items()},
             "derived": {k: {"value": v, "unit": M.DERIVED_UNITS.get(k, "")} for k, v in self.derived.items()},
             "findings": [f.to_dict() for f in self.findings],
@@ -313,11 +319,19 @@ class _Identity:
         self.device = pos.get("Device")
         self.process = pos.get("Process Name")
         self.invocations = pos.get("Invocations")
+        self.nvtx = [i for i, h in enumerate(header) if h.startswith(_NVTX_COLUMN_PREFIXES)]
         if self.name is None:
             raise ReportError("the CSV has no 'Kernel Name' column; expected an Nsight Compute export")
 
     def key(self, row: Sequence[str]) -> tuple[str, ...]:
-        return (_cell(row, self.id), _cell(row, self.name), _cell(row, self.process), _cell(row, self.device))
+        # Summaries have no ID: one kernel name can appear with several launch shapes.
+        fields = (self.id, self.name, self.process, self.device, self.block, self.grid)
+        return tuple(_cell(row, i) for i in fields)
+
+    def nvtx_text(self, row: Sequence[str]) -> str | None:
+        parts = [_cell(row, i) for i in self.nvtx]
+        text = " ".join(p for p in parts if p)
+        return text or None
 
     def launch(self, row: Sequence[str], fallback_id: int) -> KernelLaunch:
         invocations = M.parse_number(_cell(row, self.invocations)) if self.invocations is not None else None
@@ -330,13 +344,14 @@ class _Identity:
             device=_cell(row, self.device) or None,
             process=_cell(row, self.process) or None,
             invocations=int(invocations) if invocations is not None else None,
+            nvtx=self.nvtx_text(row),
         )
 
 
 def _parse_raw(header: list[str], rows: list[list[str]], warnings: list[str]) -> Report:
     """Raw page: one column per metric, a units row, then one row per launch."""
     ident = _Identity(header)
-    metric_cols = [i for i, h in enumerate(header) if h not in _ID_COLUMNS]
+    metric_cols = [i for i, h in enumerate(header) if h not in _ID_COLUMNS and not h.startswith(_NVTX_COLUMN_PREFIXES)]
     if not metric_cols:
         raise ReportError("the CSV has kernel columns but no metric columns; expected `--page raw` output")
     units: list[str] = [""] * len(header)
@@ -371,7 +386,10 @@ def _parse_raw(header: list[str], rows: list[list[str]], warnings: list[str]) ->
             text = row[i]
             value = parse(text)
             if value is not None:
-                metrics[name] = Metric(value * factor, base)
+                if factor != 1.0:
+                    # "0.509472" ms is 509,472 ns exactly; drop the float noise of the scaling.
+                    value = round(value * factor, 3) if factor > 1.0 else value * factor
+                metrics[name] = Metric(value, base)
             else:
                 text = text.strip()
                 if text and text != "n/a":
@@ -385,6 +403,13 @@ def _details_columns(header: list[str]) -> dict[str, int | None]:
     return {name: pos.get(name) for name in _DETAIL_COLUMNS}
 
 
+def _scale(value: float, factor: float) -> float:
+    """value x factor without the float noise of the scaling ("0.509472" ms is 509,472 ns)."""
+    if factor == 1.0:
+        return value
+    return round(value * factor, 3) if factor > 1.0 else value * factor
+
+
 def _add_labelled(launch: KernelLaunch, section: str, label: str, unit: str, text: str, minmax=None) -> None:
     """Store one details/summary metric row under its canonical name (or as unmapped)."""
     value = M.parse_number(text)
@@ -395,11 +420,11 @@ def _add_labelled(launch: KernelLaunch, section: str, label: str, unit: str, tex
         if text and text != "n/a":
             launch.attributes[canonical or key] = text
         return
-    metric = Metric(value * factor, base)
+    metric = Metric(_scale(value, factor), base)
     if minmax is not None:
         lo, hi = minmax
-        metric.minimum = lo * factor if lo is not None else None
-        metric.maximum = hi * factor if hi is not None else None
+        metric.minimum = _scale(lo, factor) if lo is not None else None
+        metric.maximum = _scale(hi, factor) if hi is not None else None
     if canonical is None:
         launch.unmapped[key] = metric
     elif canonical not in launch.metrics:
@@ -497,11 +522,16 @@ def _base_name(name: str) -> str:
 
 
 def match_catalog(launch: KernelLaunch) -> tuple[str, int, int] | None:
-    """(catalog id, m, n) for a launch of one of our kernels, from its name, block and grid; else None.
+    """(catalog id, m, n) for a launch of one of our kernels, else None.
 
-    Templates share a function name (sgemm_tiled<8/16/32>), so the block size breaks the tie.
+    The worker's NVTX range (`gemmlens:<id>:<m>x<n>x<k>`) says it outright; without one, the function
+    name, block and grid do (templates share a name, sgemm_tiled<8/16/32>, so the block breaks the tie).
     """
     from kernels.catalog import CATALOG
+
+    shape = nvtx_shape(launch)
+    if shape is not None:
+        return shape[0], shape[1], shape[2]
 
     base = _base_name(launch.name)
     block = launch.block or ()
@@ -519,8 +549,22 @@ def match_catalog(launch: KernelLaunch) -> tuple[str, int, int] | None:
     return None
 
 
+def nvtx_shape(launch: KernelLaunch) -> tuple[str, int, int, int] | None:
+    """(catalog id, m, n, k) from the worker's NVTX range name, when the launch ran inside one."""
+    if not launch.nvtx:
+        return None
+    match = _GEMMLENS_RANGE.search(launch.nvtx)
+    if match is None:
+        return None
+    return match.group(1), int(match.group(2)), int(match.group(3)), int(match.group(4))
+
+
 def launch_label(launch: KernelLaunch) -> str:
     """Short label: 'v3 4096x4096' for catalog kernels, else the kernel's function name and id."""
+    shape = nvtx_shape(launch)
+    if shape is not None:
+        kid, m, n, k = shape
+        return f"{kid} {m}x{n}x{k}"
     hit = match_catalog(launch)
     if hit is not None:
         kid, m, n = hit

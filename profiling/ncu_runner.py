@@ -215,28 +215,45 @@ def explain_failure(result: ToolResult, tool: str = "ncu") -> str:
     if unknown or "Failed to find metric" in text:
         names = ", ".join(unknown) if unknown else "(see ncu output)"
         return (
-            f"ncu does not know the metric(s) {names} on this GPU (exit {result.returncode}); "
+            f"ncu could not collect the metric(s) {names} on this GPU (unknown names?); "
             "check names with `ncu --query-metrics`"
         )
     if "No kernels were profiled" in text:
+        seen = available_kernels_in(text)
+        ours = [k for k in seen if not k.startswith(("cupy_", "Device", "execute_", "init_"))]
+        listed = f"; kernels that ran: {', '.join(ours[:6])}" if ours else ""
         return (
-            "no kernel matched the filters (NVTX range `gemmlens:*` and the catalog kernel names): "
-            "the worker launched nothing to profile, or the kernels failed before launch"
+            "no kernel matched the filters (NVTX range gemmlens:* and the catalog kernel names): "
+            f"the kernels ran outside the worker's NVTX ranges, or under other names{listed}"
         )
-    error = next((ln.strip() for ln in text.splitlines() if "==ERROR==" in ln), None)
-    if error:
-        return f"{tool} failed (exit {result.returncode}): {error[:300]}"
+    errors = [ln.split("==ERROR==", 1)[1].strip() for ln in text.splitlines() if "==ERROR==" in ln]
+    errors = [e for e in errors if e]
+    if errors:
+        # ncu splits one failure over several lines ("An error was reported by the driver:", "LaunchFailed").
+        detail = " ".join(errors)[:400]
+        return f"{tool} failed (exit {result.returncode}): the profiled program crashed or failed: {detail}"
     return f"{tool} failed: its target exited with status {result.returncode} ({last_line(text)})"
 
 
 def unknown_metrics_in(text: str) -> list[str]:
-    """Metric names from ncu's 'Failed to find metric ...' lines."""
+    """Metric names ncu could not collect: 'Failed to find metric X' or a '(!) n/a' table row."""
     names: list[str] = []
-    for match in re.finditer(r"Failed to find metric\s*(?:s)?\s*:?\s*([^\s,]+)", text):
-        name = match.group(1).strip("'\".")
-        if name and name not in names:
-            names.append(name)
+    patterns = (
+        r"Failed to find metrics?\s*:?\s*'?([A-Za-z0-9_.]+__[A-Za-z0-9_.]+)",
+        r"^\s*([A-Za-z0-9_]+__[A-Za-z0-9_.]+)\s.*\(!\)\s*n/a\s*$",
+    )
+    for pattern in patterns:
+        for match in re.finditer(pattern, text, flags=re.MULTILINE):
+            name = match.group(1).rstrip(".")
+            if name not in names:
+                names.append(name)
     return names
+
+
+def available_kernels_in(text: str) -> list[str]:
+    """The 'Available Kernels:' list ncu prints after 'No kernels were profiled'."""
+    _, _, tail = text.partition("Available Kernels:")
+    return [m.group(1).strip() for m in re.finditer(r"^\s*\d+\.\s+(\S.*)$", tail, flags=re.MULTILINE)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,11 +261,22 @@ def unknown_metrics_in(text: str) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
+# `ncu --query-metrics` lists hardware counters only (checked on gh100 with 2025.3.1): launch
+# attributes, device attributes and a few derived occupancy metrics are valid but never listed.
+UNLISTED_PREFIXES: tuple[str, ...] = ("launch__", "device__", "derived__", "profiler__", "sm__maximum_warps")
+
+
 def parse_query_metrics(text: str) -> set[str]:
-    """Metric names listed by `ncu --query-metrics` (first column of the table)."""
+    """Base metric names listed by `ncu --query-metrics` (first column of its table).
+
+    Some rows are qualified by unit and configuration ("CTC.TriageCompute.ctc__rx_bytes"); the metric
+    is the last dotted part.
+    """
     names: set[str] = set()
     for line in text.splitlines():
-        first = line.strip().split(" ", 1)[0] if line.strip() else ""
+        if not line or line[0].isspace():
+            continue  # wrapped description lines are indented
+        first = line.split(None, 1)[0].rsplit(".", 1)[-1]
         if "__" in first and M.looks_like_metric_name(first):
             names.add(first)
     return names
@@ -278,7 +306,14 @@ def validate_metric_names(requested: Iterable[str], available: set[str]) -> list
             names.append(name)
     bases = {M.base_metric_name(n) for n in available}
     malformed = [n for n in names if not M.looks_like_metric_name(n)]
-    unknown = [n for n in names if n not in malformed and M.base_metric_name(n) not in bases]
+    unknown = [
+        n
+        for n in names
+        if n not in malformed
+        and M.base_metric_name(n) not in bases
+        and n not in M.QUICK_METRICS
+        and not n.startswith(UNLISTED_PREFIXES)
+    ]
     if malformed or unknown:
         parts = []
         if unknown:
@@ -443,11 +478,14 @@ def profile(
         job = write_job(Path(tmp) / "job.json", kernel_ids, sizes, op="profile")
         command = build_profile_command(exe, job, report_path, kernel_ids, metric_set, extras, clock_control)
         result = run_tool(command, timeout_s=timeout_s)
-    if result.timed_out or result.returncode != 0 or "No kernels were profiled" in result.output:
+    failed = result.timed_out or result.returncode != 0 or "No kernels were profiled" in result.output
+    if failed or not report_path.is_file():
         raise NcuError(explain_failure(result))
-    if not report_path.is_file():
-        raise NcuError(f"ncu finished but wrote no report ({last_line(result.output)})")
     report = load_ncu_rep(report_path, ncu=exe)
+    # ncu 2025.3 does not abort on a metric it cannot collect: it records n/a (read as absent).
+    missing = [n for n in extras if not any(n in launch.metrics for launch in report.launches)]
+    if missing:
+        report.warnings.append(f"ncu returned n/a for {', '.join(missing)} (not collectable on this GPU?)")
     return ProfileRun(
         report_path=report_path,
         command=command,

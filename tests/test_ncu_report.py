@@ -45,23 +45,45 @@ def by_catalog_id(report: P.Report) -> dict[str, P.KernelLaunch]:
 def test_raw_page_launches_and_exact_values() -> None:
     report = P.load_report(fixture("raw.csv"))
     assert report.layout == "raw"
-    assert report.launches, "no launches read"
+    assert report.warnings == []
     kernels = by_catalog_id(report)
-    assert "v1" in kernels, [launch.name for launch in report.launches]
+    # The ladder at 1024 in one ncu run, cuBLAS first (the worker runs the reference first).
+    assert list(kernels) == ["cublas", "v1", "v1-coalesced", "v2", "tiled-8", "tiled-16", "tiled-32", "v3", "v4", "v5"]
     naive = kernels["v1"]
     # One FFMA per (i, j, k): exactly n^3 thread-level FFMAs.
     assert naive.value(M.FFMA) == N**3
     assert naive.block == (32, 32, 1)
     assert naive.grid == (N // 32, N // 32, 1)
-    assert naive.cc == "9.0"
+    assert naive.cc == "9.0" and naive.device == "0" and naive.process == "python3.12"
+    assert naive.nvtx is not None and "gemmlens:v1:1024x1024x1024" in naive.nvtx
+    # Printed as "4.420992" ms (the import used auto units): stored as nanoseconds.
     assert naive.metrics[M.TIME].unit == "nsecond"
-    assert naive.value(M.TIME) > 1000
+    assert naive.value(M.TIME) == 4_420_992
+    assert kernels["v3"].value(M.TIME) == 509_472
+    assert naive.value("dram__bytes.sum") == 8_461_056  # "8.461056" Mbyte
+    assert naive.metrics["dram__bytes.sum"].unit == "byte"
+    assert naive.value("sm__cycles_elapsed.avg.per_second") == pytest.approx(1.979789e9)
     assert naive.derived["fp32_flops"] == 2 * N**3
+    regs = {kid: launch.value("launch__registers_per_thread") for kid, launch in kernels.items()}
+    assert regs == {
+        "cublas": 224,
+        "v1": 32,
+        "v1-coalesced": 32,
+        "v2": 31,
+        "tiled-8": 32,
+        "tiled-16": 31,
+        "tiled-32": 31,
+        "v3": 128,
+        "v4": 119,
+        "v5": 127,
+    }
+    # Template kernel names carry commas inside the quoted field.
+    assert kernels["tiled-8"].name == "void sgemm_tiled<8>(const float *, const float *, float *, int, int, int)"
+    assert kernels["tiled-8"].grid == (128, 128, 1)
     for launch in report.launches:
-        regs = launch.value("launch__registers_per_thread")
-        assert regs is not None and 1 <= regs <= 255 and regs == int(regs)
         assert launch.value("launch__block_size") == launch.block[0] * launch.block[1] * launch.block[2]
         assert launch.value("launch__grid_size") == launch.grid[0] * launch.grid[1] * launch.grid[2]
+        assert "device__attribute_display_name" in launch.attributes  # text values kept aside
 
 
 def test_raw_page_variants_and_derived_metrics() -> None:
@@ -79,10 +101,21 @@ def test_raw_page_variants_and_derived_metrics() -> None:
             assert 20e12 < d["fp32_peak_flops_per_second"] < 80e12  # H100/H200: 66.9 TFLOP/s at 1.98 GHz
             assert d["fp32_flops_per_second"] < d["fp32_peak_flops_per_second"]
     kernels = by_catalog_id(report)
-    if "v3" in kernels and "v1" in kernels:
-        assert kernels["v3"].value(M.FFMA) == N**3
-        assert kernels["v3"].grid == (N // 128, N // 128, 1)
-        assert kernels["v3"].derived["ai_l1"] > kernels["v1"].derived["ai_l1"]
+    for kid in ("v1", "v1-coalesced", "v2", "tiled-8", "tiled-16", "tiled-32", "v3", "v4", "v5"):
+        assert kernels[kid].value(M.FFMA) == N**3, kid
+    assert kernels["v3"].grid == (N // 128, N // 128, 1)
+    assert kernels["v3"].derived["ai_l1"] > kernels["v1"].derived["ai_l1"]
+    # Bank conflicts measured on the ladder: v3 reads A at a 256-byte stride (17 wavefronts per shared
+    # load), v4's transposed tile cuts that to 5; the naive kernels use no shared memory.
+    assert kernels["v3"].derived["shared_ld_n_way"] == pytest.approx(17.0)
+    assert kernels["v4"].derived["shared_ld_n_way"] == pytest.approx(5.0)
+    assert kernels["v4"].derived["shared_ld_bank_conflict_pct"] == pytest.approx(40.0)
+    assert "shared_ld_n_way" not in kernels["v1"].derived
+    assert kernels["v1"].value("smsp__sass_inst_executed_op_shared_ld.sum") == 0
+    # Theoretical occupancy from registers: 128 regs x 256 threads -> 2 blocks -> 16 of 64 warps... x2
+    assert kernels["v3"].value("launch__occupancy_limit_registers") == 2
+    assert kernels["v3"].derived["theoretical_occupancy_pct"] == pytest.approx(25.0)
+    assert kernels["v1"].derived["theoretical_occupancy_pct"] == pytest.approx(100.0)
 
 
 def test_raw_page_survives_bom_crlf_and_preamble() -> None:
@@ -134,7 +167,21 @@ def test_older_layout_without_block_grid_cc_columns() -> None:
 def test_details_page_labels_and_findings() -> None:
     report = P.load_report(fixture("details.csv"))
     assert report.layout == "details"
-    launch = report.launches[0]
+    assert len(report.launches) == 10
+    launch = by_catalog_id(report)["v1"]
+    assert launch.value("launch__registers_per_thread") == 32
+    assert launch.value(M.FFMA) == N**3  # "1,073,741,824": thousands separators
+    assert launch.value("launch__thread_count") == N * N
+    assert launch.value("launch__shared_mem_per_block_driver") == 1020  # "1.02" Kbyte/block
+    assert launch.attributes["launch__func_cache_config"] == "CachePreferNone"
+    assert launch.value(M.TIME) == 4_420_000  # "4.42" ms
+    rule = next(f for f in launch.findings if f.rule == "LaunchConfiguration")
+    assert (rule.type, rule.section, rule.speedup_type, rule.estimated_speedup_pct) == (
+        "OPT",
+        "LaunchStats",
+        "global",
+        25,
+    )
     for name in (
         "gpu__time_duration.sum",
         "launch__registers_per_thread",
@@ -179,32 +226,51 @@ def test_details_names_page_gives_the_same_values() -> None:
 def test_summary_per_kernel() -> None:
     report = P.load_report(fixture("summary.csv"))
     assert report.layout == "summary"
-    assert all(launch.invocations and launch.invocations >= 1 for launch in report.launches)
+    assert len(report.launches) == 10
+    assert all(launch.invocations == 1 for launch in report.launches)
+    naive = by_catalog_id(report)["v1"]
+    assert naive.metrics[M.TIME].value == 4_420_000  # "4.42" ms average
+    assert naive.value(M.FFMA) == N**3
     for launch in report.launches:
         for metric in launch.metrics.values():
             if metric.minimum is not None and metric.maximum is not None:
                 assert metric.minimum <= metric.value <= metric.maximum
 
 
-def test_auto_units_convert_to_base_units() -> None:
-    auto = P.load_report(fixture("auto_units.csv")).launches
-    base = P.load_report(fixture("details.csv")).launches
-    assert len(auto) == len(base)
+def test_auto_units_pages_agree_after_conversion() -> None:
+    """raw.csv and details.csv are one report imported twice with ncu's auto units ("ms", "Mbyte",
+    "Kbyte/cycle", "Ghz") printed to 6 and to 2-3 significant decimals: after conversion to base units
+    every metric the two share must agree to the printed precision."""
+    raw = by_catalog_id(P.load_report(fixture("raw.csv")))
+    details = by_catalog_id(P.load_report(fixture("auto_units.csv")))
+    assert raw.keys() == details.keys()
     compared = 0
-    for a, b in zip(auto, base, strict=True):
+    for kid, b in details.items():
+        a = raw[kid]
         for name, metric in b.metrics.items():
             if name in a.metrics and metric.value:
                 assert a.metrics[name].unit == metric.unit, name
-                # Auto units round to the printed digits (e.g. "12.34 us").
-                assert a.metrics[name].value == pytest.approx(metric.value, rel=0.01), name
+                assert a.metrics[name].value == pytest.approx(metric.value, rel=0.006), (kid, name)
                 compared += 1
-    assert compared >= 10
+    assert compared >= 200
+
+
+def test_base_units_on_stdout_capture() -> None:
+    """ncu writing CSV to stdout used base units ("ns", "141,728")."""
+    report = P.load_report(fixture("stdout_mixed.txt"))
+    kernels = by_catalog_id(report)
+    assert kernels["v1"].value(M.TIME) == 141_728
+    assert kernels["v5"].value(M.TIME) == 62_816
+    assert kernels["v1"].value(M.FFMA) == 256**3
+    assert kernels["v5"].value("launch__registers_per_thread") == 127
 
 
 def test_stdout_with_prof_lines_and_program_output() -> None:
     report = P.load_report(fixture("stdout_mixed.txt"))
-    assert report.launches
-    assert all(launch.name and not launch.name.startswith("==") for launch in report.launches)
+    assert [launch.name for launch in report.launches] == ["sgemm_v1_naive", "sgemm_v5_double_buffer"]
+    assert [P.launch_label(launch) for launch in report.launches] == ["v1 256x256x256", "v5 256x256x256"]
+    # ncu's ==WARNING== before the CSV becomes a report warning; program output is dropped.
+    assert any("unmodified GPU clocks" in w for w in report.warnings)
 
 
 def test_ncu_rep_without_ncu_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -329,3 +395,27 @@ def test_cli_report_json_on_real_capture(capsys: pytest.CaptureFixture[str]) -> 
     duration = launch["metrics"]["gpu__time_duration.sum"]
     assert duration["unit"] == "nsecond" and duration["value"] > 0
     assert "warnings" in data
+
+
+def test_full_set_pages() -> None:
+    """`--set full` on v4: 2,240 raw columns; details carry every section's labels and rules."""
+    raw = P.load_report(fixture("full_raw.csv"))
+    assert len(raw.launches) == 1 and len(raw.launches[0].metrics) > 1000
+    v4 = raw.launches[0]
+    assert P.launch_label(v4) == "v4 1024x1024x1024"
+    assert v4.derived["shared_ld_n_way"] == pytest.approx(5.0)
+    details = P.load_report(fixture("full_details.csv")).launches[0]
+    assert details.value("sm__maximum_warps_per_active_cycle_pct") == 25
+    assert details.value("sm__warps_active.avg.pct_of_peak_sustained_active") == pytest.approx(12.48)
+    assert details.value("gpc__cycles_elapsed.max") == 531_735
+    assert details.value(M.TIME) == pytest.approx(268_610)  # "268.61" us
+    # "Memory Throughput" is a % in Speed Of Light and a rate in Memory Workload Analysis.
+    assert details.value("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed") == 36.62
+    assert details.value("dram__bytes.sum.per_second") == pytest.approx(31.30e9)
+    conflicts = [f for f in details.findings if f.rule == "SharedMemoryConflicts"]
+    assert sorted(f.estimated_speedup_pct for f in conflicts) == [30.84, 70.74]
+    assert "Scheduler Statistics: Issued Warp Per Scheduler" in details.unmapped
+
+
+def test_ncu_rep_magic() -> None:
+    assert fixture("small.ncu-rep").read_bytes()[:4] == P.NCU_REP_MAGIC
