@@ -601,7 +601,10 @@ def sanitize(
     """Run compute-sanitizer `tool` on one kernel and size inside the worker and parse its findings."""
     exe = sanitizer or find_tool("compute-sanitizer")
     if exe is None:
-        raise NcuError(f"compute-sanitizer was not found; it ships with the CUDA toolkit ({INSTALL_HINT})")
+        raise NcuError(
+            "compute-sanitizer was not found; it ships with the CUDA toolkit: install the toolkit and put "
+            "its bin folder on PATH or set CUDA_HOME"
+        )
     with tempfile.TemporaryDirectory(prefix="gemmlens-san-") as tmp:
         job = write_job(Path(tmp) / "job.json", [kernel_id], [size], op="verify")
         result = run_tool(build_sanitizer_command(exe, tool, job), timeout_s=timeout_s)
