@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from profiling.cli import main
@@ -219,25 +218,20 @@ def test_ncu_metric_names_and_recompute_from_launch_metrics():
 
 
 def _ncu_fixture_rows() -> list[dict]:
-    """Launches from captured ncu reports under tests/fixtures/ncu, once they have landed.
+    """Launches from the real ncu raw-page captures under tests/fixtures/ncu, read by the project's parser.
 
-    Reads raw-page CSVs (`ncu --import R --csv --page raw`: header, units row, one row per launch; the
-    "CC" column gives the compute capability) and JSON lists of {metric: value, "cc": ...} objects.
-    Only launches that carry the launch__* metrics the calculator needs are used.
+    The parser converts ncu's units row (the raw page prints shared memory in Kbyte) to base units,
+    which the calculator expects. Only launches carrying the launch__* occupancy metrics are used.
     """
-    if not NCU_FIXTURES.is_dir():
-        return []
+    from profiling.ncu_report import load_report
+
     rows: list[dict] = []
-    for path in sorted(NCU_FIXTURES.rglob("*.csv")):
-        frame = pd.read_csv(path, thousands=",", dtype=str).iloc[1:]  # row 0 holds the units
-        for record in frame.to_dict("records"):
-            row = {k: _number(v) for k, v in record.items()}
-            row["cc"] = str(record.get("CC", "9.0"))
+    for path in sorted(NCU_FIXTURES.glob("*raw*.csv")):
+        for launch in load_report(path).launches:
+            row = {name: metric.value for name, metric in launch.metrics.items()}
+            row["cc"] = launch.cc or "9.0"
+            row["kernel"] = launch.name
             rows.append(row)
-    for path in sorted(NCU_FIXTURES.rglob("*.json")):
-        data = json.loads(path.read_text())
-        items = data if isinstance(data, list) else [data]
-        rows.extend(item for item in items if isinstance(item, dict))
     return [r for r in rows if "launch__block_size" in r and "launch__occupancy_limit_registers" in r]
 
 
