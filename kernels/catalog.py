@@ -252,8 +252,16 @@ CATALOG: tuple[KernelSpec, ...] = (
         tile_n=128,
         grid_order="cols_x",
         params={
-            "BM": 128, "BN": 128, "BK": 8, "WM": 64, "WN": 32, "TM": 8, "TN": 8,
-            "STAGES": 2, "THREADS": 256, "MIN_BLOCKS": 2,
+            "BM": 128,
+            "BN": 128,
+            "BK": 8,
+            "WM": 64,
+            "WN": 32,
+            "TM": 8,
+            "TN": 8,
+            "STAGES": 2,
+            "THREADS": 256,
+            "MIN_BLOCKS": 2,
         },
         design_doc="siboehm/SGEMM_CUDA kernel 10 (warptiling); builds on v6-vectorized",
         previous="v6-vectorized",
@@ -273,8 +281,16 @@ CATALOG: tuple[KernelSpec, ...] = (
         tile_n=128,
         grid_order="cols_x",
         params={
-            "BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 32, "TM": 8, "TN": 8,
-            "STAGES": 3, "THREADS": 256, "MIN_BLOCKS": 2,
+            "BM": 128,
+            "BN": 128,
+            "BK": 16,
+            "WM": 64,
+            "WN": 32,
+            "TM": 8,
+            "TN": 8,
+            "STAGES": 3,
+            "THREADS": 256,
+            "MIN_BLOCKS": 2,
         },
         dynamic_smem_bytes=49920,
         design_doc="CUDA Programming Guide, asynchronous copies (cp.async); siboehm/SGEMM_CUDA kernel 10; "
@@ -298,9 +314,20 @@ CATALOG: tuple[KernelSpec, ...] = (
         grid_order="cols_x",
         dtype="float16",
         params={
-            "BM": 128, "BN": 128, "CHUNK_K": 4, "BK": 64, "WARPS": 8, "WARP_M": 32, "WARP_N": 64,
-            "FRAG_M": 16, "FRAG_N": 16, "FRAG_K": 16, "SKEW_HALF": 16, "SHARED_MEMORY_LIMIT_64K": 1,
-            "THREADS": 256, "MIN_BLOCKS": 2,
+            "BM": 128,
+            "BN": 128,
+            "CHUNK_K": 4,
+            "BK": 64,
+            "WARPS": 8,
+            "WARP_M": 32,
+            "WARP_N": 64,
+            "FRAG_M": 16,
+            "FRAG_N": 16,
+            "FRAG_K": 16,
+            "SKEW_HALF": 16,
+            "SHARED_MEMORY_LIMIT_64K": 1,
+            "THREADS": 256,
+            "MIN_BLOCKS": 2,
         },
         multiple_of=16,
         dynamic_smem_bytes=65536,
@@ -324,8 +351,17 @@ CATALOG: tuple[KernelSpec, ...] = (
         grid_order="cols_x",
         dtype="float16",
         params={
-            "BM": 128, "BN": 256, "BK": 32, "WM": 64, "WN": 64, "MMA_M": 16, "MMA_N": 8, "MMA_K": 16,
-            "STAGES": 4, "THREADS": 256, "MIN_BLOCKS": 1,
+            "BM": 128,
+            "BN": 256,
+            "BK": 32,
+            "WM": 64,
+            "WN": 64,
+            "MMA_M": 16,
+            "MMA_N": 8,
+            "MMA_K": 16,
+            "STAGES": 4,
+            "THREADS": 256,
+            "MIN_BLOCKS": 1,
         },
         multiple_of=16,
         dynamic_smem_bytes=98304,
@@ -349,12 +385,15 @@ def get_kernel(kernel_id: str) -> KernelSpec:
     """The catalog entry for `kernel_id`; raises InvalidInput naming the known ids otherwise."""
     from profiling.errors import InvalidInput
 
-    try:
+    if kernel_id in _BY_ID:
         return _BY_ID[kernel_id]
-    except KeyError:
-        raise InvalidInput(
-            f"unknown kernel '{kernel_id}'; known kernels: {', '.join(kernel_ids())}"
-        ) from None
+    # Tuning-sweep configurations of a templated kernel resolve to their own specs.
+    from kernels import tuning
+
+    config = next((c for c in tuning.TUNING_CONFIGS if c["id"] == kernel_id), None)
+    if config is None:
+        raise InvalidInput(f"unknown kernel '{kernel_id}'; known kernels: {', '.join(kernel_ids())}")
+    return tuning.spec_for(config)
 
 
 def reference_for(spec: KernelSpec) -> KernelSpec | None:

@@ -8,7 +8,11 @@ and size.
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from dataclasses import replace
+from pathlib import Path
 
 from kernels.catalog import KernelSpec, get_kernel
 
@@ -51,8 +55,16 @@ def problems(p: dict[str, int]) -> list[str]:
 
 def _config(bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int) -> dict:
     params = {
-        "BM": bm, "BN": bn, "BK": bk, "WM": wm, "WN": wn, "TM": tm, "TN": tn,
-        "STAGES": stages, "THREADS": threads, "MIN_BLOCKS": THREADS_PER_SM_TARGET // threads,
+        "BM": bm,
+        "BN": bn,
+        "BK": bk,
+        "WM": wm,
+        "WN": wn,
+        "TM": tm,
+        "TN": tn,
+        "STAGES": stages,
+        "THREADS": threads,
+        "MIN_BLOCKS": THREADS_PER_SM_TARGET // threads,
     }
     bad = problems(params)
     if bad:
@@ -98,3 +110,31 @@ def spec_for(config: dict) -> KernelSpec:
         dynamic_smem_bytes=config["dynamic_smem_bytes"],
         params=dict(config["params"]),
     )
+
+
+TUNED_DIR = Path(__file__).resolve().parent.parent / "results" / "tuning"
+
+
+def _slug(device_name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", device_name).strip("-").lower()
+
+
+def tuned_record_path(device_name: str) -> Path:
+    """Where the best configuration per size is recorded for a GPU (committed with the results)."""
+    return TUNED_DIR / f"{_slug(device_name)}.json"
+
+
+def tuned_config_id(device_name: str, m: int, n: int, k: int) -> str | None:
+    """The fastest verified configuration recorded for this GPU at the recorded size nearest m*n*k."""
+    try:
+        record = json.loads(tuned_record_path(device_name).read_text())
+    except (OSError, ValueError):
+        return None
+    best = record.get("best") or []
+    known = {c["id"] for c in TUNING_CONFIGS}
+    candidates = [b for b in best if b.get("config") in known]
+    if not candidates:
+        return None
+    work = m * n * k
+    nearest = min(candidates, key=lambda b: abs(math.log(b["m"] * b["n"] * b["k"]) - math.log(work)))
+    return nearest["config"]

@@ -15,13 +15,14 @@ import platform
 import statistics
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cupy
 import numpy as np
 
 from kernels.catalog import KernelSpec, get_kernel
+from kernels.tuning import BASE_KERNEL_ID, tuned_config_id
 from profiling.jobs import BenchSettings, Shape, check_fits, tolerance_for
 
 STICKY_CUDA_ERRORS = (
@@ -218,7 +219,7 @@ class CompiledKernel:
     info: dict[str, Any]
 
 
-_COMPILED: dict[str, CompiledKernel] = {}
+_COMPILED: dict[tuple, CompiledKernel] = {}
 
 
 def _cuda_include_dirs() -> list[str]:
@@ -231,8 +232,9 @@ def _cuda_include_dirs() -> list[str]:
 
 def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     """Compile a catalog kernel (cached per process) and read its registers, shared and local memory."""
-    if spec.id in _COMPILED:
-        return _COMPILED[spec.id]
+    key = (spec.source, spec.entry, spec.backend)
+    if key in _COMPILED:
+        return replace(_COMPILED[key], spec=spec)
     arch = f"sm_{cupy.cuda.Device().compute_capability}"
     options: list[str] = ["-std=c++17", "-lineinfo"]
     if spec.backend == "nvrtc":
@@ -257,7 +259,7 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
         "log": log,
     }
     compiled = CompiledKernel(spec, function, info)
-    _COMPILED[spec.id] = compiled
+    _COMPILED[key] = compiled
     return compiled
 
 
@@ -410,6 +412,12 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     Raises only for CUDA errors that leave the context unusable (the caller restarts the worker).
     """
     spec = get_kernel(kernel_id)
+    tuned_id = (
+        tuned_config_id(session.device["name"], shape.m, shape.n, shape.k) if kernel_id == BASE_KERNEL_ID else None
+    )
+    if tuned_id:
+        # The catalog's templated kernel runs the configuration the tuning sweep found fastest on this GPU.
+        spec = replace(get_kernel(tuned_id), id=kernel_id, title=spec.title)
     result: dict[str, Any] = {
         "kernel": spec.id,
         "title": spec.title,
@@ -420,6 +428,7 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
         "status": "ok",
         "error": None,
         "tolerance": tolerance_for(spec, shape),
+        "config": tuned_id or spec.entry,
     }
     problem_text = spec.size_problem(shape.m, shape.n, shape.k)
     if problem_text:

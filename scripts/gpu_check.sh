@@ -100,7 +100,8 @@ ncubench)
   ;;
 tune)
   stage tune
-  timeout 400 $PY -m profiling tune --sizes 4096 --json "$EV/tuning.json" 2>&1 | tail -20
+  timeout 400 $PY -m profiling tune --sizes 2048,4096,8192 --record --json "$EV/tuning.json" 2>"$EV/tuning.log" | tail -16
+  cp results/tuning/*.json "$EV/" 2>/dev/null
   record tune "$(test -f "$EV/tuning.json" && echo written || echo missing)"
   ;;
 esac; done
