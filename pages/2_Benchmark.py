@@ -1,0 +1,84 @@
+"""Benchmark: verify and time catalog kernels against cuBLAS on the GPU; bundled results without one."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from kernels.catalog import CATALOG
+from profiling.app import data, ui
+from profiling.errors import GemmLensError
+from profiling.jobs import BenchSettings, parse_sizes
+
+st.set_page_config(page_title="Benchmark · GEMM Lens", layout="wide")
+st.title("Benchmark")
+bundle = ui.current_bundle()
+ui.queue_sidebar()
+device, reason = ui.device_probe()
+JOB_KEY = "bench_job"
+
+if device is None:
+    ui.needs_gpu_notice("Running a benchmark", bundle, reason)
+
+with st.form("bench"):
+    ids = [s.id for s in CATALOG]
+    kernels = st.multiselect("Kernels (cuBLAS is timed alongside as the reference)", ids,
+                             default=["v3", "v4", "v5", "v8-async"], key="bench_kernels")  # fmt: skip
+    mode = st.radio("Sizes", ["list", "sweep"], horizontal=True, key="bench_mode")
+    sizes_text = st.text_input("Square sizes (comma list)", "1024,2048,4096", key="bench_sizes")
+    c1, c2, c3 = st.columns(3)
+    start = c1.number_input("Sweep from", 64, 32768, 512, step=64, key="sweep_start")
+    stop = c2.number_input("to", 64, 32768, 4096, step=64, key="sweep_stop")
+    repeats = c3.number_input("Repeats", 1, 1000, 30, key="bench_repeats")
+    submitted = st.form_submit_button("Run on the GPU", disabled=device is None, type="primary")
+
+if submitted:
+    try:
+        sizes = parse_sizes(",".join(map(str, data.sweep_sizes(int(start), int(stop))))) if mode == "sweep" \
+            else parse_sizes(sizes_text)  # fmt: skip
+        if not kernels:
+            raise GemmLensError("choose at least one kernel")
+        fn = data.bench_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
+        label = f"benchmark {len(kernels)} kernel(s) x {len(sizes)} size(s)"
+        st.session_state[JOB_KEY] = ui.gpu_queue().submit(label, ui.session_id(), fn).id
+    except GemmLensError as exc:
+        ui.show_error(exc)
+
+job = ui.job_panel(JOB_KEY)
+if job is not None and job.state == "done" and job.result:
+    st.session_state["live_bench"] = job.result
+
+live = st.session_state.get("live_bench")
+sources = (["this session's run"] if live else []) + (["bundled"] if bundle else [])
+if not sources:
+    st.stop()
+source = st.radio("Show", sources, horizontal=True, key="bench_source")
+document = live if source == "this session's run" else ui.bench_document(bundle.name)
+dev = document.get("device") or {}
+if source == "bundled":
+    ui.bundled_caption(bundle)
+else:
+    st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {document.get('created_utc')}")
+
+frame = data.bench_frame(document)
+if frame.empty:
+    st.info("No results yet.")
+    st.stop()
+st.subheader("Results")
+st.dataframe(data.bench_table(frame), hide_index=True, width="stretch")
+left, right = st.columns(2)
+left.plotly_chart(data.tflops_figure(frame), key="tflops")
+right.plotly_chart(data.pct_cublas_figure(frame), key="pct_cublas")
+
+with st.expander("Save this run to the store (Review page)"):
+    with st.form("save_bench"):
+        label = st.text_input("Label", f"{dev.get('name', 'run')} {document.get('created_utc', '')[:10]}")
+        author = st.text_input("Author", "")
+        notes = st.text_area("Notes", "")
+        if st.form_submit_button("Save run"):
+            from profiling.store import run_from_bench
+
+            try:
+                run_id = ui.run_store().save_run(run_from_bench(document, label=label, author=author, notes=notes))
+                st.success(f"Saved as run #{run_id}.")
+            except GemmLensError as exc:
+                ui.show_error(exc)

@@ -1,0 +1,106 @@
+"""Profile: Nsight Compute key metrics and findings, report downloads, and a compute-sanitizer check."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from kernels.catalog import CATALOG
+from profiling.app import data, ui
+from profiling.errors import GemmLensError
+from profiling.jobs import parse_shape
+from profiling.ncu_runner import find_ncu, find_tool
+
+st.set_page_config(page_title="Profile · GEMM Lens", layout="wide")
+st.title("Profile")
+bundle = ui.current_bundle()
+ui.queue_sidebar()
+device, reason = ui.device_probe()
+ncu = find_ncu()
+can_profile = device is not None and ncu is not None
+if device is None:
+    ui.needs_gpu_notice("Profiling with Nsight Compute", bundle, reason)
+elif ncu is None:
+    st.info("Profiling needs Nsight Compute (ncu): install it with the CUDA toolkit or set NCU_PATH.")
+
+kernel_ids = [s.id for s in CATALOG if s.source]
+with st.form("profile"):
+    chosen = st.multiselect("Kernels", kernel_ids, default=["v3", "v4", "v5"], key="prof_kernels")
+    c1, c2, c3 = st.columns(3)
+    size_text = c1.text_input("Size (MxNxK)", "1024x1024x1024", key="prof_size")
+    metric_set = c2.selectbox("Metric set", ["quick", "full"], key="prof_set")
+    clock = c3.selectbox("Clock control", ["none", "base"], key="prof_clock")
+    extra = st.text_input("Extra ncu metrics (comma list)", "", key="prof_extra")
+    run = st.form_submit_button("Profile with ncu", disabled=not can_profile, type="primary")
+
+if run:
+    try:
+        shape = parse_shape(size_text)
+        if not chosen:
+            raise GemmLensError("choose at least one kernel")
+        out_dir = Path(tempfile.mkdtemp(prefix="gemmlens-profile-"))
+        fn = data.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
+                              [x.strip() for x in extra.split(",") if x.strip()], clock)  # fmt: skip
+        job = ui.gpu_queue().submit(f"ncu {', '.join(chosen)} {shape.label}", ui.session_id(), fn)
+        st.session_state["profile_job"] = job.id
+    except GemmLensError as exc:
+        ui.show_error(exc)
+
+job = ui.job_panel("profile_job")
+if job is not None and job.state == "done" and job.result is not None:
+    st.session_state["live_profile"] = job.result
+
+live = st.session_state.get("live_profile")
+if live is not None:
+    reports = [(live.report_path.name, live.report)]
+    st.caption(f"Profiled now ({live.metric_set} set, clock control {live.clock_control}, {live.seconds:.1f} s)")
+    rep_path = live.report_path
+elif bundle is not None:
+    reports = ui.bundle_reports(bundle.name)
+    ui.bundled_caption(bundle)
+    rep_path = bundle.ncu_reps[0] if bundle.ncu_reps else None
+else:
+    st.stop()
+
+table = data.key_metrics_table(reports)
+st.subheader("Key metrics")
+st.dataframe(table, hide_index=True, width="stretch")
+st.subheader("ncu findings")
+findings = data.findings_table(reports)
+if findings.empty:
+    st.caption("No rule findings in these reports (the details page carries them).")
+else:
+    st.dataframe(findings, hide_index=True, width="stretch")
+
+d1, d2 = st.columns(2)
+d1.download_button("Key metrics (CSV)", table.to_csv(index=False), "key_metrics.csv", "text/csv")
+if rep_path is not None and rep_path.is_file():
+    d2.download_button(f"Report ({rep_path.name})", rep_path.read_bytes(), rep_path.name, "application/octet-stream")
+
+st.subheader("compute-sanitizer")
+sanitizer = find_tool("compute-sanitizer")
+if device is None or sanitizer is None:
+    st.caption("A memcheck/racecheck run needs a GPU and compute-sanitizer (CUDA toolkit); "
+               f"compute-sanitizer {'found' if sanitizer else 'not found'} here.")  # fmt: skip
+with st.form("sanitize"):
+    c1, c2, c3 = st.columns(3)
+    san_kernel = c1.selectbox("Kernel", kernel_ids, index=kernel_ids.index("v5"), key="san_kernel")
+    san_size = c2.text_input("Size (MxNxK)", "256x256x256", key="san_size")
+    tool = c3.selectbox("Tool", ["memcheck", "racecheck", "synccheck", "initcheck"], key="san_tool")
+    check = st.form_submit_button("Check", disabled=device is None or sanitizer is None)
+if check:
+    try:
+        shape = parse_shape(san_size)
+        fn = data.sanitize_job(san_kernel, (shape.m, shape.n, shape.k), tool)
+        st.session_state["san_job"] = ui.gpu_queue().submit(f"{tool} {san_kernel}", ui.session_id(), fn).id
+    except GemmLensError as exc:
+        ui.show_error(exc)
+san_job = ui.job_panel("san_job")
+if san_job is not None and san_job.state == "done" and san_job.result is not None:
+    result = san_job.result
+    (st.success if result.clean else st.error)(f"{result.tool}: {result.errors or 0} error(s); "
+                                               f"{ui.safe_md(result.summary)}")  # fmt: skip
+    for finding in result.findings[:50]:
+        st.text(f"[{finding.severity}] {finding.message}\n  " + "\n  ".join(finding.details[:8]))

@@ -1,0 +1,49 @@
+"""Roofline: benchmark results (algorithmic intensity) and ncu reports (L1/L2/DRAM), live, bundled or uploaded."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from profiling.app import data, ui
+from profiling.errors import GemmLensError
+
+st.set_page_config(page_title="Roofline · GEMM Lens", layout="wide")
+st.title("Roofline")
+bundle = ui.current_bundle()
+ui.queue_sidebar()
+
+benches, reports = ui.bench_sources(bundle), ui.report_sources(bundle)
+choices = list(reports) + list(benches)
+if not choices:
+    st.info("Nothing to plot: run a benchmark, profile, or upload a report on the Reports page.")
+    st.stop()
+source = st.selectbox("Data", choices, key="roof_source")
+
+try:
+    if source in reports:
+        chosen = reports[source]
+        points = data.report_roofline_points(chosen)
+        device = benches[next(iter(benches))].get("device") if benches and source.startswith("bundled") else None
+        ceilings = data.ceilings_for(device, chosen[0][1])
+        st.caption("Hierarchical roofline from Nsight Compute: one point per launch and memory level "
+                   "(FP32 FLOPs over bytes moved at L1, L2 and DRAM); ceilings from the report's own clocks.")  # fmt: skip
+    else:
+        document = benches[source]
+        frame = data.bench_frame(document)
+        sizes = list(dict.fromkeys(frame["size"]))
+        size = st.selectbox("Size", sizes, index=len(sizes) - 1, key="roof_size")
+        points = data.bench_roofline_points(frame, size)
+        ceilings = data.ceilings_for(document.get("device"))
+        st.caption("Algorithmic roofline: 2MNK FLOPs over the minimum traffic (read A and B, write C); "
+                   "tensor-core kernels are measured against the FP16 tensor ceiling.")  # fmt: skip
+    if source.startswith("bundled"):
+        ui.bundled_caption(bundle)
+    if points.empty:
+        st.info("These results have no points to plot (no FLOP counts or times).")
+        st.stop()
+    fig = data.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
+    st.plotly_chart(fig, key="roofline")
+    table = data.roofline_table(points, ceilings)
+    st.dataframe(table, hide_index=True, width="stretch")
+except GemmLensError as exc:
+    ui.show_error(exc)

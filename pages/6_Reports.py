@@ -1,0 +1,77 @@
+"""Reports: upload ncu CSV or .ncu-rep files; key metrics, findings, roofline, occupancy; compare kernels."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from profiling.app import data, ui
+from profiling.errors import GemmLensError
+
+st.set_page_config(page_title="Reports · GEMM Lens", layout="wide")
+st.title("Reports")
+bundle = ui.current_bundle()
+ui.queue_sidebar()
+
+files = st.file_uploader(
+    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {data.MAX_UPLOAD_MB} MB each",
+    accept_multiple_files=True,
+    key="report_files",
+)
+for _name, error in ui.sync_uploads(files or []):
+    ui.show_error(error)
+
+uploads = list((st.session_state.get(ui.UPLOADS_KEY) or {}).values())
+if uploads:
+    reports = uploads
+    st.caption(f"{len(uploads)} uploaded report(s): " + ", ".join(ui.safe_md(n) for n, _ in uploads))
+elif bundle is not None and bundle.ncu_groups:
+    reports = ui.bundle_reports(bundle.name)
+    st.caption("No upload yet: showing the bundled ncu capture.")
+    ui.bundled_caption(bundle)
+else:
+    st.stop()
+
+table = data.key_metrics_table(reports)
+st.subheader("Key metrics")
+st.dataframe(table, hide_index=True, width="stretch")
+
+tab_roof, tab_find, tab_occ, tab_cmp = st.tabs(["Roofline", "Findings", "Occupancy", "Compare side by side"])
+with tab_roof:
+    points = data.report_roofline_points(reports)
+    if points.empty:
+        st.info(
+            "These reports lack FLOP counts or bytes per level, so there is no roofline (profile with --set quick or full)."
+        )
+    else:
+        try:
+            ceilings = data.ceilings_for(None, reports[0][1])
+            st.plotly_chart(data.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
+                            key="report_roofline")  # fmt: skip
+        except GemmLensError as exc:
+            ui.show_error(exc)
+with tab_find:
+    findings = data.findings_table(reports)
+    if findings.empty:
+        st.caption("No rule findings (export the details page to get them).")
+    else:
+        st.dataframe(findings, hide_index=True, width="stretch")
+with tab_occ:
+    st.dataframe(data.occupancy_table(reports), hide_index=True, width="stretch")
+with tab_cmp:
+    launches = list(table["launch"])
+    chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key="cmp")
+    if chosen:
+        st.dataframe(data.compare_launches(table, chosen), width="stretch")
+
+if uploads:
+    with st.expander("Save the uploaded reports to the store (Review page)"):
+        author = st.text_input("Author", "", key="upload_author")
+        if st.button("Save as runs"):
+            from profiling.store import run_from_report
+
+            try:
+                ids = [ui.run_store().save_run(run_from_report(rep, label=name, author=author, kind="upload"))
+                       for name, rep in uploads]  # fmt: skip
+                st.success(f"Saved as run(s) {', '.join(f'#{i}' for i in ids)}.")
+            except GemmLensError as exc:
+                ui.show_error(exc)

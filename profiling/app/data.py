@@ -1,0 +1,916 @@
+"""What the pages show, as pure functions: bundled data, uploads, tables, figures and GPU job bodies.
+
+Nothing here imports Streamlit, so every function is tested directly on the bundled real measurements
+(results/<device>-<date>/) and the ncu fixtures.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import math
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from kernels.catalog import CATALOG, KernelSpec, get_kernel
+from profiling import ncu_report
+from profiling.charts import algorithmic_point, kernel_color, roofline_figure
+from profiling.device_model import Ceilings, best_ceilings
+from profiling.errors import InvalidInput, ReportError
+from profiling.gpu_env import tool_path
+from profiling.jobs import BenchSettings, Shape
+from profiling.results import BUNDLED_RESULTS_DIR, SCHEMA, load_document, results_frame
+
+MAX_UPLOAD_MB = 200
+"""Matches server.maxUploadSize in .streamlit/config.toml and ncu_report.MAX_REPORT_BYTES."""
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1000 * 1000
+REPORT_SUFFIXES = (".csv", ".txt", ".ncu-rep")
+_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})$")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&\"'^])")
+
+
+# ---------------------------------------------------------------------------------------------
+# Safe text
+# ---------------------------------------------------------------------------------------------
+
+
+def one_line(text: object, limit: int = 400) -> str:
+    """The first non-empty line of a message, cut to `limit` characters."""
+    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
+    first = lines[0] if lines else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def md_escape(text: object) -> str:
+    """Backslash-escape every Markdown/HTML-significant character so user text shows literally in st.markdown."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+
+
+def plot_text(text: object) -> str:
+    """Text for plotly labels and hovers: plotly reads a subset of HTML, so user text is entity-escaped."""
+    return html.escape(str(text), quote=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bundled measurements
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """One folder of committed real measurements: results/<device>-<date>/."""
+
+    name: str
+    path: Path
+    device: dict[str, Any]
+    device_name: str
+    date: str
+    bench_files: tuple[Path, ...]
+    ncu_groups: tuple[tuple[Path, ...], ...]
+    ncu_reps: tuple[Path, ...]
+
+    @property
+    def label(self) -> str:
+        """'NVIDIA H200, measured 2026-11-22 (results/h200-2026-11-22)'."""
+        return f"{self.device_name}, measured {self.date} (results/{self.name})"
+
+
+def _ncu_groups(folder: Path) -> tuple[tuple[Path, ...], ...]:
+    """ncu CSVs grouped by capture: `X_raw.csv` with its `X_details.csv` (findings), others alone."""
+    csvs = sorted(p for p in folder.glob("*.csv") if p.name.startswith("ncu"))
+    groups: dict[str, list[Path]] = {}
+    for path in csvs:
+        stem = path.stem
+        key = re.sub(r"_(raw|details|summary)$", "", stem)
+        groups.setdefault(key, []).append(path)
+    # raw first: it carries every metric; details adds the rule findings
+    order = {"raw": 0, "details": 1}
+    return tuple(
+        tuple(sorted(paths, key=lambda p: order.get(p.stem.rsplit("_", 1)[-1], 2)))
+        for _, paths in sorted(groups.items())
+    )
+
+
+def discover_bundles(root: Path = BUNDLED_RESULTS_DIR) -> list[Bundle]:
+    """Every results/<device>-<date>/ folder holding a results JSON or an ncu capture, newest first."""
+    bundles = []
+    if not root.is_dir():
+        return []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        bench = []
+        for path in sorted(folder.glob("*.json")):
+            try:
+                bench.append((path, load_document(path)))
+            except InvalidInput:
+                continue
+        groups, reps = _ncu_groups(folder), tuple(sorted(folder.glob("*.ncu-rep")))
+        if not bench and not groups and not reps:
+            continue
+        device = dict(bench[0][1].get("device") or {}) if bench else {}
+        match = _DATE.search(folder.name)
+        date = match.group(1) if match else (bench[0][1].get("created_utc", "")[:10] if bench else "unknown date")
+        name = device.get("name") or folder.name.removesuffix(f"-{date}").upper()
+        bundles.append(
+            Bundle(
+                name=folder.name,
+                path=folder,
+                device=device,
+                device_name=str(name),
+                date=date,
+                bench_files=tuple(p for p, _ in bench),
+                ncu_groups=groups,
+                ncu_reps=reps,
+            )
+        )
+    return sorted(bundles, key=lambda b: (b.date, b.name), reverse=True)
+
+
+def load_bench(bundle: Bundle) -> dict[str, Any]:
+    """The bundle's results documents merged into one (device and settings of the first)."""
+    docs = [load_document(p) for p in bundle.bench_files]
+    if not docs:
+        return {"schema": SCHEMA, "created_utc": bundle.date, "device": bundle.device, "settings": {}, "results": []}
+    merged = dict(docs[0])
+    merged["results"] = [r for d in docs for r in d["results"]]
+    merged["sources"] = [p.name for p in bundle.bench_files]
+    return merged
+
+
+def load_bundle_reports(bundle: Bundle) -> list[tuple[str, ncu_report.Report]]:
+    """(name, Report) per ncu capture in the bundle; a raw page gets its details page's findings merged in."""
+    out = []
+    for group in bundle.ncu_groups:
+        report = ncu_report.load_report(group[0])
+        for extra in group[1:]:
+            ncu_report.merge_findings(report, ncu_report.load_report(extra))
+        out.append((group[0].name, report))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Uploads
+# ---------------------------------------------------------------------------------------------
+
+
+def read_upload(name: str, data: bytes, ncu: str | None = None) -> ncu_report.Report:
+    """Parse one uploaded report (CSV of any ncu page, ncu stdout, or .ncu-rep through ncu).
+
+    Raises ReportError with a one-line message for empty, oversized, binary, truncated or foreign files.
+    """
+    shown = Path(name).name or "upload"
+    if not data:
+        raise ReportError(f"{shown} is empty; expected an Nsight Compute CSV export or a .ncu-rep file")
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ReportError(f"{shown} is {len(data) / 1e6:.0f} MB; uploads over {MAX_UPLOAD_MB} MB are not read")
+    suffix = Path(shown).suffix.lower()
+    if suffix == ".ncu-rep" or data.startswith(ncu_report.NCU_REP_MAGIC):
+        from profiling.ncu_runner import find_ncu
+
+        exe = ncu or find_ncu()
+        with tempfile.TemporaryDirectory(prefix="gemmlens-upload-") as tmp:
+            path = Path(tmp) / (Path(shown).stem + ".ncu-rep")
+            path.write_bytes(data)
+            if exe is None:
+                raise ReportError(
+                    f"reading {shown} needs Nsight Compute (ncu), which is not installed here; upload its CSV "
+                    "export instead (ncu --import report.ncu-rep --csv --page raw > report.csv)"
+                )
+            report = ncu_report.load_ncu_rep(path, ncu=exe)
+    elif suffix == ".json":
+        raise ReportError(
+            f"{shown} is JSON; import saved runs on the Review page, reports here are ncu CSV or .ncu-rep"
+        )
+    else:
+        report = ncu_report.parse_report_bytes(data, source=shown)
+    report.source = shown
+    return report
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmark tables and charts
+# ---------------------------------------------------------------------------------------------
+
+BENCH_TABLE_COLUMNS: dict[str, str] = {
+    "kernel": "kernel",
+    "size": "size",
+    "status": "status",
+    "median_ms": "time (ms)",
+    "tflops": "TFLOP/s",
+    "pct_peak": "% of FP32 peak",
+    "pct_cublas": "% of cuBLAS",
+    "rel_error": "rel. error",
+    "registers": "registers",
+    "sm_clock_mhz": "SM clock (MHz)",
+    "capped": "clocks capped",
+    "clock_events": "clock events",
+    "error": "error",
+}
+
+
+def bench_frame(document: Mapping[str, Any]) -> pd.DataFrame:
+    """results_frame() sorted by size then catalog order, with `flops` (2MNK) added."""
+    frame = results_frame(dict(document))
+    if frame.empty:
+        return frame
+    order = {spec.id: i for i, spec in enumerate(CATALOG)}
+    frame["flops"] = 2.0 * frame["m"] * frame["n"] * frame["k"]
+    frame["_order"] = frame["kernel"].map(lambda k: order.get(k, len(order)))
+    return frame.sort_values(["flops", "_order"]).drop(columns="_order").reset_index(drop=True)
+
+
+def bench_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The results table the Benchmark page shows: one row per kernel and size, readable column names."""
+    view = frame[[c for c in BENCH_TABLE_COLUMNS if c in frame.columns]].copy()
+    return view.rename(columns=BENCH_TABLE_COLUMNS)
+
+
+def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Figure:
+    """One line per kernel: TFLOP/s against problem size (x = sizes in FLOP order), catalog colours."""
+    ok = frame[(frame["status"] == "ok") & frame["tflops"].notna()]
+    sizes = list(dict.fromkeys(ok.sort_values("flops")["size"]))
+    fig = go.Figure()
+    for kernel, part in ok.groupby("kernel", sort=False):
+        part = part.sort_values("flops")
+        fig.add_trace(
+            go.Scatter(
+                x=part["size"],
+                y=part["tflops"],
+                mode="lines+markers",
+                name=plot_text(kernel),
+                line={"color": kernel_color(str(kernel))},
+                hovertemplate="%{x}<br>%{y:.2f} TFLOP/s<extra>%{fullData.name}</extra>",
+            )
+        )
+    fig.update_xaxes(title_text="size (MxNxK)", type="category", categoryorder="array", categoryarray=sizes)
+    fig.update_yaxes(title_text="TFLOP/s")
+    fig.update_layout(title_text=title, template="plotly_white", legend_title_text="kernel")
+    return fig
+
+
+def pct_cublas_figure(frame: pd.DataFrame, title: str = "% of cuBLAS (same operation, same run)") -> go.Figure:
+    """Grouped bars: % of the library reference per kernel, one bar per size; references left out."""
+    refs = {s.id for s in CATALOG if s.is_reference}
+    ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
+    fig = go.Figure()
+    for kernel, part in ok.groupby("kernel", sort=False):
+        part = part.sort_values("flops")
+        fig.add_trace(
+            go.Bar(
+                x=part["size"],
+                y=part["pct_cublas"],
+                name=plot_text(kernel),
+                marker_color=kernel_color(str(kernel)),
+                hovertemplate="%{x}<br>%{y:.1f}% of cuBLAS<extra>%{fullData.name}</extra>",
+            )
+        )
+    fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS")
+    fig.update_xaxes(title_text="size (MxNxK)", type="category")
+    fig.update_yaxes(title_text="% of cuBLAS")
+    fig.update_layout(title_text=title, barmode="group", template="plotly_white", legend_title_text="kernel")
+    return fig
+
+
+def sweep_sizes(start: int, stop: int, factor: int = 2) -> list[int]:
+    """Square sizes start, start*factor, ... up to stop (inclusive); InvalidInput for a bad range."""
+    if start < 1 or stop < start or factor < 2:
+        raise InvalidInput(f"a sweep needs 1 <= start <= stop and a factor >= 2 (got {start}..{stop} x{factor})")
+    sizes, n = [], start
+    while n <= stop and len(sizes) < 64:
+        sizes.append(n)
+        n *= factor
+    return sizes
+
+
+# ---------------------------------------------------------------------------------------------
+# Roofline
+# ---------------------------------------------------------------------------------------------
+
+
+def ceilings_for(device: Mapping[str, Any] | None = None, report: ncu_report.Report | None = None) -> Ceilings:
+    """The best ceilings known: the ncu report's own clocks, else the device's properties, else the table."""
+    metrics = None
+    name = None
+    if report is not None and report.launches:
+        metrics = {k: m.value for k, m in report.launches[0].metrics.items()}
+        name = report.launches[0].attributes.get("device__attribute_display_name")
+    info = dict(device) if device else None
+    return best_ceilings(ncu_metrics=metrics, device_info=info, device_name=name or (info or {}).get("name"))
+
+
+def bench_roofline_points(frame: pd.DataFrame, size: str | None = None) -> pd.DataFrame:
+    """Algorithmic roofline points (2MNK over the minimum A+B+C traffic) for ok results, one per kernel.
+
+    `size` picks one problem size ("4096x4096x4096"); None keeps every size. Tensor-core AddMM points
+    carry compute="tensor" so they are measured against the FP16 tensor ceiling.
+    """
+    ok = frame[(frame["status"] == "ok") & frame["median_ms"].notna()]
+    if size is not None:
+        ok = ok[ok["size"] == size]
+    rows = []
+    for r in ok.itertuples():
+        half = r.operation == "hgemm_addmm"
+        point = algorithmic_point(str(r.kernel), int(r.m), int(r.n), int(r.k), r.median_ms / 1e3, 2 if half else 4)
+        point["compute"] = "tensor" if half else "fp32"
+        rows.append(point)
+    return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute"])
+
+
+def report_roofline_points(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
+    """Hierarchical (L1/L2/DRAM) points of every launch; kernel = catalog id when the launch is ours."""
+    frames = []
+    for source, report in reports:
+        points = ncu_report.roofline_points(report)
+        if points.empty:
+            continue
+        ids = {ncu_report.launch_label(launch): ncu_report.match_catalog(launch) for launch in report.launches}
+        points["kernel"] = [
+            ids[label][0] if ids.get(label) else plot_text(kernel)
+            for kernel, label in zip(points["kernel"], points["label"], strict=True)
+        ]
+        points["label"] = [plot_text(label) for label in points["label"]]
+        points["source"] = source
+        frames.append(points)
+    if not frames:
+        return pd.DataFrame(columns=["kernel", "label", "level", "flops", "bytes", "seconds", "source"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def roofline(points: pd.DataFrame, ceilings: Ceilings, title: str) -> go.Figure:
+    """charts.roofline_figure with the tensor ceiling shown when any point is a tensor-core kernel."""
+    tensor = "compute" in points.columns and bool((points["compute"] == "tensor").any())
+    return roofline_figure(points, ceilings, title=plot_text(title), show_tensor=tensor)
+
+
+def kernel_points(fig: go.Figure) -> dict[str, int]:
+    """Number of plotted points per kernel trace in a roofline figure (ceilings and the level key excluded)."""
+    counts: dict[str, int] = {}
+    for trace in fig.data:
+        group = trace.legendgroup or ""
+        if group.startswith("kernel:"):
+            counts[group.removeprefix("kernel:")] = counts.get(group.removeprefix("kernel:"), 0) + len(trace.x)
+    return counts
+
+
+# ---------------------------------------------------------------------------------------------
+# ncu tables
+# ---------------------------------------------------------------------------------------------
+
+KEY_TABLE_COLUMNS: dict[str, tuple[str, float]] = {
+    "duration_ns": ("duration (µs)", 1e-3),
+    "registers": ("registers", 1),
+    "smem_static_bytes": ("smem static (KB)", 1 / 1024),
+    "smem_dynamic_bytes": ("smem dynamic (KB)", 1 / 1024),
+    "theoretical_occupancy_pct": ("theoretical occ. (%)", 1),
+    "achieved_occupancy_pct": ("achieved occ. (%)", 1),
+    "shared_ld_bank_conflict_pct": ("ld bank conflicts (%)", 1),
+    "shared_ld_n_way": ("ld n-way", 1),
+    "shared_st_bank_conflict_pct": ("st bank conflicts (%)", 1),
+    "shared_st_n_way": ("st n-way", 1),
+    "dram_bytes": ("DRAM (MB)", 1e-6),
+    "l2_bytes": ("L2 (MB)", 1e-6),
+    "l1_bytes": ("L1 (MB)", 1e-6),
+    "fp32_flops_per_second": ("FP32 TFLOP/s", 1e-12),
+    "fp32_pct_of_peak": ("% of FP32 peak", 1),
+}
+
+
+def key_metrics_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
+    """One row per launch of every report: launch (unique key), kernel, source, then the key metrics in
+    display units (µs, KB, MB, %, TFLOP/s). Launch names come from the files and are plain data."""
+    frames = []
+    for source, report in reports:
+        frame = ncu_report.key_metrics_frame(report)
+        out = pd.DataFrame(
+            {
+                "launch": frame["label"],
+                "kernel": frame["catalog_id"].fillna(frame["kernel"]),
+                "source": source,
+                "block": frame["block"],
+                "grid": frame["grid"],
+            }
+        )
+        for column, (title, scale) in KEY_TABLE_COLUMNS.items():
+            out[title] = frame[column] * scale
+        frames.append(out)
+    if not frames:
+        return pd.DataFrame(columns=["launch", "kernel", "source", "block", "grid"])
+    table = pd.concat(frames, ignore_index=True)
+    if len(reports) > 1 or table["launch"].duplicated().any():
+        table["launch"] = table["launch"] + " [" + table["source"] + "]"
+    dup = table["launch"].duplicated(keep=False)
+    table.loc[dup, "launch"] = table.loc[dup, "launch"] + " #" + table.index[dup].astype(str)
+    return table
+
+
+def findings_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
+    """ncu's rule findings: launch, rule, type, estimated speedup (%), description; biggest speedup first."""
+    rows = []
+    for source, report in reports:
+        for launch in report.launches:
+            for f in launch.findings:
+                rows.append(
+                    {
+                        "launch": ncu_report.launch_label(launch),
+                        "source": source,
+                        "rule": f.rule,
+                        "type": f.type,
+                        "est. speedup (%)": f.estimated_speedup_pct,
+                        "description": f.description,
+                    }
+                )
+    frame = pd.DataFrame(rows, columns=["launch", "source", "rule", "type", "est. speedup (%)", "description"])
+    return frame.sort_values("est. speedup (%)", ascending=False, na_position="last").reset_index(drop=True)
+
+
+def compare_launches(table: pd.DataFrame, launches: Sequence[str]) -> pd.DataFrame:
+    """Side by side: one row per key metric, one column per chosen launch (in the order given)."""
+    chosen = table.set_index("launch").loc[list(launches)]
+    metrics = [title for title, _ in KEY_TABLE_COLUMNS.values()]
+    out = chosen[metrics].T
+    out.index.name = "metric"
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels page
+# ---------------------------------------------------------------------------------------------
+
+
+def kernel_diff(spec: KernelSpec) -> str:
+    """Unified diff of this kernel's source against its `previous` kernel's ("" when either has none)."""
+    if not spec.previous or not spec.source:
+        return ""
+    prev = get_kernel(spec.previous)
+    if not prev.source:
+        return ""
+    a, b = prev.read_source().splitlines(keepends=True), spec.read_source().splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, fromfile=f"{prev.id}: {prev.source}", tofile=f"{spec.id}: {spec.source}"))
+
+
+def bundled_compile_facts(document: Mapping[str, Any]) -> pd.DataFrame:
+    """Compile facts the worker recorded (NVRTC, the bench's arch) per kernel: registers, shared memory,
+    local (spill) bytes; one row per kernel, from its first result that has them."""
+    rows: dict[str, dict[str, Any]] = {}
+    for r in document.get("results", ()):
+        comp, launch = r.get("compile") or {}, r.get("launch") or {}
+        if not comp or r["kernel"] in rows:
+            continue
+        rows[r["kernel"]] = {
+            "kernel": r["kernel"],
+            "arch": comp.get("arch"),
+            "backend": comp.get("backend"),
+            "registers": comp.get("registers"),
+            "shared static (B)": comp.get("shared_static_bytes"),
+            "shared dynamic (B)": comp.get("dynamic_smem_bytes", launch.get("dynamic_smem_bytes")),
+            "local/spill (B)": comp.get("local_bytes"),
+            "max threads/block": comp.get("max_threads_per_block"),
+            "blocks/SM": launch.get("max_active_blocks_per_sm"),
+        }
+    return pd.DataFrame(list(rows.values()))
+
+
+def nvcc_compile_facts(spec: KernelSpec, arch: str = "sm_90") -> pd.DataFrame:
+    """ptxas facts of the catalog entry (nvcc -Xptxas -v); other instantiations in the file are left out.
+
+    Raises RuntimeError when nvcc is missing or fails (see kernels.compile_info.nvcc_resources).
+    """
+    from kernels.compile_info import entry_matches, nvcc_resources
+
+    if spec.source_path is None or spec.entry is None:
+        return pd.DataFrame()
+    found, _ = nvcc_resources(spec.source_path, arch=arch)
+    matching = [f for f in found if entry_matches(f.name, spec.entry)] or found
+    return pd.DataFrame(
+        [
+            {
+                "function": f.name,
+                "arch": f.arch,
+                "registers": f.registers,
+                "barriers": f.barriers,
+                "shared static (B)": f.shared_bytes,
+                "stack (B)": f.stack_bytes,
+                "spill stores (B)": f.spill_store_bytes,
+                "spill loads (B)": f.spill_load_bytes,
+            }
+            for f in matching
+        ]
+    )
+
+
+def catalog_table() -> pd.DataFrame:
+    """The catalog as a table: id, title, group, operation, previous, source file."""
+    return pd.DataFrame(
+        [
+            {"id": s.id, "title": s.title, "group": s.group, "operation": s.operation,
+             "previous": s.previous or "", "source": s.source or "(library)"}
+            for s in CATALOG
+        ]
+    )  # fmt: skip
+
+
+def kernel_summary(spec: KernelSpec) -> pd.DataFrame:
+    """Launch shape and parameters of a catalog entry as a two-column table."""
+    rows = [
+        ("operation", spec.operation),
+        ("dtype", spec.dtype),
+        ("entry", spec.entry or "(library)"),
+        ("block", "x".join(map(str, spec.block))),
+        ("tile (M x N)", f"{spec.tile_m}x{spec.tile_n}"),
+        ("grid order", spec.grid_order),
+        ("dynamic shared memory (B)", str(spec.dynamic_smem_bytes)),
+        ("sizes must be multiples of", str(spec.multiple_of)),
+        ("previous", spec.previous or "-"),
+        ("group", spec.group),
+        *((f"param {k}", str(v)) for k, v in spec.params.items()),
+    ]
+    return pd.DataFrame(rows, columns=["property", "value"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Overview
+# ---------------------------------------------------------------------------------------------
+
+
+def cuda_version(value: Any) -> str:
+    """13020 -> '13.2' (CUDA's integer encoding); other values as given."""
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        return str(value) if value else "-"
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def device_rows(device: Mapping[str, Any]) -> pd.DataFrame:
+    """The Overview's device table: name, compute capability, SMs, clocks, memory, driver, CUDA, CuPy."""
+    mem = device.get("total_memory_bytes")
+    rows = [
+        ("GPU", device.get("name")),
+        ("compute capability", device.get("cc")),
+        ("SMs", device.get("sm_count")),
+        ("max SM clock (MHz)", device.get("max_sm_clock_mhz")),
+        ("max memory clock (MHz)", device.get("max_mem_clock_mhz")),
+        ("memory", f"{mem / 2**30:.1f} GiB" if mem else None),
+        ("memory bus (bits)", device.get("memory_bus_width_bits")),
+        ("L2", f"{device['l2_bytes'] / 2**20:.0f} MiB" if device.get("l2_bytes") else None),
+        ("FP32 peak (TFLOP/s)", f"{device['fp32_peak_tflops']:.1f}" if device.get("fp32_peak_tflops") else None),
+        ("driver", device.get("driver")),
+        ("CUDA runtime", cuda_version(device.get("cuda_runtime"))),
+        ("CUDA driver API", cuda_version(device.get("cuda_driver"))),
+        ("CuPy", device.get("cupy")),
+    ]
+    return pd.DataFrame([(k, "-" if v is None else str(v)) for k, v in rows], columns=["property", "value"])
+
+
+def tool_rows() -> pd.DataFrame:
+    """Which CUDA tools are installed here: ncu, compute-sanitizer, nvcc (path or 'not found')."""
+    from profiling.ncu_runner import find_ncu, find_tool
+
+    found = {"ncu": find_ncu(), "compute-sanitizer": find_tool("compute-sanitizer"), "nvcc": tool_path("nvcc")}
+    return pd.DataFrame(
+        [(name, "yes" if path else "no", path or "not found") for name, path in found.items()],
+        columns=["tool", "available", "path"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Occupancy
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """What theoretical occupancy needs about one kernel, plus ncu's achieved value when known."""
+
+    name: str
+    source: str
+    cc: str
+    threads: int
+    registers: int
+    shared_mem: int
+    achieved_pct: float | None = None
+    ncu_theoretical_pct: float | None = None
+
+
+def launch_configs_from_bench(document: Mapping[str, Any]) -> list[LaunchConfig]:
+    """One config per compiled kernel in a results document (block, registers, static + dynamic smem)."""
+    cc = str((document.get("device") or {}).get("cc") or "9.0")
+    seen: dict[str, LaunchConfig] = {}
+    for r in document.get("results", ()):
+        comp, launch = r.get("compile") or {}, r.get("launch") or {}
+        if r["kernel"] in seen or not comp.get("registers") or not launch.get("block"):
+            continue
+        threads = math.prod(int(b) for b in launch["block"])
+        smem = int(comp.get("shared_static_bytes") or 0) + int(launch.get("dynamic_smem_bytes") or 0)
+        seen[r["kernel"]] = LaunchConfig(r["kernel"], "benchmark", cc, threads, int(comp["registers"]), smem)
+    return list(seen.values())
+
+
+def launch_configs_from_reports(reports: Sequence[tuple[str, ncu_report.Report]]) -> list[LaunchConfig]:
+    """One config per launch in ncu reports (launch__* metrics), with ncu's theoretical and achieved occupancy."""
+    out = []
+    for source, report in reports:
+        for launch in report.launches:
+            threads = launch.value("launch__block_size") or (math.prod(launch.block) if launch.block else None)
+            regs = launch.value("launch__registers_per_thread")
+            if not threads or not regs:
+                continue
+            smem = (launch.value("launch__shared_mem_per_block_static") or 0) + (
+                launch.value("launch__shared_mem_per_block_dynamic") or 0
+            )
+            out.append(
+                LaunchConfig(
+                    name=ncu_report.launch_label(launch),
+                    source=source,
+                    cc=str(launch.cc or "9.0"),
+                    threads=int(threads),
+                    registers=int(regs),
+                    shared_mem=int(smem),
+                    achieved_pct=launch.derived.get("achieved_occupancy_pct"),
+                    ncu_theoretical_pct=launch.derived.get("theoretical_occupancy_pct"),
+                )
+            )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Review
+# ---------------------------------------------------------------------------------------------
+
+
+def bundled_runs(bundle: Bundle) -> list[dict[str, Any]]:
+    """Run records (profiling.store) of the bundle's results files, labelled with device, date and file."""
+    from profiling.store import run_from_bench
+
+    return [
+        run_from_bench(load_document(p), label=f"bundled {bundle.device_name} {bundle.date} {p.stem}")
+        for p in bundle.bench_files
+    ]
+
+
+def style_side_by_side(side: pd.DataFrame):  # -> pandas.io.formats.style.Styler
+    """review.side_by_side() with each metric's cells coloured by verdict (green better, red worse, as
+    Nsight Compute's baseline view); the verdict columns themselves are hidden."""
+    from profiling.review import VERDICT_COLORS
+
+    verdict_cols = [c for c in side.columns if str(c).endswith(" verdict")]
+    shown = [c for c in side.columns if c not in verdict_cols]
+
+    def colour(row: pd.Series) -> list[str]:
+        styles = []
+        for c in shown:
+            base = str(c).removesuffix(" Δ%")
+            verdict = row.get(f"{base} verdict") if not str(c).endswith("(base)") else None
+            if isinstance(verdict, str) and verdict in ("improvement", "regression", "changed"):
+                styles.append(f"color: {VERDICT_COLORS[verdict]}; font-weight: 600")
+            else:
+                styles.append("")
+        return styles
+
+    full = side.copy()
+    styler = full.style.apply(lambda row: colour(row) + [""] * len(verdict_cols), axis=1)
+    styler = styler.hide(verdict_cols, axis="columns").format(precision=4, na_rep="")
+    return styler
+
+
+def _run_ceilings(run: Mapping[str, Any]) -> Ceilings | None:
+    """Ceilings for a saved run's device: its properties when recorded, else the built-in table by name."""
+    device = dict(run.get("device") or {})
+    device.setdefault("name", run.get("device_name"))
+    try:
+        if device.get("sm_count"):
+            return ceilings_for(device)
+        return best_ceilings(device_name=device.get("name"))
+    except InvalidInput:
+        return None
+
+
+def review_roofline(baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Algorithmic roofline of the baseline (open markers) and candidates (filled), each candidate point
+    linked to the baseline point of the same kernel and size by a dotted line."""
+    from profiling.store import size_text
+
+    def points(run: Mapping[str, Any]) -> pd.DataFrame:
+        rows = []
+        for r in run.get("results", ()):
+            t, m, n, k = r.get("time_median_ms"), r.get("m"), r.get("n"), r.get("k")
+            if not t or not (m and n and k) or (r.get("status") or "ok") != "ok":
+                continue
+            half = "hgemm" in str(r.get("kernel")) or "wmma" in str(r.get("kernel"))
+            p = algorithmic_point(plot_text(r["kernel"]), m, n, k, t / 1e3, 2 if half else 4, label=size_text(r))
+            p["compute"] = "tensor" if half else "fp32"
+            p["run"] = plot_text(f"#{run.get('id')} {run.get('label', '')}")
+            rows.append(p)
+        return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute", "run"])
+
+    base = points(baseline)
+    cands = [points(c) for c in candidates]
+    ceilings = _run_ceilings(baseline)
+    if ceilings is None:
+        fig = go.Figure()
+        fig.update_layout(title_text="Roofline: no ceilings known for this device")
+        return fig
+    filled = pd.concat(cands, ignore_index=True) if cands else base.iloc[0:0]
+    fig = roofline(filled if len(filled) else base, ceilings, "Roofline: baseline (open stars), candidates (filled)")
+    for kernel, part in base.groupby("kernel", sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=part["flops"] / part["bytes"],
+                y=part["flops"] / part["seconds"],
+                mode="markers",
+                name=f"{kernel} (baseline)",
+                legendgroup=f"baseline:{kernel}",
+                marker={"color": kernel_color(str(kernel)), "symbol": "star-open", "size": 13, "line": {"width": 2}},
+                text=part["run"] + " " + part["label"],
+                hovertemplate="<b>%{fullData.name}</b> %{text}<br>%{y:.3s}FLOP/s<extra></extra>",
+            )
+        )
+    base_at = {(r.kernel, r.label): r for r in base.itertuples()}
+    for cand in cands:
+        for r in cand.itertuples():
+            b = base_at.get((r.kernel, r.label))
+            if b is None:
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=[b.flops / b.bytes, r.flops / r.bytes],
+                    y=[b.flops / b.seconds, r.flops / r.seconds],
+                    mode="lines",
+                    line={"color": kernel_color(str(r.kernel)), "dash": "dot", "width": 1},
+                    legendgroup=f"link:{r.kernel}",
+                    showlegend=False,
+                    hoverinfo="skip",
+                )
+            )
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU job bodies (run on the queue's thread; the GPU work itself is in worker children)
+# ---------------------------------------------------------------------------------------------
+
+
+def bench_job(
+    kernel_ids: Sequence[str],
+    shapes: Sequence[Shape],
+    settings: BenchSettings,
+    task_timeout_s: float = 120.0,
+    command: Callable[[Path], list[str]] | None = None,
+) -> Callable[[Any], dict[str, Any]]:
+    """A queue job that verifies and times kernels in the worker and returns a results document.
+
+    Each result is reported to the job as it arrives (progress = results / tasks); the job's cancel
+    Event stops the run after the current task. `command` substitutes the worker (tests).
+    """
+    from profiling.jobs import Job, build_tasks
+    from profiling.results import add_reference_ratios, build_document, utc_now
+    from profiling.worker import run_job, worker_command
+
+    settings.validate()
+    tasks = build_tasks([get_kernel(k) for k in kernel_ids], list(shapes))
+
+    def run(job: Any) -> dict[str, Any]:
+        started = utc_now()
+        done = [0]
+
+        def on_result(record: dict[str, Any]) -> None:
+            done[0] += 1
+            size = f"{record['m']}x{record['n']}x{record['k']}"
+            job.report(done[0] / len(tasks), f"{record['kernel']} {size}: {record['status']}", record)
+
+        job.report(0.0, f"starting the GPU worker for {len(tasks)} kernel/size runs")
+        device, results = run_job(
+            Job(op="bench", tasks=tasks, settings=settings),
+            task_timeout_s=task_timeout_s,
+            on_result=on_result,
+            cancel=job.cancel,
+            command=command or worker_command,
+        )
+        add_reference_ratios(results)
+        return build_document(device, asdict(settings), results, started)
+
+    return run
+
+
+def device_info_job(timeout_s: float = 30.0, command: Callable[[Path], list[str]] | None = None):
+    """A queue job returning the worker's device dict (raises WorkerError when there is no usable GPU)."""
+    from profiling.jobs import Job
+    from profiling.worker import run_job, worker_command
+
+    def run(job: Any) -> dict[str, Any] | None:
+        device, _ = run_job(
+            Job(op="device_info"),
+            task_timeout_s=timeout_s,
+            startup_timeout_s=timeout_s,
+            command=command or worker_command,
+        )
+        return device
+
+    return run
+
+
+def profile_job(
+    kernel_ids: Sequence[str],
+    size: tuple[int, int, int],
+    report_path: Path,
+    metric_set: str = "quick",
+    extra_metrics: Sequence[str] = (),
+    clock_control: str = "none",
+    timeout_s: float = 600,
+):
+    """A queue job running ncu over the kernels at one size (profiling.ncu_runner.profile)."""
+    from profiling import ncu_runner
+
+    for kid in kernel_ids:
+        problem = get_kernel(kid).size_problem(*size)
+        if problem:
+            raise InvalidInput(problem)
+
+    def run(job: Any):
+        job.report(0.05, f"ncu profiling {', '.join(kernel_ids)} at {'x'.join(map(str, size))}")
+        result = ncu_runner.profile(
+            list(kernel_ids),
+            [size],
+            report_path,
+            metric_set=metric_set,  # type: ignore[arg-type]
+            extra_metrics=list(extra_metrics),
+            clock_control=clock_control,  # type: ignore[arg-type]
+            timeout_s=timeout_s,
+        )
+        job.report(0.95, f"ncu finished in {result.seconds:.1f} s; reading the report")
+        return result
+
+    return run
+
+
+def sanitize_job(kernel_id: str, size: tuple[int, int, int], tool: str = "memcheck", timeout_s: float = 600):
+    """A queue job running compute-sanitizer `tool` on one kernel and size."""
+    from profiling import ncu_runner
+
+    def run(job: Any):
+        job.report(0.1, f"compute-sanitizer --tool {tool} on {kernel_id}")
+        return ncu_runner.sanitize(kernel_id, size, tool=tool, timeout_s=timeout_s)  # type: ignore[arg-type]
+
+    return run
+
+
+def roofline_table(points: pd.DataFrame, ceilings: Ceilings) -> pd.DataFrame:
+    """The points under a roofline: kernel, label, level, intensity (FLOP/B), TFLOP/s, binding ceiling, % of it."""
+    from profiling.charts import roofline_points
+
+    df = roofline_points(points, ceilings)
+    out = pd.DataFrame(
+        {
+            "kernel": df["kernel"].map(html.unescape),
+            "label": df["label"].map(html.unescape),
+            "level": df["level"],
+            "intensity (FLOP/B)": df["intensity"],
+            "TFLOP/s": df["achieved"] / 1e12,
+            "binding ceiling": df["binding_ceiling"],
+            "% of ceiling": df["pct_of_roof"],
+        }
+    )
+    return out.reset_index(drop=True)
+
+
+def occupancy_limits_table(result: Any) -> pd.DataFrame:
+    """Blocks per SM each resource allows (warps, registers, shared memory, blocks) and which bind."""
+    return pd.DataFrame(
+        [
+            {"resource": name, "blocks per SM allowed": allowed, "limits": name in result.limiters}
+            for name, allowed in result.blocks_allowed_by.items()
+        ]
+    )
+
+
+def occupancy_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
+    """Per launch: block, registers, shared memory, our theoretical occupancy, ncu's theoretical and achieved,
+    and the limiting resource(s)."""
+    from profiling.occupancy import theoretical_occupancy
+
+    rows = []
+    for config in launch_configs_from_reports(reports):
+        try:
+            result = theoretical_occupancy(config.cc, config.threads, config.registers, config.shared_mem)
+            ours, limit = result.occupancy_pct, ", ".join(result.limiters)
+        except InvalidInput as exc:
+            ours, limit = None, one_line(exc)
+        rows.append(
+            {
+                "launch": config.name,
+                "threads": config.threads,
+                "registers": config.registers,
+                "shared mem (B)": config.shared_mem,
+                "theoretical (%)": ours,
+                "ncu theoretical (%)": config.ncu_theoretical_pct,
+                "ncu achieved (%)": config.achieved_pct,
+                "limited by": limit,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -1,0 +1,174 @@
+"""One GPU job at a time across every browser session: a FIFO queue served by one background thread.
+
+The app keeps a single `GpuJobQueue` (st.cache_resource), so two people pressing "Run" get their jobs
+run one after the other and the second sees its place in the queue. A job is a function of the
+`GpuJob` it runs as: it reports progress through `job.report()` and should stop soon after
+`job.cancel` is set (profiling.worker.run_job takes that Event directly). Jobs never touch CUDA in the
+app process: they start worker children, so a crash fails the job, not the server.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from profiling.errors import GemmLensError
+
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
+FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
+
+
+@dataclass
+class GpuJob:
+    """One queued piece of GPU work and everything a page shows about it."""
+
+    id: int
+    label: str
+    owner: str
+    fn: Callable[[GpuJob], Any]
+    state: JobState = "queued"
+    progress: float = 0.0
+    message: str = "waiting for the GPU"
+    events: list[str] = field(default_factory=list)
+    partial: list[Any] = field(default_factory=list)
+    result: Any = None
+    error: str | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    submitted: float = field(default_factory=time.time)
+    started: float | None = None
+    finished: float | None = None
+
+    def report(self, progress: float | None = None, message: str | None = None, item: Any = None) -> None:
+        """Called from the job: fraction done (0..1), a status line, and a partial result to keep."""
+        if progress is not None:
+            self.progress = min(max(float(progress), 0.0), 1.0)
+        if message is not None:
+            self.message = message
+            self.events.append(message)
+        if item is not None:
+            self.partial.append(item)
+
+    @property
+    def finished_state(self) -> bool:
+        return self.state in FINISHED
+
+    @property
+    def elapsed_s(self) -> float:
+        if self.started is None:
+            return 0.0
+        return (self.finished or time.time()) - self.started
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
+    return lines[0][:500] if lines else type(exc).__name__
+
+
+class GpuJobQueue:
+    """FIFO of GpuJobs run one at a time by a daemon thread (started on the first submit)."""
+
+    def __init__(self, keep_finished: int = 50) -> None:
+        self._cond = threading.Condition()
+        self._jobs: dict[int, GpuJob] = {}
+        self._waiting: deque[int] = deque()
+        self._running: int | None = None
+        self._ids = itertools.count(1)
+        self._thread: threading.Thread | None = None
+        self._keep = keep_finished
+
+    def submit(self, label: str, owner: str, fn: Callable[[GpuJob], Any]) -> GpuJob:
+        """Queue `fn` to run on the GPU; returns its job at once (state "queued")."""
+        with self._cond:
+            job = GpuJob(id=next(self._ids), label=label, owner=owner, fn=fn)
+            self._jobs[job.id] = job
+            self._waiting.append(job.id)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="gemmlens-gpu-queue", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+            return job
+
+    def get(self, job_id: int | None) -> GpuJob | None:
+        """The job with this id, or None (unknown or forgotten)."""
+        with self._cond:
+            return self._jobs.get(job_id) if job_id is not None else None
+
+    def position(self, job_id: int) -> int | None:
+        """0 while running, n when n jobs are ahead of it (the running one included), None when finished."""
+        with self._cond:
+            if self._running == job_id:
+                return 0
+            if job_id in self._waiting:
+                return list(self._waiting).index(job_id) + (1 if self._running is not None else 0)
+            return None
+
+    def running(self) -> GpuJob | None:
+        """The job holding the GPU now, if any."""
+        with self._cond:
+            return self._jobs.get(self._running) if self._running is not None else None
+
+    def waiting(self) -> list[GpuJob]:
+        """Queued jobs, next first."""
+        with self._cond:
+            return [self._jobs[i] for i in self._waiting]
+
+    def cancel(self, job_id: int) -> bool:
+        """Cancel a job: a queued one never starts; a running one sees `job.cancel` set. False if finished."""
+        with self._cond:
+            job = self._jobs.get(job_id)
+            if job is None or job.finished_state:
+                return False
+            job.cancel.set()
+            if job_id in self._waiting:
+                self._waiting.remove(job_id)
+                job.state, job.message, job.finished = "cancelled", "cancelled before it started", time.time()
+            self._cond.notify_all()
+            return True
+
+    def wait(self, job_id: int, timeout_s: float | None = None) -> GpuJob | None:
+        """Block until the job finishes (or the timeout passes); returns the job."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self._cond:
+            while True:
+                job = self._jobs.get(job_id)
+                if job is None or job.finished_state:
+                    return job
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return job
+                self._cond.wait(timeout=left if left is not None else 1.0)
+
+    def _serve(self) -> None:
+        while True:
+            with self._cond:
+                while not self._waiting:
+                    self._cond.wait()
+                job = self._jobs[self._waiting.popleft()]
+                self._running = job.id
+                job.state, job.started, job.message = "running", time.time(), "running"
+            try:
+                job.result = job.fn(job)
+                state: JobState = "cancelled" if job.cancel.is_set() else "done"
+                error = None
+            except GemmLensError as exc:
+                state, error = "failed", _one_line(exc)
+            except Exception as exc:  # noqa: BLE001 - any job failure is shown in the page; the server keeps going
+                state, error = "failed", f"unexpected error: {type(exc).__name__}: {_one_line(exc)}"
+            with self._cond:
+                job.state, job.error, job.finished = state, error, time.time()
+                job.message = error or ("cancelled" if state == "cancelled" else "finished")
+                if state == "done":
+                    job.progress = 1.0
+                self._running = None
+                self._forget_old()
+                self._cond.notify_all()
+
+    def _forget_old(self) -> None:
+        done = [i for i, j in self._jobs.items() if j.finished_state]
+        for job_id in done[: max(len(done) - self._keep, 0)]:
+            del self._jobs[job_id]

@@ -1,0 +1,274 @@
+"""Streamlit helpers every page shares: cached loaders, the GPU banner, the job panel and safe text.
+
+User-supplied text (kernel names, file names, labels) only reaches the page through st.text,
+st.code, st.dataframe or `show_error`/`safe_md`, which escape Markdown and HTML.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+import streamlit as st
+
+from profiling import ncu_report
+from profiling.app import data
+from profiling.app.gpu_queue import GpuJob, GpuJobQueue
+
+GPU_SWITCH = "GEMMLENS_GPU"
+"""Set to "off" to serve bundled measurements only (a shared review server, or tests)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Cached resources and data
+# ---------------------------------------------------------------------------------------------
+
+
+@st.cache_resource
+def gpu_queue() -> GpuJobQueue:
+    """The one GPU job queue of this server, shared by every browser session."""
+    return GpuJobQueue()
+
+
+@st.cache_resource
+def nvcc_facts_cache() -> dict[tuple[str, str], Any]:
+    """nvcc compile facts computed so far, per (kernel id, arch), shared by every session."""
+    return {}
+
+
+@st.cache_data(show_spinner=False)
+def bundles() -> list[data.Bundle]:
+    """The committed results folders, newest first."""
+    return data.discover_bundles()
+
+
+@st.cache_data(show_spinner=False)
+def bench_document(bundle_name: str) -> dict[str, Any]:
+    """The merged results document of one bundle."""
+    return data.load_bench(_bundle(bundle_name))
+
+
+@st.cache_resource(show_spinner=False)
+def bundle_reports(bundle_name: str) -> list[tuple[str, ncu_report.Report]]:
+    """The ncu captures of one bundle, parsed once per server (read-only afterwards)."""
+    return data.load_bundle_reports(_bundle(bundle_name))
+
+
+def _bundle(name: str) -> data.Bundle:
+    for b in bundles():
+        if b.name == name:
+            return b
+    raise KeyError(name)
+
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str):
+    from profiling.store import RunStore
+
+    return RunStore(url)
+
+
+def run_store():
+    """The run store at GEMMLENS_DB_URL / GEMMLENS_DB_PATH (opened and migrated once per URL)."""
+    from profiling.store import default_db_url
+
+    return _store(default_db_url())
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU presence
+# ---------------------------------------------------------------------------------------------
+
+
+def gpu_switched_off() -> str | None:
+    """Why GPU work is disabled by configuration, or None."""
+    if os.environ.get(GPU_SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
+        return f"GPU work is switched off ({GPU_SWITCH}=off)"
+    return None
+
+
+@st.cache_data(show_spinner="Looking for a GPU…")
+def device_probe(timeout_s: float = 30.0) -> tuple[dict[str, Any] | None, str | None]:
+    """(device dict, None) from a device_info worker job, or (None, why there is no GPU). Cached: the
+    Overview page's "Look again" clears it."""
+    off = gpu_switched_off()
+    if off:
+        return None, off
+    queue = gpu_queue()
+    job = queue.submit("device query", "overview", data.device_info_job(timeout_s))
+    job = queue.wait(job.id, timeout_s + 15)
+    if job is None or job.state != "done":
+        return None, (job.error if job is not None and job.error else "the GPU worker did not answer")
+    return job.result, None
+
+
+def current_bundle() -> data.Bundle | None:
+    """The bundled data set chosen in the sidebar (newest by default); None when none is committed."""
+    found = bundles()
+    if not found:
+        return None
+    names = [b.name for b in found]
+    choice = st.sidebar.selectbox(
+        "Bundled measurements",
+        names,
+        key="bundle",
+        format_func=lambda n: next(b.label for b in found if b.name == n),
+        help="Real measurements committed under results/<device>-<date>/",
+    )
+    return found[names.index(choice)] if choice in names else found[0]
+
+
+def bundled_caption(bundle: data.Bundle | None) -> None:
+    """A caption saying exactly which committed measurements are shown."""
+    if bundle is None:
+        st.warning("No bundled measurements found under results/.")
+    else:
+        st.caption(f"Bundled real measurements: {safe_md(bundle.label)}")
+
+
+def needs_gpu_notice(what: str, bundle: data.Bundle | None, reason: str | None) -> None:
+    """The explanation Benchmark and Profile show when they cannot run here."""
+    where = f" Showing bundled measurements from {safe_md(bundle.device_name)} on {bundle.date}." if bundle else ""
+    st.info(f"{what} needs a CUDA GPU in this machine (no GPU found: {safe_md(data.one_line(reason))}).{where}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Safe text
+# ---------------------------------------------------------------------------------------------
+
+
+def safe_md(text: object) -> str:
+    """User text escaped for any Markdown-rendering element."""
+    return data.md_escape(text)
+
+
+def show_error(message: object) -> None:
+    """A one-line error box; the message (which may contain file or kernel names) is escaped."""
+    st.error(safe_md(data.one_line(message)))
+
+
+def session_id() -> str:
+    """A stable id for this browser session (owner of its GPU jobs)."""
+    if "gemmlens_session" not in st.session_state:
+        st.session_state["gemmlens_session"] = uuid.uuid4().hex[:8]
+    return st.session_state["gemmlens_session"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Jobs
+# ---------------------------------------------------------------------------------------------
+
+
+def queue_sidebar() -> None:
+    """Sidebar line: what holds the GPU and how many jobs wait."""
+    queue = gpu_queue()
+    running, waiting = queue.running(), queue.waiting()
+    if running is None and not waiting:
+        st.sidebar.caption("GPU queue: idle")
+        return
+    text = f"GPU queue: running {safe_md(running.label)}" if running else "GPU queue:"
+    st.sidebar.caption(f"{text}; {len(waiting)} waiting")
+
+
+def job_panel(state_key: str) -> GpuJob | None:
+    """Show this session's job under `state_key` (queued place, progress, Cancel) and return it.
+
+    While the job is queued or running the panel refreshes itself every second; when it finishes the
+    whole page reruns once so the results appear.
+    """
+    queue = gpu_queue()
+    job = queue.get(st.session_state.get(state_key))
+    if job is None:
+        return None
+    if job.finished_state:
+        _job_outcome(job)
+        return job
+
+    @st.fragment(run_every=1.0)
+    def live() -> None:
+        current = queue.get(job.id)
+        if current is None or current.finished_state:
+            st.rerun()
+            return
+        place = queue.position(current.id)
+        if current.state == "queued":
+            running = queue.running()
+            ahead = f"; the GPU is running {safe_md(running.label)}" if running else ""
+            st.info(f"Queued: {place} job(s) ahead of yours{ahead}. It starts when the GPU is free.")
+        else:
+            st.progress(current.progress, text=safe_md(f"{current.label}: {current.message}"))
+            st.caption(f"running for {current.elapsed_s:.0f} s")
+        if st.button("Cancel", key=f"cancel-{current.id}"):
+            queue.cancel(current.id)
+            st.rerun()
+
+    live()
+    return job
+
+
+def _job_outcome(job: GpuJob) -> None:
+    if job.state == "failed":
+        show_error(f"{job.label} failed: {job.error}")
+    elif job.state == "cancelled":
+        st.warning(f"{safe_md(job.label)} was cancelled; {len(job.partial)} result(s) arrived before it stopped.")
+    if job.events:
+        with st.expander(f"Job log ({len(job.events)} lines)", expanded=False):
+            st.text("\n".join(job.events[-200:]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Data sources shared by the Roofline, Occupancy and Reports pages
+# ---------------------------------------------------------------------------------------------
+
+UPLOADS_KEY = "uploads"
+
+
+def bench_sources(bundle: data.Bundle | None) -> dict[str, dict[str, Any]]:
+    """Results documents available in this session: this session's benchmark run, then the bundled one."""
+    out: dict[str, dict[str, Any]] = {}
+    if st.session_state.get("live_bench"):
+        out["benchmark run (this session)"] = st.session_state["live_bench"]
+    if bundle is not None and bundle.bench_files:
+        out[f"bundled benchmark: {bundle.label}"] = bench_document(bundle.name)
+    return out
+
+
+def report_sources(bundle: data.Bundle | None) -> dict[str, list[tuple[str, ncu_report.Report]]]:
+    """ncu reports available in this session: uploads, this session's profile, then the bundled captures."""
+    out: dict[str, list[tuple[str, ncu_report.Report]]] = {}
+    uploads = st.session_state.get(UPLOADS_KEY) or {}
+    if uploads:
+        out["uploaded reports"] = list(uploads.values())
+    live = st.session_state.get("live_profile")
+    if live is not None:
+        out["ncu profile (this session)"] = [(live.report_path.name, live.report)]
+    if bundle is not None and bundle.ncu_groups:
+        out[f"bundled ncu capture: {bundle.label}"] = bundle_reports(bundle.name)
+    return out
+
+
+def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
+    """Parse newly uploaded files into st.session_state[UPLOADS_KEY] (by name and content hash) and drop
+    removed ones; returns (file name, one-line error) for files that could not be read."""
+    import hashlib
+
+    parsed: dict[str, tuple[str, ncu_report.Report]] = st.session_state.setdefault(UPLOADS_KEY, {})
+    failed: dict[str, str] = st.session_state.setdefault("upload_errors", {})
+    keep, errors = set(), []
+    for f in files or []:
+        content = f.getvalue()
+        key = f"{f.name}:{hashlib.sha1(content).hexdigest()[:12]}"
+        keep.add(key)
+        if key not in parsed and key not in failed:
+            try:
+                parsed[key] = (f.name, data.read_upload(f.name, content))
+            except Exception as exc:  # noqa: BLE001 - any unreadable upload is a one-line error, never a crash
+                failed[key] = data.one_line(exc) or type(exc).__name__
+        if key in failed:
+            errors.append((f.name, failed[key]))
+    for key in [k for k in parsed if k not in keep]:
+        del parsed[key]
+    for key in [k for k in failed if k not in keep]:
+        del failed[key]
+    return errors
