@@ -914,3 +914,44 @@ def occupancy_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.Data
             }
         )
     return pd.DataFrame(rows)
+
+
+def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """review.runs_frame() for display: kernels joined, date as text."""
+    out = runs.copy()
+    out["kernels"] = out["kernels"].map(lambda ks: ", ".join(ks))
+    out["created"] = out["created"].dt.strftime("%Y-%m-%d %H:%M")
+    return out
+
+
+def run_info_table(run: Mapping[str, Any]) -> pd.DataFrame:
+    """A saved run's own fields and device as a property/value table."""
+    device = run.get("device") or {}
+    rows = [
+        ("id", run.get("id")),
+        ("label", run.get("label")),
+        ("author", run.get("author")),
+        ("notes", run.get("notes")),
+        ("created", run.get("created_utc")),
+        ("kind", run.get("kind")),
+        ("device", device.get("name") or run.get("device_name")),
+        ("compute capability", device.get("cc") or run.get("device_cc")),
+        ("driver", device.get("driver")),
+        ("CUDA runtime", cuda_version(device.get("cuda_runtime"))),
+        ("max SM clock (MHz)", device.get("max_sm_clock_mhz")),
+        ("catalog commit", run.get("catalog_commit")),
+    ]
+    return pd.DataFrame([(k, "" if v is None else str(v)) for k, v in rows], columns=["property", "value"])
+
+
+def run_results_table(run: Mapping[str, Any]) -> pd.DataFrame:
+    """A saved run's results: kernel, size, status and the compared metrics."""
+    from profiling.review import METRICS
+    from profiling.store import size_text
+
+    rows = []
+    for r in run.get("results", ()):
+        row = {"kernel": r.get("kernel"), "size": size_text(r), "status": r.get("status")}
+        row.update({m.label: r.get(m.key) for m in METRICS})
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,397 @@
+"""The app's logic, tested directly on the bundled real measurements and the real ncu fixtures (no GPU)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kernels.catalog import CATALOG, get_kernel
+from profiling import review
+from profiling.app import data
+from profiling.app.gpu_queue import GpuJobQueue
+from profiling.errors import InvalidInput, ReportError
+from profiling.jobs import BenchSettings, Shape
+from profiling.results import BUNDLED_RESULTS_DIR
+
+ROOT = Path(__file__).resolve().parent.parent
+NCU = ROOT / "tests" / "fixtures" / "ncu"
+H200 = BUNDLED_RESULTS_DIR / "h200-2026-11-22"
+
+
+@pytest.fixture(scope="module")
+def bundle() -> data.Bundle:
+    found = {b.name: b for b in data.discover_bundles()}
+    return found["h200-2026-11-22"]
+
+
+@pytest.fixture(scope="module")
+def doc(bundle):
+    return data.load_bench(bundle)
+
+
+@pytest.fixture(scope="module")
+def reports(bundle):
+    return data.load_bundle_reports(bundle)
+
+
+# --- bundled data --------------------------------------------------------------------------------
+
+
+def test_bundle_is_discovered_with_device_and_date(bundle) -> None:
+    assert bundle.device_name == "NVIDIA H200"
+    assert bundle.date == "2026-11-22"
+    assert [p.name for p in bundle.bench_files] == ["bench_1024-4096.json", "bench_8192.json"]
+    assert [[p.name for p in g] for g in bundle.ncu_groups] == [
+        ["ncu_ladder_1024_raw.csv", "ncu_ladder_1024_details.csv"]
+    ]
+    assert "NVIDIA H200" in bundle.label and "2026-11-22" in bundle.label
+
+
+def test_new_result_folders_are_discovered_newest_first(tmp_path: Path) -> None:
+    older, newer, empty = tmp_path / "h200-2026-11-22", tmp_path / "a100-2027-01-05", tmp_path / "notes"
+    for folder in (older, newer, empty):
+        folder.mkdir()
+    shutil.copy(H200 / "bench_8192.json", older)
+    shutil.copy(H200 / "bench_8192.json", newer)
+    (empty / "readme.txt").write_text("no data here")
+    (newer / "broken.json").write_text("{not json")
+    found = data.discover_bundles(tmp_path)
+    assert [b.name for b in found] == ["a100-2027-01-05", "h200-2026-11-22"]
+    assert [p.name for p in found[0].bench_files] == ["bench_8192.json"]  # the broken file is skipped
+
+
+def test_merged_bench_has_every_result(doc) -> None:
+    frame = data.bench_frame(doc)
+    assert len(frame) == 42 + 8
+    assert list(frame["size"].unique()) == ["1024x1024x1024", "2048x2048x2048", "4096x4096x4096", "8192x8192x8192"]
+    table = data.bench_table(frame)
+    for column in ("time (ms)", "TFLOP/s", "% of FP32 peak", "% of cuBLAS", "rel. error", "clocks capped"):
+        assert column in table.columns
+    v8 = frame[(frame.kernel == "v8-async") & (frame["size"] == "8192x8192x8192")].iloc[0]
+    assert v8.tflops > 20 and 0 < v8.pct_cublas < 150
+
+
+def test_bench_charts_have_one_trace_per_kernel(doc) -> None:
+    frame = data.bench_frame(doc)
+    fig = data.tflops_figure(frame)
+    assert {t.name for t in fig.data} == set(frame["kernel"])
+    v3 = next(t for t in fig.data if t.name == "v3")
+    assert list(v3.x) == ["1024x1024x1024", "2048x2048x2048", "4096x4096x4096", "8192x8192x8192"]
+    bars = data.pct_cublas_figure(frame)
+    assert "cublas" not in {t.name for t in bars.data} and "v5" in {t.name for t in bars.data}
+
+
+def test_sweep_sizes() -> None:
+    assert data.sweep_sizes(512, 4096) == [512, 1024, 2048, 4096]
+    assert data.sweep_sizes(1000, 3000, 3) == [1000, 3000]
+    with pytest.raises(InvalidInput):
+        data.sweep_sizes(4096, 512)
+
+
+# --- roofline ------------------------------------------------------------------------------------
+
+
+def test_bench_roofline_has_a_point_per_kernel(doc) -> None:
+    frame = data.bench_frame(doc)
+    points = data.bench_roofline_points(frame, "8192x8192x8192")
+    fig = data.roofline(points, data.ceilings_for(doc["device"]), "t")
+    assert data.kernel_points(fig) == {k: 1 for k in frame[frame["size"] == "8192x8192x8192"]["kernel"]}
+    assert points.set_index("kernel").loc["cublas-hgemm", "compute"] == "tensor"
+    assert any("FP16 tensor" in (t.name or "") for t in fig.data)
+
+
+def test_report_roofline_has_three_levels_per_launch(reports) -> None:
+    points = data.report_roofline_points(reports)
+    fig = data.roofline(points, data.ceilings_for(None, reports[0][1]), "t")
+    counts = data.kernel_points(fig)
+    assert set(counts) == {"cublas", "v1", "v1-coalesced", "v2", "tiled-8", "tiled-16", "tiled-32", "v3", "v4", "v5"}
+    assert set(counts.values()) == {3}
+    table = data.roofline_table(points, data.ceilings_for(None, reports[0][1]))
+    assert len(table) == 30 and table["% of ceiling"].between(0, 100).all()
+
+
+# --- ncu tables ----------------------------------------------------------------------------------
+
+
+def test_key_metrics_table_on_bundled_capture(reports) -> None:
+    table = data.key_metrics_table(reports)
+    assert len(table) == 10
+    v1 = table.set_index("kernel").loc["v1"]
+    assert v1["duration (µs)"] == pytest.approx(4420.992)
+    assert v1["registers"] == 32
+    assert v1["achieved occ. (%)"] == pytest.approx(92.83, abs=0.01)
+    for column in ("ld bank conflicts (%)", "st n-way", "DRAM (MB)", "L2 (MB)", "L1 (MB)", "FP32 TFLOP/s"):
+        assert column in table.columns
+    side = data.compare_launches(table, [table.launch[1], table.launch[9]])
+    assert list(side.columns) == [table.launch[1], table.launch[9]]
+    assert side.loc["registers"].tolist() == [32, 127]
+
+
+def test_findings_from_the_details_page_biggest_first(reports) -> None:
+    findings = data.findings_table(reports)
+    assert len(findings) == 17
+    speedups = findings["est. speedup (%)"].dropna().tolist()
+    assert speedups == sorted(speedups, reverse=True)
+
+
+def test_two_reports_keep_launch_keys_unique() -> None:
+    raw = data.read_upload("raw.csv", (NCU / "raw.csv").read_bytes())
+    summary = data.read_upload("summary.csv", (NCU / "summary.csv").read_bytes())
+    table = data.key_metrics_table([("raw.csv", raw), ("summary.csv", summary)])
+    assert len(table) == 20 and table["launch"].is_unique
+    assert table["launch"].str.endswith("[raw.csv]").sum() == 10
+
+
+# --- uploads -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["raw.csv", "details.csv", "summary.csv", "auto_units.csv", "stdout_mixed.txt"])
+def test_real_fixtures_upload(name: str) -> None:
+    report = data.read_upload(name, (NCU / name).read_bytes())
+    assert report.source == name and len(report.launches) >= 1
+
+
+def _bad_files() -> dict[str, bytes]:
+    raw = (NCU / "raw.csv").read_bytes()
+    return {
+        "empty.csv": b"",
+        "binary.csv": bytes(range(256)) * 4,
+        "truncated.csv": b"\n".join(raw.splitlines()[:2]),
+        "wrong.csv": b"name,value\nalpha,1\nbeta,2\n",
+        "runs.json": b'{"schema": "gemmlens.runs.v1"}',
+        "v4.ncu-rep": b"NVPERF" + b"\x00" * 64,
+    }
+
+
+@pytest.mark.parametrize("name", list(_bad_files()))
+def test_bad_uploads_give_one_line_errors(name: str, monkeypatch) -> None:
+    monkeypatch.setattr("profiling.ncu_runner.find_ncu", lambda *a, **k: None)
+    with pytest.raises(ReportError) as info:
+        data.read_upload(name, _bad_files()[name])
+    message = str(info.value)
+    assert "\n" not in message and name in message
+
+
+def test_oversized_upload_is_refused() -> None:
+    with pytest.raises(ReportError, match="200 MB"):
+        data.read_upload("big.csv", b"x" * (data.MAX_UPLOAD_BYTES + 1))
+
+
+def test_md_escape_neutralises_markdown_and_html() -> None:
+    hostile = "**bold** <img src=x onerror=alert(1)> [link](http://x) :red[x] $x$"
+    escaped = data.md_escape(hostile)
+    for ch in "*<>[]():$":
+        assert ch not in escaped.replace("\\" + ch, "")
+    assert data.plot_text("void f<8>(float*)") == "void f&lt;8&gt;(float*)"
+    assert data.one_line("first\n\nsecond") == "first"
+
+
+# --- kernels page --------------------------------------------------------------------------------
+
+
+def test_kernel_diff_against_previous() -> None:
+    diff = data.kernel_diff(get_kernel("v4"))
+    assert diff.startswith("--- v3: v3_regblock.cu\n+++ v4: v4_transposed.cu")
+    assert any(line.startswith("+") and not line.startswith("+++") for line in diff.splitlines())
+    assert data.kernel_diff(get_kernel("v1")) == ""
+    assert data.kernel_diff(get_kernel("cublas")) == ""
+
+
+def test_every_kernel_has_a_summary_and_catalog_row() -> None:
+    table = data.catalog_table()
+    assert list(table["id"]) == [s.id for s in CATALOG]
+    summary = data.kernel_summary(get_kernel("v8-async")).set_index("property")["value"]
+    assert summary["block"] == "256x1" and summary["param STAGES"] == "3"
+
+
+def test_bundled_compile_facts(doc) -> None:
+    facts = data.bundled_compile_facts(doc).set_index("kernel")
+    assert facts.loc["v4", "registers"] == 119
+    assert facts.loc["v4", "shared static (B)"] == 8192
+    assert "cublas" not in facts.index
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_nvcc_compile_facts_match_the_entry() -> None:
+    facts = data.nvcc_compile_facts(get_kernel("v4"))
+    assert len(facts) == 1 and facts["registers"].iloc[0] > 32
+
+
+# --- overview and occupancy ----------------------------------------------------------------------
+
+
+def test_device_rows(doc) -> None:
+    rows = data.device_rows(doc["device"]).set_index("property")["value"]
+    assert rows["GPU"] == "NVIDIA H200"
+    assert rows["SMs"] == "132"
+    assert rows["CUDA runtime"] == "13.2" and rows["CUDA driver API"] == "13.0"
+    assert rows["memory"] == "139.8 GiB"
+    assert data.cuda_version(None) == "-"
+
+
+def test_tool_rows_list_the_three_tools() -> None:
+    assert list(data.tool_rows()["tool"]) == ["ncu", "compute-sanitizer", "nvcc"]
+
+
+def test_launch_configs_and_occupancy_table(doc, reports) -> None:
+    bench = {c.name: c for c in data.launch_configs_from_bench(doc)}
+    assert (bench["v4"].threads, bench["v4"].registers, bench["v4"].shared_mem) == (256, 119, 8192)
+    table = data.occupancy_table(reports).set_index("launch")
+    # our calculator agrees with ncu's theoretical occupancy on every real launch
+    assert (table["theoretical (%)"] - table["ncu theoretical (%)"]).abs().max() < 0.01
+    assert "registers" in table.loc["v4 1024x1024x1024", "limited by"]
+
+
+# --- review --------------------------------------------------------------------------------------
+
+
+def _candidate(run: dict, factor: float) -> dict:
+    faster = {**run, "id": 99, "label": "candidate"}
+    faster["results"] = [{**r, "time_median_ms": r["time_median_ms"] * factor} for r in run["results"]]
+    return faster
+
+
+def test_review_styles_and_roofline(bundle) -> None:
+    base = {**data.bundled_runs(bundle)[1], "id": 1}
+    cand = _candidate(base, 0.8)
+    comparison = review.compare_runs(base, [cand])
+    side = review.side_by_side(comparison)
+    html = data.style_side_by_side(side).to_html()
+    assert review.VERDICT_COLORS["improvement"] in html
+    assert "Time (ms) verdict" not in html
+    fig = data.review_roofline(base, [cand])
+    baseline_traces = [t for t in fig.data if (t.legendgroup or "").startswith("baseline:")]
+    links = [t for t in fig.data if (t.legendgroup or "").startswith("link:")]
+    assert len(baseline_traces) == len({r["kernel"] for r in base["results"]})
+    assert len(links) == len(base["results"])
+    assert data.kernel_points(fig) == {r["kernel"]: 1 for r in base["results"]}
+
+
+def test_run_tables(bundle) -> None:
+    run = {**data.bundled_runs(bundle)[0], "id": 3}
+    info = data.run_info_table(run).set_index("property")["value"]
+    assert info["device"] == "NVIDIA H200" and info["CUDA runtime"] == "13.2"
+    assert len(data.run_results_table(run)) == 42
+
+
+# --- the GPU job queue ---------------------------------------------------------------------------
+
+
+def test_queue_runs_one_job_at_a_time_across_threads() -> None:
+    queue = GpuJobQueue()
+    active, peak, order = [0], [0], []
+    lock = threading.Lock()
+    started = threading.Event()
+
+    def work(job):
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        started.set()
+        time.sleep(0.2)
+        order.append(job.label)
+        with lock:
+            active[0] -= 1
+        return job.label
+
+    jobs: dict[str, object] = {}
+
+    def user(name: str) -> None:
+        jobs[name] = queue.submit(name, owner=name, fn=work)
+
+    first = threading.Thread(target=user, args=("alice",))
+    first.start()
+    first.join()
+    assert started.wait(5)
+    second = threading.Thread(target=user, args=("bob",))
+    second.start()
+    second.join()
+    bob = jobs["bob"]
+    assert bob.state == "queued" and queue.position(bob.id) == 1  # bob sees alice's job ahead of his
+    assert queue.running().label == "alice"
+    assert queue.wait(bob.id, 5).state == "done"
+    assert peak[0] == 1 and order == ["alice", "bob"]
+    assert jobs["alice"].result == "alice" and bob.result == "bob"
+
+
+def test_cancel_queued_and_running_jobs() -> None:
+    queue = GpuJobQueue()
+    release = threading.Event()
+
+    def long(job):
+        job.report(0.5, "half way")
+        while not job.cancel.is_set():
+            time.sleep(0.01)
+        return "stopped"
+
+    running = queue.submit("long", "a", long)
+    waiting = queue.submit("never", "b", lambda job: release.set())
+    deadline = time.time() + 5
+    while running.state != "running" and time.time() < deadline:
+        time.sleep(0.01)
+    assert queue.cancel(waiting.id) and waiting.state == "cancelled"
+    assert queue.cancel(running.id)
+    assert queue.wait(running.id, 5).state == "cancelled"
+    assert running.progress == 0.5 and running.events == ["half way"]
+    time.sleep(0.1)
+    assert not release.is_set()  # the cancelled queued job never ran
+    assert not queue.cancel(running.id)  # already finished
+
+
+def test_a_failing_job_reports_one_line_and_the_queue_goes_on() -> None:
+    queue = GpuJobQueue()
+    bad = queue.submit("bad", "a", lambda job: 1 / 0)
+    good = queue.submit("good", "a", lambda job: 42)
+    assert queue.wait(good.id, 5).result == 42
+    assert bad.state == "failed" and bad.error.startswith("unexpected error: ZeroDivisionError")
+    invalid = queue.submit("invalid", "a", lambda job: (_ for _ in ()).throw(InvalidInput("no such size\nmore")))
+    assert queue.wait(invalid.id, 5).error == "no such size"
+
+
+FAKE_WORKER = textwrap.dedent(
+    """
+    import json, sys
+    sys.path.insert(0, {root!r})
+    from profiling.worker import DEVICE_PREFIX, RESULT_PREFIX
+    job = json.load(open(sys.argv[1]))
+    print(DEVICE_PREFIX + json.dumps({{"name": "scripted GPU", "cc": "9.0"}}), flush=True)
+    for i, t in enumerate(job["tasks"]):
+        ms = 1.0 if t["kernel"] == "cublas" else 2.0
+        rec = dict(t, status="ok", error=None, operation="sgemm", time_ms={{"median": ms}}, tflops=1.0)
+        print(RESULT_PREFIX + json.dumps(rec), flush=True)
+    """
+)
+
+
+def test_bench_job_through_the_queue_with_a_scripted_worker(tmp_path: Path) -> None:
+    script = tmp_path / "worker.py"
+    script.write_text(FAKE_WORKER.format(root=str(ROOT)))
+    fn = data.bench_job(
+        ["v3", "v5"], [Shape(256, 256, 256)], BenchSettings(repeats=2), command=lambda f: [sys.executable, script, f]
+    )
+    queue = GpuJobQueue()
+    job = queue.wait(queue.submit("bench", "me", fn).id, 60)
+    assert job.state == "done", job.error
+    doc = job.result
+    assert doc["device"]["name"] == "scripted GPU"
+    assert [r["kernel"] for r in doc["results"]] == ["cublas", "v3", "v5"]
+    assert doc["results"][1]["pct_cublas"] == pytest.approx(50.0)
+    assert job.progress == 1.0 and len(job.partial) == 3 and job.events[-1] == "v5 256x256x256: ok"
+    assert len(data.bench_frame(doc)) == 3
+
+
+def test_device_info_job_without_a_gpu_fails_with_a_message(tmp_path: Path) -> None:
+    script = tmp_path / "nogpu.py"
+    script.write_text(
+        "import sys\nprint('no usable CUDA GPU: CUDARuntimeError: no device', file=sys.stderr)\nsys.exit(1)\n"
+    )
+    queue = GpuJobQueue()
+    job = queue.submit("probe", "me", data.device_info_job(10, command=lambda f: [sys.executable, script, f]))
+    job = queue.wait(job.id, 30)
+    assert job.state == "failed" and "no usable CUDA GPU" in job.error
