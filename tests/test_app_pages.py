@@ -1,0 +1,243 @@
+"""Every page of the app, headless (streamlit.testing AppTest), in no-GPU mode on the bundled real data."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from kernels.catalog import CATALOG
+from profiling import review
+from profiling.app import data
+from profiling.occupancy import theoretical_occupancy
+
+ROOT = Path(__file__).resolve().parent.parent
+NCU = ROOT / "tests" / "fixtures" / "ncu"
+LADDER = {"cublas", "v1", "v1-coalesced", "v2", "tiled-8", "tiled-16", "tiled-32", "v3", "v4", "v5"}
+
+
+@pytest.fixture(autouse=True)
+def no_gpu(monkeypatch, tmp_path: Path):
+    """No GPU work, a fresh run store in tmp_path, and no cached state from earlier tests."""
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def page(name: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / name), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def plain(text: str) -> str:
+    """Markdown-escaped text as the reader sees it."""
+    return text.replace("\\", "")
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def n_values(values: list | dict) -> int:
+    """Length of a plotly JSON array, plain or typed ({"dtype", "bdata"} base64)."""
+    if isinstance(values, dict):
+        return len(np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]))
+    return len(values)
+
+
+def kernel_points(fig: dict) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for trace in fig["data"]:
+        group = trace.get("legendgroup", "")
+        if group.startswith("kernel:"):
+            counts[group[7:]] = counts.get(group[7:], 0) + n_values(trace["x"])
+    return counts
+
+
+def test_overview_banner_names_the_bundled_device_and_date() -> None:
+    at = page("app.py")
+    banner = plain(at.warning[0].value)
+    assert banner == "No GPU found; showing bundled measurements from NVIDIA H200 on 2026-11-22."
+    device = at.dataframe[0].value.set_index("property")["value"]
+    assert device["GPU"] == "NVIDIA H200" and device["SMs"] == "132" and device["CUDA runtime"] == "13.2"
+    tools = at.dataframe[1].value
+    assert list(tools["tool"]) == ["ncu", "compute-sanitizer", "nvcc"]
+    assert any("h200-2026-11-22" in t.value for t in at.text)
+
+
+def test_kernels_page_shows_every_kernel_source_and_diff() -> None:
+    at = page("pages/1_Kernels.py")
+    assert list(at.dataframe[0].value["id"]) == [s.id for s in CATALOG]
+    for spec in CATALOG:
+        at.selectbox(key="kernel").set_value(spec.id).run()
+        assert not at.exception
+        assert at.header[0].value == spec.title
+        codes = [c.value for c in at.code]
+        if spec.source is None:
+            assert codes == [] and any("library kernel" in i.value for i in at.info)
+            continue
+        assert codes[0] == spec.read_source().strip()
+        diff = data.kernel_diff(spec)
+        if diff:
+            assert codes[1] == diff.strip() and codes[1].startswith(f"--- {spec.previous}:")
+        assert any(spec.adds[:40] in m.value for m in at.markdown)
+    at.selectbox(key="kernel").set_value("v4").run()
+    facts = [d.value for d in at.dataframe if "registers" in d.value.columns]
+    assert facts and facts[0]["registers"].iloc[0] == 119
+
+
+def test_benchmark_page_bundled_results_and_gpu_notice() -> None:
+    at = page("pages/2_Benchmark.py")
+    assert "needs a CUDA GPU" in at.info[0].value
+    run_button = next(b for b in at.button if b.label == "Run on the GPU")
+    assert run_button.disabled
+    table = at.dataframe[0].value
+    assert len(table) == 50 and {"time (ms)", "TFLOP/s", "% of cuBLAS", "clocks capped"} <= set(table.columns)
+    tflops, pct = figures(at)
+    assert {t["name"] for t in tflops["data"]} == set(table["kernel"])
+    assert "cublas" not in {t["name"] for t in pct["data"]}
+    assert any("NVIDIA H200, measured 2026" in plain(c.value) for c in at.caption)
+
+
+def test_profile_page_bundled_capture() -> None:
+    at = page("pages/3_Profile.py")
+    assert "needs a CUDA GPU" in at.info[0].value
+    metrics, findings = at.dataframe[0].value, at.dataframe[1].value
+    assert set(metrics["kernel"]) == LADDER and len(metrics) == 10
+    assert len(findings) == 17 and "rule" in findings.columns
+    labels = [b.label for b in at.get("download_button")]
+    assert len(labels) == 2
+
+
+def test_roofline_page_has_a_point_per_kernel_for_each_source() -> None:
+    at = page("pages/4_Roofline.py")
+    (fig,) = figures(at)
+    assert kernel_points(fig) == {k: 3 for k in LADDER}  # L1, L2 and DRAM per launch
+    bench = next(o for o in at.selectbox(key="roof_source").options if o.startswith("bundled benchmark"))
+    at.selectbox(key="roof_source").set_value(bench).run()
+    for size, kernels in (("8192x8192x8192", 8), ("1024x1024x1024", 14)):
+        at.selectbox(key="roof_size").set_value(size).run()
+        (fig,) = figures(at)
+        counts = kernel_points(fig)
+        assert len(counts) == kernels and set(counts.values()) == {1}
+        assert len(at.dataframe[0].value) == kernels
+
+
+def test_occupancy_page_what_if() -> None:
+    at = page("pages/5_Occupancy.py")
+    assert len(figures(at)) == 3
+    first = at.metric[0].value
+    assert first.endswith("%")
+    pick = at.selectbox(key="occ_pick")
+    custom = len(pick.options) - 1
+    pick.set_value(custom).run()
+    at.number_input(key=f"threads{custom}").set_value(256).run()
+    at.number_input(key=f"regs{custom}").set_value(128).run()
+    expected = theoretical_occupancy("9.0", 256, 128, 0)
+    assert at.metric[0].value == f"{expected.occupancy_pct:.1f}%"
+    assert "registers" in at.text[0].value
+
+
+def test_reports_upload_real_fixtures_and_compare() -> None:
+    at = page("pages/6_Reports.py")
+    assert len(at.dataframe[0].value) == 10  # the bundled capture before any upload
+    raw, details = (NCU / "raw.csv").read_bytes(), (NCU / "details.csv").read_bytes()
+    at.file_uploader(key="report_files").set_value([("raw.csv", raw, "text/csv")]).run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    assert len(table) == 10 and set(table["source"]) == {"raw.csv"}
+    (fig,) = figures(at)
+    assert kernel_points(fig) == {k: 3 for k in LADDER}
+    at.file_uploader(key="report_files").set_value(
+        [("raw.csv", raw, "text/csv"), ("details.csv", details, "text/csv")]
+    ).run()
+    table = at.dataframe[0].value
+    assert len(table) == 20 and table["launch"].is_unique
+    chosen = [table["launch"][1], table["launch"][11]]
+    at.multiselect(key="cmp").set_value(chosen).run()
+    side = next(d.value for d in at.dataframe if list(d.value.columns) == chosen)
+    assert side.loc["registers"].tolist() == [32, 32]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expect"),
+    [
+        ("empty.csv", b"", "is empty"),
+        ("binary.csv", bytes(range(256)) * 8, "binary file"),
+        ("truncated.csv", b"\n".join((NCU / "raw.csv").read_bytes().splitlines()[:2]), "no kernel launches"),
+        ("wrong.csv", b"name,value\nalpha,1\n", "not an Nsight Compute CSV"),
+        ("report.ncu-rep", b"NVPERF\x00\x00\x00truncated", "ncu"),
+        ("**bold** <img src=x onerror=alert(1)>.csv", b"a,b\n", "not an Nsight Compute CSV"),
+    ],
+)
+def test_reports_bad_uploads_show_one_line_error(name: str, content: bytes, expect: str, monkeypatch) -> None:
+    monkeypatch.setattr("profiling.ncu_runner.find_ncu", lambda *a, **k: None)
+    at = page("pages/6_Reports.py")
+    at.file_uploader(key="report_files").set_value([(name, content, "application/octet-stream")]).run()
+    assert not at.exception
+    assert len(at.error) == 1
+    message = at.error[0].value
+    assert "\n" not in message and expect in plain(message)
+    assert name in plain(message)
+    # user text is escaped: no raw Markdown emphasis or HTML tag survives
+    assert re.search(r"(?<!\\)[*<>\[\]`]", message) is None
+    assert len(at.dataframe[0].value) == 10  # the page still shows the bundled capture
+
+
+def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
+    at = page("pages/7_Review.py")
+    assert any("No saved runs yet" in i.value for i in at.info)
+    save = next(b for b in at.button if b.label.startswith("Save the bundled measurements"))
+    save.click().run()
+    assert not at.exception
+    runs = at.dataframe[0].value
+    assert len(runs) == 2 and set(runs["device_name"]) == {"NVIDIA H200"}
+
+    # a candidate: the 8192 run with every time 20 % lower, imported as JSON
+    from profiling.store import RunStore
+
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    base = next(r for r in (store.get_run(i) for i in runs["id"]) if "8192" in r["label"])
+    cand = {**base, "label": "candidate", "created_utc": "2026-11-23T00:00:00Z"}
+    cand["results"] = [{**r, "time_median_ms": r["time_median_ms"] * 0.8} for r in base["results"]]
+    at.file_uploader(key="import_json").set_value(
+        ("runs.json", review.export_runs_json([cand]).encode(), "application/json")
+    ).run()
+    next(b for b in at.button if b.label == "Import").click().run()
+    assert not at.exception
+    assert len(at.dataframe[0].value) == 3
+
+    cand_id = int(at.dataframe[0].value.set_index("label").loc["candidate", "id"])
+    at.selectbox(key="baseline").set_value(int(base["id"])).run()
+    at.multiselect(key="candidates").set_value([cand_id]).run()
+    assert not at.exception
+    side = next(d.value for d in at.dataframe if "Time (ms) Δ%" in d.value.columns)
+    assert len(side) == 8
+    assert side["Time (ms) Δ%"].round(3).eq(-20.0).all()
+    assert (side["Time (ms) verdict"] == "improvement").all()
+    roof = figures(at)[0]
+    assert kernel_points(roof) == {r["kernel"]: 1 for r in base["results"]}
+    assert sum(1 for t in roof["data"] if t.get("legendgroup", "").startswith("baseline:")) == 8
+    assert {b.label for b in at.get("download_button")} >= {"Export HTML report", "Export comparison CSV"}
+
+    at.text_input(key="f_label").set_value("candidate").run()
+    assert list(at.dataframe[0].value["label"]) == ["candidate"]
+    at.text_input(key="f_label").set_value("").run()
+
+    at.selectbox(key="open_run").set_value(cand_id).run()
+    next(b for b in at.button if b.label == f"Delete run #{cand_id}").click().run()
+    assert any("cannot be undone" in w.value for w in at.warning)
+    assert len(at.dataframe[0].value) == 3  # nothing deleted before confirming
+    next(b for b in at.button if b.label == "Yes, delete").click().run()
+    assert not at.exception
+    assert cand_id not in list(at.dataframe[0].value["id"])
