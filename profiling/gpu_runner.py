@@ -10,12 +10,15 @@ import os
 # cuBLAS must compute true FP32 (CUBLAS_COMPUTE_32F); CuPy reads this once, at import.
 os.environ["CUPY_TF32"] = "0"
 
+import functools
 import math
 import platform
 import statistics
+import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import cupy
@@ -239,7 +242,6 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     options: list[str] = ["-std=c++17", "-lineinfo"]
     if spec.backend == "nvrtc":
         options += [f"-I{d}" for d in _cuda_include_dirs()]
-    log = ""
     module = cupy.RawModule(
         code=spec.read_source(), options=tuple(options), name_expressions=[spec.entry], backend=spec.backend
     )
@@ -256,11 +258,40 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
         "local_bytes": int(attrs["local_size_bytes"]),
         "max_threads_per_block": int(attrs["max_threads_per_block"]),
         "dynamic_smem_bytes": spec.dynamic_smem_bytes,
-        "log": log,
+        "log": _ptxas_log(spec, arch),
     }
     compiled = CompiledKernel(spec, function, info)
     _COMPILED[key] = compiled
     return compiled
+
+
+@functools.cache
+def _nvcc_report(source: str, arch: str) -> tuple[list, str]:
+    from kernels.compile_info import nvcc_resources
+
+    return nvcc_resources(Path(source), arch, timeout_s=120)
+
+
+def _ptxas_log(spec: KernelSpec, arch: str) -> str:
+    """nvcc's -Xptxas -v report for this kernel where nvcc is installed (NVRTC prints none), else ""."""
+    from kernels.compile_info import entry_matches
+
+    try:
+        resources, log = _nvcc_report(str(spec.source_path), arch)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired):
+        return ""
+    mine = [r.name for r in resources if entry_matches(r.name, spec.entry)]
+    lines = log.splitlines()
+    # Keep the lines of this kernel's block: from its "Compiling entry function" to its "Used N registers".
+    keep, inside = [], False
+    for line in lines:
+        if "Compiling entry function" in line:
+            inside = any(f"'{name}'" in line for name in mine)
+        if inside:
+            keep.append(line.strip())
+            if "Used " in line and "registers" in line:
+                inside = False
+    return "\n".join(keep)
 
 
 def max_active_blocks(compiled: CompiledKernel) -> int:

@@ -127,7 +127,10 @@ def test_tensor_core_kernels_refuse_sizes_that_are_not_multiples_of_16() -> None
 
 def _nvrtc() -> ctypes.CDLL | None:
     candidates = [os.environ.get("NVRTC_LIBRARY"), ctypes.util.find_library("nvrtc")]
-    for pattern in ("/usr/local/cuda*/lib64/libnvrtc.so*", "/usr/local/lib/python3*/*-packages/nvidia/cu1*/lib/libnvrtc.so*"):
+    for pattern in (
+        "/usr/local/cuda*/lib64/libnvrtc.so*",
+        "/usr/local/lib/python3*/*-packages/nvidia/cu1*/lib/libnvrtc.so*",
+    ):
         candidates += sorted(glob.glob(pattern))
     for path in filter(None, candidates):
         try:
