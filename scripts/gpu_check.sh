@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu sanitize ncubench tune
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu sanitize ncubench ncufast tune
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -97,6 +97,15 @@ ncubench)
   echo "{\"one_process_s\": $one, \"separate_processes_s\": $sep, \"kernels\": \"$LADDER\", \"size\": 4096}" > "$F/ncu_timing.json"
   [ -f "$F/ladder_4096.ncu-rep" ] && "$NCU" --import "$F/ladder_4096.ncu-rep" --csv --page raw > "$F/raw_4096.csv" 2>&1
   record ncubench "one process ${one}s vs separate ${sep}s"
+  ;;
+ncufast)
+  stage ncufast
+  F="$EV/ncufast"; mkdir -p "$F"
+  fast=$($PY -c "from kernels.catalog import CATALOG; print(','.join(s.id for s in CATALOG if s.group in ('reference','beyond','tensor-core')))")
+  timeout 300 $PY -m profiling profile --kernels "$fast" --sizes 4096 --set quick -o "$F/fast_4096.ncu-rep" > "$F/profile_cli.txt" 2>&1
+  [ -f "$F/fast_4096.ncu-rep" ] && "$NCU" --import "$F/fast_4096.ncu-rep" --csv --page raw > "$F/raw_fast_4096.csv" 2>&1 && "$NCU" --import "$F/fast_4096.ncu-rep" --csv --page details > "$F/details_fast_4096.csv" 2>&1
+  rm -f "$F/fast_4096.ncu-rep"
+  record ncufast "$(grep -c '^\[' "$F/profile_cli.txt") launches profiled"
   ;;
 tune)
   stage tune
