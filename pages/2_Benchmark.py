@@ -47,14 +47,13 @@ job = ui.job_panel(JOB_KEY)
 if job is not None and job.state == "done" and job.result:
     st.session_state["live_bench"] = job.result
 
-live = st.session_state.get("live_bench")
-sources = (["this session's run"] if live else []) + (["bundled"] if bundle else [])
+sources = ui.bench_sources(bundle)
 if not sources:
     st.stop()
-source = st.radio("Show", sources, horizontal=True, key="bench_source")
-document = live if source == "this session's run" else ui.bench_document(bundle.name)
+source = st.radio("Show", list(sources), key="bench_source")
+document = sources[source]
 dev = document.get("device") or {}
-if source == "bundled":
+if source.startswith("bundled"):
     ui.bundled_caption(bundle)
 else:
     st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {document.get('created_utc')}")

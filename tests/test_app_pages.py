@@ -20,6 +20,10 @@ from profiling.occupancy import theoretical_occupancy
 ROOT = Path(__file__).resolve().parent.parent
 NCU = ROOT / "tests" / "fixtures" / "ncu"
 LADDER = {"cublas", "v1", "v1-coalesced", "v2", "tiled-8", "tiled-16", "tiled-32", "v3", "v4", "v5"}
+BUNDLE = next(b for b in data.discover_bundles() if b.name == "h200-2026-11-22")
+BENCH = data.bench_frame(data.load_bench(BUNDLE))
+CAPTURES = data.load_bundle_reports(BUNDLE)
+N_LAUNCHES = len(data.key_metrics_table(CAPTURES))
 
 
 @pytest.fixture(autouse=True)
@@ -102,7 +106,7 @@ def test_benchmark_page_bundled_results_and_gpu_notice() -> None:
     run_button = next(b for b in at.button if b.label == "Run on the GPU")
     assert run_button.disabled
     table = at.dataframe[0].value
-    assert len(table) == 50 and {"time (ms)", "TFLOP/s", "% of cuBLAS", "clocks capped"} <= set(table.columns)
+    assert len(table) == len(BENCH) and {"time (ms)", "TFLOP/s", "% of cuBLAS", "clocks capped"} <= set(table.columns)
     tflops, pct = figures(at)
     assert {t["name"] for t in tflops["data"]} == set(table["kernel"])
     assert "cublas" not in {t["name"] for t in pct["data"]}
@@ -113,8 +117,8 @@ def test_profile_page_bundled_capture() -> None:
     at = page("pages/3_Profile.py")
     assert "needs a CUDA GPU" in at.info[0].value
     metrics, findings = at.dataframe[0].value, at.dataframe[1].value
-    assert set(metrics["kernel"]) == LADDER and len(metrics) == 10
-    assert len(findings) == 17 and "rule" in findings.columns
+    assert LADDER <= set(metrics["kernel"]) and len(metrics) == N_LAUNCHES
+    assert len(findings) == len(data.findings_table(CAPTURES)) > 0 and "rule" in findings.columns
     labels = [b.label for b in at.get("download_button")]
     assert len(labels) == 2
 
@@ -125,12 +129,12 @@ def test_roofline_page_has_a_point_per_kernel_for_each_source() -> None:
     assert kernel_points(fig) == {k: 3 for k in LADDER}  # L1, L2 and DRAM per launch
     bench = next(o for o in at.selectbox(key="roof_source").options if o.startswith("bundled benchmark"))
     at.selectbox(key="roof_source").set_value(bench).run()
-    for size, kernels in (("8192x8192x8192", 8), ("1024x1024x1024", 14)):
+    for size in ("8192x8192x8192", "1024x1024x1024"):
         at.selectbox(key="roof_size").set_value(size).run()
         (fig,) = figures(at)
-        counts = kernel_points(fig)
-        assert len(counts) == kernels and set(counts.values()) == {1}
-        assert len(at.dataframe[0].value) == kernels
+        kernels = set(BENCH[BENCH["size"] == size]["kernel"])
+        assert kernel_points(fig) == {k: 1 for k in kernels}
+        assert len(at.dataframe[0].value) == len(kernels)
 
 
 def test_occupancy_page_what_if() -> None:
@@ -150,7 +154,7 @@ def test_occupancy_page_what_if() -> None:
 
 def test_reports_upload_real_fixtures_and_compare() -> None:
     at = page("pages/6_Reports.py")
-    assert len(at.dataframe[0].value) == 10  # the bundled capture before any upload
+    assert len(at.dataframe[0].value) == N_LAUNCHES  # the bundled captures before any upload
     raw, details = (NCU / "raw.csv").read_bytes(), (NCU / "details.csv").read_bytes()
     at.file_uploader(key="report_files").set_value([("raw.csv", raw, "text/csv")]).run()
     assert not at.exception and not at.error
@@ -191,7 +195,7 @@ def test_reports_bad_uploads_show_one_line_error(name: str, content: bytes, expe
     assert name in plain(message)
     # user text is escaped: no raw Markdown emphasis or HTML tag survives
     assert re.search(r"(?<!\\)[*<>\[\]`]", message) is None
-    assert len(at.dataframe[0].value) == 10  # the page still shows the bundled capture
+    assert len(at.dataframe[0].value) == N_LAUNCHES  # the page still shows the bundled captures
 
 
 def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
@@ -222,12 +226,13 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     at.multiselect(key="candidates").set_value([cand_id]).run()
     assert not at.exception
     side = next(d.value for d in at.dataframe if "Time (ms) Δ%" in d.value.columns)
-    assert len(side) == 8
+    assert len(side) == len({(r["kernel"], r["m"]) for r in base["results"]})
     assert side["Time (ms) Δ%"].round(3).eq(-20.0).all()
     assert (side["Time (ms) verdict"] == "improvement").all()
     roof = figures(at)[0]
     assert kernel_points(roof) == {r["kernel"]: 1 for r in base["results"]}
-    assert sum(1 for t in roof["data"] if t.get("legendgroup", "").startswith("baseline:")) == 8
+    baseline_traces = [t for t in roof["data"] if t.get("legendgroup", "").startswith("baseline:")]
+    assert len(baseline_traces) == len({r["kernel"] for r in base["results"]})
     assert {b.label for b in at.get("download_button")} >= {"Export HTML report", "Export comparison CSV"}
 
     at.text_input(key="f_label").set_value("candidate").run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import textwrap
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kernels.catalog import CATALOG, get_kernel
-from profiling import review
+from profiling import ncu_report, review
 from profiling.app import data
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.errors import InvalidInput, ReportError
@@ -43,12 +44,24 @@ def reports(bundle):
 # --- bundled data --------------------------------------------------------------------------------
 
 
+def _results_docs() -> dict[str, dict]:
+    docs = {}
+    for path in sorted(H200.glob("*.json")):
+        doc = json.loads(path.read_text())
+        if isinstance(doc, dict) and doc.get("schema") == "gemmlens.bench.v1":
+            docs[path.name] = doc
+    return docs
+
+
 def test_bundle_is_discovered_with_device_and_date(bundle) -> None:
     assert bundle.device_name == "NVIDIA H200"
     assert bundle.date == "2026-11-22"
-    assert [p.name for p in bundle.bench_files] == ["bench_1024-4096.json", "bench_8192.json"]
-    assert [[p.name for p in g] for g in bundle.ncu_groups] == [
-        ["ncu_ladder_1024_raw.csv", "ncu_ladder_1024_details.csv"]
+    docs = _results_docs()
+    bench = [n for n in docs if n.startswith("bench")]
+    assert [p.name for p in bundle.bench_files] == bench and "bench_8192.json" in bench
+    assert [p.name for p in bundle.other_results] == [n for n in docs if n not in bench]
+    assert ["ncu_ladder_1024_raw.csv", "ncu_ladder_1024_details.csv"] in [
+        [p.name for p in g] for g in bundle.ncu_groups
     ]
     assert "NVIDIA H200" in bundle.label and "2026-11-22" in bundle.label
 
@@ -68,8 +81,10 @@ def test_new_result_folders_are_discovered_newest_first(tmp_path: Path) -> None:
 
 def test_merged_bench_has_every_result(doc) -> None:
     frame = data.bench_frame(doc)
-    assert len(frame) == 42 + 8
-    assert list(frame["size"].unique()) == ["1024x1024x1024", "2048x2048x2048", "4096x4096x4096", "8192x8192x8192"]
+    bench = [d for n, d in _results_docs().items() if n.startswith("bench")]
+    assert len(frame) == sum(len(d["results"]) for d in bench)
+    sizes = sorted({r["m"] for d in bench for r in d["results"]})
+    assert list(frame["size"].unique()) == [f"{n}x{n}x{n}" for n in sizes]
     table = data.bench_table(frame)
     for column in ("time (ms)", "TFLOP/s", "% of FP32 peak", "% of cuBLAS", "rel. error", "clocks capped"):
         assert column in table.columns
@@ -82,7 +97,8 @@ def test_bench_charts_have_one_trace_per_kernel(doc) -> None:
     fig = data.tflops_figure(frame)
     assert {t.name for t in fig.data} == set(frame["kernel"])
     v3 = next(t for t in fig.data if t.name == "v3")
-    assert list(v3.x) == ["1024x1024x1024", "2048x2048x2048", "4096x4096x4096", "8192x8192x8192"]
+    assert list(v3.x) == list(frame[frame.kernel == "v3"]["size"])
+    assert "8192x8192x8192" in list(v3.x)
     bars = data.pct_cublas_figure(frame)
     assert "cublas" not in {t.name for t in bars.data} and "v5" in {t.name for t in bars.data}
 
@@ -107,6 +123,8 @@ def test_bench_roofline_has_a_point_per_kernel(doc) -> None:
 
 
 def test_report_roofline_has_three_levels_per_launch(reports) -> None:
+    reports = reports[:1]  # the 1024 ladder capture (tests/fixtures/ncu/raw.csv is the same capture)
+    assert reports[0][0] == "ncu_ladder_1024_raw.csv"
     points = data.report_roofline_points(reports)
     fig = data.roofline(points, data.ceilings_for(None, reports[0][1]), "t")
     counts = data.kernel_points(fig)
@@ -120,7 +138,7 @@ def test_report_roofline_has_three_levels_per_launch(reports) -> None:
 
 
 def test_key_metrics_table_on_bundled_capture(reports) -> None:
-    table = data.key_metrics_table(reports)
+    table = data.key_metrics_table(reports[:1])
     assert len(table) == 10
     v1 = table.set_index("kernel").loc["v1"]
     assert v1["duration (µs)"] == pytest.approx(4420.992)
@@ -134,8 +152,9 @@ def test_key_metrics_table_on_bundled_capture(reports) -> None:
 
 
 def test_findings_from_the_details_page_biggest_first(reports) -> None:
-    findings = data.findings_table(reports)
-    assert len(findings) == 17
+    findings = data.findings_table(reports[:1])
+    details = ncu_report.load_report(H200 / "ncu_ladder_1024_details.csv")
+    assert len(findings) == sum(len(launch.findings) for launch in details.launches) > 0
     speedups = findings["est. speedup (%)"].dropna().tolist()
     assert speedups == sorted(speedups, reverse=True)
 
@@ -277,7 +296,7 @@ def test_run_tables(bundle) -> None:
     run = {**data.bundled_runs(bundle)[0], "id": 3}
     info = data.run_info_table(run).set_index("property")["value"]
     assert info["device"] == "NVIDIA H200" and info["CUDA runtime"] == "13.2"
-    assert len(data.run_results_table(run)) == 42
+    assert len(data.run_results_table(run)) == len(_results_docs()[bundle.bench_files[0].name]["results"])
 
 
 # --- the GPU job queue ---------------------------------------------------------------------------

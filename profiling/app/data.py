@@ -75,6 +75,8 @@ class Bundle:
     bench_files: tuple[Path, ...]
     ncu_groups: tuple[tuple[Path, ...], ...]
     ncu_reps: tuple[Path, ...]
+    other_results: tuple[Path, ...] = ()
+    """Results documents that are not the catalog benchmark (e.g. a tuning sweep): shown on their own."""
 
     @property
     def label(self) -> str:
@@ -99,7 +101,11 @@ def _ncu_groups(folder: Path) -> tuple[tuple[Path, ...], ...]:
 
 
 def discover_bundles(root: Path = BUNDLED_RESULTS_DIR) -> list[Bundle]:
-    """Every results/<device>-<date>/ folder holding a results JSON or an ncu capture, newest first."""
+    """Every results/<device>-<date>/ folder holding a results JSON or an ncu capture, newest first.
+
+    `bench*.json` files form the bundle's benchmark (merged); other results documents in the folder (a
+    tuning sweep, say) are kept apart in `other_results`. Files that are not results documents are skipped.
+    """
     bundles = []
     if not root.is_dir():
         return []
@@ -113,7 +119,9 @@ def discover_bundles(root: Path = BUNDLED_RESULTS_DIR) -> list[Bundle]:
         groups, reps = _ncu_groups(folder), tuple(sorted(folder.glob("*.ncu-rep")))
         if not bench and not groups and not reps:
             continue
-        device = dict(bench[0][1].get("device") or {}) if bench else {}
+        main = [(p, d) for p, d in bench if p.stem.startswith("bench")] or bench
+        others = tuple(p for p, _ in bench if all(p != q for q, _ in main))
+        device = dict(main[0][1].get("device") or {}) if main else {}
         match = _DATE.search(folder.name)
         date = match.group(1) if match else (bench[0][1].get("created_utc", "")[:10] if bench else "unknown date")
         name = device.get("name") or folder.name.removesuffix(f"-{date}").upper()
@@ -124,9 +132,10 @@ def discover_bundles(root: Path = BUNDLED_RESULTS_DIR) -> list[Bundle]:
                 device=device,
                 device_name=str(name),
                 date=date,
-                bench_files=tuple(p for p, _ in bench),
+                bench_files=tuple(p for p, _ in main),
                 ncu_groups=groups,
                 ncu_reps=reps,
+                other_results=others,
             )
         )
     return sorted(bundles, key=lambda b: (b.date, b.name), reverse=True)
@@ -141,6 +150,11 @@ def load_bench(bundle: Bundle) -> dict[str, Any]:
     merged["results"] = [r for d in docs for r in d["results"]]
     merged["sources"] = [p.name for p in bundle.bench_files]
     return merged
+
+
+def load_results_file(path: Path) -> dict[str, Any]:
+    """One results document (see profiling.results.load_document)."""
+    return load_document(path)
 
 
 def load_bundle_reports(bundle: Bundle) -> list[tuple[str, ncu_report.Report]]:

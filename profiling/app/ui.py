@@ -49,6 +49,14 @@ def bench_document(bundle_name: str) -> dict[str, Any]:
     return data.load_bench(_bundle(bundle_name))
 
 
+@st.cache_data(show_spinner=False)
+def results_file(path: str) -> dict[str, Any]:
+    """One committed results document (e.g. a tuning sweep) by path."""
+    from pathlib import Path
+
+    return data.load_results_file(Path(path))
+
+
 @st.cache_resource(show_spinner=False)
 def bundle_reports(bundle_name: str) -> list[tuple[str, ncu_report.Report]]:
     """The ncu captures of one bundle, parsed once per server (read-only afterwards)."""
@@ -231,6 +239,8 @@ def bench_sources(bundle: data.Bundle | None) -> dict[str, dict[str, Any]]:
         out["benchmark run (this session)"] = st.session_state["live_bench"]
     if bundle is not None and bundle.bench_files:
         out[f"bundled benchmark: {bundle.label}"] = bench_document(bundle.name)
+    for path in bundle.other_results if bundle is not None else ():
+        out[f"bundled {path.name}: {bundle.label}"] = results_file(str(path))
     return out
 
 
@@ -243,8 +253,8 @@ def report_sources(bundle: data.Bundle | None) -> dict[str, list[tuple[str, ncu_
     live = st.session_state.get("live_profile")
     if live is not None:
         out["ncu profile (this session)"] = [(live.report_path.name, live.report)]
-    if bundle is not None and bundle.ncu_groups:
-        out[f"bundled ncu capture: {bundle.label}"] = bundle_reports(bundle.name)
+    for name, report in bundle_reports(bundle.name) if bundle is not None else ():
+        out[f"bundled ncu capture {name}: {bundle.label}"] = [(name, report)]
     return out
 
 
