@@ -12,30 +12,37 @@ st.caption("Profile CUDA GEMM kernels: catalog → benchmark → Nsight Compute 
 
 bundle = ui.current_bundle()
 ui.queue_sidebar()
-device, reason = ui.device_probe()
+device, reason, probing = ui.device_status()
 
-if device:
+if probing:
+    where = f"{bundle.device_name} on {bundle.date}" if bundle else "no bundled data"
+    st.info(f"Looking for a GPU; showing bundled measurements from {ui.safe_md(where)} meanwhile.")
+    ui.rerun_when_probed()
+elif device:
     st.success(f"GPU found: {ui.safe_md(device.get('name'))} (compute capability {ui.safe_md(device.get('cc'))})")
 else:
     where = f"{bundle.device_name} on {bundle.date}" if bundle else "no bundled data"
     st.warning(f"No GPU found; showing bundled measurements from {ui.safe_md(where)}.")
     st.caption(f"Why: {ui.safe_md(data.one_line(reason))}")
     if st.button("Look for a GPU again"):
-        ui.device_probe.clear()
+        ui.reprobe()
         st.rerun()
 
 left, right = st.columns(2)
 with left:
     st.subheader("Device" if device else "Device of the bundled measurements")
     shown = device or (bundle.device if bundle else {})
-    st.dataframe(data.device_rows(shown), hide_index=True, width="stretch")
+    st.markdown(data.markdown_table(data.device_rows(shown)))
 with right:
     st.subheader("CUDA tools on this machine")
-    st.dataframe(data.tool_rows(), hide_index=True, width="stretch")
+    st.markdown(data.markdown_table(data.tool_rows()))
     st.subheader("Bundled measurements")
-    for b in ui.bundles():
-        st.text(f"{b.label}: {len(b.bench_files)} results file(s), {len(b.ncu_groups)} ncu CSV capture(s), "
-                f"{len(b.ncu_reps)} .ncu-rep")  # fmt: skip
+    st.dataframe(data.bundles_table(ui.bundles()), hide_index=True, width="stretch")
+
+if bundle is not None and bundle.bench_files:
+    st.subheader("Bundled benchmark at a glance")
+    ui.bundled_caption(bundle)
+    st.plotly_chart(data.tflops_figure(data.bench_frame(ui.bench_document(bundle.name))), key="glance")
 
 st.subheader("Pages")
 st.markdown(

@@ -59,7 +59,7 @@ with facts:
 if spec.source:
     source_tab, diff_tab = st.tabs(["Source", f"Diff vs {spec.previous}" if spec.previous else "Diff"])
     with source_tab:
-        st.code(spec.read_source(), language="cpp", line_numbers=True)
+        st.code(spec.read_source(), language="cpp")
     with diff_tab:
         diff = data.kernel_diff(spec)
         if diff:

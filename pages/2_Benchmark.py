@@ -13,10 +13,12 @@ st.set_page_config(page_title="Benchmark · GEMM Lens", layout="wide")
 st.title("Benchmark")
 bundle = ui.current_bundle()
 ui.queue_sidebar()
-device, reason = ui.device_probe()
+device, reason, probing = ui.device_status()
 JOB_KEY = "bench_job"
 
-if device is None:
+if probing:
+    ui.rerun_when_probed()
+elif device is None:
     ui.needs_gpu_notice("Running a benchmark", bundle, reason)
 
 with st.form("bench"):

@@ -17,10 +17,12 @@ st.set_page_config(page_title="Profile · GEMM Lens", layout="wide")
 st.title("Profile")
 bundle = ui.current_bundle()
 ui.queue_sidebar()
-device, reason = ui.device_probe()
+device, reason, probing = ui.device_status()
 ncu = find_ncu()
 can_profile = device is not None and ncu is not None
-if device is None:
+if probing:
+    ui.rerun_when_probed()
+elif device is None:
     ui.needs_gpu_notice("Profiling with Nsight Compute", bundle, reason)
 elif ncu is None:
     st.info("Profiling needs Nsight Compute (ncu): install it with the CUDA toolkit or set NCU_PATH.")

@@ -254,6 +254,12 @@ def test_device_rows(doc) -> None:
     assert data.cuda_version(None) == "-"
 
 
+def test_markdown_table_escapes_cells() -> None:
+    text = data.markdown_table(data.pd.DataFrame({"property": ["GPU"], "value": ["<b>x</b> | y"]}))
+    assert text.splitlines()[:2] == ["| property | value |", "|---|---|"]
+    assert text.splitlines()[2] == "| GPU | \\<b\\>x\\</b\\> \\| y |"
+
+
 def test_tool_rows_list_the_three_tools() -> None:
     assert list(data.tool_rows()["tool"]) == ["ncu", "compute-sanitizer", "nvcc"]
 
@@ -414,3 +420,38 @@ def test_device_info_job_without_a_gpu_fails_with_a_message(tmp_path: Path) -> N
     job = queue.submit("probe", "me", data.device_info_job(10, command=lambda f: [sys.executable, script, f]))
     job = queue.wait(job.id, 30)
     assert job.state == "failed" and "no usable CUDA GPU" in job.error
+
+
+def test_no_device_nodes_means_no_gpu(tmp_path: Path) -> None:
+    assert "no NVIDIA device nodes" in data.no_gpu_device_nodes(tmp_path)
+    (tmp_path / "nvidia0").touch()
+    assert data.no_gpu_device_nodes(tmp_path) is None
+
+
+def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
+    from profiling.app import ui
+
+    monkeypatch.delenv("GEMMLENS_GPU", raising=False)
+    monkeypatch.setattr(data, "no_gpu_device_nodes", lambda: None)
+    release = threading.Event()
+
+    def fake_job(timeout_s: float = 30.0):
+        def run(job):
+            release.wait(5)
+            return {"name": "probe GPU", "cc": "9.0"}
+
+        return run
+
+    monkeypatch.setattr(data, "device_info_job", fake_job)
+    ui._probe_state.clear()
+    ui.gpu_queue.clear()
+    assert ui.device_status() == (None, None, True)  # answered at once while the probe runs
+    release.set()
+    deadline = time.time() + 5
+    while ui.device_status()[2] and time.time() < deadline:
+        time.sleep(0.01)
+    assert ui.device_status() == ({"name": "probe GPU", "cc": "9.0"}, None, False)
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    device, reason, probing = ui.device_status()
+    assert device is None and "GEMMLENS_GPU=off" in reason and not probing
+    ui._probe_state.clear()

@@ -152,6 +152,25 @@ def load_bench(bundle: Bundle) -> dict[str, Any]:
     return merged
 
 
+def bundles_table(bundles: Sequence[Bundle]) -> pd.DataFrame:
+    """One row per bundle: folder, device, date and what it holds."""
+    return pd.DataFrame(
+        [
+            {
+                "folder": f"results/{b.name}",
+                "device": b.device_name,
+                "date": b.date,
+                "benchmark files": ", ".join(p.name for p in b.bench_files),
+                "other results": ", ".join(p.name for p in b.other_results),
+                "ncu captures": ", ".join(g[0].name for g in b.ncu_groups),
+                ".ncu-rep": ", ".join(p.name for p in b.ncu_reps),
+            }
+            for b in bundles
+        ],
+        columns=["folder", "device", "date", "benchmark files", "other results", "ncu captures", ".ncu-rep"],
+    )
+
+
 def load_results_file(path: Path) -> dict[str, Any]:
     """One results document (see profiling.results.load_document)."""
     return load_document(path)
@@ -582,6 +601,20 @@ def device_rows(device: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame([(k, "-" if v is None else str(v)) for k, v in rows], columns=["property", "value"])
 
 
+def no_gpu_device_nodes(dev: Path = Path("/dev")) -> str | None:
+    """On Linux, why no NVIDIA GPU can be present (no /dev/nvidia* or WSL /dev/dxg node), else None.
+
+    Lets the app skip starting a worker child just to learn there is no GPU.
+    """
+    import sys
+
+    if not sys.platform.startswith("linux") or not dev.is_dir():
+        return None
+    if any(dev.glob("nvidia[0-9]*")) or (dev / "nvidiactl").exists() or (dev / "dxg").exists():
+        return None
+    return f"no NVIDIA device nodes ({dev}/nvidia*) on this machine"
+
+
 def tool_rows() -> pd.DataFrame:
     """Which CUDA tools are installed here: ncu, compute-sanitizer, nvcc (path or 'not found')."""
     from profiling.ncu_runner import find_ncu, find_tool
@@ -969,3 +1002,11 @@ def run_results_table(run: Mapping[str, Any]) -> pd.DataFrame:
         row.update({m.label: r.get(m.key) for m in METRICS})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A small DataFrame as a Markdown table, every cell escaped (drawn at once, no grid component)."""
+    head = "| " + " | ".join(md_escape(c) for c in frame.columns) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    rows = ["| " + " | ".join(md_escape(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *rows])

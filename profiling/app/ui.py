@@ -90,25 +90,60 @@ def run_store():
 
 
 def gpu_switched_off() -> str | None:
-    """Why GPU work is disabled by configuration, or None."""
+    """Why GPU work is disabled by configuration or impossible at a glance, or None (then probe)."""
     if os.environ.get(GPU_SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
         return f"GPU work is switched off ({GPU_SWITCH}=off)"
-    return None
+    return data.no_gpu_device_nodes()
 
 
-@st.cache_data(show_spinner="Looking for a GPU…")
-def device_probe(timeout_s: float = 30.0) -> tuple[dict[str, Any] | None, str | None]:
-    """(device dict, None) from a device_info worker job, or (None, why there is no GPU). Cached: the
-    Overview page's "Look again" clears it."""
+@st.cache_resource
+def _probe_state() -> dict[str, Any]:
+    """The server's one GPU probe: its queue job id, then its outcome."""
+    import threading
+
+    return {"lock": threading.Lock(), "job": None, "outcome": None}
+
+
+def device_status(timeout_s: float = 30.0) -> tuple[dict[str, Any] | None, str | None, bool]:
+    """(device, why there is none, still probing). The probe is a device_info worker job queued once per
+    server and never waited for: pages render at once and call `rerun_when_probed()` while it runs."""
     off = gpu_switched_off()
     if off:
-        return None, off
-    queue = gpu_queue()
-    job = queue.submit("device query", "overview", data.device_info_job(timeout_s))
-    job = queue.wait(job.id, timeout_s + 15)
-    if job is None or job.state != "done":
-        return None, (job.error if job is not None and job.error else "the GPU worker did not answer")
-    return job.result, None
+        return None, off, False
+    state, queue = _probe_state(), gpu_queue()
+    with state["lock"]:
+        if state["outcome"] is not None:
+            return (*state["outcome"], False)
+        job = queue.get(state["job"])
+        if job is None:
+            job = queue.submit("device query", "server", data.device_info_job(timeout_s))
+            state["job"] = job.id
+        if not job.finished_state:
+            return None, None, True
+        if job.state == "done" and job.result:
+            state["outcome"] = (job.result, None)
+        else:
+            state["outcome"] = (None, job.error or "the GPU worker did not answer")
+        return (*state["outcome"], False)
+
+
+def reprobe() -> None:
+    """Forget the probe's outcome so the next device_status() looks for a GPU again."""
+    state = _probe_state()
+    with state["lock"]:
+        state["job"], state["outcome"] = None, None
+
+
+def rerun_when_probed() -> None:
+    """While the GPU probe runs: a notice that refreshes itself and reruns the page when the probe ends."""
+
+    @st.fragment(run_every=0.5)
+    def waiting() -> None:
+        if not device_status()[2]:
+            st.rerun()
+        st.caption("Looking for a GPU…")
+
+    waiting()
 
 
 def current_bundle() -> data.Bundle | None:
