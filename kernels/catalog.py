@@ -370,6 +370,39 @@ CATALOG: tuple[KernelSpec, ...] = (
         previous="wmma-addmm",
         group="tensor-core",
     ),
+    KernelSpec(
+        id="v9-regdb",
+        title="v9 register double buffering, 8x16 thread tiles",
+        adds="v8's cp.async pipeline with the next k step's A and B fragments loaded from shared memory while the "
+        "current k step's FMAs issue, the barrier and the next slice's copies inside a slice's last k step "
+        "(no branch in the loop, so they interleave with FMAs), and 8x16 accumulators per thread in a "
+        "128x256 block of 8 warps (64x64 warp tiles, one block per SM, up to 255 registers): 128 FMAs per 6 "
+        "LDS.128. All tile sizes are template parameters (kernels/tuning.py V9_TUNING_CONFIGS).",
+        operation="sgemm",
+        source="v9_regdb.cu",
+        entry="sgemm_regdb<128,256,16,64,64,8,16,3,256,1>",
+        block=(256, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        params={
+            "BM": 128,
+            "BN": 256,
+            "BK": 16,
+            "WM": 64,
+            "WN": 64,
+            "TM": 8,
+            "TN": 16,
+            "STAGES": 3,
+            "THREADS": 256,
+            "MIN_BLOCKS": 1,
+        },
+        dynamic_smem_bytes=74496,
+        design_doc="CUTLASS SIMT multistage SGEMM (register-level fragment double buffering, 128x256 tiles); "
+        "builds on v8-async",
+        previous="v8-async",
+        group="beyond",
+    ),
     # --- end beyond the ladder ---
 )
 
@@ -390,7 +423,7 @@ def get_kernel(kernel_id: str) -> KernelSpec:
     # Tuning-sweep configurations of a templated kernel resolve to their own specs.
     from kernels import tuning
 
-    config = next((c for c in tuning.TUNING_CONFIGS if c["id"] == kernel_id), None)
+    config = tuning.config_by_id(kernel_id)
     if config is None:
         raise InvalidInput(f"unknown kernel '{kernel_id}'; known kernels: {', '.join(kernel_ids())}")
     return tuning.spec_for(config)

@@ -79,6 +79,7 @@ def _config(bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stage
         "grid_order": "cols_x",
         "dynamic_smem_bytes": smem_bytes(bm, bn, bk, stages),
         "params": params,
+        "base": BASE_KERNEL_ID,
     }
 
 
@@ -97,10 +98,79 @@ TUNING_CONFIGS: list[dict] = [
 ]
 
 
+# --- v9: register double buffering (`sgemm_regdb` in kernels/src/v9_regdb.cu) ---
+# Same tile vocabulary as v8 plus MIN_BLOCKS (the __launch_bounds__ minimum, so one 256-thread block per SM
+# may use 255 registers). Kept apart from TUNING_CONFIGS so that v8's sweep and its recorded best stay v8's.
+
+V9_BASE_KERNEL_ID = "v9-regdb"
+V9_SOURCE = "v9_regdb.cu"
+MAX_THREADS_PER_SM = 2048
+
+
+def v9_problems(p: dict[str, int]) -> list[str]:
+    """Why a v9 parameter set would fail sgemm_regdb's static_asserts (empty when it is valid)."""
+    out = [msg for msg in problems(dict(p, STAGES=max(p["STAGES"], 2))) if "STAGES" not in msg]
+    if p["STAGES"] < 3:
+        out.append("STAGES must be at least 3 (the next slice is copied into the buffer of the slice before)")
+    if p["MIN_BLOCKS"] < 1 or p["MIN_BLOCKS"] * p["THREADS"] > MAX_THREADS_PER_SM:
+        out.append("MIN_BLOCKS blocks must fit one SM's 2048 threads")
+    return out
+
+
+def _v9_config(
+    bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int, min_blocks: int
+) -> dict:
+    params = {
+        "BM": bm,
+        "BN": bn,
+        "BK": bk,
+        "WM": wm,
+        "WN": wn,
+        "TM": tm,
+        "TN": tn,
+        "STAGES": stages,
+        "THREADS": threads,
+        "MIN_BLOCKS": min_blocks,
+    }
+    bad = v9_problems(params)
+    if bad:
+        raise ValueError(f"invalid sgemm_regdb configuration {params}: {'; '.join(bad)}")
+    return {
+        "id": f"{V9_BASE_KERNEL_ID}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}",
+        "source": V9_SOURCE,
+        "entry": f"sgemm_regdb<{bm},{bn},{bk},{wm},{wn},{tm},{tn},{stages},{threads},{min_blocks}>",
+        "block": (threads, 1),
+        "tile_m": bm,
+        "tile_n": bn,
+        "grid_order": "cols_x",
+        "dynamic_smem_bytes": smem_bytes(bm, bn, bk, stages),
+        "params": params,
+        "base": V9_BASE_KERNEL_ID,
+    }
+
+
+V9_TUNING_CONFIGS: list[dict] = [
+    # The catalog's default: 8x16 per thread (128 accumulators), one 256-thread block per SM, 16-deep slices.
+    _v9_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1),
+    _v9_config(128, 256, 16, 64, 64, 8, 16, 4, 256, 1),
+    _v9_config(128, 256, 8, 64, 64, 8, 16, 4, 256, 1),
+    _v9_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1),
+    _v9_config(256, 128, 8, 64, 64, 16, 8, 4, 256, 1),
+    # v8's 128x128 shape, two blocks per SM (128 registers), with register double buffering added.
+    _v9_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2),
+    _v9_config(128, 128, 8, 64, 32, 8, 8, 4, 256, 2),
+]
+
+
+def config_by_id(config_id: str) -> dict | None:
+    """The v8 or v9 tuning configuration with this id."""
+    return next((c for c in TUNING_CONFIGS + V9_TUNING_CONFIGS if c["id"] == config_id), None)
+
+
 def spec_for(config: dict) -> KernelSpec:
-    """The v8 catalog entry re-targeted at one tuning configuration."""
+    """The configuration's base catalog entry (v8-async or v9-regdb) re-targeted at that configuration."""
     return replace(
-        get_kernel(BASE_KERNEL_ID),
+        get_kernel(config.get("base", BASE_KERNEL_ID)),
         id=config["id"],
         entry=config["entry"],
         block=tuple(config["block"]),

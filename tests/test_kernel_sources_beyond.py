@@ -18,13 +18,13 @@ import pytest
 
 from kernels.catalog import get_kernel
 from kernels.compile_info import FunctionResources, entry_matches, nvcc_resources
-from kernels.tuning import TUNING_CONFIGS, problems, smem_bytes, spec_for
+from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, problems, smem_bytes, spec_for
 from profiling.gpu_env import tool_path
 
-BEYOND_IDS = ["v6-vectorized", "v7-warptile", "v8-async", "wmma-addmm", "wmma-async"]
+BEYOND_IDS = ["v6-vectorized", "v7-warptile", "v8-async", "v9-regdb", "wmma-addmm", "wmma-async"]
 SPECS = [get_kernel(i) for i in BEYOND_IDS]
-# Every launchable configuration: the catalog entries plus the v8 tuning sweep.
-CONFIGS = SPECS + [spec_for(c) for c in TUNING_CONFIGS]
+# Every launchable configuration: the catalog entries plus the v8 and v9 tuning sweeps.
+CONFIGS = SPECS + [spec_for(c) for c in TUNING_CONFIGS + V9_TUNING_CONFIGS]
 
 LIMITS = {
     "sm_80": {"block_optin": 163 * 1024, "sm": 164 * 1024},

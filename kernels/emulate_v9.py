@@ -1,0 +1,290 @@
+"""A numpy emulation of kernels/src/v9_regdb.cu: every index the kernel computes, the cp.async pipeline and
+the register double buffer, run on the CPU (no GPU needed).
+
+It mirrors the source statement by statement, vectorised over the threads of a block, and checks what the
+GPU cannot show us without running:
+- C == A @ B exactly (small integer inputs, float64 accumulation), every output element written exactly once
+  and nothing written outside C; every block of the grid visited once by the grouped block order;
+- each copy's source lies inside A or B when its src-size is non-zero and is the element the tile needs,
+  each copy's destination lies inside its stage, and every live element of every stage is written once;
+- the pipeline is race-free: a fragment read finds its slice landed (cp.async.wait_group of this thread's
+  group) and published (a __syncthreads after that wait), and a copy into a stage comes after a barrier that
+  follows the last read of that stage and after the stage's previous copy has landed. Writes land only at
+  the wait that covers their group, so a read of stale data would also show up as a wrong C.
+
+`python -m kernels.emulate_v9` runs every tuning configuration on a set of awkward sizes.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+
+APAD = 4
+GROUP_M = 8
+
+
+class PipelineError(AssertionError):
+    pass
+
+
+def block_origins(m: int, n: int, bm_: int, bn_: int) -> list[tuple[int, int]]:
+    """(bm, bn) of every block in launch order, as the kernel's grouped order computes them."""
+    grid_n, grid_m = math.ceil(n / bn_), math.ceil(m / bm_)
+    out = []
+    for by in range(grid_m):
+        for bx in range(grid_n):
+            pid = by * grid_n + bx
+            group_size = GROUP_M * grid_n
+            first_m = (pid // group_size) * GROUP_M
+            rows_in_group = min(grid_m - first_m, GROUP_M)
+            bm = (first_m + (pid % group_size) % rows_in_group) * bm_
+            bn = ((pid % group_size) // rows_in_group) * bn_
+            out.append((bm, bn))
+    return out
+
+
+def emulate(
+    p: dict[str, int], A: np.ndarray, B: np.ndarray, _skip_loop_barrier: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """C as the kernel computes it, and the number of writes to each element of C (`_skip_loop_barrier`
+    drops the k loop's __syncthreads, to show that the race check catches it)."""
+    BM, BN, BK, WM, WN, TM, TN, S, T = (p[k] for k in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "THREADS"))
+    M, K = A.shape
+    N = B.shape[1]
+    VEC = N % 4 == 0
+    WARPS_N = BN // WN
+    LANES_M, LANES_N = WM // TM, WN // TN
+    FRAG_M, FRAG_N = TM // 4, TN // 4
+    FSM, FSN = LANES_M * 4, LANES_N * 4
+    A_LD = BM + APAD
+    A_STAGE = BK * A_LD
+    SF = A_STAGE + BK * BN
+    KQ = BK // 4
+    A_UNITS = BM * KQ // T
+    ARP = T // KQ
+    BVR = BN // 4
+    B_UNITS = BK * BVR // T
+    BRP = T // BVR
+    assert (BM // WM) * (BN // WN) * 32 == T and LANES_M * LANES_N == 32 and S >= 3
+    assert (BM * KQ) % T == 0 and T % KQ == 0 and (BK * BVR) % T == 0 and T % BVR == 0
+
+    Af, Bf = A.ravel(), B.ravel()
+    C = np.full((M, N), np.nan)
+    writes = np.zeros((M, N), dtype=np.int64)
+    origins = block_origins(M, N, BM, BN)
+    assert sorted(origins) == sorted(
+        {(i * BM, j * BN) for i in range(math.ceil(M / BM)) for j in range(math.ceil(N / BN))}
+    )
+
+    tid = np.arange(T)
+
+    def run_block(bm: int, bn: int) -> None:
+        smem = np.full(S * SF, np.nan)  # what the stages hold (NaN: never written)
+        # --- copy roles ---
+        a_row0 = tid // KQ
+        a_k = (tid % KQ) * 4
+        a_grow = [bm + a_row0 + j * ARP for j in range(A_UNITS)]
+        a_row_in = [g < M for g in a_grow]
+        a_src = [np.where(a_row_in[j], a_grow[j] * K, 0) + a_k for j in range(A_UNITS)]
+        b_row0 = tid // BVR
+        b_col = (tid % BVR) * 4
+        gb_col = bn + b_col
+        b_src = b_row0 * N + gb_col
+        b_pass = BRP * N
+        b_slice = BK * N
+        b_cols = np.minimum(np.maximum(N - gb_col, 0), 4)
+        a_dst = a_k * A_LD + a_row0
+        b_dst = A_STAGE + b_row0 * BN + b_col
+
+        # --- pipeline bookkeeping (uniform over the block: every thread runs the same sequence) ---
+        groups: list[list[tuple]] = []  # committed groups: list of pending writes (dst, value)
+        open_group: list[tuple] = []
+        landed = []  # per group: landed (for every thread, as all run the same waits)
+        visible_after_bar = []  # per group: a barrier followed its landing
+        barrier_epoch = 0
+        stage_state = [{"slice": None, "group": None, "last_read_epoch": -1} for _ in range(S)]
+        calls = 0
+
+        def load_tile(stage: int, k0: int, live: bool) -> None:
+            nonlocal b_src, calls
+            assert k0 == calls * BK, "load_tile calls must come in slice order (b_src advances per call)"
+            calls += 1
+            st = stage_state[stage]
+            if st["group"] is not None and not landed[st["group"]]:
+                raise PipelineError(f"copy into stage {stage} while its previous copy is in flight")
+            if st["last_read_epoch"] >= barrier_epoch:
+                raise PipelineError(f"copy into stage {stage} without a barrier after its last read")
+            so = stage * SF
+            touched = np.zeros(SF, dtype=np.int64)
+            a_left = (K - k0 - a_k) if live else np.zeros_like(a_k)
+            for j in range(A_UNITS):
+                src = a_src[j] + k0
+                for e in range(4):
+                    dst = a_dst + so + e * A_LD + j * ARP
+                    ok = a_row_in[j] & (e < a_left)
+                    s_idx = src + e
+                    if np.any(ok):
+                        assert np.all(s_idx[ok] < M * K) and np.all(s_idx[ok] >= 0)
+                        kk = k0 + a_k + e
+                        assert np.array_equal(s_idx[ok], (a_grow[j] * K + kk)[ok]), "A copy reads the wrong element"
+                    val = np.where(ok, Af[np.where(ok, s_idx, 0)], 0.0)
+                    assert np.all((dst >= so) & (dst < so + A_STAGE))
+                    np.add.at(touched, dst - so, 1)
+                    open_group.extend(zip(dst.tolist(), val.tolist(), strict=True))
+            b_left = (K - k0 - b_row0) if live else np.zeros_like(b_row0)
+            for j in range(B_UNITS):
+                k_in = j * BRP < b_left
+                dst = b_dst + so + j * BRP * BN
+                src = b_src + j * b_pass
+                for e in range(4):
+                    ok = k_in & (b_cols > 0) if VEC else k_in & (e < b_cols)
+                    s_idx = src + e
+                    if np.any(ok):
+                        assert np.all(s_idx[ok] < K * N) and np.all(s_idx[ok] >= 0)
+                        want = (k0 + b_row0 + j * BRP) * N + gb_col + e
+                        assert np.array_equal(s_idx[ok], want[ok]), "B copy reads the wrong element"
+                        if VEC:  # 16-byte copy: source 16-byte aligned and the whole group inside B's row
+                            assert np.all(s_idx[ok] % 4 == e) and np.all(gb_col[ok] + 3 < N)
+                    val = np.where(ok, Bf[np.where(ok, s_idx, 0)], 0.0)
+                    d = dst + e
+                    assert np.all((d >= so + A_STAGE) & (d < so + SF))
+                    np.add.at(touched, d - so, 1)
+                    open_group.extend(zip(d.tolist(), val.tolist(), strict=True))
+            b_src = b_src + b_slice
+            # Every element of the stage except the A padding is written exactly once per fill.
+            live_mask = np.ones(SF, dtype=bool)
+            for kk in range(BK):
+                live_mask[kk * A_LD + BM : (kk + 1) * A_LD] = False
+            assert np.all(touched[live_mask] == 1) and np.all(touched[~live_mask] == 0)
+            st["slice"] = k0 // BK
+            st["group"] = len(groups)  # the group this copy will be committed in
+
+        def commit() -> None:
+            nonlocal open_group
+            groups.append(open_group)
+            landed.append(False)
+            visible_after_bar.append(False)
+            open_group = []
+
+        def wait(pending: int) -> None:
+            for g in range(len(groups) - pending):
+                if not landed[g]:
+                    for d, v in groups[g]:
+                        smem[d] = v
+                    landed[g] = True
+
+        def syncthreads() -> None:
+            nonlocal barrier_epoch
+            barrier_epoch += 1
+            for g in range(len(groups)):
+                if landed[g]:
+                    visible_after_bar[g] = True
+
+        def read(rd: int, k: int, want_slice: int | None):
+            st = stage_state[rd]
+            if want_slice is not None:  # a fragment that will be used
+                if st["slice"] != want_slice:
+                    raise PipelineError(f"stage {rd} holds slice {st['slice']}, slice {want_slice} wanted")
+                if not visible_after_bar[st["group"]]:
+                    raise PipelineError(f"slice {want_slice} read before it landed and a barrier published it")
+            elif st["group"] is not None and not landed[st["group"]]:
+                raise PipelineError("unused fragment load races with an in-flight copy")
+            st["last_read_epoch"] = barrier_epoch
+            a = np.empty((T, TM))
+            b = np.empty((T, TN))
+            base = rd * SF
+            for f in range(FRAG_M):
+                for r in range(4):
+                    a[:, f * 4 + r] = smem[base + k * A_LD + tm0 + f * FSM + r]
+            for f in range(FRAG_N):
+                for c in range(4):
+                    b[:, f * 4 + c] = smem[base + A_STAGE + k * BN + tn0 + f * FSN + c]
+            return a, b
+
+        warp, lane = tid >> 5, tid & 31
+        tm0 = (warp // WARPS_N) * WM + (lane // LANES_N) * 4
+        tn0 = (warp % WARPS_N) * WN + (lane % LANES_N) * 4
+        # float4 fragment reads are 16-byte aligned
+        assert np.all(tm0 % 4 == 0) and np.all(tn0 % 4 == 0) and A_LD % 4 == 0 and A_STAGE % 4 == 0 and SF % 4 == 0
+
+        acc = np.zeros((T, TM, TN))
+        k_tiles = (K + BK - 1) // BK
+        for s in range(S - 1):
+            load_tile(s, s * BK, s < k_tiles)
+            commit()
+        wait(S - 2)
+        syncthreads()
+        rd, wr = 0, S - 1
+        fa = [None, None]
+        fb = [None, None]
+        fa[0], fb[0] = read(0, 0, 0)
+        for t in range(k_tiles):
+            for k in range(BK):
+                cur = k & 1
+                nxt = cur ^ 1
+                if k == BK - 1:
+                    wait(S - 3)
+                    if not _skip_loop_barrier:
+                        syncthreads()
+                    nxt_slice = t + S - 1
+                    load_tile(wr, nxt_slice * BK, nxt_slice < k_tiles)
+                    commit()
+                    rd = 0 if rd + 1 == S else rd + 1
+                    wr = 0 if wr + 1 == S else wr + 1
+                    fa[nxt], fb[nxt] = read(rd, 0, t + 1 if t + 1 < k_tiles else None)
+                else:
+                    fa[nxt], fb[nxt] = read(rd, k + 1, t)
+                acc += fa[cur][:, :, None] * fb[cur][:, None, :]
+        wait(0)
+        assert all(landed)
+
+        for i in range(TM):
+            row = bm + tm0 + (i // 4) * FSM + (i % 4)
+            for g in range(FRAG_N):
+                col = bn + tn0 + g * FSN
+                for th in range(T):
+                    if row[th] >= M:
+                        continue
+                    if VEC and col[th] < N:
+                        cols = range(col[th], col[th] + 4)
+                    else:
+                        cols = [col[th] + c for c in range(4) if col[th] + c < N]
+                    for c in cols:
+                        assert 0 <= c < N
+                        cidx = c - col[th]
+                        C[row[th], c] = acc[th, i, g * 4 + cidx]
+                        writes[row[th], c] += 1
+
+    for bm, bn in origins:
+        run_block(bm, bn)
+    return C, writes
+
+
+def check(p: dict[str, int], m: int, n: int, k: int, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    A = rng.integers(-4, 5, size=(m, k)).astype(np.float64)
+    B = rng.integers(-4, 5, size=(k, n)).astype(np.float64)
+    C, writes = emulate(p, A, B)
+    assert np.all(writes == 1), f"{m}x{n}x{k}: writes per element {np.unique(writes)}"
+    assert np.array_equal(C, A @ B), f"{m}x{n}x{k}: wrong result, max err {np.nanmax(np.abs(C - A @ B))}"
+
+
+SIZES = [(1, 1, 1), (130, 67, 37), (257, 129, 17), (64, 260, 8), (300, 520, 50), (1, 257, 33), (129, 4, 64)]
+
+
+def main(argv: list[str]) -> int:
+    from kernels.tuning import V9_TUNING_CONFIGS
+
+    sizes = SIZES
+    for c in V9_TUNING_CONFIGS:
+        for m, n, k in sizes:
+            check(c["params"], m, n, k)
+        print(f"ok {c['id']}: {', '.join(f'{m}x{n}x{k}' for m, n, k in sizes)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

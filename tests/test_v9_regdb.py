@@ -1,0 +1,70 @@
+"""v9-regdb (register double buffering): its tuning configurations and a CPU emulation of the kernel's index
+mapping and cp.async pipeline (kernels/emulate_v9.py) on awkward sizes. Compile checks (spills, registers,
+shared memory, NVRTC) run with the other beyond-the-ladder kernels in test_kernel_sources_beyond.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernels import emulate_v9, tuning
+from kernels.catalog import get_kernel
+
+
+def test_v9_configs_are_valid_instantiated_and_the_catalog_default_is_the_first() -> None:
+    configs = tuning.V9_TUNING_CONFIGS
+    assert 4 <= len(configs) <= 8 and len({c["entry"] for c in configs}) == len(configs)
+    source = get_kernel("v9-regdb").read_source().replace(" ", "")
+    for c in configs:
+        p = c["params"]
+        assert tuning.v9_problems(p) == [], c["id"]
+        assert c["id"].startswith("v9-regdb-") and c["base"] == "v9-regdb"
+        assert c["dynamic_smem_bytes"] == tuning.smem_bytes(p["BM"], p["BN"], p["BK"], p["STAGES"])
+        assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_regdb.cu"
+    default, first = get_kernel("v9-regdb"), configs[0]
+    assert (default.entry, default.dynamic_smem_bytes, default.params) == (
+        first["entry"], first["dynamic_smem_bytes"], first["params"],
+    )  # fmt: skip
+    assert (default.tile_m, default.tile_n, default.block) == (first["tile_m"], first["tile_n"], first["block"])
+
+
+def test_v9_configs_resolve_to_v9_specs_and_v8_ones_stay_v8() -> None:
+    for c in tuning.V9_TUNING_CONFIGS:
+        spec = get_kernel(c["id"])
+        assert (spec.id, spec.source, spec.entry, spec.previous) == (c["id"], "v9_regdb.cu", c["entry"], "v8-async")
+        assert spec.grid(4096, 4096) == (4096 // spec.tile_n, 4096 // spec.tile_m)
+    for c in tuning.TUNING_CONFIGS:
+        assert get_kernel(c["id"]).source == "v8_async.cu"
+    ids = {c["id"] for c in tuning.TUNING_CONFIGS}
+    assert not ids & {c["id"] for c in tuning.V9_TUNING_CONFIGS}
+
+
+def test_invalid_v9_parameters_are_explained() -> None:
+    p = dict(tuning.V9_TUNING_CONFIGS[0]["params"])
+    assert any("STAGES" in m for m in tuning.v9_problems(dict(p, STAGES=2)))
+    assert any("MIN_BLOCKS" in m for m in tuning.v9_problems(dict(p, MIN_BLOCKS=9)))
+    assert any("warp tiles" in m for m in tuning.v9_problems(dict(p, WM=48)))
+
+
+@pytest.mark.parametrize("grid_m,grid_n", [(1, 1), (3, 5), (8, 2), (9, 7), (17, 3), (32, 16), (33, 33)])
+def test_grouped_block_order_visits_every_block_once(grid_m: int, grid_n: int) -> None:
+    origins = emulate_v9.block_origins(grid_m * 128, grid_n * 256, 128, 256)
+    assert sorted(origins) == sorted((i * 128, j * 256) for i in range(grid_m) for j in range(grid_n))
+
+
+@pytest.mark.parametrize("config", tuning.V9_TUNING_CONFIGS, ids=lambda c: c["id"])
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (130, 67, 37), (257, 129, 17), (129, 4, 64)])
+def test_emulated_kernel_computes_a_times_b_and_writes_each_output_once(config, m: int, n: int, k: int) -> None:
+    emulate_v9.check(config["params"], m, n, k)
+
+
+def test_emulation_catches_a_missing_barrier(monkeypatch) -> None:
+    """The race check is live: a pipeline whose k-loop barrier does not publish the next slice is refused."""
+    config = tuning.V9_TUNING_CONFIGS[0]
+    p = config["params"]
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(-2, 3, (40, 3 * p["BK"])).astype(float), rng.integers(-2, 3, (3 * p["BK"], 12)).astype(float)
+    c, writes = emulate_v9.emulate(p, a, b)
+    assert np.array_equal(c, a @ b) and np.all(writes == 1)
+    with pytest.raises(emulate_v9.PipelineError):
+        emulate_v9.emulate(p, a, b, _skip_loop_barrier=True)
