@@ -194,17 +194,24 @@ def tuned_record_path(device_name: str) -> Path:
     return TUNED_DIR / f"{_slug(device_name)}.json"
 
 
-def tuned_config_id(device_name: str, m: int, n: int, k: int) -> str | None:
-    """The fastest verified configuration recorded for this GPU at the recorded size nearest m*n*k."""
+def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) -> str | None:
+    """The fastest verified configuration of `base_kernel` recorded for this GPU at the size nearest m*n*k."""
     try:
         record = json.loads(tuned_record_path(device_name).read_text())
     except (OSError, ValueError):
         return None
-    best = record.get("best") or []
-    known = {c["id"] for c in TUNING_CONFIGS}
-    candidates = [b for b in best if b.get("config") in known]
+    candidates = [
+        b
+        for b in record.get("best") or []
+        if (config := config_by_id(b.get("config", ""))) and config.get("base", BASE_KERNEL_ID) == base_kernel
+    ]
     if not candidates:
         return None
     work = m * n * k
     nearest = min(candidates, key=lambda b: abs(math.log(b["m"] * b["n"] * b["k"]) - math.log(work)))
     return nearest["config"]
+
+
+def tunable_bases() -> list[str]:
+    """Catalog ids whose tile configuration the sweep chooses."""
+    return list(dict.fromkeys(c.get("base", BASE_KERNEL_ID) for c in TUNING_CONFIGS + V9_TUNING_CONFIGS))

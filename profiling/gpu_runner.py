@@ -25,7 +25,7 @@ import cupy
 import numpy as np
 
 from kernels.catalog import KernelSpec, get_kernel
-from kernels.tuning import BASE_KERNEL_ID, tuned_config_id
+from kernels.tuning import tunable_bases, tuned_config_id
 from profiling.jobs import BenchSettings, Shape, check_fits, tolerance_for
 
 STICKY_CUDA_ERRORS = (
@@ -444,7 +444,9 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     """
     spec = get_kernel(kernel_id)
     tuned_id = (
-        tuned_config_id(session.device["name"], shape.m, shape.n, shape.k) if kernel_id == BASE_KERNEL_ID else None
+        tuned_config_id(session.device["name"], kernel_id, shape.m, shape.n, shape.k)
+        if kernel_id in tunable_bases()
+        else None
     )
     if tuned_id:
         # The catalog's templated kernel runs the configuration the tuning sweep found fastest on this GPU.

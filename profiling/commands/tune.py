@@ -7,11 +7,12 @@ import json
 import sys
 from dataclasses import asdict
 
-HELP = "sweep the templated v8 kernel's tile configurations on this GPU, verify each, record the fastest per size"
+HELP = "sweep the tile configurations of the templated kernels (v8, v9) on this GPU; record the fastest per size"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", default="4096", help="square sizes, e.g. 2048,4096")
+    parser.add_argument("--kernels", default="", help="tunable kernels to sweep (default: all of them)")
     parser.add_argument("--repeats", type=int, default=20, help="timed launches per configuration (default 20)")
     parser.add_argument("--json", dest="json_path", help="write the sweep (a results document) to this file")
     parser.add_argument(
@@ -21,23 +22,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def best_per_size(results: list[dict]) -> list[dict]:
-    """The fastest verified tuning configuration at each size (ties go to the first)."""
-    best: dict[tuple[int, int, int], dict] = {}
+    """The fastest verified configuration of each tunable kernel at each size (ties go to the first)."""
+    from kernels.tuning import BASE_KERNEL_ID, config_by_id
+
+    best: dict[tuple[str, int, int, int], dict] = {}
     for r in results:
-        if r["status"] != "ok" or not r.get("tflops") or r["kernel"] == "cublas":
+        config = config_by_id(r["kernel"])
+        if r["status"] != "ok" or not r.get("tflops") or config is None:
             continue
-        key = (r["m"], r["n"], r["k"])
+        key = (config.get("base", BASE_KERNEL_ID), r["m"], r["n"], r["k"])
         if key not in best or r["tflops"] > best[key]["tflops"]:
             best[key] = r
     return [
-        {"m": m, "n": n, "k": k, "config": r["kernel"], "tflops": r["tflops"], "pct_cublas": r.get("pct_cublas")}
-        for (m, n, k), r in sorted(best.items())
-    ]
+        {"base": base, "m": m, "n": n, "k": k, "config": r["kernel"], "tflops": r["tflops"],
+         "pct_cublas": r.get("pct_cublas")}
+        for (base, m, n, k), r in sorted(best.items())
+    ]  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     from kernels.catalog import get_kernel
-    from kernels.tuning import TUNING_CONFIGS, tuned_record_path
+    from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, tunable_bases, tuned_record_path
+    from profiling.errors import InvalidInput
     from profiling.jobs import BenchSettings, Job, build_tasks, parse_sizes
     from profiling.results import add_reference_ratios, build_document, format_table, utc_now
     from profiling.worker import run_job
@@ -45,7 +51,12 @@ def run(args: argparse.Namespace) -> int:
     shapes = parse_sizes(args.sizes)
     settings = BenchSettings(repeats=args.repeats)
     settings.validate()
-    specs = [get_kernel(c["id"]) for c in TUNING_CONFIGS]
+    bases = [b.strip() for b in args.kernels.split(",") if b.strip()] or tunable_bases()
+    unknown = [b for b in bases if b not in tunable_bases()]
+    if unknown:
+        raise InvalidInput(f"not tunable: {', '.join(unknown)}; tunable kernels: {', '.join(tunable_bases())}")
+    configs = [c for c in TUNING_CONFIGS + V9_TUNING_CONFIGS if c.get("base", "v8-async") in bases]
+    specs = [get_kernel(c["id"]) for c in configs]
     job = Job(op="bench", tasks=build_tasks(specs, shapes), settings=settings)
     started = utc_now()
     device, results = run_job(
@@ -55,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     )
     add_reference_ratios(results)
     document = build_document(device, asdict(settings), results, started)
-    document["tuning"] = {"base_kernel": "v8-async", "best": best_per_size(results)}
+    document["tuning"] = {"kernels": bases, "best": best_per_size(results)}
     if args.json_path:
         with open(args.json_path, "w") as fh:
             json.dump(document, fh, indent=1)
