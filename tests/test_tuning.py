@@ -34,6 +34,7 @@ def test_tuned_config_resolves_by_nearest_recorded_size(tmp_path, monkeypatch) -
         "best": [
             {"m": 2048, "n": 2048, "k": 2048, "config": IDS[1]},
             {"m": 8192, "n": 8192, "k": 8192, "config": IDS[2]},
+            {"m": 4096, "n": 4096, "k": 4096, "config": V9_IDS[3]},
         ]
     }
     tuning.tuned_record_path("NVIDIA H200").write_text(json.dumps(record))
