@@ -641,15 +641,25 @@ def key_metrics_frame(report: Report) -> pd.DataFrame:
 def roofline_points(report: Report) -> pd.DataFrame:
     """Hierarchical roofline points: one row per launch and memory level that has the data.
 
-    Columns: kernel (function name), label, level ("L1", "L2" or "DRAM"), flops (FP32 FLOPs),
-    bytes (moved at that level), seconds (kernel duration).
+    Columns: kernel (function name), label, level ("L1", "L2" or "DRAM"), flops, bytes (moved at that
+    level), seconds (kernel duration), compute ("fp32" or "tensor"). A launch inside one of the worker's
+    NVTX ranges that issued tensor-core instructions and far fewer FP32 FLOPs than its GEMM counts 2*M*N*K
+    FLOPs against the tensor ceiling (ncu's FP32 counts see only its epilogue); others count fadd + fmul + 2 ffma.
     """
     import pandas as pd
 
     records = []
     for launch in report.launches:
         flops, seconds = launch.derived.get("fp32_flops"), launch.derived.get("seconds")
-        if flops is None or not seconds:
+        compute = "fp32"
+        shape = nvtx_shape(launch)
+        if shape and (launch.value("sm__inst_executed_pipe_tensor.sum") or 0) > 0:
+            _, m, n, k = shape
+            # FP32 kernels also show a few tensor-pipe instructions; only a kernel whose FP32 work falls far
+            # short of its GEMM did its multiply on the tensor cores.
+            if (flops or 0) < 0.5 * 2.0 * m * n * k:
+                flops, compute = 2.0 * m * n * k, "tensor"
+        if not flops or not seconds:
             continue
         label = launch_label(launch)
         for level, (bytes_name, _, _) in M.LEVEL_BYTES.items():
@@ -663,9 +673,10 @@ def roofline_points(report: Report) -> pd.DataFrame:
                         "flops": flops,
                         "bytes": moved,
                         "seconds": seconds,
+                        "compute": compute,
                     }
                 )
-    columns = ["kernel", "label", "level", "flops", "bytes", "seconds"]
+    columns = ["kernel", "label", "level", "flops", "bytes", "seconds", "compute"]
     return pd.DataFrame.from_records(records, columns=columns)
 
 

@@ -129,8 +129,25 @@ def test_profile_page_bundled_capture() -> None:
 
 def test_roofline_page_has_a_point_per_kernel_for_each_source() -> None:
     at = page("pages/4_Roofline.py")
+    ladder = next(o for o in at.selectbox(key="roof_source").options if "ncu_ladder_1024_raw.csv" in o)
+    at.selectbox(key="roof_source").set_value(ladder).run()
     (fig,) = figures(at)
     assert kernel_points(fig) == {k: 3 for k in LADDER}  # L1, L2 and DRAM per launch
+    fast = next(o for o in at.selectbox(key="roof_source").options if "ncu_fast_4096_raw.csv" in o)
+    at.selectbox(key="roof_source").set_value(fast).run()
+    (fig,) = figures(at)
+    beyond = {
+        "cublas",
+        "cublas-hgemm",
+        "v6-vectorized",
+        "v7-warptile",
+        "v8-async",
+        "v9-regdb",
+        "wmma-addmm",
+        "wmma-async",
+    }
+    assert kernel_points(fig) == {k: 3 for k in beyond}
+    assert any("FP16 tensor" in (t.get("name") or "") for t in fig["data"]), "tensor launches add the tensor ceiling"
     bench = next(o for o in at.selectbox(key="roof_source").options if o.startswith("bundled benchmark"))
     at.selectbox(key="roof_source").set_value(bench).run()
     for size in ("8192x8192x8192", "1024x1024x1024"):

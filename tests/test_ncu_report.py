@@ -314,14 +314,22 @@ def test_key_metrics_frame_and_roofline_points() -> None:
     assert {"id", "kernel", "label", "duration_ns", "registers", "fp32_flops", "ai_dram"} <= set(frame.columns)
     assert frame["duration_ns"].notna().all()
     points = P.roofline_points(report)
-    assert list(points.columns) == ["kernel", "label", "level", "flops", "bytes", "seconds"]
+    assert list(points.columns) == ["kernel", "label", "level", "flops", "bytes", "seconds", "compute"]
     assert set(points["level"]) <= {"L1", "L2", "DRAM"}
     assert (points["bytes"] > 0).all() and (points["seconds"] > 0).all()
 
 
 def test_empty_roofline_has_columns() -> None:
     empty = P.Report(launches=[], layout="raw")
-    assert list(P.roofline_points(empty).columns) == ["kernel", "label", "level", "flops", "bytes", "seconds"]
+    assert list(P.roofline_points(empty).columns) == [
+        "kernel",
+        "label",
+        "level",
+        "flops",
+        "bytes",
+        "seconds",
+        "compute",
+    ]
 
 
 def test_match_catalog_by_name_block_and_grid() -> None:
@@ -419,3 +427,22 @@ def test_full_set_pages() -> None:
 
 def test_ncu_rep_magic() -> None:
     assert fixture("small.ncu-rep").read_bytes()[:4] == P.NCU_REP_MAGIC
+
+
+def test_tensor_core_launches_count_their_gemm_flops_on_the_tensor_roofline() -> None:
+    # The H200 capture of cuBLAS HGEMM and the WMMA kernels at 4096: FP32 counters see only epilogues.
+    from pathlib import Path
+
+    from profiling.ncu_report import load_report, roofline_points
+
+    path = Path(__file__).resolve().parent.parent / "results" / "h200-2026-11-22" / "ncu_fast_4096_raw.csv"
+    points = roofline_points(load_report(path))
+    by_kernel = points.drop_duplicates("label").set_index("label")
+    tensor = by_kernel[by_kernel["compute"] == "tensor"]
+    assert {label.split(" ")[0] for label in tensor.index} == {"cublas-hgemm", "wmma-addmm", "wmma-async"}
+    assert (tensor["flops"] == 2.0 * 4096**3).all()
+    fp32 = by_kernel[by_kernel["compute"] == "fp32"]
+    assert {"cublas", "v6-vectorized", "v9-regdb"} <= {label.split(" ")[0] for label in fp32.index}
+    # v9 at 4096: ncu's FP32 instruction counts give the full 2*M*N*K (no tensor instructions).
+    v9 = fp32[[label.startswith("v9-regdb") for label in fp32.index]].iloc[0]
+    assert v9["flops"] == pytest.approx(2 * 4096**3, rel=1e-3)

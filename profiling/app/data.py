@@ -371,7 +371,7 @@ def report_roofline_points(reports: Sequence[tuple[str, ncu_report.Report]]) -> 
         points["source"] = source
         frames.append(points)
     if not frames:
-        return pd.DataFrame(columns=["kernel", "label", "level", "flops", "bytes", "seconds", "source"])
+        return pd.DataFrame(columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute", "source"])
     return pd.concat(frames, ignore_index=True)
 
 
