@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu sanitize ncubench ncufast tune
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu sanitize ncubench ncufast ceilings tune
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -83,6 +83,13 @@ sanitize)
   timeout 180 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san.json > "$F/memcheck_v5.txt" 2>&1
   timeout 180 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/fault.json > "$F/memcheck_fault.txt" 2>&1
   timeout 200 $PY -m profiling sanitize --kernel v5 --size 256 --tool racecheck > "$F/sanitize_cli.txt" 2>&1; echo "rc=$?" >> "$F/sanitize_cli.txt"
+  # The pipelined kernels are where races hide: racecheck and memcheck at an awkward size.
+  job /tmp/san_fast.json verify v6-vectorized,v7-warptile,v8-async,v9-regdb 300 264 72
+  timeout 300 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_fast.json > "$F/racecheck_fast.txt" 2>&1
+  timeout 300 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_fast.json > "$F/memcheck_fast.txt" 2>&1
+  job /tmp/san_tc.json verify wmma-addmm,wmma-async 272 400 96
+  timeout 300 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_tc.json > "$F/racecheck_tensor.txt" 2>&1
+  timeout 300 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_tc.json > "$F/memcheck_tensor.txt" 2>&1
   record sanitize "$(grep -h 'ERROR SUMMARY' "$F"/*.txt | tr '\n' ';')"
   ;;
 ncubench)
@@ -106,6 +113,12 @@ ncufast)
   [ -f "$F/fast_4096.ncu-rep" ] && "$NCU" --import "$F/fast_4096.ncu-rep" --csv --page raw > "$F/raw_fast_4096.csv" 2>&1 && "$NCU" --import "$F/fast_4096.ncu-rep" --csv --page details > "$F/details_fast_4096.csv" 2>&1
   rm -f "$F/fast_4096.ncu-rep"
   record ncufast "$(grep -c '^\[' "$F/profile_cli.txt") launches profiled"
+  ;;
+ceilings)
+  stage ceilings
+  GEMMLENS_CACHE_DIR=/tmp/gemmlens-cache timeout 300 $PY -m profiling ceilings --refresh --json > "$EV/ceilings.json" 2>"$EV/ceilings.log"
+  GEMMLENS_CACHE_DIR=/tmp/gemmlens-cache $PY -m profiling ceilings | tee "$EV/ceilings.txt"
+  record ceilings "$(grep -c measured "$EV/ceilings.txt") lines"
   ;;
 tune)
   stage tune
