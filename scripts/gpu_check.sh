@@ -79,6 +79,7 @@ sanitize)
   stage sanitize
   F="$EV/sanitizer"; mkdir -p "$F"
   job /tmp/san.json verify v5,v2 200 136 72
+  job /tmp/fault.json selftest_fault selftest 1 1 1
   timeout 180 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san.json > "$F/racecheck_v5.txt" 2>&1
   timeout 180 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san.json > "$F/memcheck_v5.txt" 2>&1
   timeout 180 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/fault.json > "$F/memcheck_fault.txt" 2>&1
