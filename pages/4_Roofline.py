@@ -41,9 +41,15 @@ try:
     if points.empty:
         st.info("These results have no points to plot (no FLOP counts or times).")
         st.stop()
+    theoretical = ceilings
+    measured = data.measured_ceilings(bundle if source.startswith("bundled") else None, ceilings.device_name)
+    if measured is not None and st.toggle("Draw the measured ceilings", key="roof_measured"):
+        ceilings = measured
     fig = data.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
     st.plotly_chart(fig, key="roofline")
     table = data.roofline_table(points, ceilings)
     st.dataframe(table, hide_index=True, width="stretch")
+    st.subheader("Ceilings")
+    st.dataframe(data.ceilings_table(theoretical, measured), hide_index=True, width="stretch")
 except GemmLensError as exc:
     ui.show_error(exc)

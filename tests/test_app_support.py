@@ -461,3 +461,17 @@ def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
     device, reason, probing = ui.device_status()
     assert device is None and "GEMMLENS_GPU=off" in reason and not probing
     ui._probe_state.clear()
+
+
+def test_measured_ceilings_sit_beside_the_theoretical_ones() -> None:
+    # results/h200-2026-11-22/ceilings.json: `python -m profiling ceilings` on the H200.
+    bundle = next(b for b in data.discover_bundles() if b.name == "h200-2026-11-22")
+    measured = data.measured_ceilings(bundle, "NVIDIA H200")
+    assert measured is not None and measured.fp32_flops.source.startswith("measured 2026-11-22")
+    assert data.measured_ceilings(bundle, "NVIDIA H100 80GB HBM3") is None
+    theoretical = data.ceilings_for(bundle.device)
+    table = data.ceilings_table(theoretical, measured).set_index("ceiling")
+    assert table.loc["FP32", "measured"] == pytest.approx(65.07, abs=0.01)
+    assert 90 < table.loc["FP32", "measured / theoretical (%)"] <= 100
+    assert table.loc["DRAM", "measured"] == pytest.approx(4.36, abs=0.01)
+    assert table.loc["L2", "measured"] > table.loc["DRAM", "measured"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import html
+import json
 import math
 import re
 import tempfile
@@ -1010,3 +1011,49 @@ def markdown_table(frame: pd.DataFrame) -> str:
     rule = "|" + "---|" * len(frame.columns)
     rows = ["| " + " | ".join(md_escape(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([head, rule, *rows])
+
+
+def measured_ceilings(bundle: Bundle | None, device_name: str | None) -> Ceilings | None:
+    """Ceilings measured on the GPU (`python -m profiling ceilings`): the bundle's ceilings.json for bundled
+    data, else this machine's per-device cache; None when neither was measured for that device."""
+    from profiling.ceilings import load_cached, measured_to_ceilings
+
+    record = None
+    if bundle is not None and (bundle.path / "ceilings.json").is_file():
+        try:
+            record = json.loads((bundle.path / "ceilings.json").read_text()).get("measured")
+        except (OSError, ValueError):
+            record = None
+    if (record is None or record.get("device") != device_name) and device_name:
+        record = load_cached(device_name)
+    if not record or record.get("device") != device_name:
+        return None
+    return measured_to_ceilings(record["ceilings"] | {"device": record["device"]}, f"measured {record['measured_utc']}")
+
+
+def ceilings_table(theoretical: Ceilings, measured: Ceilings | None) -> pd.DataFrame:
+    """Each roofline ceiling: the theoretical value and its source beside the measured one, in T units."""
+    rows = []
+    for label, attr, unit in (
+        ("FP32", "fp32_flops", "TFLOP/s"),
+        ("FP16 tensor", "tensor_fp16_flops", "TFLOP/s"),
+        ("DRAM", "dram_bytes_per_s", "TB/s"),
+        ("L2", "l2_bytes_per_s", "TB/s"),
+        ("L1 / shared", "l1_bytes_per_s", "TB/s"),
+    ):
+        t = getattr(theoretical, attr)
+        m = getattr(measured, attr) if measured else None
+        if t is None and m is None:
+            continue
+        rows.append(
+            {
+                "ceiling": label,
+                "unit": unit,
+                "theoretical": t.value / 1e12 if t else None,
+                "source": t.source if t else "",
+                "measured": m.value / 1e12 if m else None,
+                "measured how": m.note if m else "",
+                "measured / theoretical (%)": 100 * m.value / t.value if (t and m) else None,
+            }
+        )
+    return pd.DataFrame(rows)
