@@ -53,34 +53,35 @@ def problems(p: dict[str, int]) -> list[str]:
     return out
 
 
-def _config(bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int) -> dict:
-    params = {
-        "BM": bm,
-        "BN": bn,
-        "BK": bk,
-        "WM": wm,
-        "WN": wn,
-        "TM": tm,
-        "TN": tn,
-        "STAGES": stages,
-        "THREADS": threads,
-        "MIN_BLOCKS": THREADS_PER_SM_TARGET // threads,
-    }
-    bad = problems(params)
+_TILE_KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "THREADS")
+
+
+def _build(
+    base: str, source: str, template: str, params: dict[str, int], bad: list[str], with_min_blocks: bool
+) -> dict:
+    """A tuning configuration: one instantiation of a templated kernel, described like a catalog entry."""
     if bad:
-        raise ValueError(f"invalid sgemm_async configuration {params}: {'; '.join(bad)}")
+        raise ValueError(f"invalid {template} configuration {params}: {'; '.join(bad)}")
+    bm, bn, bk, wm, wn, tm, tn, stages, threads = (params[k] for k in _TILE_KEYS)
+    args = [params[k] for k in _TILE_KEYS] + ([params["MIN_BLOCKS"]] if with_min_blocks else [])
     return {
-        "id": f"{BASE_KERNEL_ID}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}",
-        "source": SOURCE,
-        "entry": f"sgemm_async<{bm},{bn},{bk},{wm},{wn},{tm},{tn},{stages},{threads}>",
+        "id": f"{base}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}",
+        "source": source,
+        "entry": f"{template}<{','.join(map(str, args))}>",
         "block": (threads, 1),
         "tile_m": bm,
         "tile_n": bn,
         "grid_order": "cols_x",
         "dynamic_smem_bytes": smem_bytes(bm, bn, bk, stages),
         "params": params,
-        "base": BASE_KERNEL_ID,
+        "base": base,
     }
+
+
+def _config(bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int) -> dict:
+    params = dict(zip(_TILE_KEYS, (bm, bn, bk, wm, wn, tm, tn, stages, threads), strict=True))
+    params["MIN_BLOCKS"] = THREADS_PER_SM_TARGET // threads
+    return _build(BASE_KERNEL_ID, SOURCE, "sgemm_async", params, problems(params), with_min_blocks=False)
 
 
 TUNING_CONFIGS: list[dict] = [
@@ -120,33 +121,9 @@ def v9_problems(p: dict[str, int]) -> list[str]:
 def _v9_config(
     bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int, min_blocks: int
 ) -> dict:
-    params = {
-        "BM": bm,
-        "BN": bn,
-        "BK": bk,
-        "WM": wm,
-        "WN": wn,
-        "TM": tm,
-        "TN": tn,
-        "STAGES": stages,
-        "THREADS": threads,
-        "MIN_BLOCKS": min_blocks,
-    }
-    bad = v9_problems(params)
-    if bad:
-        raise ValueError(f"invalid sgemm_regdb configuration {params}: {'; '.join(bad)}")
-    return {
-        "id": f"{V9_BASE_KERNEL_ID}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}",
-        "source": V9_SOURCE,
-        "entry": f"sgemm_regdb<{bm},{bn},{bk},{wm},{wn},{tm},{tn},{stages},{threads},{min_blocks}>",
-        "block": (threads, 1),
-        "tile_m": bm,
-        "tile_n": bn,
-        "grid_order": "cols_x",
-        "dynamic_smem_bytes": smem_bytes(bm, bn, bk, stages),
-        "params": params,
-        "base": V9_BASE_KERNEL_ID,
-    }
+    params = dict(zip(_TILE_KEYS, (bm, bn, bk, wm, wn, tm, tn, stages, threads), strict=True))
+    params["MIN_BLOCKS"] = min_blocks
+    return _build(V9_BASE_KERNEL_ID, V9_SOURCE, "sgemm_regdb", params, v9_problems(params), with_min_blocks=True)
 
 
 V9_TUNING_CONFIGS: list[dict] = [
