@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from profiling.errors import InvalidInput
-from profiling.store import EXPORT_SCHEMA, RESULT_FIELDS, normalize_run, size_text
+from profiling.store import EXPORT_SCHEMA, RESULT_FIELDS, finite_number, normalize_run, size_text
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ def rows_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def classify(better: str | None, baseline: Any, candidate: Any, threshold_pct: float) -> str:
     """The verdict of one metric: see the module docstring."""
-    b, c = _num(baseline), _num(candidate)
+    b, c = finite_number(baseline), finite_number(candidate)
     if b is None or c is None:
         return "n/a"
     pct = _delta_pct(b, c)
@@ -197,16 +197,6 @@ def classify(better: str | None, baseline: Any, candidate: Any, threshold_pct: f
     if better is None:
         return "changed"
     return "improvement" if (pct < 0) == (better == "lower") else "regression"
-
-
-def _num(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if math.isfinite(out) else None
 
 
 def _delta_pct(baseline: float, candidate: float) -> float:
@@ -260,7 +250,7 @@ def compare_runs(
                  "verdict": verdict}
             )  # fmt: skip
             for spec in specs:
-                bv, cv = _num(b.get(spec.key)), _num(c.get(spec.key))
+                bv, cv = finite_number(b.get(spec.key)), finite_number(c.get(spec.key))
                 limit = (thresholds or {}).get(spec.key, threshold_pct)
                 rows.append(
                     {
@@ -363,7 +353,7 @@ def comparison_figures(
     figs = []
     bars = go.Figure()
     for run in (baseline, *candidates):
-        rows = [r for r in run.get("results", ()) if _num(r.get("time_median_ms")) is not None]
+        rows = [r for r in run.get("results", ()) if finite_number(r.get("time_median_ms")) is not None]
         bars.add_trace(
             go.Bar(
                 x=[f"{r['kernel']} {size_text(r)}".strip() for r in rows],

@@ -363,7 +363,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _number(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
     """A finite float from a number, a {"value": ...} dict or a Metric-like object; else None."""
     if isinstance(value, Mapping):
         value = value.get("value")
@@ -379,7 +379,7 @@ def _number(value: Any) -> float | None:
 
 
 def _int(value: Any) -> int | None:
-    num = _number(value)
+    num = finite_number(value)
     return None if num is None else int(round(num))
 
 
@@ -428,14 +428,14 @@ def normalize_result(result: Mapping[str, Any], where: str = "result") -> dict[s
         elif field in _INT_FIELDS:
             out[field] = _int(value)
         else:
-            out[field] = _number(value)
+            out[field] = finite_number(value)
     out["kernel"] = kernel.strip()
     out["status"] = out["status"] or "ok"
     for field in ("metrics", "derived"):
         raw = result.get(field) or {}
         if not isinstance(raw, Mapping):
             raise InvalidInput(f"{where}: {field} is not an object")
-        out[field] = {str(name): _number(v) for name, v in raw.items()}
+        out[field] = {str(name): finite_number(v) for name, v in raw.items()}
     extra = result.get("extra") or {}
     out["extra"] = _jsonable(extra) if isinstance(extra, Mapping) else {"value": _jsonable(extra)}
     return out
@@ -478,7 +478,7 @@ def _flatten_numbers(value: Any, prefix: str, out: dict[str, float]) -> None:
         for key, item in value.items():
             _flatten_numbers(item, f"{prefix}.{key}" if prefix else str(key), out)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        num = _number(value)
+        num = finite_number(value)
         if num is not None:
             out[prefix] = num
 
@@ -513,7 +513,7 @@ def run_from_bench(
         for key in ("time_ms", "tflops", "pct_peak", "pct_cublas", "rel_error", "compile", "launch", "nvml"):
             _flatten_numbers(row.get(key), key, metrics)
         if isinstance(row.get("metrics"), Mapping):  # ncu metrics merged into a bench row, if any
-            metrics.update({str(k): v for k, v in row["metrics"].items() if _number(v) is not None})
+            metrics.update({str(k): v for k, v in row["metrics"].items() if finite_number(v) is not None})
         results.append(
             {
                 "kernel": row.get("kernel"),
@@ -548,11 +548,11 @@ def run_from_bench(
 
 
 def _metric(metrics: Mapping[str, Any], name: str) -> float | None:
-    return _number(metrics.get(name))
+    return finite_number(metrics.get(name))
 
 
 def _sum_metrics(metrics: Mapping[str, Any], names: Sequence[str]) -> float | None:
-    values = [_number(metrics.get(n)) for n in names]
+    values = [finite_number(metrics.get(n)) for n in names]
     present = [v for v in values if v is not None]
     return sum(present) if present else None
 
@@ -596,9 +596,9 @@ def run_from_report(
         raw_metrics = _get(launch, "metrics") or {}
         if not isinstance(raw_metrics, Mapping):
             raise InvalidInput(f"profile launch {i + 1}: metrics is not a mapping")
-        metrics = {str(k): v for k, v in ((k, _number(v)) for k, v in raw_metrics.items()) if v is not None}
+        metrics = {str(k): v for k, v in ((k, finite_number(v)) for k, v in raw_metrics.items()) if v is not None}
         raw_derived = _get(launch, "derived") or {}
-        derived = {str(k): _number(v) for k, v in dict(raw_derived).items()} if raw_derived else {}
+        derived = {str(k): finite_number(v) for k, v in dict(raw_derived).items()} if raw_derived else {}
         size_label = _get(launch, "size_label", "size")
         m, n, k = _get(launch, "m"), _get(launch, "n"), _get(launch, "k")
         if size_label is None and m is None and names.count(name) > 1:
@@ -833,8 +833,8 @@ class RunStore:
             driver=_str_or_none(device.get("driver")),
             cuda_runtime=_str_or_none(device.get("cuda_runtime")),
             cuda_driver=_str_or_none(device.get("cuda_driver")),
-            sm_clock_mhz=_number(device.get("max_sm_clock_mhz")),
-            mem_clock_mhz=_number(device.get("max_mem_clock_mhz")),
+            sm_clock_mhz=finite_number(device.get("max_sm_clock_mhz")),
+            mem_clock_mhz=finite_number(device.get("max_mem_clock_mhz")),
             catalog_commit=rec["catalog_commit"], device_json=device, meta=rec["meta"],
         )  # fmt: skip
         session.add(run)

@@ -235,13 +235,6 @@ def _ncu_fixture_rows() -> list[dict]:
     return [r for r in rows if "launch__block_size" in r and "launch__occupancy_limit_registers" in r]
 
 
-def _number(value):
-    try:
-        return float(str(value).replace(",", ""))
-    except ValueError:
-        return value
-
-
 @pytest.mark.skipif(not _ncu_fixture_rows(), reason="no ncu occupancy fixtures under tests/fixtures/ncu yet")
 @pytest.mark.parametrize("row", _ncu_fixture_rows() or [None])
 def test_matches_captured_ncu_reports(row):
