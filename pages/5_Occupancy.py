@@ -43,6 +43,9 @@ try:
         m4.metric("ncu achieved", f"{base.achieved_pct:.1f}%",
                   help=f"ncu theoretical: {base.ncu_theoretical_pct}")  # fmt: skip
     st.text(f"Limited by {result.describe()}")
+    gap = data.occupancy_gap_note(result.occupancy_pct, base.achieved_pct, base.waves_per_sm)
+    if gap:
+        st.text(gap)
     st.dataframe(data.occupancy_limits_table(result), hide_index=True)
     for i, fig in enumerate(occupancy_figures(cc, int(threads), int(registers), int(smem))):
         st.plotly_chart(fig, key=f"occ{i}")

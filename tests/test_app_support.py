@@ -475,3 +475,16 @@ def test_measured_ceilings_sit_beside_the_theoretical_ones() -> None:
     assert 90 < table.loc["FP32", "measured / theoretical (%)"] <= 100
     assert table.loc["DRAM", "measured"] == pytest.approx(4.36, abs=0.01)
     assert table.loc["L2", "measured"] > table.loc["DRAM", "measured"]
+
+
+def test_occupancy_gap_is_explained_on_real_launches() -> None:
+    # ncu on the H200: v3 at 1024 runs 64 blocks of 256 threads, 2 per SM over 132 SMs (0.24 waves).
+    report = ncu_report.load_report(H200 / "ncu_ladder_1024_raw.csv")
+    configs = {c.name.split(" ")[0]: c for c in data.launch_configs_from_reports([("raw", report)])}
+    v3 = configs["v3"]
+    assert v3.ncu_theoretical_pct == pytest.approx(25.0)
+    note = data.occupancy_gap_note(v3.ncu_theoretical_pct, v3.achieved_pct, v3.waves_per_sm)
+    assert note is not None and "of one wave" in note and f"{v3.waves_per_sm:.2f}" in note
+    v1 = configs["v1-coalesced"]  # 94 % achieved of 100 %: no note
+    assert data.occupancy_gap_note(v1.ncu_theoretical_pct, v1.achieved_pct, v1.waves_per_sm) is None
+    assert data.occupancy_gap_note(50.0, None, None) is None

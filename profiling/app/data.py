@@ -644,6 +644,7 @@ class LaunchConfig:
     shared_mem: int
     achieved_pct: float | None = None
     ncu_theoretical_pct: float | None = None
+    waves_per_sm: float | None = None
 
 
 def launch_configs_from_bench(document: Mapping[str, Any]) -> list[LaunchConfig]:
@@ -682,9 +683,39 @@ def launch_configs_from_reports(reports: Sequence[tuple[str, ncu_report.Report]]
                     shared_mem=int(smem),
                     achieved_pct=launch.derived.get("achieved_occupancy_pct"),
                     ncu_theoretical_pct=launch.derived.get("theoretical_occupancy_pct"),
+                    waves_per_sm=launch.value("launch__waves_per_multiprocessor"),
                 )
             )
     return out
+
+
+def occupancy_gap_note(theoretical_pct: float, achieved_pct: float | None, waves_per_sm: float | None) -> str | None:
+    """Why achieved occupancy falls well short of theoretical, in words; None when the gap is small.
+
+    A grid of less than one wave leaves SMs idle for the whole kernel and a partial last wave idles them at the
+    end; otherwise warps and blocks finishing unevenly leave slots empty until the next block is scheduled.
+    """
+    if achieved_pct is None or theoretical_pct <= 0:
+        return None
+    gap = theoretical_pct - achieved_pct
+    if gap < max(5.0, 0.2 * theoretical_pct):
+        return None
+    reasons = []
+    if waves_per_sm is not None and waves_per_sm < 1:
+        reasons.append(
+            f"the grid fills only {waves_per_sm:.2f} of one wave, so most SMs hold fewer blocks than they could "
+            "(more, smaller blocks or a larger problem fill them)"
+        )
+    elif waves_per_sm is not None and waves_per_sm < 4 and waves_per_sm % 1 < 0.5:
+        reasons.append(
+            f"{waves_per_sm:.2f} waves: the partial last wave leaves SMs idle at the end of the kernel (tail effect)"
+        )
+    reasons.append("warps and blocks finishing at different times leave slots empty until the next block starts")
+    return (
+        f"Achieved {achieved_pct:.1f}% is {gap:.1f} points below the theoretical {theoretical_pct:.1f}%: "
+        + "; ".join(reasons)
+        + "."
+    )
 
 
 # ---------------------------------------------------------------------------------------------
