@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import functools
+import glob
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,20 +34,27 @@ def gpu_unavailable_reason() -> str | None:
     return None if count > 0 else "CUDA reports 0 devices"
 
 
-def tool_path(name: str) -> str | None:
-    """Path of a CUDA command-line tool (nvcc, ncu, compute-sanitizer) if one is installed."""
-    import glob
-    import os
+def _version_key(path: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", path))
 
+
+def tool_path(name: str) -> str | None:
+    """Path of a CUDA command-line tool (nvcc, ncu, compute-sanitizer): PATH, then $CUDA_HOME/bin or
+    $CUDA_PATH/bin, /usr/local/cuda/bin, and the tool's own install folders (newest Nsight Compute first)."""
     found = shutil.which(name)
     if found:
         return found
     candidates = []
-    cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if cuda_home:
-        candidates.append(os.path.join(cuda_home, "bin", name))
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(var)
+        if home:
+            candidates.append(os.path.join(home, "bin", name))
     candidates.append(os.path.join("/usr/local/cuda/bin", name))
-    candidates.extend(sorted(glob.glob(f"/opt/nvidia/nsight-compute/*/{name}"), reverse=True))
+    if name == "ncu":
+        installed = glob.glob("/opt/nvidia/nsight-compute/*/ncu")
+        candidates.extend(sorted(installed, key=_version_key, reverse=True))
+    if name == "compute-sanitizer":
+        candidates.append("/usr/local/cuda/compute-sanitizer/compute-sanitizer")
     for path in candidates:
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path

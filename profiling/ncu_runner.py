@@ -7,11 +7,9 @@ Everything that touches a process goes through `run_tool`, so tests replace one 
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +22,7 @@ from typing import Literal
 
 from profiling import metrics as M
 from profiling.errors import InvalidInput, NcuError, ReportError
+from profiling.gpu_env import tool_path as find_tool
 
 MetricSet = Literal["quick", "full"]
 ClockControl = Literal["none", "base"]
@@ -75,32 +74,6 @@ def find_ncu(setting: str | None = None) -> str | None:
             if os.path.isfile(explicit) and os.access(explicit, os.X_OK):
                 return explicit
     return find_tool("ncu")
-
-
-def find_tool(name: str) -> str | None:
-    """A CUDA command-line tool on PATH or in the usual install folders."""
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = []
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        home = os.environ.get(var)
-        if home:
-            candidates.append(os.path.join(home, "bin", name))
-    candidates.append(os.path.join("/usr/local/cuda/bin", name))
-    if name == "ncu":
-        installed = glob.glob("/opt/nvidia/nsight-compute/*/ncu")
-        candidates.extend(sorted(installed, key=_version_key, reverse=True))
-    if name == "compute-sanitizer":
-        candidates.append("/usr/local/cuda/compute-sanitizer/compute-sanitizer")
-    for path in candidates:
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
-
-
-def _version_key(path: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", path))
 
 
 def require_ncu(setting: str | None = None) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from profiling import gpu_env as tool_search
 from profiling import metrics as M
 from profiling import ncu_runner as R
 from profiling.errors import InvalidInput, NcuError
@@ -48,10 +49,12 @@ def no_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NCU_PATH", raising=False)
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
-    monkeypatch.setattr(R.shutil, "which", lambda name: None)
-    monkeypatch.setattr(R.glob, "glob", lambda pattern: [])
+    monkeypatch.setattr(tool_search.shutil, "which", lambda name: None)
+    monkeypatch.setattr(tool_search.glob, "glob", lambda pattern: [])
     real_isfile = os.path.isfile
-    monkeypatch.setattr(R.os.path, "isfile", lambda p: not str(p).startswith("/usr/local/cuda") and real_isfile(p))
+    monkeypatch.setattr(
+        tool_search.os.path, "isfile", lambda p: not str(p).startswith("/usr/local/cuda") and real_isfile(p)
+    )
 
 
 def test_find_ncu_order(no_tools: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,7 +62,7 @@ def test_find_ncu_order(no_tools: None, tmp_path: Path, monkeypatch: pytest.Monk
     home = make_exe(tmp_path / "cuda" / "bin" / "ncu")
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
     assert R.find_ncu() == str(home)
-    monkeypatch.setattr(R.shutil, "which", lambda name: "/on/path/ncu")
+    monkeypatch.setattr(tool_search.shutil, "which", lambda name: "/on/path/ncu")
     assert R.find_ncu() == "/on/path/ncu"
     env = make_exe(tmp_path / "env" / "ncu")
     monkeypatch.setenv("NCU_PATH", str(env))
@@ -73,7 +76,7 @@ def test_find_ncu_order(no_tools: None, tmp_path: Path, monkeypatch: pytest.Monk
 def test_find_ncu_prefers_newest_nsight_compute_install(no_tools: None, tmp_path: Path, monkeypatch) -> None:
     old = make_exe(tmp_path / "2024.3.2" / "ncu")
     new = make_exe(tmp_path / "2025.3.1" / "ncu")
-    monkeypatch.setattr(R.glob, "glob", lambda pattern: [str(new), str(old)][::-1])
+    monkeypatch.setattr(tool_search.glob, "glob", lambda pattern: [str(new), str(old)][::-1])
     assert R.find_ncu() == str(new)
 
 
