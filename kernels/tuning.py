@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -162,13 +161,11 @@ def spec_for(config: dict) -> KernelSpec:
 TUNED_DIR = Path(__file__).resolve().parent.parent / "results" / "tuning"
 
 
-def _slug(device_name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", device_name).strip("-").lower()
-
-
 def tuned_record_path(device_name: str) -> Path:
     """Where the best configuration per size is recorded for a GPU (committed with the results)."""
-    return TUNED_DIR / f"{_slug(device_name)}.json"
+    from profiling.device_model import device_slug
+
+    return TUNED_DIR / f"{device_slug(device_name)}.json"
 
 
 def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) -> str | None:

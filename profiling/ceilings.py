@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-from profiling.device_model import Ceiling, Ceilings
+from profiling.device_model import Ceiling, Ceilings, device_slug
 
 CUDA_SOURCE = Path(__file__).resolve().parent / "cuda" / "ceilings.cu"
 
@@ -105,8 +104,7 @@ def measured_to_ceilings(measured: dict[str, Any], label: str) -> Ceilings:
 def cache_path(device_name: str) -> Path:
     """Where measured ceilings for a device are cached (GEMMLENS_CACHE_DIR or ~/.cache/gemmlens)."""
     root = Path(os.environ.get("GEMMLENS_CACHE_DIR") or Path.home() / ".cache" / "gemmlens")
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", device_name).strip("-").lower() or "gpu"
-    return root / "ceilings" / f"{slug}.json"
+    return root / "ceilings" / f"{device_slug(device_name)}.json"
 
 
 def load_cached(device_name: str) -> dict[str, Any] | None:

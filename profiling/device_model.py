@@ -30,6 +30,11 @@ FP32_LANES_PER_SM = {
 }
 
 
+def device_slug(device_name: str) -> str:
+    """A file-name-safe form of a device name ("NVIDIA H200" -> "nvidia-h200"), for per-device records."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", device_name).strip("-").lower() or "gpu"
+
+
 def fp32_lanes_per_sm(cc: str) -> int:
     """FP32 lanes per SM for compute capability `cc`; InvalidInput for an unknown one."""
     key = str(cc).strip()

@@ -26,6 +26,8 @@ import numpy as np
 
 from kernels.catalog import KernelSpec, get_kernel
 from kernels.tuning import tunable_bases, tuned_config_id
+from profiling.device_model import fp32_lanes_per_sm
+from profiling.errors import InvalidInput
 from profiling.jobs import BenchSettings, Shape, check_fits, tolerance_for
 
 STICKY_CUDA_ERRORS = (
@@ -56,11 +58,6 @@ CLOCK_EVENT_REASONS = {
     0x100: "DisplayClockSetting",
 }
 CAPPING_REASONS = {"SwPowerCap", "HwSlowdown", "SwThermalSlowdown", "HwThermalSlowdown", "HwPowerBrakeSlowdown"}
-
-FP32_LANES_PER_SM = {
-    (7, 0): 64, (7, 2): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128,
-    (9, 0): 128, (10, 0): 128, (10, 3): 128, (11, 0): 128, (12, 0): 128, (12, 1): 128,
-}  # fmt: skip
 
 
 def is_sticky(error: BaseException) -> bool:
@@ -185,7 +182,10 @@ def device_info(nvml: Nvml | None = None) -> dict[str, Any]:
     major, minor = int(props["major"]), int(props["minor"])
     static = nvml.static_info()
     clock_mhz = static.get("max_sm_clock_mhz") or (props.get("clockRate", 0) / 1000 or None)
-    lanes = FP32_LANES_PER_SM.get((major, minor), 128)
+    try:
+        lanes = fp32_lanes_per_sm(f"{major}.{minor}")
+    except InvalidInput:  # a chip newer than the table: every CC since 8.6 has 128 FP32 lanes per SM
+        lanes = 128
     sms = int(props["multiProcessorCount"])
     info = {
         "name": name,
