@@ -146,7 +146,7 @@ def config_by_id(config_id: str) -> dict | None:
 def spec_for(config: dict) -> KernelSpec:
     """The configuration's base catalog entry (v8-async or v9-regdb) re-targeted at that configuration."""
     return replace(
-        get_kernel(config.get("base", BASE_KERNEL_ID)),
+        get_kernel(config["base"]),
         id=config["id"],
         entry=config["entry"],
         block=tuple(config["block"]),
@@ -177,7 +177,7 @@ def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) 
     candidates = [
         b
         for b in record.get("best") or []
-        if (config := config_by_id(b.get("config", ""))) and config.get("base", BASE_KERNEL_ID) == base_kernel
+        if (config := config_by_id(b.get("config", ""))) and config["base"] == base_kernel
     ]
     if not candidates:
         return None
@@ -188,4 +188,4 @@ def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) 
 
 def tunable_bases() -> list[str]:
     """Catalog ids whose tile configuration the sweep chooses."""
-    return list(dict.fromkeys(c.get("base", BASE_KERNEL_ID) for c in TUNING_CONFIGS + V9_TUNING_CONFIGS))
+    return list(dict.fromkeys(c["base"] for c in TUNING_CONFIGS + V9_TUNING_CONFIGS))

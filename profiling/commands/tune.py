@@ -23,14 +23,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def best_per_size(results: list[dict]) -> list[dict]:
     """The fastest verified configuration of each tunable kernel at each size (ties go to the first)."""
-    from kernels.tuning import BASE_KERNEL_ID, config_by_id
+    from kernels.tuning import config_by_id
 
     best: dict[tuple[str, int, int, int], dict] = {}
     for r in results:
         config = config_by_id(r["kernel"])
         if r["status"] != "ok" or not r.get("tflops") or config is None:
             continue
-        key = (config.get("base", BASE_KERNEL_ID), r["m"], r["n"], r["k"])
+        key = (config["base"], r["m"], r["n"], r["k"])
         if key not in best or r["tflops"] > best[key]["tflops"]:
             best[key] = r
     return [
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     unknown = [b for b in bases if b not in tunable_bases()]
     if unknown:
         raise InvalidInput(f"not tunable: {', '.join(unknown)}; tunable kernels: {', '.join(tunable_bases())}")
-    configs = [c for c in TUNING_CONFIGS + V9_TUNING_CONFIGS if c.get("base", "v8-async") in bases]
+    configs = [c for c in TUNING_CONFIGS + V9_TUNING_CONFIGS if c["base"] in bases]
     specs = [get_kernel(c["id"]) for c in configs]
     job = Job(op="bench", tasks=build_tasks(specs, shapes), settings=settings)
     started = utc_now()
