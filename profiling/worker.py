@@ -61,14 +61,8 @@ def child_main(job: Job) -> int:
         try:
             record = gpu_runner.run_task(session, task.kernel, task.shape, job.settings, job.op)
         except Exception as exc:  # noqa: BLE001 - a sticky CUDA error: report it, then let the parent restart us
-            record = {
-                "kernel": task.kernel,
-                "m": task.m,
-                "n": task.n,
-                "k": task.k,
-                "status": "failed",
-                "error": f"the kernel crashed the GPU context: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-            }
+            first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            record = _failed(task, f"the kernel crashed the GPU context: {first_line}")
             _emit(RESULT_PREFIX, record)
             return EXIT_CONTEXT_LOST
         _emit(RESULT_PREFIX, record)
