@@ -39,9 +39,10 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from profiling.errors import GemmLensError, InvalidInput
+from profiling.results import SCHEMA as RESULTS_SCHEMA
 
 RUN_SCHEMA = "gemmlens.run.v1"
-BENCH_SCHEMA = "gemmlens.bench.v1"
+BENCH_SCHEMA = RESULTS_SCHEMA  # the results files written by `python -m profiling bench`
 KINDS = ("bench", "profile", "upload")
 DEFAULT_DB_PATH = Path("~/.local/share/gemmlens/runs.sqlite")
 
