@@ -1,5 +1,6 @@
 """GEMM Lens kernel catalog: CUDA sources under `src/` and their descriptions in `catalog.py`."""
 
-from kernels.catalog import CATALOG, KernelSpec, get_kernel, kernel_ids, reference_for
+from kernels.catalog import CATALOG, KernelSpec, kernel_ids, reference_for
+from kernels.registry import get_kernel
 
 __all__ = ["CATALOG", "KernelSpec", "get_kernel", "kernel_ids", "reference_for"]

@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from profiling.errors import InvalidInput
+
 SRC_DIR = Path(__file__).resolve().parent / "src"
 
 Operation = Literal["sgemm", "hgemm_addmm"]
@@ -414,19 +416,11 @@ def kernel_ids() -> list[str]:
     return [spec.id for spec in CATALOG]
 
 
-def get_kernel(kernel_id: str) -> KernelSpec:
-    """The catalog entry for `kernel_id`; raises InvalidInput naming the known ids otherwise."""
-    from profiling.errors import InvalidInput
-
+def catalog_entry(kernel_id: str) -> KernelSpec:
+    """The catalog entry for `kernel_id` (tuning configurations aside: `kernels.get_kernel` resolves those too)."""
     if kernel_id in _BY_ID:
         return _BY_ID[kernel_id]
-    # Tuning-sweep configurations of a templated kernel resolve to their own specs.
-    from kernels import tuning
-
-    config = tuning.config_by_id(kernel_id)
-    if config is None:
-        raise InvalidInput(f"unknown kernel '{kernel_id}'; known kernels: {', '.join(kernel_ids())}")
-    return tuning.spec_for(config)
+    raise InvalidInput(f"unknown kernel '{kernel_id}'; known kernels: {', '.join(kernel_ids())}")
 
 
 def reference_for(spec: KernelSpec) -> KernelSpec | None:

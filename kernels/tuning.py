@@ -13,7 +13,9 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from kernels.catalog import KernelSpec, get_kernel
+from kernels.catalog import KernelSpec, catalog_entry
+from profiling.analysis.device_model import device_slug
+from profiling.paths import TUNED_DIR
 
 BASE_KERNEL_ID = "v8-async"
 SOURCE = "v8_async.cu"
@@ -146,7 +148,7 @@ def config_by_id(config_id: str) -> dict | None:
 def spec_for(config: dict) -> KernelSpec:
     """The configuration's base catalog entry (v8-async or v9-regdb) re-targeted at that configuration."""
     return replace(
-        get_kernel(config["base"]),
+        catalog_entry(config["base"]),
         id=config["id"],
         entry=config["entry"],
         block=tuple(config["block"]),
@@ -158,13 +160,8 @@ def spec_for(config: dict) -> KernelSpec:
     )
 
 
-TUNED_DIR = Path(__file__).resolve().parent.parent / "results" / "tuning"
-
-
 def tuned_record_path(device_name: str) -> Path:
     """Where the best configuration per size is recorded for a GPU (committed with the results)."""
-    from profiling.device_model import device_slug
-
     return TUNED_DIR / f"{device_slug(device_name)}.json"
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from kernels.catalog import CATALOG, get_kernel
+from kernels.catalog import CATALOG
+from kernels.registry import get_kernel
 from profiling.app import data, ui
-from profiling.gpu_env import tool_path
+from profiling.gpu.env import tool_path
 
 st.set_page_config(page_title="Kernels · GEMM Lens", layout="wide")
 st.title("Kernels")

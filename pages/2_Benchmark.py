@@ -7,7 +7,7 @@ import streamlit as st
 from kernels.catalog import CATALOG
 from profiling.app import data, ui
 from profiling.errors import GemmLensError
-from profiling.jobs import BenchSettings, parse_sizes
+from profiling.gpu.jobs import BenchSettings, parse_sizes
 
 st.set_page_config(page_title="Benchmark · GEMM Lens", layout="wide")
 st.title("Benchmark")
@@ -76,7 +76,7 @@ with st.expander("Save this run to the store (Review page)"):
         author = st.text_input("Author", "")
         notes = st.text_area("Notes", "")
         if st.form_submit_button("Save run"):
-            from profiling.store import run_from_bench
+            from profiling.runs.store import run_from_bench
 
             try:
                 run_id = ui.run_store().save_run(run_from_bench(document, label=label, author=author, notes=notes))

@@ -10,8 +10,8 @@ import streamlit as st
 from kernels.catalog import CATALOG
 from profiling.app import data, ui
 from profiling.errors import GemmLensError
-from profiling.jobs import parse_shape
-from profiling.ncu_runner import find_ncu, find_tool
+from profiling.gpu.jobs import parse_shape
+from profiling.nsight.tools import find_ncu, find_tool
 
 st.set_page_config(page_title="Profile · GEMM Lens", layout="wide")
 st.title("Profile")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
 from profiling.app import data, ui
 from profiling.charts import occupancy_figures
 from profiling.errors import GemmLensError
-from profiling.occupancy import supported_ccs, theoretical_occupancy
 
 st.set_page_config(page_title="Occupancy · GEMM Lens", layout="wide")
 st.title("Occupancy")

@@ -67,7 +67,7 @@ if uploads:
     with st.expander("Save the uploaded reports to the store (Review page)"):
         author = st.text_input("Author", "", key="upload_author")
         if st.button("Save as runs"):
-            from profiling.store import run_from_report
+            from profiling.runs.store import run_from_report
 
             try:
                 ids = [ui.run_store().save_run(run_from_report(rep, label=name, author=author, kind="upload"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling import review
 from profiling.app import data, ui
 from profiling.errors import GemmLensError
+from profiling.runs import review
 
 st.set_page_config(page_title="Review · GEMM Lens", layout="wide")
 st.title("Review")

@@ -10,9 +10,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
-from profiling.device_model import Ceiling, Ceilings
+from profiling.analysis.device_model import Ceiling, Ceilings
+from profiling.analysis.occupancy import sweep_all, theoretical_occupancy
 from profiling.errors import InvalidInput
-from profiling.occupancy import sweep_all, theoretical_occupancy
 
 PALETTE: tuple[str, ...] = tuple(qualitative.Dark24)
 LEVEL_SYMBOLS = {"DRAM": "circle", "L2": "square", "L1": "diamond", "algorithmic": "star"}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from profiling.occupancy import sweep_all  # noqa: E402
+from profiling.analysis.occupancy import sweep_all  # noqa: E402
 
 
 def main() -> int:

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from profiling.ncu_report import load_report  # noqa: E402
+from profiling.nsight.load import load_report  # noqa: E402
 
 TARGET_S = 2.0
 

@@ -20,7 +20,7 @@ record() { STATUS[$1]="$2"; }
 job() {  # job FILE OP KERNELS M N K
   $PY - "$@" <<'PY'
 import json, sys
-from profiling.jobs import BenchSettings, Job, Task
+from profiling.gpu.jobs import BenchSettings, Job, Task
 path, op, kernels, m, n, k = sys.argv[1:7]
 tasks = [Task(kid, int(m), int(n), int(k)) for kid in kernels.split(",")]
 json.dump(Job(op=op, tasks=tasks, settings=BenchSettings(repeats=1, warmup=1, flush_l2=False)).to_dict(), open(path, "w"))

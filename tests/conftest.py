@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from profiling.gpu_env import gpu_unavailable_reason
+from profiling.gpu.env import gpu_unavailable_reason
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -13,9 +13,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kernels.catalog import CATALOG
-from profiling import review
+from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.app import data
-from profiling.occupancy import theoretical_occupancy
+from profiling.runs import review
 
 ROOT = Path(__file__).resolve().parent.parent
 NCU = ROOT / "tests" / "fixtures" / "ncu"
@@ -206,7 +206,7 @@ def test_reports_upload_real_fixtures_and_compare() -> None:
     ],
 )
 def test_reports_bad_uploads_show_one_line_error(name: str, content: bytes, expect: str, monkeypatch) -> None:
-    monkeypatch.setattr("profiling.ncu_runner.find_ncu", lambda *a, **k: None)
+    monkeypatch.setattr("profiling.nsight.tools.find_ncu", lambda *a, **k: None)
     at = page("pages/6_Reports.py")
     at.file_uploader(key="report_files").set_value([(name, content, "application/octet-stream")]).run()
     assert not at.exception
@@ -229,7 +229,7 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     assert len(runs) == 2 and set(runs["device_name"]) == {"NVIDIA H200"}
 
     # a candidate: the 8192 run with every time 20 % lower, imported as JSON
-    from profiling.store import RunStore
+    from profiling.runs.store import RunStore
 
     store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
     base = next(r for r in (store.get_run(i) for i in runs["id"]) if "8192" in r["label"])

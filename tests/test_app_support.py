@@ -12,13 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from kernels.catalog import CATALOG, get_kernel
-from profiling import ncu_report, review
+from kernels.catalog import CATALOG
+from kernels.registry import get_kernel
 from profiling.app import data
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.errors import InvalidInput, ReportError
-from profiling.jobs import BenchSettings, Shape
-from profiling.results import BUNDLED_RESULTS_DIR
+from profiling.gpu.jobs import BenchSettings, Shape
+from profiling.nsight import load as ncu_load
+from profiling.paths import BUNDLED_RESULTS_DIR
+from profiling.runs import review
 
 ROOT = Path(__file__).resolve().parent.parent
 NCU = ROOT / "tests" / "fixtures" / "ncu"
@@ -159,7 +161,7 @@ def test_key_metrics_table_on_bundled_capture(reports) -> None:
 
 def test_findings_from_the_details_page_biggest_first(reports) -> None:
     findings = data.findings_table(_ladder_1024(reports))
-    details = ncu_report.load_report(H200 / "ncu_ladder_1024_details.csv")
+    details = ncu_load.load_report(H200 / "ncu_ladder_1024_details.csv")
     assert len(findings) == sum(len(launch.findings) for launch in details.launches) > 0
     speedups = findings["est. speedup (%)"].dropna().tolist()
     assert speedups == sorted(speedups, reverse=True)
@@ -196,7 +198,7 @@ def _bad_files() -> dict[str, bytes]:
 
 @pytest.mark.parametrize("name", list(_bad_files()))
 def test_bad_uploads_give_one_line_errors(name: str, monkeypatch) -> None:
-    monkeypatch.setattr("profiling.ncu_runner.find_ncu", lambda *a, **k: None)
+    monkeypatch.setattr("profiling.nsight.tools.find_ncu", lambda *a, **k: None)
     with pytest.raises(ReportError) as info:
         data.read_upload(name, _bad_files()[name])
     message = str(info.value)
@@ -389,7 +391,7 @@ FAKE_WORKER = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, {root!r})
-    from profiling.worker import DEVICE_PREFIX, RESULT_PREFIX
+    from profiling.gpu.worker import DEVICE_PREFIX, RESULT_PREFIX
     job = json.load(open(sys.argv[1]))
     print(DEVICE_PREFIX + json.dumps({{"name": "scripted GPU", "cc": "9.0"}}), flush=True)
     for i, t in enumerate(job["tasks"]):
@@ -479,7 +481,7 @@ def test_measured_ceilings_sit_beside_the_theoretical_ones() -> None:
 
 def test_occupancy_gap_is_explained_on_real_launches() -> None:
     # ncu on the H200: v3 at 1024 runs 64 blocks of 256 threads, 2 per SM over 132 SMs (0.24 waves).
-    report = ncu_report.load_report(H200 / "ncu_ladder_1024_raw.csv")
+    report = ncu_load.load_report(H200 / "ncu_ladder_1024_raw.csv")
     configs = {c.name.split(" ")[0]: c for c in data.launch_configs_from_reports([("raw", report)])}
     v3 = configs["v3"]
     assert v3.ncu_theoretical_pct == pytest.approx(25.0)

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from kernels.catalog import CATALOG, get_kernel, kernel_ids, reference_for
+from kernels.catalog import CATALOG, kernel_ids, reference_for
+from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
 
 

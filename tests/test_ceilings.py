@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from profiling.ceilings import cache_path, load_cached, measured_to_ceilings, save_cached
+from profiling.analysis.ceilings import cache_path, load_cached, measured_to_ceilings, save_cached
 
 
 def test_dram_ceiling_takes_the_faster_of_read_and_copy() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from profiling.analysis.device_model import Ceiling, Ceilings, best_ceilings
 from profiling.charts import (
     LEVEL_SYMBOLS,
     algorithmic_point,
@@ -13,7 +14,6 @@ from profiling.charts import (
     roofline_figure,
     roofline_points,
 )
-from profiling.device_model import Ceiling, Ceilings, best_ceilings
 from profiling.errors import InvalidInput
 
 N = 4096

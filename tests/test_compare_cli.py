@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from profiling import store
 from profiling.cli import main
-from profiling.store import RunStore
+from profiling.runs import store
+from profiling.runs.store import RunStore
 
 REPO = Path(__file__).resolve().parents[1]
 

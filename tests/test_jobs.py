@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kernels.catalog import get_kernel
+from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
-from profiling.jobs import (
+from profiling.gpu.jobs import (
     Job,
     Shape,
     Task,

@@ -6,7 +6,7 @@ import pytest
 
 from kernels.catalog import CATALOG
 from kernels.compile_info import entry_matches, nvcc_resources, parse_ptxas_report
-from profiling.gpu_env import tool_path
+from profiling.gpu.env import tool_path
 
 SOURCES = sorted({s.source for s in CATALOG if s.source})
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed")

@@ -16,10 +16,10 @@ from functools import cache
 
 import pytest
 
-from kernels.catalog import get_kernel
 from kernels.compile_info import FunctionResources, entry_matches, nvcc_resources
+from kernels.registry import get_kernel
 from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, problems, smem_bytes, spec_for
-from profiling.gpu_env import tool_path
+from profiling.gpu.env import tool_path
 
 BEYOND_IDS = ["v6-vectorized", "v7-warptile", "v8-async", "v9-regdb", "wmma-addmm", "wmma-async"]
 SPECS = [get_kernel(i) for i in BEYOND_IDS]

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from profiling import metrics as M
+from profiling.nsight import metrics as M
 
 
 def test_quick_metrics_are_unique_wellformed_and_cover_the_issue() -> None:
@@ -32,7 +32,7 @@ def test_quick_metrics_are_unique_wellformed_and_cover_the_issue() -> None:
 
 
 def test_importing_metrics_does_not_import_pandas() -> None:
-    code = "import sys, profiling.metrics; sys.exit(1 if 'pandas' in sys.modules else 0)"
+    code = "import sys, profiling.nsight.metrics; sys.exit(1 if 'pandas' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from profiling import metrics as M
-from profiling import ncu_report as P
 from profiling.errors import ReportError
+from profiling.nsight import load as L
+from profiling.nsight import metrics as M
+from profiling.nsight import report as P
+from profiling.nsight import tools as ncu_tools
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 N = 1024  # the ladder kernels in the fixtures ran at 1024 x 1024 x 1024
@@ -43,7 +45,7 @@ def by_catalog_id(report: P.Report) -> dict[str, P.KernelLaunch]:
 
 
 def test_raw_page_launches_and_exact_values() -> None:
-    report = P.load_report(fixture("raw.csv"))
+    report = L.load_report(fixture("raw.csv"))
     assert report.layout == "raw"
     assert report.warnings == []
     kernels = by_catalog_id(report)
@@ -87,7 +89,7 @@ def test_raw_page_launches_and_exact_values() -> None:
 
 
 def test_raw_page_variants_and_derived_metrics() -> None:
-    report = P.load_report(fixture("raw.csv"))
+    report = L.load_report(fixture("raw.csv"))
     for launch in report.launches:
         # .avg/.min/.max/.sum variants are separate canonical names.
         assert any(name.endswith(".sum") for name in launch.metrics)
@@ -155,7 +157,7 @@ def test_older_layout_without_block_grid_cc_columns() -> None:
     report = P.parse_report_text(out.getvalue(), "old.csv")
     assert report.launches[0].block is None and report.launches[0].cc is None
     assert "Kernel Time" not in report.launches[0].metrics
-    modern = P.load_report(fixture("raw.csv"))
+    modern = L.load_report(fixture("raw.csv"))
     assert report.launches[0].metrics == modern.launches[0].metrics
 
 
@@ -165,7 +167,7 @@ def test_older_layout_without_block_grid_cc_columns() -> None:
 
 
 def test_details_page_labels_and_findings() -> None:
-    report = P.load_report(fixture("details.csv"))
+    report = L.load_report(fixture("details.csv"))
     assert report.layout == "details"
     assert len(report.launches) == 10
     launch = by_catalog_id(report)["v1"]
@@ -216,15 +218,15 @@ def test_details_labels_agree_with_metric_names_page() -> None:
 
 
 def test_details_names_page_gives_the_same_values() -> None:
-    by_label = P.load_report(fixture("details.csv")).launches[0]
-    by_name = P.load_report(fixture("details_names.csv")).launches[0]
+    by_label = L.load_report(fixture("details.csv")).launches[0]
+    by_name = L.load_report(fixture("details_names.csv")).launches[0]
     for name, metric in by_label.metrics.items():
         if name in by_name.metrics:
             assert by_name.metrics[name].value == pytest.approx(metric.value)
 
 
 def test_summary_per_kernel() -> None:
-    report = P.load_report(fixture("summary.csv"))
+    report = L.load_report(fixture("summary.csv"))
     assert report.layout == "summary"
     assert len(report.launches) == 10
     assert all(launch.invocations == 1 for launch in report.launches)
@@ -241,8 +243,8 @@ def test_auto_units_pages_agree_after_conversion() -> None:
     """raw.csv and details.csv are one report imported twice with ncu's auto units ("ms", "Mbyte",
     "Kbyte/cycle", "Ghz") printed to 6 and to 2-3 significant decimals: after conversion to base units
     every metric the two share must agree to the printed precision."""
-    raw = by_catalog_id(P.load_report(fixture("raw.csv")))
-    details = by_catalog_id(P.load_report(fixture("auto_units.csv")))
+    raw = by_catalog_id(L.load_report(fixture("raw.csv")))
+    details = by_catalog_id(L.load_report(fixture("auto_units.csv")))
     assert raw.keys() == details.keys()
     compared = 0
     for kid, b in details.items():
@@ -257,7 +259,7 @@ def test_auto_units_pages_agree_after_conversion() -> None:
 
 def test_base_units_on_stdout_capture() -> None:
     """ncu writing CSV to stdout used base units ("ns", "141,728")."""
-    report = P.load_report(fixture("stdout_mixed.txt"))
+    report = L.load_report(fixture("stdout_mixed.txt"))
     kernels = by_catalog_id(report)
     assert kernels["v1"].value(M.TIME) == 141_728
     assert kernels["v5"].value(M.TIME) == 62_816
@@ -266,7 +268,7 @@ def test_base_units_on_stdout_capture() -> None:
 
 
 def test_stdout_with_prof_lines_and_program_output() -> None:
-    report = P.load_report(fixture("stdout_mixed.txt"))
+    report = L.load_report(fixture("stdout_mixed.txt"))
     assert [launch.name for launch in report.launches] == ["sgemm_v1_naive", "sgemm_v5_double_buffer"]
     assert [P.launch_label(launch) for launch in report.launches] == ["v1 256x256x256", "v5 256x256x256"]
     # ncu's ==WARNING== before the CSV becomes a report warning; program output is dropped.
@@ -274,29 +276,25 @@ def test_stdout_with_prof_lines_and_program_output() -> None:
 
 
 def test_ncu_rep_without_ncu_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
-    from profiling import ncu_runner
-
     path = fixture("small.ncu-rep")
-    monkeypatch.setattr(ncu_runner, "find_ncu", lambda setting=None: None)
+    monkeypatch.setattr(ncu_tools, "find_ncu", lambda setting=None: None)
     with pytest.raises(ReportError) as info:
-        P.load_report(path)
+        L.load_report(path)
     message = str(info.value)
     assert "needs Nsight Compute" in message and "--csv --page raw" in message and "\n" not in message
 
 
 def test_ncu_rep_goes_through_ncu_import(monkeypatch: pytest.MonkeyPatch) -> None:
-    from profiling import ncu_runner
-
     raw, details = fixture("raw.csv").read_text(), fixture("details.csv").read_text()
     calls: list[list[str]] = []
 
     def fake_run(args, timeout_s, cwd=None):
         calls.append(list(args))
         page = args[args.index("--page") + 1]
-        return ncu_runner.ToolResult(args, 0, raw if page == "raw" else details, "", 0.8)
+        return ncu_tools.ToolResult(args, 0, raw if page == "raw" else details, "", 0.8)
 
-    monkeypatch.setattr(ncu_runner, "run_tool", fake_run)
-    report = P.load_report(fixture("small.ncu-rep"), ncu="/opt/ncu")
+    monkeypatch.setattr(ncu_tools, "run_tool", fake_run)
+    report = L.load_report(fixture("small.ncu-rep"), ncu="/opt/ncu")
     assert [c[:3] for c in calls] == [["/opt/ncu", "--import", str(fixture("small.ncu-rep"))]] * 2
     assert report.layout == "raw"
     assert report.launches
@@ -308,7 +306,7 @@ def test_ncu_rep_goes_through_ncu_import(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_key_metrics_frame_and_roofline_points() -> None:
-    report = P.load_report(fixture("raw.csv"))
+    report = L.load_report(fixture("raw.csv"))
     frame = P.key_metrics_frame(report)
     assert len(frame) == len(report.launches)
     assert {"id", "kernel", "label", "duration_ns", "registers", "fp32_flops", "ai_dram"} <= set(frame.columns)
@@ -363,7 +361,7 @@ def test_bad_uploads_give_one_line(tmp_path: Path, data: bytes, expected: str) -
     path = tmp_path / "upload.csv"
     path.write_bytes(data)
     with pytest.raises(ReportError) as info:
-        P.load_report(path)
+        L.load_report(path)
     assert expected in str(info.value)
     assert "\n" not in str(info.value)
 
@@ -373,14 +371,14 @@ def test_huge_upload_refused_before_reading(tmp_path: Path) -> None:
     with path.open("wb") as fh:
         fh.truncate(P.MAX_REPORT_BYTES + 1)  # sparse: costs no disk
     with pytest.raises(ReportError, match="over|MB"):
-        P.load_report(path)
+        L.load_report(path)
 
 
 def test_missing_file_and_directory(tmp_path: Path) -> None:
     with pytest.raises(ReportError, match="cannot read"):
-        P.load_report(tmp_path / "nope.csv")
+        L.load_report(tmp_path / "nope.csv")
     with pytest.raises(ReportError, match="not a file"):
-        P.load_report(tmp_path)
+        L.load_report(tmp_path)
 
 
 def test_cli_report_bad_file_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -407,12 +405,12 @@ def test_cli_report_json_on_real_capture(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_full_set_pages() -> None:
     """`--set full` on v4: 2,240 raw columns; details carry every section's labels and rules."""
-    raw = P.load_report(fixture("full_raw.csv"))
+    raw = L.load_report(fixture("full_raw.csv"))
     assert len(raw.launches) == 1 and len(raw.launches[0].metrics) > 1000
     v4 = raw.launches[0]
     assert P.launch_label(v4) == "v4 1024x1024x1024"
     assert v4.derived["shared_ld_n_way"] == pytest.approx(5.0)
-    details = P.load_report(fixture("full_details.csv")).launches[0]
+    details = L.load_report(fixture("full_details.csv")).launches[0]
     assert details.value("sm__maximum_warps_per_active_cycle_pct") == 25
     assert details.value("sm__warps_active.avg.pct_of_peak_sustained_active") == pytest.approx(12.48)
     assert details.value("gpc__cycles_elapsed.max") == 531_735
@@ -433,7 +431,8 @@ def test_tensor_core_launches_count_their_gemm_flops_on_the_tensor_roofline() ->
     # The H200 capture of cuBLAS HGEMM and the WMMA kernels at 4096: FP32 counters see only epilogues.
     from pathlib import Path
 
-    from profiling.ncu_report import load_report, roofline_points
+    from profiling.nsight.load import load_report
+    from profiling.nsight.report import roofline_points
 
     path = Path(__file__).resolve().parent.parent / "results" / "h200-2026-11-22" / "ncu_fast_4096_raw.csv"
     points = roofline_points(load_report(path))

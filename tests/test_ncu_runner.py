@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from profiling import gpu_env as tool_search
-from profiling import metrics as M
-from profiling import ncu_runner as R
 from profiling.errors import InvalidInput, NcuError
+from profiling.gpu import env as tool_search
+from profiling.nsight import metrics as M
+from profiling.nsight import runner as R
+from profiling.nsight import sanitizer as S
+from profiling.nsight import tools as T
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 PY = "/usr/bin/python3"
@@ -58,31 +60,31 @@ def no_tools(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_find_ncu_order(no_tools: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert R.find_ncu() is None
+    assert T.find_ncu() is None
     home = make_exe(tmp_path / "cuda" / "bin" / "ncu")
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "cuda"))
-    assert R.find_ncu() == str(home)
+    assert T.find_ncu() == str(home)
     monkeypatch.setattr(tool_search.shutil, "which", lambda name: "/on/path/ncu")
-    assert R.find_ncu() == "/on/path/ncu"
+    assert T.find_ncu() == "/on/path/ncu"
     env = make_exe(tmp_path / "env" / "ncu")
     monkeypatch.setenv("NCU_PATH", str(env))
-    assert R.find_ncu() == str(env)
+    assert T.find_ncu() == str(env)
     explicit = make_exe(tmp_path / "explicit" / "ncu")
-    assert R.find_ncu(str(explicit)) == str(explicit)
+    assert T.find_ncu(str(explicit)) == str(explicit)
     # A folder given as the setting means the ncu inside it.
-    assert R.find_ncu(str(tmp_path / "explicit")) == str(explicit)
+    assert T.find_ncu(str(tmp_path / "explicit")) == str(explicit)
 
 
 def test_find_ncu_prefers_newest_nsight_compute_install(no_tools: None, tmp_path: Path, monkeypatch) -> None:
     old = make_exe(tmp_path / "2024.3.2" / "ncu")
     new = make_exe(tmp_path / "2025.3.1" / "ncu")
     monkeypatch.setattr(tool_search.glob, "glob", lambda pattern: [str(new), str(old)][::-1])
-    assert R.find_ncu() == str(new)
+    assert T.find_ncu() == str(new)
 
 
 def test_require_ncu_says_how_to_install(no_tools: None) -> None:
     with pytest.raises(NcuError, match="not found; install Nsight Compute"):
-        R.require_ncu()
+        T.require_ncu()
 
 
 def test_parse_ncu_version() -> None:
@@ -91,8 +93,8 @@ def test_parse_ncu_version() -> None:
         "Copyright (c) 2018-2025 NVIDIA Corporation\n"
         "Version 2025.3.1.0 (build 36398880) (public-release)\n"
     )
-    assert R.parse_ncu_version(text) == "2025.3.1.0"
-    assert R.parse_ncu_version("garbage") is None
+    assert T.parse_ncu_version(text) == "2025.3.1.0"
+    assert T.parse_ncu_version("garbage") is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,7 +175,7 @@ def test_profile_command_rejects_bad_options() -> None:
 
 
 def test_import_and_sanitizer_commands_exact() -> None:
-    assert R.build_import_command("ncu", "run.ncu-rep") == [
+    assert T.build_import_command("ncu", "run.ncu-rep") == [
         "ncu",
         "--import",
         "run.ncu-rep",
@@ -183,7 +185,7 @@ def test_import_and_sanitizer_commands_exact() -> None:
         "--print-units",
         "base",
     ]
-    assert R.build_import_command("ncu", "run.ncu-rep", "details")[5] == "details"
+    assert T.build_import_command("ncu", "run.ncu-rep", "details")[5] == "details"
     assert R.build_sanitizer_command("cs", "racecheck", "job.json", python=PY) == [
         "cs",
         "--tool",
@@ -213,7 +215,7 @@ def test_import_and_sanitizer_commands_exact() -> None:
 
 
 def test_write_job_matches_worker_job_format(tmp_path: Path) -> None:
-    Job = pytest.importorskip("profiling.jobs", reason="the worker's job module is not in this checkout").Job
+    Job = pytest.importorskip("profiling.gpu.jobs", reason="the worker's job module is not in this checkout").Job
 
     path = R.write_job(tmp_path / "job.json", ["v3", "v5"], [(1024, 1024, 1024), (256, 512, 128)], op="profile")
     job = Job.from_dict(__import__("json").loads(path.read_text()))
@@ -242,8 +244,8 @@ def test_run_tool_passes_exact_args_to_popen(monkeypatch: pytest.MonkeyPatch) ->
         def communicate(self, timeout=None):
             return "out", "err"
 
-    monkeypatch.setattr(R.subprocess, "Popen", FakePopen)
-    result = R.run_tool(["ncu", "--version"], timeout_s=5)
+    monkeypatch.setattr(T.subprocess, "Popen", FakePopen)
+    result = T.run_tool(["ncu", "--version"], timeout_s=5)
     assert seen["args"] == ["ncu", "--version"]
     assert seen["kwargs"]["start_new_session"] is True  # so a timeout can kill ncu and its target together
     assert (result.returncode, result.stdout, result.stderr, result.timed_out) == (0, "out", "err", False)
@@ -254,7 +256,7 @@ def test_run_tool_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     # The shell starts a grandchild (like ncu starting the worker) and waits for it.
     script = f"sleep 60 & echo $! > {pidfile}; wait"
     start = time.monotonic()
-    result = R.run_tool(["sh", "-c", script], timeout_s=1.0)
+    result = T.run_tool(["sh", "-c", script], timeout_s=1.0)
     assert result.timed_out
     assert time.monotonic() - start < 10
     grandchild = int(pidfile.read_text())
@@ -271,12 +273,12 @@ def test_run_tool_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         time.sleep(0.05)
     else:
         pytest.fail("the grandchild survived the timeout")
-    assert "killed" in R.explain_failure(result)
+    assert "killed" in T.explain_failure(result)
 
 
 def test_run_tool_missing_executable() -> None:
     with pytest.raises(NcuError, match="could not be started"):
-        R.run_tool(["/nonexistent/ncu"], timeout_s=5)
+        T.run_tool(["/nonexistent/ncu"], timeout_s=5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,8 +286,8 @@ def test_run_tool_missing_executable() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _result(text: str, rc: int = 1) -> R.ToolResult:
-    return R.ToolResult(args=["ncu"], returncode=rc, stdout=text, stderr="", seconds=1.0)
+def _result(text: str, rc: int = 1) -> T.ToolResult:
+    return T.ToolResult(args=["ncu"], returncode=rc, stdout=text, stderr="", seconds=1.0)
 
 
 def test_permission_error_message_gives_the_fix() -> None:
@@ -294,7 +296,7 @@ def test_permission_error_message_gives_the_fix() -> None:
         "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
         "Counters on the target device 0."
     )
-    message = R.explain_failure(_result(text))
+    message = T.explain_failure(_result(text))
     assert "CAP_SYS_ADMIN" in message
     assert "NVreg_RestrictProfilingToAdminUsers=0" in message
     assert "\n" not in message
@@ -303,31 +305,31 @@ def test_permission_error_message_gives_the_fix() -> None:
 def test_unknown_metric_message_on_real_text() -> None:
     # ncu 2025.3.1 does not abort on an unknown metric: it exits 0 and prints "(!) n/a" for it.
     text = fixture_text("err_unknown_metric.txt")
-    assert R.unknown_metrics_in(text) == ["no_such__metric.sum"]
-    message = R.explain_failure(_result(text, rc=0))
+    assert T.unknown_metrics_in(text) == ["no_such__metric.sum"]
+    message = T.explain_failure(_result(text, rc=0))
     assert message.startswith("ncu could not collect the metric(s) no_such__metric.sum")
     assert "\n" not in message
 
 
 def test_unknown_metric_message_on_field_notes_text() -> None:
     text = "==ERROR== Failed to find metric sm__maxwarps_per_active_cycle_pct"
-    assert R.unknown_metrics_in(text) == ["sm__maxwarps_per_active_cycle_pct"]
-    assert "sm__maxwarps_per_active_cycle_pct" in R.explain_failure(_result(text, rc=9))
+    assert T.unknown_metrics_in(text) == ["sm__maxwarps_per_active_cycle_pct"]
+    assert "sm__maxwarps_per_active_cycle_pct" in T.explain_failure(_result(text, rc=9))
 
 
 def test_no_kernels_message_on_real_text() -> None:
     text = fixture_text("err_no_kernels.txt")
-    message = R.explain_failure(_result(text, rc=0))
+    message = T.explain_failure(_result(text, rc=0))
     assert message.startswith("no kernel matched")
     # CuPy's own kernels are left out of the hint; ours are named.
     assert "sgemm_v1_naive, sgemm_v5_double_buffer" in message and "cupy_fill" not in message
-    assert len(R.available_kernels_in(text)) == 21
+    assert len(T.available_kernels_in(text)) == 21
     assert "\n" not in message
 
 
 def test_target_crash_message_on_real_text() -> None:
     text = fixture_text("err_target_crashed.txt")
-    message = R.explain_failure(_result(text, rc=9))
+    message = T.explain_failure(_result(text, rc=9))
     assert "crashed" in message
     assert "An error was reported by the driver: LaunchFailed" in message
     assert "error code (9)" in message
@@ -336,18 +338,18 @@ def test_target_crash_message_on_real_text() -> None:
 
 def test_crash_and_unknown_failures_are_one_line() -> None:
     text = "==PROF== Connected to process 1\nTraceback (most recent call last):\nRuntimeError: boom\n"
-    message = R.explain_failure(_result(text, rc=1))
+    message = T.explain_failure(_result(text, rc=1))
     assert "exited with status 1" in message and "RuntimeError: boom" in message
     assert "\n" not in message
 
 
 def test_profile_maps_failures_to_ncu_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    pytest.importorskip("profiling.jobs", reason="the worker's job module is not in this checkout")
+    pytest.importorskip("profiling.gpu.jobs", reason="the worker's job module is not in this checkout")
     calls: list[list[str]] = []
 
     def fake_run(args, timeout_s, cwd=None):
         calls.append(list(args))
-        return R.ToolResult(args, 9, "==ERROR== Failed to find metric bogus__metric.sum", "", 3.0)
+        return T.ToolResult(args, 9, "==ERROR== Failed to find metric bogus__metric.sum", "", 3.0)
 
     ncu = str(make_exe(tmp_path / "bin" / "ncu"))
     monkeypatch.setattr(R, "run_tool", fake_run)
@@ -357,7 +359,7 @@ def test_profile_maps_failures_to_ncu_errors(monkeypatch: pytest.MonkeyPatch, tm
     assert calls[0][calls[0].index("-o") + 1] == str(tmp_path / "run.ncu-rep")
 
     def timeout_run(args, timeout_s, cwd=None):
-        return R.ToolResult(args, -9, "", "", timeout_s, timed_out=True)
+        return T.ToolResult(args, -9, "", "", timeout_s, timed_out=True)
 
     monkeypatch.setattr(R, "run_tool", timeout_run)
     with pytest.raises(NcuError, match="killed"):
@@ -372,10 +374,11 @@ def test_profile_validates_extra_metrics_before_running(monkeypatch: pytest.Monk
     def fake_run(args, timeout_s, cwd=None):
         calls.append(list(args))
         listing = "Device gh100\nMetric Name   Metric Description\ndram__bytes   # of bytes\n"
-        return R.ToolResult(args, 0, listing, "", 1.0)
+        return T.ToolResult(args, 0, listing, "", 1.0)
 
     ncu = str(make_exe(tmp_path / "bin" / "ncu"))
     monkeypatch.setattr(R, "run_tool", fake_run)
+    monkeypatch.setattr(T, "run_tool", fake_run)  # `--query-metrics` goes through the tools module
     with pytest.raises(InvalidInput, match="unknown metric\\(s\\) made__up.sum"):
         R.profile(["v5"], [(256,) * 3], tmp_path / "r", extra_metrics=["dram__bytes.sum", "made__up.sum"], ncu=ncu)
     assert calls == [[ncu, "--query-metrics"]]  # ncu itself never started
@@ -383,24 +386,24 @@ def test_profile_validates_extra_metrics_before_running(monkeypatch: pytest.Monk
 
 def test_validate_metric_names() -> None:
     available = {"dram__bytes", "sm__cycles_elapsed"}
-    assert R.validate_metric_names([" dram__bytes.sum ", "dram__bytes.sum"], available) == ["dram__bytes.sum"]
+    assert T.validate_metric_names([" dram__bytes.sum ", "dram__bytes.sum"], available) == ["dram__bytes.sum"]
     with pytest.raises(InvalidInput) as info:
-        R.validate_metric_names(["sm__cycles_elapsed.avg", "x__y.sum", "not a metric"], available)
+        T.validate_metric_names(["sm__cycles_elapsed.avg", "x__y.sum", "not a metric"], available)
     assert "x__y.sum" in str(info.value) and "not a metric" in str(info.value)
 
 
 def test_parse_query_metrics_on_real_listing() -> None:
-    names = R.parse_query_metrics(fixture_text("query_metrics.txt"))
+    names = T.parse_query_metrics(fixture_text("query_metrics.txt"))
     assert len(names) > 3000
     # Qualified rows ("CTC.TriageCompute.ctc__rx_bytes") give their last part.
     assert "ctc__rx_bytes" in names and not any("." in n for n in names)
     for counter in ("dram__bytes", "lts__t_bytes", "sm__sass_thread_inst_executed_op_ffma_pred_on"):
         assert counter in names
     # Every counter of the quick set is listed or is a known unlisted kind (launch__, occupancy...).
-    assert R.validate_metric_names(M.QUICK_METRICS, names) == list(M.QUICK_METRICS)
-    assert R.validate_metric_names(["smsp__cycles_active.avg.pct_of_peak_sustained_elapsed"], names)
+    assert T.validate_metric_names(M.QUICK_METRICS, names) == list(M.QUICK_METRICS)
+    assert T.validate_metric_names(["smsp__cycles_active.avg.pct_of_peak_sustained_elapsed"], names)
     with pytest.raises(InvalidInput, match="no_such__metric.sum"):
-        R.validate_metric_names(["no_such__metric.sum"], names)
+        T.validate_metric_names(["no_such__metric.sum"], names)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -413,7 +416,7 @@ SANITIZER_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "sanitizer"
 
 def test_parse_memcheck_of_a_faulting_kernel() -> None:
     # The worker's deliberately faulting kernel under memcheck on the H200: 32 threads write out of bounds.
-    result = R.parse_sanitizer_output((SANITIZER_FIXTURES / "memcheck_fault.txt").read_text(), "memcheck")
+    result = S.parse_sanitizer_output((SANITIZER_FIXTURES / "memcheck_fault.txt").read_text(), "memcheck")
     assert result.errors == 35 and result.summary == "ERROR SUMMARY: 35 errors"
     writes = [f for f in result.findings if f.message == "Invalid __global__ write of size 4 bytes"]
     assert len(writes) == 32
@@ -430,7 +433,7 @@ def test_parse_memcheck_of_a_faulting_kernel() -> None:
 )
 def test_parse_clean_sanitizer_runs(name: str, tool: str, summary: str) -> None:
     # v5 (double buffering) and v2 at 200x136x72: no memory errors, no shared-memory races.
-    result = R.parse_sanitizer_output((SANITIZER_FIXTURES / name).read_text(), tool)
+    result = S.parse_sanitizer_output((SANITIZER_FIXTURES / name).read_text(), tool)
     assert result.errors == 0 and result.findings == [] and result.summary == summary
 
 

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling.cli import main
-from profiling.errors import InvalidInput
-from profiling.occupancy import (
+from profiling.analysis.occupancy import (
     ARCHITECTURES,
     NCU_LIMIT_METRICS,
     arch_limits,
@@ -20,6 +18,8 @@ from profiling.occupancy import (
     sweep_threads,
     theoretical_occupancy,
 )
+from profiling.cli import main
+from profiling.errors import InvalidInput
 
 NCU_FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 
@@ -223,7 +223,7 @@ def _ncu_fixture_rows() -> list[dict]:
     The parser converts ncu's units row (the raw page prints shared memory in Kbyte) to base units,
     which the calculator expects. Only launches carrying the launch__* occupancy metrics are used.
     """
-    from profiling.ncu_report import load_report
+    from profiling.nsight.load import load_report
 
     rows: list[dict] = []
     for path in sorted(NCU_FIXTURES.glob("*raw*.csv")):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling.occupancy import theoretical_occupancy
+from profiling.analysis.occupancy import theoretical_occupancy
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 

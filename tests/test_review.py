@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling import review, store
 from profiling.errors import InvalidInput
-from profiling.store import RunStore
+from profiling.runs import review, store
+from profiling.runs.store import RunStore
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from profiling import store
 from profiling.errors import InvalidInput
-from profiling.store import RunStore, StoreError
+from profiling.runs import store
+from profiling.runs.store import RunStore, StoreError
 
 REPO = Path(__file__).resolve().parents[1]
 PG_URL = os.environ.get("GEMMLENS_TEST_PG_URL", "").strip()
@@ -412,7 +412,7 @@ def test_error_inside_save_rolls_back(open_store: Callable[..., RunStore], monke
 
 SAVE_AND_PAUSE = """
     import pathlib, sys, time
-    from profiling import store
+    from profiling.runs import store
     url, marker, label, pause = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 
     def hook(done):
@@ -480,7 +480,7 @@ def test_save_waits_for_another_process_in_its_transaction(
 
 RACE = """
     import pathlib, sys, time
-    from profiling import store
+    from profiling.runs import store
     url, go, tag = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
     s = store.RunStore(url)
     while not go.exists():
@@ -515,7 +515,7 @@ def test_two_processes_saving_at_once_keep_all_runs(
 
 def test_ncu_report_objects_are_accepted(open_store: Callable[..., RunStore]) -> None:
     """The parser's own Report/KernelLaunch/Metric objects, and their to_dict(), give the same run."""
-    ncu = pytest.importorskip("profiling.ncu_report")
+    ncu = pytest.importorskip("profiling.nsight.report")
     launch = ncu.KernelLaunch(
         id="3",
         name="sgemm_v5<128, 8>(float const*, float*)",

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kernels import tuning
-from kernels.catalog import get_kernel
+from kernels.registry import get_kernel
 from profiling.commands.tune import best_per_size
 
 IDS = [c["id"] for c in tuning.TUNING_CONFIGS]

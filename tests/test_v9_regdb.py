@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kernels import emulate_v9, tuning
-from kernels.catalog import get_kernel
+from kernels.registry import get_kernel
 
 
 def test_v9_configs_are_valid_instantiated_and_the_catalog_default_is_the_first() -> None:

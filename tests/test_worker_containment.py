@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from profiling.errors import WorkerError
-from profiling.jobs import Job, Task
-from profiling.worker import run_job
+from profiling.gpu.jobs import Job, Task
+from profiling.gpu.worker import run_job
 
 # A stand-in worker: it speaks the real protocol and misbehaves on request, keyed by the task's kernel name.
 FAKE_CHILD = textwrap.dedent(
     """
     import json, os, sys, time
     sys.path.insert(0, {root!r})
-    from profiling.worker import DEVICE_PREFIX, RESULT_PREFIX, EXIT_CONTEXT_LOST
+    from profiling.gpu.worker import DEVICE_PREFIX, RESULT_PREFIX, EXIT_CONTEXT_LOST
     job = json.load(open(sys.argv[1]))
     print(DEVICE_PREFIX + json.dumps({{"name": "scripted", "cc": "9.0"}}), flush=True)
     for task in job["tasks"]:

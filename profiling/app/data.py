@@ -20,14 +20,17 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from kernels.catalog import CATALOG, KernelSpec, get_kernel
-from profiling import ncu_report
+from kernels.catalog import CATALOG, KernelSpec
+from kernels.registry import get_kernel
+from profiling.analysis.device_model import Ceilings, best_ceilings
 from profiling.charts import algorithmic_point, kernel_color, roofline_figure
-from profiling.device_model import Ceilings, best_ceilings
 from profiling.errors import InvalidInput, ReportError
-from profiling.gpu_env import tool_path
-from profiling.jobs import BenchSettings, Shape
-from profiling.results import BUNDLED_RESULTS_DIR, SCHEMA, load_document, results_frame
+from profiling.gpu.env import tool_path
+from profiling.gpu.jobs import BenchSettings, Shape
+from profiling.nsight import load as ncu_load
+from profiling.nsight import report as ncu_report
+from profiling.paths import BUNDLED_RESULTS_DIR
+from profiling.runs.results import SCHEMA, load_document, results_frame
 
 MAX_UPLOAD_MB = 200
 """Matches server.maxUploadSize in .streamlit/config.toml and ncu_report.MAX_REPORT_BYTES."""
@@ -173,7 +176,7 @@ def bundles_table(bundles: Sequence[Bundle]) -> pd.DataFrame:
 
 
 def load_results_file(path: Path) -> dict[str, Any]:
-    """One results document (see profiling.results.load_document)."""
+    """One results document (see profiling.runs.results.load_document)."""
     return load_document(path)
 
 
@@ -181,9 +184,9 @@ def load_bundle_reports(bundle: Bundle) -> list[tuple[str, ncu_report.Report]]:
     """(name, Report) per ncu capture in the bundle; a raw page gets its details page's findings merged in."""
     out = []
     for group in bundle.ncu_groups:
-        report = ncu_report.load_report(group[0])
+        report = ncu_load.load_report(group[0])
         for extra in group[1:]:
-            ncu_report.merge_findings(report, ncu_report.load_report(extra))
+            ncu_report.merge_findings(report, ncu_load.load_report(extra))
         out.append((group[0].name, report))
     return out
 
@@ -205,7 +208,7 @@ def read_upload(name: str, data: bytes, ncu: str | None = None) -> ncu_report.Re
         raise ReportError(f"{shown} is {len(data) / 1e6:.0f} MB; uploads over {MAX_UPLOAD_MB} MB are not read")
     suffix = Path(shown).suffix.lower()
     if suffix == ".ncu-rep" or data.startswith(ncu_report.NCU_REP_MAGIC):
-        from profiling.ncu_runner import find_ncu
+        from profiling.nsight.tools import find_ncu
 
         exe = ncu or find_ncu()
         with tempfile.TemporaryDirectory(prefix="gemmlens-upload-") as tmp:
@@ -216,7 +219,7 @@ def read_upload(name: str, data: bytes, ncu: str | None = None) -> ncu_report.Re
                     f"reading {shown} needs Nsight Compute (ncu), which is not installed here; upload its CSV "
                     "export instead (ncu --import report.ncu-rep --csv --page raw > report.csv)"
                 )
-            report = ncu_report.load_ncu_rep(path, ncu=exe)
+            report = ncu_load.load_ncu_rep(path, ncu=exe)
     elif suffix == ".json":
         raise ReportError(
             f"{shown} is JSON; import saved runs on the Review page, reports here are ncu CSV or .ncu-rep"
@@ -618,7 +621,7 @@ def no_gpu_device_nodes(dev: Path = Path("/dev")) -> str | None:
 
 def tool_rows() -> pd.DataFrame:
     """Which CUDA tools are installed here: ncu, compute-sanitizer, nvcc (path or 'not found')."""
-    from profiling.ncu_runner import find_ncu, find_tool
+    from profiling.nsight.tools import find_ncu, find_tool
 
     found = {"ncu": find_ncu(), "compute-sanitizer": find_tool("compute-sanitizer"), "nvcc": tool_path("nvcc")}
     return pd.DataFrame(
@@ -724,8 +727,8 @@ def occupancy_gap_note(theoretical_pct: float, achieved_pct: float | None, waves
 
 
 def bundled_runs(bundle: Bundle) -> list[dict[str, Any]]:
-    """Run records (profiling.store) of the bundle's results files, labelled with device, date and file."""
-    from profiling.store import run_from_bench
+    """Run records (profiling.runs.store) of the bundle's results files, labelled with device, date and file."""
+    from profiling.runs.store import run_from_bench
 
     return [
         run_from_bench(load_document(p), label=f"bundled {bundle.device_name} {bundle.date} {p.stem}")
@@ -736,7 +739,7 @@ def bundled_runs(bundle: Bundle) -> list[dict[str, Any]]:
 def style_side_by_side(side: pd.DataFrame):  # -> pandas.io.formats.style.Styler
     """review.side_by_side() with each metric's cells coloured by verdict (green better, red worse, as
     Nsight Compute's baseline view); the verdict columns themselves are hidden."""
-    from profiling.review import VERDICT_COLORS
+    from profiling.runs.review import VERDICT_COLORS
 
     verdict_cols = [c for c in side.columns if str(c).endswith(" verdict")]
     shown = [c for c in side.columns if c not in verdict_cols]
@@ -773,7 +776,7 @@ def _run_ceilings(run: Mapping[str, Any]) -> Ceilings | None:
 def review_roofline(baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]]) -> go.Figure:
     """Algorithmic roofline of the baseline (open markers) and candidates (filled), each candidate point
     linked to the baseline point of the same kernel and size by a dotted line."""
-    from profiling.store import size_text
+    from profiling.runs.store import size_text
 
     def points(run: Mapping[str, Any]) -> pd.DataFrame:
         rows = []
@@ -847,9 +850,9 @@ def bench_job(
     Each result is reported to the job as it arrives (progress = results / tasks); the job's cancel
     Event stops the run after the current task. `command` substitutes the worker (tests).
     """
-    from profiling.jobs import Job, build_tasks
-    from profiling.results import add_reference_ratios, build_document, utc_now
-    from profiling.worker import run_job, worker_command
+    from profiling.gpu.jobs import Job, build_tasks
+    from profiling.gpu.worker import run_job, worker_command
+    from profiling.runs.results import add_reference_ratios, build_document, utc_now
 
     settings.validate()
     tasks = build_tasks([get_kernel(k) for k in kernel_ids], list(shapes))
@@ -879,8 +882,8 @@ def bench_job(
 
 def device_info_job(timeout_s: float = 30.0, command: Callable[[Path], list[str]] | None = None):
     """A queue job returning the worker's device dict (raises WorkerError when there is no usable GPU)."""
-    from profiling.jobs import Job
-    from profiling.worker import run_job, worker_command
+    from profiling.gpu.jobs import Job
+    from profiling.gpu.worker import run_job, worker_command
 
     def run(job: Any) -> dict[str, Any] | None:
         device, _ = run_job(
@@ -903,8 +906,8 @@ def profile_job(
     clock_control: str = "none",
     timeout_s: float = 600,
 ):
-    """A queue job running ncu over the kernels at one size (profiling.ncu_runner.profile)."""
-    from profiling import ncu_runner
+    """A queue job running ncu over the kernels at one size (profiling.nsight.runner.profile)."""
+    from profiling.nsight import runner as ncu_runner
 
     for kid in kernel_ids:
         problem = get_kernel(kid).size_problem(*size)
@@ -930,7 +933,7 @@ def profile_job(
 
 def sanitize_job(kernel_id: str, size: tuple[int, int, int], tool: str = "memcheck", timeout_s: float = 600):
     """A queue job running compute-sanitizer `tool` on one kernel and size."""
-    from profiling import ncu_runner
+    from profiling.nsight import runner as ncu_runner
 
     def run(job: Any):
         job.report(0.1, f"compute-sanitizer --tool {tool} on {kernel_id}")
@@ -971,7 +974,7 @@ def occupancy_limits_table(result: Any) -> pd.DataFrame:
 def occupancy_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
     """Per launch: block, registers, shared memory, our theoretical occupancy, ncu's theoretical and achieved,
     and the limiting resource(s)."""
-    from profiling.occupancy import theoretical_occupancy
+    from profiling.analysis.occupancy import theoretical_occupancy
 
     rows = []
     for config in launch_configs_from_reports(reports):
@@ -1025,8 +1028,8 @@ def run_info_table(run: Mapping[str, Any]) -> pd.DataFrame:
 
 def run_results_table(run: Mapping[str, Any]) -> pd.DataFrame:
     """A saved run's results: kernel, size, status and the compared metrics."""
-    from profiling.review import METRICS
-    from profiling.store import size_text
+    from profiling.runs.review import METRICS
+    from profiling.runs.store import size_text
 
     rows = []
     for r in run.get("results", ()):
@@ -1047,7 +1050,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
 def measured_ceilings(bundle: Bundle | None, device_name: str | None) -> Ceilings | None:
     """Ceilings measured on the GPU (`python -m profiling ceilings`): the bundle's ceilings.json for bundled
     data, else this machine's per-device cache; None when neither was measured for that device."""
-    from profiling.ceilings import load_cached, measured_to_ceilings
+    from profiling.analysis.ceilings import load_cached, measured_to_ceilings
 
     record = None
     if bundle is not None and (bundle.path / "ceilings.json").is_file():

@@ -3,7 +3,7 @@
 The app keeps a single `GpuJobQueue` (st.cache_resource), so two people pressing "Run" get their jobs
 run one after the other and the second sees its place in the queue. A job is a function of the
 `GpuJob` it runs as: it reports progress through `job.report()` and should stop soon after
-`job.cancel` is set (profiling.worker.run_job takes that Event directly). Jobs never touch CUDA in the
+`job.cancel` is set (profiling.gpu.worker.run_job takes that Event directly). Jobs never touch CUDA in the
 app process: they start worker children, so a crash fails the job, not the server.
 """
 

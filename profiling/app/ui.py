@@ -12,9 +12,9 @@ from typing import Any
 
 import streamlit as st
 
-from profiling import ncu_report
 from profiling.app import data
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
+from profiling.nsight import report as ncu_report
 
 GPU_SWITCH = "GEMMLENS_GPU"
 """Set to "off" to serve bundled measurements only (a shared review server, or tests)."""
@@ -72,14 +72,14 @@ def _bundle(name: str) -> data.Bundle:
 
 @st.cache_resource(show_spinner=False)
 def _store(url: str):
-    from profiling.store import RunStore
+    from profiling.runs.store import RunStore
 
     return RunStore(url)
 
 
 def run_store():
     """The run store at GEMMLENS_DB_URL / GEMMLENS_DB_PATH (opened and migrated once per URL)."""
-    from profiling.store import default_db_url
+    from profiling.runs.store import default_db_url
 
     return _store(default_db_url())
 

@@ -25,9 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from profiling.errors import InvalidInput
-    from profiling.jobs import BenchSettings, Job, build_tasks, parse_kernels, parse_shape, parse_sizes
-    from profiling.results import add_reference_ratios, build_document, format_table, utc_now
-    from profiling.worker import run_job
+    from profiling.gpu.jobs import BenchSettings, Job, build_tasks, parse_kernels, parse_shape, parse_sizes
+    from profiling.gpu.worker import run_job
+    from profiling.runs.results import add_reference_ratios, build_document, format_table, utc_now
 
     kernels = parse_kernels(args.kernels)
     shapes = (parse_sizes(args.sizes) if args.sizes else []) + [parse_shape(s) for s in args.shape]

@@ -15,12 +15,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.ceilings import load_cached, measured_to_ceilings, save_cached
-    from profiling.device_model import ceilings_from_device_info
+    from profiling.analysis.ceilings import load_cached, measured_to_ceilings, save_cached
+    from profiling.analysis.device_model import ceilings_from_device_info
     from profiling.errors import WorkerError
-    from profiling.jobs import Job, Task
-    from profiling.results import utc_now
-    from profiling.worker import run_job
+    from profiling.gpu.jobs import Job, Task
+    from profiling.gpu.worker import run_job
+    from profiling.runs.results import utc_now
 
     device, _ = run_job(Job(op="device_info"), task_timeout_s=60)
     if device is None:

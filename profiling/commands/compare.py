@@ -16,9 +16,9 @@ from typing import Any
 import pandas as pd
 import sqlalchemy as sa
 
-from profiling import review
 from profiling.errors import InvalidInput
-from profiling.store import RunStore, load_run_file
+from profiling.runs import review
+from profiling.runs.store import RunStore, load_run_file
 
 HELP = "compare a candidate run with a baseline (run ids or results JSON files); exit 1 on a regression"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from profiling.occupancy import supported_ccs, theoretical_occupancy
+from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
 
 HELP = "Theoretical occupancy (NVIDIA's calculator rules) for a block size, register count and shared memory."
 

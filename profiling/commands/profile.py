@@ -34,7 +34,7 @@ def parse_sizes(text: str) -> list[tuple[int, int, int]]:
 
 def parse_kernels(text: str) -> list[str]:
     """'v3,v5' -> ['v3', 'v5'], each checked against the catalog."""
-    from kernels.catalog import get_kernel
+    from kernels.registry import get_kernel
 
     ids = [k.strip() for k in text.split(",") if k.strip()]
     if not ids:
@@ -57,9 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernels.catalog import get_kernel
-    from profiling import ncu_runner
+    from kernels.registry import get_kernel
     from profiling.commands.report import format_report
+    from profiling.nsight import runner as ncu_runner
 
     kernel_ids = parse_kernels(args.kernels)
     sizes = parse_sizes(args.sizes)

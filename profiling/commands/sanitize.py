@@ -19,9 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernels.catalog import get_kernel
-    from profiling import ncu_runner
+    from kernels.registry import get_kernel
     from profiling.commands.profile import parse_sizes
+    from profiling.nsight import runner as ncu_runner
 
     spec = get_kernel(args.kernel)
     if not spec.source:

@@ -41,12 +41,12 @@ def best_per_size(results: list[dict]) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernels.catalog import get_kernel
+    from kernels.registry import get_kernel
     from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, tunable_bases, tuned_record_path
     from profiling.errors import InvalidInput
-    from profiling.jobs import BenchSettings, Job, build_tasks, parse_sizes
-    from profiling.results import add_reference_ratios, build_document, format_table, utc_now
-    from profiling.worker import run_job
+    from profiling.gpu.jobs import BenchSettings, Job, build_tasks, parse_sizes
+    from profiling.gpu.worker import run_job
+    from profiling.runs.results import add_reference_ratios, build_document, format_table, utc_now
 
     shapes = parse_sizes(args.sizes)
     settings = BenchSettings(repeats=args.repeats)

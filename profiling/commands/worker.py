@@ -15,8 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.jobs import Job
-    from profiling.worker import child_main
+    from profiling.gpu.jobs import Job
+    from profiling.gpu.worker import child_main
 
     try:
         with open(args.job) as fh:

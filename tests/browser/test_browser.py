@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from profiling import review
 from profiling.app import data
+from profiling.runs import review
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW_CSV = ROOT / "tests" / "fixtures" / "ncu" / "raw.csv"

@@ -14,8 +14,8 @@ pytest.importorskip("plotly", reason="the app's data module needs plotly")
 
 from profiling.app import data  # noqa: E402
 from profiling.app.gpu_queue import GpuJobQueue  # noqa: E402
-from profiling.gpu_env import tool_path  # noqa: E402
-from profiling.jobs import BenchSettings, Shape  # noqa: E402
+from profiling.gpu.env import tool_path  # noqa: E402
+from profiling.gpu.jobs import BenchSettings, Shape  # noqa: E402
 
 
 def test_benchmark_through_the_queue_reports_progress_and_a_document() -> None:

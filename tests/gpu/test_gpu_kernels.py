@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kernels.catalog import CATALOG
-from profiling.jobs import BenchSettings, Job, Shape, build_tasks
-from profiling.worker import run_job, run_selftest
+from profiling.gpu.jobs import BenchSettings, Job, Shape, build_tasks
+from profiling.gpu.worker import run_job, run_selftest
 
 pytestmark = pytest.mark.gpu
 

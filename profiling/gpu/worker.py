@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from profiling.errors import WorkerError
-from profiling.jobs import Job, Task
+from profiling.gpu.jobs import Job, Task
+from profiling.paths import SOURCE_ROOT
 
 RESULT_PREFIX = "GEMMLENS_RESULT "
 DEVICE_PREFIX = "GEMMLENS_DEVICE "
 EXIT_CONTEXT_LOST = 3
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _emit(prefix: str, record: dict[str, Any]) -> None:
@@ -36,7 +36,7 @@ def _emit(prefix: str, record: dict[str, Any]) -> None:
 
 def child_main(job: Job) -> int:
     """Run a job inside this (child) process, printing result lines; the exit code tells the parent why it ended."""
-    from profiling import gpu_runner
+    from profiling.gpu import runner as gpu_runner
 
     if job.op in ("selftest_fault", "selftest_hang"):
         gpu_runner.selftest(job.op.removeprefix("selftest_"))
@@ -51,7 +51,7 @@ def child_main(job: Job) -> int:
     if job.op == "device_info":
         return 0
     if job.op == "ceilings":
-        from profiling.ceilings import measure_ceilings
+        from profiling.gpu.ceilings import measure_ceilings
 
         record = {"kernel": "ceilings", "m": 1, "n": 1, "k": 1, "status": "ok", "error": None}
         record["ceilings"] = measure_ceilings(session.device)
@@ -76,7 +76,7 @@ def worker_command(job_file: str | os.PathLike[str]) -> list[str]:
 
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SOURCE_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
     env["CUPY_TF32"] = "0"
     return env
@@ -100,7 +100,7 @@ class _Child:
             stdin=subprocess.DEVNULL,
             text=True,
             env=_child_env(),
-            cwd=REPO_ROOT,
+            cwd=SOURCE_ROOT,
             start_new_session=True,  # so a kill takes the whole process group
         )
         self.lines: queue.Queue[str | None] = queue.Queue()

@@ -39,7 +39,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from profiling.errors import GemmLensError, InvalidInput
-from profiling.results import SCHEMA as RESULTS_SCHEMA
+from profiling.runs.results import SCHEMA as RESULTS_SCHEMA
 
 RUN_SCHEMA = "gemmlens.run.v1"
 BENCH_SCHEMA = RESULTS_SCHEMA  # the results files written by `python -m profiling bench`

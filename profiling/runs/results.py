@@ -9,17 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from profiling.errors import InvalidInput
+from profiling.paths import SOURCE_ROOT
 
 SCHEMA = "gemmlens.bench.v1"
-REPO_ROOT = Path(__file__).resolve().parent.parent
-BUNDLED_RESULTS_DIR = REPO_ROOT / "results"
 
 
 def git_commit() -> str | None:
     """The catalog's git commit (short), or None outside a git checkout."""
     try:
         done = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=5
+            ["git", "rev-parse", "--short", "HEAD"], cwd=SOURCE_ROOT, capture_output=True, text=True, timeout=5
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -24,11 +24,12 @@ from typing import Any
 import cupy
 import numpy as np
 
-from kernels.catalog import KernelSpec, get_kernel
+from kernels.catalog import KernelSpec
+from kernels.registry import get_kernel
 from kernels.tuning import tunable_bases, tuned_config_id
-from profiling.device_model import fp32_lanes_per_sm
+from profiling.analysis.device_model import fp32_lanes_per_sm
 from profiling.errors import InvalidInput
-from profiling.jobs import BenchSettings, Shape, check_fits, tolerance_for
+from profiling.gpu.jobs import BenchSettings, Shape, check_fits, tolerance_for
 
 STICKY_CUDA_ERRORS = (
     "cudaErrorIllegalAddress",

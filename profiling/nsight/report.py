@@ -3,22 +3,22 @@
 Layouts understood: `--page raw` (header, units row, one row per launch), `--page details` (one row per
 section metric or rule, display labels or raw names), `--print-summary per-kernel` (Invocations /
 Minimum / Maximum / Average), `--print-units auto`, and ncu's stdout with `==PROF==` lines and the
-program's own output around the CSV. Values are converted to base units (see profiling.metrics).
+program's own output around the CSV. Values are converted to base units (see profiling.nsight.metrics).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from profiling import metrics as M
-from profiling.errors import GemmLensError, ReportError
+from kernels.catalog import CATALOG
+from profiling.errors import ReportError
+from profiling.nsight import metrics as M
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -173,53 +173,6 @@ class Report:
 # ---------------------------------------------------------------------------------------------
 # Entry points
 # ---------------------------------------------------------------------------------------------
-
-
-def load_report(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> Report:
-    """Read a report file: any CSV layout, ncu stdout, or a `.ncu-rep` (through `ncu --import`).
-
-    Raises ReportError with a one-line message for anything unreadable.
-    """
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise ReportError(f"{path} is not a file")
-    if size > MAX_REPORT_BYTES:
-        raise ReportError(
-            f"{path.name} is {size / 1e6:.0f} MB; reports over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read "
-            "(export fewer kernels or metrics)"
-        )
-    with path.open("rb") as fh:
-        head = fh.read(8)
-    if path.suffix == ".ncu-rep" or head.startswith(NCU_REP_MAGIC):
-        return load_ncu_rep(path, ncu=ncu, timeout_s=timeout_s)
-    data = path.read_bytes()
-    return parse_report_bytes(data, source=str(path))
-
-
-def load_ncu_rep(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> Report:
-    """Read a `.ncu-rep` through `ncu --import` (raw page for metrics, details page for rule findings)."""
-    from profiling import ncu_runner
-
-    path = Path(path)
-    exe = ncu or ncu_runner.find_ncu()
-    if exe is None:
-        raise ReportError(
-            f"reading {path.name} needs Nsight Compute (ncu), which is not installed here; install it "
-            "(CUDA toolkit or https://developer.nvidia.com/nsight-compute) or export CSV where it is: "
-            f"`ncu --import {path.name} --csv --page raw > report.csv`"
-        )
-    raw_text = ncu_runner.import_page(exe, path, "raw", timeout_s=timeout_s)
-    report = parse_report_text(raw_text, source=str(path))
-    try:
-        details_text = ncu_runner.import_page(exe, path, "details", timeout_s=timeout_s)
-        merge_findings(report, parse_report_text(details_text, source=str(path)))
-    except GemmLensError as exc:
-        report.warnings.append(f"rule findings not read: {exc}")
-    return report
 
 
 def parse_report_bytes(data: bytes, source: str = "") -> Report:
@@ -527,8 +480,6 @@ def match_catalog(launch: KernelLaunch) -> tuple[str, int, int] | None:
     The worker's NVTX range (`gemmlens:<id>:<m>x<n>x<k>`) says it outright; without one, the function
     name, block and grid do (templates share a name, sgemm_tiled<8/16/32>, so the block breaks the tie).
     """
-    from kernels.catalog import CATALOG
-
     shape = nvtx_shape(launch)
     if shape is not None:
         return shape[0], shape[1], shape[2]

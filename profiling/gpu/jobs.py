@@ -6,7 +6,8 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
-from kernels.catalog import KernelSpec, get_kernel
+from kernels.catalog import KernelSpec
+from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
 
 INT32_MAX = 2**31 - 1

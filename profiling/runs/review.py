@@ -1,6 +1,6 @@
 """Review of saved runs: filtering, baseline-vs-candidate comparison, kernel history and export.
 
-Pure functions over run records (profiling.store's `gemmlens.run.v1` dicts) and pandas DataFrames; the
+Pure functions over run records (profiling.runs.store's `gemmlens.run.v1` dicts) and pandas DataFrames; the
 Streamlit Review page and `python -m profiling compare` are thin layers over them.
 
 Verdicts per metric and kernel/size: "improvement", "regression" or "same" (the change is within the
@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from profiling.errors import InvalidInput
-from profiling.store import EXPORT_SCHEMA, RESULT_FIELDS, finite_number, normalize_run, size_text
+from profiling.runs.store import EXPORT_SCHEMA, RESULT_FIELDS, finite_number, normalize_run, size_text
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,62 @@
+"""Open a report file of any kind: CSV text is parsed here, a `.ncu-rep` goes through `ncu --import`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from profiling.errors import GemmLensError, ReportError
+from profiling.nsight.report import (
+    MAX_REPORT_BYTES,
+    NCU_REP_MAGIC,
+    Report,
+    merge_findings,
+    parse_report_bytes,
+    parse_report_text,
+)
+from profiling.nsight import tools
+
+
+def load_report(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> Report:
+    """Read a report file: any CSV layout, ncu stdout, or a `.ncu-rep` (through `ncu --import`).
+
+    Raises ReportError with a one-line message for anything unreadable.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not path.is_file():
+        raise ReportError(f"{path} is not a file")
+    if size > MAX_REPORT_BYTES:
+        raise ReportError(
+            f"{path.name} is {size / 1e6:.0f} MB; reports over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read "
+            "(export fewer kernels or metrics)"
+        )
+    with path.open("rb") as fh:
+        head = fh.read(8)
+    if path.suffix == ".ncu-rep" or head.startswith(NCU_REP_MAGIC):
+        return load_ncu_rep(path, ncu=ncu, timeout_s=timeout_s)
+    data = path.read_bytes()
+    return parse_report_bytes(data, source=str(path))
+
+
+def load_ncu_rep(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> Report:
+    """Read a `.ncu-rep` through `ncu --import` (raw page for metrics, details page for rule findings)."""
+    path = Path(path)
+    exe = ncu or tools.find_ncu()
+    if exe is None:
+        raise ReportError(
+            f"reading {path.name} needs Nsight Compute (ncu), which is not installed here; install it "
+            "(CUDA toolkit or https://developer.nvidia.com/nsight-compute) or export CSV where it is: "
+            f"`ncu --import {path.name} --csv --page raw > report.csv`"
+        )
+    raw_text = tools.import_page(exe, path, "raw", timeout_s=timeout_s)
+    report = parse_report_text(raw_text, source=str(path))
+    try:
+        details_text = tools.import_page(exe, path, "details", timeout_s=timeout_s)
+        merge_findings(report, parse_report_text(details_text, source=str(path)))
+    except GemmLensError as exc:
+        report.warnings.append(f"rule findings not read: {exc}")
+    return report
