@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from kernels.catalog import CATALOG
+from profiling import usecases
 from profiling.app import data, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_sizes
@@ -39,7 +40,7 @@ if submitted:
             else parse_sizes(sizes_text)  # fmt: skip
         if not kernels:
             raise GemmLensError("choose at least one kernel")
-        fn = data.bench_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
+        fn = usecases.bench_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
         label = f"benchmark {len(kernels)} kernel(s) x {len(sizes)} size(s)"
         st.session_state[JOB_KEY] = ui.gpu_queue().submit(label, ui.session_id(), fn).id
     except GemmLensError as exc:

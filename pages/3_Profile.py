@@ -8,6 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 from kernels.catalog import CATALOG
+from profiling import usecases
 from profiling.app import data, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import parse_shape
@@ -43,7 +44,7 @@ if run:
         if not chosen:
             raise GemmLensError("choose at least one kernel")
         out_dir = Path(tempfile.mkdtemp(prefix="gemmlens-profile-"))
-        fn = data.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
+        fn = usecases.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
                               [x.strip() for x in extra.split(",") if x.strip()], clock)  # fmt: skip
         job = ui.gpu_queue().submit(f"ncu {', '.join(chosen)} {shape.label}", ui.session_id(), fn)
         st.session_state["profile_job"] = job.id
@@ -95,7 +96,7 @@ with st.form("sanitize"):
 if check:
     try:
         shape = parse_shape(san_size)
-        fn = data.sanitize_job(san_kernel, (shape.m, shape.n, shape.k), tool)
+        fn = usecases.sanitize_job(san_kernel, (shape.m, shape.n, shape.k), tool)
         st.session_state["san_job"] = ui.gpu_queue().submit(f"{tool} {san_kernel}", ui.session_id(), fn).id
     except GemmLensError as exc:
         ui.show_error(exc)

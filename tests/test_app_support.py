@@ -14,6 +14,7 @@ import pytest
 
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
+from profiling import usecases
 from profiling.app import data
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.errors import InvalidInput, ReportError
@@ -405,7 +406,7 @@ FAKE_WORKER = textwrap.dedent(
 def test_bench_job_through_the_queue_with_a_scripted_worker(tmp_path: Path) -> None:
     script = tmp_path / "worker.py"
     script.write_text(FAKE_WORKER.format(root=str(ROOT)))
-    fn = data.bench_job(
+    fn = usecases.bench_job(
         ["v3", "v5"], [Shape(256, 256, 256)], BenchSettings(repeats=2), command=lambda f: [sys.executable, script, f]
     )
     queue = GpuJobQueue()
@@ -425,7 +426,7 @@ def test_device_info_job_without_a_gpu_fails_with_a_message(tmp_path: Path) -> N
         "import sys\nprint('no usable CUDA GPU: CUDARuntimeError: no device', file=sys.stderr)\nsys.exit(1)\n"
     )
     queue = GpuJobQueue()
-    job = queue.submit("probe", "me", data.device_info_job(10, command=lambda f: [sys.executable, script, f]))
+    job = queue.submit("probe", "me", usecases.device_info_job(10, command=lambda f: [sys.executable, script, f]))
     job = queue.wait(job.id, 30)
     assert job.state == "failed" and "no usable CUDA GPU" in job.error
 
@@ -450,7 +451,7 @@ def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
 
         return run
 
-    monkeypatch.setattr(data, "device_info_job", fake_job)
+    monkeypatch.setattr(usecases, "device_info_job", fake_job)
     ui._probe_state.clear()
     ui.gpu_queue.clear()
     assert ui.device_status() == (None, None, True)  # answered at once while the probe runs

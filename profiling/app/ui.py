@@ -12,6 +12,7 @@ from typing import Any
 
 import streamlit as st
 
+from profiling import usecases
 from profiling.app import data
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.nsight import report as ncu_report
@@ -116,7 +117,7 @@ def device_status(timeout_s: float = 30.0) -> tuple[dict[str, Any] | None, str |
             return (*state["outcome"], False)
         job = queue.get(state["job"])
         if job is None:
-            job = queue.submit("device query", "server", data.device_info_job(timeout_s))
+            job = queue.submit("device query", "server", usecases.device_info_job(timeout_s))
             state["job"] = job.id
         if not job.finished_state:
             return None, None, True

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from profiling.errors import GemmLensError, ReportError
+from profiling.nsight import tools
 from profiling.nsight.report import (
     MAX_REPORT_BYTES,
     NCU_REP_MAGIC,
@@ -14,7 +15,6 @@ from profiling.nsight.report import (
     parse_report_bytes,
     parse_report_text,
 )
-from profiling.nsight import tools
 
 
 def load_report(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> Report:

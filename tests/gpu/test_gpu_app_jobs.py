@@ -12,6 +12,7 @@ import pytest
 pytestmark = pytest.mark.gpu
 pytest.importorskip("plotly", reason="the app's data module needs plotly")
 
+from profiling import usecases  # noqa: E402
 from profiling.app import data  # noqa: E402
 from profiling.app.gpu_queue import GpuJobQueue  # noqa: E402
 from profiling.gpu.env import tool_path  # noqa: E402
@@ -21,7 +22,7 @@ from profiling.gpu.jobs import BenchSettings, Shape  # noqa: E402
 def test_benchmark_through_the_queue_reports_progress_and_a_document() -> None:
     queue = GpuJobQueue()
     job = queue.submit(
-        "bench", "test", data.bench_job(["v5", "v9-regdb"], [Shape(512, 512, 512)], BenchSettings(repeats=5))
+        "bench", "test", usecases.bench_job(["v5", "v9-regdb"], [Shape(512, 512, 512)], BenchSettings(repeats=5))
     )
     done = queue.wait(job.id, timeout_s=300)
     assert done.state == "done", done.error
@@ -35,7 +36,7 @@ def test_benchmark_through_the_queue_reports_progress_and_a_document() -> None:
 def test_cancel_stops_a_running_benchmark() -> None:
     queue = GpuJobQueue()
     shapes = [Shape(n, n, n) for n in (256, 512, 1024, 2048)]
-    job = queue.submit("bench", "test", data.bench_job(["v1", "v2", "v3"], shapes, BenchSettings(repeats=30)))
+    job = queue.submit("bench", "test", usecases.bench_job(["v1", "v2", "v3"], shapes, BenchSettings(repeats=30)))
     while not job.partial and not job.finished_state:
         queue.wait(job.id, timeout_s=0.2)
     queue.cancel(job.id)
@@ -49,7 +50,7 @@ def test_cancel_stops_a_running_benchmark() -> None:
 def test_profile_through_the_queue_reads_the_report(tmp_path: Path) -> None:
     queue = GpuJobQueue()
     job = queue.submit(
-        "profile", "test", data.profile_job(["v4", "v9-regdb"], (1024, 1024, 1024), tmp_path / "r.ncu-rep")
+        "profile", "test", usecases.profile_job(["v4", "v9-regdb"], (1024, 1024, 1024), tmp_path / "r.ncu-rep")
     )
     done = queue.wait(job.id, timeout_s=300)
     assert done.state == "done", done.error
@@ -63,7 +64,7 @@ def test_profile_through_the_queue_reads_the_report(tmp_path: Path) -> None:
 @pytest.mark.skipif(tool_path("compute-sanitizer") is None, reason="compute-sanitizer is not installed")
 def test_sanitizer_through_the_queue() -> None:
     queue = GpuJobQueue()
-    job = queue.submit("sanitize", "test", data.sanitize_job("v8-async", (130, 200, 40), "racecheck"))
+    job = queue.submit("sanitize", "test", usecases.sanitize_job("v8-async", (130, 200, 40), "racecheck"))
     done = queue.wait(job.id, timeout_s=300)
     assert done.state == "done", done.error
     assert done.result.errors == 0
