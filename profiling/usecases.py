@@ -10,7 +10,8 @@ from typing import Any
 
 from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
-from profiling.gpu.jobs import BenchSettings, Shape
+from profiling.gpu.jobs import BenchSettings
+from profiling.shape import Shape
 
 
 def bench_job(

@@ -18,10 +18,11 @@ from profiling import usecases
 from profiling.app import data
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.errors import InvalidInput, ReportError
-from profiling.gpu.jobs import BenchSettings, Shape
+from profiling.gpu.jobs import BenchSettings
 from profiling.nsight import load as ncu_load
 from profiling.paths import BUNDLED_RESULTS_DIR
 from profiling.runs import review
+from profiling.shape import Shape
 
 ROOT = Path(__file__).resolve().parent.parent
 NCU = ROOT / "tests" / "fixtures" / "ncu"

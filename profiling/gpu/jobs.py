@@ -9,26 +9,10 @@ from dataclasses import asdict, dataclass, field
 from kernels.catalog import KernelSpec
 from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
+from profiling.shape import Shape
 
 INT32_MAX = 2**31 - 1
 _SHAPE = re.compile(r"^\s*(\d+)\s*[xX*]\s*(\d+)\s*[xX*]\s*(\d+)\s*$")
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A GEMM problem size: C (m x n) = A (m x k) * B (k x n)."""
-
-    m: int
-    n: int
-    k: int
-
-    @property
-    def label(self) -> str:
-        return f"{self.m}x{self.n}x{self.k}"
-
-    @property
-    def flops(self) -> int:
-        return 2 * self.m * self.n * self.k
 
 
 def _positive(text: str, what: str) -> int:

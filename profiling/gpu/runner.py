@@ -29,7 +29,8 @@ from kernels.registry import get_kernel
 from kernels.tuning import tunable_bases, tuned_config_id
 from profiling.analysis.device_model import fp32_lanes_per_sm
 from profiling.errors import InvalidInput
-from profiling.gpu.jobs import BenchSettings, Shape, check_fits, tolerance_for
+from profiling.gpu.jobs import BenchSettings, check_fits, tolerance_for
+from profiling.shape import Shape
 
 STICKY_CUDA_ERRORS = (
     "cudaErrorIllegalAddress",

@@ -16,7 +16,8 @@ from profiling import usecases  # noqa: E402
 from profiling.app import data  # noqa: E402
 from profiling.app.gpu_queue import GpuJobQueue  # noqa: E402
 from profiling.gpu.env import tool_path  # noqa: E402
-from profiling.gpu.jobs import BenchSettings, Shape  # noqa: E402
+from profiling.gpu.jobs import BenchSettings  # noqa: E402
+from profiling.shape import Shape  # noqa: E402
 
 
 def test_benchmark_through_the_queue_reports_progress_and_a_document() -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kernels.catalog import CATALOG
-from profiling.gpu.jobs import BenchSettings, Job, Shape, build_tasks
+from profiling.gpu.jobs import BenchSettings, Job, build_tasks
 from profiling.gpu.worker import run_job, run_selftest
+from profiling.shape import Shape
 
 pytestmark = pytest.mark.gpu
 
