@@ -145,7 +145,6 @@ why)
       "$NCU" --import /tmp/why_$n.ncu-rep --csv --page source --print-source sass > "$F/why_${n}_source_sass.csv" 2>&1
     fi
   done
-  [ -f /tmp/why_1024.ncu-rep ] && cp /tmp/why_1024.ncu-rep "$F/"
   record why "$(ls "$F" | wc -l) files; launches at 1024: $(($(wc -l < "$F/why_1024_raw.csv" 2>/dev/null || echo 2) - 2))"
   ;;
 foreign)
@@ -167,7 +166,7 @@ foreign)
     "$NCU" --import "$R" --csv --page source --print-source sass > "$F/source_sass.csv" 2>&1
     "$NCU" --import "$R" > "$F/details_text.txt" 2>&1
     "$NCU" --import "$R" --page details --print-details all > "$F/details_all_text.txt" 2>&1
-    cp "$R" "$F/"
+    [ "$(stat -c%s "$R")" -lt 6000000 ] && cp "$R" "$F/"  # small enough to come back inside the tarball
   fi
   # The default output people paste: ncu run without -o or --csv.
   timeout 120 "$NCU" --nvtx --nvtx-include 'foreign/' --clock-control none $PY scripts/foreign_program.py > "$F/run_stdout.txt" 2>&1
