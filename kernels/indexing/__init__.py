@@ -1,0 +1,39 @@
+"""Indexing models: for every catalog kernel, which elements of A, B and C each lane of a warp touches, at
+which global and shared-memory byte addresses, in which instruction (kernels/indexing/base.py explains).
+
+`model_for(kernel_id)` gives the model of a catalog entry or tuning configuration.
+"""
+
+from __future__ import annotations
+
+from kernels.indexing.base import LANES, Access, KernelModel
+from kernels.indexing.ladder import TiledModel, V1CoalescedModel, V1Model, V2Model, V3Model, V4Model, V5Model
+from kernels.registry import get_kernel
+from profiling.errors import InvalidInput
+
+MODELS: dict[str, type[KernelModel]] = {
+    "v1": V1Model,
+    "v1-coalesced": V1CoalescedModel,
+    "v2": V2Model,
+    "tiled-8": TiledModel,
+    "tiled-16": TiledModel,
+    "tiled-32": TiledModel,
+    "v3": V3Model,
+    "v4": V4Model,
+    "v5": V5Model,
+}
+
+
+def model_for(kernel_id: str) -> KernelModel:
+    """The indexing model of a catalog kernel or tuning configuration (InvalidInput for library kernels)."""
+    spec = get_kernel(kernel_id)
+    base = kernel_id if kernel_id in MODELS else next((b for b in MODELS if kernel_id.startswith(b + "-")), None)
+    if base is None or spec.is_reference:
+        raise InvalidInput(
+            f"no indexing model for '{kernel_id}' (library kernels have no source to model); "
+            f"modelled kernels: {', '.join(MODELS)}"
+        )
+    return MODELS[base](spec)
+
+
+__all__ = ["LANES", "MODELS", "Access", "KernelModel", "model_for"]

@@ -1,0 +1,213 @@
+"""Predicted memory-access costs of a kernel's indexing model (kernels/indexing): 32-byte sectors per global
+request, shared-memory wavefronts and bank conflicts per instruction, for one warp or summed over a launch.
+
+Global memory: a request is one warp-wide instruction with at least one active lane; its cost is the number
+of distinct 32-byte sectors its active lanes' bytes fall in (128-byte lines are reported for the picture).
+
+Shared memory: 32 banks of 4 bytes; a wavefront serves each bank at most one distinct 4-byte word (lanes
+reading the same word share it). A warp's request is split into phases of 128 bytes of lane data: the
+whole warp for 32-bit accesses, half-warps for 64-bit, quarter-warps for 128-bit (and one 8x8 matrix, 8
+row addresses, per phase of ldmatrix); a phase takes as many wavefronts as the most distinct words any
+bank must serve. Loads wider than 32 bits whose lanes come in pairs with equal addresses (lane n with n^1,
+or n with n^2, for every active lane) take half as many phases: the L1 returns 128 bytes per cycle, one
+register of every lane, and such pairs let it pack two lanes' registers in one return (NVIDIA's answer in
+https://forums.developer.nvidia.com/t/unexpected-shared-memory-bank-conflict/77228/2; ldmatrix phases:
+https://forums.developer.nvidia.com/t/understanding-the-behaivor-of-ldmatrix-in-terms-of-shared-memory-access/278716).
+These rules reproduce, instruction by instruction, the wavefronts of every shared load and store in the H100
+source-page capture of the catalog (tests/test_access_analysis.py).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kernels.indexing.base import LANES, Access, KernelModel
+from profiling.shape import Shape
+
+SECTOR_BYTES = 32
+LINE_BYTES = 128
+BANKS = 32
+BANK_BYTES = 4
+CATEGORIES = ("global_ld", "global_st", "shared_ld", "shared_st", "ldgsts")
+
+
+@dataclass(frozen=True)
+class GlobalCost:
+    """One global instruction of one warp: requests (1, or 0 when no lane is active), sectors and lines."""
+
+    requests: int
+    sectors: int
+    lines: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class SharedCost:
+    """One shared-memory instruction of one warp.
+
+    `ideal` is the wavefronts it would take without bank conflicts (its phases with an active lane);
+    `degree` the n-way of its worst bank: the most distinct 4-byte words one bank serves in one phase.
+    """
+
+    wavefronts: int
+    ideal: int
+    degree: int
+    phase_lanes: int
+    paired: bool
+
+    @property
+    def conflicts(self) -> int:
+        return self.wavefronts - self.ideal
+
+
+def lane_bytes(acc: Access) -> np.ndarray:
+    """[lanes, width] byte addresses each lane touches."""
+    return acc.addr[:, None] + np.arange(acc.width, dtype=np.int64)[None, :]
+
+
+def global_cost(acc: Access) -> GlobalCost:
+    """Requests, distinct 32-byte sectors and 128-byte lines of a global access (active lanes only)."""
+    if not acc.active.any():
+        return GlobalCost(0, 0, 0, 0)
+    start = acc.addr[acc.active]
+    end = start + acc.width - 1
+    sectors = np.unique(np.concatenate([start // SECTOR_BYTES, end // SECTOR_BYTES]))
+    lines = np.unique(sectors * SECTOR_BYTES // LINE_BYTES)
+    return GlobalCost(1, len(sectors), len(lines), int(acc.active.sum()) * acc.width)
+
+
+def is_paired(acc: Access) -> bool:
+    """Every active lane n has the address of lane n^1, or every active lane that of lane n^2."""
+    lanes = np.flatnonzero(acc.active)
+    if len(lanes) == 0:
+        return False
+    return any(bool(np.all(acc.active[lanes ^ d] & (acc.addr[lanes ^ d] == acc.addr[lanes]))) for d in (1, 2))
+
+
+def phase_lanes(acc: Access) -> tuple[int, bool]:
+    """Lanes served per phase, and whether the load's lane pairs halved the phases."""
+    if acc.sass.startswith("LDSM"):  # one 8x8 matrix (8 row addresses of 16 bytes) per phase
+        return 8, False
+    lanes = max(1, LINE_BYTES // max(acc.width, BANK_BYTES))
+    if acc.op == "ld" and acc.width > BANK_BYTES and is_paired(acc):
+        return lanes * 2, True
+    return lanes, False
+
+
+def shared_cost(acc: Access) -> SharedCost:
+    """Wavefronts, ideal wavefronts and worst n-way bank conflict of a shared-memory access."""
+    per_phase, paired = phase_lanes(acc)
+    words = lane_bytes(acc)[:, ::BANK_BYTES] // BANK_BYTES
+    wavefronts = ideal = degree = 0
+    for first in range(0, LANES, per_phase):
+        active = acc.active[first : first + per_phase]
+        if not active.any():
+            continue
+        distinct = np.unique(words[first : first + per_phase][active])
+        worst = int(np.bincount(distinct % BANKS, minlength=BANKS).max())
+        wavefronts += worst
+        ideal += 1
+        degree = max(degree, worst)
+    return SharedCost(wavefronts, ideal, degree, per_phase, paired)
+
+
+def bank_words(acc: Access) -> list[list[tuple[int, int]]]:
+    """Per lane, the (bank, word) pairs it touches: what a picture of the 32 banks draws."""
+    words = lane_bytes(acc)[:, ::BANK_BYTES] // BANK_BYTES
+    return [[(int(w % BANKS), int(w)) for w in row] if a else [] for row, a in zip(words, acc.active, strict=True)]
+
+
+@dataclass
+class Totals:
+    """Sums over a launch for one counter family: warp-level instructions, global requests and sectors,
+    shared wavefronts and the wavefronts they would take without conflicts."""
+
+    instructions: float = 0
+    requests: float = 0
+    sectors: float = 0
+    wavefronts: float = 0
+    ideal: float = 0
+
+    def add(self, acc: Access, weight: float) -> None:
+        self.instructions += weight
+        if acc.space == "global":
+            cost = global_cost(acc)
+            self.requests += weight * cost.requests
+            self.sectors += weight * cost.sectors
+        else:
+            shared = shared_cost(acc)
+            self.wavefronts += weight * shared.wavefronts
+            self.ideal += weight * shared.ideal
+
+
+@dataclass
+class LaunchPrediction:
+    """Predicted counter totals of one launch, by counter family and by SASS instruction form."""
+
+    kernel: str
+    shape: Shape
+    totals: dict[str, Totals] = field(default_factory=lambda: {c: Totals() for c in CATEGORIES})
+    by_sass: dict[tuple[str, str], Totals] = field(default_factory=lambda: defaultdict(Totals))
+
+    def add(self, acc: Access, weight: float) -> None:
+        self.totals[acc.category].add(acc, weight)
+        self.by_sass[(acc.category, acc.sass)].add(acc, weight)
+
+    def ratios(self) -> dict[str, float | None]:
+        """The per-request and per-instruction figures ncu's counters give (None where there is nothing)."""
+        t = self.totals
+        return {
+            "global_ld_sectors_per_request": _div(t["global_ld"].sectors, t["global_ld"].requests),
+            "global_st_sectors_per_request": _div(t["global_st"].sectors, t["global_st"].requests),
+            "shared_ld_wavefronts_per_instruction": _div(t["shared_ld"].wavefronts, t["shared_ld"].instructions),
+            "shared_st_wavefronts_per_instruction": _div(t["shared_st"].wavefronts, t["shared_st"].instructions),
+            "shared_ld_conflicts_per_instruction": _div(
+                t["shared_ld"].wavefronts - t["shared_ld"].ideal, t["shared_ld"].instructions
+            ),
+            "shared_st_conflicts_per_instruction": _div(
+                t["shared_st"].wavefronts - t["shared_st"].ideal, t["shared_st"].instructions
+            ),
+            "ldgsts_wavefronts_per_request": _div(t["ldgsts"].wavefronts, t["global_ld"].requests)
+            if t["ldgsts"].instructions
+            else None,
+        }
+
+
+def _div(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+def _classes(items: list, key) -> list[tuple[object, int]]:
+    """(representative, count) for each distinct key, in first-seen order."""
+    reps: dict[object, list] = {}
+    for item in items:
+        entry = reps.setdefault(key(item), [item, 0])
+        entry[1] += 1
+    return [(rep, count) for rep, count in reps.values()]
+
+
+def predict_launch(model: KernelModel, shape: Shape, exhaustive: bool = False) -> LaunchPrediction:
+    """Every memory instruction of the launch, weighted by how often it runs.
+
+    Blocks and K steps with equal keys (KernelModel.block_key / step_key) cost the same, so one of each is
+    evaluated and counted as many times as it occurs; `exhaustive` evaluates every block and step (tests).
+    """
+    prediction = LaunchPrediction(model.spec.id, shape)
+    blocks = model.blocks(shape)
+    steps = list(range(model.steps(shape)))
+    if exhaustive:
+        block_classes, step_classes = [(b, 1) for b in blocks], [(s, 1) for s in steps]
+    else:
+        block_classes = _classes(blocks, lambda b: model.block_key(shape, b))
+        step_classes = _classes(steps, lambda s: model.step_key(shape, s))
+    for block, block_count in block_classes:
+        for warp in range(model.warps_per_block):
+            for step, step_count in step_classes:
+                for acc in model.step_accesses(shape, block, warp, step):
+                    prediction.add(acc, block_count * step_count)
+            for acc in model.epilogue_accesses(shape, block, warp):
+                prediction.add(acc, block_count)
+    return prediction
