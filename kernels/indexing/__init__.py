@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from kernels.indexing.base import LANES, Access, KernelModel
 from kernels.indexing.ladder import TiledModel, V1CoalescedModel, V1Model, V2Model, V3Model, V4Model, V5Model
+from kernels.indexing.pipelined import V8Model, V9Model
+from kernels.indexing.tensor import MmaAsyncModel, WmmaModel
+from kernels.indexing.vectorized import V6Model, V7Model
 from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
 
@@ -21,6 +24,12 @@ MODELS: dict[str, type[KernelModel]] = {
     "v3": V3Model,
     "v4": V4Model,
     "v5": V5Model,
+    "v6-vectorized": V6Model,
+    "v7-warptile": V7Model,
+    "v8-async": V8Model,
+    "v9-regdb": V9Model,
+    "wmma-addmm": WmmaModel,
+    "wmma-async": MmaAsyncModel,
 }
 
 

@@ -34,7 +34,8 @@ class Access:
     `row`/`col` index `array` (A, B, C, D in global memory, or the kernel's shared array, e.g. aTile[row][col]);
     a lane covers `width` bytes from `addr` (`width // elem` consecutive elements). Global addresses are byte
     offsets from the matrix's first element; shared ones from the block's shared memory. Inactive lanes
-    (guards, predicates, src-size 0 copies) touch nothing.
+    (guards, predicates, src-size 0 copies) touch nothing. The shared write of a cp.async ("ldgsts") keeps
+    its global read in `source`.
     """
 
     label: str
@@ -48,6 +49,7 @@ class Access:
     col: np.ndarray
     addr: np.ndarray
     active: np.ndarray
+    source: Access | None = None
 
     @property
     def category(self) -> str:

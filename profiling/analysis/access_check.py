@@ -1,0 +1,203 @@
+"""Predicted against measured: the indexing models' whole-launch figures (profiling/analysis/access.py) beside
+the counters Nsight Compute measured for the same launch.
+
+Two kinds of measurement are compared. The hardware counters (l1tex__*, smsp__sass_inst_executed_*) count
+what the L1 did, including wavefronts other traffic caused. The source counters of a `--set full` capture
+(memory_l1_wavefronts_shared, memory_l2_theoretical_sectors_global) are computed by ncu per instruction from
+the addresses it recorded: they show what the instructions alone cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from kernels.indexing import MODELS, model_for
+from profiling.analysis.access import LaunchPrediction, predict_launch
+from profiling.nsight.report import KernelLaunch, Report, match_catalog, nvtx_shape
+from profiling.shape import Shape
+
+TOLERANCE_PCT = 2.0
+
+# quantity: (numerator metrics, denominator metrics); ldmatrix wavefronts count among shared loads, while its
+# instructions are counted apart from smsp__sass_inst_executed_op_shared_ld.
+RATIO_METRICS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "global_ld_sectors_per_request": (
+        ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",),
+        ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",),
+    ),
+    "global_st_sectors_per_request": (
+        ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",),
+        ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",),
+    ),
+    "shared_ld_wavefronts_per_instruction": (
+        ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",),
+        ("smsp__sass_inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_ldsm.sum"),
+    ),
+    "shared_st_wavefronts_per_instruction": (
+        ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",),
+        ("smsp__sass_inst_executed_op_shared_st.sum",),
+    ),
+    "shared_ld_conflicts_per_instruction": (
+        ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",),
+        ("smsp__sass_inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_ldsm.sum"),
+    ),
+    "shared_st_conflicts_per_instruction": (
+        ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",),
+        ("smsp__sass_inst_executed_op_shared_st.sum",),
+    ),
+    "ldgsts_wavefronts_per_request": (
+        ("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ldgsts.sum",),
+        ("sm__sass_l1tex_t_requests_pipe_lsu_mem_global_op_ldgsts.sum",),
+    ),
+}
+# Metrics a capture may lack where they would be zero (the quick set has no ldmatrix counter).
+OPTIONAL_ZERO = {"smsp__inst_executed_op_ldsm.sum"}
+
+QUANTITY_LABELS = {
+    "global_ld_sectors_per_request": "global load sectors / request",
+    "global_st_sectors_per_request": "global store sectors / request",
+    "shared_ld_wavefronts_per_instruction": "shared load wavefronts / instruction",
+    "shared_st_wavefronts_per_instruction": "shared store wavefronts / instruction",
+    "shared_ld_conflicts_per_instruction": "shared load bank conflicts / instruction",
+    "shared_st_conflicts_per_instruction": "shared store bank conflicts / instruction",
+    "ldgsts_wavefronts_per_request": "cp.async shared wavefronts / request",
+    "shared_wavefronts_source_counters": "shared wavefronts, all (source counters)",
+    "global_sectors_source_counters": "global sectors, all (source counters)",
+    "shared_ld_instructions": "shared load instructions (incl. ldmatrix)",
+    "shared_st_instructions": "shared store instructions",
+    "global_ld_requests": "global load requests",
+    "global_st_requests": "global store requests",
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One predicted figure beside its measured value.
+
+    `scale` is what the difference is a percentage of: the prediction itself, except for bank conflicts,
+    which are measured against the wavefronts per instruction (a conflict-free prediction has no scale of
+    its own).
+    """
+
+    kernel: str
+    quantity: str
+    predicted: float
+    measured: float
+    source: str
+    scale: float | None = None
+
+    @property
+    def diff_pct(self) -> float | None:
+        scale = self.scale if self.scale is not None else self.predicted
+        if not scale:
+            return 0.0 if self.measured == self.predicted else None
+        return 100.0 * (self.measured - self.predicted) / scale
+
+    @property
+    def within_tolerance(self) -> bool:
+        diff = self.diff_pct
+        return diff is not None and abs(diff) <= TOLERANCE_PCT
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {
+            "label": QUANTITY_LABELS.get(self.quantity, self.quantity),
+            "diff_pct": self.diff_pct,
+            "within_tolerance": self.within_tolerance,
+        }
+
+
+def _sum(launch: KernelLaunch, names: tuple[str, ...]) -> float | None:
+    total = 0.0
+    for name in names:
+        value = launch.value(name)
+        if value is None:
+            if name in OPTIONAL_ZERO:
+                continue
+            return None
+        total += value
+    return total
+
+
+def measured_ratio(launch: KernelLaunch, quantity: str, prediction: LaunchPrediction | None = None) -> float | None:
+    """A per-request or per-instruction figure from a launch's counters (None: counters missing or zero)."""
+    num_names, den_names = RATIO_METRICS[quantity]
+    if prediction is not None and "smsp__inst_executed_op_ldsm.sum" in den_names:
+        has_ldsm = any(cat == "shared_ld" and sass.startswith("LDSM") for cat, sass in prediction.by_sass)
+        if has_ldsm and launch.value("smsp__inst_executed_op_ldsm.sum") is None:
+            return None  # ldmatrix instructions would be missing from the denominator
+    num, den = _sum(launch, num_names), _sum(launch, den_names)
+    return num / den if num is not None and den else None
+
+
+def compare_launch(launch: KernelLaunch, prediction: LaunchPrediction) -> list[Comparison]:
+    """Every figure the launch's counters allow, predicted beside measured."""
+    kid = prediction.kernel
+    out = []
+    predicted = prediction.ratios()
+    for quantity in RATIO_METRICS:
+        p, m = predicted[quantity], measured_ratio(launch, quantity, prediction)
+        if m is None or (p is None and not m):
+            continue  # not measured, or the kernel has no such instruction and ncu agrees
+        scale = predicted[quantity.replace("conflicts", "wavefronts")] if "conflicts" in quantity else None
+        out.append(Comparison(kid, quantity, p or 0.0, m, "hardware counters", scale))
+    t = prediction.totals
+    totals = {
+        "shared_wavefronts_source_counters": (
+            t["shared_ld"].wavefronts + t["shared_st"].wavefronts + t["ldgsts"].wavefronts,
+            launch.value("memory_l1_wavefronts_shared"),
+            "source counters",
+        ),
+        "global_sectors_source_counters": (
+            t["global_ld"].sectors + t["global_st"].sectors,
+            launch.value("memory_l2_theoretical_sectors_global"),
+            "source counters",
+        ),
+        "shared_ld_instructions": (
+            t["shared_ld"].instructions,
+            _sum(launch, RATIO_METRICS["shared_ld_wavefronts_per_instruction"][1]),
+            "hardware counters",
+        ),
+        "shared_st_instructions": (
+            t["shared_st"].instructions,
+            launch.value("smsp__sass_inst_executed_op_shared_st.sum"),
+            "hardware counters",
+        ),
+        "global_ld_requests": (
+            t["global_ld"].requests,
+            launch.value("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+            "hardware counters",
+        ),
+        "global_st_requests": (
+            t["global_st"].requests,
+            launch.value("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+            "hardware counters",
+        ),
+    }
+    for quantity, (p, m, source) in totals.items():
+        if m is not None and (p or m):
+            out.append(Comparison(kid, quantity, p, m, source))
+    return out
+
+
+def launch_shape(launch: KernelLaunch, k: int | None = None) -> tuple[str, Shape] | None:
+    """(catalog id, shape) of one of our launches: from the worker's NVTX range, else from the grid (then K
+    must be given)."""
+    named = nvtx_shape(launch)
+    if named is not None:
+        return named[0], Shape(named[1], named[2], named[3])
+    hit = match_catalog(launch)
+    if hit is None or k is None:
+        return None
+    return hit[0], Shape(hit[1], hit[2], k)
+
+
+def compare_report(report: Report, k: int | None = None, kernels: list[str] | None = None) -> list[Comparison]:
+    """Predicted against measured for every modelled launch of a report (optionally only `kernels`)."""
+    out = []
+    for launch in report.launches:
+        found = launch_shape(launch, k)
+        if found is None or found[0] not in MODELS or (kernels and found[0] not in kernels):
+            continue
+        kid, shape = found
+        out += compare_launch(launch, predict_launch(model_for(kid), shape))
+    return out
