@@ -221,3 +221,93 @@ def predict_launch(model: KernelModel, shape: Shape, exhaustive: bool = False) -
             for acc in model.epilogue_accesses(shape, block, warp):
                 prediction.add(acc, block_count)
     return prediction
+
+
+# --- one warp, lane by lane: what the command line prints and the pictures draw ---
+
+
+def access_record(acc: Access) -> dict:
+    """One instruction of one warp as plain data: its costs and, per lane, coordinates, address, sectors or banks."""
+    record = {
+        "label": acc.label,
+        "sass": acc.sass,
+        "space": acc.space,
+        "op": acc.op,
+        "category": acc.category,
+        "array": acc.array,
+        "bytes_per_lane": acc.width,
+        "elements_per_lane": acc.width // acc.elem,
+        "active_lanes": int(acc.active.sum()),
+    }
+    if acc.space == "global":
+        cost = global_cost(acc)
+        record |= {"requests": cost.requests, "sectors": cost.sectors, "lines": cost.lines, "bytes": cost.bytes}
+    else:
+        cost = shared_cost(acc)
+        record |= {
+            "wavefronts": cost.wavefronts,
+            "ideal_wavefronts": cost.ideal,
+            "conflict_degree": cost.degree,
+            "lanes_per_phase": cost.phase_lanes,
+            "paired": cost.paired,
+        }
+    banks = bank_words(acc) if acc.space == "shared" else None
+    record["lanes"] = [
+        {
+            "lane": lane,
+            "active": bool(acc.active[lane]),
+            "row": int(acc.row[lane]),
+            "col": int(acc.col[lane]),
+            "address": int(acc.addr[lane]),
+        }
+        | (
+            {
+                "sectors": sorted(
+                    {int(acc.addr[lane]) // SECTOR_BYTES, (int(acc.addr[lane]) + acc.width - 1) // SECTOR_BYTES}
+                )
+            }
+            if acc.space == "global"
+            else {"banks": sorted({b for b, _ in banks[lane]})}
+        )
+        for lane in range(LANES)
+    ]
+    return record
+
+
+def warp_view(model: KernelModel, shape: Shape, block: tuple[int, int], warp: int, step: int) -> dict:
+    """Everything warp `warp` of `block` does in K step `step`, and in the epilogue, lane by lane."""
+    row0, col0 = model.block_origin(shape, block)
+    threads = model.warp_threads(warp)
+    return {
+        "kernel": model.spec.id,
+        "shape": {"m": shape.m, "n": shape.n, "k": shape.k},
+        "grid": list(model.grid(shape)),
+        "block": list(block),
+        "tile": {"row0": row0, "col0": col0, "rows": model.spec.tile_m, "cols": model.spec.tile_n},
+        "warp": warp,
+        "threads": {"tid": threads.tid.tolist(), "x": threads.tx.tolist(), "y": threads.ty.tolist()},
+        "step": step,
+        "steps": model.steps(shape),
+        "k_range": [step * model.bk, min((step + 1) * model.bk, shape.k)],
+        "instructions": [access_record(a) for a in model.step_accesses(shape, block, warp, step)],
+        "epilogue": [access_record(a) for a in model.epilogue_accesses(shape, block, warp)],
+    }
+
+
+def tile_map(model: KernelModel, shape: Shape, block: tuple[int, int]) -> dict:
+    """The matrix view of one block: its C tile, the C elements each of its threads computes (inside C), and
+    the A rows and B columns it reads along K."""
+    row0, col0 = model.block_origin(shape, block)
+    rows, cols = model.thread_elements(shape, block)
+    inside = (rows < shape.m) & (cols < shape.n)
+    return {
+        "kernel": model.spec.id,
+        "block": list(block),
+        "tile": {"row0": row0, "col0": col0, "rows": model.spec.tile_m, "cols": model.spec.tile_n},
+        "a_rows": [row0, min(row0 + model.spec.tile_m, shape.m)],
+        "b_cols": [col0, min(col0 + model.spec.tile_n, shape.n)],
+        "threads": [
+            {"tid": t, "rows": rows[t][inside[t]].tolist(), "cols": cols[t][inside[t]].tolist()}
+            for t in range(rows.shape[0])
+        ],
+    }

@@ -9,11 +9,13 @@ the addresses it recorded: they show what the instructions alone cost.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 from kernels.indexing import MODELS, model_for
 from profiling.analysis.access import LaunchPrediction, predict_launch
 from profiling.nsight.report import KernelLaunch, Report, match_catalog, nvtx_shape
+from profiling.nsight.source_page import SassInstruction
 from profiling.shape import Shape
 
 TOLERANCE_PCT = 2.0
@@ -200,4 +202,59 @@ def compare_report(report: Report, k: int | None = None, kernels: list[str] | No
             continue
         kid, shape = found
         out += compare_launch(launch, predict_launch(model_for(kid), shape))
+    return out
+
+
+# --- per instruction form, against the source page (kernels compiled as the capture ran them) ---
+
+_NOISE = re.compile(r"\.(CONSTANT|LTC128B)\b")
+
+
+def sass_form(opcode: str) -> str:
+    """A SASS opcode without modifiers that do not change the access: 'LDG.E.128.CONSTANT' -> 'LDG.E.128'."""
+    return _NOISE.sub("", opcode)
+
+
+def sass_totals(instructions: list[SassInstruction]) -> dict[tuple[str, str], dict[str, float]]:
+    """(counter family, instruction form) -> executions, shared wavefronts and global sectors, summed over a
+    kernel's SASS instructions as the source page counts them (cp.async: a global_ld and an ldgsts entry)."""
+    out: dict[tuple[str, str], dict[str, float]] = {}
+
+    def add(key: tuple[str, str], executed: float, wavefronts: float = 0, sectors: float = 0) -> None:
+        entry = out.setdefault(key, {"executed": 0.0, "wavefronts": 0.0, "sectors": 0.0})
+        entry["executed"] += executed
+        entry["wavefronts"] += wavefronts
+        entry["sectors"] += sectors
+
+    for ins in instructions:
+        if not ins.executed or ins.space not in ("Shared", "Global", "Global,Shared"):
+            continue
+        form = sass_form(ins.opcode)
+        wavefronts = ins.counters.get("L1 Wavefronts Shared") or 0
+        sectors = ins.counters.get("L2 Theoretical Sectors Global") or 0
+        if ins.space == "Global,Shared":
+            add(("global_ld", form), ins.executed, sectors=sectors)
+            add(("ldgsts", form), ins.executed, wavefronts=wavefronts)
+        elif ins.space == "Shared":
+            add(("shared_ld" if ins.operation == "Load" else "shared_st", form), ins.executed, wavefronts=wavefronts)
+        else:
+            add(("global_ld" if ins.operation == "Load" else "global_st", form), ins.executed, sectors=sectors)
+    return out
+
+
+def compare_sass(instructions: list[SassInstruction], prediction: LaunchPrediction) -> list[Comparison]:
+    """Per instruction form: executions, and wavefronts (shared) or sectors (global), predicted beside the
+    source page's per-instruction counters of the same launch."""
+    measured = sass_totals(instructions)
+    out = []
+    for key in sorted(set(measured) | set(prediction.by_sass)):
+        cat, form = key
+        p = prediction.by_sass.get(key)
+        m = measured.get(key, {"executed": 0.0, "wavefronts": 0.0, "sectors": 0.0})
+        pe, pw, ps = (p.instructions, p.wavefronts, p.sectors) if p else (0.0, 0.0, 0.0)
+        out.append(Comparison(prediction.kernel, f"{form} {cat} executions", pe, m["executed"], "source page"))
+        if cat in ("shared_ld", "shared_st", "ldgsts"):
+            out.append(Comparison(prediction.kernel, f"{form} {cat} wavefronts", pw, m["wavefronts"], "source page"))
+        else:
+            out.append(Comparison(prediction.kernel, f"{form} {cat} sectors", ps, m["sectors"], "source page"))
     return out
