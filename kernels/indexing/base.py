@@ -91,11 +91,13 @@ def shared_access(
 
 
 def _lanes(values: np.ndarray | int) -> np.ndarray:
-    return np.broadcast_to(np.asarray(values, dtype=np.int64), (LANES,)).copy()
+    array = np.asarray(values, dtype=np.int64)
+    return array if array.shape == (LANES,) else np.full(LANES, array, dtype=np.int64)
 
 
 def _mask(active: np.ndarray | bool) -> np.ndarray:
-    return np.broadcast_to(np.asarray(active, dtype=bool), (LANES,)).copy()
+    array = np.asarray(active, dtype=bool)
+    return array if array.shape == (LANES,) else np.full(LANES, array, dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,11 @@ class KernelModel:
     def source_constants(self) -> dict[str, int]:
         """The same constants read from the `.cu` source (defines, constexprs or template arguments)."""
         return {}
+
+    def missing_statements(self, source: str | None = None) -> list[str]:
+        """The transcribed statements no longer found in the source (whitespace aside): the model has drifted."""
+        text = normalized(self.spec.read_source() if source is None else source)
+        return [s for s in self.source_statements if normalized(s) not in text]
 
     # --- launch geometry ---
     @property

@@ -105,17 +105,18 @@ def phase_lanes(acc: Access) -> tuple[int, bool]:
 def shared_cost(acc: Access) -> SharedCost:
     """Wavefronts, ideal wavefronts and worst n-way bank conflict of a shared-memory access."""
     per_phase, paired = phase_lanes(acc)
-    words = lane_bytes(acc)[:, ::BANK_BYTES] // BANK_BYTES
-    wavefronts = ideal = degree = 0
-    for first in range(0, LANES, per_phase):
-        active = acc.active[first : first + per_phase]
-        if not active.any():
-            continue
-        distinct = np.unique(words[first : first + per_phase][active])
-        worst = int(np.bincount(distinct % BANKS, minlength=BANKS).max())
-        wavefronts += worst
-        ideal += 1
-        degree = max(degree, worst)
+    lanes = np.flatnonzero(acc.active)
+    if len(lanes) == 0:
+        return SharedCost(0, 0, 0, per_phase, paired)
+    words = (lane_bytes(acc)[lanes, ::BANK_BYTES] // BANK_BYTES).ravel()
+    phases = np.repeat(lanes // per_phase, acc.width // BANK_BYTES)
+    # distinct (phase, word) pairs, then how many distinct words each (phase, bank) serves
+    phase_words = np.unique(phases.astype(np.int64) << 40 | words)
+    phase_banks = (phase_words >> 40) * BANKS + (phase_words & ((1 << 40) - 1)) % BANKS
+    n_phases = -(-LANES // per_phase)
+    per_bank = np.bincount(phase_banks, minlength=n_phases * BANKS).reshape(n_phases, BANKS).max(axis=1)
+    used = np.unique(phase_words >> 40)
+    wavefronts, ideal, degree = int(per_bank[used].sum()), len(used), int(per_bank[used].max())
     if acc.op == "ldgsts" and acc.source is not None:
         # the fill is written as the source lines arrive, at least one wavefront per line (fitted; see above)
         wavefronts += max(global_cost(acc.source).lines - ideal, 0)
@@ -139,16 +140,18 @@ class Totals:
     wavefronts: float = 0
     ideal: float = 0
 
-    def add(self, acc: Access, weight: float) -> None:
+    def add(self, acc: Access, weight: float, cost: GlobalCost | SharedCost) -> None:
         self.instructions += weight
-        if acc.space == "global":
-            cost = global_cost(acc)
+        if isinstance(cost, GlobalCost):
             self.requests += weight * cost.requests
             self.sectors += weight * cost.sectors
         else:
-            shared = shared_cost(acc)
-            self.wavefronts += weight * shared.wavefronts
-            self.ideal += weight * shared.ideal
+            self.wavefronts += weight * cost.wavefronts
+            self.ideal += weight * cost.ideal
+
+
+def access_cost(acc: Access) -> GlobalCost | SharedCost:
+    return global_cost(acc) if acc.space == "global" else shared_cost(acc)
 
 
 @dataclass
@@ -160,9 +163,10 @@ class LaunchPrediction:
     totals: dict[str, Totals] = field(default_factory=lambda: {c: Totals() for c in CATEGORIES})
     by_sass: dict[tuple[str, str], Totals] = field(default_factory=lambda: defaultdict(Totals))
 
-    def add(self, acc: Access, weight: float) -> None:
-        self.totals[acc.category].add(acc, weight)
-        self.by_sass[(acc.category, acc.sass)].add(acc, weight)
+    def add(self, acc: Access, weight: float, cost: GlobalCost | SharedCost | None = None) -> None:
+        cost = cost or access_cost(acc)
+        self.totals[acc.category].add(acc, weight, cost)
+        self.by_sass[(acc.category, acc.sass)].add(acc, weight, cost)
 
     def ratios(self) -> dict[str, float | None]:
         """The per-request and per-instruction figures ncu's counters give (None where there is nothing)."""
@@ -206,6 +210,16 @@ def predict_launch(model: KernelModel, shape: Shape, exhaustive: bool = False) -
     evaluated and counted as many times as it occurs; `exhaustive` evaluates every block and step (tests).
     """
     prediction = LaunchPrediction(model.spec.id, shape)
+    shared_costs: dict[tuple, SharedCost] = {}  # the same shared addresses recur in every block and step
+
+    def add(acc: Access, weight: int) -> None:
+        cost = None
+        if acc.space == "shared":
+            lines = global_cost(acc.source).lines if acc.source is not None else 0
+            key = (acc.sass, acc.op, acc.width, lines, acc.addr.tobytes(), acc.active.tobytes())
+            cost = shared_costs.get(key) or shared_costs.setdefault(key, shared_cost(acc))
+        prediction.add(acc, weight, cost)
+
     blocks = model.blocks(shape)
     steps = list(range(model.steps(shape)))
     if exhaustive:
@@ -217,9 +231,9 @@ def predict_launch(model: KernelModel, shape: Shape, exhaustive: bool = False) -
         for warp in range(model.warps_per_block):
             for step, step_count in step_classes:
                 for acc in model.step_accesses(shape, block, warp, step):
-                    prediction.add(acc, block_count * step_count)
+                    add(acc, block_count * step_count)
             for acc in model.epilogue_accesses(shape, block, warp):
-                prediction.add(acc, block_count)
+                add(acc, block_count)
     return prediction
 
 
