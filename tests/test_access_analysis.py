@@ -1,6 +1,7 @@
 """Access costs (profiling/analysis/access.py) on hand-made lane patterns, and the indexing models' whole-launch
-predictions against the real ncu captures: the hardware counters of the ladder at 1024 (H100 full set, H100 and
-H200 quick sets) and, instruction form by instruction form, the H100 source page (CPU only)."""
+predictions against the real ncu captures: the hardware counters of the catalog at 1024 (H100 full set, H100 and
+H200 quick sets) and at awkward sizes (1000^3, 997x1003x999, 1008^3), and, instruction form by instruction form,
+the source pages of both H100 captures (CPU only)."""
 
 from __future__ import annotations
 
@@ -22,27 +23,22 @@ from profiling.shape import Shape
 ROOT = Path(__file__).resolve().parent.parent
 WHY_1024 = ROOT / "results/h100-2026-11-22/ncu_why_1024_raw.csv"
 SASS_1024 = ROOT / "results/h100-2026-11-22/source_why_1024_sass.csv.gz"
+AWKWARD_RAW = ROOT / "results/h100-2026-11-22-access/ncu_access_awkward_raw.csv"
+AWKWARD_SASS = ROOT / "results/h100-2026-11-22-access/source_access_awkward_sass.csv.gz"
 QUICK_1024 = [
     ROOT / "results/h100-2026-11-22/ncu_ladder_1024_raw.csv",
     ROOT / "results/h200-2026-11-22/ncu_ladder_1024_raw.csv",
 ]
 LANE = np.arange(LANES)
 
-# Where measurement and model part, and why (each is also asserted below, so it cannot vanish unseen):
-# - the TILE_WIDTH kernels' shared stores: the L1 counts 7-16 % more store wavefronts than their STS need (the
-#   excess equals its store bank-conflict counter, while the per-instruction source counters match the model
-#   exactly): extra conflict cycles the stores meet from other warps' traffic, not from their own addresses;
-# - wmma-async's cp.async writes: one of its two A copies per slice costs 8 wavefronts per instruction on the
-#   source page and the other 4, with the same address pattern; the model predicts 8 for both.
+# Where measurement and model part: the TILE_WIDTH kernels' shared stores. The L1 counts 6-17 % more store
+# wavefronts than their STS need; the excess equals its store bank-conflict counter, while ncu's per-instruction
+# source counters match the model exactly: conflict cycles the stores meet from other warps' traffic, not from
+# their own addresses. (Also not predicted, so not compared: the shared writes of cp.async, access.py says why.)
 FINDINGS = {
-    ("tiled-8", "shared_st_wavefronts_per_instruction"),
-    ("tiled-8", "shared_st_conflicts_per_instruction"),
-    ("tiled-16", "shared_st_wavefronts_per_instruction"),
-    ("tiled-16", "shared_st_conflicts_per_instruction"),
-    ("tiled-32", "shared_st_wavefronts_per_instruction"),
-    ("tiled-32", "shared_st_conflicts_per_instruction"),
-    ("wmma-async", "ldgsts_wavefronts_per_request"),
-    ("wmma-async", "shared_wavefronts_source_counters"),
+    (kid, quantity)
+    for kid in ("tiled-8", "tiled-16", "tiled-32")
+    for quantity in ("shared_st_wavefronts_per_instruction", "shared_st_conflicts_per_instruction")
 }
 
 
@@ -145,10 +141,18 @@ def test_the_findings_are_what_the_comment_says(why_rows: list[Comparison]) -> N
         hardware = by[(kid, "shared_st_wavefronts_per_instruction")]
         assert hardware.predicted == 1.0 and 5 < hardware.diff_pct < 20
         assert by[(kid, "shared_wavefronts_source_counters")].diff_pct == 0.0
-    ldgsts = by[("wmma-async", "ldgsts_wavefronts_per_request")]
-    assert -15 < ldgsts.diff_pct < -5
-    assert by[("v8-async", "ldgsts_wavefronts_per_request")].diff_pct == 0.0
-    assert by[("v9-regdb", "ldgsts_wavefronts_per_request")].diff_pct == 0.0
+    for kid in ("v8-async", "v9-regdb", "wmma-async"):  # cp.async writes: the source-counter total would hold them
+        assert (kid, "shared_wavefronts_source_counters") not in by
+        assert (kid, "shared_ld_wavefronts_per_instruction") in by
+    assert not any("ldgsts" in r.quantity for r in why_rows)
+
+
+def test_predictions_match_the_awkward_size_capture() -> None:
+    rows = compare_report(load_report(AWKWARD_RAW))
+    assert {r.kernel for r in rows} == set(MODELS)
+    _check(rows, "H100 awkward sizes")
+    # 28 launches: the 13 FP32 kernels at two sizes, the 2 tensor-core kernels at one
+    assert sum(1 for r in rows if r.quantity == "global_ld_sectors_per_request") == 2 * len(MODELS) - 2
 
 
 @pytest.mark.parametrize("path", QUICK_1024, ids=["h100", "h200"])
@@ -182,14 +186,19 @@ def test_source_page_reader_rejects_other_text() -> None:
         parse_source_page('"Kernel Name","k"\n"Line No","Source"\n"1","x"\n')
 
 
-def test_every_instruction_form_matches_the_source_page(sass_page: dict) -> None:
-    by_entry = {entry_of(name): rows for name, rows in sass_page.items()}
-    shape = Shape(1024, 1024, 1024)
+@pytest.mark.parametrize(
+    "path,fp32_shape",
+    [(SASS_1024, Shape(1024, 1024, 1024)), (AWKWARD_SASS, Shape(997, 1003, 999))],
+    ids=["1024", "awkward"],
+)
+def test_every_instruction_form_matches_the_source_page(path: Path, fp32_shape: Shape) -> None:
+    # the page holds the last launch of each function: the tensor-core kernels ran at 1008^3 in the awkward capture
+    half_shape = Shape(1024, 1024, 1024) if fp32_shape.m == 1024 else Shape(1008, 1008, 1008)
+    by_entry = {entry_of(name): rows for name, rows in load_source_page(path).items()}
     for kid in MODELS:
-        rows = compare_sass(by_entry[get_kernel(kid).entry], predict_launch(model_for(kid), shape))
+        model = model_for(kid)
+        shape = half_shape if model.spec.dtype == "float16" else fp32_shape
+        rows = compare_sass(by_entry[get_kernel(kid).entry], predict_launch(model, shape))
         assert len(rows) >= 4
         for row in rows:
-            if (kid, row.quantity) == ("wmma-async", "LDGSTS.E.BYPASS.128 ldgsts wavefronts"):
-                assert -15 < row.diff_pct < -5  # the finding above, per instruction
-                continue
             assert row.within_tolerance, f"{kid}: {row.quantity} predicted {row.predicted} measured {row.measured}"
