@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling import charts
 from profiling.app import data, ui
 
 st.set_page_config(page_title="GEMM Lens", page_icon="🔎", layout="wide")
@@ -42,7 +43,7 @@ with right:
 if bundle is not None and bundle.bench_files:
     st.subheader("Bundled benchmark at a glance")
     ui.bundled_caption(bundle)
-    st.plotly_chart(data.tflops_figure(data.bench_frame(ui.bench_document(bundle.name))), key="glance")
+    st.plotly_chart(charts.tflops_figure(data.bench_frame(ui.bench_document(bundle.name))), key="glance")
 
 st.subheader("Pages")
 st.markdown(

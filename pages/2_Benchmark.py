@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from kernels.catalog import CATALOG
-from profiling import usecases
+from profiling import charts, usecases
 from profiling.app import data, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_sizes
@@ -68,8 +68,8 @@ if frame.empty:
 st.subheader("Results")
 st.dataframe(data.bench_table(frame), hide_index=True, width="stretch")
 left, right = st.columns(2)
-left.plotly_chart(data.tflops_figure(frame), key="tflops")
-right.plotly_chart(data.pct_cublas_figure(frame), key="pct_cublas")
+left.plotly_chart(charts.tflops_figure(frame), key="tflops")
+right.plotly_chart(charts.pct_cublas_figure(frame), key="pct_cublas")
 
 with st.expander("Save this run to the store (Review page)"):
     with st.form("save_bench"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling import charts
 from profiling.app import data, ui
 from profiling.errors import GemmLensError
 
@@ -22,7 +23,7 @@ source = st.selectbox("Data", choices, key="roof_source")
 try:
     if source in reports:
         chosen = reports[source]
-        points = data.report_roofline_points(chosen)
+        points = charts.report_roofline_points(chosen)
         device = benches[next(iter(benches))].get("device") if benches and source.startswith("bundled") else None
         ceilings = data.ceilings_for(device, chosen[0][1])
         st.caption("Hierarchical roofline from Nsight Compute: one point per launch and memory level "
@@ -32,7 +33,7 @@ try:
         frame = data.bench_frame(document)
         sizes = list(dict.fromkeys(frame["size"]))
         size = st.selectbox("Size", sizes, index=len(sizes) - 1, key="roof_size")
-        points = data.bench_roofline_points(frame, size)
+        points = charts.bench_roofline_points(frame, size)
         ceilings = data.ceilings_for(document.get("device"))
         st.caption("Algorithmic roofline: 2MNK FLOPs over the minimum traffic (read A and B, write C); "
                    "tensor-core kernels are measured against the FP16 tensor ceiling.")  # fmt: skip
@@ -45,7 +46,7 @@ try:
     measured = data.measured_ceilings(bundle if source.startswith("bundled") else None, ceilings.device_name)
     if measured is not None and st.toggle("Draw the measured ceilings", key="roof_measured"):
         ceilings = measured
-    fig = data.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
+    fig = charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
     st.plotly_chart(fig, key="roofline")
     table = data.roofline_table(points, ceilings)
     st.dataframe(table, hide_index=True, width="stretch")

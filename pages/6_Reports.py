@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling import charts
 from profiling.app import data, ui
 from profiling.errors import GemmLensError
 
@@ -37,7 +38,7 @@ st.dataframe(table, hide_index=True, width="stretch")
 
 tab_roof, tab_find, tab_occ, tab_cmp = st.tabs(["Roofline", "Findings", "Occupancy", "Compare side by side"])
 with tab_roof:
-    points = data.report_roofline_points(reports)
+    points = charts.report_roofline_points(reports)
     if points.empty:
         st.info(
             "These reports lack FLOP counts or bytes per level, so there is no roofline (profile with --set quick or full)."
@@ -45,7 +46,7 @@ with tab_roof:
     else:
         try:
             ceilings = data.ceilings_for(None, reports[0][1])
-            st.plotly_chart(data.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
+            st.plotly_chart(charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
                             key="report_roofline")  # fmt: skip
         except GemmLensError as exc:
             ui.show_error(exc)

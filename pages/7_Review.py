@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling import charts
 from profiling.app import data, ui
 from profiling.errors import GemmLensError
 from profiling.runs import review
@@ -76,9 +77,9 @@ with tab_cmp:
         else:
             st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
             st.dataframe(data.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
-        roof = data.review_roofline(baseline, candidates)
+        roof = charts.review_roofline(baseline, candidates, data.run_ceilings(baseline))
         st.plotly_chart(roof, key="review_roofline")
-        for i, fig in enumerate(review.comparison_figures(baseline, candidates, comparison)):
+        for i, fig in enumerate(charts.comparison_figures(baseline, candidates, comparison)):
             st.plotly_chart(fig, key=f"cmp_fig{i}")
         e1, e2, e3 = st.columns(3)
         html_doc = review.report_html(baseline, candidates, comparison, threshold_pct=threshold, extra_figures=[roof])
@@ -112,5 +113,5 @@ with tab_hist:
         metric = h2.selectbox("Metric", [m.key for m in review.METRICS], key="hist_metric",
                               format_func=lambda k: review.METRIC_BY_KEY[k].label)  # fmt: skip
         history = review.kernel_history(results, kernel, metric=metric)
-        st.plotly_chart(review.history_figure(history, kernel, metric), key="history")
+        st.plotly_chart(charts.history_figure(history, kernel, review.METRIC_BY_KEY[metric].label), key="history")
         st.dataframe(history, hide_index=True, width="stretch")

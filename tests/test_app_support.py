@@ -14,7 +14,7 @@ import pytest
 
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
-from profiling import usecases
+from profiling import charts, usecases
 from profiling.app import data
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.errors import InvalidInput, ReportError
@@ -98,12 +98,12 @@ def test_merged_bench_has_every_result(doc) -> None:
 
 def test_bench_charts_have_one_trace_per_kernel(doc) -> None:
     frame = data.bench_frame(doc)
-    fig = data.tflops_figure(frame)
+    fig = charts.tflops_figure(frame)
     assert {t.name for t in fig.data} == set(frame["kernel"])
     v3 = next(t for t in fig.data if t.name == "v3")
     assert list(v3.x) == list(frame[frame.kernel == "v3"]["size"])
     assert "8192x8192x8192" in list(v3.x)
-    bars = data.pct_cublas_figure(frame)
+    bars = charts.pct_cublas_figure(frame)
     assert "cublas" not in {t.name for t in bars.data} and "v5" in {t.name for t in bars.data}
 
 
@@ -119,9 +119,9 @@ def test_sweep_sizes() -> None:
 
 def test_bench_roofline_has_a_point_per_kernel(doc) -> None:
     frame = data.bench_frame(doc)
-    points = data.bench_roofline_points(frame, "8192x8192x8192")
-    fig = data.roofline(points, data.ceilings_for(doc["device"]), "t")
-    assert data.kernel_points(fig) == {k: 1 for k in frame[frame["size"] == "8192x8192x8192"]["kernel"]}
+    points = charts.bench_roofline_points(frame, "8192x8192x8192")
+    fig = charts.roofline(points, data.ceilings_for(doc["device"]), "t")
+    assert charts.kernel_points(fig) == {k: 1 for k in frame[frame["size"] == "8192x8192x8192"]["kernel"]}
     assert points.set_index("kernel").loc["cublas-hgemm", "compute"] == "tensor"
     assert any("FP16 tensor" in (t.name or "") for t in fig.data)
 
@@ -135,9 +135,9 @@ def _ladder_1024(reports: list) -> list:
 
 def test_report_roofline_has_three_levels_per_launch(reports) -> None:
     reports = _ladder_1024(reports)  # tests/fixtures/ncu/raw.csv is the same capture
-    points = data.report_roofline_points(reports)
-    fig = data.roofline(points, data.ceilings_for(None, reports[0][1]), "t")
-    counts = data.kernel_points(fig)
+    points = charts.report_roofline_points(reports)
+    fig = charts.roofline(points, data.ceilings_for(None, reports[0][1]), "t")
+    counts = charts.kernel_points(fig)
     assert set(counts) == {"cublas", "v1", "v1-coalesced", "v2", "tiled-8", "tiled-16", "tiled-32", "v3", "v4", "v5"}
     assert set(counts.values()) == {3}
     table = data.roofline_table(points, data.ceilings_for(None, reports[0][1]))
@@ -217,7 +217,7 @@ def test_md_escape_neutralises_markdown_and_html() -> None:
     escaped = data.md_escape(hostile)
     for ch in "*<>[]():$":
         assert ch not in escaped.replace("\\" + ch, "")
-    assert data.plot_text("void f<8>(float*)") == "void f&lt;8&gt;(float*)"
+    assert charts.plot_text("void f<8>(float*)") == "void f&lt;8&gt;(float*)"
     assert data.one_line("first\n\nsecond") == "first"
 
 
@@ -300,12 +300,12 @@ def test_review_styles_and_roofline(bundle) -> None:
     html = data.style_side_by_side(side).to_html()
     assert review.VERDICT_COLORS["improvement"] in html
     assert "Time (ms) verdict" not in html
-    fig = data.review_roofline(base, [cand])
+    fig = charts.review_roofline(base, [cand], data.run_ceilings(base))
     baseline_traces = [t for t in fig.data if (t.legendgroup or "").startswith("baseline:")]
     links = [t for t in fig.data if (t.legendgroup or "").startswith("link:")]
     assert len(baseline_traces) == len({r["kernel"] for r in base["results"]})
     assert len(links) == len(base["results"])
-    assert data.kernel_points(fig) == {r["kernel"]: 1 for r in base["results"]}
+    assert charts.kernel_points(fig) == {r["kernel"]: 1 for r in base["results"]}
 
 
 def test_run_tables(bundle) -> None:

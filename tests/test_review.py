@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from profiling.charts import history_figure
 from profiling.errors import InvalidInput
 from profiling.runs import review, store
 from profiling.runs.store import RunStore
@@ -184,7 +185,7 @@ def test_kernel_history_per_device(tmp_path: Path) -> None:
     assert history["value"].tolist() == [3.0, 2.5, 2.0]
     both = review.kernel_history(rows, "v3", metric="tflops")
     assert sorted(set(both["device_name"])) == ["A100", "NVIDIA H100 80GB HBM3"]
-    fig = review.history_figure(both, "v3", "tflops")
+    fig = history_figure(both, "v3", review.METRIC_BY_KEY["tflops"].label)
     assert sorted(t.name for t in fig.data) == ["A100 4096x4096x4096", "NVIDIA H100 80GB HBM3 4096x4096x4096"]
 
 

@@ -18,12 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from kernels.catalog import CATALOG, KernelSpec
 from kernels.registry import get_kernel
 from profiling.analysis.device_model import Ceilings, best_ceilings
-from profiling.charts import algorithmic_point, kernel_color, roofline_figure
 from profiling.errors import InvalidInput, ReportError
 from profiling.gpu.env import tool_path
 from profiling.nsight import load as ncu_load
@@ -54,11 +52,6 @@ def one_line(text: object, limit: int = 400) -> str:
 def md_escape(text: object) -> str:
     """Backslash-escape every Markdown/HTML-significant character so user text shows literally in st.markdown."""
     return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
-
-
-def plot_text(text: object) -> str:
-    """Text for plotly labels and hovers: plotly reads a subset of HTML, so user text is entity-escaped."""
-    return html.escape(str(text), quote=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -267,52 +260,6 @@ def bench_table(frame: pd.DataFrame) -> pd.DataFrame:
     return view.rename(columns=BENCH_TABLE_COLUMNS)
 
 
-def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Figure:
-    """One line per kernel: TFLOP/s against problem size (x = sizes in FLOP order), catalog colours."""
-    ok = frame[(frame["status"] == "ok") & frame["tflops"].notna()]
-    sizes = list(dict.fromkeys(ok.sort_values("flops")["size"]))
-    fig = go.Figure()
-    for kernel, part in ok.groupby("kernel", sort=False):
-        part = part.sort_values("flops")
-        fig.add_trace(
-            go.Scatter(
-                x=part["size"],
-                y=part["tflops"],
-                mode="lines+markers",
-                name=plot_text(kernel),
-                line={"color": kernel_color(str(kernel))},
-                hovertemplate="%{x}<br>%{y:.2f} TFLOP/s<extra>%{fullData.name}</extra>",
-            )
-        )
-    fig.update_xaxes(title_text="size (MxNxK)", type="category", categoryorder="array", categoryarray=sizes)
-    fig.update_yaxes(title_text="TFLOP/s")
-    fig.update_layout(title_text=title, template="plotly_white", legend_title_text="kernel")
-    return fig
-
-
-def pct_cublas_figure(frame: pd.DataFrame, title: str = "% of cuBLAS (same operation, same run)") -> go.Figure:
-    """Grouped bars: % of the library reference per kernel, one bar per size; references left out."""
-    refs = {s.id for s in CATALOG if s.is_reference}
-    ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
-    fig = go.Figure()
-    for kernel, part in ok.groupby("kernel", sort=False):
-        part = part.sort_values("flops")
-        fig.add_trace(
-            go.Bar(
-                x=part["size"],
-                y=part["pct_cublas"],
-                name=plot_text(kernel),
-                marker_color=kernel_color(str(kernel)),
-                hovertemplate="%{x}<br>%{y:.1f}% of cuBLAS<extra>%{fullData.name}</extra>",
-            )
-        )
-    fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS")
-    fig.update_xaxes(title_text="size (MxNxK)", type="category")
-    fig.update_yaxes(title_text="% of cuBLAS")
-    fig.update_layout(title_text=title, barmode="group", template="plotly_white", legend_title_text="kernel")
-    return fig
-
-
 def sweep_sizes(start: int, stop: int, factor: int = 2) -> list[int]:
     """Square sizes start, start*factor, ... up to stop (inclusive); InvalidInput for a bad range."""
     if start < 1 or stop < start or factor < 2:
@@ -338,60 +285,6 @@ def ceilings_for(device: Mapping[str, Any] | None = None, report: ncu_report.Rep
         name = report.launches[0].attributes.get("device__attribute_display_name")
     info = dict(device) if device else None
     return best_ceilings(ncu_metrics=metrics, device_info=info, device_name=name or (info or {}).get("name"))
-
-
-def bench_roofline_points(frame: pd.DataFrame, size: str | None = None) -> pd.DataFrame:
-    """Algorithmic roofline points (2MNK over the minimum A+B+C traffic) for ok results, one per kernel.
-
-    `size` picks one problem size ("4096x4096x4096"); None keeps every size. Tensor-core AddMM points
-    carry compute="tensor" so they are measured against the FP16 tensor ceiling.
-    """
-    ok = frame[(frame["status"] == "ok") & frame["median_ms"].notna()]
-    if size is not None:
-        ok = ok[ok["size"] == size]
-    rows = []
-    for r in ok.itertuples():
-        half = r.operation == "hgemm_addmm"
-        point = algorithmic_point(str(r.kernel), int(r.m), int(r.n), int(r.k), r.median_ms / 1e3, 2 if half else 4)
-        point["compute"] = "tensor" if half else "fp32"
-        rows.append(point)
-    return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute"])
-
-
-def report_roofline_points(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
-    """Hierarchical (L1/L2/DRAM) points of every launch; kernel = catalog id when the launch is ours."""
-    frames = []
-    for source, report in reports:
-        points = ncu_report.roofline_points(report)
-        if points.empty:
-            continue
-        ids = {ncu_report.launch_label(launch): ncu_report.match_catalog(launch) for launch in report.launches}
-        points["kernel"] = [
-            ids[label][0] if ids.get(label) else plot_text(kernel)
-            for kernel, label in zip(points["kernel"], points["label"], strict=True)
-        ]
-        points["label"] = [plot_text(label) for label in points["label"]]
-        points["source"] = source
-        frames.append(points)
-    if not frames:
-        return pd.DataFrame(columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute", "source"])
-    return pd.concat(frames, ignore_index=True)
-
-
-def roofline(points: pd.DataFrame, ceilings: Ceilings, title: str) -> go.Figure:
-    """charts.roofline_figure with the tensor ceiling shown when any point is a tensor-core kernel."""
-    tensor = "compute" in points.columns and bool((points["compute"] == "tensor").any())
-    return roofline_figure(points, ceilings, title=plot_text(title), show_tensor=tensor)
-
-
-def kernel_points(fig: go.Figure) -> dict[str, int]:
-    """Number of plotted points per kernel trace in a roofline figure (ceilings and the level key excluded)."""
-    counts: dict[str, int] = {}
-    for trace in fig.data:
-        group = trace.legendgroup or ""
-        if group.startswith("kernel:"):
-            counts[group.removeprefix("kernel:")] = counts.get(group.removeprefix("kernel:"), 0) + len(trace.x)
-    return counts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -760,7 +653,7 @@ def style_side_by_side(side: pd.DataFrame):  # -> pandas.io.formats.style.Styler
     return styler
 
 
-def _run_ceilings(run: Mapping[str, Any]) -> Ceilings | None:
+def run_ceilings(run: Mapping[str, Any]) -> Ceilings | None:
     """Ceilings for a saved run's device: its properties when recorded, else the built-in table by name."""
     device = dict(run.get("device") or {})
     device.setdefault("name", run.get("device_name"))
@@ -770,66 +663,6 @@ def _run_ceilings(run: Mapping[str, Any]) -> Ceilings | None:
         return best_ceilings(device_name=device.get("name"))
     except InvalidInput:
         return None
-
-
-def review_roofline(baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]]) -> go.Figure:
-    """Algorithmic roofline of the baseline (open markers) and candidates (filled), each candidate point
-    linked to the baseline point of the same kernel and size by a dotted line."""
-    from profiling.runs.store import size_text
-
-    def points(run: Mapping[str, Any]) -> pd.DataFrame:
-        rows = []
-        for r in run.get("results", ()):
-            t, m, n, k = r.get("time_median_ms"), r.get("m"), r.get("n"), r.get("k")
-            if not t or not (m and n and k) or (r.get("status") or "ok") != "ok":
-                continue
-            half = "hgemm" in str(r.get("kernel")) or "wmma" in str(r.get("kernel"))
-            p = algorithmic_point(plot_text(r["kernel"]), m, n, k, t / 1e3, 2 if half else 4, label=size_text(r))
-            p["compute"] = "tensor" if half else "fp32"
-            p["run"] = plot_text(f"#{run.get('id')} {run.get('label', '')}")
-            rows.append(p)
-        return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute", "run"])
-
-    base = points(baseline)
-    cands = [points(c) for c in candidates]
-    ceilings = _run_ceilings(baseline)
-    if ceilings is None:
-        fig = go.Figure()
-        fig.update_layout(title_text="Roofline: no ceilings known for this device")
-        return fig
-    filled = pd.concat(cands, ignore_index=True) if cands else base.iloc[0:0]
-    fig = roofline(filled if len(filled) else base, ceilings, "Roofline: baseline (open stars), candidates (filled)")
-    for kernel, part in base.groupby("kernel", sort=False):
-        fig.add_trace(
-            go.Scatter(
-                x=part["flops"] / part["bytes"],
-                y=part["flops"] / part["seconds"],
-                mode="markers",
-                name=f"{kernel} (baseline)",
-                legendgroup=f"baseline:{kernel}",
-                marker={"color": kernel_color(str(kernel)), "symbol": "star-open", "size": 13, "line": {"width": 2}},
-                text=part["run"] + " " + part["label"],
-                hovertemplate="<b>%{fullData.name}</b> %{text}<br>%{y:.3s}FLOP/s<extra></extra>",
-            )
-        )
-    base_at = {(r.kernel, r.label): r for r in base.itertuples()}
-    for cand in cands:
-        for r in cand.itertuples():
-            b = base_at.get((r.kernel, r.label))
-            if b is None:
-                continue
-            fig.add_trace(
-                go.Scatter(
-                    x=[b.flops / b.bytes, r.flops / r.bytes],
-                    y=[b.flops / b.seconds, r.flops / r.seconds],
-                    mode="lines",
-                    line={"color": kernel_color(str(r.kernel)), "dash": "dot", "width": 1},
-                    legendgroup=f"link:{r.kernel}",
-                    showlegend=False,
-                    hoverinfo="skip",
-                )
-            )
-    return fig
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,6 +22,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from profiling.charts.review import comparison_figures
+from profiling.charts.style import VERDICT_COLORS
 from profiling.errors import InvalidInput
 from profiling.runs.store import EXPORT_SCHEMA, RESULT_FIELDS, finite_number, normalize_run, size_text
 
@@ -47,15 +49,6 @@ METRICS: tuple[MetricSpec, ...] = (
 )
 METRIC_BY_KEY = {m.key: m for m in METRICS}
 DEFAULT_THRESHOLD_PCT = 2.0
-
-# Colours of verdicts as in Nsight Compute's baseline view: green better, red worse.
-VERDICT_COLORS = {
-    "improvement": "#1a7f37",
-    "regression": "#cf222e",
-    "same": "#57606a",
-    "changed": "#9a6700",
-    "n/a": "#8c959f",
-}
 
 RUN_COLUMNS = [
     "id", "label", "author", "notes", "created", "kind", "device_name", "device_cc",
@@ -322,67 +315,6 @@ def kernel_history(
     out = part[["created", "run_id", "run_label", "device_name", "size"]].copy()
     out["value"] = pd.to_numeric(part[metric], errors="coerce")
     return out.dropna(subset=["value"]).sort_values(["created", "run_id"]).reset_index(drop=True)
-
-
-def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_median_ms") -> go.Figure:
-    """Line chart of kernel_history(): one trace per device and size."""
-    label = METRIC_BY_KEY[metric].label if metric in METRIC_BY_KEY else metric
-    fig = go.Figure()
-    for (device, size), part in history.groupby(["device_name", "size"], dropna=False, sort=True):
-        fig.add_trace(
-            go.Scatter(
-                x=part["created"], y=part["value"], mode="lines+markers",
-                name=f"{device or 'unknown device'} {size}".strip(), text=part["run_label"],
-                hovertemplate="%{text}<br>%{x}<br>%{y:.4g}<extra></extra>",
-            )
-        )  # fmt: skip
-    fig.update_layout(title=f"{kernel}: {label} across runs", xaxis_title="run date", yaxis_title=label)
-    return fig
-
-
-# ---------------------------------------------------------------------------------------------
-# Figures
-# ---------------------------------------------------------------------------------------------
-
-
-def comparison_figures(
-    baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]], comparison: pd.DataFrame
-) -> list[go.Figure]:
-    """Median time per kernel/size for each run (grouped bars), and the time change per candidate
-    coloured by verdict."""
-    figs = []
-    bars = go.Figure()
-    for run in (baseline, *candidates):
-        rows = [r for r in run.get("results", ()) if finite_number(r.get("time_median_ms")) is not None]
-        bars.add_trace(
-            go.Bar(
-                x=[f"{r['kernel']} {size_text(r)}".strip() for r in rows],
-                y=[r["time_median_ms"] for r in rows],
-                name=_run_name(run),
-            )
-        )
-    bars.update_layout(title="Median time per kernel (lower is better)", barmode="group", yaxis_title="ms")
-    figs.append(bars)
-    times = comparison[comparison["metric"] == "time_median_ms"].dropna(subset=["delta_pct"])
-    if not times.empty:
-        delta = go.Figure()
-        for label, part in times.groupby("candidate_label", sort=False):
-            delta.add_trace(
-                go.Bar(
-                    x=(part["kernel"] + " " + part["size"]).str.strip(),
-                    y=part["delta_pct"].clip(-1000, 1000),
-                    name=str(label),
-                    marker_color=[VERDICT_COLORS[v] for v in part["verdict"]],
-                    text=part["verdict"],
-                )
-            )
-        delta.update_layout(title="Time change vs baseline (%; negative is faster)", yaxis_title="Δ %")
-        figs.append(delta)
-    return figs
-
-
-def _run_name(run: Mapping[str, Any]) -> str:
-    return f"#{run['id']} {run.get('label', '')}" if run.get("id") is not None else str(run.get("label", ""))
 
 
 # ---------------------------------------------------------------------------------------------

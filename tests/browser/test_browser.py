@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from profiling import charts
 from profiling.app import data
 from profiling.runs import review
 
@@ -42,7 +43,7 @@ def test_exported_review_html_renders_offline(browser, tmp_path: Path) -> None:
     base = {**data.bundled_runs(bundle)[1], "id": 1}
     cand = {**base, "id": 2, "label": "candidate"}
     cand["results"] = [{**r, "time_median_ms": r["time_median_ms"] * 0.9} for r in base["results"]]
-    roof = data.review_roofline(base, [cand])
+    roof = charts.review_roofline(base, [cand], data.run_ceilings(base))
     path = tmp_path / "review.html"
     path.write_text(review.report_html(base, [cand], extra_figures=[roof]))
 

@@ -1,0 +1,130 @@
+"""Review figures over saved runs: baseline-vs-candidate roofline and time bars, and a kernel's history."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from profiling.analysis.device_model import Ceilings
+from profiling.charts.roofline import algorithmic_point, roofline
+from profiling.charts.style import VERDICT_COLORS, kernel_color, plot_text
+from profiling.runs.store import finite_number, size_text
+
+
+def review_roofline(
+    baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]], ceilings: Ceilings | None
+) -> go.Figure:
+    """Algorithmic roofline of the baseline (open markers) and candidates (filled), each candidate point
+    linked to the baseline point of the same kernel and size by a dotted line; `ceilings` are those of the
+    baseline's device (None: a titled empty figure)."""
+
+    def points(run: Mapping[str, Any]) -> pd.DataFrame:
+        rows = []
+        for r in run.get("results", ()):
+            t, m, n, k = r.get("time_median_ms"), r.get("m"), r.get("n"), r.get("k")
+            if not t or not (m and n and k) or (r.get("status") or "ok") != "ok":
+                continue
+            half = "hgemm" in str(r.get("kernel")) or "wmma" in str(r.get("kernel"))
+            p = algorithmic_point(plot_text(r["kernel"]), m, n, k, t / 1e3, 2 if half else 4, label=size_text(r))
+            p["compute"] = "tensor" if half else "fp32"
+            p["run"] = plot_text(f"#{run.get('id')} {run.get('label', '')}")
+            rows.append(p)
+        return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute", "run"])
+
+    base = points(baseline)
+    cands = [points(c) for c in candidates]
+    if ceilings is None:
+        fig = go.Figure()
+        fig.update_layout(title_text="Roofline: no ceilings known for this device")
+        return fig
+    filled = pd.concat(cands, ignore_index=True) if cands else base.iloc[0:0]
+    fig = roofline(filled if len(filled) else base, ceilings, "Roofline: baseline (open stars), candidates (filled)")
+    for kernel, part in base.groupby("kernel", sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=part["flops"] / part["bytes"],
+                y=part["flops"] / part["seconds"],
+                mode="markers",
+                name=f"{kernel} (baseline)",
+                legendgroup=f"baseline:{kernel}",
+                marker={"color": kernel_color(str(kernel)), "symbol": "star-open", "size": 13, "line": {"width": 2}},
+                text=part["run"] + " " + part["label"],
+                hovertemplate="<b>%{fullData.name}</b> %{text}<br>%{y:.3s}FLOP/s<extra></extra>",
+            )
+        )
+    base_at = {(r.kernel, r.label): r for r in base.itertuples()}
+    for cand in cands:
+        for r in cand.itertuples():
+            b = base_at.get((r.kernel, r.label))
+            if b is None:
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=[b.flops / b.bytes, r.flops / r.bytes],
+                    y=[b.flops / b.seconds, r.flops / r.seconds],
+                    mode="lines",
+                    line={"color": kernel_color(str(r.kernel)), "dash": "dot", "width": 1},
+                    legendgroup=f"link:{r.kernel}",
+                    showlegend=False,
+                    hoverinfo="skip",
+                )
+            )
+    return fig
+
+
+def history_figure(history: pd.DataFrame, kernel: str, label: str) -> go.Figure:
+    """Line chart of review.kernel_history(): one trace per device and size; `label` names the metric."""
+    fig = go.Figure()
+    for (device, size), part in history.groupby(["device_name", "size"], dropna=False, sort=True):
+        fig.add_trace(
+            go.Scatter(
+                x=part["created"], y=part["value"], mode="lines+markers",
+                name=f"{device or 'unknown device'} {size}".strip(), text=part["run_label"],
+                hovertemplate="%{text}<br>%{x}<br>%{y:.4g}<extra></extra>",
+            )
+        )  # fmt: skip
+    fig.update_layout(title=f"{kernel}: {label} across runs", xaxis_title="run date", yaxis_title=label)
+    return fig
+
+
+def comparison_figures(
+    baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]], comparison: pd.DataFrame
+) -> list[go.Figure]:
+    """Median time per kernel/size for each run (grouped bars), and the time change per candidate
+    coloured by verdict."""
+    figs = []
+    bars = go.Figure()
+    for run in (baseline, *candidates):
+        rows = [r for r in run.get("results", ()) if finite_number(r.get("time_median_ms")) is not None]
+        bars.add_trace(
+            go.Bar(
+                x=[f"{r['kernel']} {size_text(r)}".strip() for r in rows],
+                y=[r["time_median_ms"] for r in rows],
+                name=_run_name(run),
+            )
+        )
+    bars.update_layout(title="Median time per kernel (lower is better)", barmode="group", yaxis_title="ms")
+    figs.append(bars)
+    times = comparison[comparison["metric"] == "time_median_ms"].dropna(subset=["delta_pct"])
+    if not times.empty:
+        delta = go.Figure()
+        for label, part in times.groupby("candidate_label", sort=False):
+            delta.add_trace(
+                go.Bar(
+                    x=(part["kernel"] + " " + part["size"]).str.strip(),
+                    y=part["delta_pct"].clip(-1000, 1000),
+                    name=str(label),
+                    marker_color=[VERDICT_COLORS[v] for v in part["verdict"]],
+                    text=part["verdict"],
+                )
+            )
+        delta.update_layout(title="Time change vs baseline (%; negative is faster)", yaxis_title="Δ %")
+        figs.append(delta)
+    return figs
+
+
+def _run_name(run: Mapping[str, Any]) -> str:
+    return f"#{run['id']} {run.get('label', '')}" if run.get("id") is not None else str(run.get("label", ""))
