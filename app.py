@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts
-from profiling.app import data, ui
+from profiling.app import tables, text, ui
 
 st.set_page_config(page_title="GEMM Lens", page_icon="🔎", layout="wide")
 st.title("GEMM Lens")
@@ -24,7 +24,7 @@ elif device:
 else:
     where = f"{bundle.device_name} on {bundle.date}" if bundle else "no bundled data"
     st.warning(f"No GPU found; showing bundled measurements from {ui.safe_md(where)}.")
-    st.caption(f"Why: {ui.safe_md(data.one_line(reason))}")
+    st.caption(f"Why: {ui.safe_md(text.one_line(reason))}")
     if st.button("Look for a GPU again"):
         ui.reprobe()
         st.rerun()
@@ -33,17 +33,17 @@ left, right = st.columns(2)
 with left:
     st.subheader("Device" if device else "Device of the bundled measurements")
     shown = device or (bundle.device if bundle else {})
-    st.markdown(data.markdown_table(data.device_rows(shown)))
+    st.markdown(tables.markdown_table(tables.device_rows(shown)))
 with right:
     st.subheader("CUDA tools on this machine")
-    st.markdown(data.markdown_table(data.tool_rows()))
+    st.markdown(tables.markdown_table(tables.tool_rows()))
     st.subheader("Bundled measurements")
-    st.dataframe(data.bundles_table(ui.bundles()), hide_index=True, width="stretch")
+    st.dataframe(tables.bundles_table(ui.bundles()), hide_index=True, width="stretch")
 
 if bundle is not None and bundle.bench_files:
     st.subheader("Bundled benchmark at a glance")
     ui.bundled_caption(bundle)
-    st.plotly_chart(charts.tflops_figure(data.bench_frame(ui.bench_document(bundle.name))), key="glance")
+    st.plotly_chart(charts.tflops_figure(tables.bench_frame(ui.bench_document(bundle.name))), key="glance")
 
 st.subheader("Pages")
 st.markdown(

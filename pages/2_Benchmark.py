@@ -6,7 +6,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import charts, usecases
-from profiling.app import data, ui
+from profiling.app import forms, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_sizes
 
@@ -36,7 +36,7 @@ with st.form("bench"):
 
 if submitted:
     try:
-        sizes = parse_sizes(",".join(map(str, data.sweep_sizes(int(start), int(stop))))) if mode == "sweep" \
+        sizes = parse_sizes(",".join(map(str, forms.sweep_sizes(int(start), int(stop))))) if mode == "sweep" \
             else parse_sizes(sizes_text)  # fmt: skip
         if not kernels:
             raise GemmLensError("choose at least one kernel")
@@ -61,12 +61,12 @@ if source.startswith("bundled"):
 else:
     st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {document.get('created_utc')}")
 
-frame = data.bench_frame(document)
+frame = tables.bench_frame(document)
 if frame.empty:
     st.info("No results yet.")
     st.stop()
 st.subheader("Results")
-st.dataframe(data.bench_table(frame), hide_index=True, width="stretch")
+st.dataframe(tables.bench_table(frame), hide_index=True, width="stretch")
 left, right = st.columns(2)
 left.plotly_chart(charts.tflops_figure(frame), key="tflops")
 right.plotly_chart(charts.pct_cublas_figure(frame), key="pct_cublas")

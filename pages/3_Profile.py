@@ -9,7 +9,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import data, ui
+from profiling.app import tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import parse_shape
 from profiling.nsight.tools import find_ncu, find_tool
@@ -67,11 +67,11 @@ elif bundle is not None:
 else:
     st.stop()
 
-table = data.key_metrics_table(reports)
+table = tables.key_metrics_table(reports)
 st.subheader("Key metrics")
 st.dataframe(table, hide_index=True, width="stretch")
 st.subheader("ncu findings")
-findings = data.findings_table(reports)
+findings = tables.findings_table(reports)
 if findings.empty:
     st.caption("No rule findings in these reports (the details page carries them).")
 else:

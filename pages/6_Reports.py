@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts
-from profiling.app import data, ui
+from profiling.app import tables, ui, uploads
+from profiling.app.ceilings import ceilings_for
 from profiling.errors import GemmLensError
 
 st.set_page_config(page_title="Reports · GEMM Lens", layout="wide")
@@ -14,7 +15,7 @@ bundle = ui.current_bundle()
 ui.queue_sidebar()
 
 files = st.file_uploader(
-    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {data.MAX_UPLOAD_MB} MB each",
+    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {uploads.MAX_UPLOAD_MB} MB each",
     accept_multiple_files=True,
     key="report_files",
 )
@@ -32,7 +33,7 @@ elif bundle is not None and bundle.ncu_groups:
 else:
     st.stop()
 
-table = data.key_metrics_table(reports)
+table = tables.key_metrics_table(reports)
 st.subheader("Key metrics")
 st.dataframe(table, hide_index=True, width="stretch")
 
@@ -45,24 +46,24 @@ with tab_roof:
         )
     else:
         try:
-            ceilings = data.ceilings_for(None, reports[0][1])
+            ceilings = ceilings_for(None, reports[0][1])
             st.plotly_chart(charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
                             key="report_roofline")  # fmt: skip
         except GemmLensError as exc:
             ui.show_error(exc)
 with tab_find:
-    findings = data.findings_table(reports)
+    findings = tables.findings_table(reports)
     if findings.empty:
         st.caption("No rule findings (export the details page to get them).")
     else:
         st.dataframe(findings, hide_index=True, width="stretch")
 with tab_occ:
-    st.dataframe(data.occupancy_table(reports), hide_index=True, width="stretch")
+    st.dataframe(tables.occupancy_table(reports), hide_index=True, width="stretch")
 with tab_cmp:
     launches = list(table["launch"])
     chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key="cmp")
     if chosen:
-        st.dataframe(data.compare_launches(table, chosen), width="stretch")
+        st.dataframe(tables.compare_launches(table, chosen), width="stretch")
 
 if uploads:
     with st.expander("Save the uploaded reports to the store (Review page)"):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts
-from profiling.app import data, ui
+from profiling.app import bundles, tables, ui
+from profiling.app.ceilings import run_ceilings
 from profiling.errors import GemmLensError
 from profiling.runs import review
 
@@ -24,7 +25,7 @@ st.caption(f"Run store: {ui.safe_md(store.display_url)}")
 
 with st.expander("Add runs: bundled measurements or an exported JSON"):
     if bundle is not None and bundle.bench_files and st.button(f"Save the bundled measurements ({bundle.date})"):
-        ids = store.import_runs(data.bundled_runs(bundle))
+        ids = store.import_runs(bundles.bundled_runs(bundle))
         st.success(f"Saved run(s) {', '.join(f'#{i}' for i in ids)}.")
         st.rerun()
     imported = st.file_uploader("Import runs (JSON exported from this page)", key="import_json")
@@ -55,7 +56,7 @@ try:
 except GemmLensError as exc:
     ui.show_error(exc)
     shown = runs
-st.dataframe(data.runs_table(shown), hide_index=True, width="stretch")
+st.dataframe(tables.runs_table(shown), hide_index=True, width="stretch")
 ids = [int(i) for i in shown["id"]]
 names = {int(r.id): f"#{r.id} {r.label}" for r in runs.itertuples()}
 if not ids:
@@ -76,8 +77,8 @@ with tab_cmp:
             st.info("The baseline and candidates have no kernel and size in common.")
         else:
             st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
-            st.dataframe(data.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
-        roof = charts.review_roofline(baseline, candidates, data.run_ceilings(baseline))
+            st.dataframe(tables.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
+        roof = charts.review_roofline(baseline, candidates, run_ceilings(baseline))
         st.plotly_chart(roof, key="review_roofline")
         for i, fig in enumerate(charts.comparison_figures(baseline, candidates, comparison)):
             st.plotly_chart(fig, key=f"cmp_fig{i}")
@@ -90,8 +91,8 @@ with tab_cmp:
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")
     run = store.get_run(open_id)
-    st.dataframe(data.run_info_table(run), hide_index=True, width="stretch")
-    st.dataframe(data.run_results_table(run), hide_index=True, width="stretch")
+    st.dataframe(tables.run_info_table(run), hide_index=True, width="stretch")
+    st.dataframe(tables.run_results_table(run), hide_index=True, width="stretch")
     if st.button(f"Delete run #{open_id}", key="delete"):
         st.session_state["confirm_delete"] = open_id
     if st.session_state.get("confirm_delete") == open_id:

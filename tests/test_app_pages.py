@@ -14,16 +14,16 @@ from streamlit.testing.v1 import AppTest
 
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
-from profiling.app import data
+from profiling.app import bundles, kernel_facts, tables
 from profiling.runs import review
 
 ROOT = Path(__file__).resolve().parent.parent
 NCU = ROOT / "tests" / "fixtures" / "ncu"
 LADDER = {"cublas", "v1", "v1-coalesced", "v2", "tiled-8", "tiled-16", "tiled-32", "v3", "v4", "v5"}
-BUNDLE = next(b for b in data.discover_bundles() if b.name == "h200-2026-11-22")
-BENCH = data.bench_frame(data.load_bench(BUNDLE))
-CAPTURES = data.load_bundle_reports(BUNDLE)
-N_LAUNCHES = len(data.key_metrics_table(CAPTURES))
+BUNDLE = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
+BENCH = tables.bench_frame(bundles.load_bench(BUNDLE))
+CAPTURES = bundles.load_bundle_reports(BUNDLE)
+N_LAUNCHES = len(tables.key_metrics_table(CAPTURES))
 
 
 @pytest.fixture(autouse=True)
@@ -95,7 +95,7 @@ def test_kernels_page_shows_every_kernel_source_and_diff() -> None:
             assert codes == [] and any("library kernel" in i.value for i in at.info)
             continue
         assert codes[0] == spec.read_source().strip()
-        diff = data.kernel_diff(spec)
+        diff = kernel_facts.kernel_diff(spec)
         if diff:
             assert codes[1] == diff.strip() and codes[1].startswith(f"--- {spec.previous}:")
         assert any(spec.adds[:40] in m.value for m in at.markdown)
@@ -122,7 +122,7 @@ def test_profile_page_bundled_capture() -> None:
     assert "needs a CUDA GPU" in at.info[0].value
     metrics, findings = at.dataframe[0].value, at.dataframe[1].value
     assert LADDER <= set(metrics["kernel"]) and len(metrics) == N_LAUNCHES
-    assert len(findings) == len(data.findings_table(CAPTURES)) > 0 and "rule" in findings.columns
+    assert len(findings) == len(tables.findings_table(CAPTURES)) > 0 and "rule" in findings.columns
     labels = [b.label for b in at.get("download_button")]
     assert len(labels) == 2
 

@@ -1,6 +1,16 @@
 """The logic behind the Streamlit pages: kept out of `pages/` so it is typed and tested directly.
 
+Pure functions (no Streamlit):
+- `bundles`: the committed results/<device>-<date>/ folders, found and loaded.
+- `uploads`: uploaded report files, read through the parser's own checks.
+- `tables`: every table the pages show.
+- `kernel_facts`: a catalog entry's summary, diff and compile facts (Kernels page).
+- `ceilings`, `launches`, `host`, `forms`: roofline ceilings, occupancy launch configs, GPU device nodes and
+  sweep sizes, kept here until their own modules (analysis, gpu) take them.
+- `text`: the first line of a message, Markdown-escaped user text.
+
+Streamlit:
 - `gpu_queue`: one GPU job at a time across all browser sessions (queue, progress, cancel).
-- `data`: bundled measurements, uploads, tables and figures (pure functions, no Streamlit).
-- `ui`: the few Streamlit helpers every page shares (cached loaders, banners, safe text).
+- `ui`: the helpers every page shares (cached loaders, banners, job panel, safe text).
+Figures live in `profiling.charts`.
 """

@@ -6,16 +6,23 @@ st.code, st.dataframe or `show_error`/`safe_md`, which escape Markdown and HTML.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
 from profiling import usecases
-from profiling.app import data
+from profiling.app import host
+from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
+from profiling.app.text import md_escape, one_line
+from profiling.app.uploads import read_upload
 from profiling.nsight import report as ncu_report
+from profiling.runs.store import RunStore, default_db_url
 
 GPU_SWITCH = "GEMMLENS_GPU"
 """Set to "off" to serve bundled measurements only (a shared review server, or tests)."""
@@ -39,32 +46,30 @@ def nvcc_facts_cache() -> dict[tuple[str, str], Any]:
 
 
 @st.cache_data(show_spinner=False)
-def bundles() -> list[data.Bundle]:
+def bundles() -> list[Bundle]:
     """The committed results folders, newest first."""
-    return data.discover_bundles()
+    return discover_bundles()
 
 
 @st.cache_data(show_spinner=False)
 def bench_document(bundle_name: str) -> dict[str, Any]:
     """The merged results document of one bundle."""
-    return data.load_bench(_bundle(bundle_name))
+    return load_bench(_bundle(bundle_name))
 
 
 @st.cache_data(show_spinner=False)
 def results_file(path: str) -> dict[str, Any]:
     """One committed results document (e.g. a tuning sweep) by path."""
-    from pathlib import Path
-
-    return data.load_results_file(Path(path))
+    return load_results_file(Path(path))
 
 
 @st.cache_resource(show_spinner=False)
 def bundle_reports(bundle_name: str) -> list[tuple[str, ncu_report.Report]]:
     """The ncu captures of one bundle, parsed once per server (read-only afterwards)."""
-    return data.load_bundle_reports(_bundle(bundle_name))
+    return load_bundle_reports(_bundle(bundle_name))
 
 
-def _bundle(name: str) -> data.Bundle:
+def _bundle(name: str) -> Bundle:
     for b in bundles():
         if b.name == name:
             return b
@@ -72,16 +77,12 @@ def _bundle(name: str) -> data.Bundle:
 
 
 @st.cache_resource(show_spinner=False)
-def _store(url: str):
-    from profiling.runs.store import RunStore
-
+def _store(url: str) -> RunStore:
     return RunStore(url)
 
 
-def run_store():
+def run_store() -> RunStore:
     """The run store at GEMMLENS_DB_URL / GEMMLENS_DB_PATH (opened and migrated once per URL)."""
-    from profiling.runs.store import default_db_url
-
     return _store(default_db_url())
 
 
@@ -94,14 +95,12 @@ def gpu_switched_off() -> str | None:
     """Why GPU work is disabled by configuration or impossible at a glance, or None (then probe)."""
     if os.environ.get(GPU_SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
         return f"GPU work is switched off ({GPU_SWITCH}=off)"
-    return data.no_gpu_device_nodes()
+    return host.no_gpu_device_nodes()
 
 
 @st.cache_resource
 def _probe_state() -> dict[str, Any]:
     """The server's one GPU probe: its queue job id, then its outcome."""
-    import threading
-
     return {"lock": threading.Lock(), "job": None, "outcome": None}
 
 
@@ -147,7 +146,7 @@ def rerun_when_probed() -> None:
     waiting()
 
 
-def current_bundle() -> data.Bundle | None:
+def current_bundle() -> Bundle | None:
     """The bundled data set chosen in the sidebar (newest by default); None when none is committed."""
     found = bundles()
     if not found:
@@ -163,7 +162,7 @@ def current_bundle() -> data.Bundle | None:
     return found[names.index(choice)] if choice in names else found[0]
 
 
-def bundled_caption(bundle: data.Bundle | None) -> None:
+def bundled_caption(bundle: Bundle | None) -> None:
     """A caption saying exactly which committed measurements are shown."""
     if bundle is None:
         st.warning("No bundled measurements found under results/.")
@@ -171,10 +170,10 @@ def bundled_caption(bundle: data.Bundle | None) -> None:
         st.caption(f"Bundled real measurements: {safe_md(bundle.label)}")
 
 
-def needs_gpu_notice(what: str, bundle: data.Bundle | None, reason: str | None) -> None:
+def needs_gpu_notice(what: str, bundle: Bundle | None, reason: str | None) -> None:
     """The explanation Benchmark and Profile show when they cannot run here."""
     where = f" Showing bundled measurements from {safe_md(bundle.device_name)} on {bundle.date}." if bundle else ""
-    st.info(f"{what} needs a CUDA GPU in this machine (no GPU found: {safe_md(data.one_line(reason))}).{where}")
+    st.info(f"{what} needs a CUDA GPU in this machine (no GPU found: {safe_md(one_line(reason))}).{where}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,12 +183,12 @@ def needs_gpu_notice(what: str, bundle: data.Bundle | None, reason: str | None) 
 
 def safe_md(text: object) -> str:
     """User text escaped for any Markdown-rendering element."""
-    return data.md_escape(text)
+    return md_escape(text)
 
 
 def show_error(message: object) -> None:
     """A one-line error box; the message (which may contain file or kernel names) is escaped."""
-    st.error(safe_md(data.one_line(message)))
+    st.error(safe_md(one_line(message)))
 
 
 def session_id() -> str:
@@ -268,7 +267,7 @@ def _job_outcome(job: GpuJob) -> None:
 UPLOADS_KEY = "uploads"
 
 
-def bench_sources(bundle: data.Bundle | None) -> dict[str, dict[str, Any]]:
+def bench_sources(bundle: Bundle | None) -> dict[str, dict[str, Any]]:
     """Results documents available in this session: this session's benchmark run, then the bundled one."""
     out: dict[str, dict[str, Any]] = {}
     if st.session_state.get("live_bench"):
@@ -280,7 +279,7 @@ def bench_sources(bundle: data.Bundle | None) -> dict[str, dict[str, Any]]:
     return out
 
 
-def report_sources(bundle: data.Bundle | None) -> dict[str, list[tuple[str, ncu_report.Report]]]:
+def report_sources(bundle: Bundle | None) -> dict[str, list[tuple[str, ncu_report.Report]]]:
     """ncu reports available in this session: uploads, this session's profile, then the bundled captures."""
     out: dict[str, list[tuple[str, ncu_report.Report]]] = {}
     uploads = st.session_state.get(UPLOADS_KEY) or {}
@@ -297,8 +296,6 @@ def report_sources(bundle: data.Bundle | None) -> dict[str, list[tuple[str, ncu_
 def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
     """Parse newly uploaded files into st.session_state[UPLOADS_KEY] (by name and content hash) and drop
     removed ones; returns (file name, one-line error) for files that could not be read."""
-    import hashlib
-
     parsed: dict[str, tuple[str, ncu_report.Report]] = st.session_state.setdefault(UPLOADS_KEY, {})
     failed: dict[str, str] = st.session_state.setdefault("upload_errors", {})
     keep, errors = set(), []
@@ -308,9 +305,9 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
         keep.add(key)
         if key not in parsed and key not in failed:
             try:
-                parsed[key] = (f.name, data.read_upload(f.name, content))
+                parsed[key] = (f.name, read_upload(f.name, content))
             except Exception as exc:  # noqa: BLE001 - any unreadable upload is a one-line error, never a crash
-                failed[key] = data.one_line(exc) or type(exc).__name__
+                failed[key] = one_line(exc) or type(exc).__name__
         if key in failed:
             errors.append((f.name, failed[key]))
     for key in [k for k in parsed if k not in keep]:

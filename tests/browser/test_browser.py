@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from profiling import charts
-from profiling.app import data
+from profiling.app import bundles, ceilings
 from profiling.runs import review
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,11 +39,11 @@ def test_upload_shows_roofline(browser, server) -> None:
 
 
 def test_exported_review_html_renders_offline(browser, tmp_path: Path) -> None:
-    bundle = next(b for b in data.discover_bundles() if b.name == "h200-2026-11-22")
-    base = {**data.bundled_runs(bundle)[1], "id": 1}
+    bundle = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
+    base = {**bundles.bundled_runs(bundle)[1], "id": 1}
     cand = {**base, "id": 2, "label": "candidate"}
     cand["results"] = [{**r, "time_median_ms": r["time_median_ms"] * 0.9} for r in base["results"]]
-    roof = charts.review_roofline(base, [cand], data.run_ceilings(base))
+    roof = charts.review_roofline(base, [cand], ceilings.run_ceilings(base))
     path = tmp_path / "review.html"
     path.write_text(review.report_html(base, [cand], extra_figures=[roof]))
 

@@ -1,0 +1,19 @@
+"""What the pages' forms turn into job arguments.
+
+`sweep_sizes` belongs beside `profiling.gpu.jobs.parse_sizes`; it stays here until that module takes it.
+"""
+
+from __future__ import annotations
+
+from profiling.errors import InvalidInput
+
+
+def sweep_sizes(start: int, stop: int, factor: int = 2) -> list[int]:
+    """Square sizes start, start*factor, ... up to stop (inclusive); InvalidInput for a bad range."""
+    if start < 1 or stop < start or factor < 2:
+        raise InvalidInput(f"a sweep needs 1 <= start <= stop and a factor >= 2 (got {start}..{stop} x{factor})")
+    sizes, n = [], start
+    while n <= stop and len(sizes) < 64:
+        sizes.append(n)
+        n *= factor
+    return sizes
