@@ -6,13 +6,11 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
-from profiling.app import kernel_facts, ui
+from profiling.app import kernel_facts, state, ui
 from profiling.gpu.env import tool_path
 
-st.set_page_config(page_title="Kernels · GEMM Lens", layout="wide")
 st.title("Kernels")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
 st.dataframe(kernel_facts.catalog_table(), hide_index=True, width="stretch")
 

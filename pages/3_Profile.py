@@ -9,23 +9,19 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import tables, ui
+from profiling.app import forms, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import parse_shape
 from profiling.nsight.tools import find_ncu, find_tool
 
-st.set_page_config(page_title="Profile · GEMM Lens", layout="wide")
 st.title("Profile")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
-device, reason, probing = ui.device_status()
+frame = state.frame()
+bundle, device = frame.bundle, frame.device
 ncu = find_ncu()
 can_profile = device is not None and ncu is not None
-if probing:
-    ui.rerun_when_probed()
-elif device is None:
-    ui.needs_gpu_notice("Profiling with Nsight Compute", bundle, reason)
-elif ncu is None:
+if device is None and not frame.probing:
+    ui.needs_gpu_notice("Profiling with Nsight Compute", bundle, frame.no_gpu_reason)
+elif device is not None and ncu is None:
     st.info("Profiling needs Nsight Compute (ncu): install it with the CUDA toolkit or set NCU_PATH.")
 
 kernel_ids = [s.id for s in CATALOG if s.source]
@@ -45,17 +41,16 @@ if run:
             raise GemmLensError("choose at least one kernel")
         out_dir = Path(tempfile.mkdtemp(prefix="gemmlens-profile-"))
         fn = usecases.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
-                              [x.strip() for x in extra.split(",") if x.strip()], clock)  # fmt: skip
-        job = ui.gpu_queue().submit(f"ncu {', '.join(chosen)} {shape.label}", ui.session_id(), fn)
-        st.session_state["profile_job"] = job.id
+                                  forms.metric_names(extra), clock)  # fmt: skip
+        ui.submit_job(state.PROFILE_JOB, f"ncu {', '.join(chosen)} {shape.label}", fn)
     except GemmLensError as exc:
         ui.show_error(exc)
 
-job = ui.job_panel("profile_job")
+job = ui.job_panel(state.PROFILE_JOB)
 if job is not None and job.state == "done" and job.result is not None:
-    st.session_state["live_profile"] = job.result
+    state.set_live_profile(job.result)
 
-live = st.session_state.get("live_profile")
+live = state.live_profile()
 if live is not None:
     reports = [(live.report_path.name, live.report)]
     st.caption(f"Profiled now ({live.metric_set} set, clock control {live.clock_control}, {live.seconds:.1f} s)")
@@ -97,13 +92,9 @@ if check:
     try:
         shape = parse_shape(san_size)
         fn = usecases.sanitize_job(san_kernel, (shape.m, shape.n, shape.k), tool)
-        st.session_state["san_job"] = ui.gpu_queue().submit(f"{tool} {san_kernel}", ui.session_id(), fn).id
+        ui.submit_job(state.SANITIZE_JOB, f"{tool} {san_kernel}", fn)
     except GemmLensError as exc:
         ui.show_error(exc)
-san_job = ui.job_panel("san_job")
+san_job = ui.job_panel(state.SANITIZE_JOB)
 if san_job is not None and san_job.state == "done" and san_job.result is not None:
-    result = san_job.result
-    (st.success if result.clean else st.error)(f"{result.tool}: {result.errors or 0} error(s); "
-                                               f"{ui.safe_md(result.summary)}")  # fmt: skip
-    for finding in result.findings[:50]:
-        st.text(f"[{finding.severity}] {finding.message}\n  " + "\n  ".join(finding.details[:8]))
+    ui.sanitizer_outcome(san_job.result)

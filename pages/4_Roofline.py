@@ -5,14 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts
-from profiling.app import tables, ui
+from profiling.app import state, tables, ui
 from profiling.app.ceilings import ceilings_for, measured_ceilings
 from profiling.errors import GemmLensError
 
-st.set_page_config(page_title="Roofline · GEMM Lens", layout="wide")
 st.title("Roofline")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
 benches, reports = ui.bench_sources(bundle), ui.report_sources(bundle)
 choices = list(reports) + list(benches)

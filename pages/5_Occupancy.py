@@ -5,14 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
-from profiling.app import launches, tables, ui
+from profiling.app import launches, state, tables, ui
 from profiling.charts import occupancy_figures
 from profiling.errors import GemmLensError
 
-st.set_page_config(page_title="Occupancy · GEMM Lens", layout="wide")
 st.title("Occupancy")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
 configs: list[launches.LaunchConfig] = []
 for reports in ui.report_sources(bundle).values():

@@ -5,27 +5,27 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts
-from profiling.app import tables, ui, uploads
+from profiling.app import state, tables, ui
 from profiling.app.ceilings import ceilings_for
+from profiling.app.uploads import MAX_UPLOAD_MB
 from profiling.errors import GemmLensError
+from profiling.runs.store import run_from_report
 
-st.set_page_config(page_title="Reports · GEMM Lens", layout="wide")
 st.title("Reports")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
 files = st.file_uploader(
-    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {uploads.MAX_UPLOAD_MB} MB each",
+    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {MAX_UPLOAD_MB} MB each",
     accept_multiple_files=True,
     key="report_files",
 )
 for _name, error in ui.sync_uploads(files or []):
     ui.show_error(error)
 
-uploads = list((st.session_state.get(ui.UPLOADS_KEY) or {}).values())
-if uploads:
-    reports = uploads
-    st.caption(f"{len(uploads)} uploaded report(s): " + ", ".join(ui.safe_md(n) for n, _ in uploads))
+uploaded = state.uploaded_reports()
+if uploaded:
+    reports = uploaded
+    st.caption(f"{len(uploaded)} uploaded report(s): " + ", ".join(ui.safe_md(n) for n, _ in uploaded))
 elif bundle is not None and bundle.ncu_groups:
     reports = ui.bundle_reports(bundle.name)
     st.caption("No upload yet: showing the bundled ncu capture.")
@@ -65,15 +65,13 @@ with tab_cmp:
     if chosen:
         st.dataframe(tables.compare_launches(table, chosen), width="stretch")
 
-if uploads:
+if uploaded:
     with st.expander("Save the uploaded reports to the store (Review page)"):
         author = st.text_input("Author", "", key="upload_author")
         if st.button("Save as runs"):
-            from profiling.runs.store import run_from_report
-
             try:
                 ids = [ui.run_store().save_run(run_from_report(rep, label=name, author=author, kind="upload"))
-                       for name, rep in uploads]  # fmt: skip
+                       for name, rep in uploaded]  # fmt: skip
                 st.success(f"Saved as run(s) {', '.join(f'#{i}' for i in ids)}.")
             except GemmLensError as exc:
                 ui.show_error(exc)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts
-from profiling.app import bundles, tables, ui
+from profiling.app import bundles, state, tables, ui
 from profiling.app.ceilings import run_ceilings
 from profiling.errors import GemmLensError
 from profiling.runs import review
 
-st.set_page_config(page_title="Review · GEMM Lens", layout="wide")
 st.title("Review")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
 try:
     store = ui.run_store()
@@ -82,29 +80,13 @@ with tab_cmp:
         st.plotly_chart(roof, key="review_roofline")
         for i, fig in enumerate(charts.comparison_figures(baseline, candidates, comparison)):
             st.plotly_chart(fig, key=f"cmp_fig{i}")
-        e1, e2, e3 = st.columns(3)
-        html_doc = review.report_html(baseline, candidates, comparison, threshold_pct=threshold, extra_figures=[roof])
-        e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
-        e2.download_button("Export comparison CSV", review.to_csv(side), "gemmlens-comparison.csv", "text/csv")
-        e3.download_button("Export runs JSON", review.export_runs_json([baseline, *candidates]),
-                           "gemmlens-runs.json", "application/json")  # fmt: skip
+        ui.review_downloads(baseline, candidates, comparison, side, threshold, roof)
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")
     run = store.get_run(open_id)
     st.dataframe(tables.run_info_table(run), hide_index=True, width="stretch")
     st.dataframe(tables.run_results_table(run), hide_index=True, width="stretch")
-    if st.button(f"Delete run #{open_id}", key="delete"):
-        st.session_state["confirm_delete"] = open_id
-    if st.session_state.get("confirm_delete") == open_id:
-        st.warning(f"Delete run #{open_id} and its {len(run['results'])} results? This cannot be undone.")
-        y, n = st.columns(2)
-        if y.button("Yes, delete", key="delete_yes", type="primary"):
-            store.delete_run(open_id)
-            st.session_state.pop("confirm_delete", None)
-            st.rerun()
-        if n.button("Keep it", key="delete_no"):
-            st.session_state.pop("confirm_delete", None)
-            st.rerun()
+    ui.delete_run_button(store, open_id, len(run["results"]))
 with tab_hist:
     results = review.rows_frame(store.result_rows(run_ids=ids))
     kernels = sorted(results["kernel"].dropna().unique())

@@ -1,4 +1,5 @@
-"""Every page of the app, headless (streamlit.testing AppTest), in no-GPU mode on the bundled real data."""
+"""Every page of the app inside its frame (app.py), headless (streamlit.testing AppTest), in no-GPU mode on the
+bundled real data."""
 
 from __future__ import annotations
 
@@ -36,9 +37,16 @@ def no_gpu(monkeypatch, tmp_path: Path):
     st.cache_resource.clear()
 
 
+OVERVIEW = "pages/0_Overview.py"
+
+
 def page(name: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / name), default_timeout=60)
+    """The frame app.py showing pages/<name> (it opens on the Overview)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
+    if name != OVERVIEW:
+        assert not at.exception, [e.value for e in at.exception]
+        at.switch_page(name).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -69,7 +77,7 @@ def kernel_points(fig: dict) -> dict[str, int]:
 
 
 def test_overview_banner_names_the_bundled_device_and_date() -> None:
-    at = page("app.py")
+    at = page(OVERVIEW)
     banner = plain(at.warning[0].value)
     assert banner == "No GPU found; showing bundled measurements from NVIDIA H200 on 2026-11-22."
     tables = [plain(m.value) for m in at.markdown if m.value.startswith("| property")]

@@ -1,4 +1,4 @@
-"""What the pages' forms turn into job arguments.
+"""What the pages' form fields turn into job arguments: sweep sizes and ncu metric names.
 
 `sweep_sizes` belongs beside `profiling.gpu.jobs.parse_sizes`; it stays here until that module takes it.
 """
@@ -17,3 +17,8 @@ def sweep_sizes(start: int, stop: int, factor: int = 2) -> list[int]:
         sizes.append(n)
         n *= factor
     return sizes
+
+
+def metric_names(text: str) -> list[str]:
+    """The names in a comma list of ncu metrics, blanks dropped ("a, b,," -> ["a", "b"])."""
+    return [name.strip() for name in text.split(",") if name.strip()]

@@ -9,19 +9,23 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-import uuid
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from profiling import usecases
-from profiling.app import host
+from profiling.app import host, state
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape, one_line
 from profiling.app.uploads import read_upload
 from profiling.nsight import report as ncu_report
+from profiling.nsight.sanitizer import SanitizerResult
+from profiling.runs import review
 from profiling.runs.store import RunStore, default_db_url
 
 GPU_SWITCH = "GEMMLENS_GPU"
@@ -191,13 +195,6 @@ def show_error(message: object) -> None:
     st.error(safe_md(one_line(message)))
 
 
-def session_id() -> str:
-    """A stable id for this browser session (owner of its GPU jobs)."""
-    if "gemmlens_session" not in st.session_state:
-        st.session_state["gemmlens_session"] = uuid.uuid4().hex[:8]
-    return st.session_state["gemmlens_session"]
-
-
 # ---------------------------------------------------------------------------------------------
 # Jobs
 # ---------------------------------------------------------------------------------------------
@@ -214,14 +211,19 @@ def queue_sidebar() -> None:
     st.sidebar.caption(f"{text}; {len(waiting)} waiting")
 
 
-def job_panel(state_key: str) -> GpuJob | None:
-    """Show this session's job under `state_key` (queued place, progress, Cancel) and return it.
+def submit_job(slot: state.JobSlot, label: str, fn: Callable[[GpuJob], Any]) -> None:
+    """Queue `fn` on the GPU as this session's job in `slot` (job_panel(slot) then shows it)."""
+    state.set_job_id(slot, gpu_queue().submit(label, state.session_id(), fn).id)
+
+
+def job_panel(slot: state.JobSlot) -> GpuJob | None:
+    """Show this session's job in `slot` (queued place, progress, Cancel) and return it.
 
     While the job is queued or running the panel refreshes itself every second; when it finishes the
     whole page reruns once so the results appear.
     """
     queue = gpu_queue()
-    job = queue.get(st.session_state.get(state_key))
+    job = queue.get(state.job_id(slot))
     if job is None:
         return None
     if job.finished_state:
@@ -250,6 +252,15 @@ def job_panel(state_key: str) -> GpuJob | None:
     return job
 
 
+def sanitizer_outcome(result: SanitizerResult) -> None:
+    """A compute-sanitizer run: clean or how many errors, then up to 50 findings with their first details."""
+    (st.success if result.clean else st.error)(
+        f"{result.tool}: {result.errors or 0} error(s); {safe_md(result.summary)}"
+    )
+    for finding in result.findings[:50]:
+        st.text(f"[{finding.severity}] {finding.message}\n  " + "\n  ".join(finding.details[:8]))
+
+
 def _job_outcome(job: GpuJob) -> None:
     if job.state == "failed":
         show_error(f"{job.label} failed: {job.error}")
@@ -264,14 +275,13 @@ def _job_outcome(job: GpuJob) -> None:
 # Data sources shared by the Roofline, Occupancy and Reports pages
 # ---------------------------------------------------------------------------------------------
 
-UPLOADS_KEY = "uploads"
-
 
 def bench_sources(bundle: Bundle | None) -> dict[str, dict[str, Any]]:
     """Results documents available in this session: this session's benchmark run, then the bundled one."""
     out: dict[str, dict[str, Any]] = {}
-    if st.session_state.get("live_bench"):
-        out["benchmark run (this session)"] = st.session_state["live_bench"]
+    live = state.live_bench()
+    if live:
+        out["benchmark run (this session)"] = live
     if bundle is not None and bundle.bench_files:
         out[f"bundled benchmark: {bundle.label}"] = bench_document(bundle.name)
     for path in bundle.other_results if bundle is not None else ():
@@ -282,10 +292,10 @@ def bench_sources(bundle: Bundle | None) -> dict[str, dict[str, Any]]:
 def report_sources(bundle: Bundle | None) -> dict[str, list[tuple[str, ncu_report.Report]]]:
     """ncu reports available in this session: uploads, this session's profile, then the bundled captures."""
     out: dict[str, list[tuple[str, ncu_report.Report]]] = {}
-    uploads = st.session_state.get(UPLOADS_KEY) or {}
+    uploads = state.uploaded_reports()
     if uploads:
-        out["uploaded reports"] = list(uploads.values())
-    live = st.session_state.get("live_profile")
+        out["uploaded reports"] = uploads
+    live = state.live_profile()
     if live is not None:
         out["ncu profile (this session)"] = [(live.report_path.name, live.report)]
     for name, report in bundle_reports(bundle.name) if bundle is not None else ():
@@ -294,10 +304,9 @@ def report_sources(bundle: Bundle | None) -> dict[str, list[tuple[str, ncu_repor
 
 
 def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
-    """Parse newly uploaded files into st.session_state[UPLOADS_KEY] (by name and content hash) and drop
-    removed ones; returns (file name, one-line error) for files that could not be read."""
-    parsed: dict[str, tuple[str, ncu_report.Report]] = st.session_state.setdefault(UPLOADS_KEY, {})
-    failed: dict[str, str] = st.session_state.setdefault("upload_errors", {})
+    """Parse newly uploaded files into state.uploads() (by name and content hash) and drop removed ones;
+    returns (file name, one-line error) for files that could not be read."""
+    parsed, failed = state.uploads(), state.upload_errors()
     keep, errors = set(), []
     for f in files or []:
         content = f.getvalue()
@@ -315,3 +324,45 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
     for key in [k for k in failed if k not in keep]:
         del failed[key]
     return errors
+
+
+# ---------------------------------------------------------------------------------------------
+# Review page
+# ---------------------------------------------------------------------------------------------
+
+
+def review_downloads(
+    baseline: Mapping[str, Any],
+    candidates: Sequence[Mapping[str, Any]],
+    comparison: pd.DataFrame,
+    side: pd.DataFrame,
+    threshold_pct: float,
+    roofline: go.Figure,
+) -> None:
+    """Download buttons for a comparison: the self-contained HTML report, the side-by-side table (CSV) and the
+    runs (JSON)."""
+    e1, e2, e3 = st.columns(3)
+    html_doc = review.report_html(
+        baseline, candidates, comparison, threshold_pct=threshold_pct, extra_figures=[roofline]
+    )
+    e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
+    e2.download_button("Export comparison CSV", review.to_csv(side), "gemmlens-comparison.csv", "text/csv")
+    e3.download_button("Export runs JSON", review.export_runs_json([baseline, *candidates]),
+                       "gemmlens-runs.json", "application/json")  # fmt: skip
+
+
+def delete_run_button(store: RunStore, run_id: int, n_results: int) -> None:
+    """Delete a saved run, but only after the reader confirms with a second button."""
+    if st.button(f"Delete run #{run_id}", key="delete"):
+        state.set_delete_pending(run_id)
+    if state.delete_pending() != run_id:
+        return
+    st.warning(f"Delete run #{run_id} and its {n_results} results? This cannot be undone.")
+    yes, no = st.columns(2)
+    if yes.button("Yes, delete", key="delete_yes", type="primary"):
+        store.delete_run(run_id)
+        state.set_delete_pending(None)
+        st.rerun()
+    if no.button("Keep it", key="delete_no"):
+        state.set_delete_pending(None)
+        st.rerun()
