@@ -40,9 +40,9 @@ if submitted:
     except GemmLensError as exc:
         ui.show_error(exc)
 
-job = ui.job_panel(state.BENCH_JOB)
-if job is not None and job.state == "done" and job.result:
-    state.set_live_bench(job.result)
+finished = ui.job_result(state.BENCH_JOB)
+if finished:
+    state.set_live_bench(finished)
 
 sources = ui.bench_sources(bundle)
 if not sources:

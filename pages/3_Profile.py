@@ -46,9 +46,9 @@ if run:
     except GemmLensError as exc:
         ui.show_error(exc)
 
-job = ui.job_panel(state.PROFILE_JOB)
-if job is not None and job.state == "done" and job.result is not None:
-    state.set_live_profile(job.result)
+profiled = ui.job_result(state.PROFILE_JOB)
+if profiled is not None:
+    state.set_live_profile(profiled)
 
 live = state.live_profile()
 if live is not None:
@@ -95,6 +95,6 @@ if check:
         ui.submit_job(state.SANITIZE_JOB, f"{tool} {san_kernel}", fn)
     except GemmLensError as exc:
         ui.show_error(exc)
-san_job = ui.job_panel(state.SANITIZE_JOB)
-if san_job is not None and san_job.state == "done" and san_job.result is not None:
-    ui.sanitizer_outcome(san_job.result)
+checked = ui.job_result(state.SANITIZE_JOB)
+if checked is not None:
+    ui.sanitizer_outcome(checked)

@@ -261,6 +261,12 @@ def sanitizer_outcome(result: SanitizerResult) -> None:
         st.text(f"[{finding.severity}] {finding.message}\n  " + "\n  ".join(finding.details[:8]))
 
 
+def job_result(slot: state.JobSlot) -> Any | None:
+    """job_panel(slot), then the job's result once it has finished well (None before that, or on failure)."""
+    job = job_panel(slot)
+    return job.result if job is not None and job.state == "done" else None
+
+
 def _job_outcome(job: GpuJob) -> None:
     if job.state == "failed":
         show_error(f"{job.label} failed: {job.error}")

@@ -13,6 +13,28 @@ RAW_CSV = ROOT / "tests" / "fixtures" / "ncu" / "raw.csv"
 SCREENSHOT = ROOT / "docs" / "screenshot-reports.png"
 
 
+PAGES = ["Overview", "Kernels", "Benchmark", "Profile", "Roofline", "Occupancy", "Reports", "Review"]
+
+
+def test_sidebar_lists_every_page_and_each_opens(browser, server) -> None:
+    page = browser.new_page(viewport={"width": 1024, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_text("No GPU found").wait_for(timeout=30_000)
+    links = page.locator('[data-testid="stSidebarNav"] a')
+    # each link reads "<icon ligature>\n<title>": the frame names its start page Overview, not "app"
+    assert [links.nth(i).inner_text().splitlines()[-1] for i in range(links.count())] == PAGES
+    for title in PAGES[1:]:
+        page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
+        page.locator("h1", has_text=title).wait_for(timeout=30_000)
+        page.wait_for_load_state("networkidle")
+        assert page.locator('[data-testid="stException"]').count() == 0, title
+        assert page.title() == f"{title} · GEMM Lens"
+    assert not errors, errors
+    page.close()
+
+
 def test_upload_shows_roofline(browser, server) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     errors: list[str] = []
