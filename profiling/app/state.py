@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 import streamlit as st
 
 from profiling.app.bundles import Bundle
 from profiling.nsight.report import Report
-
-if TYPE_CHECKING:
-    from profiling.nsight.runner import ProfileRun
+from profiling.nsight.runner import ProfileRun
 
 FRAME: Final = "gemmlens_frame"
 SESSION_ID: Final = "gemmlens_session"

@@ -28,7 +28,7 @@ from profiling.runs.results import results_frame
 from profiling.runs.review import METRICS
 from profiling.runs.store import size_text
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # importing the Styler module loads jinja2: only for the annotation
     from pandas.io.formats.style import Styler
 
 
