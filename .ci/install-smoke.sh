@@ -23,13 +23,17 @@ gemmlens="$work/venv/bin/gemmlens"
 
 cd "$work"  # nowhere near the checkout
 set -x
-"$gemmlens" --help | grep -q "start the Streamlit dashboard"
-"$gemmlens" occupancy --cc 9.0 --threads 256 --registers 64 --shared-mem 16384 | grep -q "occupancy *50.0 %"
+# Outputs are captured before grep reads them: `grep -q` closing a pipe early would fail the writer.
+out=$("$gemmlens" --help)
+grep -q "start the Streamlit dashboard" <<<"$out"
+out=$("$gemmlens" occupancy --cc 9.0 --threads 256 --registers 64 --shared-mem 16384)
+grep -q "occupancy *50.0 %" <<<"$out"
 site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 bundled=$("$py" -c 'from profiling.paths import BUNDLED_RESULTS_DIR; print(BUNDLED_RESULTS_DIR)')
 case "$bundled" in "$site"/*) ;; *) echo "bundled results found outside the install: $bundled" >&2; exit 1 ;; esac
 csv=$(find "$bundled" -name '*_raw.csv' | sort | head -n 1)
-"$gemmlens" report "$csv" | grep -q "launch(es), raw layout"
+out=$("$gemmlens" report "$csv")
+grep -q "launch(es), raw layout" <<<"$out"
 "$py" -c 'from kernels.catalog import CATALOG
 missing = [s.source for s in CATALOG if s.source_path and not s.source_path.is_file()]
 assert not missing, f"kernel sources not installed: {missing}"'
