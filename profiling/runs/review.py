@@ -23,7 +23,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from profiling.errors import InvalidInput
-from profiling.runs.store import EXPORT_SCHEMA, RESULT_FIELDS, finite_number, normalize_run, size_text
+from profiling.runs.records import EXPORT_SCHEMA, RESULT_FIELDS, normalize_run, size_text
+from profiling.runs.values import finite_number
 
 
 @dataclass(frozen=True)
