@@ -238,8 +238,7 @@ def read_run_file(path: str | Path, *, label: str | None = None) -> SavedRun:
         if not isinstance(runs, list) or len(runs) != 1:
             count = len(runs) if isinstance(runs, list) else "no"
             raise InvalidInput(f"{path} holds {count} runs; compare needs a file with exactly one")
-        # A file is not a store: its run has no store id here.
-        run = dataclasses.replace(SavedRun.from_dict(runs[0]), id=None, saved=None)
+        run = SavedRun.from_dict(runs[0]).detached()  # a file is not a store: no store id here
         return dataclasses.replace(run, label=label) if label else run
     if isinstance(doc, Mapping) and "launches" in doc:
         return report_run(doc, label=default_label, kind="upload")

@@ -323,6 +323,10 @@ class SavedRun:
         """The benchmark settings (repeats, warm-up, L2 flush...) of a bench run; {} for others."""
         return dict(self.meta.get("settings") or {})
 
+    def detached(self) -> SavedRun:
+        """This run without its store id and save time: a copy to save elsewhere or read from a file."""
+        return dataclasses.replace(self, id=None, saved=None)
+
     @classmethod
     def create(
         cls,
@@ -394,7 +398,7 @@ class SavedRun:
             catalog_commit=record.get("catalog_commit"),
             meta=record.get("meta"),
             id=record.get("id"),
-            saved=record.get("saved_utc"),
+            saved=_saved_time(record.get("saved_utc")),
             device_name=record.get("device_name"),
             device_cc=record.get("device_cc"),
         )
@@ -415,6 +419,14 @@ class SavedRun:
         out.update(catalog_commit=self.catalog_commit, meta=dict(self.meta))
         out["results"] = [r.to_dict() for r in self.results]
         return out
+
+
+def _saved_time(value: Any) -> dt.datetime | None:
+    """A record's save time, or None when it has none that reads as one (a store sets its own anyway)."""
+    try:
+        return to_utc(value) if value else None
+    except InvalidInput:
+        return None
 
 
 def as_run(run: SavedRun | Mapping[str, Any]) -> SavedRun:

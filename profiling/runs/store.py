@@ -35,14 +35,16 @@ from sqlalchemy.orm import Session
 
 from profiling.errors import InvalidInput
 
-# Re-exported for callers outside profiling/runs that import them from here (pages, app, commands).
-from profiling.runs.convert import load_run_file as load_run_file
-from profiling.runs.convert import run_from_bench as run_from_bench
-from profiling.runs.convert import run_from_report as run_from_report
-from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
-from profiling.runs.records import size_text as size_text
+# Re-exported (see __all__) for callers outside profiling/runs that import them from here (pages, app).
+from profiling.runs.convert import load_run_file, run_from_bench, run_from_report
+from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run, size_text
 from profiling.runs.schema import ResultRow, RunRow, StoreError, migrate
 from profiling.runs.values import finite_number, iso_utc, nonempty_str, to_utc
+
+__all__ = [
+    "DEFAULT_DB_PATH", "RunStore", "StoreError", "default_db_url", "make_engine", "open_store",
+    "load_run_file", "run_from_bench", "run_from_report", "size_text",
+]  # fmt: skip
 
 DEFAULT_DB_PATH = Path("~/.local/share/gemmlens/runs.sqlite")
 
