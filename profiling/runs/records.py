@@ -134,7 +134,7 @@ class BenchResult:
     def sm_clock_mhz(self) -> float | None:
         """Median SM clock while timed."""
         clock = (self.nvml or {}).get("sm_clock_mhz")
-        return finite_number(clock.get("median")) if isinstance(clock, Mapping) else None
+        return clock.get("median") if isinstance(clock, Mapping) else None
 
     @property
     def capped(self) -> bool | None:
