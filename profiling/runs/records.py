@@ -90,7 +90,7 @@ class BenchResult:
     """One kernel at one shape: verification, timing and compiler facts (a `results` row of a bench file).
 
     The GPU worker builds it (gpu.runner.run_task) and sends `to_dict()`; readers use `from_dict`.
-    Fields that a result does not have stay None and are left out of the dict form.
+    Fields that a result does not have stay None and are left out of the dict form (config excepted).
     """
 
     kernel: str
@@ -183,7 +183,7 @@ class BenchResult:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The results-file row: kernel, m, n, k, status and error always, other fields where known."""
+        """The results-file row: kernel, m, n, k, status, error and config always, other fields where known."""
         values = {
             "kernel": self.kernel,
             "title": self.title,
@@ -209,12 +209,13 @@ class BenchResult:
         return out | {k: v for k, v in self.other.items() if k not in values}
 
 
-# The keys of a results-file row, in the order the worker writes them; these are always written.
+# The keys of a results-file row, in the order the worker writes them.
 _BENCH_KEYS = (
     "kernel", "title", "operation", "m", "n", "k", "status", "error", "tolerance", "config", "compile", "launch",
     "rel_error", "time_ms", "nvml", "tflops", "pct_peak", "rel_error_after_timing", "pct_cublas",
 )  # fmt: skip
-_BENCH_ALWAYS = frozenset({"kernel", "m", "n", "k", "status", "error"})
+# Written even when None: a null config says a library reference ran, not a catalog entry point.
+_BENCH_ALWAYS = frozenset({"kernel", "m", "n", "k", "status", "error", "config"})
 
 
 # ---------------------------------------------------------------------------------------------
