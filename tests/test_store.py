@@ -280,6 +280,20 @@ def test_bench_run_round_trips(open_store: Callable[..., RunStore]) -> None:
         assert again[key] == got[key], key
 
 
+def test_saved_runs_read_back_equal(open_store: Callable[..., RunStore]) -> None:
+    """The typed runs read back field for field (dates, JSON columns and float columns on either backend)."""
+    s = open_store()
+    bench = convert.bench_run(bench_doc({"v3": 3.1, "v5": 2.2}), label="typed", author="ann", notes="n")
+    report = {"launches": [{"name": "k(float*)", "size_label": "big", "metrics": {"dram__bytes.sum": 5.0e8},
+                            "derived": {"ai": 0.25}, "findings": [{"rule": "r"}]}], "layout": "raw"}  # fmt: skip
+    profile = convert.report_run(report, label="ncu", created_utc="2026-11-20T08:00:00+01:00")
+    for run in (bench, profile):
+        got = s.read_run(s.save_run(run))
+        assert got.detached() == run and got.id is not None and got.saved is not None
+        assert records.SavedRun.from_dict(s.get_run(got.id)) == got
+    assert profile.created.isoformat() == "2026-11-20T07:00:00"  # kept in UTC
+
+
 class FakeMetric:
     """Stands in for ncu_report.Metric: anything with .value and .unit is accepted."""
 
