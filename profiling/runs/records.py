@@ -8,7 +8,7 @@
 
 `from_dict` checks and cleans a JSON-able dict (raising InvalidInput with a one-line reason) and `to_dict`
 writes the dict form back: the worker pipe, the results and export files, and callers not yet on attributes.
-This module imports only the standard library, so the GPU worker can use it without slowing its start-up.
+Besides profiling's leaf modules this imports only the standard library: the GPU worker starts no slower.
 """
 
 from __future__ import annotations

@@ -44,10 +44,12 @@ def json_number(value: Any) -> float | None:
 
 
 def text_or_none(value: Any) -> str | None:
+    """str(value), or None for None."""
     return None if value is None else str(value)
 
 
 def nonempty_str(value: Any) -> str | None:
+    """str(value), or None for None and ""."""
     return None if value is None or value == "" else str(value)
 
 
