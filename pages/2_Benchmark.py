@@ -9,7 +9,7 @@ from profiling import charts, usecases
 from profiling.app import forms, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_sizes
-from profiling.runs.store import run_from_bench
+from profiling.runs.convert import run_from_bench
 
 st.title("Benchmark")
 frame = state.frame()

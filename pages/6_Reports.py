@@ -9,7 +9,7 @@ from profiling.app import state, tables, ui
 from profiling.app.ceilings import ceilings_for
 from profiling.app.uploads import MAX_UPLOAD_MB
 from profiling.errors import GemmLensError
-from profiling.runs.store import run_from_report
+from profiling.runs.convert import run_from_report
 
 st.title("Reports")
 bundle = state.frame().bundle

@@ -96,5 +96,5 @@ with tab_hist:
         metric = h2.selectbox("Metric", [m.key for m in review.METRICS], key="hist_metric",
                               format_func=lambda k: review.METRIC_BY_KEY[k].label)  # fmt: skip
         history = review.kernel_history(results, kernel, metric=metric)
-        st.plotly_chart(charts.history_figure(history, kernel, review.METRIC_BY_KEY[metric].label), key="history")
+        st.plotly_chart(charts.history_figure(history, kernel, metric), key="history")
         st.dataframe(history, hide_index=True, width="stretch")

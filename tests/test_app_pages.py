@@ -17,6 +17,7 @@ from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.app import bundles, kernel_facts, tables
 from profiling.runs import review
+from profiling.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 NCU = ROOT / "tests" / "fixtures" / "ncu"
@@ -237,8 +238,6 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     assert len(runs) == 2 and set(runs["device_name"]) == {"NVIDIA H200"}
 
     # a candidate: the 8192 run with every time 20 % lower, imported as JSON
-    from profiling.runs.store import RunStore
-
     store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
     base = next(r for r in (store.get_run(i) for i in runs["id"]) if "8192" in r["label"])
     cand = {**base, "label": "candidate", "created_utc": "2026-11-23T00:00:00Z"}

@@ -11,8 +11,8 @@ from profiling.errors import InvalidInput
 from profiling.nsight import load as ncu_load
 from profiling.nsight import report as ncu_report
 from profiling.paths import BUNDLED_RESULTS_DIR
+from profiling.runs.convert import run_from_bench
 from profiling.runs.results import SCHEMA, load_document
-from profiling.runs.store import run_from_bench
 
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})$")
 

@@ -19,14 +19,13 @@ from profiling.app.bundles import Bundle
 from profiling.app.launches import launch_configs_from_reports
 from profiling.app.text import md_escape, one_line
 from profiling.charts.roofline import roofline_points
-from profiling.charts.style import VERDICT_COLORS
 from profiling.errors import InvalidInput
 from profiling.gpu.env import tool_path
 from profiling.nsight import report as ncu_report
 from profiling.nsight.tools import find_ncu, find_tool
+from profiling.runs.comparison import METRICS, VERDICT_COLORS
+from profiling.runs.records import size_text
 from profiling.runs.results import results_frame
-from profiling.runs.review import METRICS
-from profiling.runs.store import size_text
 
 if TYPE_CHECKING:  # importing the Styler module loads jinja2: only for the annotation
     from pandas.io.formats.style import Styler

@@ -1,6 +1,6 @@
 """Every plotly figure of the app and the exported review, as pure functions (no I/O, no Streamlit).
 
-- `style`: a colour per kernel, verdict colours, SI labels, escaped text.
+- `style`: a colour per kernel, SI labels, escaped text.
 - `roofline`: algorithmic and hierarchical roofline points and figures.
 - `occupancy`: Nsight-Compute-style occupancy graphs.
 - `bench`: TFLOP/s and % of cuBLAS per size.
@@ -24,14 +24,13 @@ from profiling.charts.roofline import (
     roofline_figure,
     roofline_points,
 )
-from profiling.charts.style import PALETTE, VERDICT_COLORS, kernel_color, plot_text, si
+from profiling.charts.style import PALETTE, kernel_color, plot_text, si
 
 __all__ = [
     "CEILING_COLORS",
     "LEVEL_SYMBOLS",
     "PALETTE",
     "POINT_COLUMNS",
-    "VERDICT_COLORS",
     "algorithmic_point",
     "bench_roofline_points",
     "comparison_figures",

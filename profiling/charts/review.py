@@ -10,8 +10,10 @@ import plotly.graph_objects as go
 
 from profiling.analysis.device_model import Ceilings
 from profiling.charts.roofline import algorithmic_point, roofline
-from profiling.charts.style import VERDICT_COLORS, kernel_color, plot_text
-from profiling.runs.store import finite_number, size_text
+from profiling.charts.style import kernel_color, plot_text
+from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
+from profiling.runs.records import size_text
+from profiling.runs.values import finite_number
 
 
 def review_roofline(
@@ -75,8 +77,9 @@ def review_roofline(
     return fig
 
 
-def history_figure(history: pd.DataFrame, kernel: str, label: str) -> go.Figure:
-    """Line chart of review.kernel_history(): one trace per device and size; `label` names the metric."""
+def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_median_ms") -> go.Figure:
+    """Line chart of review.kernel_history(): one trace per device and size."""
+    label = METRIC_BY_KEY[metric].label if metric in METRIC_BY_KEY else metric
     fig = go.Figure()
     for (device, size), part in history.groupby(["device_name", "size"], dropna=False, sort=True):
         fig.add_trace(

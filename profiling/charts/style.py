@@ -1,4 +1,7 @@
-"""Colours and text shared by every figure: a colour per kernel, verdict colours, SI labels, escaped text."""
+"""Colours and text shared by every figure: a colour per kernel, SI labels, escaped text.
+
+Verdict colours belong to the comparison (profiling.runs.comparison.VERDICT_COLORS).
+"""
 
 from __future__ import annotations
 
@@ -10,15 +13,6 @@ from plotly.colors import qualitative
 from kernels.catalog import CATALOG
 
 PALETTE: tuple[str, ...] = tuple(qualitative.Dark24)
-
-# Colours of verdicts as in Nsight Compute's baseline view: green better, red worse.
-VERDICT_COLORS = {
-    "improvement": "#1a7f37",
-    "regression": "#cf222e",
-    "same": "#57606a",
-    "changed": "#9a6700",
-    "n/a": "#8c959f",
-}
 
 _CATALOG_IDS: tuple[str, ...] = tuple(spec.id for spec in CATALOG)
 

@@ -30,6 +30,7 @@ from kernels.tuning import tunable_bases, tuned_config_id
 from profiling.analysis.device_model import fp32_lanes_per_sm
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import BenchSettings, check_fits, tolerance_for
+from profiling.runs.records import BenchResult, TimeSummary
 from profiling.shape import Shape
 
 STICKY_CUDA_ERRORS = (
@@ -440,7 +441,7 @@ class Session:
 
 
 def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSettings, op: str) -> dict[str, Any]:
-    """Verify (and for op "bench" time) one kernel at one shape; returns a result record.
+    """Verify (and for op "bench" time) one kernel at one shape; returns the BenchResult's dict form.
 
     Raises only for CUDA errors that leave the context unusable (the caller restarts the worker).
     """
@@ -453,27 +454,24 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     if tuned_id:
         # The catalog's templated kernel runs the configuration the tuning sweep found fastest on this GPU.
         spec = replace(get_kernel(tuned_id), id=kernel_id, title=spec.title)
-    result: dict[str, Any] = {
-        "kernel": spec.id,
-        "title": spec.title,
-        "operation": spec.operation,
-        "m": shape.m,
-        "n": shape.n,
-        "k": shape.k,
-        "status": "ok",
-        "error": None,
-        "tolerance": tolerance_for(spec, shape),
-        "config": tuned_id or spec.entry,
-    }
+    tolerance = tolerance_for(spec, shape)
+    result = BenchResult(
+        kernel=spec.id,
+        shape=shape,
+        title=spec.title,
+        operation=spec.operation,
+        tolerance=tolerance,
+        config=tuned_id or spec.entry,
+    )
     problem_text = spec.size_problem(shape.m, shape.n, shape.k)
     if problem_text:
-        result.update(status="refused", error=problem_text)
-        return result
+        result.status, result.error = "refused", problem_text
+        return result.to_dict()
     try:
         compiled = None if spec.is_reference else compile_kernel(spec)
         if compiled is not None:
-            result["compile"] = compiled.info
-            result["launch"] = {
+            result.compile_info = compiled.info
+            result.launch = {
                 "grid": list(spec.grid(shape.m, shape.n)),
                 "block": list(spec.block),
                 "dynamic_smem_bytes": spec.dynamic_smem_bytes,
@@ -485,31 +483,29 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
         launch()
         cupy.cuda.Device().synchronize()
         err, nan_count = problem.relative_error(spec.is_reference)
-        result["rel_error"] = err
+        result.rel_error = err
         if nan_count:
-            result.update(
-                status="wrong", error=f"{nan_count} of {shape.m * shape.n} outputs are NaN (not written or invalid)"
-            )
-        elif not math.isnan(err) and not err <= result["tolerance"]:
-            result.update(status="wrong", error=f"relative error {err:.3g} exceeds tolerance {result['tolerance']:.3g}")
+            result.status = "wrong"
+            result.error = f"{nan_count} of {shape.m * shape.n} outputs are NaN (not written or invalid)"
+        elif not math.isnan(err) and not err <= tolerance:
+            result.status, result.error = "wrong", f"relative error {err:.3g} exceeds tolerance {tolerance:.3g}"
         if op == "bench":
             with NvmlSampler(session.nvml) as sampler:
                 times = _time_launches(launch, settings, session.flush_buffer() if settings.flush_l2 else None)
-            result["time_ms"] = _time_summary(times)
-            result["nvml"] = sampler.summary()
-            seconds = result["time_ms"]["median"] / 1000.0
-            result["tflops"] = shape.flops / seconds / 1e12
+            timing = TimeSummary(**_time_summary(times))
+            result.time_ms, result.nvml = timing, sampler.summary()
+            tflops = shape.flops / (timing.median / 1000.0) / 1e12
+            result.tflops = tflops
             peak = session.device.get("fp32_peak_tflops")
             if peak and spec.operation == "sgemm":
-                result["pct_peak"] = 100.0 * result["tflops"] / peak
+                result.pct_peak = 100.0 * tflops / peak
             # A race shows as an output that changes between launches: check the last timed launch too.
-            if result["status"] == "ok" and not spec.is_reference:
+            if result.status == "ok" and not spec.is_reference:
                 err_after, nan_after = problem.relative_error(False)
-                result["rel_error_after_timing"] = err_after
-                if nan_after or not err_after <= result["tolerance"]:
-                    result.update(
-                        status="wrong", error=f"output changed between launches (error {err_after:.3g}): a race?"
-                    )
+                result.rel_error_after_timing = err_after
+                if nan_after or not err_after <= tolerance:
+                    result.status = "wrong"
+                    result.error = f"output changed between launches (error {err_after:.3g}): a race?"
         elif op == "profile":
             for _ in range(settings.warmup):
                 launch()
@@ -521,8 +517,8 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result with its message
         if is_sticky(exc):
             raise
-        result.update(status="failed", error=_describe(exc))
-    return result
+        result.status, result.error = "failed", _describe(exc)
+    return result.to_dict()
 
 
 def _describe(exc: BaseException) -> str:
