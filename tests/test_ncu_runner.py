@@ -17,6 +17,7 @@ import pytest
 
 from profiling.errors import InvalidInput, NcuError
 from profiling.gpu import env as tool_search
+from profiling.gpu.process import worker_command
 from profiling.nsight import metrics as M
 from profiling.nsight import runner as R
 from profiling.nsight import sanitizer as S
@@ -461,7 +462,7 @@ def test_cli_sanitize_without_tool_is_one_line(no_tools: None, capsys: pytest.Ca
 
 
 def test_worker_module_is_the_profiled_target() -> None:
-    assert R.worker_command("j.json", python=sys.executable) == [
+    assert worker_command("j.json", python=sys.executable) == [
         sys.executable,
         "-m",
         "profiling",
@@ -469,4 +470,4 @@ def test_worker_module_is_the_profiled_target() -> None:
         "--job",
         "j.json",
     ]
-    assert subprocess.list2cmdline(R.worker_command("j", "p")) == "p -m profiling worker --job j"
+    assert subprocess.list2cmdline(worker_command("j", "p")) == "p -m profiling worker --job j"
