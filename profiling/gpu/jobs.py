@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import asdict, dataclass, field
 
-from kernels.catalog import KernelSpec
+from kernels.catalog import CATALOG, KernelSpec, reference_for
 from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
@@ -46,8 +45,6 @@ def parse_shape(text: str) -> Shape:
 
 def parse_kernels(text: str) -> list[KernelSpec]:
     """Catalog entries from a comma list of ids ("v1,v3,v5"); "all" selects the whole catalog."""
-    from kernels.catalog import CATALOG
-
     ids = [p.strip() for p in text.split(",") if p.strip()]
     if not ids:
         raise InvalidInput("no kernels given; pass e.g. --kernels v1,v3,v5")
@@ -58,15 +55,15 @@ def parse_kernels(text: str) -> list[KernelSpec]:
 
 def element_bytes(spec: KernelSpec) -> tuple[int, int]:
     """Bytes per element of the inputs and of the output for a kernel's operation."""
-    return (2, 4) if spec.operation == "hgemm_addmm" else (4, 4)
+    op = spec.operation_spec
+    return op.input_bytes, op.output_bytes
 
 
 def device_bytes_needed(spec: KernelSpec, shape: Shape) -> int:
     """GPU memory one run needs: A, B, the output, the reference output (and C for AddMM)."""
-    in_bytes, out_bytes = element_bytes(spec)
+    op = spec.operation_spec
     m, n, k = shape.m, shape.n, shape.k
-    outputs = 3 if spec.operation == "hgemm_addmm" else 2
-    return in_bytes * (m * k + k * n) + out_bytes * outputs * m * n
+    return op.input_bytes * (m * k + k * n) + op.output_bytes * op.device_buffers * m * n
 
 
 def check_fits(spec: KernelSpec, shape: Shape, free_bytes: int, reserved_bytes: int = 0) -> None:
@@ -81,15 +78,8 @@ def check_fits(spec: KernelSpec, shape: Shape, free_bytes: int, reserved_bytes: 
 
 
 def tolerance_for(spec: KernelSpec, shape: Shape) -> float:
-    """Relative-error bound ||C - ref|| / ||ref|| for a correct kernel.
-
-    float32 rounding grows about as eps * sqrt(K) for random inputs; fp16 operands with fp32
-    accumulation land near 1e-4, so 1e-3 leaves room without letting wrong results pass.
-    """
-    if spec.operation == "hgemm_addmm":
-        return 1e-3
-    eps32 = 1.1920929e-07
-    return max(1e-5, 8 * eps32 * math.sqrt(shape.k))
+    """Relative-error bound ||C - ref|| / ||ref|| for a correct kernel (its operation's rule, kernels.catalog)."""
+    return spec.operation_spec.tolerance(shape.k)
 
 
 @dataclass
@@ -152,8 +142,6 @@ def build_tasks(kernels: list[KernelSpec], shapes: list[Shape], with_reference: 
 
     Kernels whose size constraint a shape breaks are kept: the worker reports them as refused.
     """
-    from kernels.catalog import reference_for
-
     tasks: list[Task] = []
     for shape in shapes:
         ordered: list[KernelSpec] = []
