@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from kernels.sources import inline_local_includes
 from profiling.errors import InvalidInput
 
 SRC_DIR = Path(__file__).resolve().parent / "src"
@@ -156,8 +157,8 @@ class KernelSpec:
         return math.ceil(d / self.multiple_of) * self.multiple_of
 
     def read_source(self) -> str:
-        """The CUDA source text (empty for library references)."""
-        return self.source_path.read_text() if self.source_path else ""
+        """The CUDA source text that is compiled, our own headers inlined (kernels.sources); "" for library kernels."""
+        return inline_local_includes(self.source_path) if self.source_path else ""
 
     def to_dict(self) -> dict:
         data = asdict(self)
