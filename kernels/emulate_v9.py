@@ -22,6 +22,8 @@ import sys
 
 import numpy as np
 
+from kernels.tuning import V9_TUNING_CONFIGS
+
 APAD = 4
 GROUP_M = 8
 
@@ -276,8 +278,6 @@ SIZES = [(1, 1, 1), (130, 67, 37), (257, 129, 17), (64, 260, 8), (300, 520, 50),
 
 
 def main(argv: list[str]) -> int:
-    from kernels.tuning import V9_TUNING_CONFIGS
-
     sizes = SIZES
     for c in V9_TUNING_CONFIGS:
         for m, n, k in sizes:

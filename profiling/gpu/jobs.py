@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass, field
 
@@ -10,7 +11,12 @@ from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
 
+# The one rule for a GEMM dimension, in the CLI and the app alike: 1 .. INT32_MAX. Kernels take M, N and K as
+# 32-bit `int` and index with 64-bit products (size_t), so any int dimension is addressable; what really bounds a
+# run is GPU memory, which the worker checks against the device's free memory (check_fits) before allocating.
+# (The profile command used to stop at 65,536 per dimension, which refused fitting shapes such as 131072x64x64.)
 INT32_MAX = 2**31 - 1
+_INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 _SHAPE = re.compile(r"^\s*(\d+)\s*[xX*]\s*(\d+)\s*[xX*]\s*(\d+)\s*$")
 
 
@@ -27,11 +33,20 @@ def _positive(text: str, what: str) -> int:
 
 
 def parse_sizes(text: str) -> list[Shape]:
-    """Square sizes from a comma list like "1024,4096" (each n gives n x n x n)."""
+    """Sizes from a comma list like "1024,4096x1000x333": each N gives N x N x N, each MxNxK that shape."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
         raise InvalidInput("no sizes given; pass e.g. --sizes 1024,4096")
-    return [Shape(n, n, n) for n in (_positive(p, "size") for p in parts)]
+    shapes = []
+    for part in parts:
+        if _INTEGER.match(part):
+            n = _positive(part, "size")
+            shapes.append(Shape(n, n, n))
+        elif _SHAPE.match(part):
+            shapes.append(parse_shape(part))
+        else:
+            raise InvalidInput(f"size '{part}' is not N or MxNxK (whole numbers, e.g. 4096 or 4096x1000x333)")
+    return shapes
 
 
 def parse_shape(text: str) -> Shape:
@@ -96,6 +111,8 @@ class BenchSettings:
             raise InvalidInput(f"--repeats must be between 1 and 10000, got {self.repeats}")
         if not 0 <= self.warmup <= 1000:
             raise InvalidInput(f"--warmup must be between 0 and 1000, got {self.warmup}")
+        if not (math.isfinite(self.max_seconds_per_run) and self.max_seconds_per_run > 0):
+            raise InvalidInput(f"--max-seconds must be a positive number of seconds, got {self.max_seconds_per_run:g}")
 
 
 @dataclass

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling.errors import WorkerError, error_line, first_line, last_line
+from profiling.gpu.ceilings import measure_ceilings
 from profiling.gpu.jobs import Job, Task
 from profiling.gpu.process import kill_process_group, worker_command
 from profiling.paths import SOURCE_ROOT
@@ -36,6 +37,7 @@ def _emit(prefix: str, record: dict[str, Any]) -> None:
 
 def child_main(job: Job) -> int:
     """Run a job inside this (child) process, printing result lines; the exit code tells the parent why it ended."""
+    # Lazy: the runner imports CuPy, which only the child may load (the parent never touches CUDA).
     from profiling.gpu import runner as gpu_runner
 
     if job.op in ("selftest_fault", "selftest_hang"):
@@ -50,8 +52,6 @@ def child_main(job: Job) -> int:
     if job.op == "device_info":
         return 0
     if job.op == "ceilings":
-        from profiling.gpu.ceilings import measure_ceilings
-
         record = {"kernel": "ceilings", "m": 1, "n": 1, "k": 1, "status": "ok", "error": None}
         record["ceilings"] = measure_ceilings(session.device)
         _emit(RESULT_PREFIX, record)
