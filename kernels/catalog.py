@@ -12,6 +12,7 @@ from typing import Literal
 
 from kernels.sources import inline_local_includes
 from profiling.errors import InvalidInput
+from profiling.shape import Shape
 
 SRC_DIR = Path(__file__).resolve().parent / "src"
 
@@ -147,9 +148,10 @@ class KernelSpec:
     def size_problem(self, m: int, n: int, k: int) -> str | None:
         """Why this kernel cannot run m x n x k, or None when it can."""
         if self.multiple_of > 1 and any(d % self.multiple_of for d in (m, n, k)):
+            fitting = Shape(self._round_up(m), self._round_up(n), self._round_up(k))
             return (
                 f"{self.id} needs M, N and K to be multiples of {self.multiple_of} "
-                f"(got {m}x{n}x{k}); pick sizes such as {self._round_up(m)}x{self._round_up(n)}x{self._round_up(k)}"
+                f"(got {Shape(m, n, k).label}); pick sizes such as {fitting.label}"
             )
         return None
 

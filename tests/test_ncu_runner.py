@@ -6,6 +6,7 @@ Processes are replaced by fakes; error texts are the real ones captured on the d
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -15,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from profiling.cli import main
 from profiling.errors import InvalidInput, NcuError
 from profiling.gpu import env as tool_search
+from profiling.gpu.jobs import Job
 from profiling.gpu.process import worker_command
 from profiling.nsight import metrics as M
 from profiling.nsight import runner as R
@@ -216,10 +219,8 @@ def test_import_and_sanitizer_commands_exact() -> None:
 
 
 def test_write_job_matches_worker_job_format(tmp_path: Path) -> None:
-    Job = pytest.importorskip("profiling.gpu.jobs", reason="the worker's job module is not in this checkout").Job
-
     path = R.write_job(tmp_path / "job.json", ["v3", "v5"], [(1024, 1024, 1024), (256, 512, 128)], op="profile")
-    job = Job.from_dict(__import__("json").loads(path.read_text()))
+    job = Job.from_dict(json.loads(path.read_text()))
     assert job.op == "profile"
     assert [(t.kernel, t.m, t.n, t.k) for t in job.tasks] == [
         ("v3", 1024, 1024, 1024),
@@ -345,7 +346,6 @@ def test_crash_and_unknown_failures_are_one_line() -> None:
 
 
 def test_profile_maps_failures_to_ncu_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    pytest.importorskip("profiling.gpu.jobs", reason="the worker's job module is not in this checkout")
     calls: list[list[str]] = []
 
     def fake_run(args, timeout_s, cwd=None):
@@ -444,8 +444,6 @@ def test_sanitize_needs_compute_sanitizer(no_tools: None) -> None:
 
 
 def test_cli_profile_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from profiling.cli import main
-
     assert main(["profile", "--kernels", "v9", "--sizes", "256"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown kernel 'v9'" in err
@@ -454,8 +452,6 @@ def test_cli_profile_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_cli_sanitize_without_tool_is_one_line(no_tools: None, capsys: pytest.CaptureFixture[str]) -> None:
-    from profiling.cli import main
-
     assert main(["sanitize", "--kernel", "v5", "--size", "256", "--tool", "racecheck"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "compute-sanitizer" in err
