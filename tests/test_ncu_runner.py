@@ -190,30 +190,10 @@ def test_import_and_sanitizer_commands_exact() -> None:
         "base",
     ]
     assert T.build_import_command("ncu", "run.ncu-rep", "details")[5] == "details"
-    assert R.build_sanitizer_command("cs", "racecheck", "job.json", python=PY) == [
-        "cs",
-        "--tool",
-        "racecheck",
-        "--racecheck-report",
-        "hazard",
-        PY,
-        "-m",
-        "profiling",
-        "worker",
-        "--job",
-        "job.json",
-    ]
-    assert R.build_sanitizer_command("cs", "memcheck", "job.json", python=PY) == [
-        "cs",
-        "--tool",
-        "memcheck",
-        PY,
-        "-m",
-        "profiling",
-        "worker",
-        "--job",
-        "job.json",
-    ]
+    worker = [PY, "-m", "profiling", "worker", "--job", "job.json"]
+    racecheck = R.build_sanitizer_command("cs", "racecheck", "job.json", python=PY)
+    assert racecheck == ["cs", "--tool", "racecheck", "--racecheck-report", "hazard", *worker]
+    assert R.build_sanitizer_command("cs", "memcheck", "job.json", python=PY) == ["cs", "--tool", "memcheck", *worker]
     with pytest.raises(InvalidInput):
         R.build_sanitizer_command("cs", "leakcheck", "job.json")  # type: ignore[arg-type]
 
