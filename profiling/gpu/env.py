@@ -10,6 +10,8 @@ import shutil
 import subprocess
 import sys
 
+from profiling.errors import last_line
+
 
 @functools.cache
 def gpu_unavailable_reason() -> str | None:
@@ -23,13 +25,13 @@ def gpu_unavailable_reason() -> str | None:
     except subprocess.TimeoutExpired:
         return "probing the GPU with CuPy timed out after 60 s"
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["unknown error"])[-1]
+        last = last_line(done.stderr, limit=200) or "unknown error"
         if "No module named 'cupy'" in last:
             return "CuPy is not installed"
-        return f"CuPy found no usable GPU ({last[:200]})"
+        return f"CuPy found no usable GPU ({last})"
     try:
-        count = int(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        count = int(last_line(done.stdout))
+    except ValueError:
         return "could not read the GPU count from CuPy"
     return None if count > 0 else "CUDA reports 0 devices"
 
