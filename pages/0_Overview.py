@@ -6,7 +6,7 @@ import streamlit as st
 
 from profiling import charts
 from profiling.app import state, tables, ui
-from profiling.app.text import one_line
+from profiling.errors import first_line
 
 st.title("GEMM Lens")
 st.caption("Profile CUDA GEMM kernels: catalog → benchmark → Nsight Compute → roofline and occupancy → review.")
@@ -20,7 +20,7 @@ elif device:
     st.success(f"GPU found: {ui.safe_md(device.get('name'))} (compute capability {ui.safe_md(device.get('cc'))})")
 else:
     st.warning(f"No GPU found; showing bundled measurements from {ui.safe_md(where)}.")
-    st.caption(f"Why: {ui.safe_md(one_line(frame.no_gpu_reason))}")
+    st.caption(f"Why: {ui.safe_md(first_line(frame.no_gpu_reason))}")
     if st.button("Look for a GPU again"):
         ui.reprobe()
         st.rerun()

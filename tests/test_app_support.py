@@ -219,7 +219,6 @@ def test_md_escape_neutralises_markdown_and_html() -> None:
     for ch in "*<>[]():$":
         assert ch not in escaped.replace("\\" + ch, "")
     assert charts.plot_text("void f<8>(float*)") == "void f&lt;8&gt;(float*)"
-    assert text.one_line("first\n\nsecond") == "first"
 
 
 # --- kernels page --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ Pure functions (no Streamlit):
 - `kernel_facts`: a catalog entry's summary, diff and compile facts (Kernels page).
 - `ceilings`, `launches`, `host`, `forms`: roofline ceilings, occupancy launch configs, GPU device nodes and
   sweep sizes, kept here until their own modules (analysis, gpu) take them.
-- `text`: the first line of a message, Markdown-escaped user text.
+- `text`: Markdown-escaped user text.
 
 Streamlit:
 - `gpu_queue`: one GPU job at a time across all browser sessions (queue, progress, cancel).

@@ -17,9 +17,9 @@ from profiling.analysis.device_model import Ceilings
 from profiling.analysis.occupancy import OccupancyResult, theoretical_occupancy
 from profiling.app.bundles import Bundle
 from profiling.app.launches import launch_configs_from_reports
-from profiling.app.text import md_escape, one_line
+from profiling.app.text import md_escape
 from profiling.charts.roofline import roofline_points
-from profiling.errors import InvalidInput
+from profiling.errors import InvalidInput, first_line
 from profiling.gpu.env import tool_path
 from profiling.nsight import report as ncu_report
 from profiling.nsight.tools import find_ncu, find_tool
@@ -297,7 +297,7 @@ def occupancy_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.Data
             result = theoretical_occupancy(config.cc, config.threads, config.registers, config.shared_mem)
             ours, limit = result.occupancy_pct, ", ".join(result.limiters)
         except InvalidInput as exc:
-            ours, limit = None, one_line(exc)
+            ours, limit = None, first_line(exc)
         rows.append(
             {
                 "launch": config.name,

@@ -1,17 +1,10 @@
-"""User text made safe to show: the first line of a message, and Markdown-escaped text."""
+"""User text made safe to show in Markdown (the first line of a message is profiling.errors.first_line)."""
 
 from __future__ import annotations
 
 import re
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&\"'^])")
-
-
-def one_line(text: object, limit: int = 400) -> str:
-    """The first non-empty line of a message, cut to `limit` characters."""
-    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
-    first = lines[0] if lines else ""
-    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def md_escape(text: object) -> str:

@@ -21,8 +21,9 @@ from profiling import usecases
 from profiling.app import host, state
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
-from profiling.app.text import md_escape, one_line
+from profiling.app.text import md_escape
 from profiling.app.uploads import read_upload
+from profiling.errors import error_line, first_line
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
 from profiling.runs import review
@@ -177,7 +178,7 @@ def bundled_caption(bundle: Bundle | None) -> None:
 def needs_gpu_notice(what: str, bundle: Bundle | None, reason: str | None) -> None:
     """The explanation Benchmark and Profile show when they cannot run here."""
     where = f" Showing bundled measurements from {safe_md(bundle.device_name)} on {bundle.date}." if bundle else ""
-    st.info(f"{what} needs a CUDA GPU in this machine (no GPU found: {safe_md(one_line(reason))}).{where}")
+    st.info(f"{what} needs a CUDA GPU in this machine (no GPU found: {safe_md(first_line(reason))}).{where}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,7 +193,7 @@ def safe_md(text: object) -> str:
 
 def show_error(message: object) -> None:
     """A one-line error box; the message (which may contain file or kernel names) is escaped."""
-    st.error(safe_md(one_line(message)))
+    st.error(safe_md(first_line(message)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,7 +323,7 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
             try:
                 parsed[key] = (f.name, read_upload(f.name, content))
             except Exception as exc:  # noqa: BLE001 - any unreadable upload is a one-line error, never a crash
-                failed[key] = one_line(exc) or type(exc).__name__
+                failed[key] = error_line(exc)
         if key in failed:
             errors.append((f.name, failed[key]))
     for key in [k for k in parsed if k not in keep]:

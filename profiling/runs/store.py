@@ -33,7 +33,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
-from profiling.errors import InvalidInput
+from profiling.errors import InvalidInput, error_line
 
 # Re-exported (see __all__) for callers outside profiling/runs that import them from here (pages, app).
 from profiling.runs.convert import load_run_file, run_from_bench, run_from_report
@@ -122,18 +122,13 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
     return engine
 
 
-def _one_line(exc: BaseException) -> str:
-    orig = getattr(exc, "orig", None) or exc
-    text = str(orig).strip().splitlines()
-    return text[0] if text else type(orig).__name__
-
-
 @contextmanager
 def _db_errors(action: str, url: str) -> Iterator[None]:
     try:
         yield
     except sa.exc.SQLAlchemyError as exc:
-        raise StoreError(f"could not {action} ({url}): {_one_line(exc)}") from exc
+        cause = getattr(exc, "orig", None) or exc  # the driver's own error, without SQLAlchemy's SQL dump
+        raise StoreError(f"could not {action} ({url}): {error_line(cause)}") from exc
 
 
 # ---------------------------------------------------------------------------------------------
