@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from kernels.catalog import CATALOG
+from kernels.catalog import reference_ids
 from profiling.charts.style import kernel_color, plot_text
 
 
@@ -34,7 +34,7 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
 
 def pct_cublas_figure(frame: pd.DataFrame, title: str = "% of cuBLAS (same operation, same run)") -> go.Figure:
     """Grouped bars: % of the library reference per kernel, one bar per size; references left out."""
-    refs = {s.id for s in CATALOG if s.is_reference}
+    refs = set(reference_ids().values())
     ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
     fig = go.Figure()
     for kernel, part in ok.groupby("kernel", sort=False):

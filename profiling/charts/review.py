@@ -8,12 +8,14 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from kernels.registry import operation_of
 from profiling.analysis.device_model import Ceilings
-from profiling.charts.roofline import algorithmic_point, roofline
+from profiling.charts.roofline import operation_point, roofline
 from profiling.charts.style import kernel_color, plot_text
 from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
 from profiling.runs.records import size_text
 from profiling.runs.values import finite_number
+from profiling.shape import Shape
 
 
 def review_roofline(
@@ -29,9 +31,9 @@ def review_roofline(
             t, m, n, k = r.get("time_median_ms"), r.get("m"), r.get("n"), r.get("k")
             if not t or not (m and n and k) or (r.get("status") or "ok") != "ok":
                 continue
-            half = "hgemm" in str(r.get("kernel")) or "wmma" in str(r.get("kernel"))
-            p = algorithmic_point(plot_text(r["kernel"]), m, n, k, t / 1e3, 2 if half else 4, label=size_text(r))
-            p["compute"] = "tensor" if half else "fp32"
+            # A bench run keeps its source row, with the operation, in `extra`; else the catalog knows the kernel.
+            op = operation_of(str(r["kernel"]), (r.get("extra") or {}).get("operation"))
+            p = operation_point(plot_text(r["kernel"]), Shape(m, n, k), t / 1e3, op, label=size_text(r))
             p["run"] = plot_text(f"#{run.get('id')} {run.get('label', '')}")
             rows.append(p)
         return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute", "run"])

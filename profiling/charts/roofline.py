@@ -9,10 +9,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from kernels.catalog import OPERATIONS, OperationSpec
+from kernels.registry import operation_of
 from profiling.analysis.device_model import Ceiling, Ceilings
 from profiling.charts.style import kernel_color, plot_text, si
 from profiling.errors import InvalidInput
 from profiling.nsight import report as ncu_report
+from profiling.shape import Shape
 
 LEVEL_SYMBOLS = {"DRAM": "circle", "L2": "square", "L1": "diamond", "algorithmic": "star"}
 POINT_COLUMNS = ("kernel", "label", "level", "flops", "bytes", "seconds")
@@ -25,12 +28,27 @@ def algorithmic_point(
     """A roofline point from the problem alone: 2MNK FLOPs over the minimum traffic (read A, B; write C)."""
     return {
         "kernel": kernel,
-        "label": label or f"{m}x{n}x{k}",
+        "label": label or Shape(m, n, k).label,
         "level": "algorithmic",
         "flops": 2.0 * m * n * k,
         "bytes": float(bytes_per_element) * (m * k + k * n + m * n),
         "seconds": float(seconds),
     }
+
+
+def operation_point(
+    kernel: str, shape: Shape, seconds: float, operation: OperationSpec | None, label: str | None = None
+) -> dict:
+    """The algorithmic point of one run of `operation` (None: a kernel that is not ours, drawn as FP32 SGEMM),
+    with its FLOP count, element size and compute ceiling ("fp32" | "tensor") from the operation table.
+
+    Every element of A, B and C is counted at the operation's input size, as the figures always have.
+    """
+    op = operation or OPERATIONS["sgemm"]
+    point = algorithmic_point(kernel, shape.m, shape.n, shape.k, seconds, op.input_bytes, label=label)
+    point["flops"] = float(op.flops(shape.m, shape.n, shape.k))
+    point["compute"] = op.compute
+    return point
 
 
 def roofline_points(points: pd.DataFrame, ceilings: Ceilings) -> pd.DataFrame:
@@ -207,10 +225,8 @@ def bench_roofline_points(frame: pd.DataFrame, size: str | None = None) -> pd.Da
         ok = ok[ok["size"] == size]
     rows = []
     for r in ok.itertuples():
-        half = r.operation == "hgemm_addmm"
-        point = algorithmic_point(str(r.kernel), int(r.m), int(r.n), int(r.k), r.median_ms / 1e3, 2 if half else 4)
-        point["compute"] = "tensor" if half else "fp32"
-        rows.append(point)
+        shape = Shape(int(r.m), int(r.n), int(r.k))
+        rows.append(operation_point(str(r.kernel), shape, r.median_ms / 1e3, operation_of(str(r.kernel), r.operation)))
     return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute"])
 
 

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from kernels.catalog import reference_ids
 from profiling.errors import InvalidInput
 from profiling.paths import SOURCE_ROOT
 from profiling.runs.records import BENCH_SCHEMA as SCHEMA
@@ -124,12 +125,12 @@ def utc_now() -> str:
 
 def add_reference_ratios(results: list[dict[str, Any]]) -> None:
     """Fill pct_cublas: each result's speed against its operation's library reference at the same shape."""
-    reference_ids = {"sgemm": "cublas", "hgemm_addmm": "cublas-hgemm"}
+    reference = reference_ids()
     typed = [BenchResult.from_dict(r, f"result {i + 1}") for i, r in enumerate(results)]
     refs = {
         (r.operation, r.shape): r.time_ms.median
         for r in typed
-        if r.kernel == reference_ids.get(r.operation or "") and r.time_ms
+        if r.kernel == reference.get(r.operation or "") and r.time_ms
     }
     for row, r in zip(results, typed, strict=True):
         ref_ms = refs.get((r.operation, r.shape))
