@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling import charts
+from profiling import charts, usecases
 from profiling.app import state, tables, ui
 from profiling.app.ceilings import ceilings_for
-from profiling.app.uploads import MAX_UPLOAD_MB
 from profiling.errors import GemmLensError
 from profiling.runs.convert import run_from_report
 
@@ -15,7 +14,7 @@ st.title("Reports")
 bundle = state.frame().bundle
 
 files = st.file_uploader(
-    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {MAX_UPLOAD_MB} MB each",
+    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {usecases.MAX_UPLOAD_MB} MB each",
     accept_multiple_files=True,
     key="report_files",
 )

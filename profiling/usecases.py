@@ -27,7 +27,7 @@ from profiling.gpu.jobs import BenchSettings, Job, Task, build_tasks
 from profiling.gpu.worker import run_job, worker_command
 from profiling.nsight import load as ncu_load
 from profiling.nsight import runner as ncu_runner
-from profiling.nsight.report import Report
+from profiling.nsight.report import MAX_REPORT_BYTES, Report
 from profiling.nsight.sanitizer import SanitizerResult
 from profiling.runs.results import add_reference_ratios, build_document, utc_now
 from profiling.shape import Shape
@@ -35,6 +35,9 @@ from profiling.shape import Shape
 METRIC_SETS = ("quick", "full")
 CLOCK_CONTROLS = ("none", "base")
 SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
+MAX_UPLOAD_MB = MAX_REPORT_BYTES // (1000 * 1000)
+"""The largest report upload read, in MB (the parser's limit); server.maxUploadSize in .streamlit/config.toml
+matches it."""
 WorkerCommand = Callable[[Path], list[str]]
 
 
@@ -357,7 +360,9 @@ def load_report(path: str | Path, ncu: str | None = None) -> Report:
 
 
 def load_upload(name: str, data: bytes, ncu: str | None = None) -> Report:
-    """Read an uploaded report from its bytes (profiling.nsight.load.load_upload)."""
+    """Read an uploaded report from its bytes (profiling.nsight.load.load_upload): CSV of any ncu page, ncu stdout
+    or a `.ncu-rep`; ReportError with one line for empty, oversized, binary, truncated or foreign files, and a
+    JSON upload (a runs export) is pointed to the Review page."""
     return ncu_load.load_upload(name, data, ncu=ncu)
 
 

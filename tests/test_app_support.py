@@ -16,7 +16,7 @@ import pytest
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling import charts, usecases
-from profiling.app import bundles, ceilings, forms, host, kernel_facts, launches, tables, text, uploads
+from profiling.app import bundles, ceilings, forms, host, kernel_facts, launches, tables, text
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.errors import InvalidInput, ReportError
 from profiling.gpu.jobs import BenchSettings
@@ -171,8 +171,8 @@ def test_findings_from_the_details_page_biggest_first(reports) -> None:
 
 
 def test_two_reports_keep_launch_keys_unique() -> None:
-    raw = uploads.read_upload("raw.csv", (NCU / "raw.csv").read_bytes())
-    summary = uploads.read_upload("summary.csv", (NCU / "summary.csv").read_bytes())
+    raw = usecases.load_upload("raw.csv", (NCU / "raw.csv").read_bytes())
+    summary = usecases.load_upload("summary.csv", (NCU / "summary.csv").read_bytes())
     table = tables.key_metrics_table([("raw.csv", raw), ("summary.csv", summary)])
     assert len(table) == 20 and table["launch"].is_unique
     assert table["launch"].str.endswith("[raw.csv]").sum() == 10
@@ -183,7 +183,7 @@ def test_two_reports_keep_launch_keys_unique() -> None:
 
 @pytest.mark.parametrize("name", ["raw.csv", "details.csv", "summary.csv", "auto_units.csv", "stdout_mixed.txt"])
 def test_real_fixtures_upload(name: str) -> None:
-    report = uploads.read_upload(name, (NCU / name).read_bytes())
+    report = usecases.load_upload(name, (NCU / name).read_bytes())
     assert report.source == name and len(report.launches) >= 1
 
 
@@ -203,14 +203,14 @@ def _bad_files() -> dict[str, bytes]:
 def test_bad_uploads_give_one_line_errors(name: str, monkeypatch) -> None:
     monkeypatch.setattr("profiling.nsight.tools.find_ncu", lambda *a, **k: None)
     with pytest.raises(ReportError) as info:
-        uploads.read_upload(name, _bad_files()[name])
+        usecases.load_upload(name, _bad_files()[name])
     message = str(info.value)
     assert "\n" not in message and name in message
 
 
 def test_oversized_upload_is_refused() -> None:
     with pytest.raises(ReportError, match="200 MB"):
-        uploads.read_upload("big.csv", b"x" * (uploads.MAX_UPLOAD_BYTES + 1))
+        usecases.load_upload("big.csv", b"x" * (usecases.MAX_UPLOAD_MB * 1000 * 1000 + 1))
 
 
 def test_md_escape_neutralises_markdown_and_html() -> None:

@@ -11,6 +11,7 @@ import math
 import re
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -314,6 +315,11 @@ def test_a_report_reads_the_same_from_a_file_and_from_an_upload() -> None:
     uploaded = usecases.load_upload("raw.csv", (NCU / "raw.csv").read_bytes())
     assert uploaded.source == "raw.csv" and len(uploaded.launches) == len(from_file.launches) == 10
     assert [launch.metrics for launch in uploaded.launches] == [launch.metrics for launch in from_file.launches]
+
+
+def test_the_upload_limit_is_the_parsers_and_the_servers() -> None:
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] == usecases.MAX_UPLOAD_MB == 200
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@
 
 Pure functions (no Streamlit):
 - `bundles`: the committed results/<device>-<date>/ folders, found and loaded.
-- `uploads`: uploaded report files, read through the parser's own checks.
 - `tables`: every table the pages show.
 - `kernel_facts`: a catalog entry's summary, diff and compile facts (Kernels page).
 - `ceilings`, `launches`, `host`, `forms`: roofline ceilings, occupancy launch configs, GPU device nodes and

@@ -22,7 +22,6 @@ from profiling.app import host, state
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
-from profiling.app.uploads import read_upload
 from profiling.errors import error_line, first_line
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
@@ -321,7 +320,7 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
         keep.add(key)
         if key not in parsed and key not in failed:
             try:
-                parsed[key] = (f.name, read_upload(f.name, content))
+                parsed[key] = (f.name, usecases.load_upload(f.name, content))
             except Exception as exc:  # noqa: BLE001 - any unreadable upload is a one-line error, never a crash
                 failed[key] = error_line(exc)
         if key in failed:
