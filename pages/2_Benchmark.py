@@ -6,9 +6,9 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import charts, usecases
-from profiling.app import forms, state, tables, ui
+from profiling.app import state, tables, ui
 from profiling.errors import GemmLensError
-from profiling.gpu.jobs import BenchSettings, parse_sizes
+from profiling.gpu.jobs import BenchSettings, parse_sizes, sweep_sizes
 from profiling.runs.convert import run_from_bench
 
 st.title("Benchmark")
@@ -31,8 +31,7 @@ with st.form("bench"):
 
 if submitted:
     try:
-        sizes = parse_sizes(",".join(map(str, forms.sweep_sizes(int(start), int(stop))))) if mode == "sweep" \
-            else parse_sizes(sizes_text)  # fmt: skip
+        sizes = sweep_sizes(int(start), int(stop)) if mode == "sweep" else parse_sizes(sizes_text)
         if not kernels:
             raise GemmLensError("choose at least one kernel")
         fn = usecases.bench_job(kernels, sizes, BenchSettings(repeats=int(repeats)))

@@ -9,7 +9,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import forms, state, tables, ui
+from profiling.app import state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import parse_shape
 from profiling.nsight.tools import find_ncu, find_tool
@@ -41,7 +41,7 @@ if run:
             raise GemmLensError("choose at least one kernel")
         out_dir = Path(tempfile.mkdtemp(prefix="gemmlens-profile-"))
         fn = usecases.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
-                                  forms.metric_names(extra), clock)  # fmt: skip
+                                  extra.split(","), clock)  # fmt: skip
         ui.submit_job(state.PROFILE_JOB, f"ncu {', '.join(chosen)} {shape.label}", fn)
     except GemmLensError as exc:
         ui.show_error(exc)

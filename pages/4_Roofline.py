@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts
+from profiling.analysis.ceilings import ceilings_for, measured_ceilings
 from profiling.app import state, tables, ui
-from profiling.app.ceilings import ceilings_for, measured_ceilings
 from profiling.errors import GemmLensError
 
 st.title("Roofline")
@@ -42,7 +42,8 @@ try:
         st.info("These results have no points to plot (no FLOP counts or times).")
         st.stop()
     theoretical = ceilings
-    measured = measured_ceilings(bundle if source.startswith("bundled") else None, ceilings.device_name)
+    folder = bundle.path if bundle is not None and source.startswith("bundled") else None
+    measured = measured_ceilings(ceilings.device_name, folder)
     if measured is not None and st.toggle("Draw the measured ceilings", key="roof_measured"):
         ceilings = measured
     fig = charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")

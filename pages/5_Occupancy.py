@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling.analysis import launches
 from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
-from profiling.app import launches, state, tables, ui
+from profiling.app import state, tables, ui
 from profiling.charts import occupancy_figures
 from profiling.errors import GemmLensError
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts, usecases
+from profiling.analysis.ceilings import ceilings_for
 from profiling.app import state, tables, ui
-from profiling.app.ceilings import ceilings_for
 from profiling.errors import GemmLensError
 from profiling.runs.convert import run_from_report
 

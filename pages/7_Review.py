@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts
+from profiling.analysis.ceilings import recorded_device_ceilings
 from profiling.app import bundles, state, tables, ui
-from profiling.app.ceilings import run_ceilings
 from profiling.errors import GemmLensError
 from profiling.runs import review
 
@@ -76,7 +76,8 @@ with tab_cmp:
         else:
             st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
             st.dataframe(tables.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
-        roof = charts.review_roofline(baseline, candidates, run_ceilings(baseline))
+        ceilings = recorded_device_ceilings(baseline["device"], baseline.get("device_name"))
+        roof = charts.review_roofline(baseline, candidates, ceilings)
         st.plotly_chart(roof, key="review_roofline")
         for i, fig in enumerate(charts.comparison_figures(baseline, candidates, comparison)):
             st.plotly_chart(fig, key=f"cmp_fig{i}")

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from kernels.registry import get_kernel
 from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, best_per_size, tunable_bases, tuned_record_path
-from profiling.analysis.ceilings import load_cached, measured_to_ceilings, save_cached
+from profiling.analysis.ceilings import load_cached, record_ceilings, save_cached
 from profiling.analysis.device_model import Ceilings, ceilings_from_device_info
 from profiling.errors import InvalidInput, WorkerError
 from profiling.gpu.jobs import BenchSettings, Job, Task, build_tasks
@@ -256,13 +256,7 @@ def run_ceilings(
             raise WorkerError(f"measuring ceilings failed: {results[0]['error'] if results else 'no result'}")
         record = {"device": device["name"], "measured_utc": utc_now(), "ceilings": results[0]["ceilings"]}
         save_cached(record)
-    measured = measured_ceilings(record)
-    return CeilingsRun(device, record, measured, ceilings_from_device_info(device), cached)
-
-
-def measured_ceilings(record: dict[str, Any]) -> Ceilings:
-    """A measured-ceilings record (the cache's or a bundle's) as roofline Ceilings."""
-    return measured_to_ceilings(record["ceilings"] | {"device": record["device"]}, f"measured {record['measured_utc']}")
+    return CeilingsRun(device, record, record_ceilings(record), ceilings_from_device_info(device), cached)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,10 +16,12 @@ import pytest
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling import charts, usecases
-from profiling.app import bundles, ceilings, forms, host, kernel_facts, launches, tables, text
+from profiling.analysis import ceilings, launches
+from profiling.app import bundles, kernel_facts, tables, text
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.errors import InvalidInput, ReportError
-from profiling.gpu.jobs import BenchSettings
+from profiling.gpu import env as gpu_env
+from profiling.gpu.jobs import BenchSettings, sweep_sizes
 from profiling.nsight import load as ncu_load
 from profiling.paths import BUNDLED_RESULTS_DIR
 from profiling.runs import review
@@ -109,10 +111,12 @@ def test_bench_charts_have_one_trace_per_kernel(doc) -> None:
 
 
 def test_sweep_sizes() -> None:
-    assert forms.sweep_sizes(512, 4096) == [512, 1024, 2048, 4096]
-    assert forms.sweep_sizes(1000, 3000, 3) == [1000, 3000]
+    assert sweep_sizes(512, 4096) == [Shape(n, n, n) for n in (512, 1024, 2048, 4096)]
+    assert sweep_sizes(1000, 3000, 3) == [Shape(1000, 1000, 1000), Shape(3000, 3000, 3000)]
     with pytest.raises(InvalidInput):
-        forms.sweep_sizes(4096, 512)
+        sweep_sizes(4096, 512)
+    with pytest.raises(InvalidInput, match="at most 2147483647"):
+        sweep_sizes(2**30, 2**32)
 
 
 # --- roofline ------------------------------------------------------------------------------------
@@ -300,7 +304,9 @@ def test_review_styles_and_roofline(bundle) -> None:
     html = tables.style_side_by_side(side).to_html()
     assert review.VERDICT_COLORS["improvement"] in html
     assert "Time (ms) verdict" not in html
-    fig = charts.review_roofline(base, [cand], ceilings.run_ceilings(base))
+    fig = charts.review_roofline(
+        base, [cand], ceilings.recorded_device_ceilings(base["device"], base.get("device_name"))
+    )
     baseline_traces = [t for t in fig.data if (t.legendgroup or "").startswith("baseline:")]
     links = [t for t in fig.data if (t.legendgroup or "").startswith("link:")]
     assert len(baseline_traces) == len({r["kernel"] for r in base["results"]})
@@ -433,16 +439,16 @@ def test_device_info_job_without_a_gpu_fails_with_a_message(tmp_path: Path) -> N
 
 
 def test_no_device_nodes_means_no_gpu(tmp_path: Path) -> None:
-    assert "no NVIDIA device nodes" in host.no_gpu_device_nodes(tmp_path)
+    assert "no NVIDIA device nodes" in gpu_env.no_gpu_device_nodes(tmp_path)
     (tmp_path / "nvidia0").touch()
-    assert host.no_gpu_device_nodes(tmp_path) is None
+    assert gpu_env.no_gpu_device_nodes(tmp_path) is None
 
 
 def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
     from profiling.app import ui
 
     monkeypatch.delenv("GEMMLENS_GPU", raising=False)
-    monkeypatch.setattr(host, "no_gpu_device_nodes", lambda: None)
+    monkeypatch.setattr(gpu_env, "no_gpu_device_nodes", lambda: None)
     release = threading.Event()
 
     def fake_job(timeout_s: float = 30.0):
@@ -470,9 +476,9 @@ def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
 def test_measured_ceilings_sit_beside_the_theoretical_ones() -> None:
     # results/h200-2026-11-22/ceilings.json: `python -m profiling ceilings` on the H200.
     bundle = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
-    measured = ceilings.measured_ceilings(bundle, "NVIDIA H200")
+    measured = ceilings.measured_ceilings("NVIDIA H200", bundle.path)
     assert measured is not None and measured.fp32_flops.source.startswith("measured 2026-11-22")
-    assert ceilings.measured_ceilings(bundle, "NVIDIA H100 80GB HBM3") is None
+    assert ceilings.measured_ceilings("NVIDIA H100 80GB HBM3", bundle.path) is None
     theoretical = ceilings.ceilings_for(bundle.device)
     table = tables.ceilings_table(theoretical, measured).set_index("ceiling")
     assert table.loc["FP32", "measured"] == pytest.approx(65.07, abs=0.01)

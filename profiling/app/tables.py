@@ -14,9 +14,9 @@ import pandas as pd
 
 from kernels.catalog import CATALOG
 from profiling.analysis.device_model import Ceilings
+from profiling.analysis.launches import launch_configs_from_reports
 from profiling.analysis.occupancy import OccupancyResult, theoretical_occupancy
 from profiling.app.bundles import Bundle
-from profiling.app.launches import launch_configs_from_reports
 from profiling.app.text import md_escape
 from profiling.charts.roofline import roofline_points
 from profiling.errors import InvalidInput, first_line

@@ -18,11 +18,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling import usecases
-from profiling.app import host, state
+from profiling.app import state
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
 from profiling.errors import error_line, first_line
+from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
 from profiling.runs import review
@@ -99,7 +100,7 @@ def gpu_switched_off() -> str | None:
     """Why GPU work is disabled by configuration or impossible at a glance, or None (then probe)."""
     if os.environ.get(GPU_SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
         return f"GPU work is switched off ({GPU_SWITCH}=off)"
-    return host.no_gpu_device_nodes()
+    return gpu_env.no_gpu_device_nodes()
 
 
 @st.cache_resource

@@ -49,6 +49,17 @@ def parse_sizes(text: str) -> list[Shape]:
     return shapes
 
 
+def sweep_sizes(start: int, stop: int, factor: int = 2) -> list[Shape]:
+    """Square shapes start, start*factor, ... up to stop (inclusive, at most 64); InvalidInput for a bad range."""
+    if start < 1 or stop < start or factor < 2:
+        raise InvalidInput(f"a sweep needs 1 <= start <= stop and a factor >= 2 (got {start}..{stop} x{factor})")
+    shapes, n = [], start
+    while n <= stop and len(shapes) < 64:
+        shapes.append(Shape(*(_positive(str(n), "size"),) * 3))
+        n *= factor
+    return shapes
+
+
 def parse_shape(text: str) -> Shape:
     """One MxNxK shape like "4096x1000x333"."""
     match = _SHAPE.match(text)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from profiling import charts
-from profiling.app import bundles, ceilings
+from profiling.analysis.ceilings import recorded_device_ceilings
+from profiling.app import bundles
 from profiling.runs import review
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +66,7 @@ def test_exported_review_html_renders_offline(browser, tmp_path: Path) -> None:
     base = {**bundles.bundled_runs(bundle)[1], "id": 1}
     cand = {**base, "id": 2, "label": "candidate"}
     cand["results"] = [{**r, "time_median_ms": r["time_median_ms"] * 0.9} for r in base["results"]]
-    roof = charts.review_roofline(base, [cand], ceilings.run_ceilings(base))
+    roof = charts.review_roofline(base, [cand], recorded_device_ceilings(base["device"], base.get("device_name")))
     path = tmp_path / "review.html"
     path.write_text(review.report_html(base, [cand], extra_figures=[roof]))
 

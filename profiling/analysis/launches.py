@@ -1,7 +1,5 @@
-"""Launch configurations for the occupancy calculator, read from results documents and ncu reports.
-
-These belong with `profiling.analysis.occupancy`; they stay here until that module takes them.
-"""
+"""Launch configurations for the occupancy calculator (profiling.analysis.occupancy), read from results documents
+and ncu reports, and why achieved occupancy falls short of theoretical."""
 
 from __future__ import annotations
 
