@@ -9,7 +9,7 @@ from profiling import charts, usecases
 from profiling.app import state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_sizes, sweep_sizes
-from profiling.runs.convert import run_from_bench
+from profiling.runs.convert import bench_run
 
 st.title("Benchmark")
 frame = state.frame()
@@ -71,7 +71,7 @@ with st.expander("Save this run to the store (Review page)"):
         notes = st.text_area("Notes", "")
         if st.form_submit_button("Save run"):
             try:
-                run_id = ui.run_store().save_run(run_from_bench(document, label=label, author=author, notes=notes))
+                run_id = ui.run_store().save_run(bench_run(document, label=label, author=author, notes=notes))
                 st.success(f"Saved as run #{run_id}.")
             except GemmLensError as exc:
                 ui.show_error(exc)

@@ -8,7 +8,7 @@ from profiling import charts, usecases
 from profiling.analysis.ceilings import ceilings_for
 from profiling.app import state, tables, ui
 from profiling.errors import GemmLensError
-from profiling.runs.convert import run_from_report
+from profiling.runs.convert import report_run
 
 st.title("Reports")
 bundle = state.frame().bundle
@@ -69,7 +69,7 @@ if uploaded:
         author = st.text_input("Author", "", key="upload_author")
         if st.button("Save as runs"):
             try:
-                ids = [ui.run_store().save_run(run_from_report(rep, label=name, author=author, kind="upload"))
+                ids = [ui.run_store().save_run(report_run(rep, label=name, author=author, kind="upload"))
                        for name, rep in uploaded]  # fmt: skip
                 st.success(f"Saved as run(s) {', '.join(f'#{i}' for i in ids)}.")
             except GemmLensError as exc:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling import charts
-from profiling.analysis.ceilings import recorded_device_ceilings
 from profiling.app import bundles, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.runs import review
+from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
+from profiling.runs.export import read_runs_json
 
 st.title("Review")
 bundle = state.frame().bundle
@@ -29,7 +30,7 @@ with st.expander("Add runs: bundled measurements or an exported JSON"):
     imported = st.file_uploader("Import runs (JSON exported from this page)", key="import_json")
     if imported is not None and st.button("Import"):
         try:
-            ids = store.import_runs(review.import_runs_json(imported.getvalue()))
+            ids = store.import_runs(read_runs_json(imported.getvalue()))
             st.success(f"Imported run(s) {', '.join(f'#{i}' for i in ids)}.")
             st.rerun()
         except GemmLensError as exc:
@@ -66,36 +67,23 @@ with tab_cmp:
     base_id = c1.selectbox("Baseline", ids, index=len(ids) - 1, format_func=names.get, key="baseline")
     others = [i for i in ids if i != base_id]
     cand_ids = c2.multiselect("Candidates", others, default=others[:1], format_func=names.get, key="candidates")
-    threshold = c3.number_input("Noise threshold (%)", 0.0, 100.0, review.DEFAULT_THRESHOLD_PCT, key="threshold")
+    threshold = c3.number_input("Noise threshold (%)", 0.0, 100.0, DEFAULT_THRESHOLD_PCT, key="threshold")
     if cand_ids:
-        baseline, candidates = store.get_run(base_id), store.get_runs(cand_ids)
-        comparison = review.compare_runs(baseline, candidates, threshold_pct=threshold)
-        side = review.side_by_side(comparison)
-        if side.empty:
-            st.info("The baseline and candidates have no kernel and size in common.")
-        else:
-            st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
-            st.dataframe(tables.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
-        ceilings = recorded_device_ceilings(baseline["device"], baseline.get("device_name"))
-        roof = charts.review_roofline(baseline, candidates, ceilings)
-        st.plotly_chart(roof, key="review_roofline")
-        for i, fig in enumerate(charts.comparison_figures(baseline, candidates, comparison)):
-            st.plotly_chart(fig, key=f"cmp_fig{i}")
-        ui.review_downloads(baseline, candidates, comparison, side, threshold, roof)
+        ui.review_comparison(store.read_run(base_id), store.read_runs(cand_ids), threshold)
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")
-    run = store.get_run(open_id)
+    run = store.read_run(open_id)
     st.dataframe(tables.run_info_table(run), hide_index=True, width="stretch")
     st.dataframe(tables.run_results_table(run), hide_index=True, width="stretch")
-    ui.delete_run_button(store, open_id, len(run["results"]))
+    ui.delete_run_button(store, open_id, len(run.results))
 with tab_hist:
     results = review.rows_frame(store.result_rows(run_ids=ids))
     kernels = sorted(results["kernel"].dropna().unique())
     if kernels:
         h1, h2 = st.columns(2)
         kernel = h1.selectbox("Kernel", kernels, key="hist_kernel")
-        metric = h2.selectbox("Metric", [m.key for m in review.METRICS], key="hist_metric",
-                              format_func=lambda k: review.METRIC_BY_KEY[k].label)  # fmt: skip
+        metric = h2.selectbox("Metric", [m.key for m in METRICS], key="hist_metric",
+                              format_func=lambda k: METRIC_BY_KEY[k].label)  # fmt: skip
         history = review.kernel_history(results, kernel, metric=metric)
         st.plotly_chart(charts.history_figure(history, kernel, metric), key="history")
         st.dataframe(history, hide_index=True, width="stretch")

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.app import bundles, kernel_facts, tables
-from profiling.runs import review
+from profiling.runs.export import export_runs_json
 from profiling.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -243,7 +243,7 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     cand = {**base, "label": "candidate", "created_utc": "2026-11-23T00:00:00Z"}
     cand["results"] = [{**r, "time_median_ms": r["time_median_ms"] * 0.8} for r in base["results"]]
     at.file_uploader(key="import_json").set_value(
-        ("runs.json", review.export_runs_json([cand]).encode(), "application/json")
+        ("runs.json", export_runs_json([cand]).encode(), "application/json")
     ).run()
     next(b for b in at.button if b.label == "Import").click().run()
     assert not at.exception

@@ -8,6 +8,7 @@ import sys
 import textwrap
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +25,8 @@ from profiling.gpu import env as gpu_env
 from profiling.gpu.jobs import BenchSettings, sweep_sizes
 from profiling.nsight import load as ncu_load
 from profiling.paths import BUNDLED_RESULTS_DIR
-from profiling.runs import review
+from profiling.runs.comparison import VERDICT_COLORS, compare_runs, side_by_side
+from profiling.runs.records import SavedRun
 from profiling.shape import Shape
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -290,32 +292,29 @@ def test_launch_configs_and_occupancy_table(doc, reports) -> None:
 # --- review --------------------------------------------------------------------------------------
 
 
-def _candidate(run: dict, factor: float) -> dict:
-    faster = {**run, "id": 99, "label": "candidate"}
-    faster["results"] = [{**r, "time_median_ms": r["time_median_ms"] * factor} for r in run["results"]]
-    return faster
+def _candidate(run: SavedRun, factor: float) -> SavedRun:
+    faster = tuple(replace(r, time_median_ms=r.time_median_ms * factor) for r in run.results)
+    return replace(run, id=99, label="candidate", results=faster)
 
 
 def test_review_styles_and_roofline(bundle) -> None:
-    base = {**bundles.bundled_runs(bundle)[1], "id": 1}
+    base = replace(bundles.bundled_runs(bundle)[1], id=1)
     cand = _candidate(base, 0.8)
-    comparison = review.compare_runs(base, [cand])
-    side = review.side_by_side(comparison)
+    comparison = compare_runs(base, [cand])
+    side = side_by_side(comparison)
     html = tables.style_side_by_side(side).to_html()
-    assert review.VERDICT_COLORS["improvement"] in html
+    assert VERDICT_COLORS["improvement"] in html
     assert "Time (ms) verdict" not in html
-    fig = charts.review_roofline(
-        base, [cand], ceilings.recorded_device_ceilings(base["device"], base.get("device_name"))
-    )
+    fig = charts.review_roofline(base, [cand], ceilings.recorded_device_ceilings(base.device, base.device_name))
     baseline_traces = [t for t in fig.data if (t.legendgroup or "").startswith("baseline:")]
     links = [t for t in fig.data if (t.legendgroup or "").startswith("link:")]
-    assert len(baseline_traces) == len({r["kernel"] for r in base["results"]})
-    assert len(links) == len(base["results"])
-    assert charts.kernel_points(fig) == {r["kernel"]: 1 for r in base["results"]}
+    assert len(baseline_traces) == len({r.kernel for r in base.results})
+    assert len(links) == len(base.results)
+    assert charts.kernel_points(fig) == {r.kernel: 1 for r in base.results}
 
 
 def test_run_tables(bundle) -> None:
-    run = {**bundles.bundled_runs(bundle)[0], "id": 3}
+    run = replace(bundles.bundled_runs(bundle)[0], id=3)
     info = tables.run_info_table(run).set_index("property")["value"]
     assert info["device"] == "NVIDIA H200" and info["CUDA runtime"] == "13.2"
     assert len(tables.run_results_table(run)) == len(_results_docs()[bundle.bench_files[0].name]["results"])

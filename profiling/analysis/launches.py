@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from profiling.nsight import report as ncu_report
+from profiling.runs.records import BenchResult
 
 
 @dataclass(frozen=True)
@@ -30,13 +31,13 @@ def launch_configs_from_bench(document: Mapping[str, Any]) -> list[LaunchConfig]
     """One config per compiled kernel in a results document (block, registers, static + dynamic smem)."""
     cc = str((document.get("device") or {}).get("cc") or "9.0")
     seen: dict[str, LaunchConfig] = {}
-    for r in document.get("results", ()):
-        comp, launch = r.get("compile") or {}, r.get("launch") or {}
-        if r["kernel"] in seen or not comp.get("registers") or not launch.get("block"):
+    for i, row in enumerate(document.get("results", ())):
+        r = BenchResult.from_dict(row, f"result {i + 1}")
+        block = (r.launch or {}).get("block")
+        if r.kernel in seen or not r.registers or not block:
             continue
-        threads = math.prod(int(b) for b in launch["block"])
-        smem = int(comp.get("shared_static_bytes") or 0) + int(launch.get("dynamic_smem_bytes") or 0)
-        seen[r["kernel"]] = LaunchConfig(r["kernel"], "benchmark", cc, threads, int(comp["registers"]), smem)
+        threads = math.prod(int(b) for b in block)
+        seen[r.kernel] = LaunchConfig(r.kernel, "benchmark", cc, threads, r.registers, r.shared_bytes or 0)
     return list(seen.values())
 
 

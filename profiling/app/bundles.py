@@ -11,7 +11,8 @@ from profiling.errors import InvalidInput
 from profiling.nsight import load as ncu_load
 from profiling.nsight import report as ncu_report
 from profiling.paths import BUNDLED_RESULTS_DIR
-from profiling.runs.convert import run_from_bench
+from profiling.runs.convert import bench_run
+from profiling.runs.records import SavedRun
 from profiling.runs.results import SCHEMA, load_document
 
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})$")
@@ -122,9 +123,9 @@ def load_bundle_reports(bundle: Bundle) -> list[tuple[str, ncu_report.Report]]:
     return out
 
 
-def bundled_runs(bundle: Bundle) -> list[dict[str, Any]]:
-    """Run records (profiling.runs.store) of the bundle's results files, labelled with device, date and file."""
+def bundled_runs(bundle: Bundle) -> list[SavedRun]:
+    """Runs (to save in the run store) of the bundle's results files, labelled with device, date and file."""
     return [
-        run_from_bench(load_document(p), label=f"bundled {bundle.device_name} {bundle.date} {p.stem}")
+        bench_run(load_document(p), label=f"bundled {bundle.device_name} {bundle.date} {p.stem}")
         for p in bundle.bench_files
     ]

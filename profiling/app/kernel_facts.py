@@ -11,6 +11,7 @@ import pandas as pd
 from kernels.catalog import CATALOG, KernelSpec
 from kernels.compile_info import entry_matches, nvcc_resources
 from kernels.registry import get_kernel
+from profiling.runs.records import BenchResult
 
 
 def kernel_diff(spec: KernelSpec) -> str:
@@ -28,18 +29,19 @@ def bundled_compile_facts(document: Mapping[str, Any]) -> pd.DataFrame:
     """Compile facts the worker recorded (NVRTC, the bench's arch) per kernel: registers, shared memory,
     local (spill) bytes; one row per kernel, from its first result that has them."""
     rows: dict[str, dict[str, Any]] = {}
-    for r in document.get("results", ()):
-        comp, launch = r.get("compile") or {}, r.get("launch") or {}
-        if not comp or r["kernel"] in rows:
+    for i, row in enumerate(document.get("results", ())):
+        r = BenchResult.from_dict(row, f"result {i + 1}")
+        comp, launch = r.compile_info or {}, r.launch or {}
+        if not comp or r.kernel in rows:
             continue
-        rows[r["kernel"]] = {
-            "kernel": r["kernel"],
+        rows[r.kernel] = {
+            "kernel": r.kernel,
             "arch": comp.get("arch"),
             "backend": comp.get("backend"),
-            "registers": comp.get("registers"),
-            "shared static (B)": comp.get("shared_static_bytes"),
+            "registers": r.registers,
+            "shared static (B)": r.shared_static_bytes,
             "shared dynamic (B)": comp.get("dynamic_smem_bytes", launch.get("dynamic_smem_bytes")),
-            "local/spill (B)": comp.get("local_bytes"),
+            "local/spill (B)": r.spill_bytes,
             "max threads/block": comp.get("max_threads_per_block"),
             "blocks/SM": launch.get("max_active_blocks_per_sm"),
         }

@@ -24,8 +24,9 @@ from profiling.gpu.env import tool_path
 from profiling.nsight import report as ncu_report
 from profiling.nsight.tools import find_ncu, find_tool
 from profiling.runs.comparison import METRICS, VERDICT_COLORS
-from profiling.runs.records import size_text
+from profiling.runs.records import SavedRun, as_run
 from profiling.runs.results import results_frame
+from profiling.runs.values import iso_utc
 
 if TYPE_CHECKING:  # importing the Styler module loads jinja2: only for the annotation
     from pandas.io.formats.style import Styler
@@ -326,38 +327,39 @@ def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def run_info_table(run: Mapping[str, Any]) -> pd.DataFrame:
+def run_info_table(run: SavedRun | Mapping[str, Any]) -> pd.DataFrame:
     """A saved run's own fields and device as a property/value table."""
-    device = run.get("device") or {}
+    run = as_run(run)
+    device = run.device
     rows = [
-        ("id", run.get("id")),
-        ("label", run.get("label")),
-        ("author", run.get("author")),
-        ("notes", run.get("notes")),
-        ("created", run.get("created_utc")),
-        ("kind", run.get("kind")),
-        ("device", device.get("name") or run.get("device_name")),
-        ("compute capability", device.get("cc") or run.get("device_cc")),
+        ("id", run.id),
+        ("label", run.label),
+        ("author", run.author),
+        ("notes", run.notes),
+        ("created", iso_utc(run.created)),
+        ("kind", run.kind),
+        ("device", device.get("name") or run.device_name),
+        ("compute capability", device.get("cc") or run.device_cc),
         ("driver", device.get("driver")),
         ("CUDA runtime", cuda_version(device.get("cuda_runtime"))),
         ("max SM clock (MHz)", device.get("max_sm_clock_mhz")),
-        ("catalog commit", run.get("catalog_commit")),
+        ("catalog commit", run.catalog_commit),
     ]
     return pd.DataFrame([(k, "" if v is None else str(v)) for k, v in rows], columns=["property", "value"])
 
 
-def run_results_table(run: Mapping[str, Any]) -> pd.DataFrame:
+def run_results_table(run: SavedRun | Mapping[str, Any]) -> pd.DataFrame:
     """A saved run's results: kernel, size, status and the compared metrics."""
     rows = []
-    for r in run.get("results", ()):
-        row = {"kernel": r.get("kernel"), "size": size_text(r), "status": r.get("status")}
-        row.update({m.label: r.get(m.key) for m in METRICS})
+    for r in as_run(run).results:
+        row = {"kernel": r.kernel, "size": r.size, "status": r.status}
+        row.update({m.label: getattr(r, m.key) for m in METRICS})
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def style_side_by_side(side: pd.DataFrame) -> Styler:
-    """review.side_by_side() with each metric's cells coloured by verdict (green better, red worse, as
+    """comparison.side_by_side() with each metric's cells coloured by verdict (green better, red worse, as
     Nsight Compute's baseline view); the verdict columns themselves are hidden."""
 
     verdict_cols = [c for c in side.columns if str(c).endswith(" verdict")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling import usecases
-from profiling.app import state
+from profiling import charts, usecases
+from profiling.analysis.ceilings import recorded_device_ceilings
+from profiling.app import state, tables
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
@@ -27,6 +28,9 @@ from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
 from profiling.runs import review
+from profiling.runs.comparison import compare_runs, side_by_side
+from profiling.runs.export import export_runs_json, to_csv
+from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore, default_db_url
 
 GPU_SWITCH = "GEMMLENS_GPU"
@@ -338,9 +342,27 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------
 
 
+def review_comparison(baseline: SavedRun, candidates: Sequence[SavedRun], threshold_pct: float) -> None:
+    """Baseline vs candidates: the side-by-side table coloured by verdict, the roofline (ceilings of the baseline's
+    device), the time figures, and the downloads."""
+    comparison = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
+    side = side_by_side(comparison)
+    if side.empty:
+        st.info("The baseline and candidates have no kernel and size in common.")
+    else:
+        st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
+        st.dataframe(tables.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
+    ceilings = recorded_device_ceilings(baseline.device, baseline.device_name)
+    roof = charts.review_roofline(baseline, candidates, ceilings)
+    st.plotly_chart(roof, key="review_roofline")
+    for i, fig in enumerate(charts.comparison_figures(baseline, candidates, comparison)):
+        st.plotly_chart(fig, key=f"cmp_fig{i}")
+    review_downloads(baseline, candidates, comparison, side, threshold_pct, roof)
+
+
 def review_downloads(
-    baseline: Mapping[str, Any],
-    candidates: Sequence[Mapping[str, Any]],
+    baseline: SavedRun,
+    candidates: Sequence[SavedRun],
     comparison: pd.DataFrame,
     side: pd.DataFrame,
     threshold_pct: float,
@@ -353,8 +375,8 @@ def review_downloads(
         baseline, candidates, comparison, threshold_pct=threshold_pct, extra_figures=[roofline]
     )
     e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
-    e2.download_button("Export comparison CSV", review.to_csv(side), "gemmlens-comparison.csv", "text/csv")
-    e3.download_button("Export runs JSON", review.export_runs_json([baseline, *candidates]),
+    e2.download_button("Export comparison CSV", to_csv(side), "gemmlens-comparison.csv", "text/csv")
+    e3.download_button("Export runs JSON", export_runs_json([baseline, *candidates]),
                        "gemmlens-runs.json", "application/json")  # fmt: skip
 
 

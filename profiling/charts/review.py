@@ -1,4 +1,6 @@
-"""Review figures over saved runs: baseline-vs-candidate roofline and time bars, and a kernel's history."""
+"""Review figures over saved runs: baseline-vs-candidate roofline and time bars, and a kernel's history.
+
+Runs are SavedRun records (profiling.runs.records) or their record dicts."""
 
 from __future__ import annotations
 
@@ -13,33 +15,34 @@ from profiling.analysis.device_model import Ceilings
 from profiling.charts.roofline import operation_point, roofline
 from profiling.charts.style import kernel_color, plot_text
 from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
-from profiling.runs.records import size_text
+from profiling.runs.records import SavedRun, as_run
 from profiling.runs.values import finite_number
-from profiling.shape import Shape
 
 
 def review_roofline(
-    baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]], ceilings: Ceilings | None
+    baseline: SavedRun | Mapping[str, Any],
+    candidates: Sequence[SavedRun | Mapping[str, Any]],
+    ceilings: Ceilings | None,
 ) -> go.Figure:
     """Algorithmic roofline of the baseline (open markers) and candidates (filled), each candidate point
     linked to the baseline point of the same kernel and size by a dotted line; `ceilings` are those of the
     baseline's device (None: a titled empty figure)."""
 
-    def points(run: Mapping[str, Any]) -> pd.DataFrame:
+    def points(run: SavedRun) -> pd.DataFrame:
         rows = []
-        for r in run.get("results", ()):
-            t, m, n, k = r.get("time_median_ms"), r.get("m"), r.get("n"), r.get("k")
-            if not t or not (m and n and k) or (r.get("status") or "ok") != "ok":
+        for r in run.results:
+            t, shape = r.time_median_ms, r.shape
+            if not t or shape is None or not (shape.m and shape.n and shape.k) or r.status != "ok":
                 continue
             # A bench run keeps its source row, with the operation, in `extra`; else the catalog knows the kernel.
-            op = operation_of(str(r["kernel"]), (r.get("extra") or {}).get("operation"))
-            p = operation_point(plot_text(r["kernel"]), Shape(m, n, k), t / 1e3, op, label=size_text(r))
-            p["run"] = plot_text(f"#{run.get('id')} {run.get('label', '')}")
+            op = operation_of(r.kernel, r.extra.get("operation"))
+            p = operation_point(plot_text(r.kernel), shape, t / 1e3, op, label=r.size)
+            p["run"] = plot_text(f"#{run.id} {run.label}")
             rows.append(p)
         return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute", "run"])
 
-    base = points(baseline)
-    cands = [points(c) for c in candidates]
+    base = points(as_run(baseline))
+    cands = [points(as_run(c)) for c in candidates]
     if ceilings is None:
         fig = go.Figure()
         fig.update_layout(title_text="Roofline: no ceilings known for this device")
@@ -96,18 +99,20 @@ def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_media
 
 
 def comparison_figures(
-    baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]], comparison: pd.DataFrame
+    baseline: SavedRun | Mapping[str, Any],
+    candidates: Sequence[SavedRun | Mapping[str, Any]],
+    comparison: pd.DataFrame,
 ) -> list[go.Figure]:
     """Median time per kernel/size for each run (grouped bars), and the time change per candidate
     coloured by verdict."""
     figs = []
     bars = go.Figure()
-    for run in (baseline, *candidates):
-        rows = [r for r in run.get("results", ()) if finite_number(r.get("time_median_ms")) is not None]
+    for run in map(as_run, (baseline, *candidates)):
+        rows = [r for r in run.results if finite_number(r.time_median_ms) is not None]
         bars.add_trace(
             go.Bar(
-                x=[f"{r['kernel']} {size_text(r)}".strip() for r in rows],
-                y=[r["time_median_ms"] for r in rows],
+                x=[f"{r.kernel} {r.size}".strip() for r in rows],
+                y=[r.time_median_ms for r in rows],
                 name=_run_name(run),
             )
         )
@@ -131,5 +136,5 @@ def comparison_figures(
     return figs
 
 
-def _run_name(run: Mapping[str, Any]) -> str:
-    return f"#{run['id']} {run.get('label', '')}" if run.get("id") is not None else str(run.get("label", ""))
+def _run_name(run: SavedRun) -> str:
+    return f"#{run.id} {run.label}" if run.id is not None else run.label

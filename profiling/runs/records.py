@@ -34,7 +34,7 @@ from profiling.shape import Shape
 
 BENCH_SCHEMA = "gemmlens.bench.v1"  # results files written by `python -m profiling bench --json`
 RUN_SCHEMA = "gemmlens.run.v1"  # one saved run
-EXPORT_SCHEMA = "gemmlens.runs.v1"  # several saved runs, as review.export_runs_json writes them
+EXPORT_SCHEMA = "gemmlens.runs.v1"  # several saved runs, as runs.export.export_runs_json writes them
 KINDS = ("bench", "profile", "upload")
 
 

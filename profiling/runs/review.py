@@ -1,9 +1,8 @@
 """Review of saved runs: listing and filtering, result tables, kernel history and the HTML report.
 
-Pure functions over runs (SavedRun, or their `gemmlens.run.v1` record dicts) and pandas DataFrames. The
-Streamlit Review page and `python -m profiling compare` are thin layers over this module, which also
-offers the comparison (profiling.runs.comparison) and the CSV/JSON export and import (profiling.runs.export)
-under the same names, so that they have one namespace to call.
+Pure functions over runs (SavedRun, or their `gemmlens.run.v1` record dicts) and pandas DataFrames, for the
+Streamlit Review page. The comparison is profiling.runs.comparison, the CSV/JSON export and import
+profiling.runs.export, the figures profiling.charts.review.
 """
 
 from __future__ import annotations
@@ -17,34 +16,11 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling.charts.review import comparison_figures, history_figure
+from profiling.charts.review import comparison_figures
 from profiling.errors import InvalidInput
-
-# The comparison and the export, offered here too (see the module docstring and __all__).
-from profiling.runs.comparison import (
-    COMPARISON_COLUMNS,
-    DEFAULT_THRESHOLD_PCT,
-    METRIC_BY_KEY,
-    METRICS,
-    VERDICT_COLORS,
-    MetricSpec,
-    classify,
-    compare_runs,
-    side_by_side,
-    slower_than,
-    unmatched,
-)
-from profiling.runs.export import export_runs_json, import_runs_json, read_runs_json, to_csv, to_json
+from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, VERDICT_COLORS, compare_runs, side_by_side
 from profiling.runs.records import RESULT_FIELDS, SavedRun, as_run
 from profiling.runs.values import iso_utc
-
-__all__ = [
-    "RUN_COLUMNS", "runs_frame", "filter_runs", "results_frame", "rows_frame", "kernel_history",
-    "history_figure", "comparison_figures", "report_html",
-    "COMPARISON_COLUMNS", "DEFAULT_THRESHOLD_PCT", "METRIC_BY_KEY", "METRICS", "VERDICT_COLORS", "MetricSpec",
-    "classify", "compare_runs", "side_by_side", "slower_than", "unmatched",
-    "export_runs_json", "import_runs_json", "read_runs_json", "to_csv", "to_json",
-]  # fmt: skip
 
 RUN_COLUMNS = [
     "id", "label", "author", "notes", "created", "kind", "device_name", "device_cc",
@@ -168,11 +144,6 @@ def rows_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------
-# Comparison
-# ---------------------------------------------------------------------------------------------
-
-
-# ---------------------------------------------------------------------------------------------
 # History
 # ---------------------------------------------------------------------------------------------
 
@@ -199,7 +170,7 @@ def kernel_history(
 
 
 # ---------------------------------------------------------------------------------------------
-# Export and import
+# The HTML report
 # ---------------------------------------------------------------------------------------------
 
 
@@ -246,8 +217,7 @@ def report_html(
 ) -> str:
     """A self-contained HTML review: runs, side-by-side table, charts (plotly.js inlined once, so the file
     works offline), plus any extra figures (e.g. the app's roofline) and a history table."""
-    # The figures below read record dicts.
-    baseline, candidates = as_run(baseline).to_dict(), [as_run(c).to_dict() for c in candidates]
+    baseline, candidates = as_run(baseline), [as_run(c) for c in candidates]
     if comparison is None:
         comparison = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
     runs = runs_frame([baseline, *candidates])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from profiling import charts
@@ -63,10 +64,10 @@ def test_upload_shows_roofline(browser, server) -> None:
 
 def test_exported_review_html_renders_offline(browser, tmp_path: Path) -> None:
     bundle = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
-    base = {**bundles.bundled_runs(bundle)[1], "id": 1}
-    cand = {**base, "id": 2, "label": "candidate"}
-    cand["results"] = [{**r, "time_median_ms": r["time_median_ms"] * 0.9} for r in base["results"]]
-    roof = charts.review_roofline(base, [cand], recorded_device_ceilings(base["device"], base.get("device_name")))
+    base = replace(bundles.bundled_runs(bundle)[1], id=1)
+    faster = tuple(replace(r, time_median_ms=r.time_median_ms * 0.9) for r in base.results)
+    cand = replace(base, id=2, label="candidate", results=faster)
+    roof = charts.review_roofline(base, [cand], recorded_device_ceilings(base.device, base.device_name))
     path = tmp_path / "review.html"
     path.write_text(review.report_html(base, [cand], extra_figures=[roof]))
 
@@ -78,7 +79,7 @@ def test_exported_review_html_renders_offline(browser, tmp_path: Path) -> None:
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=30_000)
     plots = page.locator(".js-plotly-plot")
     assert plots.count() == 3  # time bars, time change, roofline
-    n = len(base["results"])
+    n = len(base.results)
     assert plots.nth(0).locator(".bars .point").count() == 2 * n  # every result of both runs
     assert plots.nth(2).locator(".scatterlayer .point").count() >= 2 * n  # candidate and baseline points
     assert "GEMM Lens review" in page.title()
