@@ -29,6 +29,7 @@ from profiling.nsight import load as ncu_load
 from profiling.nsight import runner as ncu_runner
 from profiling.nsight.report import MAX_REPORT_BYTES, Report
 from profiling.nsight.sanitizer import SanitizerResult
+from profiling.runs.records import BenchResult
 from profiling.runs.results import add_reference_ratios, build_document, utc_now
 from profiling.shape import Shape
 
@@ -102,7 +103,8 @@ def _shapes(shapes: Sequence[Shape | Sequence[int]]) -> list[Shape]:
 
 
 def _result_line(record: dict[str, Any]) -> str:
-    return f"{record['kernel']} {Shape(record['m'], record['n'], record['k']).label}: {record['status']}"
+    result = BenchResult.from_dict(record)
+    return f"{result.kernel} {result.shape.label}: {result.status}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,7 +168,7 @@ def run_benchmark(
 
 def all_verified(document: dict[str, Any]) -> bool:
     """Whether every run of a results document verified (or was refused for its size, which is not a failure)."""
-    return all(r["status"] in ("ok", "refused") for r in document["results"])
+    return all(BenchResult.from_dict(r).status in ("ok", "refused") for r in document["results"])
 
 
 @dataclass(frozen=True)
@@ -252,9 +254,10 @@ def run_ceilings(
         progress(0.1, f"measuring DRAM, L2, shared-memory and FP32 ceilings on {device['name']}")
         job = Job(op="ceilings", tasks=[Task("ceilings", 1, 1, 1)])
         device, results = run_job(job, task_timeout_s=timeout_s, command=command or worker_command)
-        if not results or results[0]["status"] != "ok" or device is None:
-            raise WorkerError(f"measuring ceilings failed: {results[0]['error'] if results else 'no result'}")
-        record = {"device": device["name"], "measured_utc": utc_now(), "ceilings": results[0]["ceilings"]}
+        measured = BenchResult.from_dict(results[0], "the ceilings result") if results else None
+        if measured is None or measured.status != "ok" or device is None:
+            raise WorkerError(f"measuring ceilings failed: {measured.error if measured else 'no result'}")
+        record = {"device": device["name"], "measured_utc": utc_now(), "ceilings": measured.other["ceilings"]}
         save_cached(record)
     return CeilingsRun(device, record, record_ceilings(record), ceilings_from_device_info(device), cached)
 

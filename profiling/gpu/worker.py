@@ -24,6 +24,8 @@ from profiling.gpu.ceilings import measure_ceilings
 from profiling.gpu.jobs import Job, Task
 from profiling.gpu.process import kill_process_group, worker_command
 from profiling.paths import SOURCE_ROOT
+from profiling.runs.records import BenchResult
+from profiling.shape import Shape
 
 RESULT_PREFIX = "GEMMLENS_RESULT "
 DEVICE_PREFIX = "GEMMLENS_DEVICE "
@@ -52,9 +54,8 @@ def child_main(job: Job) -> int:
     if job.op == "device_info":
         return 0
     if job.op == "ceilings":
-        record = {"kernel": "ceilings", "m": 1, "n": 1, "k": 1, "status": "ok", "error": None}
-        record["ceilings"] = measure_ceilings(session.device)
-        _emit(RESULT_PREFIX, record)
+        ceilings = BenchResult("ceilings", Shape(1, 1, 1), other={"ceilings": measure_ceilings(session.device)})
+        _emit(RESULT_PREFIX, ceilings.to_dict())
         return 0
     for task in job.tasks:
         try:
@@ -75,8 +76,9 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _failed(task: Task, error: str) -> dict[str, Any]:
-    return {"kernel": task.kernel, "m": task.m, "n": task.n, "k": task.k, "status": "failed", "error": error}
+def _failed(task: Task, error: str, status: str = "failed") -> dict[str, Any]:
+    """The result line of a task that did not run to the end (config null: no entry point reported)."""
+    return BenchResult(task.kernel, task.shape, status=status, error=error).to_dict()
 
 
 class _Child:
@@ -147,7 +149,7 @@ def run_job(
                 while True:
                     if cancel is not None and cancel.is_set():
                         for task in pending:
-                            results.append(_failed(task, "cancelled") | {"status": "cancelled"})
+                            results.append(_failed(task, "cancelled", status="cancelled"))
                         return device, results
                     try:
                         line = child.lines.get(timeout=min(0.5, max(deadline - time.monotonic(), 0.01)))
