@@ -18,7 +18,7 @@ from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling import charts, usecases
 from profiling.analysis import ceilings, launches
-from profiling.app import bundles, kernel_facts, tables, text
+from profiling.app import bundles, kernel_facts, tables, text, ui
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.errors import InvalidInput, ReportError
 from profiling.gpu import env as gpu_env
@@ -444,8 +444,6 @@ def test_no_device_nodes_means_no_gpu(tmp_path: Path) -> None:
 
 
 def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
-    from profiling.app import ui
-
     monkeypatch.delenv("GEMMLENS_GPU", raising=False)
     monkeypatch.setattr(gpu_env, "no_gpu_device_nodes", lambda: None)
     release = threading.Event()
