@@ -30,14 +30,12 @@ with st.form("bench"):
     submitted = st.form_submit_button("Run on the GPU", disabled=device is None, type="primary")
 
 if submitted:
-    try:
+    with ui.user_errors():
         sizes = sweep_sizes(int(start), int(stop)) if mode == "sweep" else parse_sizes(sizes_text)
         if not kernels:
             raise GemmLensError("choose at least one kernel")
         fn = usecases.bench_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
         ui.submit_job(state.BENCH_JOB, f"benchmark {len(kernels)} kernel(s) x {len(sizes)} size(s)", fn)
-    except GemmLensError as exc:
-        ui.show_error(exc)
 
 finished = ui.job_result(state.BENCH_JOB)
 if finished:
@@ -70,8 +68,6 @@ with st.expander("Save this run to the store (Review page)"):
         author = st.text_input("Author", "")
         notes = st.text_area("Notes", "")
         if st.form_submit_button("Save run"):
-            try:
+            with ui.user_errors():
                 run_id = ui.run_store().save_run(bench_run(document, label=label, author=author, notes=notes))
                 st.success(f"Saved as run #{run_id}.")
-            except GemmLensError as exc:
-                ui.show_error(exc)

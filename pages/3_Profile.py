@@ -35,7 +35,7 @@ with st.form("profile"):
     run = st.form_submit_button("Profile with ncu", disabled=not can_profile, type="primary")
 
 if run:
-    try:
+    with ui.user_errors():
         shape = parse_shape(size_text)
         if not chosen:
             raise GemmLensError("choose at least one kernel")
@@ -43,8 +43,6 @@ if run:
         fn = usecases.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
                                   extra.split(","), clock)  # fmt: skip
         ui.submit_job(state.PROFILE_JOB, f"ncu {', '.join(chosen)} {shape.label}", fn)
-    except GemmLensError as exc:
-        ui.show_error(exc)
 
 profiled = ui.job_result(state.PROFILE_JOB)
 if profiled is not None:
@@ -89,12 +87,10 @@ with st.form("sanitize"):
     tool = c3.selectbox("Tool", ["memcheck", "racecheck", "synccheck", "initcheck"], key="san_tool")
     check = st.form_submit_button("Check", disabled=device is None or sanitizer is None)
 if check:
-    try:
+    with ui.user_errors():
         shape = parse_shape(san_size)
         fn = usecases.sanitize_job(san_kernel, (shape.m, shape.n, shape.k), tool)
         ui.submit_job(state.SANITIZE_JOB, f"{tool} {san_kernel}", fn)
-    except GemmLensError as exc:
-        ui.show_error(exc)
 checked = ui.job_result(state.SANITIZE_JOB)
 if checked is not None:
     ui.sanitizer_outcome(checked)

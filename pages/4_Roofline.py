@@ -7,7 +7,6 @@ import streamlit as st
 from profiling import charts
 from profiling.analysis.ceilings import ceilings_for, measured_ceilings
 from profiling.app import state, tables, ui
-from profiling.errors import GemmLensError
 
 st.title("Roofline")
 bundle = state.frame().bundle
@@ -19,7 +18,7 @@ if not choices:
     st.stop()
 source = st.selectbox("Data", choices, key="roof_source")
 
-try:
+with ui.user_errors():
     if source in reports:
         chosen = reports[source]
         points = charts.report_roofline_points(chosen)
@@ -52,5 +51,3 @@ try:
     st.dataframe(table, hide_index=True, width="stretch")
     st.subheader("Ceilings")
     st.dataframe(tables.ceilings_table(theoretical, measured), hide_index=True, width="stretch")
-except GemmLensError as exc:
-    ui.show_error(exc)

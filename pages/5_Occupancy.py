@@ -8,7 +8,6 @@ from profiling.analysis import launches
 from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
 from profiling.app import state, tables, ui
 from profiling.charts import occupancy_figures
-from profiling.errors import GemmLensError
 
 st.title("Occupancy")
 bundle = state.frame().bundle
@@ -32,7 +31,7 @@ threads = c2.number_input("Threads per block", 1, 1024, base.threads, key=f"thre
 registers = c3.number_input("Registers per thread", 1, 255, base.registers, key=f"regs{pick}")
 smem = c4.number_input("Shared memory per block (B)", 0, 232448, base.shared_mem, step=1024, key=f"smem{pick}")
 
-try:
+with ui.user_errors():
     result = theoretical_occupancy(cc, int(threads), int(registers), int(smem))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Theoretical occupancy", f"{result.occupancy_pct:.1f}%")
@@ -48,5 +47,3 @@ try:
     st.dataframe(tables.occupancy_limits_table(result), hide_index=True)
     for i, fig in enumerate(occupancy_figures(cc, int(threads), int(registers), int(smem))):
         st.plotly_chart(fig, key=f"occ{i}")
-except GemmLensError as exc:
-    ui.show_error(exc)

@@ -7,7 +7,6 @@ import streamlit as st
 from profiling import charts, usecases
 from profiling.analysis.ceilings import ceilings_for
 from profiling.app import state, tables, ui
-from profiling.errors import GemmLensError
 from profiling.runs.convert import report_run
 
 st.title("Reports")
@@ -44,12 +43,10 @@ with tab_roof:
             "These reports lack FLOP counts or bytes per level, so there is no roofline (profile with --set quick or full)."
         )
     else:
-        try:
+        with ui.user_errors():
             ceilings = ceilings_for(None, reports[0][1])
             st.plotly_chart(charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
                             key="report_roofline")  # fmt: skip
-        except GemmLensError as exc:
-            ui.show_error(exc)
 with tab_find:
     findings = tables.findings_table(reports)
     if findings.empty:
@@ -68,9 +65,7 @@ if uploaded:
     with st.expander("Save the uploaded reports to the store (Review page)"):
         author = st.text_input("Author", "", key="upload_author")
         if st.button("Save as runs"):
-            try:
+            with ui.user_errors():
                 ids = [ui.run_store().save_run(report_run(rep, label=name, author=author, kind="upload"))
                        for name, rep in uploaded]  # fmt: skip
                 st.success(f"Saved as run(s) {', '.join(f'#{i}' for i in ids)}.")
-            except GemmLensError as exc:
-                ui.show_error(exc)

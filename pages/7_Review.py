@@ -29,12 +29,10 @@ with st.expander("Add runs: bundled measurements or an exported JSON"):
         st.rerun()
     imported = st.file_uploader("Import runs (JSON exported from this page)", key="import_json")
     if imported is not None and st.button("Import"):
-        try:
+        with ui.user_errors():
             ids = store.import_runs(read_runs_json(imported.getvalue()))
             st.success(f"Imported run(s) {', '.join(f'#{i}' for i in ids)}.")
             st.rerun()
-        except GemmLensError as exc:
-            ui.show_error(exc)
 
 if not summaries:
     st.info("No saved runs yet: save a benchmark, an uploaded report, or the bundled measurements above.")

@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from profiling.app import state, tables
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
-from profiling.errors import error_line, first_line
+from profiling.errors import GemmLensError, error_line, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
@@ -198,6 +199,16 @@ def safe_md(text: object) -> str:
 def show_error(message: object) -> None:
     """A one-line error box; the message (which may contain file or kernel names) is escaped."""
     st.error(safe_md(first_line(message)))
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A GemmLensError raised inside (bad input, a failed save) shows as a one-line error box and the page goes
+    on below the block; anything else, st.stop() and st.rerun() included, passes through."""
+    try:
+        yield
+    except GemmLensError as exc:
+        show_error(exc)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -9,20 +11,25 @@ from kernels.catalog import reference_ids
 from profiling.charts.style import kernel_color, plot_text
 
 
+def _per_kernel(ok: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
+    """(escaped name, catalog colour, rows in FLOP order) of each kernel in `ok`, in first-seen order."""
+    for kernel, part in ok.groupby("kernel", sort=False):
+        yield plot_text(kernel), kernel_color(str(kernel)), part.sort_values("flops")
+
+
 def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Figure:
     """One line per kernel: TFLOP/s against problem size (x = sizes in FLOP order), catalog colours."""
     ok = frame[(frame["status"] == "ok") & frame["tflops"].notna()]
     sizes = list(dict.fromkeys(ok.sort_values("flops")["size"]))
     fig = go.Figure()
-    for kernel, part in ok.groupby("kernel", sort=False):
-        part = part.sort_values("flops")
+    for name, color, part in _per_kernel(ok):
         fig.add_trace(
             go.Scatter(
                 x=part["size"],
                 y=part["tflops"],
                 mode="lines+markers",
-                name=plot_text(kernel),
-                line={"color": kernel_color(str(kernel))},
+                name=name,
+                line={"color": color},
                 hovertemplate="%{x}<br>%{y:.2f} TFLOP/s<extra>%{fullData.name}</extra>",
             )
         )
@@ -37,14 +44,13 @@ def pct_cublas_figure(frame: pd.DataFrame, title: str = "% of cuBLAS (same opera
     refs = set(reference_ids().values())
     ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
     fig = go.Figure()
-    for kernel, part in ok.groupby("kernel", sort=False):
-        part = part.sort_values("flops")
+    for name, color, part in _per_kernel(ok):
         fig.add_trace(
             go.Bar(
                 x=part["size"],
                 y=part["pct_cublas"],
-                name=plot_text(kernel),
-                marker_color=kernel_color(str(kernel)),
+                name=name,
+                marker_color=color,
                 hovertemplate="%{x}<br>%{y:.1f}% of cuBLAS<extra>%{fullData.name}</extra>",
             )
         )

@@ -44,6 +44,16 @@ def _shape_of(m: Any, n: Any, k: Any) -> Shape | None:
     return Shape(m, n, k)
 
 
+def _kernel_of(data: Any, where: str) -> str:
+    """The kernel name of a result's dict form; InvalidInput naming `where` when it is no object or has none."""
+    if not isinstance(data, Mapping):
+        raise InvalidInput(f"{where} is not an object")
+    kernel = data.get("kernel")
+    if not isinstance(kernel, str) or not kernel.strip():
+        raise InvalidInput(f"{where} has no kernel name")
+    return kernel
+
+
 def size_text(result: Mapping[str, Any] | RunResult) -> str:
     """How a result's size is shown and matched: "MxNxK", else its size label, else ""."""
     if isinstance(result, RunResult):
@@ -148,11 +158,7 @@ class BenchResult:
     @classmethod
     def from_dict(cls, data: Any, where: str = "benchmark result") -> BenchResult:
         """A result from its dict form; InvalidInput names `where` when the kernel or size is missing."""
-        if not isinstance(data, Mapping):
-            raise InvalidInput(f"{where} is not an object")
-        kernel = data.get("kernel")
-        if not isinstance(kernel, str) or not kernel.strip():
-            raise InvalidInput(f"{where} has no kernel name")
+        kernel = _kernel_of(data, where)
         shape = _shape_of(as_int(data.get("m")), as_int(data.get("n")), as_int(data.get("k")))
         if shape is None:
             raise InvalidInput(f"{where} ({kernel}) has no size m, n, k")
@@ -262,11 +268,7 @@ class RunResult:
     @classmethod
     def from_dict(cls, data: Any, where: str = "result") -> RunResult:
         """A clean result: columns typed (non-finite numbers become None), JSON parts made JSON-safe."""
-        if not isinstance(data, Mapping):
-            raise InvalidInput(f"{where} is not an object")
-        kernel = data.get("kernel")
-        if not isinstance(kernel, str) or not kernel.strip():
-            raise InvalidInput(f"{where} has no kernel name")
+        kernel = _kernel_of(data, where)
         values = {name: _COLUMN_TYPES[name](data.get(name)) for name in RESULT_FIELDS}
         values["kernel"] = kernel.strip()
         values["status"] = values["status"] or "ok"
