@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from kernels import tuning
 from kernels.catalog import _BY_ID as CATALOG_BY_ID
 from kernels.catalog import CATALOG, OPERATIONS, KernelSpec, OperationSpec, catalog_entry
+from kernels.tuning import config_by_id, spec_for
 
 # The function name ncu reports for a catalog kernel: its entry without template arguments ("sgemm_async").
 _BY_FUNCTION = {spec.entry.split("<", 1)[0].strip(): spec for spec in CATALOG if spec.entry}
@@ -18,10 +18,10 @@ def get_kernel(kernel_id: str) -> KernelSpec:
     """The catalog entry or tuning configuration `kernel_id`; raises InvalidInput naming the known ids otherwise."""
     if kernel_id in CATALOG_BY_ID:
         return CATALOG_BY_ID[kernel_id]
-    config = tuning.config_by_id(kernel_id)
+    config = config_by_id(kernel_id)
     if config is None:
         return catalog_entry(kernel_id)  # raises, naming the known ids
-    return tuning.spec_for(config)
+    return spec_for(config)
 
 
 def find_kernel(name: str) -> KernelSpec | None:
@@ -37,7 +37,7 @@ def find_kernel(name: str) -> KernelSpec | None:
     for candidate in (text, first):
         if candidate in CATALOG_BY_ID:
             return CATALOG_BY_ID[candidate]
-        if tuning.config_by_id(candidate) is not None:
+        if config_by_id(candidate) is not None:
             return get_kernel(candidate)
     function = text.removeprefix("void ").split("<", 1)[0].split("(", 1)[0].strip()
     match = _NAME_TOKEN.fullmatch(function)
