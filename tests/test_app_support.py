@@ -133,6 +133,17 @@ def test_bench_roofline_has_a_point_per_kernel(doc) -> None:
     assert any("FP16 tensor" in (t.name or "") for t in fig.data)
 
 
+def test_rows_without_an_operation_ask_the_catalog(doc) -> None:
+    rows = [{k: v for k, v in r.items() if k != "operation"} for r in doc["results"]]
+    rows.append({**rows[0], "kernel": "my_hgemm_kernel"})
+    frame = tables.bench_frame({**doc, "results": rows})
+    by_kernel = frame.drop_duplicates("kernel").set_index("kernel")["operation"]
+    assert by_kernel["wmma-async"] == by_kernel["cublas-hgemm"] == "hgemm_addmm"
+    assert by_kernel["v5"] == by_kernel["my_hgemm_kernel"] == "sgemm"
+    points = charts.bench_roofline_points(frame, "8192x8192x8192").set_index("kernel")
+    assert points.loc["wmma-async", "compute"] == "tensor" and points.loc["v9-regdb", "compute"] == "fp32"
+
+
 def _ladder_1024(reports: list) -> list:
     """The bundled capture of cuBLAS and the ladder at 1024 (the assertions below are its real values)."""
     chosen = [r for r in reports if r[0] == "ncu_ladder_1024_raw.csv"]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernels.catalog import reference_ids
+from kernels.registry import operation_of
 from profiling.errors import InvalidInput
 from profiling.paths import SOURCE_ROOT
 from profiling.runs.records import BENCH_SCHEMA as SCHEMA
@@ -63,11 +64,12 @@ def results_frame(document: dict[str, Any]):  # -> pandas.DataFrame
     for i, row in enumerate(document["results"]):
         r = BenchResult.from_dict(row, f"result {i + 1}")
         t = r.time_ms
+        known = operation_of(r.kernel, r.operation)  # a row without one: the catalog's answer, else SGEMM
         rows.append(
             {
                 "kernel": r.kernel,
                 "title": r.title if r.title is not None else r.kernel,
-                "operation": r.operation if r.operation is not None else "sgemm",
+                "operation": r.operation if r.operation is not None else known.name if known else "sgemm",
                 "m": r.shape.m,
                 "n": r.shape.n,
                 "k": r.shape.k,
