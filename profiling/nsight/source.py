@@ -62,8 +62,10 @@ STALL_COLUMNS: dict[str, str] = {
     "stall_gmma": "gmma",
     "stall_warpgroup_arrive": "warpgroup_arrive",
 }
-UNATTRIBUTED = "other"
-"""Samples the page counts for an instruction but lists under no reason column (seen on WARPGROUP.WAIT)."""
+UNATTRIBUTED = "warpgroup_arrive"
+"""Samples the page counts for an instruction but lists under no reason column. ncu 2025.3 has no column for
+warpgroup_arrive (Hopper's HGMMA / WARPGROUP.WAIT): on every H100 capture the unlisted samples equal the raw
+page's smsp__pcsamp_warps_issue_stalled_warpgroup_arrive exactly (tests/test_stalls.py)."""
 
 _NCU_LINE = re.compile(r"^\s*==(PROF|WARNING|ERROR|WARN|INFO)==\s*(.*)")
 _UNOPENED = "<Unable to open source file>"
@@ -373,6 +375,7 @@ def parse_source_text(text: str, source: str = "") -> SourcePage:
         if line_obj is not None:
             line_obj.addresses.append(address)
             known.lines.append(line_obj.line)
+    kernels = _drop_repeats(kernels, warnings)
     if not kernels or not any(k.instructions for k in kernels):
         detail = f" (ncu said: {warnings[0][:200]})" if warnings else ""
         raise ReportError(
@@ -380,6 +383,26 @@ def parse_source_text(text: str, source: str = "") -> SourcePage:
             "--print-source sass` (or cuda,sass) of a report profiled with source counters"
         )
     return SourcePage(kernels=kernels, view=",".join(sorted(views)) or "sass", source=source, warnings=warnings)
+
+
+def _drop_repeats(kernels: list[KernelSource], warnings: list[str]) -> list[KernelSource]:
+    """ncu 2025.3 prints some sections twice in a row (the foreign capture: 22 sections for 17 launches, each
+    repeat identical to the one before). Identical nonzero samples on every instruction cannot come from two
+    launches, so a repeat is kept once."""
+    kept: list[KernelSource] = []
+    for kernel in kernels:
+        prev = kept[-1] if kept else None
+        if (
+            prev is not None
+            and prev.name == kernel.name
+            and prev.total_samples > 0
+            and prev.instructions == kernel.instructions
+            and [ln.line for ln in prev.lines] == [ln.line for ln in kernel.lines]
+        ):
+            warnings.append(f"ncu printed the section of {_short_name(kernel.name)} twice in a row; kept once")
+            continue
+        kept.append(kernel)
+    return kept
 
 
 def _instruction(row: list[str], cols: _Columns, address: int, cache: dict[str, float | None]) -> Instruction:
