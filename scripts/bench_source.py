@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from profiling.analysis import explain as X  # noqa: E402
 from profiling.commands.explain import format_explanation  # noqa: E402
-from profiling.nsight import source as S  # noqa: E402
+from profiling.nsight import source_load as SL  # noqa: E402
 from profiling.nsight.load import load_report  # noqa: E402
 
 CAPTURE = ROOT / "results" / "h100-2026-11-22"
@@ -63,7 +63,7 @@ def main() -> int:
         parse_times = []
         for _ in range(args.repeat):
             start = time.perf_counter()
-            page = S.read_source_file(path)
+            page = SL.read_source_file(path)
             parse_times.append(time.perf_counter() - start)
     finally:
         path.unlink()
@@ -76,7 +76,7 @@ def main() -> int:
     )
 
     report = load_report(raw_path)
-    sources = S.load_source_page(page_path)
+    sources = SL.load_source_page(page_path)
     launches = report.launches
     pairs = X.ladder_steps()
     explain_times = []

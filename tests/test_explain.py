@@ -14,7 +14,7 @@ from profiling.analysis import evidence as E
 from profiling.analysis import explain as X
 from profiling.nsight import load as L
 from profiling.nsight import report as P
-from profiling.nsight import source as S
+from profiling.nsight import source_load as SL
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "results" / "h100-2026-11-22"
@@ -110,7 +110,7 @@ def test_summary_lines_are_derived_from_the_data(steps: tuple) -> None:
 def test_references_sources_and_json(steps: tuple) -> None:
     n, _ = steps
     report = L.load_report(capture(f"ncu_why_{n}_raw.csv"))
-    page = S.load_source_page(capture(f"source_why_{n}_cuda_sass.csv.gz"))
+    page = SL.load_source_page(capture(f"source_why_{n}_cuda_sass.csv.gz"))
     find = X.find_launch
     expl = X.explain(
         find(report.launches, "v4"),

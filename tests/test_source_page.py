@@ -16,6 +16,7 @@ import pytest
 from profiling.errors import InvalidInput, ReportError
 from profiling.nsight import load as L
 from profiling.nsight import source as S
+from profiling.nsight import source_load as SL
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "results" / "h100-2026-11-22"
@@ -35,8 +36,8 @@ def pages(request: pytest.FixtureRequest) -> dict[str, S.SourcePage]:
     n = request.param
     return {
         "n": n,  # type: ignore[dict-item]
-        "sass": S.load_source_page(capture(f"source_why_{n}_sass.csv.gz")),
-        "cuda": S.load_source_page(capture(f"source_why_{n}_cuda_sass.csv.gz")),
+        "sass": SL.load_source_page(capture(f"source_why_{n}_sass.csv.gz")),
+        "cuda": SL.load_source_page(capture(f"source_why_{n}_cuda_sass.csv.gz")),
     }
 
 
@@ -58,7 +59,7 @@ def test_sass_view_has_every_launch_and_its_sample_count(pages: dict) -> None:
     raw = L.load_report(capture(f"ncu_why_{pages['n']}_raw.csv"))
     assert len(page.kernels) == len(raw.launches) == 17
     for kernel, launch in zip(page.kernels, raw.launches, strict=True):
-        assert S._short_name(kernel.name) == S._short_name(launch.name)
+        assert S.short_name(kernel.name) == S.short_name(launch.name)
         # ncu's own count of samples for the launch equals the instructions' samples, each counted once.
         assert kernel.total_samples == launch.value("smsp__pcsamp_sample_count")
         assert kernel.total_samples > 0 and len(kernel.instructions) > 50
@@ -183,7 +184,7 @@ def test_lines_map_back_to_the_catalog_sources(pages: dict) -> None:
 
 
 def test_v5_hottest_instruction_is_a_shared_store_at_1024() -> None:
-    page = S.load_source_page(capture("source_why_1024_cuda_sass.csv.gz"))
+    page = SL.load_source_page(capture("source_why_1024_cuda_sass.csv.gz"))
     v5 = page.select("v5")[0]
     hottest = v5.hottest_instructions(1)[0]
     assert hottest.sass.startswith("STS")
@@ -193,9 +194,9 @@ def test_v5_hottest_instruction_is_a_shared_store_at_1024() -> None:
 
 
 def test_merge_views_takes_lines_where_there_are_any() -> None:
-    cuda = S.read_source_file(capture("source_why_4096_cuda_sass.csv.gz"))
-    sass = S.read_source_file(capture("source_why_4096_sass.csv.gz"))
-    merged = S.merge_views(cuda, sass)
+    cuda = SL.read_source_file(capture("source_why_4096_cuda_sass.csv.gz"))
+    sass = SL.read_source_file(capture("source_why_4096_sass.csv.gz"))
+    merged = SL.merge_views(cuda, sass)
     assert [k.name for k in merged.kernels] == [k.name for k in sass.kernels]
     with_lines = [k for k in merged.kernels if k.lines]
     assert len(with_lines) == 15 and merged.kernels[0].lines == []
@@ -215,7 +216,7 @@ def test_json_shape_of_a_kernel(pages: dict) -> None:
 
 def test_foreign_program_sass_view() -> None:
     path = FOREIGN / "source_sass.csv.gz"
-    page = S.load_source_page(path)
+    page = SL.load_source_page(path)
     # ncu printed 5 of the 17 launches' sections twice in a row; each is kept once.
     assert page.view == "sass" and len(page.kernels) == 17
     assert sum("twice in a row" in w for w in page.warnings) == 5
@@ -236,7 +237,7 @@ def test_foreign_program_sass_view() -> None:
 
 def test_a_raw_page_is_not_a_source_page() -> None:
     with pytest.raises(ReportError, match="no source rows"):
-        S.read_source_file(capture("ncu_why_1024_raw.csv"))
+        SL.read_source_file(capture("ncu_why_1024_raw.csv"))
 
 
 def test_a_page_with_a_header_and_no_rows() -> None:
@@ -249,16 +250,16 @@ def test_a_page_with_a_header_and_no_rows() -> None:
 
 
 def test_unknown_kernel_name_names_the_kernels_there() -> None:
-    page = S.load_source_page(capture("source_why_1024_cuda_sass.csv.gz"))
+    page = SL.load_source_page(capture("source_why_1024_cuda_sass.csv.gz"))
     with pytest.raises(InvalidInput, match=r"no kernel named 'nope'.*sgemm_v5_double_buffer"):
         page.select("nope")
 
 
 def test_ncu_rep_without_ncu(monkeypatch: pytest.MonkeyPatch) -> None:
     rep = ROOT / "tests" / "fixtures" / "ncu" / "small.ncu-rep"
-    monkeypatch.setattr(S.tools, "find_ncu", lambda *a, **k: None)
+    monkeypatch.setattr(SL.tools, "find_ncu", lambda *a, **k: None)
     with pytest.raises(ReportError, match="needs Nsight Compute") as err:
-        S.load_source_page(rep)
+        SL.load_source_page(rep)
     assert "\n" not in str(err.value)
 
 
@@ -270,10 +271,10 @@ def test_binary_and_damaged_gzip() -> None:
 
 
 def test_catalog_spec_for_profiled_names() -> None:
-    assert S.catalog_spec_for("void sgemm_tiled<(int)16>(const float *, const float *, float *, int, int, int)").id == (
-        "tiled-16"
-    )
-    assert S.catalog_spec_for("sgemm_v1_naive").id == "v1"
+    assert SL.catalog_spec_for(
+        "void sgemm_tiled<(int)16>(const float *, const float *, float *, int, int, int)"
+    ).id == ("tiled-16")
+    assert SL.catalog_spec_for("sgemm_v1_naive").id == "v1"
     # A tuning configuration of v8 still maps to v8's source file.
-    assert S.catalog_spec_for("void sgemm_async<(int)64, (int)64, (int)16>(const float *)").id == "v8-async"
-    assert S.catalog_spec_for("void cutlass::Kernel2<x>(T1::Params)") is None
+    assert SL.catalog_spec_for("void sgemm_async<(int)64, (int)64, (int)16>(const float *)").id == "v8-async"
+    assert SL.catalog_spec_for("void cutlass::Kernel2<x>(T1::Params)") is None

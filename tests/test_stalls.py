@@ -12,6 +12,7 @@ from profiling.analysis import stalls as ST
 from profiling.nsight import load as L
 from profiling.nsight import report as P
 from profiling.nsight import source as S
+from profiling.nsight import source_load as SL
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "results" / "h100-2026-11-22"
@@ -65,7 +66,7 @@ def test_each_ladder_kernel_is_stalled_where_its_design_says(raw: tuple[int, P.R
 
 def test_sampled_stalls_equal_the_source_pages_per_reason(raw: tuple[int, P.Report]) -> None:
     n, report = raw
-    page = S.read_source_file(capture(f"source_why_{n}_sass.csv.gz"))
+    page = SL.read_source_file(capture(f"source_why_{n}_sass.csv.gz"))
     for launch, kernel in zip(report.launches, page.kernels, strict=True):
         sampled = {r: v for r, v in ST.sampled_stalls(launch).items() if v}
         assert sampled == {r: v for r, v in kernel.stall_totals().items() if v}

@@ -16,7 +16,7 @@ from profiling.commands import explain as explain_cmd
 from profiling.commands import sass as sass_cmd
 from profiling.commands import source as source_cmd
 from profiling.errors import GemmLensError
-from profiling.nsight import source as S
+from profiling.nsight import source_load as SL
 
 ROOT = Path(__file__).resolve().parent.parent
 H100 = ROOT / "results" / "h100-2026-11-22"
@@ -78,7 +78,7 @@ def test_source_bad_input_is_one_line(argv: list[str], message: str, capsys: pyt
 
 
 def test_source_ncu_rep_without_ncu(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(S.tools, "find_ncu", lambda *a, **k: None)
+    monkeypatch.setattr(SL.tools, "find_ncu", lambda *a, **k: None)
     code, _, err = call(source_cmd, [str(ROOT / "tests" / "fixtures" / "ncu" / "small.ncu-rep")], capsys)
     assert code == 2 and "needs Nsight Compute" in err and err.count("\n") == 1
 

@@ -14,6 +14,7 @@ from profiling.analysis import explain as X
 from profiling.errors import InvalidInput
 from profiling.nsight import load as ncu_load
 from profiling.nsight import source as S
+from profiling.nsight import source_load as SL
 from profiling.nsight.report import KernelLaunch, Report, launch_label, match_catalog
 from profiling.paths import BUNDLED_RESULTS_DIR
 
@@ -49,7 +50,7 @@ class Resolver:
         self.ncu = args.ncu
         self.size = args.size
         self.reports: list[Report] = [ncu_load.load_report(p, ncu=args.ncu) for p in args.data]
-        self.pages: list[S.SourcePage] = [S.load_source_page(p, ncu=args.ncu) for p in args.source]
+        self.pages: list[S.SourcePage] = [SL.load_source_page(p, ncu=args.ncu) for p in args.source]
         if not self.reports:
             captures = bundled_captures()
             if not captures:
@@ -61,7 +62,7 @@ class Resolver:
             self.reports = [ncu_load.load_report(raw)]
             page = raw.with_name(f"source_why_{size}_cuda_sass.csv.gz")
             if page.is_file() and not self.pages:
-                self.pages = [S.load_source_page(page)]
+                self.pages = [SL.load_source_page(page)]
 
     def launch(self, text: str) -> KernelLaunch:
         path, _, selector = text.partition(":")

@@ -8,6 +8,7 @@ import json
 
 from profiling.errors import InvalidInput
 from profiling.nsight import source as S
+from profiling.nsight import source_load as SL
 
 HELP = "Hottest source lines and SASS instructions of each kernel, from an Nsight Compute source page"
 
@@ -63,7 +64,7 @@ def format_kernel(kernel: S.KernelSource, top: int) -> str:
 def run(args: argparse.Namespace) -> int:
     if args.top < 1:
         raise InvalidInput("--top must be at least 1")
-    page = S.load_source_page(args.report, ncu=args.ncu)
+    page = SL.load_source_page(args.report, ncu=args.ncu)
     kernels = page.select(args.kernel)
     if args.json:
         print(json.dumps(page.to_dict(top=args.top, name=args.kernel), indent=1))

@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import csv
 import gzip
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from kernels.catalog import CATALOG, KernelSpec
 from profiling.errors import InvalidInput, ReportError
-from profiling.nsight import tools
-from profiling.nsight.report import MAX_REPORT_BYTES, NCU_REP_MAGIC
+from profiling.nsight.report import NCU_REP_MAGIC
 
 View = Literal["sass", "cuda,sass"]
 
@@ -68,7 +65,7 @@ warpgroup_arrive (Hopper's HGMMA / WARPGROUP.WAIT): on every H100 capture the un
 page's smsp__pcsamp_warps_issue_stalled_warpgroup_arrive exactly (tests/test_stalls.py)."""
 
 _NCU_LINE = re.compile(r"^\s*==(PROF|WARNING|ERROR|WARN|INFO)==\s*(.*)")
-_UNOPENED = "<Unable to open source file>"
+UNOPENED = "<Unable to open source file>"
 
 
 @dataclass(slots=True)
@@ -220,7 +217,7 @@ class SourcePage:
         exact = [k for k in self.kernels if k.name == name or k.catalog_id == name]
         found = exact or [k for k in self.kernels if name in k.name]
         if not found:
-            names = ", ".join(dict.fromkeys(_short_name(k.name) for k in self.kernels))
+            names = ", ".join(dict.fromkeys(short_name(k.name) for k in self.kernels))
             raise InvalidInput(f"no kernel named '{name}' in {Path(self.source).name or 'the page'}; it has: {names}")
         return found
 
@@ -246,7 +243,7 @@ def dominant_stall(stalls: dict[str, float]) -> str | None:
     return ranked[0][1] if ranked else None
 
 
-def _short_name(name: str) -> str:
+def short_name(name: str) -> str:
     """'void sgemm_tiled<(int)8>(const float *, ...)' -> 'sgemm_tiled<8>'."""
     name = name.strip().removeprefix("void ")
     depth, cut = 0, len(name)
@@ -275,7 +272,7 @@ def parse_source_bytes(data: bytes, source: str = "") -> SourcePage:
         except (OSError, EOFError) as exc:
             raise ReportError(f"{name} is a damaged gzip file ({exc})") from None
     if data.startswith(NCU_REP_MAGIC):
-        raise ReportError(f"{name} is a .ncu-rep; read it with load_source_page (needs ncu)")
+        raise ReportError(f"{name} is a .ncu-rep; read it with source_load.load_source_page (needs ncu)")
     if b"\x00" in data[:65536]:
         raise ReportError(f"{name} is a binary file, not an Nsight Compute source-page CSV")
     try:
@@ -399,7 +396,7 @@ def _drop_repeats(kernels: list[KernelSource], warnings: list[str]) -> list[Kern
             and prev.instructions == kernel.instructions
             and [ln.line for ln in prev.lines] == [ln.line for ln in kernel.lines]
         ):
-            warnings.append(f"ncu printed the section of {_short_name(kernel.name)} twice in a row; kept once")
+            warnings.append(f"ncu printed the section of {short_name(kernel.name)} twice in a row; kept once")
             continue
         kept.append(kernel)
     return kept
@@ -451,116 +448,3 @@ def _number(cell: str) -> float | None:
 # ---------------------------------------------------------------------------------------------
 # Views, files and the catalog
 # ---------------------------------------------------------------------------------------------
-
-
-def merge_views(cuda_sass: SourcePage, sass: SourcePage) -> SourcePage:
-    """One page from the two views of one report: each kernel from cuda,sass where it is there (it has the
-    lines), else from sass (kernels without -lineinfo, such as cuBLAS's, are only there). Sections are paired
-    in report order by name, so repeated launches of one kernel stay apart."""
-    remaining = list(cuda_sass.kernels)
-    merged: list[KernelSource] = []
-    for kernel in sass.kernels:
-        if remaining and remaining[0].name == kernel.name:
-            merged.append(remaining.pop(0))
-        else:
-            merged.append(kernel)
-    merged.extend(remaining)
-    return SourcePage(
-        kernels=merged,
-        view="cuda,sass+sass",
-        source=cuda_sass.source or sass.source,
-        warnings=cuda_sass.warnings + sass.warnings,
-    )
-
-
-def read_source_file(path: str | os.PathLike[str]) -> SourcePage:
-    """A source-page CSV (plain or .gz); ReportError with one line when unreadable."""
-    path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise ReportError(f"{path} is not a file")
-    if size > MAX_REPORT_BYTES:
-        raise ReportError(
-            f"{path.name} is {size / 1e6:.0f} MB; source pages over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read"
-        )
-    return parse_source_bytes(path.read_bytes(), source=str(path))
-
-
-def load_source_page(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> SourcePage:
-    """A source page from a CSV export, or from a `.ncu-rep` through `ncu --import` (both views, merged).
-
-    Our catalog's kernels get their `.cu` lines attached (see attach_catalog_source).
-    """
-    path = Path(path)
-    if path.is_file() and (path.suffix == ".ncu-rep" or _starts_with(path, NCU_REP_MAGIC)):
-        exe = ncu or tools.find_ncu()
-        if exe is None:
-            raise ReportError(
-                f"reading {path.name} needs Nsight Compute (ncu), which is not installed here; export the source "
-                f"page where it is: `ncu --import {path.name} --page source --csv --print-source cuda,sass > source.csv`"
-            )
-        pages = [_import_view(exe, path, view, timeout_s) for view in ("cuda,sass", "sass")]
-        page = merge_views(pages[0], pages[1])
-    else:
-        page = read_source_file(path)
-    attach_catalog_source(page)
-    return page
-
-
-def _starts_with(path: Path, magic: bytes) -> bool:
-    with path.open("rb") as fh:
-        return fh.read(len(magic)) == magic
-
-
-def _import_view(ncu: str, path: Path, view: str, timeout_s: float) -> SourcePage:
-    args = [ncu, "--import", str(path), "--page", "source", "--csv", "--print-source", view]
-    result = tools.run_tool(args, timeout_s=timeout_s)
-    if result.returncode != 0 or result.timed_out:
-        raise ReportError(f"ncu could not read the source page of {path.name}: {tools.explain_failure(result)}")
-    return parse_source_text(result.stdout, source=str(path))
-
-
-def catalog_spec_for(function_name: str) -> KernelSpec | None:
-    """The catalog kernel a profiled function is: its template arguments decide among entries of one name
-    (sgemm_tiled<8/16/32>); a tuning configuration of a templated kernel falls back to the first entry."""
-    short = _short_name(function_name)
-    base = short.split("<", 1)[0]
-    fallback = None
-    for spec in CATALOG:
-        if not spec.entry:
-            continue
-        entry = spec.entry.replace(" ", "")
-        if entry == short:
-            return spec
-        if fallback is None and entry.split("<", 1)[0] == base:
-            fallback = spec
-    return fallback
-
-
-def attach_catalog_source(page: SourcePage) -> None:
-    """Give each kernel's lines their text: the catalog's `.cu` file for our kernels (the text CuPy compiled,
-    whose line numbers the page carries), else what ncu embedded."""
-    for kernel in page.kernels:
-        spec = catalog_spec_for(kernel.name)
-        kernel.catalog_id = spec.id if spec else None
-        if not kernel.lines:
-            kernel.source_note = kernel.source_note or "SASS only (no line information in this view)"
-            continue
-        embedded = any(ln.text and ln.text != _UNOPENED for ln in kernel.lines)
-        if spec is None or spec.source_path is None or embedded:
-            kernel.source_note = "source as embedded by ncu" if embedded else "no source text (file not readable)"
-            continue
-        text_lines = spec.read_source().splitlines()
-        beyond = [ln.line for ln in kernel.lines if ln.line > len(text_lines)]
-        for ln in kernel.lines:
-            ln.file = f"kernels/src/{spec.source}"
-            ln.text = text_lines[ln.line - 1] if ln.line <= len(text_lines) else ""
-        kernel.source_note = f"kernels/src/{spec.source} (catalog)"
-        if beyond:
-            page.warnings.append(
-                f"{spec.id}: lines {beyond[:3]} lie past the end of kernels/src/{spec.source}; the source changed "
-                "since this capture, so line texts may be off"
-            )
