@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures sanitize ncubench ncufast ceilings tune
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures sanitize ncubench ncufast ceilings tune why foreign
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -154,6 +154,51 @@ tune)
   timeout 400 $PY -m profiling tune --sizes 2048,4096,8192 --record --json "$EV/tuning.json" 2>"$EV/tuning.log" | tail -16
   cp results/tuning/*.json "$EV/" 2>/dev/null
   record tune "$(test -f "$EV/tuning.json" && echo written || echo missing)"
+  ;;
+why)
+  # Full set with source counters for the whole catalog, one ncu process per size (the "why" views: stalls,
+  # hot lines, SASS); exported as raw, details and source pages.
+  stage why
+  F="$EV/why"; mkdir -p "$F"
+  all=$($PY -c "from kernels.catalog import CATALOG; print(','.join(s.id for s in CATALOG))")
+  for n in 1024 4096; do
+    job /tmp/why_$n.json profile "$all" $n $n $n
+    timeout 330 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full --import-source yes \
+       -f -o /tmp/why_$n $PY -m profiling worker --job /tmp/why_$n.json > "$F/why_${n}_log.txt" 2>&1
+    echo "exit=$?" >> "$F/why_${n}_log.txt"
+    if [ -f /tmp/why_$n.ncu-rep ]; then
+      "$NCU" --import /tmp/why_$n.ncu-rep --csv --page raw > "$F/why_${n}_raw.csv" 2>&1
+      "$NCU" --import /tmp/why_$n.ncu-rep --csv --page details > "$F/why_${n}_details.csv" 2>&1
+      "$NCU" --import /tmp/why_$n.ncu-rep --csv --page source --print-source cuda,sass > "$F/why_${n}_source_cuda_sass.csv" 2>&1
+      "$NCU" --import /tmp/why_$n.ncu-rep --csv --page source --print-source sass > "$F/why_${n}_source_sass.csv" 2>&1
+    fi
+  done
+  record why "$(ls "$F" | wc -l) files; launches at 1024: $(($(wc -l < "$F/why_1024_raw.csv" 2>/dev/null || echo 2) - 2))"
+  ;;
+foreign)
+  # Reports of a program that is not ours (PyTorch, cuBLASLt, Triton), in every layout users export.
+  stage foreign
+  F="$EV/foreign"; mkdir -p "$F"
+  timeout 200 "$NCU" --nvtx --nvtx-include 'foreign/' --clock-control none --set full --import-source yes \
+     -f -o /tmp/foreign $PY scripts/foreign_program.py > "$F/foreign_log.txt" 2>&1; echo "exit=$?" >> "$F/foreign_log.txt"
+  R=/tmp/foreign.ncu-rep
+  if [ -f "$R" ]; then
+    "$NCU" --import "$R" --csv --page raw > "$F/raw.csv" 2>&1
+    "$NCU" --import "$R" --csv --page raw --print-units auto > "$F/raw_auto_units.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details > "$F/details.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details --print-units auto > "$F/details_auto_units.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details --print-metric-name name > "$F/details_names.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details --print-details all > "$F/details_all.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details --print-details all --print-units auto > "$F/details_all_auto_units.csv" 2>&1
+    "$NCU" --import "$R" --csv --print-summary per-kernel > "$F/summary.csv" 2>&1
+    "$NCU" --import "$R" --csv --page source --print-source sass > "$F/source_sass.csv" 2>&1
+    "$NCU" --import "$R" > "$F/details_text.txt" 2>&1
+    "$NCU" --import "$R" --page details --print-details all > "$F/details_all_text.txt" 2>&1
+    [ "$(stat -c%s "$R")" -lt 6000000 ] && cp "$R" "$F/"  # small enough to come back inside the tarball
+  fi
+  # The default output people paste: ncu run without -o or --csv.
+  timeout 120 "$NCU" --nvtx --nvtx-include 'foreign/' --clock-control none $PY scripts/foreign_program.py > "$F/run_stdout.txt" 2>&1
+  record foreign "$(ls "$F" | wc -l) files; raw rows: $(($(wc -l < "$F/raw.csv" 2>/dev/null || echo 2) - 2))"
   ;;
 esac; done
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from profiling.errors import InvalidInput
-from profiling.runs import review, store
+from profiling.runs import convert, records, review
 from profiling.runs.store import RunStore
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
@@ -39,7 +39,7 @@ def bench_doc(kernels: dict[str, float], *, size: int = 4096, created: str = "20
 
 
 def record(kernels: dict[str, float], run_id: int, label: str, **kw: object) -> dict:
-    rec = store.run_from_bench(bench_doc(kernels, **kw), label=label)  # type: ignore[arg-type]
+    rec = convert.run_from_bench(bench_doc(kernels, **kw), label=label)  # type: ignore[arg-type]
     rec["id"] = run_id
     return rec
 
@@ -172,11 +172,11 @@ def test_filter_runs() -> None:
 
 def test_kernel_history_per_device(tmp_path: Path) -> None:
     with RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}") as s:
-        s.save_run(store.run_from_bench(bench_doc({"v3": 3.0}, created="2026-11-01T00:00:00Z"), label="a"))
-        s.save_run(store.run_from_bench(bench_doc({"v3": 2.0}, created="2026-11-03T00:00:00Z"), label="c"))
-        s.save_run(store.run_from_bench(bench_doc({"v3": 2.5, "v5": 1.0}, created="2026-11-02T00:00:00Z"), label="b"))
+        s.save_run(convert.run_from_bench(bench_doc({"v3": 3.0}, created="2026-11-01T00:00:00Z"), label="a"))
+        s.save_run(convert.run_from_bench(bench_doc({"v3": 2.0}, created="2026-11-03T00:00:00Z"), label="c"))
+        s.save_run(convert.run_from_bench(bench_doc({"v3": 2.5, "v5": 1.0}, created="2026-11-02T00:00:00Z"), label="b"))
         s.save_run(
-            store.run_from_bench(bench_doc({"v3": 6.0}, created="2026-11-02T00:00:00Z", device="A100"), label="x")
+            convert.run_from_bench(bench_doc({"v3": 6.0}, created="2026-11-02T00:00:00Z", device="A100"), label="x")
         )
         rows = review.rows_frame(s.result_rows(kernel="v3"))
     history = review.kernel_history(rows, "v3", device="NVIDIA H100 80GB HBM3")
@@ -221,8 +221,8 @@ def test_csv_and_json_export_of_tables() -> None:
 
 def test_runs_json_export_imports_back(tmp_path: Path) -> None:
     with RunStore(f"sqlite:///{tmp_path / 'a.sqlite'}") as a:
-        ids = [a.save_run(store.run_from_bench(bench_doc({"v3": 3.0, "v5": 2.0}), label="one", author="ann")),
-               a.save_run(store.run_from_report(
+        ids = [a.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v5": 2.0}), label="one", author="ann")),
+               a.save_run(convert.run_from_report(
                    {"launches": [{"name": "k(float*)", "metrics": {"dram__bytes.sum": {"value": 5.0, "unit": "byte"}},
                                   "derived": {"x": 1.0}}]}, label="two"))]  # fmt: skip
         originals = a.get_runs(ids)
@@ -251,8 +251,8 @@ def test_real_results_files_load_and_compare() -> None:
     assert paths, "the H200 benchmark results are committed under results/"
     for path in paths:
         doc = json.loads(path.read_text())
-        assert doc.get("schema") == store.BENCH_SCHEMA, path
-        rec = store.load_run_file(path)
+        assert doc.get("schema") == records.BENCH_SCHEMA, path
+        rec = convert.load_run_file(path)
         assert rec["results"] and rec["device"].get("name"), path
         ok = [r for r in rec["results"] if r["status"] == "ok"]
         assert len(ok) == len(rec["results"]), path

@@ -31,6 +31,7 @@ from profiling.errors import InvalidInput
 from profiling.gpu.jobs import BenchSettings, check_fits, tolerance_for
 from profiling.gpu.timing import summarize, time_launches
 from profiling.gpu.verify import Check, check_output
+from profiling.runs.records import BenchResult, TimeSummary
 from profiling.shape import Shape
 
 STICKY_CUDA_ERRORS = (
@@ -421,7 +422,7 @@ class Session:
 
 
 def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSettings, op: str) -> dict[str, Any]:
-    """Verify (and for op "bench" time) one kernel at one shape; returns a result record.
+    """Verify (and for op "bench" time) one kernel at one shape; returns the BenchResult's dict form.
 
     Raises only for CUDA errors that leave the context unusable (the caller restarts the worker).
     """
@@ -434,27 +435,24 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     if tuned_id:
         # The catalog's templated kernel runs the configuration the tuning sweep found fastest on this GPU.
         spec = replace(get_kernel(tuned_id), id=kernel_id, title=spec.title)
-    result: dict[str, Any] = {
-        "kernel": spec.id,
-        "title": spec.title,
-        "operation": spec.operation,
-        "m": shape.m,
-        "n": shape.n,
-        "k": shape.k,
-        "status": "ok",
-        "error": None,
-        "tolerance": tolerance_for(spec, shape),
-        "config": tuned_id or spec.entry,
-    }
+    tolerance = tolerance_for(spec, shape)
+    result = BenchResult(
+        kernel=spec.id,
+        shape=shape,
+        title=spec.title,
+        operation=spec.operation,
+        tolerance=tolerance,
+        config=tuned_id or spec.entry,
+    )
     problem_text = spec.size_problem(shape.m, shape.n, shape.k)
     if problem_text:
-        result.update(status="refused", error=problem_text)
-        return result
+        result.status, result.error = "refused", problem_text
+        return result.to_dict()
     try:
         compiled = None if spec.is_reference else compile_kernel(spec)
         if compiled is not None:
-            result["compile"] = compiled.info
-            result["launch"] = {
+            result.compile_info = compiled.info
+            result.launch = {
                 "grid": list(spec.grid(shape.m, shape.n)),
                 "block": list(spec.block),
                 "dynamic_smem_bytes": spec.dynamic_smem_bytes,
@@ -465,28 +463,27 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
         problem.poison()
         launch()
         cupy.cuda.Device().synchronize()
-        check = problem.check(spec.is_reference, result["tolerance"])
-        result["rel_error"] = check.rel_error
+        check = problem.check(spec.is_reference, tolerance)
+        result.rel_error = check.rel_error
         if not check.ok:
-            result.update(status=check.status, error=check.error)
+            result.status, result.error = check.status, check.error
         if op == "bench":
             with NvmlSampler(session.nvml) as sampler:
                 times = _time_launches(launch, settings, session.flush_buffer() if settings.flush_l2 else None)
-            result["time_ms"] = summarize(times)
-            result["nvml"] = sampler.summary()
-            seconds = result["time_ms"]["median"] / 1000.0
-            result["tflops"] = shape.flops / seconds / 1e12
+            timing = TimeSummary(**summarize(times))
+            result.time_ms, result.nvml = timing, sampler.summary()
+            tflops = shape.flops / (timing.median / 1000.0) / 1e12
+            result.tflops = tflops
             peak = session.device.get("fp32_peak_tflops")
             if peak and spec.operation == "sgemm":
-                result["pct_peak"] = 100.0 * result["tflops"] / peak
+                result.pct_peak = 100.0 * tflops / peak
             # A race shows as an output that changes between launches: check the last timed launch too.
-            if result["status"] == "ok" and not spec.is_reference:
-                after = problem.check(False, result["tolerance"])
-                result["rel_error_after_timing"] = after.rel_error
+            if result.status == "ok" and not spec.is_reference:
+                after = problem.check(False, tolerance)
+                result.rel_error_after_timing = after.rel_error
                 if not after.ok:
-                    result.update(
-                        status="wrong", error=f"output changed between launches (error {after.rel_error:.3g}): a race?"
-                    )
+                    result.status = "wrong"
+                    result.error = f"output changed between launches (error {after.rel_error:.3g}): a race?"
         elif op == "profile":
             for _ in range(settings.warmup):
                 launch()
@@ -498,8 +495,8 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result with its message
         if is_sticky(exc):
             raise
-        result.update(status="failed", error=_describe(exc))
-    return result
+        result.status, result.error = "failed", _describe(exc)
+    return result.to_dict()
 
 
 def _describe(exc: BaseException) -> str:

@@ -10,8 +10,8 @@ from typing import Any
 
 from profiling.errors import InvalidInput
 from profiling.paths import SOURCE_ROOT
-
-SCHEMA = "gemmlens.bench.v1"
+from profiling.runs.records import BENCH_SCHEMA as SCHEMA
+from profiling.runs.records import BenchResult
 
 
 def git_commit() -> str | None:
@@ -56,39 +56,38 @@ def load_document(path: str | Path) -> dict[str, Any]:
 
 def results_frame(document: dict[str, Any]):  # -> pandas.DataFrame
     """One row per kernel and size with the columns the tables and charts use."""
-    import pandas as pd
+    import pandas as pd  # lazy: importing this module (CLI, GPU job bodies) must not load pandas
 
     rows = []
-    for r in document["results"]:
-        t = r.get("time_ms") or {}
-        comp = r.get("compile") or {}
-        nvml = r.get("nvml") or {}
+    for i, row in enumerate(document["results"]):
+        r = BenchResult.from_dict(row, f"result {i + 1}")
+        t = r.time_ms
         rows.append(
             {
-                "kernel": r["kernel"],
-                "title": r.get("title", r["kernel"]),
-                "operation": r.get("operation", "sgemm"),
-                "m": r["m"],
-                "n": r["n"],
-                "k": r["k"],
-                "size": f"{r['m']}x{r['n']}x{r['k']}",
-                "status": r["status"],
-                "error": r.get("error"),
-                "median_ms": t.get("median"),
-                "min_ms": t.get("min"),
-                "max_ms": t.get("max"),
-                "spread_pct": t.get("spread_pct"),
-                "samples": t.get("samples"),
-                "tflops": r.get("tflops"),
-                "pct_peak": r.get("pct_peak"),
-                "pct_cublas": r.get("pct_cublas"),
-                "rel_error": r.get("rel_error"),
-                "registers": comp.get("registers"),
-                "shared_bytes": comp.get("shared_static_bytes"),
-                "spill_bytes": comp.get("local_bytes"),
-                "sm_clock_mhz": (nvml.get("sm_clock_mhz") or {}).get("median"),
-                "capped": nvml.get("capped"),
-                "clock_events": ",".join(nvml.get("clock_event_reasons") or []),
+                "kernel": r.kernel,
+                "title": r.title if r.title is not None else r.kernel,
+                "operation": r.operation if r.operation is not None else "sgemm",
+                "m": r.shape.m,
+                "n": r.shape.n,
+                "k": r.shape.k,
+                "size": r.shape.label,
+                "status": r.status,
+                "error": r.error,
+                "median_ms": None if t is None else t.median,
+                "min_ms": None if t is None else t.min,
+                "max_ms": None if t is None else t.max,
+                "spread_pct": None if t is None else t.spread_pct,
+                "samples": None if t is None else t.samples,
+                "tflops": r.tflops,
+                "pct_peak": r.pct_peak,
+                "pct_cublas": r.pct_cublas,
+                "rel_error": r.rel_error,
+                "registers": r.registers,
+                "shared_bytes": r.shared_static_bytes,
+                "spill_bytes": r.spill_bytes,
+                "sm_clock_mhz": r.sm_clock_mhz,
+                "capped": r.capped,
+                "clock_events": ",".join(r.clock_event_reasons),
             }
         )
     return pd.DataFrame(rows)
@@ -126,12 +125,13 @@ def utc_now() -> str:
 def add_reference_ratios(results: list[dict[str, Any]]) -> None:
     """Fill pct_cublas: each result's speed against its operation's library reference at the same shape."""
     reference_ids = {"sgemm": "cublas", "hgemm_addmm": "cublas-hgemm"}
+    typed = [BenchResult.from_dict(r, f"result {i + 1}") for i, r in enumerate(results)]
     refs = {
-        (r.get("operation"), r["m"], r["n"], r["k"]): r["time_ms"]["median"]
-        for r in results
-        if r["kernel"] == reference_ids.get(r.get("operation", "")) and r.get("time_ms")
+        (r.operation, r.shape): r.time_ms.median
+        for r in typed
+        if r.kernel == reference_ids.get(r.operation or "") and r.time_ms
     }
-    for r in results:
-        ref_ms = refs.get((r.get("operation"), r["m"], r["n"], r["k"]))
-        if ref_ms and r.get("time_ms"):
-            r["pct_cublas"] = 100.0 * ref_ms / r["time_ms"]["median"]
+    for row, r in zip(results, typed, strict=True):
+        ref_ms = refs.get((r.operation, r.shape))
+        if ref_ms and r.time_ms:
+            row["pct_cublas"] = 100.0 * ref_ms / r.time_ms.median

@@ -1,69 +1,53 @@
-"""Review of saved runs: filtering, baseline-vs-candidate comparison, kernel history and export.
+"""Review of saved runs: listing and filtering, result tables, kernel history and the HTML report.
 
-Pure functions over run records (profiling.runs.store's `gemmlens.run.v1` dicts) and pandas DataFrames; the
-Streamlit Review page and `python -m profiling compare` are thin layers over them.
-
-Verdicts per metric and kernel/size: "improvement", "regression" or "same" (the change is within the
-noise threshold); "changed" for metrics with no better direction (registers, shared memory) that moved
-past the threshold; "n/a" where either side has no value.
+Pure functions over runs (SavedRun, or their `gemmlens.run.v1` record dicts) and pandas DataFrames. The
+Streamlit Review page and `python -m profiling compare` are thin layers over this module, which also
+offers the comparison (profiling.runs.comparison) and the CSV/JSON export and import (profiling.runs.export)
+under the same names, so that they have one namespace to call.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import html
-import io
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from profiling.errors import InvalidInput
-from profiling.runs.store import EXPORT_SCHEMA, RESULT_FIELDS, finite_number, normalize_run, size_text
 
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """A compared metric: result field, display label, and which way is better (None: neither)."""
-
-    key: str
-    label: str
-    better: str | None  # "lower" | "higher" | None
-
-
-METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("time_median_ms", "Time (ms)", "lower"),
-    MetricSpec("tflops", "TFLOP/s", "higher"),
-    MetricSpec("pct_cublas", "% cuBLAS", "higher"),
-    MetricSpec("registers", "Registers", None),
-    MetricSpec("shared_bytes", "Shared mem (B)", None),
-    MetricSpec("occupancy_pct", "Occupancy (%)", "higher"),
-    MetricSpec("bank_conflicts", "Bank conflicts", "lower"),
-    MetricSpec("dram_bytes", "DRAM bytes", "lower"),
+# The comparison and the export, offered here too (see the module docstring and __all__).
+from profiling.runs.comparison import (
+    COMPARISON_COLUMNS,
+    DEFAULT_THRESHOLD_PCT,
+    METRIC_BY_KEY,
+    METRICS,
+    VERDICT_COLORS,
+    MetricSpec,
+    classify,
+    compare_runs,
+    side_by_side,
+    slower_than,
+    unmatched,
 )
-METRIC_BY_KEY = {m.key: m for m in METRICS}
-DEFAULT_THRESHOLD_PCT = 2.0
+from profiling.runs.export import export_runs_json, import_runs_json, read_runs_json, to_csv, to_json
+from profiling.runs.records import RESULT_FIELDS, SavedRun, as_run, size_text
+from profiling.runs.values import finite_number, iso_utc
 
-# Colours of verdicts as in Nsight Compute's baseline view: green better, red worse.
-VERDICT_COLORS = {
-    "improvement": "#1a7f37",
-    "regression": "#cf222e",
-    "same": "#57606a",
-    "changed": "#9a6700",
-    "n/a": "#8c959f",
-}
+__all__ = [
+    "RUN_COLUMNS", "runs_frame", "filter_runs", "results_frame", "rows_frame", "kernel_history",
+    "history_figure", "comparison_figures", "report_html",
+    "COMPARISON_COLUMNS", "DEFAULT_THRESHOLD_PCT", "METRIC_BY_KEY", "METRICS", "VERDICT_COLORS", "MetricSpec",
+    "classify", "compare_runs", "side_by_side", "slower_than", "unmatched",
+    "export_runs_json", "import_runs_json", "read_runs_json", "to_csv", "to_json",
+]  # fmt: skip
 
 RUN_COLUMNS = [
     "id", "label", "author", "notes", "created", "kind", "device_name", "device_cc",
     "catalog_commit", "n_results", "kernels",
-]  # fmt: skip
-COMPARISON_COLUMNS = [
-    "candidate_id", "candidate_label", "kernel", "size", "metric", "metric_label", "better",
-    "baseline", "candidate", "delta", "delta_pct", "verdict",
 ]  # fmt: skip
 
 
@@ -72,10 +56,12 @@ COMPARISON_COLUMNS = [
 # ---------------------------------------------------------------------------------------------
 
 
-def runs_frame(summaries: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """A DataFrame of run summaries (RunStore.list_runs() or full records), `created` as UTC timestamps."""
+def runs_frame(summaries: Iterable[SavedRun | Mapping[str, Any]]) -> pd.DataFrame:
+    """A DataFrame of run summaries (RunStore.list_runs() or full runs), `created` as UTC timestamps."""
     rows = []
     for s in summaries:
+        if isinstance(s, SavedRun):
+            s = s.to_dict()
         kernels = s.get("kernels")
         if kernels is None:
             kernels = sorted({r["kernel"] for r in s.get("results", ())})
@@ -147,20 +133,19 @@ def filter_runs(
     return runs[keep]
 
 
-def results_frame(runs: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per result of the given run records, with run_id, run_label, created, device_name, size."""
+def results_frame(runs: Iterable[SavedRun | Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per result of the given runs, with run_id, run_label, created, device_name, size."""
     rows = []
-    for run in runs:
-        device = run.get("device") or {}
-        for r in run.get("results", ()):
+    for run in map(as_run, runs):
+        for r in run.results:
             rows.append(
                 {
-                    "run_id": run.get("id"),
-                    "run_label": run.get("label", ""),
-                    "created": run.get("created_utc"),
-                    "device_name": run.get("device_name") or device.get("name"),
-                    "size": size_text(r),
-                    **{f: r.get(f) for f in RESULT_FIELDS},
+                    "run_id": run.id,
+                    "run_label": run.label,
+                    "created": iso_utc(run.created),
+                    "device_name": run.device_name,
+                    "size": r.size,
+                    **r.columns(),
                 }
             )
     frame = pd.DataFrame(rows, columns=["run_id", "run_label", "created", "device_name", "size", *RESULT_FIELDS])
@@ -184,118 +169,6 @@ def rows_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 # Comparison
 # ---------------------------------------------------------------------------------------------
-
-
-def classify(better: str | None, baseline: Any, candidate: Any, threshold_pct: float) -> str:
-    """The verdict of one metric: see the module docstring."""
-    b, c = finite_number(baseline), finite_number(candidate)
-    if b is None or c is None:
-        return "n/a"
-    pct = _delta_pct(b, c)
-    if abs(pct) <= threshold_pct:
-        return "same"
-    if better is None:
-        return "changed"
-    return "improvement" if (pct < 0) == (better == "lower") else "regression"
-
-
-def _delta_pct(baseline: float, candidate: float) -> float:
-    if baseline == 0:
-        return 0.0 if candidate == 0 else math.copysign(math.inf, candidate)
-    return (candidate - baseline) / abs(baseline) * 100.0
-
-
-def _keyed(run: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
-    out: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for r in run.get("results", ()):
-        out.setdefault((r["kernel"], size_text(r)), r)  # a repeated kernel/size: the first one counts
-    return out
-
-
-def compare_runs(
-    baseline: Mapping[str, Any],
-    candidates: Sequence[Mapping[str, Any]],
-    *,
-    threshold_pct: float = DEFAULT_THRESHOLD_PCT,
-    thresholds: Mapping[str, float] | None = None,
-    metrics: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """Long comparison table (COMPARISON_COLUMNS): one row per candidate, kernel/size present in both
-    runs, and metric; delta = candidate - baseline, delta_pct relative to the baseline. `thresholds`
-    overrides the noise threshold (percent) per metric key. A "status" row per pair says whether the
-    result went from ok to wrong/failed (regression) or back (improvement)."""
-    if not math.isfinite(threshold_pct) or threshold_pct < 0:
-        raise InvalidInput(f"the noise threshold must be a percentage >= 0, not {threshold_pct}")
-    specs = [METRIC_BY_KEY[k] for k in metrics] if metrics else list(METRICS)
-    base = _keyed(baseline)
-    rows = []
-    for cand in candidates:
-        cand_rows = _keyed(cand)
-        for key in [k for k in base if k in cand_rows]:
-            b, c = base[key], cand_rows[key]
-            b_status, c_status = b.get("status") or "ok", c.get("status") or "ok"
-            if b_status == c_status:
-                verdict = "same"
-            elif b_status == "ok":
-                verdict = "regression"
-            elif c_status == "ok":
-                verdict = "improvement"
-            else:
-                verdict = "changed"
-            common = {"candidate_id": cand.get("id"), "candidate_label": cand.get("label", ""),
-                      "kernel": key[0], "size": key[1]}  # fmt: skip
-            rows.append(
-                {**common, "metric": "status", "metric_label": "Status", "better": None,
-                 "baseline": b_status, "candidate": c_status, "delta": None, "delta_pct": None,
-                 "verdict": verdict}
-            )  # fmt: skip
-            for spec in specs:
-                bv, cv = finite_number(b.get(spec.key)), finite_number(c.get(spec.key))
-                limit = (thresholds or {}).get(spec.key, threshold_pct)
-                rows.append(
-                    {
-                        **common, "metric": spec.key, "metric_label": spec.label, "better": spec.better,
-                        "baseline": bv, "candidate": cv,
-                        "delta": None if bv is None or cv is None else cv - bv,
-                        "delta_pct": None if bv is None or cv is None else _delta_pct(bv, cv),
-                        "verdict": classify(spec.better, bv, cv, limit),
-                    }
-                )  # fmt: skip
-    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
-
-
-def unmatched(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> pd.DataFrame:
-    """Kernel/size pairs present in only one of the two runs (columns kernel, size, only_in)."""
-    base, cand = _keyed(baseline), _keyed(candidate)
-    rows = [{"kernel": k, "size": s, "only_in": "baseline"} for (k, s) in base if (k, s) not in cand]
-    rows += [{"kernel": k, "size": s, "only_in": "candidate"} for (k, s) in cand if (k, s) not in base]
-    return pd.DataFrame(rows, columns=["kernel", "size", "only_in"])
-
-
-def side_by_side(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Wide table: one row per candidate/kernel/size, per metric columns "<label>", "<label> (base)" and
-    "<label> Δ%", plus "<label> verdict" columns for colouring."""
-    keys = ["candidate_label", "kernel", "size"]
-    if comparison.empty:
-        return pd.DataFrame(columns=keys)
-    out = comparison[keys].drop_duplicates().reset_index(drop=True)
-    for metric, part in comparison.groupby("metric", sort=False):
-        label = part["metric_label"].iloc[0]
-        part = part.rename(
-            columns={"baseline": f"{label} (base)", "candidate": label, "delta_pct": f"{label} Δ%",
-                     "verdict": f"{label} verdict"}
-        )  # fmt: skip
-        cols = [f"{label} (base)", label] + ([f"{label} Δ%"] if metric != "status" else []) + [f"{label} verdict"]
-        out = out.merge(part[keys + cols], on=keys, how="left")
-    return out
-
-
-def slower_than(comparison: pd.DataFrame, pct: float) -> pd.DataFrame:
-    """Kernel/size pairs whose median time grew by more than `pct` percent, or that stopped being ok."""
-    time_rows = comparison[comparison["metric"] == "time_median_ms"]
-    slower = time_rows[time_rows["delta_pct"].astype(float) > pct]
-    broken = comparison[(comparison["metric"] == "status") & (comparison["verdict"] == "regression")]
-    return pd.concat([slower, broken], ignore_index=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,8 +295,8 @@ def _table_html(frame: pd.DataFrame) -> str:
 
 
 def report_html(
-    baseline: Mapping[str, Any],
-    candidates: Sequence[Mapping[str, Any]],
+    baseline: SavedRun | Mapping[str, Any],
+    candidates: Sequence[SavedRun | Mapping[str, Any]],
     comparison: pd.DataFrame | None = None,
     *,
     title: str = "GEMM Lens review",
@@ -433,6 +306,8 @@ def report_html(
 ) -> str:
     """A self-contained HTML review: runs, side-by-side table, charts (plotly.js inlined once, so the file
     works offline), plus any extra figures (e.g. the app's roofline) and a history table."""
+    # The figures below read record dicts.
+    baseline, candidates = as_run(baseline).to_dict(), [as_run(c).to_dict() for c in candidates]
     if comparison is None:
         comparison = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
     runs = runs_frame([baseline, *candidates])
@@ -468,56 +343,3 @@ def report_html(
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         f"<style>{style}</style></head><body>{''.join(sections)}</body></html>\n"
     )
-
-
-def to_csv(frame: pd.DataFrame) -> str:
-    """CSV text of any review table (lists are joined with ';')."""
-    out = frame.copy()
-    for col in out.columns:
-        if out[col].map(lambda v: isinstance(v, list)).any():
-            out[col] = out[col].map(lambda v: ";".join(map(str, v)) if isinstance(v, list) else v)
-    buffer = io.StringIO()
-    out.to_csv(buffer, index=False)
-    return buffer.getvalue()
-
-
-def to_json(frame: pd.DataFrame) -> str:
-    """JSON records of any review table (timestamps in ISO 8601)."""
-    return frame.to_json(orient="records", date_format="iso", force_ascii=False, indent=1)
-
-
-def export_runs_json(runs: Sequence[Mapping[str, Any]]) -> str:
-    """Full run records as one JSON document (`gemmlens.runs.v1`) that import_runs_json reads back."""
-    clean = []
-    for run in runs:
-        rec = normalize_run(run)
-        for key in ("id", "saved_utc"):  # kept for reference; a store assigns its own on import
-            if run.get(key) is not None:
-                rec[f"source_{key}"] = run[key]
-        clean.append(rec)
-    doc = {"schema": EXPORT_SCHEMA, "exported_utc": f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ}", "runs": clean}
-    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
-
-
-def import_runs_json(text: str | bytes) -> list[dict[str, Any]]:
-    """Run records from export_runs_json() output (or a single run record); save with RunStore.import_runs."""
-    try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"not a JSON export of runs ({exc})") from exc
-    if isinstance(doc, Mapping) and doc.get("schema") == EXPORT_SCHEMA:
-        runs = doc.get("runs")
-        if not isinstance(runs, list):
-            raise InvalidInput("the runs export has no `runs` list")
-    elif isinstance(doc, Mapping) and "results" in doc and doc.get("schema", "gemmlens.run.v1") == "gemmlens.run.v1":
-        runs = [doc]
-    else:
-        found = doc.get("schema") if isinstance(doc, Mapping) else type(doc).__name__
-        raise InvalidInput(f"not a GEMM Lens runs export: schema {found!r}, expected {EXPORT_SCHEMA!r}")
-    out = []
-    for i, run in enumerate(runs):
-        try:
-            out.append(normalize_run(run))
-        except InvalidInput as exc:
-            raise InvalidInput(f"run {i + 1} of the export: {exc}") from exc
-    return out
