@@ -7,6 +7,10 @@ OUT=${OUT:-/tmp/gemmlens-out}
 EV="$OUT/evidence"
 mkdir -p "$EV"
 export PYTHONUNBUFFERED=1 CUPY_TF32=0 CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-/tmp/cupy-cache}"
+# The device tool sends files, not the repository: pass the commit in (GEMMLENS_COMMIT=$(git rev-parse --short HEAD)),
+# or result documents record only their source_digest.
+export GEMMLENS_COMMIT=${GEMMLENS_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}
+[ -n "$GEMMLENS_COMMIT" ] || echo "warning: no git here and GEMMLENS_COMMIT unset: results record no commit" >&2
 PY=${PY:-python3}
 STAGES=${*:-env tests bench ncu captures sanitize}
 NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
