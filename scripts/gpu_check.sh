@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures sanitize ncubench ncufast ceilings tune why foreign
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune why foreign
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
 EV="$OUT/evidence"
 mkdir -p "$EV"
 export PYTHONUNBUFFERED=1 CUPY_TF32=0 CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-/tmp/cupy-cache}"
-# The device tool sends files, not the repository: pass the commit in (GEMMLENS_COMMIT=$(git rev-parse --short HEAD)),
-# or result documents record only their source_digest.
-export GEMMLENS_COMMIT=${GEMMLENS_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}
-[ -n "$GEMMLENS_COMMIT" ] || echo "warning: no git here and GEMMLENS_COMMIT unset: results record no commit" >&2
+# The .git the device tool sends can be stale (HEAD 3fb42cc under a tree from af7fa2a on 2026-11-22), so git there
+# names the wrong commit (then "-dirty"): pass the real one in, GEMMLENS_COMMIT=<commit> bash scripts/gpu_check.sh.
+[ -n "${GEMMLENS_COMMIT:-}" ] || echo "warning: GEMMLENS_COMMIT unset: results record git's view of this copy" >&2
 PY=${PY:-python3}
 STAGES=${*:-env tests bench ncu captures sanitize}
 NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
@@ -106,6 +105,17 @@ captures)
     timeout 120 runuser -u nobody -- env HOME=/tmp CUPY_CACHE_DIR=/tmp/nobody-cupy "$NCU" --clock-control none --metrics gpu__time_duration.sum $PY -c "import cupy; print(int(cupy.arange(4).sum()))" > "$F/err_permission.txt" 2>&1; echo "exit=$?" >> "$F/err_permission.txt"
   fi
   record captures "$(ls "$F" | wc -l) files; $(tr '\n' ';' < "$F/checks.txt")"
+  ;;
+bugs)
+  # Issue 19's evidence on the GPU: each deliberate bug of scripts/deliberate_bugs.py that the GPU tests must catch,
+  # applied alone (files restored after each run); one JSON line per bug in deliberate_bugs_gpu.jsonl.
+  stage bugs
+  B="$EV/deliberate_bugs_gpu.jsonl"; : > "$B"
+  timeout 300 $PY scripts/deliberate_bugs.py --only 1 2 3 -- tests/gpu/test_gpu_wrong_kernels.py >> "$B" 2>&1
+  timeout 200 $PY scripts/deliberate_bugs.py --only 5 -- tests/gpu/test_gpu_kernels.py -k hgemm >> "$B" 2>&1
+  timeout 150 $PY scripts/deliberate_bugs.py --only 8 9 -- tests/gpu/test_gpu_flush.py >> "$B" 2>&1
+  cat "$B"
+  record bugs "$(grep -c '"caught": true' "$B") of $(grep -c '"bug"' "$B") caught"
   ;;
 sanitize)
   stage sanitize
