@@ -6,6 +6,7 @@ Processes are replaced by fakes; the tool text they return is real output captur
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -15,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from profiling.cli import main
 from profiling.errors import InvalidInput, NcuError
 from profiling.gpu import env as tool_search
+from profiling.gpu.jobs import Job
+from profiling.gpu.process import worker_command
 from profiling.nsight import metrics as M
 from profiling.nsight import runner as R
 from profiling.nsight import sanitizer as S
@@ -185,39 +189,17 @@ def test_import_and_sanitizer_commands_exact() -> None:
         "base",
     ]
     assert T.build_import_command("ncu", "run.ncu-rep", "details")[5] == "details"
-    assert R.build_sanitizer_command("cs", "racecheck", "job.json", python=PY) == [
-        "cs",
-        "--tool",
-        "racecheck",
-        "--racecheck-report",
-        "hazard",
-        PY,
-        "-m",
-        "profiling",
-        "worker",
-        "--job",
-        "job.json",
-    ]
-    assert R.build_sanitizer_command("cs", "memcheck", "job.json", python=PY) == [
-        "cs",
-        "--tool",
-        "memcheck",
-        PY,
-        "-m",
-        "profiling",
-        "worker",
-        "--job",
-        "job.json",
-    ]
+    worker = [PY, "-m", "profiling", "worker", "--job", "job.json"]
+    racecheck = R.build_sanitizer_command("cs", "racecheck", "job.json", python=PY)
+    assert racecheck == ["cs", "--tool", "racecheck", "--racecheck-report", "hazard", *worker]
+    assert R.build_sanitizer_command("cs", "memcheck", "job.json", python=PY) == ["cs", "--tool", "memcheck", *worker]
     with pytest.raises(InvalidInput):
         R.build_sanitizer_command("cs", "leakcheck", "job.json")  # type: ignore[arg-type]
 
 
 def test_write_job_matches_worker_job_format(tmp_path: Path) -> None:
-    Job = pytest.importorskip("profiling.gpu.jobs", reason="the worker's job module is not in this checkout").Job
-
     path = R.write_job(tmp_path / "job.json", ["v3", "v5"], [(1024, 1024, 1024), (256, 512, 128)], op="profile")
-    job = Job.from_dict(__import__("json").loads(path.read_text()))
+    job = Job.from_dict(json.loads(path.read_text()))
     assert job.op == "profile"
     assert [(t.kernel, t.m, t.n, t.k) for t in job.tasks] == [
         ("v3", 1024, 1024, 1024),
@@ -460,8 +442,6 @@ def test_sanitize_needs_compute_sanitizer(no_tools: None) -> None:
 
 
 def test_cli_profile_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from profiling.cli import main
-
     assert main(["profile", "--kernels", "v9", "--sizes", "256"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown kernel 'v9'" in err
@@ -470,15 +450,13 @@ def test_cli_profile_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_cli_sanitize_without_tool_is_one_line(no_tools: None, capsys: pytest.CaptureFixture[str]) -> None:
-    from profiling.cli import main
-
     assert main(["sanitize", "--kernel", "v5", "--size", "256", "--tool", "racecheck"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "compute-sanitizer" in err
 
 
 def test_worker_module_is_the_profiled_target() -> None:
-    assert R.worker_command("j.json", python=sys.executable) == [
+    assert worker_command("j.json", python=sys.executable) == [
         sys.executable,
         "-m",
         "profiling",
@@ -486,4 +464,4 @@ def test_worker_module_is_the_profiled_target() -> None:
         "--job",
         "j.json",
     ]
-    assert subprocess.list2cmdline(R.worker_command("j", "p")) == "p -m profiling worker --job j"
+    assert subprocess.list2cmdline(worker_command("j", "p")) == "p -m profiling worker --job j"

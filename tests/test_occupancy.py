@@ -20,6 +20,7 @@ from profiling.analysis.occupancy import (
 )
 from profiling.cli import main
 from profiling.errors import InvalidInput
+from profiling.nsight.load import load_report
 
 NCU_FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 
@@ -223,8 +224,6 @@ def _ncu_fixture_rows() -> list[dict]:
     The parser converts ncu's units row (the raw page prints shared memory in Kbyte) to base units,
     which the calculator expects. Only launches carrying the launch__* occupancy metrics are used.
     """
-    from profiling.nsight.load import load_report
-
     rows: list[dict] = []
     for path in sorted(NCU_FIXTURES.glob("*raw*.csv")):
         for launch in load_report(path).launches:

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from profiling.errors import InvalidInput
+from profiling.gpu import worker
+from profiling.gpu.jobs import Task
 from profiling.runs import convert, export, records, schema
 from profiling.runs.records import BenchResult, RunResult, SavedRun, TimeSummary
 from profiling.runs.store import RunStore
@@ -102,6 +104,16 @@ def test_short_worker_records_keep_their_keys() -> None:
     for row in (failed, ceilings):
         written = BenchResult.from_dict(row).to_dict()
         assert written == {**row, "config": None} and list(written)[:7] == [*list(row)[:6], "config"]
+
+
+def test_the_parents_own_records_are_bench_results() -> None:
+    task = Task("v9-regdb", 64, 32, 16)
+    failed = worker._failed(task, "timed out after 60 s; the worker was killed")
+    cancelled = worker._failed(task, "cancelled", status="cancelled")
+    assert failed == {"kernel": "v9-regdb", "m": 64, "n": 32, "k": 16, "status": "failed",
+                      "error": "timed out after 60 s; the worker was killed", "config": None}  # fmt: skip
+    assert cancelled == {**failed, "status": "cancelled", "error": "cancelled"}
+    assert BenchResult.from_dict(failed).to_dict() == failed
 
 
 def test_bad_benchmark_rows_are_refused_in_one_line() -> None:

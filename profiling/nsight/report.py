@@ -564,7 +564,7 @@ def key_metrics_frame(report: Report) -> pd.DataFrame:
     (base units: ns, bytes, counts) and the KEY_DERIVED names (%, flop, flop/second, flop/byte);
     missing values are NaN.
     """
-    import pandas as pd
+    import pandas as pd  # lazy: reading a report for the CLI or the worker needs no pandas
 
     records = []
     for launch in report.launches:
@@ -597,7 +597,7 @@ def roofline_points(report: Report) -> pd.DataFrame:
     NVTX ranges that issued tensor-core instructions and far fewer FP32 FLOPs than its GEMM counts 2*M*N*K
     FLOPs against the tensor ceiling (ncu's FP32 counts see only its epilogue); others count fadd + fmul + 2 ffma.
     """
-    import pandas as pd
+    import pandas as pd  # lazy: reading a report for the CLI or the worker needs no pandas
 
     records = []
     for launch in report.launches:

@@ -34,7 +34,7 @@ from profiling.shape import Shape
 
 BENCH_SCHEMA = "gemmlens.bench.v1"  # results files written by `python -m profiling bench --json`
 RUN_SCHEMA = "gemmlens.run.v1"  # one saved run
-EXPORT_SCHEMA = "gemmlens.runs.v1"  # several saved runs, as review.export_runs_json writes them
+EXPORT_SCHEMA = "gemmlens.runs.v1"  # several saved runs, as runs.export.export_runs_json writes them
 KINDS = ("bench", "profile", "upload")
 
 
@@ -42,6 +42,16 @@ def _shape_of(m: Any, n: Any, k: Any) -> Shape | None:
     if m is None or n is None or k is None:
         return None
     return Shape(m, n, k)
+
+
+def _kernel_of(data: Any, where: str) -> str:
+    """The kernel name of a result's dict form; InvalidInput naming `where` when it is no object or has none."""
+    if not isinstance(data, Mapping):
+        raise InvalidInput(f"{where} is not an object")
+    kernel = data.get("kernel")
+    if not isinstance(kernel, str) or not kernel.strip():
+        raise InvalidInput(f"{where} has no kernel name")
+    return kernel
 
 
 def size_text(result: Mapping[str, Any] | RunResult) -> str:
@@ -148,11 +158,7 @@ class BenchResult:
     @classmethod
     def from_dict(cls, data: Any, where: str = "benchmark result") -> BenchResult:
         """A result from its dict form; InvalidInput names `where` when the kernel or size is missing."""
-        if not isinstance(data, Mapping):
-            raise InvalidInput(f"{where} is not an object")
-        kernel = data.get("kernel")
-        if not isinstance(kernel, str) or not kernel.strip():
-            raise InvalidInput(f"{where} has no kernel name")
+        kernel = _kernel_of(data, where)
         shape = _shape_of(as_int(data.get("m")), as_int(data.get("n")), as_int(data.get("k")))
         if shape is None:
             raise InvalidInput(f"{where} ({kernel}) has no size m, n, k")
@@ -262,11 +268,7 @@ class RunResult:
     @classmethod
     def from_dict(cls, data: Any, where: str = "result") -> RunResult:
         """A clean result: columns typed (non-finite numbers become None), JSON parts made JSON-safe."""
-        if not isinstance(data, Mapping):
-            raise InvalidInput(f"{where} is not an object")
-        kernel = data.get("kernel")
-        if not isinstance(kernel, str) or not kernel.strip():
-            raise InvalidInput(f"{where} has no kernel name")
+        kernel = _kernel_of(data, where)
         values = {name: _COLUMN_TYPES[name](data.get(name)) for name in RESULT_FIELDS}
         values["kernel"] = kernel.strip()
         values["status"] = values["status"] or "ok"

@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from kernels.catalog import reference_ids
+from kernels.registry import operation_of
 from profiling.errors import InvalidInput
 from profiling.paths import SOURCE_ROOT
 from profiling.runs.records import BENCH_SCHEMA as SCHEMA
@@ -99,11 +101,12 @@ def results_frame(document: dict[str, Any]):  # -> pandas.DataFrame
     for i, row in enumerate(document["results"]):
         r = BenchResult.from_dict(row, f"result {i + 1}")
         t = r.time_ms
+        known = operation_of(r.kernel, r.operation)  # a row without one: the catalog's answer, else SGEMM
         rows.append(
             {
                 "kernel": r.kernel,
                 "title": r.title if r.title is not None else r.kernel,
-                "operation": r.operation if r.operation is not None else "sgemm",
+                "operation": r.operation if r.operation is not None else known.name if known else "sgemm",
                 "m": r.shape.m,
                 "n": r.shape.n,
                 "k": r.shape.k,
@@ -161,12 +164,12 @@ def utc_now() -> str:
 
 def add_reference_ratios(results: list[dict[str, Any]]) -> None:
     """Fill pct_cublas: each result's speed against its operation's library reference at the same shape."""
-    reference_ids = {"sgemm": "cublas", "hgemm_addmm": "cublas-hgemm"}
+    reference = reference_ids()
     typed = [BenchResult.from_dict(r, f"result {i + 1}") for i, r in enumerate(results)]
     refs = {
         (r.operation, r.shape): r.time_ms.median
         for r in typed
-        if r.kernel == reference_ids.get(r.operation or "") and r.time_ms
+        if r.kernel == reference.get(r.operation or "") and r.time_ms
     }
     for row, r in zip(results, typed, strict=True):
         ref_ms = refs.get((r.operation, r.shape))

@@ -1,9 +1,8 @@
 """Review of saved runs: listing and filtering, result tables, kernel history and the HTML report.
 
-Pure functions over runs (SavedRun, or their `gemmlens.run.v1` record dicts) and pandas DataFrames. The
-Streamlit Review page and `python -m profiling compare` are thin layers over this module, which also
-offers the comparison (profiling.runs.comparison) and the CSV/JSON export and import (profiling.runs.export)
-under the same names, so that they have one namespace to call.
+Pure functions over runs (SavedRun, or their `gemmlens.run.v1` record dicts) and pandas DataFrames, for the
+Streamlit Review page. The comparison is profiling.runs.comparison, the CSV/JSON export and import
+profiling.runs.export, the figures profiling.charts.review.
 """
 
 from __future__ import annotations
@@ -17,33 +16,11 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from profiling.charts.review import comparison_figures
 from profiling.errors import InvalidInput
-
-# The comparison and the export, offered here too (see the module docstring and __all__).
-from profiling.runs.comparison import (
-    COMPARISON_COLUMNS,
-    DEFAULT_THRESHOLD_PCT,
-    METRIC_BY_KEY,
-    METRICS,
-    VERDICT_COLORS,
-    MetricSpec,
-    classify,
-    compare_runs,
-    side_by_side,
-    slower_than,
-    unmatched,
-)
-from profiling.runs.export import export_runs_json, import_runs_json, read_runs_json, to_csv, to_json
-from profiling.runs.records import RESULT_FIELDS, SavedRun, as_run, size_text
-from profiling.runs.values import finite_number, iso_utc
-
-__all__ = [
-    "RUN_COLUMNS", "runs_frame", "filter_runs", "results_frame", "rows_frame", "kernel_history",
-    "history_figure", "comparison_figures", "report_html",
-    "COMPARISON_COLUMNS", "DEFAULT_THRESHOLD_PCT", "METRIC_BY_KEY", "METRICS", "VERDICT_COLORS", "MetricSpec",
-    "classify", "compare_runs", "side_by_side", "slower_than", "unmatched",
-    "export_runs_json", "import_runs_json", "read_runs_json", "to_csv", "to_json",
-]  # fmt: skip
+from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, VERDICT_COLORS, compare_runs, side_by_side
+from profiling.runs.records import RESULT_FIELDS, SavedRun, as_run
+from profiling.runs.values import iso_utc
 
 RUN_COLUMNS = [
     "id", "label", "author", "notes", "created", "kind", "device_name", "device_cc",
@@ -167,11 +144,6 @@ def rows_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------
-# Comparison
-# ---------------------------------------------------------------------------------------------
-
-
-# ---------------------------------------------------------------------------------------------
 # History
 # ---------------------------------------------------------------------------------------------
 
@@ -197,69 +169,8 @@ def kernel_history(
     return out.dropna(subset=["value"]).sort_values(["created", "run_id"]).reset_index(drop=True)
 
 
-def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_median_ms") -> go.Figure:
-    """Line chart of kernel_history(): one trace per device and size."""
-    label = METRIC_BY_KEY[metric].label if metric in METRIC_BY_KEY else metric
-    fig = go.Figure()
-    for (device, size), part in history.groupby(["device_name", "size"], dropna=False, sort=True):
-        fig.add_trace(
-            go.Scatter(
-                x=part["created"], y=part["value"], mode="lines+markers",
-                name=f"{device or 'unknown device'} {size}".strip(), text=part["run_label"],
-                hovertemplate="%{text}<br>%{x}<br>%{y:.4g}<extra></extra>",
-            )
-        )  # fmt: skip
-    fig.update_layout(title=f"{kernel}: {label} across runs", xaxis_title="run date", yaxis_title=label)
-    return fig
-
-
 # ---------------------------------------------------------------------------------------------
-# Figures
-# ---------------------------------------------------------------------------------------------
-
-
-def comparison_figures(
-    baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]], comparison: pd.DataFrame
-) -> list[go.Figure]:
-    """Median time per kernel/size for each run (grouped bars), and the time change per candidate
-    coloured by verdict."""
-    figs = []
-    bars = go.Figure()
-    for run in (baseline, *candidates):
-        rows = [r for r in run.get("results", ()) if finite_number(r.get("time_median_ms")) is not None]
-        bars.add_trace(
-            go.Bar(
-                x=[f"{r['kernel']} {size_text(r)}".strip() for r in rows],
-                y=[r["time_median_ms"] for r in rows],
-                name=_run_name(run),
-            )
-        )
-    bars.update_layout(title="Median time per kernel (lower is better)", barmode="group", yaxis_title="ms")
-    figs.append(bars)
-    times = comparison[comparison["metric"] == "time_median_ms"].dropna(subset=["delta_pct"])
-    if not times.empty:
-        delta = go.Figure()
-        for label, part in times.groupby("candidate_label", sort=False):
-            delta.add_trace(
-                go.Bar(
-                    x=(part["kernel"] + " " + part["size"]).str.strip(),
-                    y=part["delta_pct"].clip(-1000, 1000),
-                    name=str(label),
-                    marker_color=[VERDICT_COLORS[v] for v in part["verdict"]],
-                    text=part["verdict"],
-                )
-            )
-        delta.update_layout(title="Time change vs baseline (%; negative is faster)", yaxis_title="Δ %")
-        figs.append(delta)
-    return figs
-
-
-def _run_name(run: Mapping[str, Any]) -> str:
-    return f"#{run['id']} {run.get('label', '')}" if run.get("id") is not None else str(run.get("label", ""))
-
-
-# ---------------------------------------------------------------------------------------------
-# Export and import
+# The HTML report
 # ---------------------------------------------------------------------------------------------
 
 
@@ -306,8 +217,7 @@ def report_html(
 ) -> str:
     """A self-contained HTML review: runs, side-by-side table, charts (plotly.js inlined once, so the file
     works offline), plus any extra figures (e.g. the app's roofline) and a history table."""
-    # The figures below read record dicts.
-    baseline, candidates = as_run(baseline).to_dict(), [as_run(c).to_dict() for c in candidates]
+    baseline, candidates = as_run(baseline), [as_run(c) for c in candidates]
     if comparison is None:
         comparison = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
     runs = runs_frame([baseline, *candidates])

@@ -33,18 +33,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
-from profiling.errors import InvalidInput
-
-# Re-exported (see __all__) for callers outside profiling/runs that import them from here (pages, app).
-from profiling.runs.convert import load_run_file, run_from_bench, run_from_report
-from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run, size_text
+from profiling.errors import InvalidInput, error_line
+from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
 from profiling.runs.schema import ResultRow, RunRow, StoreError, migrate
 from profiling.runs.values import finite_number, iso_utc, nonempty_str, to_utc
 
-__all__ = [
-    "DEFAULT_DB_PATH", "RunStore", "StoreError", "default_db_url", "make_engine", "open_store",
-    "load_run_file", "run_from_bench", "run_from_report", "size_text",
-]  # fmt: skip
+__all__ = ["DEFAULT_DB_PATH", "RunStore", "StoreError", "default_db_url", "make_engine", "open_store"]
 
 DEFAULT_DB_PATH = Path("~/.local/share/gemmlens/runs.sqlite")
 
@@ -122,18 +116,13 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
     return engine
 
 
-def _one_line(exc: BaseException) -> str:
-    orig = getattr(exc, "orig", None) or exc
-    text = str(orig).strip().splitlines()
-    return text[0] if text else type(orig).__name__
-
-
 @contextmanager
 def _db_errors(action: str, url: str) -> Iterator[None]:
     try:
         yield
     except sa.exc.SQLAlchemyError as exc:
-        raise StoreError(f"could not {action} ({url}): {_one_line(exc)}") from exc
+        cause = getattr(exc, "orig", None) or exc  # the driver's own error, without SQLAlchemy's SQL dump
+        raise StoreError(f"could not {action} ({url}): {error_line(cause)}") from exc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,7 +255,7 @@ class RunStore:
             return conn.execute(sa.delete(RunRow).where(RunRow.id == run_id)).rowcount > 0
 
     def import_runs(self, runs: Sequence[SavedRun | Mapping[str, Any]]) -> list[int]:
-        """Save several runs (e.g. from review.import_runs_json); all or none are saved."""
+        """Save several runs (e.g. from runs.export.read_runs_json); all or none are saved."""
         clean = [as_run(r) for r in runs]
         with _db_errors("import runs", self.display_url):
             ids = []
