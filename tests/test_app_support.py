@@ -198,7 +198,9 @@ def test_two_reports_keep_launch_keys_unique() -> None:
 # --- uploads -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["raw.csv", "details.csv", "summary.csv", "auto_units.csv", "stdout_mixed.txt"])
+@pytest.mark.parametrize(
+    "name", ["raw.csv", "details.csv", "summary.csv", "full_details_base_units.csv", "stdout_mixed.txt"]
+)
 def test_real_fixtures_upload(name: str) -> None:
     report = usecases.load_upload(name, (NCU / name).read_bytes())
     assert report.source == name and len(report.launches) >= 1

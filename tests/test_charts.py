@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import zlib
+
 import pandas as pd
 import pytest
 
-from kernels.catalog import OPERATIONS
+from kernels.catalog import CATALOG, OPERATIONS
 from profiling.analysis.device_model import Ceiling, Ceilings, best_ceilings
 from profiling.charts import (
     LEVEL_SYMBOLS,
+    PALETTE,
     algorithmic_point,
     kernel_color,
     occupancy_figures,
@@ -70,10 +76,21 @@ def test_algorithmic_point():
 
 
 def test_kernel_color_is_stable_and_distinct_for_catalog_kernels():
-    assert kernel_color("v3") == kernel_color("v3")
-    assert kernel_color("v1") != kernel_color("v3")
-    assert kernel_color("someone-elses-kernel") == kernel_color("someone-elses-kernel")
-    assert kernel_color("x").startswith("#")
+    ids = [spec.id for spec in CATALOG]
+    assert len(ids) <= len(PALETTE), "the catalog outgrew the palette: colours would repeat"
+    # Catalog kernels take the palette in catalog order, so each has its own colour.
+    assert [kernel_color(i) for i in ids] == list(PALETTE[: len(ids)])
+    # Other names take a crc32 of the name: the same colour in every process, whatever Python's hash seed.
+    name = "someone-elses-kernel"
+    assert kernel_color(name) == PALETTE[zlib.crc32(name.encode()) % len(PALETTE)]
+    code = f"from profiling.charts import kernel_color; print(kernel_color({name!r}))"
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, env=env, timeout=120
+        )
+        assert done.stdout.strip() == kernel_color(name), done.stderr
 
 
 def test_binding_ceiling_and_percent(points, ceilings):

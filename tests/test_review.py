@@ -7,6 +7,7 @@ import io
 import json
 import math
 import re
+from copy import deepcopy
 from pathlib import Path
 
 import pandas as pd
@@ -257,7 +258,8 @@ def test_runs_json_export_imports_back(tmp_path: Path) -> None:
 
 
 def test_real_results_files_load_and_compare() -> None:
-    """Every committed benchmark file (results/<device>-<date>/bench*.json) loads as a run and equals itself."""
+    """Every committed benchmark file (results/<device>-<date>/bench*.json) loads as a run; against a copy with
+    one result 20 % slower and another turned wrong, the comparison flags exactly those two and no other row."""
     paths = sorted(RESULTS_DIR.rglob("bench*.json"))
     assert paths, "the H200 benchmark results are committed under results/"
     for path in paths:
@@ -268,5 +270,19 @@ def test_real_results_files_load_and_compare() -> None:
         ok = [r for r in rec["results"] if r["status"] == "ok"]
         assert len(ok) == len(rec["results"]), path
         assert all(r["time_median_ms"] and r["time_median_ms"] > 0 for r in ok), path
-        comparison = compare_runs(rec, [rec])
-        assert set(comparison["verdict"]) <= {"same", "n/a"}, path
+        candidate = deepcopy(rec)
+        slow, broken = candidate["results"][1], candidate["results"][2]
+        slow["time_median_ms"] *= 1.2
+        broken["status"] = "wrong"
+        comparison = compare_runs(rec, [candidate])
+        assert len(comparison) > 2 * len(rec["results"]), path
+        flagged = comparison[comparison["verdict"] != "same"]
+        flagged = flagged[flagged["verdict"] != "n/a"]
+        assert sorted(
+            zip(flagged["kernel"], flagged["size"], flagged["metric"], flagged["verdict"], strict=True)
+        ) == sorted(
+            [
+                (slow["kernel"], f"{slow['m']}x{slow['n']}x{slow['k']}", "time_median_ms", "regression"),
+                (broken["kernel"], f"{broken['m']}x{broken['n']}x{broken['k']}", "status", "regression"),
+            ]
+        ), path

@@ -334,8 +334,8 @@ def _parse_raw(header: list[str], rows: list[list[str]], warnings: list[str]) ->
             warnings.append(f"launch {launch.id} has {len(row)} of {width} fields (truncated file?)")
         metrics = launch.metrics
         for i, name, factor, base in plan:
-            if short and i >= len(row):
-                break
+            if short and i >= len(row) - 1:
+                break  # the last field of a cut row may be cut mid-number ("4." of "4.420992"): not a value
             text = row[i]
             value = parse(text)
             if value is not None:

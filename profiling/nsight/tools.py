@@ -173,7 +173,8 @@ def unknown_metrics_in(text: str) -> list[str]:
     """Metric names ncu could not collect: 'Failed to find metric X' or a '(!) n/a' table row."""
     names: list[str] = []
     patterns = (
-        r"Failed to find metrics?\s*:?\s*'?([A-Za-z0-9_.]+__[A-Za-z0-9_.]+)",
+        # ncu 2025.3.1: "Failed to find metric regex:^sm__x_pct\.(sum|min|max|avg|pct|ratio|max_rate)$".
+        r"Failed to find metrics?\s*:?\s*'?(?:regex:\^?)?([A-Za-z0-9_.]+__[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)",
         r"^\s*([A-Za-z0-9_]+__[A-Za-z0-9_.]+)\s.*\(!\)\s*n/a\s*$",
     )
     for pattern in patterns:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,16 +17,42 @@ from profiling.paths import SOURCE_ROOT
 from profiling.runs.records import BENCH_SCHEMA as SCHEMA
 from profiling.runs.records import BenchResult
 
+COMMIT_ENV = "GEMMLENS_COMMIT"
+# The code a result depends on: the kernels and the GPU side that compiles, verifies and times them.
+DIGEST_GLOBS = ("kernels/**/*.cu", "kernels/**/*.py", "profiling/gpu/**/*.py", "profiling/gpu/**/*.cu")
 
-def git_commit() -> str | None:
-    """The catalog's git commit (short), or None outside a git checkout."""
+
+def git_commit(root: Path = SOURCE_ROOT) -> str | None:
+    """The checkout's short git commit, with "-dirty" when tracked files differ from it.
+
+    $GEMMLENS_COMMIT wins when set: a copy of the tree without its .git folder (as the device tool sends to
+    a GPU machine) or an installed package has no repository to ask, so git gives None there.
+    """
+    if os.environ.get(COMMIT_ENV, "").strip():
+        return os.environ[COMMIT_ENV].strip()
+    # safe.directory: a checkout owned by another user (a copied or mounted tree) is still read.
+    git = ["git", "-c", "safe.directory=*", "-C", str(root)]
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=SOURCE_ROOT, capture_output=True, text=True, timeout=5
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5)
+        if head.returncode != 0 or not head.stdout.strip():
+            return None
+        status = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=10
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    dirty = status.returncode == 0 and bool(status.stdout.strip())
+    return head.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def source_digest(root: Path = SOURCE_ROOT) -> str:
+    """First 16 hex digits of a sha256 over the kernel sources and the GPU code (paths and bytes): names the
+    code behind a result even where git cannot (a copied tree, an installed package, uncommitted edits)."""
+    digest = hashlib.sha256()
+    files = sorted({p for pattern in DIGEST_GLOBS for p in root.glob(pattern) if p.is_file()})
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def build_document(
@@ -32,10 +60,19 @@ def build_document(
 ) -> dict[str, Any]:
     """A results document as written by `python -m profiling bench --json`."""
     device = device or {}
+    tool = {
+        "gemmlens_commit": git_commit(),
+        "source_digest": source_digest(),
+        "cupy": device.get("cupy"),
+        "cuda_runtime": device.get("cuda_runtime"),
+        "cuda_driver": device.get("cuda_driver"),
+        "nvidia_driver": device.get("driver"),
+        "python": device.get("python"),
+    }
     return {
         "schema": SCHEMA,
         "created_utc": created_utc,
-        "tool": {"gemmlens_commit": git_commit(), "cupy": device.get("cupy"), "python": device.get("python")},
+        "tool": tool,
         "device": device,
         "settings": settings,
         "results": results,
