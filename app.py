@@ -1,55 +1,37 @@
-"""GEMM Lens — Overview: the GPU found (or which bundled measurements are shown), tools, data, store."""
+"""GEMM Lens, the Streamlit frame: page config, the sidebar (bundle picker, GPU queue) and the GPU probe, once
+per run; then the page chosen in the sidebar runs from pages/ (`streamlit run app.py`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
-from profiling.app import data, ui
+from profiling.app import state, ui
 
-st.set_page_config(page_title="GEMM Lens", page_icon="🔎", layout="wide")
-st.title("GEMM Lens")
-st.caption("Profile CUDA GEMM kernels: catalog → benchmark → Nsight Compute → roofline and occupancy → review.")
+PAGES = Path(__file__).parent / "pages"
+ICON = "🔎"
+
+navigation = st.navigation(
+    [
+        st.Page(PAGES / "0_Overview.py", title="Overview", icon=":material/home:", default=True),
+        st.Page(PAGES / "1_Kernels.py", title="Kernels", icon=":material/code:"),
+        st.Page(PAGES / "2_Benchmark.py", title="Benchmark", icon=":material/speed:"),
+        st.Page(PAGES / "3_Profile.py", title="Profile", icon=":material/query_stats:"),
+        st.Page(PAGES / "4_Roofline.py", title="Roofline", icon=":material/show_chart:"),
+        st.Page(PAGES / "5_Occupancy.py", title="Occupancy", icon=":material/grid_view:"),
+        st.Page(PAGES / "6_Reports.py", title="Reports", icon=":material/upload_file:"),
+        st.Page(PAGES / "7_Review.py", title="Review", icon=":material/history:"),
+    ]
+)
+title = "GEMM Lens" if navigation.title == "Overview" else f"{navigation.title} · GEMM Lens"
+st.set_page_config(page_title=title, page_icon=ICON, layout="wide")
 
 bundle = ui.current_bundle()
 ui.queue_sidebar()
 device, reason, probing = ui.device_status()
-
 if probing:
-    where = f"{bundle.device_name} on {bundle.date}" if bundle else "no bundled data"
-    st.info(f"Looking for a GPU; showing bundled measurements from {ui.safe_md(where)} meanwhile.")
-    ui.rerun_when_probed()
-elif device:
-    st.success(f"GPU found: {ui.safe_md(device.get('name'))} (compute capability {ui.safe_md(device.get('cc'))})")
-else:
-    where = f"{bundle.device_name} on {bundle.date}" if bundle else "no bundled data"
-    st.warning(f"No GPU found; showing bundled measurements from {ui.safe_md(where)}.")
-    st.caption(f"Why: {ui.safe_md(data.one_line(reason))}")
-    if st.button("Look for a GPU again"):
-        ui.reprobe()
-        st.rerun()
-
-left, right = st.columns(2)
-with left:
-    st.subheader("Device" if device else "Device of the bundled measurements")
-    shown = device or (bundle.device if bundle else {})
-    st.markdown(data.markdown_table(data.device_rows(shown)))
-with right:
-    st.subheader("CUDA tools on this machine")
-    st.markdown(data.markdown_table(data.tool_rows()))
-    st.subheader("Bundled measurements")
-    st.dataframe(data.bundles_table(ui.bundles()), hide_index=True, width="stretch")
-
-if bundle is not None and bundle.bench_files:
-    st.subheader("Bundled benchmark at a glance")
-    ui.bundled_caption(bundle)
-    st.plotly_chart(data.tflops_figure(data.bench_frame(ui.bench_document(bundle.name))), key="glance")
-
-st.subheader("Pages")
-st.markdown(
-    "- **Kernels**: each kernel's source, what it adds, its diff against the previous version, compile facts.\n"
-    "- **Benchmark**: time kernels against cuBLAS; TFLOP/s and % of cuBLAS per size.\n"
-    "- **Profile**: Nsight Compute key metrics and findings; compute-sanitizer.\n"
-    "- **Roofline** and **Occupancy**: where each kernel sits, and what limits its occupancy.\n"
-    "- **Reports**: upload ncu CSV or .ncu-rep files and compare kernels side by side.\n"
-    "- **Review**: saved runs, baseline vs candidates, history, export."
-)
+    with st.sidebar:
+        ui.rerun_when_probed()
+state.set_frame(state.Frame(bundle=bundle, device=device, no_gpu_reason=reason, probing=probing))
+navigation.run()

@@ -10,12 +10,87 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from kernels.sources import inline_local_includes
 from profiling.errors import InvalidInput
+from profiling.shape import Shape
 
 SRC_DIR = Path(__file__).resolve().parent / "src"
 
 Operation = Literal["sgemm", "hgemm_addmm"]
+ComputeCeiling = Literal["fp32", "tensor"]
 GridOrder = Literal["rows_x", "cols_x"]
+
+FP32_EPSILON = 1.1920929e-07
+
+
+@dataclass(frozen=True)
+class OperationSpec:
+    """What a GEMM operation is, once: every "which reference?", "how many bytes?", "how close is correct?" and
+    "is this tensor-core work?" question about a kernel is answered by its operation's entry here.
+
+    `input_bytes` / `output_bytes`: bytes per element of A and B, and of C (and D). `device_buffers`: the m x n
+    buffers one run holds besides A and B (the output and the reference's, plus C for AddMM). The relative-error
+    bound for a correct kernel is max(`tolerance_floor`, `tolerance_per_sqrt_k` * sqrt(K)).
+    """
+
+    name: Operation
+    title: str
+    reference_id: str
+    input_bytes: int
+    output_bytes: int
+    device_buffers: int
+    compute: ComputeCeiling
+    tolerance_floor: float
+    tolerance_per_sqrt_k: float = 0.0
+
+    @property
+    def is_tensor_core(self) -> bool:
+        """Whether the multiply runs on the tensor cores (measured against the FP16 tensor ceiling)."""
+        return self.compute == "tensor"
+
+    def flops(self, m: int, n: int, k: int) -> int:
+        """FLOPs of one run: 2*M*N*K multiply-adds; AddMM's alpha/beta epilogue (3*M*N) is left out, as cuBLAS
+        and the published TFLOP/s figures count it."""
+        return 2 * m * n * k
+
+    def tolerance(self, k: int) -> float:
+        """Relative-error bound ||C - ref|| / ||ref|| for a correct kernel at inner dimension `k`."""
+        return max(self.tolerance_floor, self.tolerance_per_sqrt_k * math.sqrt(k))
+
+
+OPERATIONS: dict[str, OperationSpec] = {
+    # float32 rounding grows about as eps * sqrt(K) for random inputs: 8 eps sqrt(K), never below 1e-5.
+    "sgemm": OperationSpec(
+        name="sgemm",
+        title="SGEMM C = A*B (float32)",
+        reference_id="cublas",
+        input_bytes=4,
+        output_bytes=4,
+        device_buffers=2,
+        compute="fp32",
+        tolerance_floor=1e-5,
+        tolerance_per_sqrt_k=8 * FP32_EPSILON,
+    ),
+    # fp16 operands with fp32 accumulation land near 1e-4 against an fp32 product of the same half inputs;
+    # 1e-3 leaves room without letting wrong results pass.
+    "hgemm_addmm": OperationSpec(
+        name="hgemm_addmm",
+        title="HGEMM AddMM D = alpha*A*B + beta*C (float16 A, B; float32 C, D)",
+        reference_id="cublas-hgemm",
+        input_bytes=2,
+        output_bytes=4,
+        device_buffers=3,
+        compute="tensor",
+        tolerance_floor=1e-3,
+    ),
+}
+
+
+def operation_spec(name: str) -> OperationSpec:
+    """The operation called `name`; InvalidInput naming the known ones otherwise."""
+    if name in OPERATIONS:
+        return OPERATIONS[name]
+    raise InvalidInput(f"unknown operation '{name}'; known operations: {', '.join(OPERATIONS)}")
 
 
 @dataclass(frozen=True)
@@ -53,6 +128,15 @@ class KernelSpec:
         return self.block[0] * self.block[1]
 
     @property
+    def operation_spec(self) -> OperationSpec:
+        """This kernel's operation: reference, element sizes, tolerance, compute ceiling, FLOP count."""
+        return OPERATIONS[self.operation]
+
+    @property
+    def is_tensor_core(self) -> bool:
+        return self.operation_spec.is_tensor_core
+
+    @property
     def source_path(self) -> Path | None:
         return SRC_DIR / self.source if self.source else None
 
@@ -64,9 +148,10 @@ class KernelSpec:
     def size_problem(self, m: int, n: int, k: int) -> str | None:
         """Why this kernel cannot run m x n x k, or None when it can."""
         if self.multiple_of > 1 and any(d % self.multiple_of for d in (m, n, k)):
+            fitting = Shape(self._round_up(m), self._round_up(n), self._round_up(k))
             return (
                 f"{self.id} needs M, N and K to be multiples of {self.multiple_of} "
-                f"(got {m}x{n}x{k}); pick sizes such as {self._round_up(m)}x{self._round_up(n)}x{self._round_up(k)}"
+                f"(got {Shape(m, n, k).label}); pick sizes such as {fitting.label}"
             )
         return None
 
@@ -74,8 +159,8 @@ class KernelSpec:
         return math.ceil(d / self.multiple_of) * self.multiple_of
 
     def read_source(self) -> str:
-        """The CUDA source text (empty for library references)."""
-        return self.source_path.read_text() if self.source_path else ""
+        """The CUDA source text that is compiled, our own headers inlined (kernels.sources); "" for library kernels."""
+        return inline_local_includes(self.source_path) if self.source_path else ""
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -253,18 +338,7 @@ CATALOG: tuple[KernelSpec, ...] = (
         tile_m=128,
         tile_n=128,
         grid_order="cols_x",
-        params={
-            "BM": 128,
-            "BN": 128,
-            "BK": 8,
-            "WM": 64,
-            "WN": 32,
-            "TM": 8,
-            "TN": 8,
-            "STAGES": 2,
-            "THREADS": 256,
-            "MIN_BLOCKS": 2,
-        },
+        params=dict(BM=128, BN=128, BK=8, WM=64, WN=32, TM=8, TN=8, STAGES=2, THREADS=256, MIN_BLOCKS=2),
         design_doc="siboehm/SGEMM_CUDA kernel 10 (warptiling); builds on v6-vectorized",
         previous="v6-vectorized",
         group="beyond",
@@ -282,18 +356,7 @@ CATALOG: tuple[KernelSpec, ...] = (
         tile_m=128,
         tile_n=128,
         grid_order="cols_x",
-        params={
-            "BM": 128,
-            "BN": 128,
-            "BK": 16,
-            "WM": 64,
-            "WN": 32,
-            "TM": 8,
-            "TN": 8,
-            "STAGES": 3,
-            "THREADS": 256,
-            "MIN_BLOCKS": 2,
-        },
+        params=dict(BM=128, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, STAGES=3, THREADS=256, MIN_BLOCKS=2),
         dynamic_smem_bytes=49920,
         design_doc="CUDA Programming Guide, asynchronous copies (cp.async); siboehm/SGEMM_CUDA kernel 10; "
         "builds on v7-warptile",
@@ -387,18 +450,7 @@ CATALOG: tuple[KernelSpec, ...] = (
         tile_m=128,
         tile_n=256,
         grid_order="cols_x",
-        params={
-            "BM": 128,
-            "BN": 256,
-            "BK": 16,
-            "WM": 64,
-            "WN": 64,
-            "TM": 8,
-            "TN": 16,
-            "STAGES": 3,
-            "THREADS": 256,
-            "MIN_BLOCKS": 1,
-        },
+        params=dict(BM=128, BN=256, BK=16, WM=64, WN=64, TM=8, TN=16, STAGES=3, THREADS=256, MIN_BLOCKS=1),
         dynamic_smem_bytes=74496,
         design_doc="CUTLASS SIMT multistage SGEMM (register-level fragment double buffering, 128x256 tiles); "
         "builds on v8-async",
@@ -425,5 +477,9 @@ def catalog_entry(kernel_id: str) -> KernelSpec:
 
 def reference_for(spec: KernelSpec) -> KernelSpec | None:
     """The library kernel a catalog entry is compared with (cuBLAS SGEMM or cuBLAS HGEMM AddMM)."""
-    wanted = "cublas" if spec.operation == "sgemm" else "cublas-hgemm"
-    return _BY_ID.get(wanted)
+    return _BY_ID.get(spec.operation_spec.reference_id)
+
+
+def reference_ids() -> dict[str, str]:
+    """The reference kernel id of each operation ({"sgemm": "cublas", "hgemm_addmm": "cublas-hgemm"})."""
+    return {name: op.reference_id for name, op in OPERATIONS.items()}

@@ -22,6 +22,9 @@ import sys
 
 import numpy as np
 
+from kernels.tuning import V9_TUNING_CONFIGS
+from profiling.shape import Shape
+
 APAD = 4
 GROUP_M = 8
 
@@ -268,21 +271,20 @@ def check(p: dict[str, int], m: int, n: int, k: int, seed: int = 0) -> None:
     A = rng.integers(-4, 5, size=(m, k)).astype(np.float64)
     B = rng.integers(-4, 5, size=(k, n)).astype(np.float64)
     C, writes = emulate(p, A, B)
-    assert np.all(writes == 1), f"{m}x{n}x{k}: writes per element {np.unique(writes)}"
-    assert np.array_equal(C, A @ B), f"{m}x{n}x{k}: wrong result, max err {np.nanmax(np.abs(C - A @ B))}"
+    size = Shape(m, n, k).label
+    assert np.all(writes == 1), f"{size}: writes per element {np.unique(writes)}"
+    assert np.array_equal(C, A @ B), f"{size}: wrong result, max err {np.nanmax(np.abs(C - A @ B))}"
 
 
 SIZES = [(1, 1, 1), (130, 67, 37), (257, 129, 17), (64, 260, 8), (300, 520, 50), (1, 257, 33), (129, 4, 64)]
 
 
 def main(argv: list[str]) -> int:
-    from kernels.tuning import V9_TUNING_CONFIGS
-
     sizes = SIZES
     for c in V9_TUNING_CONFIGS:
         for m, n, k in sizes:
             check(c["params"], m, n, k)
-        print(f"ok {c['id']}: {', '.join(f'{m}x{n}x{k}' for m, n, k in sizes)}")
+        print(f"ok {c['id']}: {', '.join(Shape(*size).label for size in sizes)}")
     return 0
 
 

@@ -186,3 +186,20 @@ def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) 
 def tunable_bases() -> list[str]:
     """Catalog ids whose tile configuration the sweep chooses."""
     return list(dict.fromkeys(c["base"] for c in TUNING_CONFIGS + V9_TUNING_CONFIGS))
+
+
+def best_per_size(results: list[dict]) -> list[dict]:
+    """The fastest verified configuration of each tunable kernel at each size (ties go to the first)."""
+    best: dict[tuple[str, int, int, int], dict] = {}
+    for r in results:
+        config = config_by_id(r["kernel"])
+        if r["status"] != "ok" or not r.get("tflops") or config is None:
+            continue
+        key = (config["base"], r["m"], r["n"], r["k"])
+        if key not in best or r["tflops"] > best[key]["tflops"]:
+            best[key] = r
+    return [
+        {"base": base, "m": m, "n": n, "k": k, "config": r["kernel"], "tflops": r["tflops"],
+         "pct_cublas": r.get("pct_cublas")}
+        for (base, m, n, k), r in sorted(best.items())
+    ]  # fmt: skip

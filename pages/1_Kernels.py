@@ -6,15 +6,13 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
-from profiling.app import data, ui
+from profiling.app import kernel_facts, state, ui
 from profiling.gpu.env import tool_path
 
-st.set_page_config(page_title="Kernels · GEMM Lens", layout="wide")
 st.title("Kernels")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
-st.dataframe(data.catalog_table(), hide_index=True, width="stretch")
+st.dataframe(kernel_facts.catalog_table(), hide_index=True, width="stretch")
 
 ids = [s.id for s in CATALOG]
 kernel_id = st.selectbox("Kernel", ids, index=ids.index("v3") if "v3" in ids else 0, key="kernel")
@@ -28,11 +26,11 @@ if spec.previous:
 
 summary, facts = st.columns([1, 2])
 with summary:
-    st.dataframe(data.kernel_summary(spec), hide_index=True, width="stretch")
+    st.dataframe(kernel_facts.kernel_summary(spec), hide_index=True, width="stretch")
 with facts:
     st.subheader("Compile facts")
     doc = ui.bench_document(bundle.name) if bundle else {"results": []}
-    bundled = data.bundled_compile_facts(doc)
+    bundled = kernel_facts.bundled_compile_facts(doc)
     row = bundled[bundled["kernel"] == spec.id] if not bundled.empty else bundled
     if spec.source is None:
         st.info("A library kernel (cuBLAS): no source to compile.")
@@ -48,7 +46,7 @@ with facts:
         if key not in cache and st.button(f"Compile {spec.source} with nvcc ({arch})"):
             with st.spinner("nvcc -Xptxas -v …"):
                 try:
-                    cache[key] = data.nvcc_compile_facts(spec, arch)
+                    cache[key] = kernel_facts.nvcc_compile_facts(spec, arch)
                 except RuntimeError as exc:
                     ui.show_error(exc)
         if key in cache:
@@ -62,7 +60,7 @@ if spec.source:
     with source_tab:
         st.code(spec.read_source(), language="cpp")
     with diff_tab:
-        diff = data.kernel_diff(spec)
+        diff = kernel_facts.kernel_diff(spec)
         if diff:
             st.code(diff, language="diff")
         else:

@@ -5,22 +5,17 @@ from __future__ import annotations
 import streamlit as st
 
 from kernels.catalog import CATALOG
-from profiling import usecases
-from profiling.app import data, ui
+from profiling import charts, usecases
+from profiling.app import state, tables, ui
 from profiling.errors import GemmLensError
-from profiling.gpu.jobs import BenchSettings, parse_sizes
+from profiling.gpu.jobs import BenchSettings, parse_sizes, sweep_sizes
+from profiling.runs.convert import bench_run
 
-st.set_page_config(page_title="Benchmark · GEMM Lens", layout="wide")
 st.title("Benchmark")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
-device, reason, probing = ui.device_status()
-JOB_KEY = "bench_job"
-
-if probing:
-    ui.rerun_when_probed()
-elif device is None:
-    ui.needs_gpu_notice("Running a benchmark", bundle, reason)
+frame = state.frame()
+bundle, device = frame.bundle, frame.device
+if device is None and not frame.probing:
+    ui.needs_gpu_notice("Running a benchmark", bundle, frame.no_gpu_reason)
 
 with st.form("bench"):
     ids = [s.id for s in CATALOG]
@@ -35,20 +30,16 @@ with st.form("bench"):
     submitted = st.form_submit_button("Run on the GPU", disabled=device is None, type="primary")
 
 if submitted:
-    try:
-        sizes = parse_sizes(",".join(map(str, data.sweep_sizes(int(start), int(stop))))) if mode == "sweep" \
-            else parse_sizes(sizes_text)  # fmt: skip
+    with ui.user_errors():
+        sizes = sweep_sizes(int(start), int(stop)) if mode == "sweep" else parse_sizes(sizes_text)
         if not kernels:
             raise GemmLensError("choose at least one kernel")
         fn = usecases.bench_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
-        label = f"benchmark {len(kernels)} kernel(s) x {len(sizes)} size(s)"
-        st.session_state[JOB_KEY] = ui.gpu_queue().submit(label, ui.session_id(), fn).id
-    except GemmLensError as exc:
-        ui.show_error(exc)
+        ui.submit_job(state.BENCH_JOB, f"benchmark {len(kernels)} kernel(s) x {len(sizes)} size(s)", fn)
 
-job = ui.job_panel(JOB_KEY)
-if job is not None and job.state == "done" and job.result:
-    st.session_state["live_bench"] = job.result
+finished = ui.job_result(state.BENCH_JOB)
+if finished:
+    state.set_live_bench(finished)
 
 sources = ui.bench_sources(bundle)
 if not sources:
@@ -61,15 +52,15 @@ if source.startswith("bundled"):
 else:
     st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {document.get('created_utc')}")
 
-frame = data.bench_frame(document)
-if frame.empty:
+results = tables.bench_frame(document)
+if results.empty:
     st.info("No results yet.")
     st.stop()
 st.subheader("Results")
-st.dataframe(data.bench_table(frame), hide_index=True, width="stretch")
+st.dataframe(tables.bench_table(results), hide_index=True, width="stretch")
 left, right = st.columns(2)
-left.plotly_chart(data.tflops_figure(frame), key="tflops")
-right.plotly_chart(data.pct_cublas_figure(frame), key="pct_cublas")
+left.plotly_chart(charts.tflops_figure(results), key="tflops")
+right.plotly_chart(charts.pct_cublas_figure(results), key="pct_cublas")
 
 with st.expander("Save this run to the store (Review page)"):
     with st.form("save_bench"):
@@ -77,10 +68,6 @@ with st.expander("Save this run to the store (Review page)"):
         author = st.text_input("Author", "")
         notes = st.text_area("Notes", "")
         if st.form_submit_button("Save run"):
-            from profiling.runs.store import run_from_bench
-
-            try:
-                run_id = ui.run_store().save_run(run_from_bench(document, label=label, author=author, notes=notes))
+            with ui.user_errors():
+                run_id = ui.run_store().save_run(bench_run(document, label=label, author=author, notes=notes))
                 st.success(f"Saved as run #{run_id}.")
-            except GemmLensError as exc:
-                ui.show_error(exc)

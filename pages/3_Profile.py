@@ -9,23 +9,19 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import data, ui
+from profiling.app import state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import parse_shape
 from profiling.nsight.tools import find_ncu, find_tool
 
-st.set_page_config(page_title="Profile · GEMM Lens", layout="wide")
 st.title("Profile")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
-device, reason, probing = ui.device_status()
+frame = state.frame()
+bundle, device = frame.bundle, frame.device
 ncu = find_ncu()
 can_profile = device is not None and ncu is not None
-if probing:
-    ui.rerun_when_probed()
-elif device is None:
-    ui.needs_gpu_notice("Profiling with Nsight Compute", bundle, reason)
-elif ncu is None:
+if device is None and not frame.probing:
+    ui.needs_gpu_notice("Profiling with Nsight Compute", bundle, frame.no_gpu_reason)
+elif device is not None and ncu is None:
     st.info("Profiling needs Nsight Compute (ncu): install it with the CUDA toolkit or set NCU_PATH.")
 
 kernel_ids = [s.id for s in CATALOG if s.source]
@@ -39,23 +35,20 @@ with st.form("profile"):
     run = st.form_submit_button("Profile with ncu", disabled=not can_profile, type="primary")
 
 if run:
-    try:
+    with ui.user_errors():
         shape = parse_shape(size_text)
         if not chosen:
             raise GemmLensError("choose at least one kernel")
         out_dir = Path(tempfile.mkdtemp(prefix="gemmlens-profile-"))
         fn = usecases.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
-                              [x.strip() for x in extra.split(",") if x.strip()], clock)  # fmt: skip
-        job = ui.gpu_queue().submit(f"ncu {', '.join(chosen)} {shape.label}", ui.session_id(), fn)
-        st.session_state["profile_job"] = job.id
-    except GemmLensError as exc:
-        ui.show_error(exc)
+                                  extra.split(","), clock)  # fmt: skip
+        ui.submit_job(state.PROFILE_JOB, f"ncu {', '.join(chosen)} {shape.label}", fn)
 
-job = ui.job_panel("profile_job")
-if job is not None and job.state == "done" and job.result is not None:
-    st.session_state["live_profile"] = job.result
+profiled = ui.job_result(state.PROFILE_JOB)
+if profiled is not None:
+    state.set_live_profile(profiled)
 
-live = st.session_state.get("live_profile")
+live = state.live_profile()
 if live is not None:
     reports = [(live.report_path.name, live.report)]
     st.caption(f"Profiled now ({live.metric_set} set, clock control {live.clock_control}, {live.seconds:.1f} s)")
@@ -67,11 +60,11 @@ elif bundle is not None:
 else:
     st.stop()
 
-table = data.key_metrics_table(reports)
+table = tables.key_metrics_table(reports)
 st.subheader("Key metrics")
 st.dataframe(table, hide_index=True, width="stretch")
 st.subheader("ncu findings")
-findings = data.findings_table(reports)
+findings = tables.findings_table(reports)
 if findings.empty:
     st.caption("No rule findings in these reports (the details page carries them).")
 else:
@@ -94,16 +87,10 @@ with st.form("sanitize"):
     tool = c3.selectbox("Tool", ["memcheck", "racecheck", "synccheck", "initcheck"], key="san_tool")
     check = st.form_submit_button("Check", disabled=device is None or sanitizer is None)
 if check:
-    try:
+    with ui.user_errors():
         shape = parse_shape(san_size)
         fn = usecases.sanitize_job(san_kernel, (shape.m, shape.n, shape.k), tool)
-        st.session_state["san_job"] = ui.gpu_queue().submit(f"{tool} {san_kernel}", ui.session_id(), fn).id
-    except GemmLensError as exc:
-        ui.show_error(exc)
-san_job = ui.job_panel("san_job")
-if san_job is not None and san_job.state == "done" and san_job.result is not None:
-    result = san_job.result
-    (st.success if result.clean else st.error)(f"{result.tool}: {result.errors or 0} error(s); "
-                                               f"{ui.safe_md(result.summary)}")  # fmt: skip
-    for finding in result.findings[:50]:
-        st.text(f"[{finding.severity}] {finding.message}\n  " + "\n  ".join(finding.details[:8]))
+        ui.submit_job(state.SANITIZE_JOB, f"{tool} {san_kernel}", fn)
+checked = ui.job_result(state.SANITIZE_JOB)
+if checked is not None:
+    ui.sanitizer_outcome(checked)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import data, ui
-from profiling.errors import GemmLensError
+from profiling import charts
+from profiling.analysis.ceilings import ceilings_for, measured_ceilings
+from profiling.app import state, tables, ui
 
-st.set_page_config(page_title="Roofline · GEMM Lens", layout="wide")
 st.title("Roofline")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
 benches, reports = ui.bench_sources(bundle), ui.report_sources(bundle)
 choices = list(reports) + list(benches)
@@ -19,21 +18,21 @@ if not choices:
     st.stop()
 source = st.selectbox("Data", choices, key="roof_source")
 
-try:
+with ui.user_errors():
     if source in reports:
         chosen = reports[source]
-        points = data.report_roofline_points(chosen)
+        points = charts.report_roofline_points(chosen)
         device = benches[next(iter(benches))].get("device") if benches and source.startswith("bundled") else None
-        ceilings = data.ceilings_for(device, chosen[0][1])
+        ceilings = ceilings_for(device, chosen[0][1])
         st.caption("Hierarchical roofline from Nsight Compute: one point per launch and memory level "
                    "(FP32 FLOPs over bytes moved at L1, L2 and DRAM); ceilings from the report's own clocks.")  # fmt: skip
     else:
         document = benches[source]
-        frame = data.bench_frame(document)
+        frame = tables.bench_frame(document)
         sizes = list(dict.fromkeys(frame["size"]))
         size = st.selectbox("Size", sizes, index=len(sizes) - 1, key="roof_size")
-        points = data.bench_roofline_points(frame, size)
-        ceilings = data.ceilings_for(document.get("device"))
+        points = charts.bench_roofline_points(frame, size)
+        ceilings = ceilings_for(document.get("device"))
         st.caption("Algorithmic roofline: 2MNK FLOPs over the minimum traffic (read A and B, write C); "
                    "tensor-core kernels are measured against the FP16 tensor ceiling.")  # fmt: skip
     if source.startswith("bundled"):
@@ -42,14 +41,13 @@ try:
         st.info("These results have no points to plot (no FLOP counts or times).")
         st.stop()
     theoretical = ceilings
-    measured = data.measured_ceilings(bundle if source.startswith("bundled") else None, ceilings.device_name)
+    folder = bundle.path if bundle is not None and source.startswith("bundled") else None
+    measured = measured_ceilings(ceilings.device_name, folder)
     if measured is not None and st.toggle("Draw the measured ceilings", key="roof_measured"):
         ceilings = measured
-    fig = data.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
+    fig = charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
     st.plotly_chart(fig, key="roofline")
-    table = data.roofline_table(points, ceilings)
+    table = tables.roofline_table(points, ceilings)
     st.dataframe(table, hide_index=True, width="stretch")
     st.subheader("Ceilings")
-    st.dataframe(data.ceilings_table(theoretical, measured), hide_index=True, width="stretch")
-except GemmLensError as exc:
-    ui.show_error(exc)
+    st.dataframe(tables.ceilings_table(theoretical, measured), hide_index=True, width="stretch")

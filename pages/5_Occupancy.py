@@ -4,27 +4,25 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling.analysis import launches
 from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
-from profiling.app import data, ui
+from profiling.app import state, tables, ui
 from profiling.charts import occupancy_figures
-from profiling.errors import GemmLensError
 
-st.set_page_config(page_title="Occupancy · GEMM Lens", layout="wide")
 st.title("Occupancy")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
-configs: list[data.LaunchConfig] = []
+configs: list[launches.LaunchConfig] = []
 for reports in ui.report_sources(bundle).values():
-    configs += data.launch_configs_from_reports(reports)
+    configs += launches.launch_configs_from_reports(reports)
 for document in ui.bench_sources(bundle).values():
-    configs += data.launch_configs_from_bench(document)
+    configs += launches.launch_configs_from_bench(document)
 if bundle is not None:
     ui.bundled_caption(bundle)
 
 labels = [f"{c.name} — {c.source}" for c in configs] + ["(enter your own)"]
 pick = st.selectbox("Launch", range(len(labels)), format_func=lambda i: labels[i], key="occ_pick")
-base = configs[pick] if pick < len(configs) else data.LaunchConfig("custom", "what-if", "9.0", 256, 64, 0)
+base = configs[pick] if pick < len(configs) else launches.LaunchConfig("custom", "what-if", "9.0", 256, 64, 0)
 
 ccs = supported_ccs()
 c1, c2, c3, c4 = st.columns(4)
@@ -33,7 +31,7 @@ threads = c2.number_input("Threads per block", 1, 1024, base.threads, key=f"thre
 registers = c3.number_input("Registers per thread", 1, 255, base.registers, key=f"regs{pick}")
 smem = c4.number_input("Shared memory per block (B)", 0, 232448, base.shared_mem, step=1024, key=f"smem{pick}")
 
-try:
+with ui.user_errors():
     result = theoretical_occupancy(cc, int(threads), int(registers), int(smem))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Theoretical occupancy", f"{result.occupancy_pct:.1f}%")
@@ -43,11 +41,9 @@ try:
         m4.metric("ncu achieved", f"{base.achieved_pct:.1f}%",
                   help=f"ncu theoretical: {base.ncu_theoretical_pct}")  # fmt: skip
     st.text(f"Limited by {result.describe()}")
-    gap = data.occupancy_gap_note(result.occupancy_pct, base.achieved_pct, base.waves_per_sm)
+    gap = launches.occupancy_gap_note(result.occupancy_pct, base.achieved_pct, base.waves_per_sm)
     if gap:
         st.text(gap)
-    st.dataframe(data.occupancy_limits_table(result), hide_index=True)
+    st.dataframe(tables.occupancy_limits_table(result), hide_index=True)
     for i, fig in enumerate(occupancy_figures(cc, int(threads), int(registers), int(smem))):
         st.plotly_chart(fig, key=f"occ{i}")
-except GemmLensError as exc:
-    ui.show_error(exc)

@@ -4,26 +4,26 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import data, ui
-from profiling.errors import GemmLensError
+from profiling import charts, usecases
+from profiling.analysis.ceilings import ceilings_for
+from profiling.app import state, tables, ui
+from profiling.runs.convert import report_run
 
-st.set_page_config(page_title="Reports · GEMM Lens", layout="wide")
 st.title("Reports")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
 files = st.file_uploader(
-    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {data.MAX_UPLOAD_MB} MB each",
+    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {usecases.MAX_UPLOAD_MB} MB each",
     accept_multiple_files=True,
     key="report_files",
 )
 for _name, error in ui.sync_uploads(files or []):
     ui.show_error(error)
 
-uploads = list((st.session_state.get(ui.UPLOADS_KEY) or {}).values())
-if uploads:
-    reports = uploads
-    st.caption(f"{len(uploads)} uploaded report(s): " + ", ".join(ui.safe_md(n) for n, _ in uploads))
+uploaded = state.uploaded_reports()
+if uploaded:
+    reports = uploaded
+    st.caption(f"{len(uploaded)} uploaded report(s): " + ", ".join(ui.safe_md(n) for n, _ in uploaded))
 elif bundle is not None and bundle.ncu_groups:
     reports = ui.bundle_reports(bundle.name)
     st.caption("No upload yet: showing the bundled ncu capture.")
@@ -31,47 +31,41 @@ elif bundle is not None and bundle.ncu_groups:
 else:
     st.stop()
 
-table = data.key_metrics_table(reports)
+table = tables.key_metrics_table(reports)
 st.subheader("Key metrics")
 st.dataframe(table, hide_index=True, width="stretch")
 
 tab_roof, tab_find, tab_occ, tab_cmp = st.tabs(["Roofline", "Findings", "Occupancy", "Compare side by side"])
 with tab_roof:
-    points = data.report_roofline_points(reports)
+    points = charts.report_roofline_points(reports)
     if points.empty:
         st.info(
             "These reports lack FLOP counts or bytes per level, so there is no roofline (profile with --set quick or full)."
         )
     else:
-        try:
-            ceilings = data.ceilings_for(None, reports[0][1])
-            st.plotly_chart(data.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
+        with ui.user_errors():
+            ceilings = ceilings_for(None, reports[0][1])
+            st.plotly_chart(charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
                             key="report_roofline")  # fmt: skip
-        except GemmLensError as exc:
-            ui.show_error(exc)
 with tab_find:
-    findings = data.findings_table(reports)
+    findings = tables.findings_table(reports)
     if findings.empty:
         st.caption("No rule findings (export the details page to get them).")
     else:
         st.dataframe(findings, hide_index=True, width="stretch")
 with tab_occ:
-    st.dataframe(data.occupancy_table(reports), hide_index=True, width="stretch")
+    st.dataframe(tables.occupancy_table(reports), hide_index=True, width="stretch")
 with tab_cmp:
     launches = list(table["launch"])
     chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key="cmp")
     if chosen:
-        st.dataframe(data.compare_launches(table, chosen), width="stretch")
+        st.dataframe(tables.compare_launches(table, chosen), width="stretch")
 
-if uploads:
+if uploaded:
     with st.expander("Save the uploaded reports to the store (Review page)"):
         author = st.text_input("Author", "", key="upload_author")
         if st.button("Save as runs"):
-            from profiling.runs.store import run_from_report
-
-            try:
-                ids = [ui.run_store().save_run(run_from_report(rep, label=name, author=author, kind="upload"))
-                       for name, rep in uploads]  # fmt: skip
+            with ui.user_errors():
+                ids = [ui.run_store().save_run(report_run(rep, label=name, author=author, kind="upload"))
+                       for name, rep in uploaded]  # fmt: skip
                 st.success(f"Saved as run(s) {', '.join(f'#{i}' for i in ids)}.")
-            except GemmLensError as exc:
-                ui.show_error(exc)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import data, ui
+from profiling import charts
+from profiling.app import bundles, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.runs import review
+from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
+from profiling.runs.export import read_runs_json
 
-st.set_page_config(page_title="Review · GEMM Lens", layout="wide")
 st.title("Review")
-bundle = ui.current_bundle()
-ui.queue_sidebar()
+bundle = state.frame().bundle
 
 try:
     store = ui.run_store()
@@ -23,17 +24,15 @@ st.caption(f"Run store: {ui.safe_md(store.display_url)}")
 
 with st.expander("Add runs: bundled measurements or an exported JSON"):
     if bundle is not None and bundle.bench_files and st.button(f"Save the bundled measurements ({bundle.date})"):
-        ids = store.import_runs(data.bundled_runs(bundle))
+        ids = store.import_runs(bundles.bundled_runs(bundle))
         st.success(f"Saved run(s) {', '.join(f'#{i}' for i in ids)}.")
         st.rerun()
     imported = st.file_uploader("Import runs (JSON exported from this page)", key="import_json")
     if imported is not None and st.button("Import"):
-        try:
-            ids = store.import_runs(review.import_runs_json(imported.getvalue()))
+        with ui.user_errors():
+            ids = store.import_runs(read_runs_json(imported.getvalue()))
             st.success(f"Imported run(s) {', '.join(f'#{i}' for i in ids)}.")
             st.rerun()
-        except GemmLensError as exc:
-            ui.show_error(exc)
 
 if not summaries:
     st.info("No saved runs yet: save a benchmark, an uploaded report, or the bundled measurements above.")
@@ -54,7 +53,7 @@ try:
 except GemmLensError as exc:
     ui.show_error(exc)
     shown = runs
-st.dataframe(data.runs_table(shown), hide_index=True, width="stretch")
+st.dataframe(tables.runs_table(shown), hide_index=True, width="stretch")
 ids = [int(i) for i in shown["id"]]
 names = {int(r.id): f"#{r.id} {r.label}" for r in runs.itertuples()}
 if not ids:
@@ -66,51 +65,23 @@ with tab_cmp:
     base_id = c1.selectbox("Baseline", ids, index=len(ids) - 1, format_func=names.get, key="baseline")
     others = [i for i in ids if i != base_id]
     cand_ids = c2.multiselect("Candidates", others, default=others[:1], format_func=names.get, key="candidates")
-    threshold = c3.number_input("Noise threshold (%)", 0.0, 100.0, review.DEFAULT_THRESHOLD_PCT, key="threshold")
+    threshold = c3.number_input("Noise threshold (%)", 0.0, 100.0, DEFAULT_THRESHOLD_PCT, key="threshold")
     if cand_ids:
-        baseline, candidates = store.get_run(base_id), store.get_runs(cand_ids)
-        comparison = review.compare_runs(baseline, candidates, threshold_pct=threshold)
-        side = review.side_by_side(comparison)
-        if side.empty:
-            st.info("The baseline and candidates have no kernel and size in common.")
-        else:
-            st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
-            st.dataframe(data.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
-        roof = data.review_roofline(baseline, candidates)
-        st.plotly_chart(roof, key="review_roofline")
-        for i, fig in enumerate(review.comparison_figures(baseline, candidates, comparison)):
-            st.plotly_chart(fig, key=f"cmp_fig{i}")
-        e1, e2, e3 = st.columns(3)
-        html_doc = review.report_html(baseline, candidates, comparison, threshold_pct=threshold, extra_figures=[roof])
-        e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
-        e2.download_button("Export comparison CSV", review.to_csv(side), "gemmlens-comparison.csv", "text/csv")
-        e3.download_button("Export runs JSON", review.export_runs_json([baseline, *candidates]),
-                           "gemmlens-runs.json", "application/json")  # fmt: skip
+        ui.review_comparison(store.read_run(base_id), store.read_runs(cand_ids), threshold)
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")
-    run = store.get_run(open_id)
-    st.dataframe(data.run_info_table(run), hide_index=True, width="stretch")
-    st.dataframe(data.run_results_table(run), hide_index=True, width="stretch")
-    if st.button(f"Delete run #{open_id}", key="delete"):
-        st.session_state["confirm_delete"] = open_id
-    if st.session_state.get("confirm_delete") == open_id:
-        st.warning(f"Delete run #{open_id} and its {len(run['results'])} results? This cannot be undone.")
-        y, n = st.columns(2)
-        if y.button("Yes, delete", key="delete_yes", type="primary"):
-            store.delete_run(open_id)
-            st.session_state.pop("confirm_delete", None)
-            st.rerun()
-        if n.button("Keep it", key="delete_no"):
-            st.session_state.pop("confirm_delete", None)
-            st.rerun()
+    run = store.read_run(open_id)
+    st.dataframe(tables.run_info_table(run), hide_index=True, width="stretch")
+    st.dataframe(tables.run_results_table(run), hide_index=True, width="stretch")
+    ui.delete_run_button(store, open_id, len(run.results))
 with tab_hist:
     results = review.rows_frame(store.result_rows(run_ids=ids))
     kernels = sorted(results["kernel"].dropna().unique())
     if kernels:
         h1, h2 = st.columns(2)
         kernel = h1.selectbox("Kernel", kernels, key="hist_kernel")
-        metric = h2.selectbox("Metric", [m.key for m in review.METRICS], key="hist_metric",
-                              format_func=lambda k: review.METRIC_BY_KEY[k].label)  # fmt: skip
+        metric = h2.selectbox("Metric", [m.key for m in METRICS], key="hist_metric",
+                              format_func=lambda k: METRIC_BY_KEY[k].label)  # fmt: skip
         history = review.kernel_history(results, kernel, metric=metric)
-        st.plotly_chart(review.history_figure(history, kernel, metric), key="history")
+        st.plotly_chart(charts.history_figure(history, kernel, metric), key="history")
         st.dataframe(history, hide_index=True, width="stretch")

@@ -1,6 +1,7 @@
-"""Command-line entry point: `python -m profiling <command> ...`.
+"""Command-line entry point: `gemmlens <command> ...`, the same as `python -m profiling <command> ...`.
 
-Each command lives in `profiling/commands/<name>.py` and exposes HELP, add_arguments(parser) and run(args).
+Each command lives in `profiling/commands/<name>.py` (`app`, the dashboard launcher, in
+`profiling/app_command.py`) and exposes HELP, add_arguments(parser) and run(args).
 User errors (GemmLensError) print one line and exit with status 2, never a traceback.
 """
 
@@ -12,7 +13,8 @@ import sys
 
 from profiling.errors import GemmLensError
 
-COMMANDS = ("bench", "worker", "occupancy", "report", "profile", "sanitize", "compare", "tune", "ceilings")
+COMMANDS = ("app", "bench", "worker", "occupancy", "report", "profile", "sanitize", "compare", "tune", "ceilings", "source", "sass", "explain")
+_MODULES = {"app": "profiling.app_command"}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -22,28 +24,33 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None, prog: str = "python -m profiling") -> argparse.ArgumentParser:
     """The argument parser; with `only`, just that command is imported (the worker must start fast and
     must not need the dashboard's packages)."""
-    parser = OneLineParser(prog="python -m profiling", description="GEMM Lens command line")
+    parser = OneLineParser(prog=prog, description="GEMM Lens command line")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for name in COMMANDS if only is None else (only,):
+        module_name = _MODULES.get(name, f"profiling.commands.{name}")
         try:
-            module = importlib.import_module(f"profiling.commands.{name}")
+            module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
-            if exc.name == f"profiling.commands.{name}":
+            if exc.name == module_name:
                 continue
             raise
         command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command_parser)
-        command_parser.set_defaults(handler=module.run)
+        command_parser.set_defaults(handler=module.run, takes_passthrough=getattr(module, "PASSTHROUGH", False))
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m profiling") -> int:
     argv = sys.argv[1:] if argv is None else argv
     only = argv[0] if argv and argv[0] in COMMANDS else None
-    args = build_parser(only).parse_args(argv)
+    parser = build_parser(only, prog)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not args.takes_passthrough:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.passthrough = unknown
     try:
         return int(args.handler(args) or 0)
     except GemmLensError as exc:
@@ -52,3 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+
+
+def gemmlens_main() -> int:
+    """The `gemmlens` console command (pyproject.toml [project.scripts])."""
+    return main(prog="gemmlens")

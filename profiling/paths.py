@@ -8,14 +8,11 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 # The folder that holds `profiling/` and `kernels/`: the repo root in a checkout, site-packages once installed.
 SOURCE_ROOT = PACKAGE_DIR.parent
 
-
-def _first_existing(*candidates: Path) -> Path:
-    for path in candidates:
-        if path.exists():
-            return path
-    return candidates[0]
-
-
-# A checkout keeps the bundled measurements in `results/`; a wheel carries them as `profiling/bundled/`.
-BUNDLED_RESULTS_DIR = _first_existing(SOURCE_ROOT / "results", PACKAGE_DIR / "bundled")
+# A checkout keeps app.py, pages/, results/ and .streamlit/ at the repo root; `pip install` puts them in a
+# `gemmlens_app/` folder beside `profiling/` (see [tool.setuptools] in pyproject.toml).
+INSTALLED_APP_DIR = SOURCE_ROOT / "gemmlens_app"
+APP_DIR = INSTALLED_APP_DIR if (INSTALLED_APP_DIR / "app.py").is_file() else SOURCE_ROOT
+APP_SCRIPT = APP_DIR / "app.py"
+STREAMLIT_CONFIG = APP_DIR / ".streamlit" / "config.toml"
+BUNDLED_RESULTS_DIR = APP_DIR / "results"
 TUNED_DIR = BUNDLED_RESULTS_DIR / "tuning"

@@ -1,17 +1,371 @@
-"""The use cases that the CLI commands and the app's GPU queue both run: benchmark, profile, sanitize,
-probe the device. Validation, progress reporting and error text live here once."""
+"""The use cases that the CLI commands and the app's GPU queue both run: benchmark, tune, profile, sanitize,
+measure ceilings, probe the device, read a report.
+
+Each GPU use case is planned first and run second. `plan_*` checks everything (kernels, sizes against each
+kernel's constraint, numeric options, tool names) and raises InvalidInput with one line, so the app refuses
+bad input before queueing and the CLI before starting anything. `run_*` reports progress through one
+`Progress` callback, in the same words for both, and returns what the caller shows. The queue-job factories
+at the end (`bench_job`, `device_info_job`, `profile_job`, `sanitize_job`) wrap these for the app.
+"""
 
 from __future__ import annotations
 
+import json
+import math
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kernels.registry import get_kernel
-from profiling.errors import InvalidInput
-from profiling.gpu.jobs import BenchSettings
+from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, best_per_size, tunable_bases, tuned_record_path
+from profiling.analysis.ceilings import load_cached, record_ceilings, save_cached
+from profiling.analysis.device_model import Ceilings, ceilings_from_device_info
+from profiling.errors import InvalidInput, WorkerError
+from profiling.gpu.jobs import BenchSettings, Job, Task, build_tasks
+from profiling.gpu.worker import run_job, worker_command
+from profiling.nsight import load as ncu_load
+from profiling.nsight import runner as ncu_runner
+from profiling.nsight.report import MAX_REPORT_BYTES, Report
+from profiling.nsight.sanitizer import SanitizerResult
+from profiling.runs.records import BenchResult
+from profiling.runs.results import add_reference_ratios, build_document, utc_now
 from profiling.shape import Shape
+
+METRIC_SETS = ("quick", "full")
+CLOCK_CONTROLS = ("none", "base")
+SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
+MAX_UPLOAD_MB = MAX_REPORT_BYTES // (1000 * 1000)
+"""The largest report upload read, in MB (the parser's limit); server.maxUploadSize in .streamlit/config.toml
+matches it."""
+WorkerCommand = Callable[[Path], list[str]]
+
+
+class Progress(Protocol):
+    """Where a use case reports: the fraction done (0..1), a status line, and a partial result (GpuJob.report)."""
+
+    def __call__(self, progress: float | None = None, message: str | None = None, item: Any = None) -> None: ...
+
+
+def silent(progress: float | None = None, message: str | None = None, item: Any = None) -> None:
+    """A Progress that reports nowhere."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks shared by every use case
+# ---------------------------------------------------------------------------------------------
+
+
+def as_shape(size: Shape | Sequence[int]) -> Shape:
+    """A Shape from a Shape or an (m, n, k) sequence (the app's job factories take tuples)."""
+    if isinstance(size, Shape):
+        return size
+    dims = tuple(size)
+    if len(dims) != 3:
+        raise InvalidInput(f"a size is M, N and K; got {dims}")
+    return Shape(*(int(d) for d in dims))
+
+
+def check_seconds(value: float, what: str = "--timeout") -> float:
+    """A time limit: a finite number of seconds above zero."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise InvalidInput(f"{what} must be a positive number of seconds, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise InvalidInput(f"{what} must be a positive number of seconds, got {value:g}")
+    return float(value)
+
+
+def check_kernels_run_at(kernel_ids: Sequence[str], shapes: Sequence[Shape]) -> None:
+    """InvalidInput for the first kernel whose size constraint a shape breaks (unknown ids raise too)."""
+    for kid in kernel_ids:
+        spec = get_kernel(kid)
+        for shape in shapes:
+            problem = spec.size_problem(shape.m, shape.n, shape.k)
+            if problem:
+                raise InvalidInput(problem)
+
+
+def _kernel_ids(kernels: Sequence[str]) -> list[str]:
+    ids = list(dict.fromkeys(k.strip() for k in kernels if k.strip()))
+    if not ids:
+        raise InvalidInput("no kernels given; pick at least one catalog kernel (e.g. v1,v3,v5)")
+    for kid in ids:
+        get_kernel(kid)  # raises, naming the known ids
+    return ids
+
+
+def _shapes(shapes: Sequence[Shape | Sequence[int]]) -> list[Shape]:
+    out = [as_shape(s) for s in shapes]
+    if not out:
+        raise InvalidInput("no sizes given; give at least one size, e.g. 1024,4096 or 4096x1000x333")
+    return out
+
+
+def _result_line(record: dict[str, Any]) -> str:
+    result = BenchResult.from_dict(record)
+    return f"{result.kernel} {result.shape.label}: {result.status}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmark and tuning sweep (the GPU worker)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BenchmarkPlan:
+    """A checked benchmark: the worker's job (each shape's reference first) and the time one task may take."""
+
+    job: Job
+    task_timeout_s: float
+
+
+def plan_benchmark(
+    kernel_ids: Sequence[str],
+    shapes: Sequence[Shape | Sequence[int]],
+    settings: BenchSettings,
+    verify_only: bool = False,
+    task_timeout_s: float = 120.0,
+) -> BenchmarkPlan:
+    """Check a benchmark of kernels x shapes. A kernel whose size constraint a shape breaks is kept: the worker
+    reports that pair as refused, so one odd size does not cancel the rest of a sweep."""
+    settings.validate()
+    specs = [get_kernel(k) for k in _kernel_ids(kernel_ids)]
+    job = Job(op="verify" if verify_only else "bench", tasks=build_tasks(specs, _shapes(shapes)), settings=settings)
+    return BenchmarkPlan(job, check_seconds(task_timeout_s))
+
+
+def run_benchmark(
+    plan: BenchmarkPlan,
+    progress: Progress = silent,
+    cancel: threading.Event | None = None,
+    command: WorkerCommand | None = None,
+) -> dict[str, Any]:
+    """Verify and time the plan's tasks in the GPU worker; returns the results document.
+
+    Each result is reported as it arrives (fraction = results / tasks); setting `cancel` stops the run after
+    the current task. `command` substitutes the worker (tests).
+    """
+    tasks = plan.job.tasks
+    done = [0]
+
+    def on_result(record: dict[str, Any]) -> None:
+        done[0] += 1
+        progress(done[0] / len(tasks), _result_line(record), record)
+
+    started = utc_now()
+    progress(0.0, f"starting the GPU worker for {len(tasks)} kernel/size runs")
+    device, results = run_job(
+        plan.job,
+        task_timeout_s=plan.task_timeout_s,
+        on_result=on_result,
+        cancel=cancel,
+        command=command or worker_command,
+    )
+    add_reference_ratios(results)
+    return build_document(device, asdict(plan.job.settings), results, started)
+
+
+def all_verified(document: dict[str, Any]) -> bool:
+    """Whether every run of a results document verified (or was refused for its size, which is not a failure)."""
+    return all(BenchResult.from_dict(r).status in ("ok", "refused") for r in document["results"])
+
+
+@dataclass(frozen=True)
+class TunePlan:
+    """A checked tuning sweep: every configuration of the chosen tunable kernels at each shape."""
+
+    bench: BenchmarkPlan
+    bases: list[str]
+
+
+def plan_tune(
+    shapes: Sequence[Shape | Sequence[int]], bases: Sequence[str] = (), repeats: int = 20, task_timeout_s: float = 120.0
+) -> TunePlan:
+    """Check a tuning sweep of the templated kernels (all of them when `bases` is empty)."""
+    chosen = list(dict.fromkeys(b.strip() for b in bases if b.strip())) or tunable_bases()
+    unknown = [b for b in chosen if b not in tunable_bases()]
+    if unknown:
+        raise InvalidInput(f"not tunable: {', '.join(unknown)}; tunable kernels: {', '.join(tunable_bases())}")
+    configs = [c["id"] for c in TUNING_CONFIGS + V9_TUNING_CONFIGS if c["base"] in chosen]
+    return TunePlan(plan_benchmark(configs, shapes, BenchSettings(repeats=repeats), False, task_timeout_s), chosen)
+
+
+def run_tune(
+    plan: TunePlan,
+    record: bool = False,
+    progress: Progress = silent,
+    cancel: threading.Event | None = None,
+    command: WorkerCommand | None = None,
+) -> dict[str, Any]:
+    """Run the sweep; the document gains "tuning": the kernels swept and the fastest verified configuration per
+    kernel and size. With `record`, that best list is written for this GPU (kernels.tuning.tuned_record_path)."""
+    document = run_benchmark(plan.bench, progress, cancel, command)
+    document["tuning"] = {"kernels": plan.bases, "best": best_per_size(document["results"])}
+    device = document.get("device") or {}
+    if record and device.get("name"):
+        path = tuned_record_path(device["name"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        kept = {"device": device["name"], "measured_utc": document["created_utc"], "best": document["tuning"]["best"]}
+        path.write_text(json.dumps(kept, indent=1))
+        progress(1.0, f"recorded the fastest configurations in {path}")
+    return document
+
+
+# ---------------------------------------------------------------------------------------------
+# Device and roofline ceilings
+# ---------------------------------------------------------------------------------------------
+
+
+def device_info(timeout_s: float = 30.0, command: WorkerCommand | None = None) -> dict[str, Any]:
+    """The worker's description of the GPU; WorkerError when there is no usable one."""
+    timeout_s = check_seconds(timeout_s)
+    device, _ = run_job(
+        Job(op="device_info"), task_timeout_s=timeout_s, startup_timeout_s=timeout_s, command=command or worker_command
+    )
+    if device is None:
+        raise WorkerError("the GPU worker reported no device")
+    return device
+
+
+@dataclass
+class CeilingsRun:
+    """Roofline ceilings of the live GPU: the measured record (cached per device) beside the theoretical ones."""
+
+    device: dict[str, Any]
+    record: dict[str, Any]
+    measured: Ceilings
+    theoretical: Ceilings
+    cached: bool = field(default=False)
+
+
+def run_ceilings(
+    refresh: bool = False,
+    timeout_s: float = 300.0,
+    progress: Progress = silent,
+    command: WorkerCommand | None = None,
+) -> CeilingsRun:
+    """The measured ceilings of this GPU: the cached record unless `refresh`, else measured in the worker."""
+    timeout_s = check_seconds(timeout_s)
+    device = device_info(120.0, command)
+    record = None if refresh else load_cached(device["name"])
+    cached = record is not None
+    if record is None:
+        progress(0.1, f"measuring DRAM, L2, shared-memory and FP32 ceilings on {device['name']}")
+        job = Job(op="ceilings", tasks=[Task("ceilings", 1, 1, 1)])
+        device, results = run_job(job, task_timeout_s=timeout_s, command=command or worker_command)
+        measured = BenchResult.from_dict(results[0], "the ceilings result") if results else None
+        if measured is None or measured.status != "ok" or device is None:
+            raise WorkerError(f"measuring ceilings failed: {measured.error if measured else 'no result'}")
+        record = {"device": device["name"], "measured_utc": utc_now(), "ceilings": measured.other["ceilings"]}
+        save_cached(record)
+    return CeilingsRun(device, record, record_ceilings(record), ceilings_from_device_info(device), cached)
+
+
+# ---------------------------------------------------------------------------------------------
+# Nsight Compute and compute-sanitizer
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProfilePlan:
+    """A checked ncu run: kernels x shapes in one process, the report to write, and how to profile."""
+
+    kernel_ids: list[str]
+    shapes: list[Shape]
+    report_path: Path
+    metric_set: str = "quick"
+    extra_metrics: list[str] = field(default_factory=list)
+    clock_control: str = "none"
+    timeout_s: float = 600.0
+    ncu: str | None = None
+
+
+def plan_profile(
+    kernel_ids: Sequence[str],
+    shapes: Sequence[Shape | Sequence[int]],
+    report_path: str | Path,
+    metric_set: str = "quick",
+    extra_metrics: Sequence[str] = (),
+    clock_control: str = "none",
+    timeout_s: float = 600.0,
+    ncu: str | None = None,
+) -> ProfilePlan:
+    """Check an ncu run; every kernel must accept every shape (ncu profiles them all in one process)."""
+    ids, sizes = _kernel_ids(kernel_ids), _shapes(shapes)
+    check_kernels_run_at(ids, sizes)
+    if metric_set not in METRIC_SETS:
+        raise InvalidInput(f"unknown metric set '{metric_set}'; use {' or '.join(METRIC_SETS)}")
+    if clock_control not in CLOCK_CONTROLS:
+        raise InvalidInput(f"unknown clock control '{clock_control}'; use {' or '.join(CLOCK_CONTROLS)}")
+    extras = list(dict.fromkeys(m.strip() for m in extra_metrics if m.strip()))
+    return ProfilePlan(ids, sizes, Path(report_path), metric_set, extras, clock_control, check_seconds(timeout_s), ncu)
+
+
+def run_profile(plan: ProfilePlan, progress: Progress = silent) -> ncu_runner.ProfileRun:
+    """Profile the plan in one ncu process, keep the .ncu-rep and read it back."""
+    sizes = ", ".join(s.label for s in plan.shapes)
+    progress(0.05, f"ncu profiling {', '.join(plan.kernel_ids)} at {sizes}")
+    result = ncu_runner.profile(
+        plan.kernel_ids,
+        [(s.m, s.n, s.k) for s in plan.shapes],
+        plan.report_path,
+        metric_set=plan.metric_set,  # type: ignore[arg-type]
+        extra_metrics=plan.extra_metrics,
+        clock_control=plan.clock_control,  # type: ignore[arg-type]
+        timeout_s=plan.timeout_s,
+        ncu=plan.ncu,
+    )
+    progress(0.95, f"ncu finished in {result.seconds:.1f} s; reading the report")
+    return result
+
+
+@dataclass(frozen=True)
+class SanitizerPlan:
+    """A checked compute-sanitizer run: one of our kernels at one shape under one tool."""
+
+    kernel_id: str
+    shape: Shape
+    tool: str = "memcheck"
+    timeout_s: float = 600.0
+
+
+def plan_sanitizer(
+    kernel_id: str, shape: Shape | Sequence[int], tool: str = "memcheck", timeout_s: float = 600.0
+) -> SanitizerPlan:
+    """Check a sanitizer run: a catalog kernel with a source of ours, a size it accepts, a known tool."""
+    spec = get_kernel(kernel_id)
+    if not spec.source:
+        raise InvalidInput(f"{spec.id} is a library kernel with no source of ours; pick a catalog kernel")
+    size = as_shape(shape)
+    check_kernels_run_at([spec.id], [size])
+    if tool not in SANITIZER_TOOLS:
+        raise InvalidInput(f"unknown sanitizer tool '{tool}'; use {', '.join(SANITIZER_TOOLS)}")
+    return SanitizerPlan(spec.id, size, tool, check_seconds(timeout_s))
+
+
+def run_sanitizer(plan: SanitizerPlan, progress: Progress = silent) -> SanitizerResult:
+    """Run compute-sanitizer on the plan's kernel inside the worker and parse its findings."""
+    progress(0.1, f"compute-sanitizer --tool {plan.tool} on {plan.kernel_id} at {plan.shape.label}")
+    size = (plan.shape.m, plan.shape.n, plan.shape.k)
+    return ncu_runner.sanitize(plan.kernel_id, size, tool=plan.tool, timeout_s=plan.timeout_s)  # type: ignore[arg-type]
+
+
+def load_report(path: str | Path, ncu: str | None = None) -> Report:
+    """Read a report file of any kind (CSV of any page, ncu stdout, .ncu-rep through ncu); ReportError if not."""
+    return ncu_load.load_report(path, ncu=ncu)
+
+
+def load_upload(name: str, data: bytes, ncu: str | None = None) -> Report:
+    """Read an uploaded report from its bytes (profiling.nsight.load.load_upload): CSV of any ncu page, ncu stdout
+    or a `.ncu-rep`; ReportError with one line for empty, oversized, binary, truncated or foreign files, and a
+    JSON upload (a runs export) is pointed to the Review page."""
+    return ncu_load.load_upload(name, data, ncu=ncu)
+
+
+# ---------------------------------------------------------------------------------------------
+# The app's GPU queue: jobs are functions of the GpuJob they run as (profiling.app.gpu_queue)
+# ---------------------------------------------------------------------------------------------
 
 
 def bench_job(
@@ -19,58 +373,17 @@ def bench_job(
     shapes: Sequence[Shape],
     settings: BenchSettings,
     task_timeout_s: float = 120.0,
-    command: Callable[[Path], list[str]] | None = None,
+    command: WorkerCommand | None = None,
 ) -> Callable[[Any], dict[str, Any]]:
-    """A queue job that verifies and times kernels in the worker and returns a results document.
-
-    Each result is reported to the job as it arrives (progress = results / tasks); the job's cancel
-    Event stops the run after the current task. `command` substitutes the worker (tests).
-    """
-    from profiling.gpu.jobs import Job, build_tasks
-    from profiling.gpu.worker import run_job, worker_command
-    from profiling.runs.results import add_reference_ratios, build_document, utc_now
-
-    settings.validate()
-    tasks = build_tasks([get_kernel(k) for k in kernel_ids], list(shapes))
-
-    def run(job: Any) -> dict[str, Any]:
-        started = utc_now()
-        done = [0]
-
-        def on_result(record: dict[str, Any]) -> None:
-            done[0] += 1
-            size = f"{record['m']}x{record['n']}x{record['k']}"
-            job.report(done[0] / len(tasks), f"{record['kernel']} {size}: {record['status']}", record)
-
-        job.report(0.0, f"starting the GPU worker for {len(tasks)} kernel/size runs")
-        device, results = run_job(
-            Job(op="bench", tasks=tasks, settings=settings),
-            task_timeout_s=task_timeout_s,
-            on_result=on_result,
-            cancel=job.cancel,
-            command=command or worker_command,
-        )
-        add_reference_ratios(results)
-        return build_document(device, asdict(settings), results, started)
-
-    return run
+    """A queue job running `run_benchmark` (checked now, before it is queued); its cancel Event stops it."""
+    plan = plan_benchmark(kernel_ids, shapes, settings, task_timeout_s=task_timeout_s)
+    return lambda job: run_benchmark(plan, job.report, job.cancel, command)
 
 
-def device_info_job(timeout_s: float = 30.0, command: Callable[[Path], list[str]] | None = None):
+def device_info_job(timeout_s: float = 30.0, command: WorkerCommand | None = None):
     """A queue job returning the worker's device dict (raises WorkerError when there is no usable GPU)."""
-    from profiling.gpu.jobs import Job
-    from profiling.gpu.worker import run_job, worker_command
-
-    def run(job: Any) -> dict[str, Any] | None:
-        device, _ = run_job(
-            Job(op="device_info"),
-            task_timeout_s=timeout_s,
-            startup_timeout_s=timeout_s,
-            command=command or worker_command,
-        )
-        return device
-
-    return run
+    check_seconds(timeout_s)
+    return lambda job: device_info(timeout_s, command)
 
 
 def profile_job(
@@ -82,37 +395,12 @@ def profile_job(
     clock_control: str = "none",
     timeout_s: float = 600,
 ):
-    """A queue job running ncu over the kernels at one size (profiling.nsight.runner.profile)."""
-    from profiling.nsight import runner as ncu_runner
-
-    for kid in kernel_ids:
-        problem = get_kernel(kid).size_problem(*size)
-        if problem:
-            raise InvalidInput(problem)
-
-    def run(job: Any):
-        job.report(0.05, f"ncu profiling {', '.join(kernel_ids)} at {'x'.join(map(str, size))}")
-        result = ncu_runner.profile(
-            list(kernel_ids),
-            [size],
-            report_path,
-            metric_set=metric_set,  # type: ignore[arg-type]
-            extra_metrics=list(extra_metrics),
-            clock_control=clock_control,  # type: ignore[arg-type]
-            timeout_s=timeout_s,
-        )
-        job.report(0.95, f"ncu finished in {result.seconds:.1f} s; reading the report")
-        return result
-
-    return run
+    """A queue job running `run_profile` over the kernels at one size (checked now, before it is queued)."""
+    plan = plan_profile(kernel_ids, [size], report_path, metric_set, extra_metrics, clock_control, timeout_s)
+    return lambda job: run_profile(plan, job.report)
 
 
 def sanitize_job(kernel_id: str, size: tuple[int, int, int], tool: str = "memcheck", timeout_s: float = 600):
-    """A queue job running compute-sanitizer `tool` on one kernel and size."""
-    from profiling.nsight import runner as ncu_runner
-
-    def run(job: Any):
-        job.report(0.1, f"compute-sanitizer --tool {tool} on {kernel_id}")
-        return ncu_runner.sanitize(kernel_id, size, tool=tool, timeout_s=timeout_s)  # type: ignore[arg-type]
-
-    return run
+    """A queue job running `run_sanitizer` on one kernel and size (checked now, before it is queued)."""
+    plan = plan_sanitizer(kernel_id, size, tool, timeout_s)
+    return lambda job: run_sanitizer(plan, job.report)

@@ -22,6 +22,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from streamlit.testing.v1 import AppTest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "browser"))
@@ -93,8 +95,6 @@ def browser_run(browser, env: dict[str, str]) -> tuple[float, float, float, dict
 
 def apptest_run() -> tuple[float, dict[str, float]]:
     """Script-only timings: the Overview's first run, then each page's run (AppTest, no browser)."""
-    from streamlit.testing.v1 import AppTest
-
     t0 = time.perf_counter()
     AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     cold = time.perf_counter() - t0
@@ -115,7 +115,7 @@ def main() -> int:
     env["GEMMLENS_DB_PATH"] = str(Path(tempfile.mkdtemp(prefix="gemmlens-bench-")) / "runs.sqlite")
     if args.gpu_off:
         env["GEMMLENS_GPU"] = "off"
-    try:
+    try:  # optional: without Playwright the script falls back to AppTest timings
         from playwright.sync_api import sync_playwright
     except ImportError:
         sync_playwright = None

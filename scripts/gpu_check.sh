@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu sanitize ncubench ncufast ceilings tune why foreign
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune why foreign
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
 EV="$OUT/evidence"
 mkdir -p "$EV"
 export PYTHONUNBUFFERED=1 CUPY_TF32=0 CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-/tmp/cupy-cache}"
+# The .git the device tool sends can be stale (HEAD 3fb42cc under a tree from af7fa2a on 2026-11-22), so git there
+# names the wrong commit (then "-dirty"): pass the real one in, GEMMLENS_COMMIT=<commit> bash scripts/gpu_check.sh.
+[ -n "${GEMMLENS_COMMIT:-}" ] || echo "warning: GEMMLENS_COMMIT unset: results record git's view of this copy" >&2
 PY=${PY:-python3}
-STAGES=${*:-env tests bench ncu sanitize}
+STAGES=${*:-env tests bench ncu captures sanitize}
 NCU=$(command -v ncu || ls -d /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 LADDER=v1,v1-coalesced,v2,tiled-8,tiled-16,tiled-32,v3,v4,v5
@@ -36,7 +39,7 @@ env)
   ;;
 tests)
   stage tests
-  timeout 420 $PY -m pytest tests/gpu -q -m gpu -p no:cacheprovider 2>&1 | tee "$EV/gpu_tests.txt" | tail -30
+  timeout 540 $PY -m pytest tests/gpu -q -m gpu -p no:cacheprovider 2>&1 | tee "$EV/gpu_tests.txt" | tail -30
   record tests "$(tail -1 "$EV/gpu_tests.txt")"
   ;;
 bench)
@@ -57,8 +60,9 @@ ncu)
     "$NCU" --import "$R" --csv --page details > "$F/details.csv" 2>&1
     "$NCU" --import "$R" --csv --page details --print-metric-name name > "$F/details_names.csv" 2>&1
     "$NCU" --import "$R" --csv --print-summary per-kernel > "$F/summary.csv" 2>&1
-    "$NCU" --import "$R" --csv --page details --print-units auto > "$F/auto_units.csv" 2>&1
-    "$NCU" --import "$R" --csv --page raw --print-units auto > "$F/raw_auto_units.csv" 2>&1
+    # --print-units auto is ncu's default for --import (details.csv already has it): capture base units.
+    "$NCU" --import "$R" --csv --page details --print-units base > "$F/details_base_units.csv" 2>&1
+    "$NCU" --import "$R" --csv --page raw --print-units base > "$F/raw_base_units.csv" 2>&1
   fi
   job /tmp/small.json profile v1,v5 256 256 256
   timeout 120 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --section LaunchStats --section Occupancy \
@@ -74,6 +78,44 @@ ncu)
   timeout 200 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full -f -o "$F/full_v4" $PY -m profiling worker --job /tmp/full.json > "$F/full_log.txt" 2>&1
   [ -f "$F/full_v4.ncu-rep" ] && "$NCU" --import "$F/full_v4.ncu-rep" --csv --page raw > "$F/full_raw.csv" 2>&1 && "$NCU" --import "$F/full_v4.ncu-rep" --csv --page details > "$F/full_details.csv" 2>&1
   record ncu "$(ls "$F" | wc -l) files; raw rows: $(($(wc -l < "$F/raw.csv" 2>/dev/null || echo 2) - 2))"
+  ;;
+captures)
+  # Real tool text for the CPU parser tests (tests/fixtures/ncu): ncu's banner and error messages, and
+  # base-unit exports of the committed --set full report (its default, auto-unit, exports are fixtures already).
+  stage captures
+  F="$EV/captures"; mkdir -p "$F"
+  FULL=results/h200-2026-11-22/v4_full_1024.ncu-rep
+  "$NCU" --version > "$F/version.txt" 2>&1
+  "$NCU" --import "$FULL" --csv --page details --print-units base > "$F/full_details_base_units.csv" 2>&1
+  "$NCU" --import "$FULL" --csv --page raw --print-units base > "$F/full_raw_base_units.csv" 2>&1
+  # Checks, not fixtures: is the committed report the one full_*.csv came from, and is "auto" the default?
+  "$NCU" --import "$FULL" --csv --page details > "$F/check_full_details.csv" 2>&1
+  "$NCU" --import "$FULL" --csv --page raw > "$F/check_full_raw.csv" 2>&1
+  "$NCU" --import "$FULL" --csv --page details --print-units auto > "$F/check_full_details_auto.csv" 2>&1
+  { cmp "$F/check_full_details.csv" tests/fixtures/ncu/full_details.csv && echo "details re-export == fixture";
+    cmp "$F/check_full_raw.csv" tests/fixtures/ncu/full_raw.csv && echo "raw re-export == fixture";
+    cmp "$F/check_full_details.csv" "$F/check_full_details_auto.csv" && echo "--print-units auto == default";
+    cmp "$F/check_full_details.csv" "$F/full_details_base_units.csv" >/dev/null || echo "base units differ from default"; } > "$F/checks.txt" 2>&1
+  job /tmp/small.json profile v1,v5 256 256 256
+  # A metric name that does not exist (FIELD-NOTES: "Failed to find metric", exit 9) and a target that raises.
+  timeout 120 "$NCU" --clock-control none --metrics sm__maxwarps_per_active_cycle_pct -k regex:sgemm $PY -m profiling worker --job /tmp/small.json > "$F/err_failed_to_find_metric.txt" 2>&1; echo "exit=$?" >> "$F/err_failed_to_find_metric.txt"
+  timeout 120 "$NCU" --clock-control none --metrics gpu__time_duration.sum $PY -c "raise RuntimeError('boom')" > "$F/err_target_traceback.txt" 2>&1; echo "exit=$?" >> "$F/err_target_traceback.txt"
+  # ERR_NVGPUCTRPERM needs a user without access to the performance counters (the driver's default).
+  if command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
+    timeout 120 runuser -u nobody -- env HOME=/tmp CUPY_CACHE_DIR=/tmp/nobody-cupy "$NCU" --clock-control none --metrics gpu__time_duration.sum $PY -c "import cupy; print(int(cupy.arange(4).sum()))" > "$F/err_permission.txt" 2>&1; echo "exit=$?" >> "$F/err_permission.txt"
+  fi
+  record captures "$(ls "$F" | wc -l) files; $(tr '\n' ';' < "$F/checks.txt")"
+  ;;
+bugs)
+  # Issue 19's evidence on the GPU: each deliberate bug of scripts/deliberate_bugs.py that the GPU tests must catch,
+  # applied alone (files restored after each run); one JSON line per bug in deliberate_bugs_gpu.jsonl.
+  stage bugs
+  B="$EV/deliberate_bugs_gpu.jsonl"; : > "$B"
+  timeout 300 $PY scripts/deliberate_bugs.py --only 1 2 3 -- tests/gpu/test_gpu_wrong_kernels.py >> "$B" 2>&1
+  timeout 200 $PY scripts/deliberate_bugs.py --only 5 -- tests/gpu/test_gpu_kernels.py -k hgemm >> "$B" 2>&1
+  timeout 150 $PY scripts/deliberate_bugs.py --only 8 9 -- tests/gpu/test_gpu_flush.py >> "$B" 2>&1
+  cat "$B"
+  record bugs "$(grep -c '"caught": true' "$B") of $(grep -c '"bug"' "$B") caught"
   ;;
 sanitize)
   stage sanitize

@@ -1,4 +1,5 @@
-"""Every page of the app, headless (streamlit.testing AppTest), in no-GPU mode on the bundled real data."""
+"""Every page of the app inside its frame (app.py), headless (streamlit.testing AppTest), in no-GPU mode on the
+bundled real data."""
 
 from __future__ import annotations
 
@@ -14,16 +15,17 @@ from streamlit.testing.v1 import AppTest
 
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
-from profiling.app import data
-from profiling.runs import review
+from profiling.app import bundles, kernel_facts, tables
+from profiling.runs.export import export_runs_json
+from profiling.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
 NCU = ROOT / "tests" / "fixtures" / "ncu"
 LADDER = {"cublas", "v1", "v1-coalesced", "v2", "tiled-8", "tiled-16", "tiled-32", "v3", "v4", "v5"}
-BUNDLE = next(b for b in data.discover_bundles() if b.name == "h200-2026-11-22")
-BENCH = data.bench_frame(data.load_bench(BUNDLE))
-CAPTURES = data.load_bundle_reports(BUNDLE)
-N_LAUNCHES = len(data.key_metrics_table(CAPTURES))
+BUNDLE = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
+BENCH = tables.bench_frame(bundles.load_bench(BUNDLE))
+CAPTURES = bundles.load_bundle_reports(BUNDLE)
+N_LAUNCHES = len(tables.key_metrics_table(CAPTURES))
 
 
 @pytest.fixture(autouse=True)
@@ -36,9 +38,16 @@ def no_gpu(monkeypatch, tmp_path: Path):
     st.cache_resource.clear()
 
 
+OVERVIEW = "pages/0_Overview.py"
+
+
 def page(name: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / name), default_timeout=60)
+    """The frame app.py showing pages/<name> (it opens on the Overview)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
+    if name != OVERVIEW:
+        assert not at.exception, [e.value for e in at.exception]
+        at.switch_page(name).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
@@ -69,7 +78,7 @@ def kernel_points(fig: dict) -> dict[str, int]:
 
 
 def test_overview_banner_names_the_bundled_device_and_date() -> None:
-    at = page("app.py")
+    at = page(OVERVIEW)
     banner = plain(at.warning[0].value)
     assert banner == "No GPU found; showing bundled measurements from NVIDIA H200 on 2026-11-22."
     tables = [plain(m.value) for m in at.markdown if m.value.startswith("| property")]
@@ -95,7 +104,7 @@ def test_kernels_page_shows_every_kernel_source_and_diff() -> None:
             assert codes == [] and any("library kernel" in i.value for i in at.info)
             continue
         assert codes[0] == spec.read_source().strip()
-        diff = data.kernel_diff(spec)
+        diff = kernel_facts.kernel_diff(spec)
         if diff:
             assert codes[1] == diff.strip() and codes[1].startswith(f"--- {spec.previous}:")
         assert any(spec.adds[:40] in m.value for m in at.markdown)
@@ -122,7 +131,7 @@ def test_profile_page_bundled_capture() -> None:
     assert "needs a CUDA GPU" in at.info[0].value
     metrics, findings = at.dataframe[0].value, at.dataframe[1].value
     assert LADDER <= set(metrics["kernel"]) and len(metrics) == N_LAUNCHES
-    assert len(findings) == len(data.findings_table(CAPTURES)) > 0 and "rule" in findings.columns
+    assert len(findings) == len(tables.findings_table(CAPTURES)) > 0 and "rule" in findings.columns
     labels = [b.label for b in at.get("download_button")]
     assert len(labels) == 2
 
@@ -229,14 +238,12 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     assert len(runs) == 2 and set(runs["device_name"]) == {"NVIDIA H200"}
 
     # a candidate: the 8192 run with every time 20 % lower, imported as JSON
-    from profiling.runs.store import RunStore
-
     store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
     base = next(r for r in (store.get_run(i) for i in runs["id"]) if "8192" in r["label"])
     cand = {**base, "label": "candidate", "created_utc": "2026-11-23T00:00:00Z"}
     cand["results"] = [{**r, "time_median_ms": r["time_median_ms"] * 0.8} for r in base["results"]]
     at.file_uploader(key="import_json").set_value(
-        ("runs.json", review.export_runs_json([cand]).encode(), "application/json")
+        ("runs.json", export_runs_json([cand]).encode(), "application/json")
     ).run()
     next(b for b in at.button if b.label == "Import").click().run()
     assert not at.exception

@@ -8,20 +8,25 @@ import sys
 import textwrap
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
-from profiling import usecases
-from profiling.app import data
+from profiling import charts, usecases
+from profiling.analysis import ceilings, launches
+from profiling.app import bundles, kernel_facts, tables, text, ui
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.errors import InvalidInput, ReportError
-from profiling.gpu.jobs import BenchSettings
+from profiling.gpu import env as gpu_env
+from profiling.gpu.jobs import BenchSettings, sweep_sizes
 from profiling.nsight import load as ncu_load
 from profiling.paths import BUNDLED_RESULTS_DIR
-from profiling.runs import review
+from profiling.runs.comparison import VERDICT_COLORS, compare_runs, side_by_side
+from profiling.runs.records import SavedRun
 from profiling.shape import Shape
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,19 +35,19 @@ H200 = BUNDLED_RESULTS_DIR / "h200-2026-11-22"
 
 
 @pytest.fixture(scope="module")
-def bundle() -> data.Bundle:
-    found = {b.name: b for b in data.discover_bundles()}
+def bundle() -> bundles.Bundle:
+    found = {b.name: b for b in bundles.discover_bundles()}
     return found["h200-2026-11-22"]
 
 
 @pytest.fixture(scope="module")
 def doc(bundle):
-    return data.load_bench(bundle)
+    return bundles.load_bench(bundle)
 
 
 @pytest.fixture(scope="module")
 def reports(bundle):
-    return data.load_bundle_reports(bundle)
+    return bundles.load_bundle_reports(bundle)
 
 
 # --- bundled data --------------------------------------------------------------------------------
@@ -78,18 +83,18 @@ def test_new_result_folders_are_discovered_newest_first(tmp_path: Path) -> None:
     shutil.copy(H200 / "bench_8192.json", newer)
     (empty / "readme.txt").write_text("no data here")
     (newer / "broken.json").write_text("{not json")
-    found = data.discover_bundles(tmp_path)
+    found = bundles.discover_bundles(tmp_path)
     assert [b.name for b in found] == ["a100-2027-01-05", "h200-2026-11-22"]
     assert [p.name for p in found[0].bench_files] == ["bench_8192.json"]  # the broken file is skipped
 
 
 def test_merged_bench_has_every_result(doc) -> None:
-    frame = data.bench_frame(doc)
+    frame = tables.bench_frame(doc)
     bench = [d for n, d in _results_docs().items() if n.startswith("bench")]
     assert len(frame) == sum(len(d["results"]) for d in bench)
     sizes = sorted({r["m"] for d in bench for r in d["results"]})
     assert list(frame["size"].unique()) == [f"{n}x{n}x{n}" for n in sizes]
-    table = data.bench_table(frame)
+    table = tables.bench_table(frame)
     for column in ("time (ms)", "TFLOP/s", "% of FP32 peak", "% of cuBLAS", "rel. error", "clocks capped"):
         assert column in table.columns
     v8 = frame[(frame.kernel == "v8-async") & (frame["size"] == "8192x8192x8192")].iloc[0]
@@ -97,33 +102,46 @@ def test_merged_bench_has_every_result(doc) -> None:
 
 
 def test_bench_charts_have_one_trace_per_kernel(doc) -> None:
-    frame = data.bench_frame(doc)
-    fig = data.tflops_figure(frame)
+    frame = tables.bench_frame(doc)
+    fig = charts.tflops_figure(frame)
     assert {t.name for t in fig.data} == set(frame["kernel"])
     v3 = next(t for t in fig.data if t.name == "v3")
     assert list(v3.x) == list(frame[frame.kernel == "v3"]["size"])
     assert "8192x8192x8192" in list(v3.x)
-    bars = data.pct_cublas_figure(frame)
+    bars = charts.pct_cublas_figure(frame)
     assert "cublas" not in {t.name for t in bars.data} and "v5" in {t.name for t in bars.data}
 
 
 def test_sweep_sizes() -> None:
-    assert data.sweep_sizes(512, 4096) == [512, 1024, 2048, 4096]
-    assert data.sweep_sizes(1000, 3000, 3) == [1000, 3000]
+    assert sweep_sizes(512, 4096) == [Shape(n, n, n) for n in (512, 1024, 2048, 4096)]
+    assert sweep_sizes(1000, 3000, 3) == [Shape(1000, 1000, 1000), Shape(3000, 3000, 3000)]
     with pytest.raises(InvalidInput):
-        data.sweep_sizes(4096, 512)
+        sweep_sizes(4096, 512)
+    with pytest.raises(InvalidInput, match="at most 2147483647"):
+        sweep_sizes(2**30, 2**32)
 
 
 # --- roofline ------------------------------------------------------------------------------------
 
 
 def test_bench_roofline_has_a_point_per_kernel(doc) -> None:
-    frame = data.bench_frame(doc)
-    points = data.bench_roofline_points(frame, "8192x8192x8192")
-    fig = data.roofline(points, data.ceilings_for(doc["device"]), "t")
-    assert data.kernel_points(fig) == {k: 1 for k in frame[frame["size"] == "8192x8192x8192"]["kernel"]}
+    frame = tables.bench_frame(doc)
+    points = charts.bench_roofline_points(frame, "8192x8192x8192")
+    fig = charts.roofline(points, ceilings.ceilings_for(doc["device"]), "t")
+    assert charts.kernel_points(fig) == {k: 1 for k in frame[frame["size"] == "8192x8192x8192"]["kernel"]}
     assert points.set_index("kernel").loc["cublas-hgemm", "compute"] == "tensor"
     assert any("FP16 tensor" in (t.name or "") for t in fig.data)
+
+
+def test_rows_without_an_operation_ask_the_catalog(doc) -> None:
+    rows = [{k: v for k, v in r.items() if k != "operation"} for r in doc["results"]]
+    rows.append({**rows[0], "kernel": "my_hgemm_kernel"})
+    frame = tables.bench_frame({**doc, "results": rows})
+    by_kernel = frame.drop_duplicates("kernel").set_index("kernel")["operation"]
+    assert by_kernel["wmma-async"] == by_kernel["cublas-hgemm"] == "hgemm_addmm"
+    assert by_kernel["v5"] == by_kernel["my_hgemm_kernel"] == "sgemm"
+    points = charts.bench_roofline_points(frame, "8192x8192x8192").set_index("kernel")
+    assert points.loc["wmma-async", "compute"] == "tensor" and points.loc["v9-regdb", "compute"] == "fp32"
 
 
 def _ladder_1024(reports: list) -> list:
@@ -135,12 +153,12 @@ def _ladder_1024(reports: list) -> list:
 
 def test_report_roofline_has_three_levels_per_launch(reports) -> None:
     reports = _ladder_1024(reports)  # tests/fixtures/ncu/raw.csv is the same capture
-    points = data.report_roofline_points(reports)
-    fig = data.roofline(points, data.ceilings_for(None, reports[0][1]), "t")
-    counts = data.kernel_points(fig)
+    points = charts.report_roofline_points(reports)
+    fig = charts.roofline(points, ceilings.ceilings_for(None, reports[0][1]), "t")
+    counts = charts.kernel_points(fig)
     assert set(counts) == {"cublas", "v1", "v1-coalesced", "v2", "tiled-8", "tiled-16", "tiled-32", "v3", "v4", "v5"}
     assert set(counts.values()) == {3}
-    table = data.roofline_table(points, data.ceilings_for(None, reports[0][1]))
+    table = tables.roofline_table(points, ceilings.ceilings_for(None, reports[0][1]))
     assert len(table) == 30 and table["% of ceiling"].between(0, 100).all()
 
 
@@ -148,7 +166,7 @@ def test_report_roofline_has_three_levels_per_launch(reports) -> None:
 
 
 def test_key_metrics_table_on_bundled_capture(reports) -> None:
-    table = data.key_metrics_table(_ladder_1024(reports))
+    table = tables.key_metrics_table(_ladder_1024(reports))
     assert len(table) == 10
     v1 = table.set_index("kernel").loc["v1"]
     assert v1["duration (µs)"] == pytest.approx(4420.992)
@@ -156,13 +174,13 @@ def test_key_metrics_table_on_bundled_capture(reports) -> None:
     assert v1["achieved occ. (%)"] == pytest.approx(92.83, abs=0.01)
     for column in ("ld bank conflicts (%)", "st n-way", "DRAM (MB)", "L2 (MB)", "L1 (MB)", "FP32 TFLOP/s"):
         assert column in table.columns
-    side = data.compare_launches(table, [table.launch[1], table.launch[9]])
+    side = tables.compare_launches(table, [table.launch[1], table.launch[9]])
     assert list(side.columns) == [table.launch[1], table.launch[9]]
     assert side.loc["registers"].tolist() == [32, 127]
 
 
 def test_findings_from_the_details_page_biggest_first(reports) -> None:
-    findings = data.findings_table(_ladder_1024(reports))
+    findings = tables.findings_table(_ladder_1024(reports))
     details = ncu_load.load_report(H200 / "ncu_ladder_1024_details.csv")
     assert len(findings) == sum(len(launch.findings) for launch in details.launches) > 0
     speedups = findings["est. speedup (%)"].dropna().tolist()
@@ -170,9 +188,9 @@ def test_findings_from_the_details_page_biggest_first(reports) -> None:
 
 
 def test_two_reports_keep_launch_keys_unique() -> None:
-    raw = data.read_upload("raw.csv", (NCU / "raw.csv").read_bytes())
-    summary = data.read_upload("summary.csv", (NCU / "summary.csv").read_bytes())
-    table = data.key_metrics_table([("raw.csv", raw), ("summary.csv", summary)])
+    raw = usecases.load_upload("raw.csv", (NCU / "raw.csv").read_bytes())
+    summary = usecases.load_upload("summary.csv", (NCU / "summary.csv").read_bytes())
+    table = tables.key_metrics_table([("raw.csv", raw), ("summary.csv", summary)])
     assert len(table) == 20 and table["launch"].is_unique
     assert table["launch"].str.endswith("[raw.csv]").sum() == 10
 
@@ -180,9 +198,11 @@ def test_two_reports_keep_launch_keys_unique() -> None:
 # --- uploads -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["raw.csv", "details.csv", "summary.csv", "auto_units.csv", "stdout_mixed.txt"])
+@pytest.mark.parametrize(
+    "name", ["raw.csv", "details.csv", "summary.csv", "full_details_base_units.csv", "stdout_mixed.txt"]
+)
 def test_real_fixtures_upload(name: str) -> None:
-    report = data.read_upload(name, (NCU / name).read_bytes())
+    report = usecases.load_upload(name, (NCU / name).read_bytes())
     assert report.source == name and len(report.launches) >= 1
 
 
@@ -202,45 +222,44 @@ def _bad_files() -> dict[str, bytes]:
 def test_bad_uploads_give_one_line_errors(name: str, monkeypatch) -> None:
     monkeypatch.setattr("profiling.nsight.tools.find_ncu", lambda *a, **k: None)
     with pytest.raises(ReportError) as info:
-        data.read_upload(name, _bad_files()[name])
+        usecases.load_upload(name, _bad_files()[name])
     message = str(info.value)
     assert "\n" not in message and name in message
 
 
 def test_oversized_upload_is_refused() -> None:
     with pytest.raises(ReportError, match="200 MB"):
-        data.read_upload("big.csv", b"x" * (data.MAX_UPLOAD_BYTES + 1))
+        usecases.load_upload("big.csv", b"x" * (usecases.MAX_UPLOAD_MB * 1000 * 1000 + 1))
 
 
 def test_md_escape_neutralises_markdown_and_html() -> None:
     hostile = "**bold** <img src=x onerror=alert(1)> [link](http://x) :red[x] $x$"
-    escaped = data.md_escape(hostile)
+    escaped = text.md_escape(hostile)
     for ch in "*<>[]():$":
         assert ch not in escaped.replace("\\" + ch, "")
-    assert data.plot_text("void f<8>(float*)") == "void f&lt;8&gt;(float*)"
-    assert data.one_line("first\n\nsecond") == "first"
+    assert charts.plot_text("void f<8>(float*)") == "void f&lt;8&gt;(float*)"
 
 
 # --- kernels page --------------------------------------------------------------------------------
 
 
 def test_kernel_diff_against_previous() -> None:
-    diff = data.kernel_diff(get_kernel("v4"))
+    diff = kernel_facts.kernel_diff(get_kernel("v4"))
     assert diff.startswith("--- v3: v3_regblock.cu\n+++ v4: v4_transposed.cu")
     assert any(line.startswith("+") and not line.startswith("+++") for line in diff.splitlines())
-    assert data.kernel_diff(get_kernel("v1")) == ""
-    assert data.kernel_diff(get_kernel("cublas")) == ""
+    assert kernel_facts.kernel_diff(get_kernel("v1")) == ""
+    assert kernel_facts.kernel_diff(get_kernel("cublas")) == ""
 
 
 def test_every_kernel_has_a_summary_and_catalog_row() -> None:
-    table = data.catalog_table()
+    table = kernel_facts.catalog_table()
     assert list(table["id"]) == [s.id for s in CATALOG]
-    summary = data.kernel_summary(get_kernel("v8-async")).set_index("property")["value"]
+    summary = kernel_facts.kernel_summary(get_kernel("v8-async")).set_index("property")["value"]
     assert summary["block"] == "256x1" and summary["param STAGES"] == "3"
 
 
 def test_bundled_compile_facts(doc) -> None:
-    facts = data.bundled_compile_facts(doc).set_index("kernel")
+    facts = kernel_facts.bundled_compile_facts(doc).set_index("kernel")
     assert facts.loc["v4", "registers"] == 119
     assert facts.loc["v4", "shared static (B)"] == 8192
     assert "cublas" not in facts.index
@@ -248,7 +267,7 @@ def test_bundled_compile_facts(doc) -> None:
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_nvcc_compile_facts_match_the_entry() -> None:
-    facts = data.nvcc_compile_facts(get_kernel("v4"))
+    facts = kernel_facts.nvcc_compile_facts(get_kernel("v4"))
     assert len(facts) == 1 and facts["registers"].iloc[0] > 32
 
 
@@ -256,28 +275,28 @@ def test_nvcc_compile_facts_match_the_entry() -> None:
 
 
 def test_device_rows(doc) -> None:
-    rows = data.device_rows(doc["device"]).set_index("property")["value"]
+    rows = tables.device_rows(doc["device"]).set_index("property")["value"]
     assert rows["GPU"] == "NVIDIA H200"
     assert rows["SMs"] == "132"
     assert rows["CUDA runtime"] == "13.2" and rows["CUDA driver API"] == "13.0"
     assert rows["memory"] == "139.8 GiB"
-    assert data.cuda_version(None) == "-"
+    assert tables.cuda_version(None) == "-"
 
 
 def test_markdown_table_escapes_cells() -> None:
-    text = data.markdown_table(data.pd.DataFrame({"property": ["GPU"], "value": ["<b>x</b> | y"]}))
+    text = tables.markdown_table(pd.DataFrame({"property": ["GPU"], "value": ["<b>x</b> | y"]}))
     assert text.splitlines()[:2] == ["| property | value |", "|---|---|"]
     assert text.splitlines()[2] == "| GPU | \\<b\\>x\\</b\\> \\| y |"
 
 
 def test_tool_rows_list_the_three_tools() -> None:
-    assert list(data.tool_rows()["tool"]) == ["ncu", "compute-sanitizer", "nvcc"]
+    assert list(tables.tool_rows()["tool"]) == ["ncu", "compute-sanitizer", "nvcc"]
 
 
 def test_launch_configs_and_occupancy_table(doc, reports) -> None:
-    bench = {c.name: c for c in data.launch_configs_from_bench(doc)}
+    bench = {c.name: c for c in launches.launch_configs_from_bench(doc)}
     assert (bench["v4"].threads, bench["v4"].registers, bench["v4"].shared_mem) == (256, 119, 8192)
-    table = data.occupancy_table(reports).set_index("launch")
+    table = tables.occupancy_table(reports).set_index("launch")
     # our calculator agrees with ncu's theoretical occupancy on every real launch
     assert (table["theoretical (%)"] - table["ncu theoretical (%)"]).abs().max() < 0.01
     assert "registers" in table.loc["v4 1024x1024x1024", "limited by"]
@@ -286,33 +305,32 @@ def test_launch_configs_and_occupancy_table(doc, reports) -> None:
 # --- review --------------------------------------------------------------------------------------
 
 
-def _candidate(run: dict, factor: float) -> dict:
-    faster = {**run, "id": 99, "label": "candidate"}
-    faster["results"] = [{**r, "time_median_ms": r["time_median_ms"] * factor} for r in run["results"]]
-    return faster
+def _candidate(run: SavedRun, factor: float) -> SavedRun:
+    faster = tuple(replace(r, time_median_ms=r.time_median_ms * factor) for r in run.results)
+    return replace(run, id=99, label="candidate", results=faster)
 
 
 def test_review_styles_and_roofline(bundle) -> None:
-    base = {**data.bundled_runs(bundle)[1], "id": 1}
+    base = replace(bundles.bundled_runs(bundle)[1], id=1)
     cand = _candidate(base, 0.8)
-    comparison = review.compare_runs(base, [cand])
-    side = review.side_by_side(comparison)
-    html = data.style_side_by_side(side).to_html()
-    assert review.VERDICT_COLORS["improvement"] in html
+    comparison = compare_runs(base, [cand])
+    side = side_by_side(comparison)
+    html = tables.style_side_by_side(side).to_html()
+    assert VERDICT_COLORS["improvement"] in html
     assert "Time (ms) verdict" not in html
-    fig = data.review_roofline(base, [cand])
+    fig = charts.review_roofline(base, [cand], ceilings.recorded_device_ceilings(base.device, base.device_name))
     baseline_traces = [t for t in fig.data if (t.legendgroup or "").startswith("baseline:")]
     links = [t for t in fig.data if (t.legendgroup or "").startswith("link:")]
-    assert len(baseline_traces) == len({r["kernel"] for r in base["results"]})
-    assert len(links) == len(base["results"])
-    assert data.kernel_points(fig) == {r["kernel"]: 1 for r in base["results"]}
+    assert len(baseline_traces) == len({r.kernel for r in base.results})
+    assert len(links) == len(base.results)
+    assert charts.kernel_points(fig) == {r.kernel: 1 for r in base.results}
 
 
 def test_run_tables(bundle) -> None:
-    run = {**data.bundled_runs(bundle)[0], "id": 3}
-    info = data.run_info_table(run).set_index("property")["value"]
+    run = replace(bundles.bundled_runs(bundle)[0], id=3)
+    info = tables.run_info_table(run).set_index("property")["value"]
     assert info["device"] == "NVIDIA H200" and info["CUDA runtime"] == "13.2"
-    assert len(data.run_results_table(run)) == len(_results_docs()[bundle.bench_files[0].name]["results"])
+    assert len(tables.run_results_table(run)) == len(_results_docs()[bundle.bench_files[0].name]["results"])
 
 
 # --- the GPU job queue ---------------------------------------------------------------------------
@@ -418,7 +436,7 @@ def test_bench_job_through_the_queue_with_a_scripted_worker(tmp_path: Path) -> N
     assert [r["kernel"] for r in doc["results"]] == ["cublas", "v3", "v5"]
     assert doc["results"][1]["pct_cublas"] == pytest.approx(50.0)
     assert job.progress == 1.0 and len(job.partial) == 3 and job.events[-1] == "v5 256x256x256: ok"
-    assert len(data.bench_frame(doc)) == 3
+    assert len(tables.bench_frame(doc)) == 3
 
 
 def test_device_info_job_without_a_gpu_fails_with_a_message(tmp_path: Path) -> None:
@@ -433,16 +451,14 @@ def test_device_info_job_without_a_gpu_fails_with_a_message(tmp_path: Path) -> N
 
 
 def test_no_device_nodes_means_no_gpu(tmp_path: Path) -> None:
-    assert "no NVIDIA device nodes" in data.no_gpu_device_nodes(tmp_path)
+    assert "no NVIDIA device nodes" in gpu_env.no_gpu_device_nodes(tmp_path)
     (tmp_path / "nvidia0").touch()
-    assert data.no_gpu_device_nodes(tmp_path) is None
+    assert gpu_env.no_gpu_device_nodes(tmp_path) is None
 
 
 def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
-    from profiling.app import ui
-
     monkeypatch.delenv("GEMMLENS_GPU", raising=False)
-    monkeypatch.setattr(data, "no_gpu_device_nodes", lambda: None)
+    monkeypatch.setattr(gpu_env, "no_gpu_device_nodes", lambda: None)
     release = threading.Event()
 
     def fake_job(timeout_s: float = 30.0):
@@ -469,12 +485,12 @@ def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
 
 def test_measured_ceilings_sit_beside_the_theoretical_ones() -> None:
     # results/h200-2026-11-22/ceilings.json: `python -m profiling ceilings` on the H200.
-    bundle = next(b for b in data.discover_bundles() if b.name == "h200-2026-11-22")
-    measured = data.measured_ceilings(bundle, "NVIDIA H200")
+    bundle = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
+    measured = ceilings.measured_ceilings("NVIDIA H200", bundle.path)
     assert measured is not None and measured.fp32_flops.source.startswith("measured 2026-11-22")
-    assert data.measured_ceilings(bundle, "NVIDIA H100 80GB HBM3") is None
-    theoretical = data.ceilings_for(bundle.device)
-    table = data.ceilings_table(theoretical, measured).set_index("ceiling")
+    assert ceilings.measured_ceilings("NVIDIA H100 80GB HBM3", bundle.path) is None
+    theoretical = ceilings.ceilings_for(bundle.device)
+    table = tables.ceilings_table(theoretical, measured).set_index("ceiling")
     assert table.loc["FP32", "measured"] == pytest.approx(65.07, abs=0.01)
     assert 90 < table.loc["FP32", "measured / theoretical (%)"] <= 100
     assert table.loc["DRAM", "measured"] == pytest.approx(4.36, abs=0.01)
@@ -484,11 +500,11 @@ def test_measured_ceilings_sit_beside_the_theoretical_ones() -> None:
 def test_occupancy_gap_is_explained_on_real_launches() -> None:
     # ncu on the H200: v3 at 1024 runs 64 blocks of 256 threads, 2 per SM over 132 SMs (0.24 waves).
     report = ncu_load.load_report(H200 / "ncu_ladder_1024_raw.csv")
-    configs = {c.name.split(" ")[0]: c for c in data.launch_configs_from_reports([("raw", report)])}
+    configs = {c.name.split(" ")[0]: c for c in launches.launch_configs_from_reports([("raw", report)])}
     v3 = configs["v3"]
     assert v3.ncu_theoretical_pct == pytest.approx(25.0)
-    note = data.occupancy_gap_note(v3.ncu_theoretical_pct, v3.achieved_pct, v3.waves_per_sm)
+    note = launches.occupancy_gap_note(v3.ncu_theoretical_pct, v3.achieved_pct, v3.waves_per_sm)
     assert note is not None and "of one wave" in note and f"{v3.waves_per_sm:.2f}" in note
     v1 = configs["v1-coalesced"]  # 94 % achieved of 100 %: no note
-    assert data.occupancy_gap_note(v1.ncu_theoretical_pct, v1.achieved_pct, v1.waves_per_sm) is None
-    assert data.occupancy_gap_note(50.0, None, None) is None
+    assert launches.occupancy_gap_note(v1.ncu_theoretical_pct, v1.achieved_pct, v1.waves_per_sm) is None
+    assert launches.occupancy_gap_note(50.0, None, None) is None

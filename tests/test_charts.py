@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import zlib
+
 import pandas as pd
 import pytest
 
+from kernels.catalog import CATALOG, OPERATIONS
 from profiling.analysis.device_model import Ceiling, Ceilings, best_ceilings
 from profiling.charts import (
     LEVEL_SYMBOLS,
+    PALETTE,
     algorithmic_point,
     kernel_color,
     occupancy_figures,
+    review_roofline,
     roofline_figure,
     roofline_points,
 )
+from profiling.charts.roofline import operation_point
 from profiling.errors import InvalidInput
+from profiling.shape import Shape
 
 N = 4096
 
@@ -66,10 +76,21 @@ def test_algorithmic_point():
 
 
 def test_kernel_color_is_stable_and_distinct_for_catalog_kernels():
-    assert kernel_color("v3") == kernel_color("v3")
-    assert kernel_color("v1") != kernel_color("v3")
-    assert kernel_color("someone-elses-kernel") == kernel_color("someone-elses-kernel")
-    assert kernel_color("x").startswith("#")
+    ids = [spec.id for spec in CATALOG]
+    assert len(ids) <= len(PALETTE), "the catalog outgrew the palette: colours would repeat"
+    # Catalog kernels take the palette in catalog order, so each has its own colour.
+    assert [kernel_color(i) for i in ids] == list(PALETTE[: len(ids)])
+    # Other names take a crc32 of the name: the same colour in every process, whatever Python's hash seed.
+    name = "someone-elses-kernel"
+    assert kernel_color(name) == PALETTE[zlib.crc32(name.encode()) % len(PALETTE)]
+    code = f"from profiling.charts import kernel_color; print(kernel_color({name!r}))"
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, env=env, timeout=120
+        )
+        assert done.stdout.strip() == kernel_color(name), done.stderr
 
 
 def test_binding_ceiling_and_percent(points, ceilings):
@@ -91,6 +112,30 @@ def test_tensor_points_use_tensor_ceiling(ceilings):
     df = roofline_points(pd.DataFrame([point]), ceilings)
     assert df["binding_ceiling"].iloc[0] == "FP16 tensor compute"
     assert df["pct_of_roof"].iloc[0] == pytest.approx(100 * 2 * N**3 / 0.5e-3 / 989.4e12)
+
+
+def test_operation_points_take_element_size_and_ceiling_from_the_operation() -> None:
+    half = operation_point("wmma-addmm", Shape(N, N, N), 1e-3, OPERATIONS["hgemm_addmm"])
+    single = operation_point("v5", Shape(N, N, N), 1e-3, OPERATIONS["sgemm"])
+    foreign = operation_point("my_hgemm", Shape(N, N, N), 1e-3, None)
+    assert half["compute"] == "tensor" and single["compute"] == foreign["compute"] == "fp32"
+    assert half["bytes"] == 2 * 3 * N * N and single["bytes"] == foreign["bytes"] == 4 * 3 * N * N
+    assert half["flops"] == single["flops"] == 2 * N**3 and half["label"] == f"{N}x{N}x{N}"
+
+
+def _run(run_id: int, *results: dict) -> dict:
+    return {"id": run_id, "label": f"run {run_id}", "results": [{"m": N, "n": N, "k": N, **r} for r in results]}
+
+
+def test_review_roofline_asks_the_operation_table_not_the_kernel_name(ceilings):
+    def tensor_ceiling_drawn(run: dict) -> bool:
+        return any((t.name or "").startswith("FP16 tensor") for t in review_roofline(run, [], ceilings).data)
+
+    # a catalog id, a bench row's own operation, and a foreign name that only looks like half precision
+    assert tensor_ceiling_drawn(_run(1, {"kernel": "wmma-async", "time_median_ms": 1.0}))
+    row = {"kernel": "mine", "time_median_ms": 1.0, "extra": {"operation": "hgemm_addmm"}}
+    assert tensor_ceiling_drawn(_run(2, row))
+    assert not tensor_ceiling_drawn(_run(3, {"kernel": "my_hgemm_wmma", "time_median_ms": 1.0}))
 
 
 def test_roofline_figure_traces_axes_and_labels(points, ceilings):

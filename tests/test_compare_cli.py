@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from profiling.cli import main
-from profiling.runs import store
+from profiling.runs.convert import read_run_file
 from profiling.runs.store import RunStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,8 +82,8 @@ def test_kernel_that_breaks_fails_the_check(files: dict[str, Path], capsys: pyte
 def test_run_ids_from_the_store(files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
     with RunStore(url) as s:
-        base_id = s.save_run(store.load_run_file(files["base"], label="baseline run"))
-        slow_id = s.save_run(store.load_run_file(files["slower"]))
+        base_id = s.save_run(read_run_file(files["base"], label="baseline run"))
+        slow_id = s.save_run(read_run_file(files["slower"]))
     assert main(["compare", str(base_id), str(slow_id), "--db", url, "--fail-if-slower", "5"]) == 1
     out = capsys.readouterr().out
     assert f"run {base_id} 'baseline run'" in out
@@ -98,7 +98,7 @@ def test_default_store_from_environment(
     monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
     monkeypatch.setenv("GEMMLENS_DB_PATH", str(path))
     with RunStore() as s:
-        run_id = s.save_run(store.load_run_file(files["base"]))
+        run_id = s.save_run(read_run_file(files["base"]))
     assert main(["compare", str(run_id), str(files["base"]), "--fail-if-slower", "0"]) == 0
 
 

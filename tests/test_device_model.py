@@ -26,7 +26,8 @@ H100_INFO = {
     "fp32_lanes_per_sm": 128,
 }
 
-# Measured with ncu on an H200 (FIELD-NOTES): 16,896 FFMA/cycle, 1,504 DRAM B/cycle at 3.1995 GHz.
+# Measured with ncu on an H200 (docs/measured-facts.md, from tests/fixtures/ncu/raw.csv): 16,896 FFMA/cycle,
+# 1,504 DRAM B/cycle at 3.1995 GHz.
 H200_NCU = {
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained": 16896.0,
     "sm__cycles_elapsed.avg.per_second": 1.98e9,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kernels.catalog import CATALOG
@@ -29,19 +31,34 @@ def test_source_compiles_without_spills(source: str, arch: str) -> None:
             assert r.shared_bytes + spec.dynamic_smem_bytes <= 227 * 1024
 
 
+NVCC_FIXTURES = Path(__file__).parent / "fixtures" / "nvcc"
+
+
 def test_ptxas_report_parser_on_real_nvcc_output() -> None:
-    # nvcc 13.0's -Xptxas -v text for the catalog's v3 kernel, as printed on this project's CI machine.
-    text = (
-        "ptxas info    : 0 bytes gmem\n"
-        "ptxas info    : Compiling entry function 'sgemm_v3_regblock' for 'sm_90'\n"
-        "ptxas info    : Function properties for sgemm_v3_regblock\n"
-        "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
-        "ptxas info    : Used 128 registers, used 1 barriers, 8192 bytes smem, 400 bytes cmem[0]\n"
-    )
+    """nvcc 13.0.88's `-Xptxas -v` report for the catalog's v3 kernel on sm_90 (tests/fixtures/nvcc/README.md)."""
+    text = (NVCC_FIXTURES / "ptxas_v3_regblock_sm_90.txt").read_text()
     (r,) = parse_ptxas_report(text)
-    assert (r.name, r.arch, r.registers, r.barriers, r.shared_bytes, r.spills) == (
-        "sgemm_v3_regblock", "sm_90", 128, 1, 8192, 0,
+    assert (r.name, r.arch, r.registers, r.barriers, r.shared_bytes, r.stack_bytes, r.spills) == (
+        "sgemm_v3_regblock", "sm_90", 128, 1, 8192, 0, 0,
     )  # fmt: skip
+
+
+def test_ptxas_report_parser_on_real_template_kernels() -> None:
+    """Three instantiations of one template in one report, with cmem and compile-time lines (sm_80)."""
+    resources = parse_ptxas_report((NVCC_FIXTURES / "ptxas_tiled_sm_80.txt").read_text())
+    assert [(r.name, r.arch, r.registers, r.shared_bytes) for r in resources] == [
+        ("_Z11sgemm_tiledILi32EEvPKfS1_Pfiii", "sm_80", 32, 8192),
+        ("_Z11sgemm_tiledILi16EEvPKfS1_Pfiii", "sm_80", 32, 2048),
+        ("_Z11sgemm_tiledILi8EEvPKfS1_Pfiii", "sm_80", 32, 512),
+    ]
+    assert all(r.barriers == 1 and r.spills == 0 and r.stack_bytes == 0 for r in resources)
+    assert entry_matches(resources[1].name, "sgemm_tiled<16>")
+
+
+def test_ptxas_report_parser_on_bad_input() -> None:
+    """Hand-made text (not nvcc's): an entry without its "Used" line, and unrelated text, give nothing."""
+    assert parse_ptxas_report("ptxas info    : Compiling entry function 'k' for 'sm_90'\n") == []
+    assert parse_ptxas_report("nvcc fatal   : Unsupported gpu architecture 'sm_1'\n") == []
 
 
 def test_template_entries_match_their_mangled_names() -> None:

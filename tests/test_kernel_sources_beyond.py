@@ -15,6 +15,7 @@ import os
 from functools import cache
 
 import pytest
+from cuda.pathfinder import DynamicLibNotFoundError, load_nvidia_dynamic_lib
 
 from kernels.compile_info import FunctionResources, entry_matches, nvcc_resources
 from kernels.registry import get_kernel
@@ -126,7 +127,14 @@ def test_tensor_core_kernels_refuse_sizes_that_are_not_multiples_of_16() -> None
 
 
 def _nvrtc() -> ctypes.CDLL | None:
-    candidates = [os.environ.get("NVRTC_LIBRARY"), ctypes.util.find_library("nvrtc")]
+    """libnvrtc as CuPy finds it (cuda.pathfinder: the nvidia-cuda-nvrtc wheel of requirements-dev.txt, conda,
+    the system), else $NVRTC_LIBRARY, the linker's search path or a toolkit under /usr/local/cuda*."""
+    candidates = [os.environ.get("NVRTC_LIBRARY")]
+    try:
+        candidates.append(load_nvidia_dynamic_lib("nvrtc").abs_path)
+    except DynamicLibNotFoundError:
+        pass
+    candidates.append(ctypes.util.find_library("nvrtc"))
     for pattern in (
         "/usr/local/cuda*/lib64/libnvrtc.so*",
         "/usr/local/lib/python3*/*-packages/nvidia/cu1*/lib/libnvrtc.so*",

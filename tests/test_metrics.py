@@ -27,7 +27,7 @@ def test_quick_metrics_are_unique_wellformed_and_cover_the_issue() -> None:
         "l1tex__cycles_elapsed.avg.per_second",
     ):
         assert needed in M.QUICK_METRICS
-    # FIELD-NOTES: this name does not exist and aborts the whole ncu run.
+    # docs/measured-facts.md: this name does not exist and aborts the whole ncu run (exit code 9).
     assert "sm__maxwarps_per_active_cycle_pct" not in M.QUICK_METRICS
 
 
@@ -117,7 +117,7 @@ def test_derive_bank_conflicts_flops_intensity_occupancy() -> None:
     assert d["fp32_flops"] == flops
     assert d["seconds"] == pytest.approx(2e-3)
     assert d["fp32_flops_per_second"] == pytest.approx(flops / 2e-3)
-    # FIELD-NOTES: 16,896 ffma/cycle x 2 x 1.98 GHz = 66.9 TFLOP/s; 1,504 B/cycle x 3.1995 GHz = 4.81 TB/s.
+    # docs/measured-facts.md: 16,896 ffma/cycle x 2 x 1.98 GHz = 66.9 TFLOP/s; 1,504 B/cycle x 3.1995 GHz = 4.81 TB/s.
     assert d["fp32_peak_flops_per_second"] == pytest.approx(66.9e12, rel=1e-3)
     assert d["dram_peak_bytes_per_second"] == pytest.approx(4.81e12, rel=1e-3)
     assert d["ai_dram"] == pytest.approx(flops / (8.0 * n * n))

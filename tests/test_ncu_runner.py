@@ -1,11 +1,12 @@
 """The ncu / compute-sanitizer boundary: tool discovery, exact argument lists, timeouts, error messages.
 
-Processes are replaced by fakes; error texts are the real ones captured on the device
-(tests/fixtures/ncu) or quoted in FIELD-NOTES.
+Processes are replaced by fakes; the tool text they return is real output captured on the device
+(tests/fixtures/ncu, see its README). Hand-made text appears only in tests named for it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -15,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from profiling.cli import main
 from profiling.errors import InvalidInput, NcuError
 from profiling.gpu import env as tool_search
+from profiling.gpu.jobs import Job
+from profiling.gpu.process import worker_command
 from profiling.nsight import metrics as M
 from profiling.nsight import runner as R
 from profiling.nsight import sanitizer as S
@@ -28,8 +32,8 @@ PY = "/usr/bin/python3"
 
 def fixture_text(name: str) -> str:
     path = FIXTURES / name
-    if not path.is_file():
-        pytest.skip(f"real ncu capture {path.name} not in tests/fixtures/ncu yet")
+    if not path.is_file():  # a missing capture fails: skipping would hide that the parser went untested
+        pytest.fail(f"real ncu capture {path.name} is missing from tests/fixtures/ncu (see its README)")
     return path.read_text(encoding="utf-8", errors="replace")
 
 
@@ -87,14 +91,13 @@ def test_require_ncu_says_how_to_install(no_tools: None) -> None:
         T.require_ncu()
 
 
-def test_parse_ncu_version() -> None:
-    text = (
-        "NVIDIA (R) Nsight Compute Command Line Profiler\n"
-        "Copyright (c) 2018-2025 NVIDIA Corporation\n"
-        "Version 2025.3.1.0 (build 36398880) (public-release)\n"
-    )
-    assert T.parse_ncu_version(text) == "2025.3.1.0"
+def test_parse_ncu_version_on_real_text() -> None:
+    assert T.parse_ncu_version(fixture_text("version.txt")) == "2025.3.1.0"
+
+
+def test_parse_ncu_version_on_bad_input() -> None:
     assert T.parse_ncu_version("garbage") is None
+    assert T.parse_ncu_version("") is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,39 +189,17 @@ def test_import_and_sanitizer_commands_exact() -> None:
         "base",
     ]
     assert T.build_import_command("ncu", "run.ncu-rep", "details")[5] == "details"
-    assert R.build_sanitizer_command("cs", "racecheck", "job.json", python=PY) == [
-        "cs",
-        "--tool",
-        "racecheck",
-        "--racecheck-report",
-        "hazard",
-        PY,
-        "-m",
-        "profiling",
-        "worker",
-        "--job",
-        "job.json",
-    ]
-    assert R.build_sanitizer_command("cs", "memcheck", "job.json", python=PY) == [
-        "cs",
-        "--tool",
-        "memcheck",
-        PY,
-        "-m",
-        "profiling",
-        "worker",
-        "--job",
-        "job.json",
-    ]
+    worker = [PY, "-m", "profiling", "worker", "--job", "job.json"]
+    racecheck = R.build_sanitizer_command("cs", "racecheck", "job.json", python=PY)
+    assert racecheck == ["cs", "--tool", "racecheck", "--racecheck-report", "hazard", *worker]
+    assert R.build_sanitizer_command("cs", "memcheck", "job.json", python=PY) == ["cs", "--tool", "memcheck", *worker]
     with pytest.raises(InvalidInput):
         R.build_sanitizer_command("cs", "leakcheck", "job.json")  # type: ignore[arg-type]
 
 
 def test_write_job_matches_worker_job_format(tmp_path: Path) -> None:
-    Job = pytest.importorskip("profiling.gpu.jobs", reason="the worker's job module is not in this checkout").Job
-
     path = R.write_job(tmp_path / "job.json", ["v3", "v5"], [(1024, 1024, 1024), (256, 512, 128)], op="profile")
-    job = Job.from_dict(__import__("json").loads(path.read_text()))
+    job = Job.from_dict(json.loads(path.read_text()))
     assert job.op == "profile"
     assert [(t.kernel, t.m, t.n, t.k) for t in job.tasks] == [
         ("v3", 1024, 1024, 1024),
@@ -290,8 +271,10 @@ def _result(text: str, rc: int = 1) -> T.ToolResult:
     return T.ToolResult(args=["ncu"], returncode=rc, stdout=text, stderr="", seconds=1.0)
 
 
-def test_permission_error_message_gives_the_fix() -> None:
-    # Text quoted in FIELD-NOTES (measured with ncu 2025.3.1).
+def test_permission_error_message_on_hand_made_text() -> None:
+    """Hand-made: ncu's ERR_NVGPUCTRPERM line as NVIDIA documents it. It cannot be captured on the device
+    machines: their driver lets every user read the counters (/proc/driver/nvidia/params has
+    "RmProfilingAdminOnly: 0", and ncu run as user nobody profiled normally; H100, 2026-11-22)."""
     text = (
         "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance "
         "Counters on the target device 0."
@@ -311,10 +294,15 @@ def test_unknown_metric_message_on_real_text() -> None:
     assert "\n" not in message
 
 
-def test_unknown_metric_message_on_field_notes_text() -> None:
-    text = "==ERROR== Failed to find metric sm__maxwarps_per_active_cycle_pct"
+def test_failed_to_find_metric_message_on_real_text() -> None:
+    # A metric name without a rollup suffix that does not exist: ncu 2025.3.1 aborts with exit code 9 and
+    # names it as a regex ("Failed to find metric regex:^sm__maxwarps_per_active_cycle_pct\.(sum|...)$").
+    text = fixture_text("err_failed_to_find_metric.txt")
+    assert "exit=9" in text
     assert T.unknown_metrics_in(text) == ["sm__maxwarps_per_active_cycle_pct"]
-    assert "sm__maxwarps_per_active_cycle_pct" in T.explain_failure(_result(text, rc=9))
+    message = T.explain_failure(_result(text, rc=9))
+    assert message.startswith("ncu could not collect the metric(s) sm__maxwarps_per_active_cycle_pct on this GPU")
+    assert "\n" not in message
 
 
 def test_no_kernels_message_on_real_text() -> None:
@@ -336,7 +324,17 @@ def test_target_crash_message_on_real_text() -> None:
     assert "\n" not in message
 
 
-def test_crash_and_unknown_failures_are_one_line() -> None:
+def test_target_that_raises_is_one_line_on_real_text() -> None:
+    # ncu profiling `python -c "raise RuntimeError('boom')"`: the traceback, then ncu's own ==ERROR== line.
+    text = fixture_text("err_target_traceback.txt")
+    message = T.explain_failure(_result(text, rc=1))
+    assert message == (
+        "ncu failed (exit 1): the profiled program crashed or failed: The application returned an error code (1)."
+    )
+
+
+def test_unrecognised_failure_on_hand_made_text_is_one_line() -> None:
+    """Hand-made bad input: output with no ==ERROR== line ncu would print; the last line is the hint."""
     text = "==PROF== Connected to process 1\nTraceback (most recent call last):\nRuntimeError: boom\n"
     message = T.explain_failure(_result(text, rc=1))
     assert "exited with status 1" in message and "RuntimeError: boom" in message
@@ -344,16 +342,16 @@ def test_crash_and_unknown_failures_are_one_line() -> None:
 
 
 def test_profile_maps_failures_to_ncu_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    pytest.importorskip("profiling.gpu.jobs", reason="the worker's job module is not in this checkout")
     calls: list[list[str]] = []
+    failed = fixture_text("err_failed_to_find_metric.txt")
 
     def fake_run(args, timeout_s, cwd=None):
         calls.append(list(args))
-        return T.ToolResult(args, 9, "==ERROR== Failed to find metric bogus__metric.sum", "", 3.0)
+        return T.ToolResult(args, 9, failed, "", 3.0)
 
     ncu = str(make_exe(tmp_path / "bin" / "ncu"))
     monkeypatch.setattr(R, "run_tool", fake_run)
-    with pytest.raises(NcuError, match="bogus__metric.sum"):
+    with pytest.raises(NcuError, match="sm__maxwarps_per_active_cycle_pct"):
         R.profile(["v5"], [(256, 256, 256)], tmp_path / "run", ncu=ncu)
     assert calls[0][0] == ncu
     assert calls[0][calls[0].index("-o") + 1] == str(tmp_path / "run.ncu-rep")
@@ -371,9 +369,10 @@ def test_profile_maps_failures_to_ncu_errors(monkeypatch: pytest.MonkeyPatch, tm
 def test_profile_validates_extra_metrics_before_running(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     calls: list[list[str]] = []
 
+    listing = fixture_text("query_metrics.txt")
+
     def fake_run(args, timeout_s, cwd=None):
         calls.append(list(args))
-        listing = "Device gh100\nMetric Name   Metric Description\ndram__bytes   # of bytes\n"
         return T.ToolResult(args, 0, listing, "", 1.0)
 
     ncu = str(make_exe(tmp_path / "bin" / "ncu"))
@@ -443,8 +442,6 @@ def test_sanitize_needs_compute_sanitizer(no_tools: None) -> None:
 
 
 def test_cli_profile_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from profiling.cli import main
-
     assert main(["profile", "--kernels", "v9", "--sizes", "256"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown kernel 'v9'" in err
@@ -453,15 +450,13 @@ def test_cli_profile_bad_input_is_one_line(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_cli_sanitize_without_tool_is_one_line(no_tools: None, capsys: pytest.CaptureFixture[str]) -> None:
-    from profiling.cli import main
-
     assert main(["sanitize", "--kernel", "v5", "--size", "256", "--tool", "racecheck"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "compute-sanitizer" in err
 
 
 def test_worker_module_is_the_profiled_target() -> None:
-    assert R.worker_command("j.json", python=sys.executable) == [
+    assert worker_command("j.json", python=sys.executable) == [
         sys.executable,
         "-m",
         "profiling",
@@ -469,4 +464,4 @@ def test_worker_module_is_the_profiled_target() -> None:
         "--job",
         "j.json",
     ]
-    assert subprocess.list2cmdline(R.worker_command("j", "p")) == "p -m profiling worker --job j"
+    assert subprocess.list2cmdline(worker_command("j", "p")) == "p -m profiling worker --job j"

@@ -7,13 +7,25 @@ import io
 import json
 import math
 import re
+from copy import deepcopy
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from profiling.charts import history_figure
 from profiling.errors import InvalidInput
-from profiling.runs import review, store
+from profiling.runs import convert, records, review
+from profiling.runs.comparison import (
+    COMPARISON_COLUMNS,
+    VERDICT_COLORS,
+    classify,
+    compare_runs,
+    side_by_side,
+    slower_than,
+    unmatched,
+)
+from profiling.runs.export import export_runs_json, import_runs_json, to_csv, to_json
 from profiling.runs.store import RunStore
 
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
@@ -39,7 +51,7 @@ def bench_doc(kernels: dict[str, float], *, size: int = 4096, created: str = "20
 
 
 def record(kernels: dict[str, float], run_id: int, label: str, **kw: object) -> dict:
-    rec = store.run_from_bench(bench_doc(kernels, **kw), label=label)  # type: ignore[arg-type]
+    rec = convert.run_from_bench(bench_doc(kernels, **kw), label=label)  # type: ignore[arg-type]
     rec["id"] = run_id
     return rec
 
@@ -70,7 +82,7 @@ def by(comparison: pd.DataFrame, kernel: str, metric: str) -> pd.Series:
     ],
 )
 def test_classify(better: str | None, base: float | None, cand: float | None, verdict: str) -> None:
-    assert review.classify(better, base, cand, 2.0) == verdict
+    assert classify(better, base, cand, 2.0) == verdict
 
 
 def test_compare_runs_deltas_and_directions() -> None:
@@ -80,8 +92,8 @@ def test_compare_runs_deltas_and_directions() -> None:
     base["results"][0]["bank_conflicts"] = 100.0
     cand["results"][1]["occupancy_pct"] = 20.0
     base["results"][1]["occupancy_pct"] = 25.0
-    comparison = review.compare_runs(base, [cand])
-    assert list(comparison.columns) == review.COMPARISON_COLUMNS
+    comparison = compare_runs(base, [cand])
+    assert list(comparison.columns) == COMPARISON_COLUMNS
     assert set(comparison["kernel"]) == {"v3", "v5"}  # only pairs present in both
 
     t = by(comparison, "v3", "time_median_ms")
@@ -96,11 +108,11 @@ def test_compare_runs_deltas_and_directions() -> None:
     assert by(comparison, "v5", "dram_bytes")["verdict"] == "n/a"
 
     # A wider threshold for time turns the 5% change into noise; per-metric overrides apply.
-    wide = review.compare_runs(base, [cand], thresholds={"time_median_ms": 6.0})
+    wide = compare_runs(base, [cand], thresholds={"time_median_ms": 6.0})
     assert by(wide, "v5", "time_median_ms")["verdict"] == "same"
     assert by(wide, "v5", "tflops")["verdict"] == "improvement"
 
-    only = review.unmatched(base, cand)
+    only = unmatched(base, cand)
     assert sorted(zip(only["kernel"], only["only_in"], strict=True)) == [("v7", "baseline"), ("v8", "candidate")]
 
 
@@ -108,19 +120,19 @@ def test_status_change_is_a_regression_and_slower_than_reports_it() -> None:
     base = record({"v3": 3.0, "v5": 2.0}, 1, "base")
     cand = record({"v3": 3.05, "v5": 2.0}, 2, "cand")
     cand["results"][1].update(status="wrong", time_median_ms=None)
-    comparison = review.compare_runs(base, [cand])
+    comparison = compare_runs(base, [cand])
     status = by(comparison, "v5", "status")
     assert (status["baseline"], status["candidate"], status["verdict"]) == ("ok", "wrong", "regression")
-    bad = review.slower_than(comparison, 5.0)
+    bad = slower_than(comparison, 5.0)
     assert list(bad["kernel"]) == ["v5"]
-    assert review.slower_than(comparison, 1.0)["kernel"].tolist() == ["v3", "v5"]  # v3 is 1.67% slower
+    assert slower_than(comparison, 1.0)["kernel"].tolist() == ["v3", "v5"]  # v3 is 1.67% slower
 
 
 def test_several_candidates_and_side_by_side() -> None:
     base = record({"v3": 3.0}, 1, "base")
     cands = [record({"v3": 2.7}, 2, "faster"), record({"v3": 3.6}, 3, "slower")]
-    comparison = review.compare_runs(base, cands)
-    wide = review.side_by_side(comparison)
+    comparison = compare_runs(base, cands)
+    wide = side_by_side(comparison)
     assert list(wide["candidate_label"]) == ["faster", "slower"]
     assert list(wide["Time (ms) verdict"]) == ["improvement", "regression"]
     assert wide["Time (ms) Δ%"].tolist() == pytest.approx([-10.0, 20.0])
@@ -130,7 +142,7 @@ def test_several_candidates_and_side_by_side() -> None:
 def test_bad_threshold_is_refused() -> None:
     base = record({"v3": 3.0}, 1, "base")
     with pytest.raises(InvalidInput, match="noise threshold"):
-        review.compare_runs(base, [base], threshold_pct=-1)
+        compare_runs(base, [base], threshold_pct=-1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,11 +184,11 @@ def test_filter_runs() -> None:
 
 def test_kernel_history_per_device(tmp_path: Path) -> None:
     with RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}") as s:
-        s.save_run(store.run_from_bench(bench_doc({"v3": 3.0}, created="2026-11-01T00:00:00Z"), label="a"))
-        s.save_run(store.run_from_bench(bench_doc({"v3": 2.0}, created="2026-11-03T00:00:00Z"), label="c"))
-        s.save_run(store.run_from_bench(bench_doc({"v3": 2.5, "v5": 1.0}, created="2026-11-02T00:00:00Z"), label="b"))
+        s.save_run(convert.run_from_bench(bench_doc({"v3": 3.0}, created="2026-11-01T00:00:00Z"), label="a"))
+        s.save_run(convert.run_from_bench(bench_doc({"v3": 2.0}, created="2026-11-03T00:00:00Z"), label="c"))
+        s.save_run(convert.run_from_bench(bench_doc({"v3": 2.5, "v5": 1.0}, created="2026-11-02T00:00:00Z"), label="b"))
         s.save_run(
-            store.run_from_bench(bench_doc({"v3": 6.0}, created="2026-11-02T00:00:00Z", device="A100"), label="x")
+            convert.run_from_bench(bench_doc({"v3": 6.0}, created="2026-11-02T00:00:00Z", device="A100"), label="x")
         )
         rows = review.rows_frame(s.result_rows(kernel="v3"))
     history = review.kernel_history(rows, "v3", device="NVIDIA H100 80GB HBM3")
@@ -184,7 +196,7 @@ def test_kernel_history_per_device(tmp_path: Path) -> None:
     assert history["value"].tolist() == [3.0, 2.5, 2.0]
     both = review.kernel_history(rows, "v3", metric="tflops")
     assert sorted(set(both["device_name"])) == ["A100", "NVIDIA H100 80GB HBM3"]
-    fig = review.history_figure(both, "v3", "tflops")
+    fig = history_figure(both, "v3", "tflops")
     assert sorted(t.name for t in fig.data) == ["A100 4096x4096x4096", "NVIDIA H100 80GB HBM3 4096x4096x4096"]
 
 
@@ -202,32 +214,32 @@ def test_html_report_is_self_contained() -> None:
     assert page.count('class="plotly-graph-div"') == 2
     assert "base &lt;b&gt;" in page and "base <b>" not in page  # labels are escaped
     # Verdict colours land on the cells: v3's time regressed (red), v5's improved (green).
-    assert f'color:{review.VERDICT_COLORS["regression"]};font-weight:600">3.3<' in page
-    assert f'color:{review.VERDICT_COLORS["improvement"]};font-weight:600">1.9<' in page
+    assert f'color:{VERDICT_COLORS["regression"]};font-weight:600">3.3<' in page
+    assert f'color:{VERDICT_COLORS["improvement"]};font-weight:600">1.9<' in page
 
 
 def test_csv_and_json_export_of_tables() -> None:
     base = record({"v3": 3.0}, 1, "base")
     cand = record({"v3": 3.3}, 2, "cand")
-    comparison = review.compare_runs(base, [cand])
-    csv = pd.read_csv(io.StringIO(review.to_csv(comparison)))
-    assert list(csv.columns) == review.COMPARISON_COLUMNS and len(csv) == len(comparison)
+    comparison = compare_runs(base, [cand])
+    csv = pd.read_csv(io.StringIO(to_csv(comparison)))
+    assert list(csv.columns) == COMPARISON_COLUMNS and len(csv) == len(comparison)
     assert csv[csv["metric"] == "time_median_ms"]["delta_pct"].iloc[0] == pytest.approx(10.0)
-    rows = json.loads(review.to_json(comparison))
+    rows = json.loads(to_json(comparison))
     assert rows[1]["metric"] == "time_median_ms" and rows[1]["verdict"] == "regression"
-    runs_csv = review.to_csv(review.runs_frame([base, cand]))
+    runs_csv = to_csv(review.runs_frame([base, cand]))
     assert "v3" in runs_csv.splitlines()[1]
 
 
 def test_runs_json_export_imports_back(tmp_path: Path) -> None:
     with RunStore(f"sqlite:///{tmp_path / 'a.sqlite'}") as a:
-        ids = [a.save_run(store.run_from_bench(bench_doc({"v3": 3.0, "v5": 2.0}), label="one", author="ann")),
-               a.save_run(store.run_from_report(
+        ids = [a.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v5": 2.0}), label="one", author="ann")),
+               a.save_run(convert.run_from_report(
                    {"launches": [{"name": "k(float*)", "metrics": {"dram__bytes.sum": {"value": 5.0, "unit": "byte"}},
                                   "derived": {"x": 1.0}}]}, label="two"))]  # fmt: skip
         originals = a.get_runs(ids)
-    text = review.export_runs_json(originals)
-    imported = review.import_runs_json(text)
+    text = export_runs_json(originals)
+    imported = import_runs_json(text)
     with RunStore(f"sqlite:///{tmp_path / 'b.sqlite'}") as b:
         new_ids = b.import_runs(imported)
         copies = b.get_runs(new_ids)
@@ -235,27 +247,42 @@ def test_runs_json_export_imports_back(tmp_path: Path) -> None:
         for key in ("label", "author", "notes", "created_utc", "kind", "device", "catalog_commit", "meta", "results"):
             assert copy[key] == orig[key], key
     # Bytes, a single run record, and bad documents.
-    assert len(review.import_runs_json(text.encode())) == 2
-    assert review.import_runs_json(json.dumps(originals[0]))[0]["label"] == "one"
+    assert len(import_runs_json(text.encode())) == 2
+    assert import_runs_json(json.dumps(originals[0]))[0]["label"] == "one"
     with pytest.raises(InvalidInput, match="not a JSON export"):
-        review.import_runs_json("{nope")
+        import_runs_json("{nope")
     with pytest.raises(InvalidInput, match="not a GEMM Lens runs export"):
-        review.import_runs_json('{"schema": "gemmlens.bench.v1", "results": []}')
+        import_runs_json('{"schema": "gemmlens.bench.v1", "results": []}')
     with pytest.raises(InvalidInput, match="run 1 of the export: a run needs"):
-        review.import_runs_json('{"schema": "gemmlens.runs.v1", "runs": [{"label": "x"}]}')
+        import_runs_json('{"schema": "gemmlens.runs.v1", "runs": [{"label": "x"}]}')
 
 
 def test_real_results_files_load_and_compare() -> None:
-    """Every committed benchmark file (results/<device>-<date>/bench*.json) loads as a run and equals itself."""
+    """Every committed benchmark file (results/<device>-<date>/bench*.json) loads as a run; against a copy with
+    one result 20 % slower and another turned wrong, the comparison flags exactly those two and no other row."""
     paths = sorted(RESULTS_DIR.rglob("bench*.json"))
     assert paths, "the H200 benchmark results are committed under results/"
     for path in paths:
         doc = json.loads(path.read_text())
-        assert doc.get("schema") == store.BENCH_SCHEMA, path
-        rec = store.load_run_file(path)
+        assert doc.get("schema") == records.BENCH_SCHEMA, path
+        rec = convert.load_run_file(path)
         assert rec["results"] and rec["device"].get("name"), path
         ok = [r for r in rec["results"] if r["status"] == "ok"]
         assert len(ok) == len(rec["results"]), path
         assert all(r["time_median_ms"] and r["time_median_ms"] > 0 for r in ok), path
-        comparison = review.compare_runs(rec, [rec])
-        assert set(comparison["verdict"]) <= {"same", "n/a"}, path
+        candidate = deepcopy(rec)
+        slow, broken = candidate["results"][1], candidate["results"][2]
+        slow["time_median_ms"] *= 1.2
+        broken["status"] = "wrong"
+        comparison = compare_runs(rec, [candidate])
+        assert len(comparison) > 2 * len(rec["results"]), path
+        flagged = comparison[comparison["verdict"] != "same"]
+        flagged = flagged[flagged["verdict"] != "n/a"]
+        assert sorted(
+            zip(flagged["kernel"], flagged["size"], flagged["metric"], flagged["verdict"], strict=True)
+        ) == sorted(
+            [
+                (slow["kernel"], f"{slow['m']}x{slow['n']}x{slow['k']}", "time_median_ms", "regression"),
+                (broken["kernel"], f"{broken['m']}x{broken['n']}x{broken['k']}", "status", "regression"),
+            ]
+        ), path

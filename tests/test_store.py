@@ -22,7 +22,7 @@ import pytest
 import sqlalchemy as sa
 
 from profiling.errors import InvalidInput
-from profiling.runs import store
+from profiling.runs import convert, records, schema, store, values
 from profiling.runs.store import RunStore, StoreError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -167,7 +167,7 @@ def test_sqlite_file_created_on_first_use_in_wal_mode(monkeypatch: pytest.Monkey
     assert path.exists()
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(store.SCHEMA_VERSION,)]
+        assert conn.execute("SELECT version FROM schema_version").fetchall() == [(schema.SCHEMA_VERSION,)]
 
 
 def test_missing_store_not_created_when_asked_not_to(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_bad_urls_give_one_line_errors(tmp_path: Path) -> None:
 def test_models_match_migrated_schema(open_store: Callable[..., RunStore]) -> None:
     s = open_store()
     inspector = sa.inspect(s.engine)
-    for table in store.Base.metadata.sorted_tables:
+    for table in schema.Base.metadata.sorted_tables:
         migrated = {c["name"] for c in inspector.get_columns(table.name)}
         assert migrated == {c.name for c in table.columns}, table.name
     indexes = {i["name"] for i in inspector.get_indexes("results")}
@@ -199,16 +199,16 @@ def test_models_match_migrated_schema(open_store: Callable[..., RunStore]) -> No
 
 def test_v1_database_is_migrated_on_open(db_url: str) -> None:
     engine = store.make_engine(db_url)
-    assert store.migrate(engine, target=1) == 0
+    assert schema.migrate(engine, target=1) == 0
     with engine.begin() as conn:
-        assert store.schema_version(conn) == 1
+        assert schema.schema_version(conn) == 1
         assert "meta" not in {c["name"] for c in sa.inspect(conn).get_columns("runs")}
         conn.execute(
             sa.text(
                 "INSERT INTO runs (label, author, notes, created_at, saved_at, kind, device_name)"
                 " VALUES ('old run', 'ann', '', :t, :t, 'bench', 'GPU')"
             ),
-            {"t": store._utc("2025-01-02T03:04:05Z")},
+            {"t": values.to_utc("2025-01-02T03:04:05Z")},
         )
         old_id = conn.exec_driver_sql("SELECT max(id) FROM runs").scalar()
         conn.execute(
@@ -222,14 +222,14 @@ def test_v1_database_is_migrated_on_open(db_url: str) -> None:
 
     with RunStore(db_url) as s:
         with s.engine.connect() as conn:
-            assert store.schema_version(conn) == store.SCHEMA_VERSION == 2
+            assert schema.schema_version(conn) == schema.SCHEMA_VERSION == 2
         old = s.get_run(old_id)
         assert old["label"] == "old run" and old["author"] == "ann" and old["meta"] == {}
         assert old["created_utc"] == "2025-01-02T03:04:05Z"
         assert old["results"][0]["time_median_ms"] == 2.5
         assert old["results"][0]["metrics"] == {"tflops": 1.5}
         assert old["results"][0]["derived"] == {} and old["results"][0]["extra"] == {}
-        new_id = s.save_run(store.run_from_bench(bench_doc({"v3": 3.0})))
+        new_id = s.save_run(convert.run_from_bench(bench_doc({"v3": 3.0})))
         assert new_id != old_id and s.get_run(new_id)["meta"]["settings"]["repeats"] == 30
     # Opening again is a no-op (the version is current).
     with RunStore(db_url) as s:
@@ -258,7 +258,7 @@ def test_foreign_runs_table_is_refused(tmp_path: Path) -> None:
 
 def test_bench_run_round_trips(open_store: Callable[..., RunStore]) -> None:
     s = open_store()
-    rec = store.run_from_bench(bench_doc({"v3": 3.1, "v5": 2.2}), label="monday", author="ann", notes="n")
+    rec = convert.run_from_bench(bench_doc({"v3": 3.1, "v5": 2.2}), label="monday", author="ann", notes="n")
     run_id = s.save_run(rec)
     got = s.get_run(run_id)
     assert got["id"] == run_id and got["label"] == "monday" and got["author"] == "ann" and got["notes"] == "n"
@@ -278,6 +278,20 @@ def test_bench_run_round_trips(open_store: Callable[..., RunStore]) -> None:
     again = s.get_run(s.save_run(got))
     for key in ("label", "author", "notes", "created_utc", "kind", "device", "catalog_commit", "meta", "results"):
         assert again[key] == got[key], key
+
+
+def test_saved_runs_read_back_equal(open_store: Callable[..., RunStore]) -> None:
+    """The typed runs read back field for field (dates, JSON columns and float columns on either backend)."""
+    s = open_store()
+    bench = convert.bench_run(bench_doc({"v3": 3.1, "v5": 2.2}), label="typed", author="ann", notes="n")
+    report = {"launches": [{"name": "k(float*)", "size_label": "big", "metrics": {"dram__bytes.sum": 5.0e8},
+                            "derived": {"ai": 0.25}, "findings": [{"rule": "r"}]}], "layout": "raw"}  # fmt: skip
+    profile = convert.report_run(report, label="ncu", created_utc="2026-11-20T08:00:00+01:00")
+    for run in (bench, profile):
+        got = s.read_run(s.save_run(run))
+        assert got.detached() == run and got.id is not None and got.saved is not None
+        assert records.SavedRun.from_dict(s.get_run(got.id)) == got
+    assert profile.created.isoformat() == "2026-11-20T07:00:00"  # kept in UTC
 
 
 class FakeMetric:
@@ -312,7 +326,7 @@ def test_profile_report_record_maps_ncu_metrics(open_store: Callable[..., RunSto
         ],
         "warnings": ["one"],
     }  # fmt: skip
-    rec = store.run_from_report(report, label="ncu", author="bo", kind="upload")
+    rec = convert.run_from_report(report, label="ncu", author="bo", kind="upload")
     s = open_store()
     got = s.get_run(s.save_run(rec))
     assert got["kind"] == "upload" and got["device"] == {"name": "NVIDIA H100 80GB HBM3", "cc": "9.0"}
@@ -341,12 +355,12 @@ def test_invalid_records_are_refused_in_one_line() -> None:
     ]
     for record, message in cases:
         with pytest.raises(InvalidInput, match=message) as info:
-            store.normalize_run(record)
+            records.normalize_run(record)
         assert "\n" not in str(info.value)
     with pytest.raises(InvalidInput, match="not a benchmark results file"):
-        store.run_from_bench({"schema": "gemmlens.bench.v0", "results": []})
+        convert.run_from_bench({"schema": "gemmlens.bench.v0", "results": []})
     with pytest.raises(InvalidInput, match="no list of kernel launches"):
-        store.run_from_report({"kernels": []})
+        convert.run_from_report({"kernels": []})
 
 
 def test_non_finite_values_become_null(open_store: Callable[..., RunStore]) -> None:
@@ -358,8 +372,8 @@ def test_non_finite_values_become_null(open_store: Callable[..., RunStore]) -> N
 
 def test_list_update_delete(open_store: Callable[..., RunStore]) -> None:
     s = open_store()
-    older = s.save_run(store.run_from_bench(bench_doc({"v1": 9.0}, created="2026-01-01T00:00:00Z")))
-    newer = s.save_run(store.run_from_bench(bench_doc({"v3": 3.0, "v5": 2.0}), label="new"))
+    older = s.save_run(convert.run_from_bench(bench_doc({"v1": 9.0}, created="2026-01-01T00:00:00Z")))
+    newer = s.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v5": 2.0}), label="new"))
     runs = s.list_runs()
     assert [r["id"] for r in runs] == [newer, older]  # newest first
     assert runs[0]["kernels"] == ["v3", "v5"] and runs[0]["n_results"] == 2 and "results" not in runs[0]
@@ -381,7 +395,7 @@ def test_list_update_delete(open_store: Callable[..., RunStore]) -> None:
 
 def test_import_is_all_or_nothing(open_store: Callable[..., RunStore]) -> None:
     s = open_store()
-    good = store.run_from_bench(bench_doc({"v1": 1.0}))
+    good = convert.run_from_bench(bench_doc({"v1": 1.0}))
     with pytest.raises(InvalidInput):
         s.import_runs([good, {"results": [{"kernel": ""}]}])
     assert s.list_runs() == []
@@ -533,8 +547,8 @@ def test_ncu_report_objects_are_accepted(open_store: Callable[..., RunStore]) ->
     )
     report = ncu.Report(launches=[launch], layout="raw", source="x.csv", warnings=["w"])
     s = open_store()
-    from_object = s.get_run(s.save_run(store.run_from_report(report, label="obj")))
-    from_dict = s.get_run(s.save_run(store.run_from_report(report.to_dict(), label="dict")))
+    from_object = s.get_run(s.save_run(convert.run_from_report(report, label="obj")))
+    from_dict = s.get_run(s.save_run(convert.run_from_report(report.to_dict(), label="dict")))
     for got in (from_object, from_dict):
         r = got["results"][0]
         assert r["kernel"] == "sgemm_v5<128, 8>(float const*, float*)"

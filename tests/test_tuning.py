@@ -8,7 +8,7 @@ import pytest
 
 from kernels import tuning
 from kernels.registry import get_kernel
-from profiling.commands.tune import best_per_size
+from kernels.tuning import best_per_size
 
 IDS = [c["id"] for c in tuning.TUNING_CONFIGS]
 V9_IDS = [c["id"] for c in tuning.V9_TUNING_CONFIGS]

@@ -18,30 +18,16 @@
 // wgmma path is out of reach of both. Written as PTX so NVRTC compiles it without toolkit headers; A and B
 // arrive as raw IEEE half bit patterns (unsigned short).
 
+#include "cp_async.cuh"
+
 namespace mma_async {
+
+using namespace cp_async;  // smem_addr, copy16, commit, wait<N>
 
 constexpr int BK = 32;  // halves per K slice: 64-byte A rows, 4 chunks of 16 bytes
 constexpr int WM = 64;
 constexpr int WN = 64;
 constexpr int GROUP_M = 8;
-
-__device__ __forceinline__ unsigned smem_addr(const void* p)
-{
-    unsigned r;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-    return r;
-}
-
-// src_bytes = 0 zero-fills the 16 bytes without reading; `src` then only needs to be a valid address.
-__device__ __forceinline__ void copy16(unsigned dst, const void* src, bool valid)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int PENDING>
-__device__ __forceinline__ void wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory"); }
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr)
 {

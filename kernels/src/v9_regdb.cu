@@ -12,31 +12,11 @@
 // instantiate a sweep. Any M, N, K >= 1: cp.async's src-size operand zero-fills what lies outside the
 // matrices (v8's edge handling). Blocks are visited in groups of 8 block-rows for L2 reuse.
 
+#include "cp_async.cuh"
+
 namespace v9 {
 
-__device__ __forceinline__ unsigned smem_addr(const void* p)
-{
-    unsigned r;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-    return r;
-}
-
-// src_bytes < copy size makes the hardware fill the rest of the destination with zeros; with 0 nothing is
-// read, so `src` only has to be some valid global address.
-__device__ __forceinline__ void copy4(unsigned dst, const float* src, bool valid)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0));
-}
-
-__device__ __forceinline__ void copy16(unsigned dst, const float* src, bool valid)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int PENDING>
-__device__ __forceinline__ void wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory"); }
+using namespace cp_async;  // smem_addr, copy4, copy16, commit, wait<N>
 
 // Rows of the transposed A tile are padded by 4 floats (16-byte aligned rows for LDS.128).
 constexpr int APAD = 4;

@@ -1,4 +1,5 @@
-"""Measured roofline ceilings, cached per device, and their conversion to `Ceilings`.
+"""Roofline ceilings: the theoretical ones known for a device or an ncu report, and the measured ones (cached
+per device, or committed beside bundled measurements) as `Ceilings`.
 
 The measuring itself runs on the GPU, in `profiling.gpu.ceilings`.
 """
@@ -7,10 +8,50 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from profiling.analysis.device_model import Ceiling, Ceilings, device_slug
+from profiling.analysis.device_model import Ceiling, Ceilings, best_ceilings, device_slug
+from profiling.errors import InvalidInput
+from profiling.nsight.report import Report
+
+BUNDLED_CEILINGS = "ceilings.json"
+"""The measured ceilings committed in a bundle folder (results/<device>-<date>/), as `ceilings --json` prints."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Theoretical ceilings
+# ---------------------------------------------------------------------------------------------
+
+
+def ceilings_for(device: Mapping[str, Any] | None = None, report: Report | None = None) -> Ceilings:
+    """The best ceilings known: the ncu report's own clocks, else the device's properties, else the table."""
+    metrics = None
+    name = None
+    if report is not None and report.launches:
+        metrics = {k: m.value for k, m in report.launches[0].metrics.items()}
+        name = report.launches[0].attributes.get("device__attribute_display_name")
+    info = dict(device) if device else None
+    return best_ceilings(ncu_metrics=metrics, device_info=info, device_name=name or (info or {}).get("name"))
+
+
+def recorded_device_ceilings(device: Mapping[str, Any] | None, device_name: str | None = None) -> Ceilings | None:
+    """Ceilings for a device recorded with a saved run: its properties when they were recorded, else the built-in
+    table by name (`device_name` when the device has none); None when neither knows it."""
+    info = dict(device or {})
+    info.setdefault("name", device_name)
+    try:
+        if info.get("sm_count"):
+            return ceilings_for(info)
+        return best_ceilings(device_name=info.get("name"))
+    except InvalidInput:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Measured ceilings
+# ---------------------------------------------------------------------------------------------
 
 
 def measured_to_ceilings(measured: dict[str, Any], label: str) -> Ceilings:
@@ -30,6 +71,28 @@ def measured_to_ceilings(measured: dict[str, Any], label: str) -> Ceilings:
     )
 
 
+def record_ceilings(record: dict[str, Any]) -> Ceilings:
+    """A measured-ceilings record (the cache's or a bundle's) as roofline Ceilings."""
+    return measured_to_ceilings(record["ceilings"] | {"device": record["device"]}, f"measured {record['measured_utc']}")
+
+
+def measured_ceilings(device_name: str | None, folder: Path | None = None) -> Ceilings | None:
+    """Ceilings measured on the GPU (`python -m profiling ceilings`): the ceilings.json in `folder` (a bundle of
+    committed measurements) when it was measured on that device, else this machine's per-device cache; None when
+    neither was measured there."""
+    record = None
+    if folder is not None and (folder / BUNDLED_CEILINGS).is_file():
+        try:
+            record = json.loads((folder / BUNDLED_CEILINGS).read_text()).get("measured")
+        except (OSError, ValueError):
+            record = None
+    if (record is None or record.get("device") != device_name) and device_name:
+        record = load_cached(device_name)
+    if not record or record.get("device") != device_name:
+        return None
+    return record_ceilings(record)
+
+
 def cache_path(device_name: str) -> Path:
     """Where measured ceilings for a device are cached (GEMMLENS_CACHE_DIR or ~/.cache/gemmlens)."""
     root = Path(os.environ.get("GEMMLENS_CACHE_DIR") or Path.home() / ".cache" / "gemmlens")
@@ -46,6 +109,7 @@ def load_cached(device_name: str) -> dict[str, Any] | None:
 
 
 def save_cached(record: dict[str, Any]) -> Path:
+    """Cache a measured-ceilings record for its device; returns the file written."""
     path = cache_path(record["device"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1))

@@ -68,6 +68,10 @@ class GpuSpec:
         return self.sm_count * self.fp32_lanes_per_sm * 2 * self.boost_clock_mhz * 1e6
 
 
+_A100_40GB = GpuSpec(
+    "A100 SXM 40GB", "8.0", 108, 1410, 19.5, 312.0, "FP16/BF16, FP32 accumulate", 1555, 40, "A100 datasheet"
+)
+
 GPU_TABLE: dict[str, GpuSpec] = {
     spec.name: spec
     for spec in (
@@ -81,31 +85,9 @@ GPU_TABLE: dict[str, GpuSpec] = {
         # 72 SMs at 1695 MHz, 6 MB L2. The datasheet does not say which accumulate precision.
         GpuSpec("A10", "8.6", 72, 1695, 31.2, 125.0, "datasheet dense FP16", 600, 6, "A10 datasheet"),
         # NVIDIA A100 datasheet: 19.5 TFLOPS FP32, FP16/BF16 tensor 312 (dense), 1,555 GB/s (40GB) or
-        # 2,039 GB/s (80GB SXM); Ampere whitepaper: 108 SMs, 1410 MHz, 40 MB L2.
-        GpuSpec(
-            "A100 SXM 40GB",
-            "8.0",
-            108,
-            1410,
-            19.5,
-            312.0,
-            "FP16/BF16, FP32 accumulate",
-            1555,
-            40,
-            "A100 datasheet",
-        ),
-        GpuSpec(
-            "A100 SXM 80GB",
-            "8.0",
-            108,
-            1410,
-            19.5,
-            312.0,
-            "FP16/BF16, FP32 accumulate",
-            2039,
-            40,
-            "A100 datasheet",
-        ),
+        # 2,039 GB/s (80GB SXM); Ampere whitepaper: 108 SMs, 1410 MHz, 40 MB L2. The 80GB card is the same GPU.
+        _A100_40GB,
+        replace(_A100_40GB, name="A100 SXM 80GB", memory_bandwidth_gbs=2039),
         # NVIDIA L4 datasheet: 30.3 TFLOPS FP32, FP16 tensor 242 with sparsity (121 dense), 300 GB/s;
         # AD104 with 58 SMs at 2040 MHz, 48 MB L2.
         GpuSpec(

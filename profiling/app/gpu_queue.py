@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from profiling.errors import GemmLensError
+from profiling.errors import GemmLensError, error_line
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
@@ -62,11 +62,6 @@ class GpuJob:
         if self.started is None:
             return 0.0
         return (self.finished or time.time()) - self.started
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
-    return lines[0][:500] if lines else type(exc).__name__
 
 
 class GpuJobQueue:
@@ -156,9 +151,9 @@ class GpuJobQueue:
                 state: JobState = "cancelled" if job.cancel.is_set() else "done"
                 error = None
             except GemmLensError as exc:
-                state, error = "failed", _one_line(exc)
+                state, error = "failed", error_line(exc, limit=500)
             except Exception as exc:  # noqa: BLE001 - any job failure is shown in the page; the server keeps going
-                state, error = "failed", f"unexpected error: {type(exc).__name__}: {_one_line(exc)}"
+                state, error = "failed", f"unexpected error: {type(exc).__name__}: {error_line(exc, limit=500)}"
             with self._cond:
                 job.state, job.error, job.finished = state, error, time.time()
                 job.message = error or ("cancelled" if state == "cancelled" else "finished")

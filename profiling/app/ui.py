@@ -6,16 +6,33 @@ st.code, st.dataframe or `show_error`/`safe_md`, which escape Markdown and HTML.
 
 from __future__ import annotations
 
+import hashlib
 import os
-import uuid
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
-from profiling import usecases
-from profiling.app import data
+from profiling import charts, usecases
+from profiling.analysis.ceilings import recorded_device_ceilings
+from profiling.app import state, tables
+from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
+from profiling.app.text import md_escape
+from profiling.errors import GemmLensError, error_line, first_line
+from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
+from profiling.nsight.sanitizer import SanitizerResult
+from profiling.runs import review
+from profiling.runs.comparison import compare_runs, side_by_side
+from profiling.runs.export import export_runs_json, to_csv
+from profiling.runs.records import SavedRun
+from profiling.runs.store import RunStore, default_db_url
 
 GPU_SWITCH = "GEMMLENS_GPU"
 """Set to "off" to serve bundled measurements only (a shared review server, or tests)."""
@@ -39,32 +56,30 @@ def nvcc_facts_cache() -> dict[tuple[str, str], Any]:
 
 
 @st.cache_data(show_spinner=False)
-def bundles() -> list[data.Bundle]:
+def bundles() -> list[Bundle]:
     """The committed results folders, newest first."""
-    return data.discover_bundles()
+    return discover_bundles()
 
 
 @st.cache_data(show_spinner=False)
 def bench_document(bundle_name: str) -> dict[str, Any]:
     """The merged results document of one bundle."""
-    return data.load_bench(_bundle(bundle_name))
+    return load_bench(_bundle(bundle_name))
 
 
 @st.cache_data(show_spinner=False)
 def results_file(path: str) -> dict[str, Any]:
     """One committed results document (e.g. a tuning sweep) by path."""
-    from pathlib import Path
-
-    return data.load_results_file(Path(path))
+    return load_results_file(Path(path))
 
 
 @st.cache_resource(show_spinner=False)
 def bundle_reports(bundle_name: str) -> list[tuple[str, ncu_report.Report]]:
     """The ncu captures of one bundle, parsed once per server (read-only afterwards)."""
-    return data.load_bundle_reports(_bundle(bundle_name))
+    return load_bundle_reports(_bundle(bundle_name))
 
 
-def _bundle(name: str) -> data.Bundle:
+def _bundle(name: str) -> Bundle:
     for b in bundles():
         if b.name == name:
             return b
@@ -72,16 +87,12 @@ def _bundle(name: str) -> data.Bundle:
 
 
 @st.cache_resource(show_spinner=False)
-def _store(url: str):
-    from profiling.runs.store import RunStore
-
+def _store(url: str) -> RunStore:
     return RunStore(url)
 
 
-def run_store():
+def run_store() -> RunStore:
     """The run store at GEMMLENS_DB_URL / GEMMLENS_DB_PATH (opened and migrated once per URL)."""
-    from profiling.runs.store import default_db_url
-
     return _store(default_db_url())
 
 
@@ -94,14 +105,12 @@ def gpu_switched_off() -> str | None:
     """Why GPU work is disabled by configuration or impossible at a glance, or None (then probe)."""
     if os.environ.get(GPU_SWITCH, "").strip().lower() in ("off", "0", "no", "false"):
         return f"GPU work is switched off ({GPU_SWITCH}=off)"
-    return data.no_gpu_device_nodes()
+    return gpu_env.no_gpu_device_nodes()
 
 
 @st.cache_resource
 def _probe_state() -> dict[str, Any]:
     """The server's one GPU probe: its queue job id, then its outcome."""
-    import threading
-
     return {"lock": threading.Lock(), "job": None, "outcome": None}
 
 
@@ -147,7 +156,7 @@ def rerun_when_probed() -> None:
     waiting()
 
 
-def current_bundle() -> data.Bundle | None:
+def current_bundle() -> Bundle | None:
     """The bundled data set chosen in the sidebar (newest by default); None when none is committed."""
     found = bundles()
     if not found:
@@ -163,7 +172,7 @@ def current_bundle() -> data.Bundle | None:
     return found[names.index(choice)] if choice in names else found[0]
 
 
-def bundled_caption(bundle: data.Bundle | None) -> None:
+def bundled_caption(bundle: Bundle | None) -> None:
     """A caption saying exactly which committed measurements are shown."""
     if bundle is None:
         st.warning("No bundled measurements found under results/.")
@@ -171,10 +180,10 @@ def bundled_caption(bundle: data.Bundle | None) -> None:
         st.caption(f"Bundled real measurements: {safe_md(bundle.label)}")
 
 
-def needs_gpu_notice(what: str, bundle: data.Bundle | None, reason: str | None) -> None:
+def needs_gpu_notice(what: str, bundle: Bundle | None, reason: str | None) -> None:
     """The explanation Benchmark and Profile show when they cannot run here."""
     where = f" Showing bundled measurements from {safe_md(bundle.device_name)} on {bundle.date}." if bundle else ""
-    st.info(f"{what} needs a CUDA GPU in this machine (no GPU found: {safe_md(data.one_line(reason))}).{where}")
+    st.info(f"{what} needs a CUDA GPU in this machine (no GPU found: {safe_md(first_line(reason))}).{where}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,19 +193,22 @@ def needs_gpu_notice(what: str, bundle: data.Bundle | None, reason: str | None) 
 
 def safe_md(text: object) -> str:
     """User text escaped for any Markdown-rendering element."""
-    return data.md_escape(text)
+    return md_escape(text)
 
 
 def show_error(message: object) -> None:
     """A one-line error box; the message (which may contain file or kernel names) is escaped."""
-    st.error(safe_md(data.one_line(message)))
+    st.error(safe_md(first_line(message)))
 
 
-def session_id() -> str:
-    """A stable id for this browser session (owner of its GPU jobs)."""
-    if "gemmlens_session" not in st.session_state:
-        st.session_state["gemmlens_session"] = uuid.uuid4().hex[:8]
-    return st.session_state["gemmlens_session"]
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """A GemmLensError raised inside (bad input, a failed save) shows as a one-line error box and the page goes
+    on below the block; anything else, st.stop() and st.rerun() included, passes through."""
+    try:
+        yield
+    except GemmLensError as exc:
+        show_error(exc)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,14 +227,19 @@ def queue_sidebar() -> None:
     st.sidebar.caption(f"{text}; {len(waiting)} waiting")
 
 
-def job_panel(state_key: str) -> GpuJob | None:
-    """Show this session's job under `state_key` (queued place, progress, Cancel) and return it.
+def submit_job(slot: state.JobSlot, label: str, fn: Callable[[GpuJob], Any]) -> None:
+    """Queue `fn` on the GPU as this session's job in `slot` (job_panel(slot) then shows it)."""
+    state.set_job_id(slot, gpu_queue().submit(label, state.session_id(), fn).id)
+
+
+def job_panel(slot: state.JobSlot) -> GpuJob | None:
+    """Show this session's job in `slot` (queued place, progress, Cancel) and return it.
 
     While the job is queued or running the panel refreshes itself every second; when it finishes the
     whole page reruns once so the results appear.
     """
     queue = gpu_queue()
-    job = queue.get(st.session_state.get(state_key))
+    job = queue.get(state.job_id(slot))
     if job is None:
         return None
     if job.finished_state:
@@ -251,6 +268,21 @@ def job_panel(state_key: str) -> GpuJob | None:
     return job
 
 
+def sanitizer_outcome(result: SanitizerResult) -> None:
+    """A compute-sanitizer run: clean or how many errors, then up to 50 findings with their first details."""
+    (st.success if result.clean else st.error)(
+        f"{result.tool}: {result.errors or 0} error(s); {safe_md(result.summary)}"
+    )
+    for finding in result.findings[:50]:
+        st.text(f"[{finding.severity}] {finding.message}\n  " + "\n  ".join(finding.details[:8]))
+
+
+def job_result(slot: state.JobSlot) -> Any | None:
+    """job_panel(slot), then the job's result once it has finished well (None before that, or on failure)."""
+    job = job_panel(slot)
+    return job.result if job is not None and job.state == "done" else None
+
+
 def _job_outcome(job: GpuJob) -> None:
     if job.state == "failed":
         show_error(f"{job.label} failed: {job.error}")
@@ -265,14 +297,13 @@ def _job_outcome(job: GpuJob) -> None:
 # Data sources shared by the Roofline, Occupancy and Reports pages
 # ---------------------------------------------------------------------------------------------
 
-UPLOADS_KEY = "uploads"
 
-
-def bench_sources(bundle: data.Bundle | None) -> dict[str, dict[str, Any]]:
+def bench_sources(bundle: Bundle | None) -> dict[str, dict[str, Any]]:
     """Results documents available in this session: this session's benchmark run, then the bundled one."""
     out: dict[str, dict[str, Any]] = {}
-    if st.session_state.get("live_bench"):
-        out["benchmark run (this session)"] = st.session_state["live_bench"]
+    live = state.live_bench()
+    if live:
+        out["benchmark run (this session)"] = live
     if bundle is not None and bundle.bench_files:
         out[f"bundled benchmark: {bundle.label}"] = bench_document(bundle.name)
     for path in bundle.other_results if bundle is not None else ():
@@ -280,13 +311,13 @@ def bench_sources(bundle: data.Bundle | None) -> dict[str, dict[str, Any]]:
     return out
 
 
-def report_sources(bundle: data.Bundle | None) -> dict[str, list[tuple[str, ncu_report.Report]]]:
+def report_sources(bundle: Bundle | None) -> dict[str, list[tuple[str, ncu_report.Report]]]:
     """ncu reports available in this session: uploads, this session's profile, then the bundled captures."""
     out: dict[str, list[tuple[str, ncu_report.Report]]] = {}
-    uploads = st.session_state.get(UPLOADS_KEY) or {}
+    uploads = state.uploaded_reports()
     if uploads:
-        out["uploaded reports"] = list(uploads.values())
-    live = st.session_state.get("live_profile")
+        out["uploaded reports"] = uploads
+    live = state.live_profile()
     if live is not None:
         out["ncu profile (this session)"] = [(live.report_path.name, live.report)]
     for name, report in bundle_reports(bundle.name) if bundle is not None else ():
@@ -295,12 +326,9 @@ def report_sources(bundle: data.Bundle | None) -> dict[str, list[tuple[str, ncu_
 
 
 def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
-    """Parse newly uploaded files into st.session_state[UPLOADS_KEY] (by name and content hash) and drop
-    removed ones; returns (file name, one-line error) for files that could not be read."""
-    import hashlib
-
-    parsed: dict[str, tuple[str, ncu_report.Report]] = st.session_state.setdefault(UPLOADS_KEY, {})
-    failed: dict[str, str] = st.session_state.setdefault("upload_errors", {})
+    """Parse newly uploaded files into state.uploads() (by name and content hash) and drop removed ones;
+    returns (file name, one-line error) for files that could not be read."""
+    parsed, failed = state.uploads(), state.upload_errors()
     keep, errors = set(), []
     for f in files or []:
         content = f.getvalue()
@@ -308,9 +336,9 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
         keep.add(key)
         if key not in parsed and key not in failed:
             try:
-                parsed[key] = (f.name, data.read_upload(f.name, content))
+                parsed[key] = (f.name, usecases.load_upload(f.name, content))
             except Exception as exc:  # noqa: BLE001 - any unreadable upload is a one-line error, never a crash
-                failed[key] = data.one_line(exc) or type(exc).__name__
+                failed[key] = error_line(exc)
         if key in failed:
             errors.append((f.name, failed[key]))
     for key in [k for k in parsed if k not in keep]:
@@ -318,3 +346,63 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
     for key in [k for k in failed if k not in keep]:
         del failed[key]
     return errors
+
+
+# ---------------------------------------------------------------------------------------------
+# Review page
+# ---------------------------------------------------------------------------------------------
+
+
+def review_comparison(baseline: SavedRun, candidates: Sequence[SavedRun], threshold_pct: float) -> None:
+    """Baseline vs candidates: the side-by-side table coloured by verdict, the roofline (ceilings of the baseline's
+    device), the time figures, and the downloads."""
+    comparison = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
+    side = side_by_side(comparison)
+    if side.empty:
+        st.info("The baseline and candidates have no kernel and size in common.")
+    else:
+        st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
+        st.dataframe(tables.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
+    ceilings = recorded_device_ceilings(baseline.device, baseline.device_name)
+    roof = charts.review_roofline(baseline, candidates, ceilings)
+    st.plotly_chart(roof, key="review_roofline")
+    for i, fig in enumerate(charts.comparison_figures(baseline, candidates, comparison)):
+        st.plotly_chart(fig, key=f"cmp_fig{i}")
+    review_downloads(baseline, candidates, comparison, side, threshold_pct, roof)
+
+
+def review_downloads(
+    baseline: SavedRun,
+    candidates: Sequence[SavedRun],
+    comparison: pd.DataFrame,
+    side: pd.DataFrame,
+    threshold_pct: float,
+    roofline: go.Figure,
+) -> None:
+    """Download buttons for a comparison: the self-contained HTML report, the side-by-side table (CSV) and the
+    runs (JSON)."""
+    e1, e2, e3 = st.columns(3)
+    html_doc = review.report_html(
+        baseline, candidates, comparison, threshold_pct=threshold_pct, extra_figures=[roofline]
+    )
+    e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
+    e2.download_button("Export comparison CSV", to_csv(side), "gemmlens-comparison.csv", "text/csv")
+    e3.download_button("Export runs JSON", export_runs_json([baseline, *candidates]),
+                       "gemmlens-runs.json", "application/json")  # fmt: skip
+
+
+def delete_run_button(store: RunStore, run_id: int, n_results: int) -> None:
+    """Delete a saved run, but only after the reader confirms with a second button."""
+    if st.button(f"Delete run #{run_id}", key="delete"):
+        state.set_delete_pending(run_id)
+    if state.delete_pending() != run_id:
+        return
+    st.warning(f"Delete run #{run_id} and its {n_results} results? This cannot be undone.")
+    yes, no = st.columns(2)
+    if yes.button("Yes, delete", key="delete_yes", type="primary"):
+        store.delete_run(run_id)
+        state.set_delete_pending(None)
+        st.rerun()
+    if no.button("Keep it", key="delete_no"):
+        state.set_delete_pending(None)
+        st.rerun()

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from dataclasses import asdict
+
+from profiling import usecases
+from profiling.commands import print_progress
+from profiling.gpu.jobs import BenchSettings, parse_kernels, parse_shape, parse_sizes
+from profiling.runs.results import format_table
 
 HELP = "verify catalog kernels against cuBLAS and time them (CUDA events, L2 flushed, median of repeats)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernels", default="all", help="comma list of catalog ids, or 'all' (default)")
-    parser.add_argument("--sizes", default="", help="square sizes, e.g. 1024,4096")
+    parser.add_argument("--sizes", default="", help="N or MxNxK, comma-separated (e.g. 1024,4096)")
     parser.add_argument("--shape", action="append", default=[], metavar="MxNxK", help="a non-square shape (repeatable)")
     parser.add_argument("--repeats", type=int, default=30, help="timed launches per kernel and size (default 30)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
@@ -24,35 +27,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.errors import InvalidInput
-    from profiling.gpu.jobs import BenchSettings, Job, build_tasks, parse_kernels, parse_shape, parse_sizes
-    from profiling.gpu.worker import run_job
-    from profiling.runs.results import add_reference_ratios, build_document, format_table, utc_now
-
-    kernels = parse_kernels(args.kernels)
+    kernels = [spec.id for spec in parse_kernels(args.kernels)]
     shapes = (parse_sizes(args.sizes) if args.sizes else []) + [parse_shape(s) for s in args.shape]
-    if not shapes:
-        raise InvalidInput("no sizes given; pass --sizes 1024,4096 and/or --shape MxNxK")
     settings = BenchSettings(
         repeats=args.repeats, warmup=args.warmup, max_seconds_per_run=args.max_seconds, flush_l2=not args.no_flush
     )
-    settings.validate()
-    if args.timeout <= 0:
-        raise InvalidInput(f"--timeout must be positive, got {args.timeout}")
-    job = Job(op="verify" if args.verify_only else "bench", tasks=build_tasks(kernels, shapes), settings=settings)
-
-    def progress(record: dict) -> None:
-        size = f"{record['m']}x{record['n']}x{record['k']}"
-        print(f"  {record['kernel']:>14} {size:>16} {record['status']}", file=sys.stderr, flush=True)
-
-    started = utc_now()
-    device, results = run_job(job, task_timeout_s=args.timeout, on_result=progress)
-    add_reference_ratios(results)
-    document = build_document(device, asdict(settings), results, started)
+    plan = usecases.plan_benchmark(kernels, shapes, settings, args.verify_only, args.timeout)
+    document = usecases.run_benchmark(plan, print_progress)
     if args.json_path:
         with open(args.json_path, "w") as fh:
             json.dump(document, fh, indent=1)
+    device = document["device"]
     if device:
         print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")
     print(format_table(document))
-    return 0 if all(r["status"] in ("ok", "refused") for r in results) else 1
+    return 0 if usecases.all_verified(document) else 1

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from profiling import usecases
+from profiling.commands import print_progress
+
 HELP = "measure DRAM, L2, shared-memory bandwidth and FP32 FMA peak on the GPU (cached per device)"
 
 
@@ -15,27 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.analysis.ceilings import load_cached, measured_to_ceilings, save_cached
-    from profiling.analysis.device_model import ceilings_from_device_info
-    from profiling.errors import WorkerError
-    from profiling.gpu.jobs import Job, Task
-    from profiling.gpu.worker import run_job
-    from profiling.runs.results import utc_now
-
-    device, _ = run_job(Job(op="device_info"), task_timeout_s=60)
-    if device is None:
-        raise WorkerError("the GPU worker reported no device")
-    record = None if args.refresh else load_cached(device["name"])
-    if record is None:
-        device, results = run_job(Job(op="ceilings", tasks=[Task("ceilings", 1, 1, 1)]), task_timeout_s=args.timeout)
-        if not results or results[0]["status"] != "ok":
-            raise WorkerError(f"measuring ceilings failed: {results[0]['error'] if results else 'no result'}")
-        record = {"device": device["name"], "measured_utc": utc_now(), "ceilings": results[0]["ceilings"]}
-        save_cached(record)
-    measured = measured_to_ceilings(
-        record["ceilings"] | {"device": record["device"]}, f"measured {record['measured_utc']}"
-    )
-    theoretical = ceilings_from_device_info(device)
+    ceilings = usecases.run_ceilings(refresh=args.refresh, timeout_s=args.timeout, progress=print_progress)
+    device, record, measured, theoretical = ceilings.device, ceilings.record, ceilings.measured, ceilings.theoretical
     if args.json:
         print(json.dumps({"device": device, "measured": record, "theoretical": theoretical.to_dict()}, indent=1))
         return 0

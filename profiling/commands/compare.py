@@ -17,8 +17,11 @@ import pandas as pd
 import sqlalchemy as sa
 
 from profiling.errors import InvalidInput
-from profiling.runs import review
-from profiling.runs.store import RunStore, load_run_file
+from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, compare_runs, slower_than, unmatched
+from profiling.runs.convert import read_run_file
+from profiling.runs.records import SavedRun
+from profiling.runs.store import RunStore
+from profiling.runs.values import iso_utc
 
 HELP = "compare a candidate run with a baseline (run ids or results JSON files); exit 1 on a regression"
 
@@ -35,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threshold",
         type=float,
-        default=review.DEFAULT_THRESHOLD_PCT,
+        default=DEFAULT_THRESHOLD_PCT,
         metavar="PCT",
         help="noise threshold for the improvement/regression verdicts (default %(default)s%%)",
     )
@@ -43,17 +46,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "or ~/.local/share/gemmlens/runs.sqlite)")  # fmt: skip
 
 
-def _load(spec: str, stores: dict[str, RunStore], db: str | None) -> dict[str, Any]:
+def _load(spec: str, stores: dict[str, RunStore], db: str | None) -> SavedRun:
     path = Path(spec)
     if path.exists():
         if path.is_dir():
             raise InvalidInput(f"{spec} is a directory, not a results JSON file")
-        return load_run_file(path)
+        return read_run_file(path)
     if re.fullmatch(r"\d+", spec.strip()):
         if "store" not in stores:
             # Reading only: never create an empty store just to say the run is not there.
             stores["store"] = RunStore(db, create=False)
-        return stores["store"].get_run(int(spec))
+        return stores["store"].read_run(int(spec))
     raise InvalidInput(f"{spec!r} is neither a run id nor an existing results file")
 
 
@@ -111,20 +114,20 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for s in stores.values():
             s.close()
-    comparison = review.compare_runs(baseline, [candidate], threshold_pct=args.threshold)
+    comparison = compare_runs(baseline, [candidate], threshold_pct=args.threshold)
     if comparison.empty:
         raise InvalidInput(f"nothing to compare: {args.baseline} and {args.candidate} have no kernel/size in common")
     print(f"baseline:  {_describe(baseline, args.baseline)}")
     print(f"candidate: {_describe(candidate, args.candidate)}")
     print()
     print(_table(comparison))
-    only = review.unmatched(baseline, candidate)
+    only = unmatched(baseline, candidate)
     if not only.empty:
         listed = ", ".join(f"{r.kernel} {r.size}".strip() + f" ({r.only_in})" for r in only.itertuples())
         print(f"\nnot compared (in one run only): {listed}")
     if args.fail_if_slower is None:
         return 0
-    bad = review.slower_than(comparison, args.fail_if_slower)
+    bad = slower_than(comparison, args.fail_if_slower)
     if bad.empty:
         print(f"\nOK: nothing slower than the baseline by more than {args.fail_if_slower:g}%")
         return 0
@@ -139,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     return 1
 
 
-def _describe(run: dict[str, Any], spec: str) -> str:
-    device = (run.get("device") or {}).get("name") or "unknown device"
-    ident = f"run {run['id']}" if run.get("id") is not None else spec
-    return f"{ident} '{run.get('label', '')}' ({run.get('kind')}, {device}, {run.get('created_utc')})"
+def _describe(run: SavedRun, spec: str) -> str:
+    device = run.device.get("name") or "unknown device"
+    ident = f"run {run.id}" if run.id is not None else spec
+    return f"{ident} '{run.label}' ({run.kind}, {device}, {iso_utc(run.created)})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from profiling.nsight import load as ncu_load
+from profiling import usecases
 from profiling.nsight import report as ncu_report
 
 HELP = "Read an Nsight Compute report (CSV of any page, ncu stdout, or .ncu-rep) and print each launch"
@@ -65,7 +65,7 @@ def format_report(report: ncu_report.Report) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = ncu_load.load_report(args.file, ncu=args.ncu)
+    report = usecases.load_report(args.file, ncu=args.ncu)
     if args.json:
         print(json.dumps(report.to_dict(), indent=1))
     else:

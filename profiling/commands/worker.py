@@ -6,6 +6,8 @@ import argparse
 import json
 
 from profiling.errors import InvalidInput
+from profiling.gpu.jobs import Job
+from profiling.gpu.worker import child_main
 
 HELP = "run a GPU job file in this process (internal: started by GEMM Lens, ncu or compute-sanitizer)"
 
@@ -15,9 +17,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from profiling.gpu.jobs import Job
-    from profiling.gpu.worker import child_main
-
     try:
         with open(args.job) as fh:
             job = Job.from_dict(json.load(fh))

@@ -1,4 +1,5 @@
-"""Cheap checks of whether a CUDA GPU is usable here, without keeping a CUDA context in the caller."""
+"""Cheap checks of whether a CUDA GPU is usable here, without keeping a CUDA context in the caller, and where the
+CUDA command-line tools are."""
 
 from __future__ import annotations
 
@@ -9,6 +10,9 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+from profiling.errors import last_line
 
 
 @functools.cache
@@ -23,15 +27,27 @@ def gpu_unavailable_reason() -> str | None:
     except subprocess.TimeoutExpired:
         return "probing the GPU with CuPy timed out after 60 s"
     if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["unknown error"])[-1]
+        last = last_line(done.stderr, limit=200) or "unknown error"
         if "No module named 'cupy'" in last:
             return "CuPy is not installed"
-        return f"CuPy found no usable GPU ({last[:200]})"
+        return f"CuPy found no usable GPU ({last})"
     try:
-        count = int(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        count = int(last_line(done.stdout))
+    except ValueError:
         return "could not read the GPU count from CuPy"
     return None if count > 0 else "CUDA reports 0 devices"
+
+
+def no_gpu_device_nodes(dev: Path = Path("/dev")) -> str | None:
+    """On Linux, why no NVIDIA GPU can be present (no /dev/nvidia* or WSL /dev/dxg node), else None.
+
+    Lets the app skip starting a worker child just to learn there is no GPU.
+    """
+    if not sys.platform.startswith("linux") or not dev.is_dir():
+        return None
+    if any(dev.glob("nvidia[0-9]*")) or (dev / "nvidiactl").exists() or (dev / "dxg").exists():
+        return None
+    return f"no NVIDIA device nodes ({dev}/nvidia*) on this machine"
 
 
 def _version_key(path: str) -> tuple[int, ...]:

@@ -6,12 +6,17 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
-from kernels.catalog import KernelSpec
+from kernels.catalog import CATALOG, KernelSpec, reference_for
 from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
 
+# The one rule for a GEMM dimension, in the CLI and the app alike: 1 .. INT32_MAX. Kernels take M, N and K as
+# 32-bit `int` and index with 64-bit products (size_t), so any int dimension is addressable; what really bounds a
+# run is GPU memory, which the worker checks against the device's free memory (check_fits) before allocating.
+# (The profile command used to stop at 65,536 per dimension, which refused fitting shapes such as 131072x64x64.)
 INT32_MAX = 2**31 - 1
+_INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
 _SHAPE = re.compile(r"^\s*(\d+)\s*[xX*]\s*(\d+)\s*[xX*]\s*(\d+)\s*$")
 
 
@@ -28,11 +33,31 @@ def _positive(text: str, what: str) -> int:
 
 
 def parse_sizes(text: str) -> list[Shape]:
-    """Square sizes from a comma list like "1024,4096" (each n gives n x n x n)."""
+    """Sizes from a comma list like "1024,4096x1000x333": each N gives N x N x N, each MxNxK that shape."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
         raise InvalidInput("no sizes given; pass e.g. --sizes 1024,4096")
-    return [Shape(n, n, n) for n in (_positive(p, "size") for p in parts)]
+    shapes = []
+    for part in parts:
+        if _INTEGER.match(part):
+            n = _positive(part, "size")
+            shapes.append(Shape(n, n, n))
+        elif _SHAPE.match(part):
+            shapes.append(parse_shape(part))
+        else:
+            raise InvalidInput(f"size '{part}' is not N or MxNxK (whole numbers, e.g. 4096 or 4096x1000x333)")
+    return shapes
+
+
+def sweep_sizes(start: int, stop: int, factor: int = 2) -> list[Shape]:
+    """Square shapes start, start*factor, ... up to stop (inclusive, at most 64); InvalidInput for a bad range."""
+    if start < 1 or stop < start or factor < 2:
+        raise InvalidInput(f"a sweep needs 1 <= start <= stop and a factor >= 2 (got {start}..{stop} x{factor})")
+    shapes, n = [], start
+    while n <= stop and len(shapes) < 64:
+        shapes.append(Shape(*(_positive(str(n), "size"),) * 3))
+        n *= factor
+    return shapes
 
 
 def parse_shape(text: str) -> Shape:
@@ -46,8 +71,6 @@ def parse_shape(text: str) -> Shape:
 
 def parse_kernels(text: str) -> list[KernelSpec]:
     """Catalog entries from a comma list of ids ("v1,v3,v5"); "all" selects the whole catalog."""
-    from kernels.catalog import CATALOG
-
     ids = [p.strip() for p in text.split(",") if p.strip()]
     if not ids:
         raise InvalidInput("no kernels given; pass e.g. --kernels v1,v3,v5")
@@ -58,15 +81,15 @@ def parse_kernels(text: str) -> list[KernelSpec]:
 
 def element_bytes(spec: KernelSpec) -> tuple[int, int]:
     """Bytes per element of the inputs and of the output for a kernel's operation."""
-    return (2, 4) if spec.operation == "hgemm_addmm" else (4, 4)
+    op = spec.operation_spec
+    return op.input_bytes, op.output_bytes
 
 
 def device_bytes_needed(spec: KernelSpec, shape: Shape) -> int:
     """GPU memory one run needs: A, B, the output, the reference output (and C for AddMM)."""
-    in_bytes, out_bytes = element_bytes(spec)
+    op = spec.operation_spec
     m, n, k = shape.m, shape.n, shape.k
-    outputs = 3 if spec.operation == "hgemm_addmm" else 2
-    return in_bytes * (m * k + k * n) + out_bytes * outputs * m * n
+    return op.input_bytes * (m * k + k * n) + op.output_bytes * op.device_buffers * m * n
 
 
 def check_fits(spec: KernelSpec, shape: Shape, free_bytes: int, reserved_bytes: int = 0) -> None:
@@ -81,15 +104,8 @@ def check_fits(spec: KernelSpec, shape: Shape, free_bytes: int, reserved_bytes: 
 
 
 def tolerance_for(spec: KernelSpec, shape: Shape) -> float:
-    """Relative-error bound ||C - ref|| / ||ref|| for a correct kernel.
-
-    float32 rounding grows about as eps * sqrt(K) for random inputs; fp16 operands with fp32
-    accumulation land near 1e-4, so 1e-3 leaves room without letting wrong results pass.
-    """
-    if spec.operation == "hgemm_addmm":
-        return 1e-3
-    eps32 = 1.1920929e-07
-    return max(1e-5, 8 * eps32 * math.sqrt(shape.k))
+    """Relative-error bound ||C - ref|| / ||ref|| for a correct kernel (its operation's rule, kernels.catalog)."""
+    return spec.operation_spec.tolerance(shape.k)
 
 
 @dataclass
@@ -106,6 +122,8 @@ class BenchSettings:
             raise InvalidInput(f"--repeats must be between 1 and 10000, got {self.repeats}")
         if not 0 <= self.warmup <= 1000:
             raise InvalidInput(f"--warmup must be between 0 and 1000, got {self.warmup}")
+        if not (math.isfinite(self.max_seconds_per_run) and self.max_seconds_per_run > 0):
+            raise InvalidInput(f"--max-seconds must be a positive number of seconds, got {self.max_seconds_per_run:g}")
 
 
 @dataclass
@@ -152,8 +170,6 @@ def build_tasks(kernels: list[KernelSpec], shapes: list[Shape], with_reference: 
 
     Kernels whose size constraint a shape breaks are kept: the worker reports them as refused.
     """
-    from kernels.catalog import reference_for
-
     tasks: list[Task] = []
     for shape in shapes:
         ordered: list[KernelSpec] = []

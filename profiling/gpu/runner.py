@@ -11,7 +11,6 @@ import os
 os.environ["CUPY_TF32"] = "0"
 
 import functools
-import math
 import platform
 import statistics
 import subprocess
@@ -30,6 +29,9 @@ from kernels.tuning import tunable_bases, tuned_config_id
 from profiling.analysis.device_model import fp32_lanes_per_sm
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import BenchSettings, check_fits, tolerance_for
+from profiling.gpu.timing import summarize, time_launches
+from profiling.gpu.verify import Check, check_output
+from profiling.runs.records import BenchResult, TimeSummary
 from profiling.shape import Shape
 
 STICKY_CUDA_ERRORS = (
@@ -306,28 +308,41 @@ def max_active_blocks(compiled: CompiledKernel) -> int:
 
 
 class Problem:
-    """Inputs, poisoned output and cuBLAS reference for one shape and operation, reused across kernels."""
+    """Inputs, poisoned output and reference for one shape and operation, reused across kernels."""
 
     def __init__(self, operation: str, shape: Shape, seed: int) -> None:
-        self.operation = operation
-        self.shape = shape
         rng = cupy.random.default_rng(seed)
         m, n, k = shape.m, shape.n, shape.k
         if operation == "sgemm":
-            self.a = rng.uniform(-1.0, 1.0, (m, k), dtype=cupy.float32)
-            self.b = rng.uniform(-1.0, 1.0, (k, n), dtype=cupy.float32)
-            self.out = cupy.empty((m, n), dtype=cupy.float32)
-            self.ref = cupy.matmul(self.a, self.b)
+            a = rng.uniform(-1.0, 1.0, (m, k), dtype=cupy.float32)
+            b = rng.uniform(-1.0, 1.0, (k, n), dtype=cupy.float32)
+            c = None
         else:
-            self.a = rng.uniform(-1.0, 1.0, (m, k), dtype=cupy.float32).astype(cupy.float16)
-            self.b = rng.uniform(-1.0, 1.0, (k, n), dtype=cupy.float32).astype(cupy.float16)
-            self.c = rng.uniform(-1.0, 1.0, (m, n), dtype=cupy.float32)
-            self.alpha, self.beta = np.float32(1.5), np.float32(-0.5)
-            self.out = cupy.empty((m, n), dtype=cupy.float32)
-            # float32 product of the same half inputs: the precision the tensor cores accumulate in.
-            self.ref = self.alpha * cupy.matmul(self.a.astype(cupy.float32), self.b.astype(cupy.float32))
-            self.ref += self.beta * self.c
+            a = rng.uniform(-1.0, 1.0, (m, k), dtype=cupy.float32).astype(cupy.float16)
+            b = rng.uniform(-1.0, 1.0, (k, n), dtype=cupy.float32).astype(cupy.float16)
+            c = rng.uniform(-1.0, 1.0, (m, n), dtype=cupy.float32)
+        self._set_inputs(cupy, operation, shape, a, b, c)
         cupy.cuda.Device().synchronize()
+
+    @classmethod
+    def from_arrays(cls, xp: Any, operation: str, shape: Shape, a: Any, b: Any, c: Any = None) -> Problem:
+        """A problem on given inputs in array module `xp` (numpy in the CPU tests of the verification)."""
+        problem = cls.__new__(cls)
+        problem._set_inputs(xp, operation, shape, a, b, c)
+        return problem
+
+    def _set_inputs(self, xp: Any, operation: str, shape: Shape, a: Any, b: Any, c: Any) -> None:
+        self.xp, self.operation, self.shape = xp, operation, shape
+        self.a, self.b, self.c = a, b, c
+        self.out = xp.empty((shape.m, shape.n), dtype=xp.float32)
+        self.half_out: Any = None  # cuBLAS HGEMM's float16 output, allocated when the reference first runs
+        if operation == "sgemm":
+            self.ref = xp.matmul(a, b)
+        else:
+            self.alpha, self.beta = np.float32(1.5), np.float32(-0.5)
+            # float32 product of the same half inputs: the precision the tensor cores accumulate in.
+            self.ref = self.alpha * xp.matmul(a.astype(xp.float32), b.astype(xp.float32))
+            self.ref += self.beta * c
 
     def launcher(self, compiled: CompiledKernel | None, spec: KernelSpec) -> Callable[[], None]:
         """A zero-argument callable that runs the kernel (or the cuBLAS reference) once."""
@@ -335,7 +350,9 @@ class Problem:
         if compiled is None:
             if self.operation == "sgemm":
                 return lambda: cupy.matmul(self.a, self.b, out=self.out)
-            half_out = cupy.empty((m, n), dtype=cupy.float16)
+            if self.half_out is None:
+                self.half_out = cupy.empty((m, n), dtype=cupy.float16)
+            half_out = self.half_out
             return lambda: cupy.matmul(self.a, self.b, out=half_out)
         grid = spec.grid(m, n)
         block = spec.block
@@ -347,66 +364,31 @@ class Problem:
         return lambda: fn(grid, block, args, shared_mem=smem)
 
     def poison(self) -> None:
-        self.out.fill(cupy.nan)
+        """Fill the outputs with NaN, so that every element a kernel leaves unwritten is counted as wrong."""
+        self.out.fill(self.xp.nan)
+        if self.half_out is not None:
+            self.half_out.fill(self.xp.nan)
 
-    def relative_error(self, reference_run: bool) -> tuple[float, int]:
-        """||out - ref|| / ||ref|| and the count of NaN (unwritten or invalid) outputs."""
-        if reference_run and self.operation == "hgemm_addmm":
-            return float("nan"), 0
-        out = self.out
-        if reference_run:
-            # The reference is checked against float64 arithmetic on the same inputs.
-            ref = cupy.matmul(self.a.astype(cupy.float64), self.b.astype(cupy.float64))
-        else:
-            ref = self.ref
-        nan_count = int(cupy.isnan(out).sum())
-        diff = cupy.linalg.norm((out - ref).astype(cupy.float64))
-        err = float(diff / cupy.linalg.norm(ref.astype(cupy.float64)))
-        return err, nan_count
+    def output_and_reference(self, reference_run: bool) -> tuple[Any, Any]:
+        """The output the last run wrote and the array it must match."""
+        xp = self.xp
+        if not reference_run:
+            return self.out, self.ref
+        if self.operation == "sgemm":
+            # cuBLAS SGEMM is checked against float64 arithmetic on the same inputs.
+            return self.out, xp.matmul(self.a.astype(xp.float64), self.b.astype(xp.float64))
+        # cuBLAS HGEMM writes half: it is checked against float32 arithmetic on the same half inputs.
+        return self.half_out, xp.matmul(self.a.astype(xp.float32), self.b.astype(xp.float32))
+
+    def check(self, reference_run: bool, tolerance: float) -> Check:
+        """Relative error, NaN count and verdict of the last run's output (the same code for every kernel)."""
+        out, ref = self.output_and_reference(reference_run)
+        return check_output(self.xp, out, ref, tolerance)
 
 
 def _time_launches(launch: Callable[[], None], settings: BenchSettings, flush: Any) -> list[float]:
-    """Event-timed single launches, each after an L2 flush; returns milliseconds."""
-    for _ in range(settings.warmup):
-        launch()
-    cupy.cuda.Device().synchronize()
-    # Estimate one launch's cost to keep slow kernels inside the time budget.
-    probe_start, probe_end = cupy.cuda.Event(), cupy.cuda.Event()
-    probe_start.record()
-    launch()
-    probe_end.record()
-    probe_end.synchronize()
-    est_ms = max(cupy.cuda.get_elapsed_time(probe_start, probe_end), 1e-3)
-    repeats = max(3, min(settings.repeats, int(settings.max_seconds_per_run * 1000 / est_ms)))
-    stream = cupy.cuda.get_current_stream()
-    events = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(repeats)]
-    for i, (start, end) in enumerate(events):
-        if flush is not None:
-            cupy.cuda.runtime.memsetAsync(flush.data.ptr, i & 0xFF, flush.nbytes, stream.ptr)
-        start.record()
-        launch()
-        end.record()
-    events[-1][1].synchronize()
-    return [cupy.cuda.get_elapsed_time(s, e) for s, e in events]
-
-
-def _time_summary(times_ms: list[float]) -> dict[str, float]:
-    ordered = sorted(times_ms)
-
-    def pct(p: float) -> float:
-        return float(np.percentile(ordered, p))
-
-    return {
-        "median": statistics.median(ordered),
-        "min": ordered[0],
-        "max": ordered[-1],
-        "mean": statistics.fmean(ordered),
-        "stdev": statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
-        "p10": pct(10),
-        "p90": pct(90),
-        "spread_pct": 100.0 * (pct(90) - pct(10)) / statistics.median(ordered),
-        "samples": len(ordered),
-    }
+    """Event-timed single launches, each after an L2 flush when `flush` is a buffer; returns milliseconds."""
+    return time_launches(cupy, launch, settings.warmup, settings.repeats, settings.max_seconds_per_run, flush)
 
 
 class Session:
@@ -440,7 +422,7 @@ class Session:
 
 
 def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSettings, op: str) -> dict[str, Any]:
-    """Verify (and for op "bench" time) one kernel at one shape; returns a result record.
+    """Verify (and for op "bench" time) one kernel at one shape; returns the BenchResult's dict form.
 
     Raises only for CUDA errors that leave the context unusable (the caller restarts the worker).
     """
@@ -453,27 +435,24 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     if tuned_id:
         # The catalog's templated kernel runs the configuration the tuning sweep found fastest on this GPU.
         spec = replace(get_kernel(tuned_id), id=kernel_id, title=spec.title)
-    result: dict[str, Any] = {
-        "kernel": spec.id,
-        "title": spec.title,
-        "operation": spec.operation,
-        "m": shape.m,
-        "n": shape.n,
-        "k": shape.k,
-        "status": "ok",
-        "error": None,
-        "tolerance": tolerance_for(spec, shape),
-        "config": tuned_id or spec.entry,
-    }
+    tolerance = tolerance_for(spec, shape)
+    result = BenchResult(
+        kernel=spec.id,
+        shape=shape,
+        title=spec.title,
+        operation=spec.operation,
+        tolerance=tolerance,
+        config=tuned_id or spec.entry,
+    )
     problem_text = spec.size_problem(shape.m, shape.n, shape.k)
     if problem_text:
-        result.update(status="refused", error=problem_text)
-        return result
+        result.status, result.error = "refused", problem_text
+        return result.to_dict()
     try:
         compiled = None if spec.is_reference else compile_kernel(spec)
         if compiled is not None:
-            result["compile"] = compiled.info
-            result["launch"] = {
+            result.compile_info = compiled.info
+            result.launch = {
                 "grid": list(spec.grid(shape.m, shape.n)),
                 "block": list(spec.block),
                 "dynamic_smem_bytes": spec.dynamic_smem_bytes,
@@ -484,32 +463,27 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
         problem.poison()
         launch()
         cupy.cuda.Device().synchronize()
-        err, nan_count = problem.relative_error(spec.is_reference)
-        result["rel_error"] = err
-        if nan_count:
-            result.update(
-                status="wrong", error=f"{nan_count} of {shape.m * shape.n} outputs are NaN (not written or invalid)"
-            )
-        elif not math.isnan(err) and not err <= result["tolerance"]:
-            result.update(status="wrong", error=f"relative error {err:.3g} exceeds tolerance {result['tolerance']:.3g}")
+        check = problem.check(spec.is_reference, tolerance)
+        result.rel_error = check.rel_error
+        if not check.ok:
+            result.status, result.error = check.status, check.error
         if op == "bench":
             with NvmlSampler(session.nvml) as sampler:
                 times = _time_launches(launch, settings, session.flush_buffer() if settings.flush_l2 else None)
-            result["time_ms"] = _time_summary(times)
-            result["nvml"] = sampler.summary()
-            seconds = result["time_ms"]["median"] / 1000.0
-            result["tflops"] = shape.flops / seconds / 1e12
+            timing = TimeSummary(**summarize(times))
+            result.time_ms, result.nvml = timing, sampler.summary()
+            tflops = shape.flops / (timing.median / 1000.0) / 1e12
+            result.tflops = tflops
             peak = session.device.get("fp32_peak_tflops")
             if peak and spec.operation == "sgemm":
-                result["pct_peak"] = 100.0 * result["tflops"] / peak
+                result.pct_peak = 100.0 * tflops / peak
             # A race shows as an output that changes between launches: check the last timed launch too.
-            if result["status"] == "ok" and not spec.is_reference:
-                err_after, nan_after = problem.relative_error(False)
-                result["rel_error_after_timing"] = err_after
-                if nan_after or not err_after <= result["tolerance"]:
-                    result.update(
-                        status="wrong", error=f"output changed between launches (error {err_after:.3g}): a race?"
-                    )
+            if result.status == "ok" and not spec.is_reference:
+                after = problem.check(False, tolerance)
+                result.rel_error_after_timing = after.rel_error
+                if not after.ok:
+                    result.status = "wrong"
+                    result.error = f"output changed between launches (error {after.rel_error:.3g}): a race?"
         elif op == "profile":
             for _ in range(settings.warmup):
                 launch()
@@ -521,8 +495,8 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result with its message
         if is_sticky(exc):
             raise
-        result.update(status="failed", error=_describe(exc))
-    return result
+        result.status, result.error = "failed", _describe(exc)
+    return result.to_dict()
 
 
 def _describe(exc: BaseException) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import signal
 import subprocess
 import sys
 import tempfile
@@ -20,9 +19,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profiling.errors import WorkerError
+from profiling.errors import WorkerError, error_line, first_line, last_line
+from profiling.gpu.ceilings import measure_ceilings
 from profiling.gpu.jobs import Job, Task
+from profiling.gpu.process import kill_process_group, worker_command
 from profiling.paths import SOURCE_ROOT
+from profiling.runs.records import BenchResult
+from profiling.shape import Shape
 
 RESULT_PREFIX = "GEMMLENS_RESULT "
 DEVICE_PREFIX = "GEMMLENS_DEVICE "
@@ -36,6 +39,7 @@ def _emit(prefix: str, record: dict[str, Any]) -> None:
 
 def child_main(job: Job) -> int:
     """Run a job inside this (child) process, printing result lines; the exit code tells the parent why it ended."""
+    # Lazy: the runner imports CuPy, which only the child may load (the parent never touches CUDA).
     from profiling.gpu import runner as gpu_runner
 
     if job.op in ("selftest_fault", "selftest_hang"):
@@ -44,34 +48,24 @@ def child_main(job: Job) -> int:
     try:
         session = gpu_runner.Session()
     except Exception as exc:  # noqa: BLE001 - no driver, no device, no CuPy: one line for the parent
-        text = str(exc).strip().splitlines()
-        print(f"no usable CUDA GPU: {type(exc).__name__}: {text[0] if text else ''}", file=sys.stderr)
+        print(f"no usable CUDA GPU: {type(exc).__name__}: {first_line(exc)}", file=sys.stderr)
         return 1
     _emit(DEVICE_PREFIX, session.device)
     if job.op == "device_info":
         return 0
     if job.op == "ceilings":
-        from profiling.gpu.ceilings import measure_ceilings
-
-        record = {"kernel": "ceilings", "m": 1, "n": 1, "k": 1, "status": "ok", "error": None}
-        record["ceilings"] = measure_ceilings(session.device)
-        _emit(RESULT_PREFIX, record)
+        ceilings = BenchResult("ceilings", Shape(1, 1, 1), other={"ceilings": measure_ceilings(session.device)})
+        _emit(RESULT_PREFIX, ceilings.to_dict())
         return 0
     for task in job.tasks:
         try:
             record = gpu_runner.run_task(session, task.kernel, task.shape, job.settings, job.op)
         except Exception as exc:  # noqa: BLE001 - a sticky CUDA error: report it, then let the parent restart us
-            first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            record = _failed(task, f"the kernel crashed the GPU context: {first_line}")
+            record = _failed(task, f"the kernel crashed the GPU context: {error_line(exc)}")
             _emit(RESULT_PREFIX, record)
             return EXIT_CONTEXT_LOST
         _emit(RESULT_PREFIX, record)
     return 0
-
-
-def worker_command(job_file: str | os.PathLike[str]) -> list[str]:
-    """Command line that starts the worker on a job file (also the target for ncu and compute-sanitizer)."""
-    return [sys.executable, "-m", "profiling", "worker", "--job", str(job_file)]
 
 
 def _child_env() -> dict[str, str]:
@@ -82,8 +76,9 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _failed(task: Task, error: str) -> dict[str, Any]:
-    return {"kernel": task.kernel, "m": task.m, "n": task.n, "k": task.k, "status": "failed", "error": error}
+def _failed(task: Task, error: str, status: str = "failed") -> dict[str, Any]:
+    """The result line of a task that did not run to the end (config null: no entry point reported)."""
+    return BenchResult(task.kernel, task.shape, status=status, error=error).to_dict()
 
 
 class _Child:
@@ -114,17 +109,13 @@ class _Child:
 
     def kill(self) -> None:
         if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill_process_group(self.proc)
         self.proc.wait()
 
     def stderr_tail(self) -> str:
         self.stderr_file.flush()
         self.stderr_file.seek(0)
-        lines = [ln for ln in self.stderr_file.read().strip().splitlines() if ln.strip()]
-        return lines[-1][:400] if lines else ""
+        return last_line(self.stderr_file.read(), limit=400)
 
     def close(self) -> None:
         self.kill()
@@ -158,7 +149,7 @@ def run_job(
                 while True:
                     if cancel is not None and cancel.is_set():
                         for task in pending:
-                            results.append(_failed(task, "cancelled") | {"status": "cancelled"})
+                            results.append(_failed(task, "cancelled", status="cancelled"))
                         return device, results
                     try:
                         line = child.lines.get(timeout=min(0.5, max(deadline - time.monotonic(), 0.01)))

@@ -1,8 +1,10 @@
-"""Open a report file of any kind: CSV text is parsed here, a `.ncu-rep` goes through `ncu --import`."""
+"""Open a report of any kind, from a file or an upload's bytes: CSV text is parsed here, a `.ncu-rep` goes
+through `ncu --import`."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from profiling.errors import GemmLensError, ReportError
@@ -59,4 +61,38 @@ def load_ncu_rep(path: str | os.PathLike[str], ncu: str | None = None, timeout_s
         merge_findings(report, parse_report_text(details_text, source=str(path)))
     except GemmLensError as exc:
         report.warnings.append(f"rule findings not read: {exc}")
+    return report
+
+
+def load_upload(name: str, data: bytes, ncu: str | None = None) -> Report:
+    """Read an uploaded report from its bytes: CSV of any ncu page, ncu stdout, or a `.ncu-rep` (through ncu).
+
+    Raises ReportError with a one-line message for empty, oversized, binary, truncated or foreign files.
+    """
+    shown = Path(name).name or "upload"
+    if not data:
+        raise ReportError(f"{shown} is empty; expected an Nsight Compute CSV export or a .ncu-rep file")
+    if len(data) > MAX_REPORT_BYTES:
+        raise ReportError(
+            f"{shown} is {len(data) / 1e6:.0f} MB; uploads over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read"
+        )
+    suffix = Path(shown).suffix.lower()
+    if suffix == ".ncu-rep" or data.startswith(NCU_REP_MAGIC):
+        exe = ncu or tools.find_ncu()
+        if exe is None:
+            raise ReportError(
+                f"reading {shown} needs Nsight Compute (ncu), which is not installed here; upload its CSV "
+                "export instead (ncu --import report.ncu-rep --csv --page raw > report.csv)"
+            )
+        with tempfile.TemporaryDirectory(prefix="gemmlens-upload-") as tmp:
+            path = Path(tmp) / (Path(shown).stem + ".ncu-rep")
+            path.write_bytes(data)
+            report = load_ncu_rep(path, ncu=exe)
+    elif suffix == ".json":
+        raise ReportError(
+            f"{shown} is JSON; import saved runs on the Review page, reports here are ncu CSV or .ncu-rep"
+        )
+    else:
+        report = parse_report_bytes(data, source=shown)
+    report.source = shown
     return report

@@ -16,7 +16,7 @@ import math
 import re
 
 # ---------------------------------------------------------------------------------------------
-# The quick metric set (raw names). Every name here was checked against gh100 (see FIELD-NOTES);
+# The quick metric set (raw names). Every name here was checked against gh100 (docs/measured-facts.md);
 # an unknown name aborts the whole ncu run with exit code 9, so add names only after checking them.
 # ---------------------------------------------------------------------------------------------
 

@@ -334,8 +334,8 @@ def _parse_raw(header: list[str], rows: list[list[str]], warnings: list[str]) ->
             warnings.append(f"launch {launch.id} has {len(row)} of {width} fields (truncated file?)")
         metrics = launch.metrics
         for i, name, factor, base in plan:
-            if short and i >= len(row):
-                break
+            if short and i >= len(row) - 1:
+                break  # the last field of a cut row may be cut mid-number ("4." of "4.420992"): not a value
             text = row[i]
             value = parse(text)
             if value is not None:
@@ -564,7 +564,7 @@ def key_metrics_frame(report: Report) -> pd.DataFrame:
     (base units: ns, bytes, counts) and the KEY_DERIVED names (%, flop, flop/second, flop/byte);
     missing values are NaN.
     """
-    import pandas as pd
+    import pandas as pd  # lazy: reading a report for the CLI or the worker needs no pandas
 
     records = []
     for launch in report.launches:
@@ -597,7 +597,7 @@ def roofline_points(report: Report) -> pd.DataFrame:
     NVTX ranges that issued tensor-core instructions and far fewer FP32 FLOPs than its GEMM counts 2*M*N*K
     FLOPs against the tensor ceiling (ncu's FP32 counts see only its epilogue); others count fadd + fmul + 2 ffma.
     """
-    import pandas as pd
+    import pandas as pd  # lazy: reading a report for the CLI or the worker needs no pandas
 
     records = []
     for launch in report.launches:

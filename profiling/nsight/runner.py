@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from kernels.registry import get_kernel
 from profiling.errors import InvalidInput, NcuError
 from profiling.gpu.env import tool_path as find_tool
 from profiling.gpu.jobs import BenchSettings, Job, Task
+from profiling.gpu.process import worker_command
 from profiling.nsight import metrics as M
 from profiling.nsight.load import load_ncu_rep
 from profiling.nsight.report import Report
@@ -86,11 +86,6 @@ def kernel_name_regex(kernel_ids: Sequence[str]) -> str | None:
         if base not in names:
             names.append(base)
     return "regex:^(" + "|".join(re.escape(n) for n in names) + ")$"
-
-
-def worker_command(job_path: str | os.PathLike[str], python: str | None = None) -> list[str]:
-    """The GPU worker process that ncu and compute-sanitizer launch."""
-    return [python or sys.executable, "-m", "profiling", "worker", "--job", str(job_path)]
 
 
 def build_profile_command(

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from profiling.errors import InvalidInput, NcuError, ReportError
+from profiling.errors import InvalidInput, NcuError, ReportError, last_line
 from profiling.gpu.env import tool_path as find_tool
+from profiling.gpu.process import kill_process_group
 from profiling.nsight import metrics as M
 
 INSTALL_HINT = (
@@ -76,7 +76,7 @@ def ncu_version(ncu: str, timeout_s: float = 30) -> str:
     result = run_tool([ncu, "--version"], timeout_s=timeout_s)
     version = parse_ncu_version(result.output)
     if result.returncode != 0 or version is None:
-        raise NcuError(f"`{ncu} --version` failed: {last_line(result.output)}")
+        raise NcuError(f"`{ncu} --version` failed: {_tail(result.output)}")
     return version
 
 
@@ -117,7 +117,7 @@ def run_tool(args: Sequence[str], timeout_s: float, cwd: str | None = None) -> T
         stdout, stderr = proc.communicate(timeout=timeout_s)
         timed_out = False
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
+        kill_process_group(proc)
         stdout, stderr = proc.communicate()
         timed_out = True
     return ToolResult(
@@ -130,17 +130,9 @@ def run_tool(args: Sequence[str], timeout_s: float, cwd: str | None = None) -> T
     )
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
-def last_line(text: str) -> str:
-    """The last non-empty line, for one-line messages."""
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1][:300] if lines else "no output"
+def _tail(text: str) -> str:
+    """The last line of a tool's output, where it says why it stopped."""
+    return last_line(text, limit=300) or "no output"
 
 
 def explain_failure(result: ToolResult, tool: str = "ncu") -> str:
@@ -174,14 +166,15 @@ def explain_failure(result: ToolResult, tool: str = "ncu") -> str:
         # ncu splits one failure over several lines ("An error was reported by the driver:", "LaunchFailed").
         detail = " ".join(errors)[:400]
         return f"{tool} failed (exit {result.returncode}): the profiled program crashed or failed: {detail}"
-    return f"{tool} failed: its target exited with status {result.returncode} ({last_line(text)})"
+    return f"{tool} failed: its target exited with status {result.returncode} ({_tail(text)})"
 
 
 def unknown_metrics_in(text: str) -> list[str]:
     """Metric names ncu could not collect: 'Failed to find metric X' or a '(!) n/a' table row."""
     names: list[str] = []
     patterns = (
-        r"Failed to find metrics?\s*:?\s*'?([A-Za-z0-9_.]+__[A-Za-z0-9_.]+)",
+        # ncu 2025.3.1: "Failed to find metric regex:^sm__x_pct\.(sum|min|max|avg|pct|ratio|max_rate)$".
+        r"Failed to find metrics?\s*:?\s*'?(?:regex:\^?)?([A-Za-z0-9_.]+__[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*)",
         r"^\s*([A-Za-z0-9_]+__[A-Za-z0-9_.]+)\s.*\(!\)\s*n/a\s*$",
     )
     for pattern in patterns:

@@ -3,26 +3,56 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from kernels.catalog import reference_ids
+from kernels.registry import operation_of
 from profiling.errors import InvalidInput
 from profiling.paths import SOURCE_ROOT
+from profiling.runs.records import BENCH_SCHEMA as SCHEMA
+from profiling.runs.records import BenchResult
 
-SCHEMA = "gemmlens.bench.v1"
+COMMIT_ENV = "GEMMLENS_COMMIT"
+# The code a result depends on: the kernels and the GPU side that compiles, verifies and times them.
+DIGEST_GLOBS = ("kernels/**/*.cu", "kernels/**/*.py", "profiling/gpu/**/*.py", "profiling/gpu/**/*.cu")
 
 
-def git_commit() -> str | None:
-    """The catalog's git commit (short), or None outside a git checkout."""
+def git_commit(root: Path = SOURCE_ROOT) -> str | None:
+    """The checkout's short git commit, with "-dirty" when tracked files differ from it.
+
+    $GEMMLENS_COMMIT wins when set: a copy of the tree without its .git folder (as the device tool sends to
+    a GPU machine) or an installed package has no repository to ask, so git gives None there.
+    """
+    if os.environ.get(COMMIT_ENV, "").strip():
+        return os.environ[COMMIT_ENV].strip()
+    # safe.directory: a checkout owned by another user (a copied or mounted tree) is still read.
+    git = ["git", "-c", "safe.directory=*", "-C", str(root)]
     try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=SOURCE_ROOT, capture_output=True, text=True, timeout=5
+        head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5)
+        if head.returncode != 0 or not head.stdout.strip():
+            return None
+        status = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=10
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    dirty = status.returncode == 0 and bool(status.stdout.strip())
+    return head.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def source_digest(root: Path = SOURCE_ROOT) -> str:
+    """First 16 hex digits of a sha256 over the kernel sources and the GPU code (paths and bytes): names the
+    code behind a result even where git cannot (a copied tree, an installed package, uncommitted edits)."""
+    digest = hashlib.sha256()
+    files = sorted({p for pattern in DIGEST_GLOBS for p in root.glob(pattern) if p.is_file()})
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def build_document(
@@ -30,10 +60,19 @@ def build_document(
 ) -> dict[str, Any]:
     """A results document as written by `python -m profiling bench --json`."""
     device = device or {}
+    tool = {
+        "gemmlens_commit": git_commit(),
+        "source_digest": source_digest(),
+        "cupy": device.get("cupy"),
+        "cuda_runtime": device.get("cuda_runtime"),
+        "cuda_driver": device.get("cuda_driver"),
+        "nvidia_driver": device.get("driver"),
+        "python": device.get("python"),
+    }
     return {
         "schema": SCHEMA,
         "created_utc": created_utc,
-        "tool": {"gemmlens_commit": git_commit(), "cupy": device.get("cupy"), "python": device.get("python")},
+        "tool": tool,
         "device": device,
         "settings": settings,
         "results": results,
@@ -56,39 +95,39 @@ def load_document(path: str | Path) -> dict[str, Any]:
 
 def results_frame(document: dict[str, Any]):  # -> pandas.DataFrame
     """One row per kernel and size with the columns the tables and charts use."""
-    import pandas as pd
+    import pandas as pd  # lazy: importing this module (CLI, GPU job bodies) must not load pandas
 
     rows = []
-    for r in document["results"]:
-        t = r.get("time_ms") or {}
-        comp = r.get("compile") or {}
-        nvml = r.get("nvml") or {}
+    for i, row in enumerate(document["results"]):
+        r = BenchResult.from_dict(row, f"result {i + 1}")
+        t = r.time_ms
+        known = operation_of(r.kernel, r.operation)  # a row without one: the catalog's answer, else SGEMM
         rows.append(
             {
-                "kernel": r["kernel"],
-                "title": r.get("title", r["kernel"]),
-                "operation": r.get("operation", "sgemm"),
-                "m": r["m"],
-                "n": r["n"],
-                "k": r["k"],
-                "size": f"{r['m']}x{r['n']}x{r['k']}",
-                "status": r["status"],
-                "error": r.get("error"),
-                "median_ms": t.get("median"),
-                "min_ms": t.get("min"),
-                "max_ms": t.get("max"),
-                "spread_pct": t.get("spread_pct"),
-                "samples": t.get("samples"),
-                "tflops": r.get("tflops"),
-                "pct_peak": r.get("pct_peak"),
-                "pct_cublas": r.get("pct_cublas"),
-                "rel_error": r.get("rel_error"),
-                "registers": comp.get("registers"),
-                "shared_bytes": comp.get("shared_static_bytes"),
-                "spill_bytes": comp.get("local_bytes"),
-                "sm_clock_mhz": (nvml.get("sm_clock_mhz") or {}).get("median"),
-                "capped": nvml.get("capped"),
-                "clock_events": ",".join(nvml.get("clock_event_reasons") or []),
+                "kernel": r.kernel,
+                "title": r.title if r.title is not None else r.kernel,
+                "operation": r.operation if r.operation is not None else known.name if known else "sgemm",
+                "m": r.shape.m,
+                "n": r.shape.n,
+                "k": r.shape.k,
+                "size": r.shape.label,
+                "status": r.status,
+                "error": r.error,
+                "median_ms": None if t is None else t.median,
+                "min_ms": None if t is None else t.min,
+                "max_ms": None if t is None else t.max,
+                "spread_pct": None if t is None else t.spread_pct,
+                "samples": None if t is None else t.samples,
+                "tflops": r.tflops,
+                "pct_peak": r.pct_peak,
+                "pct_cublas": r.pct_cublas,
+                "rel_error": r.rel_error,
+                "registers": r.registers,
+                "shared_bytes": r.shared_static_bytes,
+                "spill_bytes": r.spill_bytes,
+                "sm_clock_mhz": r.sm_clock_mhz,
+                "capped": r.capped,
+                "clock_events": ",".join(r.clock_event_reasons),
             }
         )
     return pd.DataFrame(rows)
@@ -125,13 +164,14 @@ def utc_now() -> str:
 
 def add_reference_ratios(results: list[dict[str, Any]]) -> None:
     """Fill pct_cublas: each result's speed against its operation's library reference at the same shape."""
-    reference_ids = {"sgemm": "cublas", "hgemm_addmm": "cublas-hgemm"}
+    reference = reference_ids()
+    typed = [BenchResult.from_dict(r, f"result {i + 1}") for i, r in enumerate(results)]
     refs = {
-        (r.get("operation"), r["m"], r["n"], r["k"]): r["time_ms"]["median"]
-        for r in results
-        if r["kernel"] == reference_ids.get(r.get("operation", "")) and r.get("time_ms")
+        (r.operation, r.shape): r.time_ms.median
+        for r in typed
+        if r.kernel == reference.get(r.operation or "") and r.time_ms
     }
-    for r in results:
-        ref_ms = refs.get((r.get("operation"), r["m"], r["n"], r["k"]))
-        if ref_ms and r.get("time_ms"):
-            r["pct_cublas"] = 100.0 * ref_ms / r["time_ms"]["median"]
+    for row, r in zip(results, typed, strict=True):
+        ref_ms = refs.get((r.operation, r.shape))
+        if ref_ms and r.time_ms:
+            row["pct_cublas"] = 100.0 * ref_ms / r.time_ms.median

@@ -1,69 +1,30 @@
-"""Review of saved runs: filtering, baseline-vs-candidate comparison, kernel history and export.
+"""Review of saved runs: listing and filtering, result tables, kernel history and the HTML report.
 
-Pure functions over run records (profiling.runs.store's `gemmlens.run.v1` dicts) and pandas DataFrames; the
-Streamlit Review page and `python -m profiling compare` are thin layers over them.
-
-Verdicts per metric and kernel/size: "improvement", "regression" or "same" (the change is within the
-noise threshold); "changed" for metrics with no better direction (registers, shared memory) that moved
-past the threshold; "n/a" where either side has no value.
+Pure functions over runs (SavedRun, or their `gemmlens.run.v1` record dicts) and pandas DataFrames, for the
+Streamlit Review page. The comparison is profiling.runs.comparison, the CSV/JSON export and import
+profiling.runs.export, the figures profiling.charts.review.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import html
-import io
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from profiling.charts.review import comparison_figures
 from profiling.errors import InvalidInput
-from profiling.runs.store import EXPORT_SCHEMA, RESULT_FIELDS, finite_number, normalize_run, size_text
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """A compared metric: result field, display label, and which way is better (None: neither)."""
-
-    key: str
-    label: str
-    better: str | None  # "lower" | "higher" | None
-
-
-METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("time_median_ms", "Time (ms)", "lower"),
-    MetricSpec("tflops", "TFLOP/s", "higher"),
-    MetricSpec("pct_cublas", "% cuBLAS", "higher"),
-    MetricSpec("registers", "Registers", None),
-    MetricSpec("shared_bytes", "Shared mem (B)", None),
-    MetricSpec("occupancy_pct", "Occupancy (%)", "higher"),
-    MetricSpec("bank_conflicts", "Bank conflicts", "lower"),
-    MetricSpec("dram_bytes", "DRAM bytes", "lower"),
-)
-METRIC_BY_KEY = {m.key: m for m in METRICS}
-DEFAULT_THRESHOLD_PCT = 2.0
-
-# Colours of verdicts as in Nsight Compute's baseline view: green better, red worse.
-VERDICT_COLORS = {
-    "improvement": "#1a7f37",
-    "regression": "#cf222e",
-    "same": "#57606a",
-    "changed": "#9a6700",
-    "n/a": "#8c959f",
-}
+from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, VERDICT_COLORS, compare_runs, side_by_side
+from profiling.runs.records import RESULT_FIELDS, SavedRun, as_run
+from profiling.runs.values import iso_utc
 
 RUN_COLUMNS = [
     "id", "label", "author", "notes", "created", "kind", "device_name", "device_cc",
     "catalog_commit", "n_results", "kernels",
-]  # fmt: skip
-COMPARISON_COLUMNS = [
-    "candidate_id", "candidate_label", "kernel", "size", "metric", "metric_label", "better",
-    "baseline", "candidate", "delta", "delta_pct", "verdict",
 ]  # fmt: skip
 
 
@@ -72,10 +33,12 @@ COMPARISON_COLUMNS = [
 # ---------------------------------------------------------------------------------------------
 
 
-def runs_frame(summaries: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """A DataFrame of run summaries (RunStore.list_runs() or full records), `created` as UTC timestamps."""
+def runs_frame(summaries: Iterable[SavedRun | Mapping[str, Any]]) -> pd.DataFrame:
+    """A DataFrame of run summaries (RunStore.list_runs() or full runs), `created` as UTC timestamps."""
     rows = []
     for s in summaries:
+        if isinstance(s, SavedRun):
+            s = s.to_dict()
         kernels = s.get("kernels")
         if kernels is None:
             kernels = sorted({r["kernel"] for r in s.get("results", ())})
@@ -147,20 +110,19 @@ def filter_runs(
     return runs[keep]
 
 
-def results_frame(runs: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per result of the given run records, with run_id, run_label, created, device_name, size."""
+def results_frame(runs: Iterable[SavedRun | Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per result of the given runs, with run_id, run_label, created, device_name, size."""
     rows = []
-    for run in runs:
-        device = run.get("device") or {}
-        for r in run.get("results", ()):
+    for run in map(as_run, runs):
+        for r in run.results:
             rows.append(
                 {
-                    "run_id": run.get("id"),
-                    "run_label": run.get("label", ""),
-                    "created": run.get("created_utc"),
-                    "device_name": run.get("device_name") or device.get("name"),
-                    "size": size_text(r),
-                    **{f: r.get(f) for f in RESULT_FIELDS},
+                    "run_id": run.id,
+                    "run_label": run.label,
+                    "created": iso_utc(run.created),
+                    "device_name": run.device_name,
+                    "size": r.size,
+                    **r.columns(),
                 }
             )
     frame = pd.DataFrame(rows, columns=["run_id", "run_label", "created", "device_name", "size", *RESULT_FIELDS])
@@ -179,123 +141,6 @@ def rows_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
         )  # fmt: skip
         run["results"].append(row)
     return results_frame(runs.values())
-
-
-# ---------------------------------------------------------------------------------------------
-# Comparison
-# ---------------------------------------------------------------------------------------------
-
-
-def classify(better: str | None, baseline: Any, candidate: Any, threshold_pct: float) -> str:
-    """The verdict of one metric: see the module docstring."""
-    b, c = finite_number(baseline), finite_number(candidate)
-    if b is None or c is None:
-        return "n/a"
-    pct = _delta_pct(b, c)
-    if abs(pct) <= threshold_pct:
-        return "same"
-    if better is None:
-        return "changed"
-    return "improvement" if (pct < 0) == (better == "lower") else "regression"
-
-
-def _delta_pct(baseline: float, candidate: float) -> float:
-    if baseline == 0:
-        return 0.0 if candidate == 0 else math.copysign(math.inf, candidate)
-    return (candidate - baseline) / abs(baseline) * 100.0
-
-
-def _keyed(run: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
-    out: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for r in run.get("results", ()):
-        out.setdefault((r["kernel"], size_text(r)), r)  # a repeated kernel/size: the first one counts
-    return out
-
-
-def compare_runs(
-    baseline: Mapping[str, Any],
-    candidates: Sequence[Mapping[str, Any]],
-    *,
-    threshold_pct: float = DEFAULT_THRESHOLD_PCT,
-    thresholds: Mapping[str, float] | None = None,
-    metrics: Sequence[str] | None = None,
-) -> pd.DataFrame:
-    """Long comparison table (COMPARISON_COLUMNS): one row per candidate, kernel/size present in both
-    runs, and metric; delta = candidate - baseline, delta_pct relative to the baseline. `thresholds`
-    overrides the noise threshold (percent) per metric key. A "status" row per pair says whether the
-    result went from ok to wrong/failed (regression) or back (improvement)."""
-    if not math.isfinite(threshold_pct) or threshold_pct < 0:
-        raise InvalidInput(f"the noise threshold must be a percentage >= 0, not {threshold_pct}")
-    specs = [METRIC_BY_KEY[k] for k in metrics] if metrics else list(METRICS)
-    base = _keyed(baseline)
-    rows = []
-    for cand in candidates:
-        cand_rows = _keyed(cand)
-        for key in [k for k in base if k in cand_rows]:
-            b, c = base[key], cand_rows[key]
-            b_status, c_status = b.get("status") or "ok", c.get("status") or "ok"
-            if b_status == c_status:
-                verdict = "same"
-            elif b_status == "ok":
-                verdict = "regression"
-            elif c_status == "ok":
-                verdict = "improvement"
-            else:
-                verdict = "changed"
-            common = {"candidate_id": cand.get("id"), "candidate_label": cand.get("label", ""),
-                      "kernel": key[0], "size": key[1]}  # fmt: skip
-            rows.append(
-                {**common, "metric": "status", "metric_label": "Status", "better": None,
-                 "baseline": b_status, "candidate": c_status, "delta": None, "delta_pct": None,
-                 "verdict": verdict}
-            )  # fmt: skip
-            for spec in specs:
-                bv, cv = finite_number(b.get(spec.key)), finite_number(c.get(spec.key))
-                limit = (thresholds or {}).get(spec.key, threshold_pct)
-                rows.append(
-                    {
-                        **common, "metric": spec.key, "metric_label": spec.label, "better": spec.better,
-                        "baseline": bv, "candidate": cv,
-                        "delta": None if bv is None or cv is None else cv - bv,
-                        "delta_pct": None if bv is None or cv is None else _delta_pct(bv, cv),
-                        "verdict": classify(spec.better, bv, cv, limit),
-                    }
-                )  # fmt: skip
-    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
-
-
-def unmatched(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> pd.DataFrame:
-    """Kernel/size pairs present in only one of the two runs (columns kernel, size, only_in)."""
-    base, cand = _keyed(baseline), _keyed(candidate)
-    rows = [{"kernel": k, "size": s, "only_in": "baseline"} for (k, s) in base if (k, s) not in cand]
-    rows += [{"kernel": k, "size": s, "only_in": "candidate"} for (k, s) in cand if (k, s) not in base]
-    return pd.DataFrame(rows, columns=["kernel", "size", "only_in"])
-
-
-def side_by_side(comparison: pd.DataFrame) -> pd.DataFrame:
-    """Wide table: one row per candidate/kernel/size, per metric columns "<label>", "<label> (base)" and
-    "<label> Δ%", plus "<label> verdict" columns for colouring."""
-    keys = ["candidate_label", "kernel", "size"]
-    if comparison.empty:
-        return pd.DataFrame(columns=keys)
-    out = comparison[keys].drop_duplicates().reset_index(drop=True)
-    for metric, part in comparison.groupby("metric", sort=False):
-        label = part["metric_label"].iloc[0]
-        part = part.rename(
-            columns={"baseline": f"{label} (base)", "candidate": label, "delta_pct": f"{label} Δ%",
-                     "verdict": f"{label} verdict"}
-        )  # fmt: skip
-        cols = [f"{label} (base)", label] + ([f"{label} Δ%"] if metric != "status" else []) + [f"{label} verdict"]
-        out = out.merge(part[keys + cols], on=keys, how="left")
-    return out
-
-
-def slower_than(comparison: pd.DataFrame, pct: float) -> pd.DataFrame:
-    """Kernel/size pairs whose median time grew by more than `pct` percent, or that stopped being ok."""
-    time_rows = comparison[comparison["metric"] == "time_median_ms"]
-    slower = time_rows[time_rows["delta_pct"].astype(float) > pct]
-    broken = comparison[(comparison["metric"] == "status") & (comparison["verdict"] == "regression")]
-    return pd.concat([slower, broken], ignore_index=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,69 +169,8 @@ def kernel_history(
     return out.dropna(subset=["value"]).sort_values(["created", "run_id"]).reset_index(drop=True)
 
 
-def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_median_ms") -> go.Figure:
-    """Line chart of kernel_history(): one trace per device and size."""
-    label = METRIC_BY_KEY[metric].label if metric in METRIC_BY_KEY else metric
-    fig = go.Figure()
-    for (device, size), part in history.groupby(["device_name", "size"], dropna=False, sort=True):
-        fig.add_trace(
-            go.Scatter(
-                x=part["created"], y=part["value"], mode="lines+markers",
-                name=f"{device or 'unknown device'} {size}".strip(), text=part["run_label"],
-                hovertemplate="%{text}<br>%{x}<br>%{y:.4g}<extra></extra>",
-            )
-        )  # fmt: skip
-    fig.update_layout(title=f"{kernel}: {label} across runs", xaxis_title="run date", yaxis_title=label)
-    return fig
-
-
 # ---------------------------------------------------------------------------------------------
-# Figures
-# ---------------------------------------------------------------------------------------------
-
-
-def comparison_figures(
-    baseline: Mapping[str, Any], candidates: Sequence[Mapping[str, Any]], comparison: pd.DataFrame
-) -> list[go.Figure]:
-    """Median time per kernel/size for each run (grouped bars), and the time change per candidate
-    coloured by verdict."""
-    figs = []
-    bars = go.Figure()
-    for run in (baseline, *candidates):
-        rows = [r for r in run.get("results", ()) if finite_number(r.get("time_median_ms")) is not None]
-        bars.add_trace(
-            go.Bar(
-                x=[f"{r['kernel']} {size_text(r)}".strip() for r in rows],
-                y=[r["time_median_ms"] for r in rows],
-                name=_run_name(run),
-            )
-        )
-    bars.update_layout(title="Median time per kernel (lower is better)", barmode="group", yaxis_title="ms")
-    figs.append(bars)
-    times = comparison[comparison["metric"] == "time_median_ms"].dropna(subset=["delta_pct"])
-    if not times.empty:
-        delta = go.Figure()
-        for label, part in times.groupby("candidate_label", sort=False):
-            delta.add_trace(
-                go.Bar(
-                    x=(part["kernel"] + " " + part["size"]).str.strip(),
-                    y=part["delta_pct"].clip(-1000, 1000),
-                    name=str(label),
-                    marker_color=[VERDICT_COLORS[v] for v in part["verdict"]],
-                    text=part["verdict"],
-                )
-            )
-        delta.update_layout(title="Time change vs baseline (%; negative is faster)", yaxis_title="Δ %")
-        figs.append(delta)
-    return figs
-
-
-def _run_name(run: Mapping[str, Any]) -> str:
-    return f"#{run['id']} {run.get('label', '')}" if run.get("id") is not None else str(run.get("label", ""))
-
-
-# ---------------------------------------------------------------------------------------------
-# Export and import
+# The HTML report
 # ---------------------------------------------------------------------------------------------
 
 
@@ -422,8 +206,8 @@ def _table_html(frame: pd.DataFrame) -> str:
 
 
 def report_html(
-    baseline: Mapping[str, Any],
-    candidates: Sequence[Mapping[str, Any]],
+    baseline: SavedRun | Mapping[str, Any],
+    candidates: Sequence[SavedRun | Mapping[str, Any]],
     comparison: pd.DataFrame | None = None,
     *,
     title: str = "GEMM Lens review",
@@ -433,6 +217,7 @@ def report_html(
 ) -> str:
     """A self-contained HTML review: runs, side-by-side table, charts (plotly.js inlined once, so the file
     works offline), plus any extra figures (e.g. the app's roofline) and a history table."""
+    baseline, candidates = as_run(baseline), [as_run(c) for c in candidates]
     if comparison is None:
         comparison = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
     runs = runs_frame([baseline, *candidates])
@@ -468,56 +253,3 @@ def report_html(
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         f"<style>{style}</style></head><body>{''.join(sections)}</body></html>\n"
     )
-
-
-def to_csv(frame: pd.DataFrame) -> str:
-    """CSV text of any review table (lists are joined with ';')."""
-    out = frame.copy()
-    for col in out.columns:
-        if out[col].map(lambda v: isinstance(v, list)).any():
-            out[col] = out[col].map(lambda v: ";".join(map(str, v)) if isinstance(v, list) else v)
-    buffer = io.StringIO()
-    out.to_csv(buffer, index=False)
-    return buffer.getvalue()
-
-
-def to_json(frame: pd.DataFrame) -> str:
-    """JSON records of any review table (timestamps in ISO 8601)."""
-    return frame.to_json(orient="records", date_format="iso", force_ascii=False, indent=1)
-
-
-def export_runs_json(runs: Sequence[Mapping[str, Any]]) -> str:
-    """Full run records as one JSON document (`gemmlens.runs.v1`) that import_runs_json reads back."""
-    clean = []
-    for run in runs:
-        rec = normalize_run(run)
-        for key in ("id", "saved_utc"):  # kept for reference; a store assigns its own on import
-            if run.get(key) is not None:
-                rec[f"source_{key}"] = run[key]
-        clean.append(rec)
-    doc = {"schema": EXPORT_SCHEMA, "exported_utc": f"{dt.datetime.now(dt.UTC):%Y-%m-%dT%H:%M:%SZ}", "runs": clean}
-    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
-
-
-def import_runs_json(text: str | bytes) -> list[dict[str, Any]]:
-    """Run records from export_runs_json() output (or a single run record); save with RunStore.import_runs."""
-    try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"not a JSON export of runs ({exc})") from exc
-    if isinstance(doc, Mapping) and doc.get("schema") == EXPORT_SCHEMA:
-        runs = doc.get("runs")
-        if not isinstance(runs, list):
-            raise InvalidInput("the runs export has no `runs` list")
-    elif isinstance(doc, Mapping) and "results" in doc and doc.get("schema", "gemmlens.run.v1") == "gemmlens.run.v1":
-        runs = [doc]
-    else:
-        found = doc.get("schema") if isinstance(doc, Mapping) else type(doc).__name__
-        raise InvalidInput(f"not a GEMM Lens runs export: schema {found!r}, expected {EXPORT_SCHEMA!r}")
-    out = []
-    for i, run in enumerate(runs):
-        try:
-            out.append(normalize_run(run))
-        except InvalidInput as exc:
-            raise InvalidInput(f"run {i + 1} of the export: {exc}") from exc
-    return out

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.gpu
-pytest.importorskip("plotly", reason="the app's data module needs plotly")
+pytest.importorskip("plotly", reason="the app's tables need plotly")
 
 from profiling import usecases  # noqa: E402
-from profiling.app import data  # noqa: E402
+from profiling.app import tables  # noqa: E402
 from profiling.app.gpu_queue import GpuJobQueue  # noqa: E402
 from profiling.gpu.env import tool_path  # noqa: E402
 from profiling.gpu.jobs import BenchSettings  # noqa: E402
@@ -28,10 +28,10 @@ def test_benchmark_through_the_queue_reports_progress_and_a_document() -> None:
     done = queue.wait(job.id, timeout_s=300)
     assert done.state == "done", done.error
     document = done.result
-    frame = data.bench_frame(document)
+    frame = tables.bench_frame(document)
     assert set(frame["kernel"]) == {"cublas", "v5", "v9-regdb"} and (frame["status"] == "ok").all()
     assert done.progress == 1.0 and len(done.partial) == 3
-    assert len(data.bench_table(frame)) == 3
+    assert len(tables.bench_table(frame)) == 3
 
 
 def test_cancel_stops_a_running_benchmark() -> None:
@@ -57,7 +57,7 @@ def test_profile_through_the_queue_reads_the_report(tmp_path: Path) -> None:
     assert done.state == "done", done.error
     run = done.result
     assert run.report_path.is_file()
-    table = data.key_metrics_table([("live", run.report)])
+    table = tables.key_metrics_table([("live", run.report)])
     assert set(table["kernel"]) == {"v4", "v9-regdb"}
     assert (table["registers"] > 0).all()
 

@@ -6,6 +6,7 @@ import pytest
 
 from kernels.catalog import CATALOG
 from profiling.gpu.jobs import BenchSettings, Job, build_tasks
+from profiling.gpu.verify import fp16_output_bound
 from profiling.gpu.worker import run_job, run_selftest
 from profiling.shape import Shape
 
@@ -40,6 +41,20 @@ def test_cublas_reference_agrees_with_float64(verified) -> None:
     for (kernel, shape), r in verified.items():
         if kernel == "cublas":
             assert r["status"] == "ok" and r["rel_error"] < 1e-5, shape
+
+
+def test_cublas_hgemm_reference_is_verified_against_float32(verified) -> None:
+    """The HGEMM reference writes half: checked against float32 arithmetic on its half inputs, it gets a real
+    error (about 2e-4 from rounding to half, measured on NumPy) within the fp16 output bound, never NaN."""
+    rows = {shape: r for (kernel, shape), r in verified.items() if kernel == "cublas-hgemm"}
+    assert rows
+    for shape, r in rows.items():
+        if r["status"] == "refused":
+            continue
+        assert r["status"] == "ok", (shape, r["error"])
+        assert 0 <= r["rel_error"] <= fp16_output_bound(shape.k) <= r["tolerance"], shape
+        if shape.m * shape.n >= 1000:  # enough outputs that some must round
+            assert r["rel_error"] > 1e-5, shape
 
 
 def test_faulting_kernel_is_contained() -> None:

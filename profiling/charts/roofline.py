@@ -1,38 +1,25 @@
-"""Plotly figures: the roofline and Nsight-Compute-style occupancy graphs. Pure functions, no I/O."""
+"""Roofline figures and their points: algorithmic (benchmark) and hierarchical (ncu L1/L2/DRAM). No I/O."""
 
 from __future__ import annotations
 
 import math
-import zlib
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.colors import qualitative
 
+from kernels.catalog import OPERATIONS, OperationSpec
+from kernels.registry import operation_of
 from profiling.analysis.device_model import Ceiling, Ceilings
-from profiling.analysis.occupancy import sweep_all, theoretical_occupancy
+from profiling.charts.style import kernel_color, plot_text, si
 from profiling.errors import InvalidInput
+from profiling.nsight import report as ncu_report
+from profiling.shape import Shape
 
-PALETTE: tuple[str, ...] = tuple(qualitative.Dark24)
 LEVEL_SYMBOLS = {"DRAM": "circle", "L2": "square", "L1": "diamond", "algorithmic": "star"}
 POINT_COLUMNS = ("kernel", "label", "level", "flops", "bytes", "seconds")
 CEILING_COLORS = {"compute": "#444444", "tensor": "#7f3c8d", "DRAM": "#1f77b4", "L2": "#2ca02c", "L1": "#d62728"}
-
-
-def _catalog_ids() -> tuple[str, ...]:
-    try:
-        from kernels.catalog import CATALOG
-    except ImportError:  # charts must work without the catalog (e.g. in a stripped-down report viewer)
-        return ()
-    return tuple(spec.id for spec in CATALOG)
-
-
-def kernel_color(kernel: str) -> str:
-    """A colour per kernel, the same in every chart and session: catalog order, else a hash of the name."""
-    ids = _catalog_ids()
-    index = ids.index(kernel) if kernel in ids else zlib.crc32(kernel.encode())
-    return PALETTE[index % len(PALETTE)]
 
 
 def algorithmic_point(
@@ -41,7 +28,7 @@ def algorithmic_point(
     """A roofline point from the problem alone: 2MNK FLOPs over the minimum traffic (read A, B; write C)."""
     return {
         "kernel": kernel,
-        "label": label or f"{m}x{n}x{k}",
+        "label": label or Shape(m, n, k).label,
         "level": "algorithmic",
         "flops": 2.0 * m * n * k,
         "bytes": float(bytes_per_element) * (m * k + k * n + m * n),
@@ -49,11 +36,19 @@ def algorithmic_point(
     }
 
 
-def _si(value: float, unit: str) -> str:
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
+def operation_point(
+    kernel: str, shape: Shape, seconds: float, operation: OperationSpec | None, label: str | None = None
+) -> dict:
+    """The algorithmic point of one run of `operation` (None: a kernel that is not ours, drawn as FP32 SGEMM),
+    with its FLOP count, element size and compute ceiling ("fp32" | "tensor") from the operation table.
+
+    Every element of A, B and C is counted at the operation's input size, as the figures always have.
+    """
+    op = operation or OPERATIONS["sgemm"]
+    point = algorithmic_point(kernel, shape.m, shape.n, shape.k, seconds, op.input_bytes, label=label)
+    point["flops"] = float(op.flops(shape.m, shape.n, shape.k))
+    point["compute"] = op.compute
+    return point
 
 
 def roofline_points(points: pd.DataFrame, ceilings: Ceilings) -> pd.DataFrame:
@@ -97,7 +92,7 @@ def roofline_points(points: pd.DataFrame, ceilings: Ceilings) -> pd.DataFrame:
 
 
 def _ceiling_label(kind: str, ceiling: Ceiling, unit: str) -> str:
-    return f"{kind} {_si(ceiling.value, unit)} ({ceiling.source})"
+    return f"{kind} {si(ceiling.value, unit)} ({ceiling.source})"
 
 
 def roofline_figure(
@@ -135,7 +130,7 @@ def roofline_figure(
                 line={"color": CEILING_COLORS[kind], "width": 2},
                 legendgroup="ceilings",
                 legendgrouptitle_text="Ceilings",
-                hovertemplate=f"{name}: {_si(ceiling.value, 'FLOP/s')}<br>source: {ceiling.source}<extra></extra>",
+                hovertemplate=f"{name}: {si(ceiling.value, 'FLOP/s')}<br>source: {ceiling.source}<extra></extra>",
             )
         )
     for level, bandwidth in bandwidths:
@@ -150,7 +145,7 @@ def roofline_figure(
                 name=_ceiling_label(f"{level} bandwidth", bandwidth, "B/s"),
                 line={"color": CEILING_COLORS[level], "width": 2, "dash": "dash"},
                 legendgroup="ceilings",
-                hovertemplate=f"{level}: {_si(bandwidth.value, 'B/s')}<br>source: {bandwidth.source}<extra></extra>",
+                hovertemplate=f"{level}: {si(bandwidth.value, 'B/s')}<br>source: {bandwidth.source}<extra></extra>",
             )
         )
 
@@ -164,7 +159,7 @@ def roofline_figure(
                     sub["label"],
                     sub["level"],
                     sub["intensity"],
-                    [_si(a, "FLOP/s") for a in sub["achieved"]],
+                    [si(a, "FLOP/s") for a in sub["achieved"]],
                     sub["pct_of_roof"],
                     sub["binding_ceiling"],
                 ]
@@ -219,75 +214,53 @@ def roofline_figure(
     return fig
 
 
-_OCCUPANCY_GRAPHS = (
-    ("threads", "threads_per_block", "Impact of Varying Block Size", "Threads per block"),
-    ("registers", "registers_per_thread", "Impact of Varying Register Count Per Thread", "Registers per thread"),
-    (
-        "shared_mem",
-        "shared_mem_per_block",
-        "Impact of Varying Shared Memory Usage Per Block",
-        "Shared memory per block (bytes)",
-    ),
-)
+def bench_roofline_points(frame: pd.DataFrame, size: str | None = None) -> pd.DataFrame:
+    """Algorithmic roofline points (2MNK over the minimum A+B+C traffic) for ok results, one per kernel.
 
-
-def occupancy_figures(
-    cc: str, threads: int, registers: int, shared_mem: int, carveout: int | None = None
-) -> tuple[go.Figure, go.Figure, go.Figure]:
-    """Nsight-Compute-style graphs of active warps per SM vs block size, registers and shared memory.
-
-    Each marks the kernel's own configuration and names the limiter in an annotation.
+    `size` picks one problem size ("4096x4096x4096"); None keeps every size. Tensor-core AddMM points
+    carry compute="tensor" so they are measured against the FP16 tensor ceiling.
     """
-    current = theoretical_occupancy(cc, threads, registers, shared_mem, carveout)
-    sweeps = sweep_all(cc, threads, registers, shared_mem, carveout)
-    here = {"threads": threads, "registers": registers, "shared_mem": shared_mem}
-    note = (
-        f"{current.occupancy_pct:.1f}% occupancy ({current.active_warps_per_sm}/{current.max_warps_per_sm} warps)"
-        f"<br>{current.describe()}"
-    )
-    figures = []
-    for key, column, title, x_title in _OCCUPANCY_GRAPHS:
-        frame = sweeps[key]
-        fig = go.Figure(
-            go.Scatter(
-                x=frame[column],
-                y=frame["active_warps_per_sm"],
-                mode="lines+markers" if len(frame) <= 300 else "lines",
-                line={"shape": "hv", "color": "#76b900", "width": 2},
-                marker={"size": 5},
-                name="warp occupancy",
-                customdata=np.column_stack([frame["occupancy_pct"], frame["active_blocks_per_sm"]]),
-                hovertemplate=(
-                    f"{x_title}: %{{x}}<br>active warps: %{{y}}<br>occupancy: %{{customdata[0]:.1f}}%"
-                    "<br>blocks per SM: %{customdata[1]}<extra></extra>"
-                ),
-            )
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[here[key]],
-                y=[current.active_warps_per_sm],
-                mode="markers",
-                name="this kernel",
-                marker={"color": "#d62728", "size": 14, "symbol": "circle-open", "line": {"width": 3}},
-                hovertemplate=f"this kernel: {x_title} %{{x}}, %{{y}} warps<extra></extra>",
-            )
-        )
-        fig.add_annotation(
-            text=note,
-            xref="paper",
-            yref="paper",
-            x=0.99,
-            y=0.99,
-            xanchor="right",
-            yanchor="top",
-            showarrow=False,
-            align="right",
-            bgcolor="rgba(255,255,255,0.85)",
-            bordercolor="#999999",
-        )
-        fig.update_xaxes(title_text=x_title)
-        fig.update_yaxes(title_text="Warp occupancy (active warps per SM)", range=[0, current.max_warps_per_sm * 1.05])
-        fig.update_layout(title_text=f"{title} (CC {current.cc})", template="plotly_white", showlegend=True)
-        figures.append(fig)
-    return figures[0], figures[1], figures[2]
+    ok = frame[(frame["status"] == "ok") & frame["median_ms"].notna()]
+    if size is not None:
+        ok = ok[ok["size"] == size]
+    rows = []
+    for r in ok.itertuples():
+        shape = Shape(int(r.m), int(r.n), int(r.k))
+        rows.append(operation_point(str(r.kernel), shape, r.median_ms / 1e3, operation_of(str(r.kernel), r.operation)))
+    return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute"])
+
+
+def report_roofline_points(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
+    """Hierarchical (L1/L2/DRAM) points of every launch; kernel = catalog id when the launch is ours."""
+    frames = []
+    for source, report in reports:
+        points = ncu_report.roofline_points(report)
+        if points.empty:
+            continue
+        ids = {ncu_report.launch_label(launch): ncu_report.match_catalog(launch) for launch in report.launches}
+        points["kernel"] = [
+            ids[label][0] if ids.get(label) else plot_text(kernel)
+            for kernel, label in zip(points["kernel"], points["label"], strict=True)
+        ]
+        points["label"] = [plot_text(label) for label in points["label"]]
+        points["source"] = source
+        frames.append(points)
+    if not frames:
+        return pd.DataFrame(columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute", "source"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def roofline(points: pd.DataFrame, ceilings: Ceilings, title: str) -> go.Figure:
+    """charts.roofline_figure with the tensor ceiling shown when any point is a tensor-core kernel."""
+    tensor = "compute" in points.columns and bool((points["compute"] == "tensor").any())
+    return roofline_figure(points, ceilings, title=plot_text(title), show_tensor=tensor)
+
+
+def kernel_points(fig: go.Figure) -> dict[str, int]:
+    """Number of plotted points per kernel trace in a roofline figure (ceilings and the level key excluded)."""
+    counts: dict[str, int] = {}
+    for trace in fig.data:
+        group = trace.legendgroup or ""
+        if group.startswith("kernel:"):
+            counts[group.removeprefix("kernel:")] = counts.get(group.removeprefix("kernel:"), 0) + len(trace.x)
+    return counts

@@ -1,0 +1,52 @@
+"""Overview: the GPU found (or which bundled measurements are shown), tools, data, store."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from profiling import charts
+from profiling.app import state, tables, ui
+from profiling.errors import first_line
+
+st.title("GEMM Lens")
+st.caption("Profile CUDA GEMM kernels: catalog → benchmark → Nsight Compute → roofline and occupancy → review.")
+frame = state.frame()
+bundle, device = frame.bundle, frame.device
+where = f"{bundle.device_name} on {bundle.date}" if bundle else "no bundled data"
+
+if frame.probing:
+    st.info(f"Looking for a GPU; showing bundled measurements from {ui.safe_md(where)} meanwhile.")
+elif device:
+    st.success(f"GPU found: {ui.safe_md(device.get('name'))} (compute capability {ui.safe_md(device.get('cc'))})")
+else:
+    st.warning(f"No GPU found; showing bundled measurements from {ui.safe_md(where)}.")
+    st.caption(f"Why: {ui.safe_md(first_line(frame.no_gpu_reason))}")
+    if st.button("Look for a GPU again"):
+        ui.reprobe()
+        st.rerun()
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Device" if device else "Device of the bundled measurements")
+    shown = device or (bundle.device if bundle else {})
+    st.markdown(tables.markdown_table(tables.device_rows(shown)))
+with right:
+    st.subheader("CUDA tools on this machine")
+    st.markdown(tables.markdown_table(tables.tool_rows()))
+    st.subheader("Bundled measurements")
+    st.dataframe(tables.bundles_table(ui.bundles()), hide_index=True, width="stretch")
+
+if bundle is not None and bundle.bench_files:
+    st.subheader("Bundled benchmark at a glance")
+    ui.bundled_caption(bundle)
+    st.plotly_chart(charts.tflops_figure(tables.bench_frame(ui.bench_document(bundle.name))), key="glance")
+
+st.subheader("Pages")
+st.markdown(
+    "- **Kernels**: each kernel's source, what it adds, its diff against the previous version, compile facts.\n"
+    "- **Benchmark**: time kernels against cuBLAS; TFLOP/s and % of cuBLAS per size.\n"
+    "- **Profile**: Nsight Compute key metrics and findings; compute-sanitizer.\n"
+    "- **Roofline** and **Occupancy**: where each kernel sits, and what limits its occupancy.\n"
+    "- **Reports**: upload ncu CSV or .ncu-rep files and compare kernels side by side.\n"
+    "- **Review**: saved runs, baseline vs candidates, history, export."
+)

@@ -1,0 +1,98 @@
+"""Launch configurations for the occupancy calculator (profiling.analysis.occupancy), read from results documents
+and ncu reports, and why achieved occupancy falls short of theoretical."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from profiling.nsight import report as ncu_report
+from profiling.runs.records import BenchResult
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """What theoretical occupancy needs about one kernel, plus ncu's achieved value when known."""
+
+    name: str
+    source: str
+    cc: str
+    threads: int
+    registers: int
+    shared_mem: int
+    achieved_pct: float | None = None
+    ncu_theoretical_pct: float | None = None
+    waves_per_sm: float | None = None
+
+
+def launch_configs_from_bench(document: Mapping[str, Any]) -> list[LaunchConfig]:
+    """One config per compiled kernel in a results document (block, registers, static + dynamic smem)."""
+    cc = str((document.get("device") or {}).get("cc") or "9.0")
+    seen: dict[str, LaunchConfig] = {}
+    for i, row in enumerate(document.get("results", ())):
+        r = BenchResult.from_dict(row, f"result {i + 1}")
+        block = (r.launch or {}).get("block")
+        if r.kernel in seen or not r.registers or not block:
+            continue
+        threads = math.prod(int(b) for b in block)
+        seen[r.kernel] = LaunchConfig(r.kernel, "benchmark", cc, threads, r.registers, r.shared_bytes or 0)
+    return list(seen.values())
+
+
+def launch_configs_from_reports(reports: Sequence[tuple[str, ncu_report.Report]]) -> list[LaunchConfig]:
+    """One config per launch in ncu reports (launch__* metrics), with ncu's theoretical and achieved occupancy."""
+    out = []
+    for source, report in reports:
+        for launch in report.launches:
+            threads = launch.value("launch__block_size") or (math.prod(launch.block) if launch.block else None)
+            regs = launch.value("launch__registers_per_thread")
+            if not threads or not regs:
+                continue
+            smem = (launch.value("launch__shared_mem_per_block_static") or 0) + (
+                launch.value("launch__shared_mem_per_block_dynamic") or 0
+            )
+            out.append(
+                LaunchConfig(
+                    name=ncu_report.launch_label(launch),
+                    source=source,
+                    cc=str(launch.cc or "9.0"),
+                    threads=int(threads),
+                    registers=int(regs),
+                    shared_mem=int(smem),
+                    achieved_pct=launch.derived.get("achieved_occupancy_pct"),
+                    ncu_theoretical_pct=launch.derived.get("theoretical_occupancy_pct"),
+                    waves_per_sm=launch.value("launch__waves_per_multiprocessor"),
+                )
+            )
+    return out
+
+
+def occupancy_gap_note(theoretical_pct: float, achieved_pct: float | None, waves_per_sm: float | None) -> str | None:
+    """Why achieved occupancy falls well short of theoretical, in words; None when the gap is small.
+
+    A grid of less than one wave leaves SMs idle for the whole kernel and a partial last wave idles them at the
+    end; otherwise warps and blocks finishing unevenly leave slots empty until the next block is scheduled.
+    """
+    if achieved_pct is None or theoretical_pct <= 0:
+        return None
+    gap = theoretical_pct - achieved_pct
+    if gap < max(5.0, 0.2 * theoretical_pct):
+        return None
+    reasons = []
+    if waves_per_sm is not None and waves_per_sm < 1:
+        reasons.append(
+            f"the grid fills only {waves_per_sm:.2f} of one wave, so most SMs hold fewer blocks than they could "
+            "(more, smaller blocks or a larger problem fill them)"
+        )
+    elif waves_per_sm is not None and waves_per_sm < 4 and waves_per_sm % 1 < 0.5:
+        reasons.append(
+            f"{waves_per_sm:.2f} waves: the partial last wave leaves SMs idle at the end of the kernel (tail effect)"
+        )
+    reasons.append("warps and blocks finishing at different times leave slots empty until the next block starts")
+    return (
+        f"Achieved {achieved_pct:.1f}% is {gap:.1f} points below the theoretical {theoretical_pct:.1f}%: "
+        + "; ".join(reasons)
+        + "."
+    )

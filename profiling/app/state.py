@@ -1,0 +1,115 @@
+"""What the frame and the pages pass to each other through st.session_state: the keys, and typed accessors.
+
+Widget keys (`key="kernel"` on a selectbox) stay beside their widgets; this module holds the values that one
+script writes and another reads, so no page spells a session-state key itself.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import streamlit as st
+
+from profiling.app.bundles import Bundle
+from profiling.nsight.report import Report
+from profiling.nsight.runner import ProfileRun
+
+FRAME: Final = "gemmlens_frame"
+SESSION_ID: Final = "gemmlens_session"
+UPLOADS: Final = "uploads"
+UPLOAD_ERRORS: Final = "upload_errors"
+LIVE_BENCH: Final = "live_bench"
+LIVE_PROFILE: Final = "live_profile"
+DELETE_PENDING: Final = "confirm_delete"
+
+JobSlot = Literal["bench_job", "profile_job", "san_job"]
+"""The session-state key under which a page keeps the id of its GPU job (one job per slot and session)."""
+BENCH_JOB: Final[JobSlot] = "bench_job"
+PROFILE_JOB: Final[JobSlot] = "profile_job"
+SANITIZE_JOB: Final[JobSlot] = "san_job"
+
+Upload = tuple[str, Report]
+"""An uploaded report: (file name, parsed report)."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What the frame (app.py) found on this run, for the page it runs: the chosen bundle and the GPU."""
+
+    bundle: Bundle | None
+    device: dict[str, Any] | None
+    no_gpu_reason: str | None
+    probing: bool
+
+
+def set_frame(frame: Frame) -> None:
+    """Called by app.py before the page runs."""
+    st.session_state[FRAME] = frame
+
+
+def frame() -> Frame:
+    """The frame of this run (set by app.py; pages run only inside it)."""
+    return st.session_state[FRAME]
+
+
+def session_id() -> str:
+    """A stable id for this browser session (owner of its GPU jobs)."""
+    if SESSION_ID not in st.session_state:
+        st.session_state[SESSION_ID] = uuid.uuid4().hex[:8]
+    return st.session_state[SESSION_ID]
+
+
+def job_id(slot: JobSlot) -> str | None:
+    """The id of this session's last job in `slot`, if any."""
+    return st.session_state.get(slot)
+
+
+def set_job_id(slot: JobSlot, job: str) -> None:
+    st.session_state[slot] = job
+
+
+def uploads() -> dict[str, Upload]:
+    """Parsed uploads by "<name>:<content hash>" (the Reports page keeps it in step with its file uploader)."""
+    return st.session_state.setdefault(UPLOADS, {})
+
+
+def upload_errors() -> dict[str, str]:
+    """One-line errors of unreadable uploads, by the same key as `uploads()`."""
+    return st.session_state.setdefault(UPLOAD_ERRORS, {})
+
+
+def uploaded_reports() -> list[Upload]:
+    """The uploaded reports in upload order."""
+    return list((st.session_state.get(UPLOADS) or {}).values())
+
+
+def live_bench() -> dict[str, Any] | None:
+    """The results document of this session's last finished benchmark."""
+    return st.session_state.get(LIVE_BENCH) or None
+
+
+def set_live_bench(document: dict[str, Any]) -> None:
+    st.session_state[LIVE_BENCH] = document
+
+
+def live_profile() -> ProfileRun | None:
+    """This session's last finished ncu profile."""
+    return st.session_state.get(LIVE_PROFILE)
+
+
+def set_live_profile(run: ProfileRun) -> None:
+    st.session_state[LIVE_PROFILE] = run
+
+
+def delete_pending() -> int | None:
+    """The saved run whose deletion waits for the reader's confirmation."""
+    return st.session_state.get(DELETE_PENDING)
+
+
+def set_delete_pending(run_id: int | None) -> None:
+    if run_id is None:
+        st.session_state.pop(DELETE_PENDING, None)
+    else:
+        st.session_state[DELETE_PENDING] = run_id

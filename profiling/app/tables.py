@@ -1,0 +1,382 @@
+"""The tables the pages show, as pure functions over results documents, ncu reports and saved runs.
+
+Column names are the ones the reader sees; nothing here imports Streamlit, so every table is tested directly
+on the bundled real measurements (results/<device>-<date>/) and the ncu fixtures.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from kernels.catalog import CATALOG
+from profiling.analysis.device_model import Ceilings
+from profiling.analysis.launches import launch_configs_from_reports
+from profiling.analysis.occupancy import OccupancyResult, theoretical_occupancy
+from profiling.app.bundles import Bundle
+from profiling.app.text import md_escape
+from profiling.charts.roofline import roofline_points
+from profiling.errors import InvalidInput, first_line
+from profiling.gpu.env import tool_path
+from profiling.nsight import report as ncu_report
+from profiling.nsight.tools import find_ncu, find_tool
+from profiling.runs.comparison import METRICS, VERDICT_COLORS
+from profiling.runs.records import SavedRun, as_run
+from profiling.runs.results import results_frame
+from profiling.runs.values import iso_utc
+
+if TYPE_CHECKING:  # importing the Styler module loads jinja2: only for the annotation
+    from pandas.io.formats.style import Styler
+
+
+# ---------------------------------------------------------------------------------------------
+# Overview
+# ---------------------------------------------------------------------------------------------
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A small DataFrame as a Markdown table, every cell escaped (drawn at once, no grid component)."""
+    head = "| " + " | ".join(md_escape(c) for c in frame.columns) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    rows = ["| " + " | ".join(md_escape(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *rows])
+
+
+def cuda_version(value: Any) -> str:
+    """13020 -> '13.2' (CUDA's integer encoding); other values as given."""
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        return str(value) if value else "-"
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+def device_rows(device: Mapping[str, Any]) -> pd.DataFrame:
+    """The Overview's device table: name, compute capability, SMs, clocks, memory, driver, CUDA, CuPy."""
+    mem = device.get("total_memory_bytes")
+    rows = [
+        ("GPU", device.get("name")),
+        ("compute capability", device.get("cc")),
+        ("SMs", device.get("sm_count")),
+        ("max SM clock (MHz)", device.get("max_sm_clock_mhz")),
+        ("max memory clock (MHz)", device.get("max_mem_clock_mhz")),
+        ("memory", f"{mem / 2**30:.1f} GiB" if mem else None),
+        ("memory bus (bits)", device.get("memory_bus_width_bits")),
+        ("L2", f"{device['l2_bytes'] / 2**20:.0f} MiB" if device.get("l2_bytes") else None),
+        ("FP32 peak (TFLOP/s)", f"{device['fp32_peak_tflops']:.1f}" if device.get("fp32_peak_tflops") else None),
+        ("driver", device.get("driver")),
+        ("CUDA runtime", cuda_version(device.get("cuda_runtime"))),
+        ("CUDA driver API", cuda_version(device.get("cuda_driver"))),
+        ("CuPy", device.get("cupy")),
+    ]
+    return pd.DataFrame([(k, "-" if v is None else str(v)) for k, v in rows], columns=["property", "value"])
+
+
+def tool_rows() -> pd.DataFrame:
+    """Which CUDA tools are installed here: ncu, compute-sanitizer, nvcc (path or 'not found')."""
+    found = {"ncu": find_ncu(), "compute-sanitizer": find_tool("compute-sanitizer"), "nvcc": tool_path("nvcc")}
+    return pd.DataFrame(
+        [(name, "yes" if path else "no", path or "not found") for name, path in found.items()],
+        columns=["tool", "available", "path"],
+    )
+
+
+def bundles_table(bundles: Sequence[Bundle]) -> pd.DataFrame:
+    """One row per bundle: folder, device, date and what it holds."""
+    return pd.DataFrame(
+        [
+            {
+                "folder": f"results/{b.name}",
+                "device": b.device_name,
+                "date": b.date,
+                "benchmark files": ", ".join(p.name for p in b.bench_files),
+                "other results": ", ".join(p.name for p in b.other_results),
+                "ncu captures": ", ".join(g[0].name for g in b.ncu_groups),
+                ".ncu-rep": ", ".join(p.name for p in b.ncu_reps),
+            }
+            for b in bundles
+        ],
+        columns=["folder", "device", "date", "benchmark files", "other results", "ncu captures", ".ncu-rep"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmark
+# ---------------------------------------------------------------------------------------------
+
+
+BENCH_TABLE_COLUMNS: dict[str, str] = {
+    "kernel": "kernel",
+    "size": "size",
+    "status": "status",
+    "median_ms": "time (ms)",
+    "tflops": "TFLOP/s",
+    "pct_peak": "% of FP32 peak",
+    "pct_cublas": "% of cuBLAS",
+    "rel_error": "rel. error",
+    "registers": "registers",
+    "sm_clock_mhz": "SM clock (MHz)",
+    "capped": "clocks capped",
+    "clock_events": "clock events",
+    "error": "error",
+}
+
+
+def bench_frame(document: Mapping[str, Any]) -> pd.DataFrame:
+    """results_frame() sorted by size then catalog order, with `flops` (2MNK) added."""
+    frame = results_frame(dict(document))
+    if frame.empty:
+        return frame
+    order = {spec.id: i for i, spec in enumerate(CATALOG)}
+    frame["flops"] = 2.0 * frame["m"] * frame["n"] * frame["k"]
+    frame["_order"] = frame["kernel"].map(lambda k: order.get(k, len(order)))
+    return frame.sort_values(["flops", "_order"]).drop(columns="_order").reset_index(drop=True)
+
+
+def bench_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The results table the Benchmark page shows: one row per kernel and size, readable column names."""
+    view = frame[[c for c in BENCH_TABLE_COLUMNS if c in frame.columns]].copy()
+    return view.rename(columns=BENCH_TABLE_COLUMNS)
+
+
+# ---------------------------------------------------------------------------------------------
+# ncu reports
+# ---------------------------------------------------------------------------------------------
+
+
+KEY_TABLE_COLUMNS: dict[str, tuple[str, float]] = {
+    "duration_ns": ("duration (µs)", 1e-3),
+    "registers": ("registers", 1),
+    "smem_static_bytes": ("smem static (KB)", 1 / 1024),
+    "smem_dynamic_bytes": ("smem dynamic (KB)", 1 / 1024),
+    "theoretical_occupancy_pct": ("theoretical occ. (%)", 1),
+    "achieved_occupancy_pct": ("achieved occ. (%)", 1),
+    "shared_ld_bank_conflict_pct": ("ld bank conflicts (%)", 1),
+    "shared_ld_n_way": ("ld n-way", 1),
+    "shared_st_bank_conflict_pct": ("st bank conflicts (%)", 1),
+    "shared_st_n_way": ("st n-way", 1),
+    "dram_bytes": ("DRAM (MB)", 1e-6),
+    "l2_bytes": ("L2 (MB)", 1e-6),
+    "l1_bytes": ("L1 (MB)", 1e-6),
+    "fp32_flops_per_second": ("FP32 TFLOP/s", 1e-12),
+    "fp32_pct_of_peak": ("% of FP32 peak", 1),
+}
+
+
+def key_metrics_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
+    """One row per launch of every report: launch (unique key), kernel, source, then the key metrics in
+    display units (µs, KB, MB, %, TFLOP/s). Launch names come from the files and are plain data."""
+    frames = []
+    for source, report in reports:
+        frame = ncu_report.key_metrics_frame(report)
+        out = pd.DataFrame(
+            {
+                "launch": frame["label"],
+                "kernel": frame["catalog_id"].fillna(frame["kernel"]),
+                "source": source,
+                "block": frame["block"],
+                "grid": frame["grid"],
+            }
+        )
+        for column, (title, scale) in KEY_TABLE_COLUMNS.items():
+            out[title] = frame[column] * scale
+        frames.append(out)
+    if not frames:
+        return pd.DataFrame(columns=["launch", "kernel", "source", "block", "grid"])
+    table = pd.concat(frames, ignore_index=True)
+    if len(reports) > 1 or table["launch"].duplicated().any():
+        table["launch"] = table["launch"] + " [" + table["source"] + "]"
+    dup = table["launch"].duplicated(keep=False)
+    table.loc[dup, "launch"] = table.loc[dup, "launch"] + " #" + table.index[dup].astype(str)
+    return table
+
+
+def findings_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
+    """ncu's rule findings: launch, rule, type, estimated speedup (%), description; biggest speedup first."""
+    rows = []
+    for source, report in reports:
+        for launch in report.launches:
+            for f in launch.findings:
+                rows.append(
+                    {
+                        "launch": ncu_report.launch_label(launch),
+                        "source": source,
+                        "rule": f.rule,
+                        "type": f.type,
+                        "est. speedup (%)": f.estimated_speedup_pct,
+                        "description": f.description,
+                    }
+                )
+    frame = pd.DataFrame(rows, columns=["launch", "source", "rule", "type", "est. speedup (%)", "description"])
+    return frame.sort_values("est. speedup (%)", ascending=False, na_position="last").reset_index(drop=True)
+
+
+def compare_launches(table: pd.DataFrame, launches: Sequence[str]) -> pd.DataFrame:
+    """Side by side: one row per key metric, one column per chosen launch (in the order given)."""
+    chosen = table.set_index("launch").loc[list(launches)]
+    metrics = [title for title, _ in KEY_TABLE_COLUMNS.values()]
+    out = chosen[metrics].T
+    out.index.name = "metric"
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Roofline
+# ---------------------------------------------------------------------------------------------
+
+
+def roofline_table(points: pd.DataFrame, ceilings: Ceilings) -> pd.DataFrame:
+    """The points under a roofline: kernel, label, level, intensity (FLOP/B), TFLOP/s, binding ceiling, % of it."""
+    df = roofline_points(points, ceilings)
+    out = pd.DataFrame(
+        {
+            "kernel": df["kernel"].map(html.unescape),
+            "label": df["label"].map(html.unescape),
+            "level": df["level"],
+            "intensity (FLOP/B)": df["intensity"],
+            "TFLOP/s": df["achieved"] / 1e12,
+            "binding ceiling": df["binding_ceiling"],
+            "% of ceiling": df["pct_of_roof"],
+        }
+    )
+    return out.reset_index(drop=True)
+
+
+def ceilings_table(theoretical: Ceilings, measured: Ceilings | None) -> pd.DataFrame:
+    """Each roofline ceiling: the theoretical value and its source beside the measured one, in T units."""
+    rows = []
+    for label, attr, unit in (
+        ("FP32", "fp32_flops", "TFLOP/s"),
+        ("FP16 tensor", "tensor_fp16_flops", "TFLOP/s"),
+        ("DRAM", "dram_bytes_per_s", "TB/s"),
+        ("L2", "l2_bytes_per_s", "TB/s"),
+        ("L1 / shared", "l1_bytes_per_s", "TB/s"),
+    ):
+        t = getattr(theoretical, attr)
+        m = getattr(measured, attr) if measured else None
+        if t is None and m is None:
+            continue
+        rows.append(
+            {
+                "ceiling": label,
+                "unit": unit,
+                "theoretical": t.value / 1e12 if t else None,
+                "source": t.source if t else "",
+                "measured": m.value / 1e12 if m else None,
+                "measured how": m.note if m else "",
+                "measured / theoretical (%)": 100 * m.value / t.value if (t and m) else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Occupancy
+# ---------------------------------------------------------------------------------------------
+
+
+def occupancy_limits_table(result: OccupancyResult) -> pd.DataFrame:
+    """Blocks per SM each resource allows (warps, registers, shared memory, blocks) and which bind."""
+    return pd.DataFrame(
+        [
+            {"resource": name, "blocks per SM allowed": allowed, "limits": name in result.limiters}
+            for name, allowed in result.blocks_allowed_by.items()
+        ]
+    )
+
+
+def occupancy_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
+    """Per launch: block, registers, shared memory, our theoretical occupancy, ncu's theoretical and achieved,
+    and the limiting resource(s)."""
+
+    rows = []
+    for config in launch_configs_from_reports(reports):
+        try:
+            result = theoretical_occupancy(config.cc, config.threads, config.registers, config.shared_mem)
+            ours, limit = result.occupancy_pct, ", ".join(result.limiters)
+        except InvalidInput as exc:
+            ours, limit = None, first_line(exc)
+        rows.append(
+            {
+                "launch": config.name,
+                "threads": config.threads,
+                "registers": config.registers,
+                "shared mem (B)": config.shared_mem,
+                "theoretical (%)": ours,
+                "ncu theoretical (%)": config.ncu_theoretical_pct,
+                "ncu achieved (%)": config.achieved_pct,
+                "limited by": limit,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# Saved runs (Review page)
+# ---------------------------------------------------------------------------------------------
+
+
+def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """review.runs_frame() for display: kernels joined, date as text."""
+    out = runs.copy()
+    out["kernels"] = out["kernels"].map(lambda ks: ", ".join(ks))
+    out["created"] = out["created"].dt.strftime("%Y-%m-%d %H:%M")
+    return out
+
+
+def run_info_table(run: SavedRun | Mapping[str, Any]) -> pd.DataFrame:
+    """A saved run's own fields and device as a property/value table."""
+    run = as_run(run)
+    device = run.device
+    rows = [
+        ("id", run.id),
+        ("label", run.label),
+        ("author", run.author),
+        ("notes", run.notes),
+        ("created", iso_utc(run.created)),
+        ("kind", run.kind),
+        ("device", device.get("name") or run.device_name),
+        ("compute capability", device.get("cc") or run.device_cc),
+        ("driver", device.get("driver")),
+        ("CUDA runtime", cuda_version(device.get("cuda_runtime"))),
+        ("max SM clock (MHz)", device.get("max_sm_clock_mhz")),
+        ("catalog commit", run.catalog_commit),
+    ]
+    return pd.DataFrame([(k, "" if v is None else str(v)) for k, v in rows], columns=["property", "value"])
+
+
+def run_results_table(run: SavedRun | Mapping[str, Any]) -> pd.DataFrame:
+    """A saved run's results: kernel, size, status and the compared metrics."""
+    rows = []
+    for r in as_run(run).results:
+        row = {"kernel": r.kernel, "size": r.size, "status": r.status}
+        row.update({m.label: getattr(r, m.key) for m in METRICS})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def style_side_by_side(side: pd.DataFrame) -> Styler:
+    """comparison.side_by_side() with each metric's cells coloured by verdict (green better, red worse, as
+    Nsight Compute's baseline view); the verdict columns themselves are hidden."""
+
+    verdict_cols = [c for c in side.columns if str(c).endswith(" verdict")]
+    shown = [c for c in side.columns if c not in verdict_cols]
+
+    def colour(row: pd.Series) -> list[str]:
+        styles = []
+        for c in shown:
+            base = str(c).removesuffix(" Δ%")
+            verdict = row.get(f"{base} verdict") if not str(c).endswith("(base)") else None
+            if isinstance(verdict, str) and verdict in ("improvement", "regression", "changed"):
+                styles.append(f"color: {VERDICT_COLORS[verdict]}; font-weight: 600")
+            else:
+                styles.append("")
+        return styles
+
+    full = side.copy()
+    styler = full.style.apply(lambda row: colour(row) + [""] * len(verdict_cols), axis=1)
+    styler = styler.hide(verdict_cols, axis="columns").format(precision=4, na_rep="")
+    return styler

@@ -1,0 +1,140 @@
+"""Review figures over saved runs: baseline-vs-candidate roofline and time bars, and a kernel's history.
+
+Runs are SavedRun records (profiling.runs.records) or their record dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from kernels.registry import operation_of
+from profiling.analysis.device_model import Ceilings
+from profiling.charts.roofline import operation_point, roofline
+from profiling.charts.style import kernel_color, plot_text
+from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
+from profiling.runs.records import SavedRun, as_run
+from profiling.runs.values import finite_number
+
+
+def review_roofline(
+    baseline: SavedRun | Mapping[str, Any],
+    candidates: Sequence[SavedRun | Mapping[str, Any]],
+    ceilings: Ceilings | None,
+) -> go.Figure:
+    """Algorithmic roofline of the baseline (open markers) and candidates (filled), each candidate point
+    linked to the baseline point of the same kernel and size by a dotted line; `ceilings` are those of the
+    baseline's device (None: a titled empty figure)."""
+
+    def points(run: SavedRun) -> pd.DataFrame:
+        rows = []
+        for r in run.results:
+            t, shape = r.time_median_ms, r.shape
+            if not t or shape is None or not (shape.m and shape.n and shape.k) or r.status != "ok":
+                continue
+            # A bench run keeps its source row, with the operation, in `extra`; else the catalog knows the kernel.
+            op = operation_of(r.kernel, r.extra.get("operation"))
+            p = operation_point(plot_text(r.kernel), shape, t / 1e3, op, label=r.size)
+            p["run"] = plot_text(f"#{run.id} {run.label}")
+            rows.append(p)
+        return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute", "run"])
+
+    base = points(as_run(baseline))
+    cands = [points(as_run(c)) for c in candidates]
+    if ceilings is None:
+        fig = go.Figure()
+        fig.update_layout(title_text="Roofline: no ceilings known for this device")
+        return fig
+    filled = pd.concat(cands, ignore_index=True) if cands else base.iloc[0:0]
+    fig = roofline(filled if len(filled) else base, ceilings, "Roofline: baseline (open stars), candidates (filled)")
+    for kernel, part in base.groupby("kernel", sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=part["flops"] / part["bytes"],
+                y=part["flops"] / part["seconds"],
+                mode="markers",
+                name=f"{kernel} (baseline)",
+                legendgroup=f"baseline:{kernel}",
+                marker={"color": kernel_color(str(kernel)), "symbol": "star-open", "size": 13, "line": {"width": 2}},
+                text=part["run"] + " " + part["label"],
+                hovertemplate="<b>%{fullData.name}</b> %{text}<br>%{y:.3s}FLOP/s<extra></extra>",
+            )
+        )
+    base_at = {(r.kernel, r.label): r for r in base.itertuples()}
+    for cand in cands:
+        for r in cand.itertuples():
+            b = base_at.get((r.kernel, r.label))
+            if b is None:
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=[b.flops / b.bytes, r.flops / r.bytes],
+                    y=[b.flops / b.seconds, r.flops / r.seconds],
+                    mode="lines",
+                    line={"color": kernel_color(str(r.kernel)), "dash": "dot", "width": 1},
+                    legendgroup=f"link:{r.kernel}",
+                    showlegend=False,
+                    hoverinfo="skip",
+                )
+            )
+    return fig
+
+
+def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_median_ms") -> go.Figure:
+    """Line chart of review.kernel_history(): one trace per device and size."""
+    label = METRIC_BY_KEY[metric].label if metric in METRIC_BY_KEY else metric
+    fig = go.Figure()
+    for (device, size), part in history.groupby(["device_name", "size"], dropna=False, sort=True):
+        fig.add_trace(
+            go.Scatter(
+                x=part["created"], y=part["value"], mode="lines+markers",
+                name=f"{device or 'unknown device'} {size}".strip(), text=part["run_label"],
+                hovertemplate="%{text}<br>%{x}<br>%{y:.4g}<extra></extra>",
+            )
+        )  # fmt: skip
+    fig.update_layout(title=f"{kernel}: {label} across runs", xaxis_title="run date", yaxis_title=label)
+    return fig
+
+
+def comparison_figures(
+    baseline: SavedRun | Mapping[str, Any],
+    candidates: Sequence[SavedRun | Mapping[str, Any]],
+    comparison: pd.DataFrame,
+) -> list[go.Figure]:
+    """Median time per kernel/size for each run (grouped bars), and the time change per candidate
+    coloured by verdict."""
+    figs = []
+    bars = go.Figure()
+    for run in map(as_run, (baseline, *candidates)):
+        rows = [r for r in run.results if finite_number(r.time_median_ms) is not None]
+        bars.add_trace(
+            go.Bar(
+                x=[f"{r.kernel} {r.size}".strip() for r in rows],
+                y=[r.time_median_ms for r in rows],
+                name=_run_name(run),
+            )
+        )
+    bars.update_layout(title="Median time per kernel (lower is better)", barmode="group", yaxis_title="ms")
+    figs.append(bars)
+    times = comparison[comparison["metric"] == "time_median_ms"].dropna(subset=["delta_pct"])
+    if not times.empty:
+        delta = go.Figure()
+        for label, part in times.groupby("candidate_label", sort=False):
+            delta.add_trace(
+                go.Bar(
+                    x=(part["kernel"] + " " + part["size"]).str.strip(),
+                    y=part["delta_pct"].clip(-1000, 1000),
+                    name=str(label),
+                    marker_color=[VERDICT_COLORS[v] for v in part["verdict"]],
+                    text=part["verdict"],
+                )
+            )
+        delta.update_layout(title="Time change vs baseline (%; negative is faster)", yaxis_title="Δ %")
+        figs.append(delta)
+    return figs
+
+
+def _run_name(run: SavedRun) -> str:
+    return f"#{run.id} {run.label}" if run.id is not None else run.label

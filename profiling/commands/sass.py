@@ -1,0 +1,66 @@
+"""`python -m profiling sass --kernel ID [--arch sm_90] [--json] [--listing]`: static SASS and instruction mix of a
+catalog kernel, compiled with nvcc and disassembled here (no GPU needed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from kernels import get_kernel
+from profiling.analysis import sass as A
+
+HELP = "Static SASS of a catalog kernel: instruction mix of its main loop and SASS per CUDA line (no GPU)"
+
+_SHOWN = (
+    ("FFMA", "ffma"),
+    ("HMMA", "hmma"),
+    ("LDS (all widths)", "lds"),
+    ("LDS.128", "lds_128"),
+    ("LDSM (ldmatrix)", "ldsm"),
+    ("STS", "sts"),
+    ("LDG", "ldg"),
+    ("LDGSTS (cp.async)", "ldgsts"),
+    ("BAR", "bar"),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kernel", required=True, help="catalog id (v5, v9-regdb, wmma-async...)")
+    parser.add_argument("--arch", default="sm_90", help="target architecture (default sm_90)")
+    parser.add_argument("--json", action="store_true", help="print JSON (with the SASS per line)")
+    parser.add_argument("--listing", action="store_true", help="also print the SASS under each CUDA line")
+
+
+def format_static(static: A.StaticSass, listing: bool = False) -> str:
+    whole, loop = static.mix.to_dict(), static.loop_mix.to_dict() if static.loop_mix else None
+    out = [f"{static.kernel_id}: {static.entry} for {static.arch} ({static.function.name}, {static.tool})"]
+    out.append(f"  {'':<20} {'kernel':>8} {'main loop':>10}")
+    out.append(f"  {'instructions':<20} {whole['total']:>8} {loop['total'] if loop else '-':>10}")
+    for label, key in _SHOWN:
+        if whole[key] or (loop and loop[key]):
+            out.append(f"  {label:<20} {whole[key]:>8} {loop[key] if loop else '-':>10}")
+    if loop:
+        ratio = loop["math_per_shared_load"]
+        math = "HMMA" if loop["hmma"] else "FFMA"
+        out.append(f"  {math} per shared load in the main loop: {f'{ratio:.1f}' if ratio else '-'}")
+        lines = static.loop_lines()
+        out.append(f"  main loop: lines {lines[0]}-{lines[-1]}" if lines else "  main loop: no line information")
+    else:
+        out.append("  no loop found (no backward branch around the FMAs)")
+    if listing:
+        for line, instructions in static.function.by_line().items():
+            text = static.source_lines[line - 1].strip() if 0 < line <= len(static.source_lines) else ""
+            out.append(f"{line:5d}  {text}")
+            out.extend(
+                f"         {i.offset:05x}  {i.predicate + ' ' if i.predicate else ''}{i.text}" for i in instructions
+            )
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    static = A.static_sass(get_kernel(args.kernel), arch=args.arch)
+    if args.json:
+        print(json.dumps(static.to_dict(listing=True), indent=1))
+    else:
+        print(format_static(static, listing=args.listing))
+    return 0

@@ -1,0 +1,81 @@
+"""Timing single kernel launches with CUDA events: the repeat budget, the L2 flush and the summary statistics.
+
+`time_launches` takes the array module `xp` (cupy in the worker); the tests pass a recording fake, so the
+order of flushes, events and launches is checked without a GPU.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+MIN_REPEATS = 3
+# A launch is never estimated at less than this, so a zero-length probe cannot ask for unbounded repeats.
+MIN_ESTIMATE_MS = 1e-3
+
+
+def repeats_within_budget(requested: int, max_seconds: float, estimated_ms: float) -> int:
+    """How many timed launches to run: the requested count, cut so that they fit `max_seconds` at
+    `estimated_ms` each, but never fewer than MIN_REPEATS (a median needs a few samples)."""
+    fit = int(max_seconds * 1000 / max(estimated_ms, MIN_ESTIMATE_MS))
+    return max(MIN_REPEATS, min(requested, fit))
+
+
+def flush_byte(launch_index: int) -> int:
+    """The byte the flush writes before timed launch `launch_index`: it changes every launch, so a test can
+    see from inside a kernel that the flush ran right before it."""
+    return launch_index & 0xFF
+
+
+def summarize(times_ms: Sequence[float]) -> dict[str, float]:
+    """Median, min, max, mean, sample stdev, 10th/90th percentiles (linear interpolation, as numpy) and the
+    p10-p90 spread in percent of the median."""
+    ordered = sorted(times_ms)
+    if not ordered:
+        raise ValueError("no timings to summarize")
+    median = statistics.median(ordered)
+    p10, p90 = (float(np.percentile(ordered, p)) for p in (10, 90))
+    return {
+        "median": median,
+        "min": ordered[0],
+        "max": ordered[-1],
+        "mean": statistics.fmean(ordered),
+        "stdev": statistics.stdev(ordered) if len(ordered) > 1 else 0.0,
+        "p10": p10,
+        "p90": p90,
+        "spread_pct": 100.0 * (p90 - p10) / median if median > 0 else 0.0,
+        "samples": len(ordered),
+    }
+
+
+def time_launches(
+    xp: Any, launch: Callable[[], None], warmup: int, repeats: int, max_seconds: float, flush: Any | None
+) -> list[float]:
+    """Event-timed single launches, each after an L2 flush (a memset of `flush`, when given); milliseconds.
+
+    The flush is enqueued on the timing stream before the start event, so it is never inside a timing.
+    """
+    cuda = xp.cuda
+    for _ in range(warmup):
+        launch()
+    cuda.Device().synchronize()
+    # Estimate one launch's cost to keep slow kernels inside the time budget.
+    probe_start, probe_end = cuda.Event(), cuda.Event()
+    probe_start.record()
+    launch()
+    probe_end.record()
+    probe_end.synchronize()
+    count = repeats_within_budget(repeats, max_seconds, cuda.get_elapsed_time(probe_start, probe_end))
+    stream = cuda.get_current_stream()
+    events = [(cuda.Event(), cuda.Event()) for _ in range(count)]
+    for i, (start, end) in enumerate(events):
+        if flush is not None:
+            cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i), flush.nbytes, stream.ptr)
+        start.record()
+        launch()
+        end.record()
+    events[-1][1].synchronize()
+    return [cuda.get_elapsed_time(s, e) for s, e in events]

@@ -1,0 +1,133 @@
+"""Open a source page of any kind: a CSV export (plain or gzip), or a `.ncu-rep` through `ncu --import` (both
+views, merged); then give our catalog kernels' lines the text of their `.cu` file."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kernels.catalog import CATALOG, KernelSpec
+from profiling.errors import ReportError
+from profiling.nsight import tools
+from profiling.nsight.report import MAX_REPORT_BYTES, NCU_REP_MAGIC
+from profiling.nsight.source import (
+    UNOPENED,
+    KernelSource,
+    SourcePage,
+    parse_source_bytes,
+    parse_source_text,
+    short_name,
+)
+
+
+def merge_views(cuda_sass: SourcePage, sass: SourcePage) -> SourcePage:
+    """One page from the two views of one report: each kernel from cuda,sass where it is there (it has the
+    lines), else from sass (kernels without -lineinfo, such as cuBLAS's, are only there). Sections are paired
+    in report order by name, so repeated launches of one kernel stay apart."""
+    remaining = list(cuda_sass.kernels)
+    merged: list[KernelSource] = []
+    for kernel in sass.kernels:
+        if remaining and remaining[0].name == kernel.name:
+            merged.append(remaining.pop(0))
+        else:
+            merged.append(kernel)
+    merged.extend(remaining)
+    return SourcePage(
+        kernels=merged,
+        view="cuda,sass+sass",
+        source=cuda_sass.source or sass.source,
+        warnings=cuda_sass.warnings + sass.warnings,
+    )
+
+
+def read_source_file(path: str | os.PathLike[str]) -> SourcePage:
+    """A source-page CSV (plain or .gz); ReportError with one line when unreadable."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not path.is_file():
+        raise ReportError(f"{path} is not a file")
+    if size > MAX_REPORT_BYTES:
+        raise ReportError(
+            f"{path.name} is {size / 1e6:.0f} MB; source pages over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read"
+        )
+    return parse_source_bytes(path.read_bytes(), source=str(path))
+
+
+def load_source_page(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> SourcePage:
+    """A source page from a CSV export, or from a `.ncu-rep` through `ncu --import` (both views, merged).
+
+    Our catalog's kernels get their `.cu` lines attached (see attach_catalog_source).
+    """
+    path = Path(path)
+    if path.is_file() and (path.suffix == ".ncu-rep" or _starts_with(path, NCU_REP_MAGIC)):
+        exe = ncu or tools.find_ncu()
+        if exe is None:
+            raise ReportError(
+                f"reading {path.name} needs Nsight Compute (ncu), which is not installed here; export the source "
+                f"page where it is: `ncu --import {path.name} --page source --csv --print-source cuda,sass > source.csv`"
+            )
+        pages = [_import_view(exe, path, view, timeout_s) for view in ("cuda,sass", "sass")]
+        page = merge_views(pages[0], pages[1])
+    else:
+        page = read_source_file(path)
+    attach_catalog_source(page)
+    return page
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(len(magic)) == magic
+
+
+def _import_view(ncu: str, path: Path, view: str, timeout_s: float) -> SourcePage:
+    args = [ncu, "--import", str(path), "--page", "source", "--csv", "--print-source", view]
+    result = tools.run_tool(args, timeout_s=timeout_s)
+    if result.returncode != 0 or result.timed_out:
+        raise ReportError(f"ncu could not read the source page of {path.name}: {tools.explain_failure(result)}")
+    return parse_source_text(result.stdout, source=str(path))
+
+
+def catalog_spec_for(function_name: str) -> KernelSpec | None:
+    """The catalog kernel a profiled function is: its template arguments decide among entries of one name
+    (sgemm_tiled<8/16/32>); a tuning configuration of a templated kernel falls back to the first entry."""
+    short = short_name(function_name)
+    base = short.split("<", 1)[0]
+    fallback = None
+    for spec in CATALOG:
+        if not spec.entry:
+            continue
+        entry = spec.entry.replace(" ", "")
+        if entry == short:
+            return spec
+        if fallback is None and entry.split("<", 1)[0] == base:
+            fallback = spec
+    return fallback
+
+
+def attach_catalog_source(page: SourcePage) -> None:
+    """Give each kernel's lines their text: the catalog's `.cu` file for our kernels (the text CuPy compiled,
+    whose line numbers the page carries), else what ncu embedded."""
+    for kernel in page.kernels:
+        spec = catalog_spec_for(kernel.name)
+        kernel.catalog_id = spec.id if spec else None
+        if not kernel.lines:
+            kernel.source_note = kernel.source_note or "SASS only (no line information in this view)"
+            continue
+        embedded = any(ln.text and ln.text != UNOPENED for ln in kernel.lines)
+        if spec is None or spec.source_path is None or embedded:
+            kernel.source_note = "source as embedded by ncu" if embedded else "no source text (file not readable)"
+            continue
+        text_lines = spec.read_source().splitlines()
+        beyond = [ln.line for ln in kernel.lines if ln.line > len(text_lines)]
+        for ln in kernel.lines:
+            ln.file = f"kernels/src/{spec.source}"
+            ln.text = text_lines[ln.line - 1] if ln.line <= len(text_lines) else ""
+        kernel.source_note = f"kernels/src/{spec.source} (catalog)"
+        if beyond:
+            page.warnings.append(
+                f"{spec.id}: lines {beyond[:3]} lie past the end of kernels/src/{spec.source}; the source changed "
+                "since this capture, so line texts may be off"
+            )

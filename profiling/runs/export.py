@@ -1,0 +1,77 @@
+"""Export and import of review data: any review table as CSV or JSON, and whole runs as one JSON document
+(`gemmlens.runs.v1`) that another store imports. The HTML report is review.report_html.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from profiling.errors import InvalidInput
+from profiling.runs.records import EXPORT_SCHEMA, RUN_SCHEMA, SavedRun, as_run
+from profiling.runs.values import iso_utc, to_utc
+
+
+def to_csv(frame: pd.DataFrame) -> str:
+    """CSV text of any review table (lists are joined with ';')."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].map(lambda v: isinstance(v, list)).any():
+            out[col] = out[col].map(lambda v: ";".join(map(str, v)) if isinstance(v, list) else v)
+    buffer = io.StringIO()
+    out.to_csv(buffer, index=False)
+    return buffer.getvalue()
+
+
+def to_json(frame: pd.DataFrame) -> str:
+    """JSON records of any review table (timestamps in ISO 8601)."""
+    return frame.to_json(orient="records", date_format="iso", force_ascii=False, indent=1)
+
+
+def export_runs_json(runs: Sequence[SavedRun | Mapping[str, Any]]) -> str:
+    """Full run records as one JSON document (`gemmlens.runs.v1`) that import_runs_json reads back."""
+    clean = []
+    for run in map(as_run, runs):
+        rec = run.to_dict(store_fields=False)
+        # Kept for reference; a store assigns its own on import.
+        if run.id is not None:
+            rec["source_id"] = run.id
+        if run.saved is not None:
+            rec["source_saved_utc"] = iso_utc(run.saved)
+        clean.append(rec)
+    doc = {"schema": EXPORT_SCHEMA, "exported_utc": iso_utc(to_utc(None)), "runs": clean}
+    return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
+
+
+def read_runs_json(text: str | bytes) -> list[SavedRun]:
+    """The runs of export_runs_json() output (or of a single run record), without their source store ids;
+    save them with RunStore.import_runs."""
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"not a JSON export of runs ({exc})") from exc
+    if isinstance(doc, Mapping) and doc.get("schema") == EXPORT_SCHEMA:
+        runs = doc.get("runs")
+        if not isinstance(runs, list):
+            raise InvalidInput("the runs export has no `runs` list")
+    elif isinstance(doc, Mapping) and "results" in doc and doc.get("schema", RUN_SCHEMA) == RUN_SCHEMA:
+        runs = [doc]
+    else:
+        found = doc.get("schema") if isinstance(doc, Mapping) else type(doc).__name__
+        raise InvalidInput(f"not a GEMM Lens runs export: schema {found!r}, expected {EXPORT_SCHEMA!r}")
+    out = []
+    for i, run in enumerate(runs):
+        try:
+            out.append(SavedRun.from_dict(run).detached())
+        except InvalidInput as exc:
+            raise InvalidInput(f"run {i + 1} of the export: {exc}") from exc
+    return out
+
+
+def import_runs_json(text: str | bytes) -> list[dict[str, Any]]:
+    """read_runs_json() as run record dicts."""
+    return [run.to_dict() for run in read_runs_json(text)]

@@ -1,0 +1,142 @@
+"""The timer on the CPU: summary statistics on hand-computed samples, the repeat budget, and the order of
+flushes, events and launches in `time_launches` against a recording stand-in for CuPy's CUDA module."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from profiling.gpu import runner
+from profiling.gpu import timing as T
+from profiling.gpu.jobs import BenchSettings
+
+
+def test_summary_of_an_odd_skewed_sample() -> None:
+    # Sorted: 1, 2, 3, 4, 100. The mean (22) is far from the median (3), so one cannot pass for the other.
+    s = T.summarize([4.0, 100.0, 1.0, 3.0, 2.0])
+    assert s["median"] == 3.0
+    assert s["mean"] == 22.0
+    assert (s["min"], s["max"], s["samples"]) == (1.0, 100.0, 5)
+    # numpy's linear percentiles: p10 at rank 0.4 -> 1 + 0.4 * (2 - 1); p90 at rank 3.6 -> 4 + 0.6 * (100 - 4).
+    assert s["p10"] == pytest.approx(1.4)
+    assert s["p90"] == pytest.approx(61.6)
+    # Sample standard deviation: squared deviations 441 + 400 + 361 + 324 + 6084 = 7610, over n - 1 = 4.
+    assert s["stdev"] == pytest.approx(math.sqrt(7610 / 4))
+    assert s["spread_pct"] == pytest.approx(100 * (61.6 - 1.4) / 3.0)
+
+
+def test_summary_of_an_even_sample_averages_the_middle_pair() -> None:
+    s = T.summarize([10.0, 1.0, 4.0, 3.0])  # sorted 1, 3, 4, 10
+    assert s["median"] == 3.5 and s["mean"] == 4.5
+    assert s["p10"] == pytest.approx(1.6)  # rank 0.3: 1 + 0.3 * (3 - 1)
+    assert s["p90"] == pytest.approx(8.2)  # rank 2.7: 4 + 0.7 * (10 - 4)
+    assert s["stdev"] == pytest.approx(math.sqrt((3.5**2 + 1.5**2 + 0.5**2 + 5.5**2) / 3))
+
+
+def test_summary_of_one_sample() -> None:
+    s = T.summarize([2.5])
+    assert s == {"median": 2.5, "min": 2.5, "max": 2.5, "mean": 2.5, "stdev": 0.0, "p10": 2.5, "p90": 2.5,
+                 "spread_pct": 0.0, "samples": 1}  # fmt: skip
+    with pytest.raises(ValueError):
+        T.summarize([])
+
+
+@pytest.mark.parametrize(
+    ("requested", "max_seconds", "estimated_ms", "expected"),
+    [
+        (30, 4.0, 1.0, 30),  # 4000 fit: the requested count
+        (30, 4.0, 500.0, 8),  # 4 s / 0.5 s = 8
+        (30, 4.0, 1500.0, 3),  # 2 fit, but a median needs at least 3
+        (1, 4.0, 1.0, 3),  # fewer requested than the minimum: still 3
+        (10_000, 4.0, 0.0, 10_000),  # a zero estimate counts as 1 us: 4e6 fit
+        (10_000, 0.002, 0.0, 2_000),  # 2 ms / 1 us
+        (100, 1.0, 12.5, 80),
+    ],
+)
+def test_repeats_within_budget(requested: int, max_seconds: float, estimated_ms: float, expected: int) -> None:
+    assert T.repeats_within_budget(requested, max_seconds, estimated_ms) == expected
+
+
+class FakeCuda:
+    """Stands in for cupy.cuda: logs every call; each launch advances a clock by the next duration."""
+
+    def __init__(self, durations_ms: list[float]) -> None:
+        self.log: list[tuple] = []
+        self.clock = 0.0
+        self.durations = iter(durations_ms)
+        fake = self
+
+        class Event:
+            def __init__(self) -> None:
+                self.t: float | None = None
+
+            def record(self) -> None:
+                self.t = fake.clock
+                fake.log.append(("record", self))
+
+            def synchronize(self) -> None:
+                fake.log.append(("event_sync",))
+
+        class Device:
+            def synchronize(self) -> None:
+                fake.log.append(("device_sync",))
+
+        self.Event = Event
+        self.Device = Device
+        self.runtime = SimpleNamespace(memsetAsync=lambda ptr, value, size, stream: self.log.append(
+            ("memset", ptr, value, size, stream)))  # fmt: skip
+
+    def get_elapsed_time(self, start, end) -> float:
+        return end.t - start.t
+
+    def get_current_stream(self) -> SimpleNamespace:
+        return SimpleNamespace(ptr=77)
+
+    def launch(self) -> None:
+        self.clock += next(self.durations)
+        self.log.append(("launch",))
+
+    def kinds(self) -> list[str]:
+        return [entry[0] for entry in self.log]
+
+
+FLUSH = SimpleNamespace(data=SimpleNamespace(ptr=4096), nbytes=100 << 20)
+
+
+def test_every_timed_launch_follows_a_flush_outside_its_events() -> None:
+    # 2 warm-ups, the budget probe, then 5 timed launches with distinct durations.
+    cuda = FakeCuda([9.0, 9.0, 1.0, 2.0, 3.0, 5.0, 7.0, 11.0])
+    times = T.time_launches(SimpleNamespace(cuda=cuda), cuda.launch, 2, 5, 4.0, FLUSH)
+    assert times == [2.0, 3.0, 5.0, 7.0, 11.0]  # each timed launch between its own pair of events
+    kinds = cuda.kinds()
+    assert kinds[:7] == ["launch", "launch", "device_sync", "record", "launch", "record", "event_sync"]
+    timed = kinds[7:-1]
+    assert timed == ["memset", "record", "launch", "record"] * 5 and kinds[-1] == "event_sync"
+    memsets = [entry for entry in cuda.log if entry[0] == "memset"]
+    # The whole buffer, on the timing stream, with a byte that changes every launch.
+    assert memsets == [("memset", 4096, T.flush_byte(i), 100 << 20, 77) for i in range(5)]
+    assert len({entry[2] for entry in memsets}) == 5
+
+
+def test_no_flush_buffer_means_no_memset() -> None:
+    cuda = FakeCuda([1.0] * 10)
+    times = T.time_launches(SimpleNamespace(cuda=cuda), cuda.launch, 0, 4, 4.0, None)
+    assert times == [1.0] * 4 and "memset" not in cuda.kinds()
+
+
+def test_slow_launches_are_cut_to_the_time_budget() -> None:
+    # The probe takes 1.5 s: with a 4 s budget only 2 fit, and the minimum of 3 applies.
+    cuda = FakeCuda([1500.0] * 10)
+    times = T.time_launches(SimpleNamespace(cuda=cuda), cuda.launch, 1, 30, 4.0, FLUSH)
+    assert len(times) == 3 and cuda.kinds().count("memset") == 3
+
+
+def test_the_worker_times_with_its_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """runner._time_launches hands the bench settings and the flush buffer to the timer."""
+    cuda = FakeCuda([1.0] * 20)
+    monkeypatch.setattr(runner, "cupy", SimpleNamespace(cuda=cuda))
+    settings = BenchSettings(repeats=6, warmup=2, max_seconds_per_run=4.0, flush_l2=True)
+    times = runner._time_launches(cuda.launch, settings, FLUSH)
+    assert len(times) == 6 and cuda.kinds().count("memset") == 6 and cuda.kinds()[:2] == ["launch", "launch"]

@@ -1,0 +1,140 @@
+"""The `source`, `sass` and `explain` commands through their own add_arguments / run (as profiling.cli wires
+every command), on the real captures; bad input must give one line and exit status 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from profiling.cli import OneLineParser
+from profiling.commands import explain as explain_cmd
+from profiling.commands import sass as sass_cmd
+from profiling.commands import source as source_cmd
+from profiling.errors import GemmLensError
+from profiling.nsight import source_load as SL
+
+ROOT = Path(__file__).resolve().parent.parent
+H100 = ROOT / "results" / "h100-2026-11-22"
+CUDA_SASS_1024 = H100 / "source_why_1024_cuda_sass.csv.gz"
+
+
+def call(module: ModuleType, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """What `python -m profiling <command> argv` does once the command is registered in profiling.cli."""
+    parser = OneLineParser(prog="python -m profiling")
+    module.add_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+        code = int(module.run(args) or 0)
+    except GemmLensError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        code = 2
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_every_command_has_the_cli_shape() -> None:
+    for module in (source_cmd, sass_cmd, explain_cmd):
+        assert isinstance(module.HELP, str) and module.HELP
+        module.add_arguments(argparse.ArgumentParser())
+
+
+def test_source_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(source_cmd, [str(CUDA_SASS_1024), "--kernel", "v5", "--top", "3", "--json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    (kernel,) = data["kernels"]
+    assert kernel["kernel"] == "sgemm_v5_double_buffer" and kernel["total_samples"] == 12908
+    assert len(kernel["lines"]) == 3 and kernel["lines"][0]["source"].strip() == "sum[xx][yy] +="
+    ins = kernel["instructions"][0]
+    assert {"address", "sass", "samples", "stalls"} <= set(ins) and ins["sass"].startswith("STS")
+    assert sum(ins["stalls"].values()) == ins["samples"]
+
+
+def test_source_text_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(source_cmd, [str(H100 / "source_why_4096_sass.csv.gz"), "--kernel", "v9-regdb"], capsys)
+    assert code == 0
+    assert "[v9-regdb]" in out and "hottest instructions" in out and "FFMA" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([str(H100 / "ncu_why_1024_raw.csv")], "no source rows"),
+        ([str(CUDA_SASS_1024), "--kernel", "no_such_kernel"], "no kernel named 'no_such_kernel'"),
+        ([str(ROOT / "no" / "such.csv")], "cannot read"),
+        ([str(CUDA_SASS_1024), "--top", "0"], "--top"),
+    ],
+)
+def test_source_bad_input_is_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = call(source_cmd, argv, capsys)
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_source_ncu_rep_without_ncu(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(SL.tools, "find_ncu", lambda *a, **k: None)
+    code, _, err = call(source_cmd, [str(ROOT / "tests" / "fixtures" / "ncu" / "small.ncu-rep")], capsys)
+    assert code == 2 and "needs Nsight Compute" in err and err.count("\n") == 1
+
+
+def test_explain_two_catalog_ids_from_the_bundled_data(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(explain_cmd, ["v3", "v4", "--size", "1024"], capsys)
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("v3 -> v4: time -47%") and "17.0-way -> 5.0-way" in first
+    assert "the step adds: aTile stored as [BK][BM]" in out and "% of cuBLAS" in out and "hot line after" in out
+
+
+def test_explain_files_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    raw = H100 / "ncu_why_4096_raw.csv"
+    code, out, _ = call(explain_cmd, [f"{raw}:v7-warptile", f"{raw}:v8-async", "--json"], capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["baseline_id"] == "v7-warptile" and {i["key"] for i in data["items"][:2]} == {"global_loads", "ldgsts"}
+
+
+def test_explain_ladder(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(explain_cmd, ["--ladder", "--data", str(H100 / "ncu_why_1024_raw.csv")], capsys)
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 10
+    assert lines[0].startswith("v1 -> v1-coalesced: time -92%")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["v3"], "give BASELINE and CANDIDATE"),
+        (["v3", "v99"], "no single launch for 'v99'"),
+        (["v3", "v4", "--size", "777"], "no bundled capture at size 777"),
+        ([f"{H100 / 'ncu_why_1024_raw.csv'}", "v4"], "no single launch for which launch"),
+    ],
+)
+def test_explain_bad_input_is_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = call(explain_cmd, argv, capsys)
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_sass_refuses_a_library_reference(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = call(sass_cmd, ["--kernel", "cublas"], capsys)
+    assert code == 2 and "no source to compile" in err
+    code, _, err = call(sass_cmd, ["--kernel", "v42"], capsys)
+    assert code == 2 and "unknown kernel 'v42'" in err
+
+
+def test_sass_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from profiling.analysis.sass import find_binary
+    from profiling.gpu.env import tool_path
+
+    if tool_path("nvcc") is None or find_binary("nvdisasm") is None:
+        pytest.skip("needs nvcc and nvdisasm")
+    code, out, _ = call(sass_cmd, ["--kernel", "v5"], capsys)
+    assert code == 0 and "FFMA per shared load in the main loop: 16.0" in out
+    code, out, _ = call(sass_cmd, ["--kernel", "v5", "--json"], capsys)
+    data = json.loads(out)
+    assert data["main_loop"]["mix"]["ffma"] == 512 and data["main_loop"]["mix"]["bar"] == 1
