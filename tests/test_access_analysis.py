@@ -12,12 +12,10 @@ import pytest
 
 from kernels.indexing import MODELS, model_for
 from kernels.indexing.base import LANES, global_access, shared_access
-from kernels.registry import get_kernel
 from profiling.analysis.access import global_cost, predict_launch, shared_cost
 from profiling.analysis.access_check import Comparison, compare_report, compare_sass, sass_form
-from profiling.errors import ReportError
 from profiling.nsight.load import load_report
-from profiling.nsight.source_page import entry_of, load_source_page, parse_source_page
+from profiling.nsight.source_load import load_source_page
 from profiling.shape import Shape
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,42 +161,32 @@ def test_predictions_match_the_quick_set_ladder_captures(path: Path) -> None:
     _check(rows, path.name)
 
 
-@pytest.fixture(scope="module")
-def sass_page() -> dict:
-    return load_source_page(SASS_1024)
-
-
-def test_source_page_reader_on_the_real_capture(sass_page: dict) -> None:
-    entries = {entry_of(name) for name in sass_page}
-    assert len(sass_page) == 17
-    for kid in MODELS:
-        assert get_kernel(kid).entry in entries
-    v2 = sass_page["sgemm_v2_shared"]
-    forms = {sass_form(i.opcode) for i in v2 if i.space == "Shared"}
-    assert forms == {"LDS", "LDS.128", "STS"}
-    assert sass_form("LDG.E.128.CONSTANT") == "LDG.E.128"
-
-
-def test_source_page_reader_rejects_other_text() -> None:
-    with pytest.raises(ReportError, match="no kernel sections"):
-        parse_source_page('"ID","Kernel Name"\n"1","x"\n')
-    with pytest.raises(ReportError, match="print-source sass"):
-        parse_source_page('"Kernel Name","k"\n"Line No","Source"\n"1","x"\n')
+def test_sass_forms() -> None:
+    assert sass_form("@!P1  LDG.E.128.CONSTANT R60, desc[UR8][R2.64]") == "LDG.E.128"
+    assert sass_form("LDGSTS.E.LTC128B desc[UR12][R80.64], P0, [R76]") == "LDGSTS.E"
+    assert sass_form("      LDSM.16.MT88.4 R4, [R2]") == "LDSM.16.MT88.4"
 
 
 @pytest.mark.parametrize(
-    "path,fp32_shape",
-    [(SASS_1024, Shape(1024, 1024, 1024)), (AWKWARD_SASS, Shape(997, 1003, 999))],
+    "path,fp32_shapes,half_shapes",
+    [
+        (SASS_1024, [Shape(1024, 1024, 1024)], [Shape(1024, 1024, 1024)]),
+        (AWKWARD_SASS, [Shape(1000, 1000, 1000), Shape(997, 1003, 999)], [Shape(1008, 1008, 1008)]),
+    ],
     ids=["1024", "awkward"],
 )
-def test_every_instruction_form_matches_the_source_page(path: Path, fp32_shape: Shape) -> None:
-    # the page holds the last launch of each function: the tensor-core kernels ran at 1008^3 in the awkward capture
-    half_shape = Shape(1024, 1024, 1024) if fp32_shape.m == 1024 else Shape(1008, 1008, 1008)
-    by_entry = {entry_of(name): rows for name, rows in load_source_page(path).items()}
+def test_every_instruction_form_matches_the_source_page(path: Path, fp32_shapes: list, half_shapes: list) -> None:
+    launches: dict[str, list] = {}
+    for kernel in load_source_page(path).kernels:  # one section per launch, in launch order
+        launches.setdefault(kernel.catalog_id, []).append(kernel)
     for kid in MODELS:
         model = model_for(kid)
-        shape = half_shape if model.spec.dtype == "float16" else fp32_shape
-        rows = compare_sass(by_entry[get_kernel(kid).entry], predict_launch(model, shape))
-        assert len(rows) >= 4
-        for row in rows:
-            assert row.within_tolerance, f"{kid}: {row.quantity} predicted {row.predicted} measured {row.measured}"
+        shapes = half_shapes if model.spec.dtype == "float16" else fp32_shapes
+        assert len(launches[kid]) == len(shapes)
+        for kernel, shape in zip(launches[kid], shapes, strict=True):
+            rows = compare_sass(kernel.instructions.values(), predict_launch(model, shape))
+            assert len(rows) >= 4
+            for row in rows:
+                assert row.within_tolerance, (
+                    f"{kid} {shape.label}: {row.quantity} predicted {row.predicted} measured {row.measured}"
+                )

@@ -299,7 +299,7 @@ class MmaAsyncModel(KernelModel):
                 for ni in range(p["WN"] // 8):
                     col = bn + wn0 + ni * 8 + (LANE % 4) * 2
                     ok = (row < shape.m) & (col < shape.n)
-                    if not ok.any():
+                    if not (row < shape.m).any():  # the row's `continue` is a branch; the column's a predicate
                         continue
                     tag = f"rows mi {mi} +{half}, cols ni {ni}"
                     if self.beta_nonzero:

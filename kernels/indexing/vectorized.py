@@ -71,28 +71,34 @@ class WarpTiling:
 
 
 def c_stores(shape: Shape, row: np.ndarray, col: np.ndarray, label: str) -> list[Access]:
-    """One 4-float group of C: STG.128 in the vector branch, up to four guarded STG.E in the scalar one."""
+    """One 4-float group of C: STG.128 in the vector branch, four guarded STG.E in the scalar one.
+
+    With N % 4 == 0 a lane reaches the scalar branch only when col >= N, where none of its guarded stores can
+    fire: the compiler drops them. Otherwise every lane of a row inside C takes it (the capture agrees)."""
     in_row = row < shape.m
     vec = in_row & (shape.n % 4 == 0) & (col < shape.n)
     out = []
     if vec.any():
         out.append(global_access(f"{label}: float4", "STG.E.128", "st", "C", row, col, shape.n, 4, 16, vec))
-    scalar = in_row & ~vec
-    if scalar.any():
+    if shape.n % 4 and in_row.any():
         for j in range(4):
             out.append(global_access(f"{label}: [{j}]", "STG.E", "st", "C", row, col + j, shape.n, 4, 4,
-                                     scalar & (col + j < shape.n)))  # fmt: skip
+                                     in_row & (col + j < shape.n)))  # fmt: skip
     return out
 
 
 def guarded_float4_loads(
-    label: str, array: str, row: np.ndarray, col: np.ndarray, ld: int, vec: np.ndarray, elem_ok: list[np.ndarray]
-) -> list[Access]:
-    """LDG.128 for the lanes of the vector branch, four guarded LDG.E for the lanes of the scalar branch."""
+    label: str, array: str, row: np.ndarray, col: np.ndarray, ld: int, vec: np.ndarray, elem_ok: list[np.ndarray],
+    aligned: bool,
+) -> list[Access]:  # fmt: skip
+    """LDG.128 for the lanes of the vector branch, four guarded LDG.E for the lanes of the scalar branch.
+
+    `aligned` is the branch's uniform part (K % 4 == 0 for A, N % 4 == 0 for B): when it holds, a lane in the
+    scalar branch is out of bounds for all four elements, so the compiler drops those loads."""
     out = []
     if vec.any():
         out.append(global_access(f"{label}: float4", "LDG.E.128", "ld", array, row, col, ld, 4, 16, vec))
-    if (~vec).any():
+    if not aligned and (~vec).any():
         for e in range(4):
             out.append(
                 global_access(f"{label}: [{e}]", "LDG.E", "ld", array, row, col + e, ld, 4, 4, ~vec & elem_ok[e])
@@ -147,12 +153,12 @@ class VectorizedModel(KernelModel):
         a_row_in = ga_row < shape.m
         a_vec = a_row_in & (shape.k % 4 == 0) & (ka < shape.k)
         out = guarded_float4_loads("A slice", "A", ga_row, ka, shape.k, a_vec,
-                                   [a_row_in & (ka + e < shape.k) for e in range(4)])  # fmt: skip
+                                   [a_row_in & (ka + e < shape.k) for e in range(4)], shape.k % 4 == 0)  # fmt: skip
         kb, gb_col = k0 + b_row, bn + b_col
         kb_in = kb < shape.k
         b_vec = kb_in & (shape.n % 4 == 0) & (gb_col < shape.n)
         out += guarded_float4_loads("B slice", "B", kb, gb_col, shape.n, b_vec,
-                                    [kb_in & (gb_col + e < shape.n) for e in range(4)])  # fmt: skip
+                                    [kb_in & (gb_col + e < shape.n) for e in range(4)], shape.n % 4 == 0)  # fmt: skip
         # stash(buf): A transposed with four scalar stores, B with one float4 store
         a_base, b_base = buf * BK * self._a_ld * 4, 2 * BK * self._a_ld * 4 + buf * BK * BN * 4
         for e in range(4):

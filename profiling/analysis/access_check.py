@@ -13,12 +13,13 @@ The shared-memory writes of cp.async are not compared: ncu's wavefronts for them
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from kernels.indexing import MODELS, model_for
 from profiling.analysis.access import LaunchPrediction, predict_launch
 from profiling.nsight.report import KernelLaunch, Report, match_catalog, nvtx_shape
-from profiling.nsight.source_page import SassInstruction
+from profiling.nsight.source import Instruction
 from profiling.shape import Shape
 
 TOLERANCE_PCT = 2.0
@@ -210,12 +211,14 @@ def compare_report(report: Report, k: int | None = None, kernels: list[str] | No
 _NOISE = re.compile(r"\.(CONSTANT|LTC128B)\b")
 
 
-def sass_form(opcode: str) -> str:
-    """A SASS opcode without modifiers that do not change the access: 'LDG.E.128.CONSTANT' -> 'LDG.E.128'."""
-    return _NOISE.sub("", opcode)
+def sass_form(text: str) -> str:
+    """A SASS instruction's opcode without predicate or modifiers that do not change the access:
+    '@!P1  LDG.E.128.CONSTANT R4, [R2.64]' -> 'LDG.E.128'."""
+    words = [w for w in text.split() if not w.startswith("@")]
+    return _NOISE.sub("", words[0]) if words else ""
 
 
-def sass_totals(instructions: list[SassInstruction]) -> dict[tuple[str, str], dict[str, float]]:
+def sass_totals(instructions: Iterable[Instruction]) -> dict[tuple[str, str], dict[str, float]]:
     """(counter family, instruction form) -> executions, shared wavefronts and global sectors, summed over a
     kernel's SASS instructions as the source page counts them (cp.async: a global_ld and an ldgsts entry)."""
     out: dict[tuple[str, str], dict[str, float]] = {}
@@ -227,22 +230,23 @@ def sass_totals(instructions: list[SassInstruction]) -> dict[tuple[str, str], di
         entry["sectors"] += sectors
 
     for ins in instructions:
-        if not ins.executed or ins.space not in ("Shared", "Global", "Global,Shared"):
+        space, operation = ins.attributes.get("Address Space"), ins.attributes.get("Access Operation")
+        if not ins.executed or space not in ("Shared", "Global", "Global,Shared"):
             continue
-        form = sass_form(ins.opcode)
-        wavefronts = ins.counters.get("L1 Wavefronts Shared") or 0
-        sectors = ins.counters.get("L2 Theoretical Sectors Global") or 0
-        if ins.space == "Global,Shared":
+        form = sass_form(ins.sass)
+        wavefronts = ins.counters.get("L1 Wavefronts Shared", 0.0)
+        sectors = ins.counters.get("L2 Theoretical Sectors Global", 0.0)
+        if space == "Global,Shared":
             add(("global_ld", form), ins.executed, sectors=sectors)
             add(("ldgsts", form), ins.executed, wavefronts=wavefronts)
-        elif ins.space == "Shared":
-            add(("shared_ld" if ins.operation == "Load" else "shared_st", form), ins.executed, wavefronts=wavefronts)
+        elif space == "Shared":
+            add(("shared_ld" if operation == "Load" else "shared_st", form), ins.executed, wavefronts=wavefronts)
         else:
-            add(("global_ld" if ins.operation == "Load" else "global_st", form), ins.executed, sectors=sectors)
+            add(("global_ld" if operation == "Load" else "global_st", form), ins.executed, sectors=sectors)
     return out
 
 
-def compare_sass(instructions: list[SassInstruction], prediction: LaunchPrediction) -> list[Comparison]:
+def compare_sass(instructions: Iterable[Instruction], prediction: LaunchPrediction) -> list[Comparison]:
     """Per instruction form: executions, and wavefronts (shared) or sectors (global), predicted beside the
     source page's per-instruction counters of the same launch."""
     measured = sass_totals(instructions)
