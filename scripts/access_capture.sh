@@ -2,7 +2,7 @@
 # The capture behind the indexing models' edge cases (issue 17): every modelled kernel at awkward sizes, where
 # partial tiles, guarded scalar paths and dead cp.async slices run. Hardware counters of global sectors and
 # shared wavefronts, plus the SourceCounters section (per-instruction counters and the source page).
-# Usage (device tool): bash scripts/access_capture.sh   (files land in $OUT, default /tmp/access)
+# Usage (device tool): bash scripts/access_capture.sh   (files land in $OUT, default /tmp/access; the bundled copy is results/h100-2026-11-22/access/)
 set -u
 export PYTHONUNBUFFERED=1 CUPY_TF32=0 CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-/tmp/cupy-cache}"
 PY=${PY:-python3}

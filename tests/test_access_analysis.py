@@ -21,8 +21,8 @@ from profiling.shape import Shape
 ROOT = Path(__file__).resolve().parent.parent
 WHY_1024 = ROOT / "results/h100-2026-11-22/ncu_why_1024_raw.csv"
 SASS_1024 = ROOT / "results/h100-2026-11-22/source_why_1024_sass.csv.gz"
-AWKWARD_RAW = ROOT / "results/h100-2026-11-22-access/ncu_access_awkward_raw.csv"
-AWKWARD_SASS = ROOT / "results/h100-2026-11-22-access/source_access_awkward_sass.csv.gz"
+AWKWARD_RAW = ROOT / "results/h100-2026-11-22/access/ncu_access_awkward_raw.csv"
+AWKWARD_SASS = ROOT / "results/h100-2026-11-22/access/source_access_awkward_sass.csv.gz"
 QUICK_1024 = [
     ROOT / "results/h100-2026-11-22/ncu_ladder_1024_raw.csv",
     ROOT / "results/h200-2026-11-22/ncu_ladder_1024_raw.csv",
