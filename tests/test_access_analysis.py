@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kernels.indexing import MODELS, model_for
-from kernels.indexing.base import LANES, global_access, shared_access
+from kernels.indexing_base import LANES, global_access, shared_access
 from profiling.analysis.access import global_cost, predict_launch, shared_cost
 from profiling.analysis.access_check import Comparison, compare_report, compare_sass, sass_form
 from profiling.nsight.load import load_report

@@ -11,7 +11,7 @@ import pytest
 from kernels import tuning
 from kernels.catalog import CATALOG
 from kernels.indexing import MODELS, model_for
-from kernels.indexing.ladder import NaiveModel
+from kernels.indexing_ladder import NaiveModel
 from profiling.analysis.access import predict_launch
 from profiling.errors import InvalidInput
 from profiling.shape import Shape

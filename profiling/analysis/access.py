@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kernels.indexing.base import LANES, Access, KernelModel
+from kernels.indexing_base import LANES, Access, KernelModel
 from profiling.shape import Shape
 
 SECTOR_BYTES = 32

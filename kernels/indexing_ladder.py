@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.indexing.base import Access, KernelModel, global_access, read_constants, shared_access, template_arguments
+from kernels.indexing_base import Access, KernelModel, global_access, read_constants, shared_access, template_arguments
 from profiling.shape import Shape
 
 IDX2C = "#define IDX2C(i, j, ld) ((size_t)(i) * (ld) + (j))"

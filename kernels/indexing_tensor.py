@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.indexing.base import LANES, Access, KernelModel, global_access, read_constants, shared_access
-from kernels.indexing.pipelined import GROUP_M, _copy, grouped_origin
+from kernels.indexing_base import LANES, Access, KernelModel, global_access, read_constants, shared_access
+from kernels.indexing_pipelined import GROUP_M, _copy, grouped_origin
 from profiling.shape import Shape
 
 HALF = 2

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from kernels.indexing.base import (
+from kernels.indexing_base import (
     Access,
     KernelModel,
     global_access,
@@ -23,7 +23,7 @@ from kernels.indexing.base import (
     shared_access,
     template_arguments,
 )
-from kernels.indexing.vectorized import A_PAD, WarpTiling
+from kernels.indexing_vectorized import A_PAD, WarpTiling
 from profiling.shape import Shape
 
 GROUP_M = 8  # block-rows per group of the grouped block order (v8::GROUP_M, v9::GROUP_M, mma_async::GROUP_M)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels.indexing.base import Access, KernelModel, global_access, read_constants, shared_access
+from kernels.indexing_base import Access, KernelModel, global_access, read_constants, shared_access
 from profiling.shape import Shape
 
 A_PAD = 4  # floats of padding per row of the transposed A tile (v6..v9: APAD)

@@ -4,7 +4,7 @@ the KernelModel interface the analysis walks (blocks, warps, K steps, epilogue).
 A model transcribes its kernel's index arithmetic from the `.cu` source at the level of the SASS instructions
 the compiler emits (which loads became LDS.128, which stores stayed scalar, which guarded paths it drops): the
 H100 source pages of the catalog at 1024^3 and at awkward sizes (results/h100-2026-11-22/source_why_1024_sass.csv.gz,
-results/h100-2026-11-22-access/) pin that level down instruction form by instruction form, and
+results/h100-2026-11-22/access/) pin that level down instruction form by instruction form, and
 tests/test_indexing_models.py holds the models to the statements and constants of their sources.
 """
 

@@ -1,16 +1,17 @@
 """Indexing models: for every catalog kernel, which elements of A, B and C each lane of a warp touches, at
-which global and shared-memory byte addresses, in which instruction (kernels/indexing/base.py explains).
+which global and shared-memory byte addresses, in which instruction (kernels/indexing_base.py explains;
+the models live in indexing_ladder, indexing_vectorized, indexing_pipelined and indexing_tensor).
 
 `model_for(kernel_id)` gives the model of a catalog entry or tuning configuration.
 """
 
 from __future__ import annotations
 
-from kernels.indexing.base import LANES, Access, KernelModel
-from kernels.indexing.ladder import TiledModel, V1CoalescedModel, V1Model, V2Model, V3Model, V4Model, V5Model
-from kernels.indexing.pipelined import V8Model, V9Model
-from kernels.indexing.tensor import MmaAsyncModel, WmmaModel
-from kernels.indexing.vectorized import V6Model, V7Model
+from kernels.indexing_base import LANES, Access, KernelModel
+from kernels.indexing_ladder import TiledModel, V1CoalescedModel, V1Model, V2Model, V3Model, V4Model, V5Model
+from kernels.indexing_pipelined import V8Model, V9Model
+from kernels.indexing_tensor import MmaAsyncModel, WmmaModel
+from kernels.indexing_vectorized import V6Model, V7Model
 from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
 
