@@ -13,7 +13,21 @@ import sys
 
 from profiling.errors import GemmLensError
 
-COMMANDS = ("app", "bench", "worker", "occupancy", "report", "profile", "sanitize", "compare", "tune", "ceilings", "source", "sass", "explain")
+COMMANDS = (
+    "app",
+    "bench",
+    "worker",
+    "occupancy",
+    "report",
+    "profile",
+    "sanitize",
+    "compare",
+    "tune",
+    "ceilings",
+    "source",
+    "sass",
+    "explain",
+)
 _MODULES = {"app": "profiling.app_command"}
 
 

@@ -13,7 +13,9 @@ CUDA_SOURCE = Path(__file__).resolve().parent / "cuda" / "ceilings.cu"
 
 
 def _median_ms(run, repeats: int = 7) -> float:
-    import cupy  # lazy: only the worker child loads CuPy (the parent imports this module but never touches CUDA)
+    from profiling.gpu.fp32_cupy import (
+        cupy,  # lazy: only the worker child loads CuPy (the parent imports this module but never touches CUDA)
+    )
 
     run()  # warm-up: module load and first-touch costs stay out of the numbers
     cupy.cuda.Device().synchronize()
@@ -31,8 +33,9 @@ def _median_ms(run, repeats: int = 7) -> float:
 def measure_ceilings(device: dict[str, Any]) -> dict[str, Any]:
     """Measure FP32 FMA FLOP/s, DRAM read and copy, L2-resident read and shared-memory read bytes/s."""
     # lazy: only the worker child loads CuPy and the NumPy scalars its kernels take (see _median_ms)
-    import cupy
     import numpy as np
+
+    from profiling.gpu.fp32_cupy import cupy
 
     module = cupy.RawModule(code=CUDA_SOURCE.read_text(), options=("-std=c++17",))
     sms = int(device["sm_count"])

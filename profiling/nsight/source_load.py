@@ -19,6 +19,9 @@ from profiling.nsight.source import (
     short_name,
 )
 
+# Beside a bundled capture: the catalog's .cu files as they were when it was compiled, where they changed since.
+COMPILED_SOURCES_DIR = "compiled_sources"
+
 
 def merge_views(cuda_sass: SourcePage, sass: SourcePage) -> SourcePage:
     """One page from the two views of one report: each kernel from cuda,sass where it is there (it has the
@@ -73,7 +76,8 @@ def load_source_page(path: str | os.PathLike[str], ncu: str | None = None, timeo
         page = merge_views(pages[0], pages[1])
     else:
         page = read_source_file(path)
-    attach_catalog_source(page)
+    compiled = path.parent / COMPILED_SOURCES_DIR
+    attach_catalog_source(page, compiled if compiled.is_dir() else None)
     return page
 
 
@@ -107,9 +111,13 @@ def catalog_spec_for(function_name: str) -> KernelSpec | None:
     return fallback
 
 
-def attach_catalog_source(page: SourcePage) -> None:
-    """Give each kernel's lines their text: the catalog's `.cu` file for our kernels (the text CuPy compiled,
-    whose line numbers the page carries), else what ncu embedded."""
+def attach_catalog_source(page: SourcePage, compiled_sources: Path | None = None) -> None:
+    """Give each kernel's lines their text: the catalog's `.cu` file for our kernels, else what ncu embedded.
+
+    The page's line numbers are those of the file CuPy compiled (`KernelSpec.read_source` pastes our headers in
+    between `#line` markers, so a kernel file's lines keep their numbers). A capture made before a kernel file
+    changed keeps the files as compiled in `compiled_sources/` beside it; those win over today's file.
+    """
     for kernel in page.kernels:
         spec = catalog_spec_for(kernel.name)
         kernel.catalog_id = spec.id if spec else None
@@ -120,12 +128,16 @@ def attach_catalog_source(page: SourcePage) -> None:
         if spec is None or spec.source_path is None or embedded:
             kernel.source_note = "source as embedded by ncu" if embedded else "no source text (file not readable)"
             continue
-        text_lines = spec.read_source().splitlines()
+        kept = compiled_sources / spec.source if compiled_sources is not None else None
+        as_compiled = kept is not None and kept.is_file()
+        text_lines = (kept if as_compiled else spec.source_path).read_text().splitlines()
         beyond = [ln.line for ln in kernel.lines if ln.line > len(text_lines)]
         for ln in kernel.lines:
             ln.file = f"kernels/src/{spec.source}"
             ln.text = text_lines[ln.line - 1] if ln.line <= len(text_lines) else ""
-        kernel.source_note = f"kernels/src/{spec.source} (catalog)"
+        kernel.source_note = f"kernels/src/{spec.source} " + (
+            "(catalog, as compiled for this capture)" if as_compiled else "(catalog)"
+        )
         if beyond:
             page.warnings.append(
                 f"{spec.id}: lines {beyond[:3]} lie past the end of kernels/src/{spec.source}; the source changed "
