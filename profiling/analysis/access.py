@@ -138,7 +138,7 @@ class Totals:
     wavefronts: float = 0
     ideal: float = 0
 
-    def add(self, acc: Access, weight: float, cost: GlobalCost | SharedCost) -> None:
+    def add(self, weight: float, cost: GlobalCost | SharedCost) -> None:
         self.instructions += weight
         if isinstance(cost, GlobalCost):
             self.requests += weight * cost.requests
@@ -162,9 +162,10 @@ class LaunchPrediction:
     by_sass: dict[tuple[str, str], Totals] = field(default_factory=lambda: defaultdict(Totals))
 
     def add(self, acc: Access, weight: float, cost: GlobalCost | SharedCost | None = None) -> None:
-        cost = cost or access_cost(acc)
-        self.totals[acc.category].add(acc, weight, cost)
-        self.by_sass[(acc.category, acc.sass)].add(acc, weight, cost)
+        if cost is None:
+            cost = access_cost(acc)
+        self.totals[acc.category].add(weight, cost)
+        self.by_sass[(acc.category, acc.sass)].add(weight, cost)
 
     def ratios(self) -> dict[str, float | None]:
         """The per-request and per-instruction figures ncu's counters give (None where there is nothing)."""
@@ -257,6 +258,8 @@ def access_record(acc: Access) -> dict:
             "lanes_per_phase": cost.phase_lanes,
             "paired": cost.paired,
         }
+        if acc.op == "ldgsts":
+            record["note"] = "bank view of a cp.async write: ncu counts these apart, and not by their banks"
     banks = bank_words(acc) if acc.space == "shared" else None
     record["lanes"] = [
         {

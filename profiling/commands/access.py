@@ -136,7 +136,7 @@ def _grouped(records: list[dict], keep_all: bool) -> list[tuple[dict, int]]:
 def _print_launch(prediction) -> None:
     print(f"\nwhole launch ({prediction.shape.label}, every instruction weighted by how often it runs):")
     names = {"global_ld": "global loads", "global_st": "global stores", "shared_ld": "shared loads",
-             "shared_st": "shared stores", "ldgsts": "cp.async shared writes"}  # fmt: skip
+             "shared_st": "shared stores", "ldgsts": "cp.async writes (banks)"}  # fmt: skip
     for cat, t in prediction.totals.items():
         if not t.instructions:
             continue
