@@ -27,6 +27,7 @@ COMMANDS = (
     "source",
     "sass",
     "explain",
+    "access",
 )
 _MODULES = {"app": "profiling.app_command"}
 
