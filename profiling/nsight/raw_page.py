@@ -255,14 +255,15 @@ def _block_rows(
     for j, column in enumerate(columns):
         values, found = _column_values(chunk[column.index], column, notes)
         if column.factor != 1.0:
-            values = values * column.factor
+            with np.errstate(over="ignore"):  # an overflow to inf is caught just below
+                values = values * column.factor
             if column.factor > 1.0:
                 # "0.509472" ms is 509,472 ns exactly; drop the float noise of the scaling.
                 values = round3(values)
         bad = np.isinf(values)
         if bad.any():
             notes.once(column.name, _not_finite(column.name, str(chunk[column.index].iloc[int(np.argmax(bad))])))
-            values[bad] = np.nan
+            values = np.where(bad, np.nan, values)
         block[:, j] = values
         if found:
             texts.append((column.name, [(i, interned.setdefault(t, t)) for i, t in found]))

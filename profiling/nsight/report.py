@@ -66,26 +66,30 @@ def parse_report_stream(binary: BinaryIO, source: str = "") -> Report:
     """Parse a seekable binary stream (an open file, BytesIO) of report text, reading it once as it goes.
 
     UTF-8 with or without a BOM, UTF-16 and UTF-32 are read; other bytes that are not UTF-8 are read as Latin-1
-    with a warning, and a binary file is refused. Raises ReportError with a one-line message.
+    with a warning, and a binary file is refused. Raises ReportError with a one-line message, which names the
+    encoding read when it was not UTF-8.
     """
     name = Path(source).name or "the report"
     head = binary.read(report_input.SNIFF_BYTES)
     binary.seek(0)
     codec = report_input.sniff_encoding(head, name)
+    label = report_input.encoding_label(codec)
     notes = report_input.Notes()
-    if codec.startswith(("utf-16", "utf-32")):
-        notes.add(
-            f"{name} is {report_input.encoding_label(codec)} text (ncu writes UTF-8): decoded as {report_input.encoding_label(codec)}"
-        )
+    if codec != "utf-8" and codec != "utf-8-sig":
+        notes.add(f"{name} is {label} text (ncu writes UTF-8): read as {label}")
     lines = report_input.decoded_lines(binary, codec)
     try:
         return _parse_lines(lines, source, notes)
     except UnicodeDecodeError:
         pass  # read again below, as Latin-1
+    except ReportError as exc:
+        if codec.startswith("utf-8"):
+            raise
+        raise ReportError(f"{exc} (the file was read as {label} text)") from None
     finally:
         lines.close()
     binary.seek(0)
-    seen = f"not valid {report_input.encoding_label(codec)}" if codec != "utf-8" else "not UTF-8"
+    seen = "not UTF-8" if codec.startswith("utf-8") else f"not valid {label}"
     notes = report_input.Notes()
     notes.add(f"{name} is {seen} (ncu writes UTF-8): read as Latin-1, so accented text may show wrongly")
     lines = report_input.decoded_lines(binary, "latin-1")
