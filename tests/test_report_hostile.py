@@ -257,6 +257,12 @@ def test_chatty_program_before_the_csv_is_read_through_once() -> None:
     assert stream.bytes_read <= len(data) + report_input.SNIFF_BYTES
 
 
+def test_header_with_too_many_columns_is_refused_before_it_is_split() -> None:
+    data = b'"ID","Kernel Name"' + b',"a"' * (report_input.MAX_COLUMNS + 1) + b"\n"
+    with pytest.raises(ReportError, match="has over 100,000 columns"):
+        P.parse_report_bytes(data, "wide.csv")
+
+
 def test_ncu_errors_before_no_csv_are_kept_whole() -> None:
     """err_target_crashed.txt: ncu splits the failure over two ==ERROR== lines."""
     with pytest.raises(ReportError) as info:
@@ -322,7 +328,7 @@ def test_messages_say_which_encoding_was_seen(name: str, expected: str) -> None:
 # The hand-made corpus
 # ---------------------------------------------------------------------------------------------
 
-CORPUS = sorted(p for p in HOSTILE.iterdir() if p.name.startswith("handmade_"))
+CORPUS = sorted(p for p in HOSTILE.iterdir() if p.name.startswith(("handmade_", "fuzzfound_")))
 
 
 def test_corpus_is_there() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -54,9 +55,9 @@ def round3(values: np.ndarray) -> np.ndarray:
     """`round(v, 3)` of each value, exactly as Python rounds (numpy's rint(v * 1000) / 1000 differs near ties)."""
     import numpy as np  # lazy, as pandas below
 
-    scaled = values * 1000.0
-    out = np.rint(scaled) / 1000.0
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # huge values: Python's round() takes them below
+        scaled = values * 1000.0
+        out = np.rint(scaled) / 1000.0
         frac = scaled - np.floor(scaled)
         # rint() picks the other integer only when x * 1000 lies within its rounding error of a tie.
         near = (np.abs(frac - 0.5) <= np.abs(scaled) * 2.0**-50) | (np.abs(scaled) >= 2.0**52)
@@ -196,7 +197,11 @@ def read_raw_rows(
     table = MetricTable([c.name for c in columns], [c.unit for c in columns])
     identity = list(identity)
     passed = [0]
-    stream = RecordStream(_checked_records(records, width, identity, id_index, notes, passed))
+    checked = _checked_records(records, width, identity, id_index, notes, passed)
+    first = next(checked, None)
+    if first is None:
+        return  # pandas cannot make a frame of no rows with these options
+    stream = RecordStream(itertools.chain([first], checked))
     try:
         chunks = pd.read_csv(
             stream,
@@ -212,9 +217,9 @@ def read_raw_rows(
             chunksize=CHUNK_ROWS,
             engine="c",
         )
-    except (ValueError, pd.errors.ParserError) as exc:
-        if isinstance(exc, UnicodeDecodeError):
-            raise
+    except (UnicodeDecodeError, ReportError):
+        raise
+    except Exception as exc:  # pandas' parser is a boundary: whatever it raises on bad input is one line
         raise ReportError(f"{name}: the raw page is unreadable ({_one_line(exc)})") from None
     got = 0
     interned: dict[str, str] = {}
@@ -223,9 +228,9 @@ def read_raw_rows(
             chunk = next(chunks)
         except StopIteration:
             break
-        except UnicodeDecodeError:
+        except (UnicodeDecodeError, ReportError):
             raise
-        except (ValueError, pd.errors.ParserError, OverflowError) as exc:
+        except Exception as exc:  # as above
             raise ReportError(f"{name}: the raw page is unreadable near row {got + 1} ({_one_line(exc)})") from None
         got += len(chunk)
         if len(chunk):

@@ -19,6 +19,8 @@ SNIFF_BYTES = 65536
 """How much of a file's start is looked at to tell its encoding (and a binary file) apart."""
 MAX_FIELD_CHARS = 200 * 1000 * 1000
 """csv's field limit (131,072 by default): one cell may be as long as the largest report read."""
+MAX_COLUMNS = 100_000
+"""A header with more columns is not ncu's (and each column costs memory in every row)."""
 MAX_NOTES_PER_KIND = 20
 """Warnings of one kind (bad rows, say) kept per report; the rest are counted."""
 
@@ -157,6 +159,11 @@ def find_header(lines: Iterator[str], name: str, notes: Notes) -> list[str]:
                 error_chars += len(detail) + 1
             continue
         if _is_header(stripped):
+            if stripped.count(",") >= MAX_COLUMNS:
+                raise ReportError(
+                    f"{name}: the CSV header on line {number} has over {MAX_COLUMNS:,} columns; ncu's `--set full` "
+                    "raw page has about 2,300"
+                )
             if "\x00" in stripped:
                 raise ReportError(f"{name} has a NUL character in its header (line {number}): not a CSV export")
             try:
