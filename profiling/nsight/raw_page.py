@@ -217,7 +217,7 @@ def read_raw_rows(
             chunksize=CHUNK_ROWS,
             engine="c",
         )
-    except (UnicodeDecodeError, ReportError):
+    except (UnicodeDecodeError, ReportError, OSError):  # a re-read as Latin-1, our own message, a failing disk
         raise
     except Exception as exc:  # pandas' parser is a boundary: whatever it raises on bad input is one line
         raise ReportError(f"{name}: the raw page is unreadable ({_one_line(exc)})") from None
@@ -228,7 +228,7 @@ def read_raw_rows(
             chunk = next(chunks)
         except StopIteration:
             break
-        except (UnicodeDecodeError, ReportError):
+        except (UnicodeDecodeError, ReportError, OSError):
             raise
         except Exception as exc:  # as above
             raise ReportError(f"{name}: the raw page is unreadable near row {got + 1} ({_one_line(exc)})") from None

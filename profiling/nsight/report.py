@@ -67,7 +67,7 @@ def parse_report_stream(binary: BinaryIO, source: str = "") -> Report:
 
     UTF-8 with or without a BOM, UTF-16 and UTF-32 are read; other bytes that are not UTF-8 are read as Latin-1
     with a warning, and a binary file is refused. Raises ReportError with a one-line message, which names the
-    encoding read when it was not UTF-8.
+    encoding read when it was not UTF-8; an OSError of the stream itself is the caller's to word.
     """
     name = Path(source).name or "the report"
     head = binary.read(report_input.SNIFF_BYTES)
