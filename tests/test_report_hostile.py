@@ -211,6 +211,13 @@ def test_quoted_cells_over_the_csv_field_limit() -> None:
     assert report.launches[0].name == long_name
     assert report.launches[1].to_dict() == L.load_report(real("raw.csv")).launches[1].to_dict()
 
+    rows = rows_of("raw.csv")
+    rows[1][rows[0].index("launch__grid_size")] = "u" * 200_000  # in the units row, and in a cut last row
+    rows[-1] = rows[-1][:20] + ["x" * 200_000]
+    report = P.parse_report_bytes(csv_bytes(rows), "long_unit.csv")
+    assert report.launches[0].metrics["launch__grid_size"].unit == "u" * 200_000
+    assert any("fields (truncated file?)" in w for w in report.warnings)
+
     rows = rows_of("details.csv")
     desc_col = rows[0].index("Rule Description")
     target = next(row for row in rows[1:] if len(row) > desc_col and row[desc_col])

@@ -19,6 +19,8 @@ SNIFF_BYTES = 65536
 """How much of a file's start is looked at to tell its encoding (and a binary file) apart."""
 MAX_FIELD_CHARS = 200 * 1000 * 1000
 """csv's field limit (131,072 by default): one cell may be as long as the largest report read."""
+if csv.field_size_limit() < MAX_FIELD_CHARS:
+    csv.field_size_limit(MAX_FIELD_CHARS)  # process-wide, so set once here; only ever raised
 MAX_COLUMNS = 100_000
 """A header with more columns is not ncu's (and each column costs memory in every row)."""
 MAX_NOTES_PER_KIND = 20
@@ -217,8 +219,6 @@ def record_cells(record: str) -> list[str]:
 
 def csv_rows(records: Iterator[str], name: str) -> Iterator[list[str]]:
     """csv rows of records, skipping rows whose cells are all blank; ReportError for what csv cannot read."""
-    if csv.field_size_limit() < MAX_FIELD_CHARS:
-        csv.field_size_limit(MAX_FIELD_CHARS)
     reader = csv.reader(records)
     while True:
         try:
