@@ -13,9 +13,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("profiling", "kernels")
 MAX_MODULE_LINES = 500
 MAX_PAGE_LINES = 120
-# Modules still being split (the ncu report parser): remove each entry
-# when its split lands, so the limit holds for them too.
-OVER_LIMIT_FOR_NOW = {"profiling/nsight/report.py"}
 
 
 def module_files() -> dict[str, Path]:
@@ -130,13 +127,7 @@ def test_no_import_circle_between_files() -> None:
 def test_no_module_over_the_limit(name: str) -> None:
     path = module_files()[name]
     relative = path.relative_to(ROOT).as_posix()
-    if relative in OVER_LIMIT_FOR_NOW:
-        pytest.skip(f"{relative} is being split by another change")
     assert lines(path) <= MAX_MODULE_LINES, f"{relative} has {lines(path)} lines (limit {MAX_MODULE_LINES})"
-
-
-def test_the_allow_list_names_real_files() -> None:
-    assert all((ROOT / relative).is_file() for relative in OVER_LIMIT_FOR_NOW)
 
 
 @pytest.mark.parametrize("path", [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))], ids=lambda p: p.name)

@@ -15,6 +15,7 @@ from profiling.nsight.report import (
     Report,
     merge_findings,
     parse_report_bytes,
+    parse_report_stream,
     parse_report_text,
 )
 
@@ -36,12 +37,15 @@ def load_report(path: str | os.PathLike[str], ncu: str | None = None, timeout_s:
             f"{path.name} is {size / 1e6:.0f} MB; reports over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read "
             "(export fewer kernels or metrics)"
         )
-    with path.open("rb") as fh:
-        head = fh.read(8)
-    if path.suffix == ".ncu-rep" or head.startswith(NCU_REP_MAGIC):
-        return load_ncu_rep(path, ncu=ncu, timeout_s=timeout_s)
-    data = path.read_bytes()
-    return parse_report_bytes(data, source=str(path))
+    try:
+        with path.open("rb") as fh:
+            if path.suffix != ".ncu-rep" and fh.read(len(NCU_REP_MAGIC)) != NCU_REP_MAGIC:
+                fh.seek(0)
+                # Parsed as it is read: the file's bytes are never all in memory at once.
+                return parse_report_stream(fh, source=str(path))
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return load_ncu_rep(path, ncu=ncu, timeout_s=timeout_s)
 
 
 def load_ncu_rep(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> Report:

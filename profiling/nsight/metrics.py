@@ -12,8 +12,12 @@ This module is imported by the capture script and by the app: it must stay light
 
 from __future__ import annotations
 
-import math
 import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # ---------------------------------------------------------------------------------------------
 # The quick metric set (raw names). Every name here was checked against gh100 (docs/measured-facts.md);
@@ -208,6 +212,7 @@ def _split_prefix(word: str) -> tuple[float, str]:
 
 
 _UNIT_CACHE: dict[str, tuple[float, str]] = {}
+_UNIT_CACHE_SIZE = 4096
 
 
 def to_base(unit: str) -> tuple[float, str]:
@@ -235,7 +240,8 @@ def to_base(unit: str) -> tuple[float, str]:
             result = (factor, f"{num_base}/{den_base}")
         else:
             result = (factor, num_base)
-    _UNIT_CACHE[unit] = result
+    if len(_UNIT_CACHE) < _UNIT_CACHE_SIZE:  # a hostile file may hold any number of distinct units
+        _UNIT_CACHE[unit] = result
     return result
 
 
@@ -296,57 +302,98 @@ DERIVED_UNITS: dict[str, str] = {
 }
 
 
-def _ratio(num: float | None, den: float | None, scale: float = 1.0) -> float | None:
-    if num is None or den is None or den == 0:
-        return None
-    return scale * num / den
+DERIVED_NAMES: tuple[str, ...] = (
+    "shared_ld_bank_conflict_pct",
+    "shared_ld_n_way",
+    "shared_st_bank_conflict_pct",
+    "shared_st_n_way",
+    "fp32_flops",
+    "seconds",
+    "fp32_flops_per_second",
+    "fp32_peak_flops_per_second",
+    "fp32_pct_of_peak",
+    *(
+        name
+        for lv in ("l1", "l2", "dram")
+        for name in (f"{lv}_bytes_per_second", f"{lv}_peak_bytes_per_second", f"ai_{lv}")
+    ),
+    "achieved_occupancy_pct",
+    "theoretical_occupancy_pct",
+    "occupancy_achieved_of_theoretical",
+)
+"""derive()'s outputs, in the order it gives them."""
 
 
-def derive(values: dict[str, float]) -> dict[str, float]:
+def derive(values: Mapping[str, float]) -> dict[str, float]:
     """Derived metrics from canonical values in base units; entries whose inputs are missing are left out.
 
     Bank conflicts follow NVIDIA's own rule (conflict % = conflicts / wavefronts, n-way = wavefronts /
     requests); FP32 FLOPs = fadd + fmul + 2 x ffma; arithmetic intensity per level = FLOPs / bytes there.
+    One launch's values through derive_columns, so a whole raw page and one launch agree to the bit.
     """
-    get = values.get
-    out: dict[str, float | None] = {}
-    for op in ("ld", "st"):
-        conflicts = get(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
-        wavefronts = get(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
-        requests = get(f"smsp__sass_inst_executed_op_shared_{op}.sum")
-        out[f"shared_{op}_bank_conflict_pct"] = _ratio(conflicts, wavefronts, 100.0)
-        out[f"shared_{op}_n_way"] = _ratio(wavefronts, requests)
+    import numpy as np  # lazy: this module is imported where numpy is not needed (capture script, CLI start)
 
-    flops: float | None = None
-    if any(get(m) is not None for m in (FADD, FMUL, FFMA)):
-        flops = (get(FADD) or 0.0) + (get(FMUL) or 0.0) + 2.0 * (get(FFMA) or 0.0)
-    out["fp32_flops"] = flops
-    ns = get(TIME)
-    seconds = ns * 1e-9 if ns else None
-    out["seconds"] = seconds
-    out["fp32_flops_per_second"] = _ratio(flops, seconds)
-    ffma_peak, sm_hz = get(f"{FFMA}.peak_sustained"), get("sm__cycles_elapsed.avg.per_second")
-    peak = 2.0 * ffma_peak * sm_hz if ffma_peak and sm_hz else None
-    out["fp32_peak_flops_per_second"] = peak
-    out["fp32_pct_of_peak"] = _ratio(out["fp32_flops_per_second"], peak, 100.0)
+    def column(name: str) -> np.ndarray:
+        value = values.get(name)
+        return np.array([np.nan if value is None else value], dtype=np.float64)
 
-    for level, (bytes_name, peak_name, hz_name) in LEVEL_BYTES.items():
-        key = level.lower()
-        moved = get(bytes_name)
-        out[f"{key}_bytes_per_second"] = _ratio(moved, seconds)
-        per_cycle, hz = get(peak_name), get(hz_name)
-        out[f"{key}_peak_bytes_per_second"] = per_cycle * hz if per_cycle and hz else None
-        out[f"ai_{key}"] = _ratio(flops, moved)
+    out = derive_columns(column)
+    return {name: float(v[0]) for name, v in out.items() if not np.isnan(v[0])}
 
-    achieved, theoretical = get(ACHIEVED_OCC), get(THEORETICAL_OCC)
-    out["achieved_occupancy_pct"] = achieved
-    out["theoretical_occupancy_pct"] = theoretical
-    out["occupancy_achieved_of_theoretical"] = _ratio(achieved, theoretical)
-    return {k: v for k, v in out.items() if v is not None and math.isfinite(v)}
+
+def derive_columns(column: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]:
+    """derive() over many launches at once: `column(name)` gives a float64 array per canonical metric (NaN =
+    missing), and each derived metric comes back as one (NaN where its inputs are missing or it is not finite)."""
+    import numpy as np
+
+    def truthy(x: np.ndarray) -> np.ndarray:
+        return ~np.isnan(x) & (x != 0)
+
+    out: dict[str, np.ndarray] = {}
+    # Missing values are NaN and propagate; a zero denominator gives inf or NaN, dropped at the end.
+    with np.errstate(all="ignore"):
+        for op in ("ld", "st"):
+            conflicts = column(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
+            wavefronts = column(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
+            requests = column(f"smsp__sass_inst_executed_op_shared_{op}.sum")
+            out[f"shared_{op}_bank_conflict_pct"] = 100.0 * conflicts / wavefronts
+            out[f"shared_{op}_n_way"] = wavefronts / requests
+
+        fadd, fmul, ffma = column(FADD), column(FMUL), column(FFMA)
+        some = ~(np.isnan(fadd) & np.isnan(fmul) & np.isnan(ffma))
+        total = np.nan_to_num(fadd, nan=0.0) + np.nan_to_num(fmul, nan=0.0) + 2.0 * np.nan_to_num(ffma, nan=0.0)
+        flops = np.where(some, total, np.nan)
+        out["fp32_flops"] = flops
+        ns = column(TIME)
+        seconds = np.where(truthy(ns), ns * 1e-9, np.nan)
+        out["seconds"] = seconds
+        out["fp32_flops_per_second"] = flops / seconds
+        ffma_peak, sm_hz = column(f"{FFMA}.peak_sustained"), column("sm__cycles_elapsed.avg.per_second")
+        peak = np.where(truthy(ffma_peak) & truthy(sm_hz), 2.0 * ffma_peak * sm_hz, np.nan)
+        out["fp32_peak_flops_per_second"] = peak
+        out["fp32_pct_of_peak"] = 100.0 * out["fp32_flops_per_second"] / peak
+
+        for level, (bytes_name, peak_name, hz_name) in LEVEL_BYTES.items():
+            key = level.lower()
+            moved = column(bytes_name)
+            out[f"{key}_bytes_per_second"] = moved / seconds
+            per_cycle, hz = column(peak_name), column(hz_name)
+            out[f"{key}_peak_bytes_per_second"] = np.where(truthy(per_cycle) & truthy(hz), per_cycle * hz, np.nan)
+            out[f"ai_{key}"] = flops / moved
+
+        achieved, theoretical = column(ACHIEVED_OCC), column(THEORETICAL_OCC)
+        out["achieved_occupancy_pct"] = achieved
+        out["theoretical_occupancy_pct"] = theoretical
+        out["occupancy_achieved_of_theoretical"] = achieved / theoretical
+        return {name: np.where(np.isfinite(v), v, np.nan) for name, v in out.items()}
 
 
 # ncu's `--query-metrics` lists base names; a requested name may add a rollup and submetrics.
-_SUFFIX_RE = re.compile(r"^[A-Za-z0-9_]+__[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
+# Dot-separated words only: no two parts of the pattern can match the same characters, so it runs in linear time
+# (the old `[A-Za-z0-9_]+__[A-Za-z0-9_]+...` tried every "__" split: 0.9 s for 8,000 characters).
+_NAME_RE = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
+MAX_METRIC_NAME_CHARS = 256
+"""ncu's longest names are about 100 characters; anything much longer is not a metric name."""
 
 
 def base_metric_name(name: str) -> str:
@@ -355,5 +402,8 @@ def base_metric_name(name: str) -> str:
 
 
 def looks_like_metric_name(name: str) -> bool:
-    """True for strings shaped like an ncu metric name (unit__counter[.rollup...])."""
-    return bool(_SUFFIX_RE.match(name))
+    """True for strings shaped like an ncu metric name (unit__counter[.rollup...]), at most 256 characters."""
+    if len(name) > MAX_METRIC_NAME_CHARS or _NAME_RE.fullmatch(name) is None:
+        return False
+    # unit__counter: a "__" with at least one character on either side, before the first dot.
+    return "__" in base_metric_name(name)[1:-1]

@@ -1,0 +1,294 @@
+"""The three CSV layouts ncu writes, read into KernelLaunch objects.
+
+`--page raw` (header, units row, one row per launch; its values go through profiling.nsight.raw_page),
+`--page details` (one row per section metric or rule, display labels or raw names) and
+`--print-summary per-kernel` (Invocations / Minimum / Maximum / Average). Values are converted to base
+units; a value that is not finite is missing, with one warning per metric.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+from profiling.errors import ReportError
+from profiling.nsight import metrics as M
+from profiling.nsight import raw_page, report_input
+from profiling.nsight.metric_table import Metric
+from profiling.nsight.model import Finding, KernelLaunch, Report
+
+_ID_COLUMNS = {
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Function Name",
+    "Kernel Time",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+    "Invocations",
+}
+_DETAIL_COLUMNS = {
+    "Section Name",
+    "Metric Name",
+    "Metric Unit",
+    "Metric Value",
+    "Rule Name",
+    "Rule Type",
+    "Rule Description",
+    "Estimated Speedup Type",
+    "Estimated Speedup",
+    "Minimum",
+    "Maximum",
+    "Average",
+}
+# ncu 2025 adds two NVTX-state columns after "Host Name" when --nvtx is on; their names contain ":".
+_NVTX_COLUMN_PREFIXES = ("thread Domain:", "Id:Domain:")
+_DIM_RE = re.compile(r"-?\d+")
+
+
+def _cell(row: Sequence[str], index: int | None) -> str:
+    if index is None or index >= len(row):
+        return ""
+    return row[index].strip()
+
+
+def _dims(text: str) -> tuple[int, ...] | None:
+    """'(16, 16, 1)' -> (16, 16, 1); None when there is none, or a number has more than 18 digits."""
+    found = _DIM_RE.findall(text)
+    if not found or any(len(x) > 18 for x in found):
+        return None
+    return tuple(int(x) for x in found)
+
+
+def _finite(value: float | None, what: str, text: str, notes: report_input.Notes) -> float | None:
+    """`value`, or None with a warning (once per `what`) when it is nan or infinite."""
+    if value is None or math.isfinite(value):
+        return value
+    notes.once(what, f"{what}: value {text.strip()[:40]!r} is not a finite number; taken as missing")
+    return None
+
+
+class _Identity:
+    """Column positions of the launch-identity fields in one header."""
+
+    def __init__(self, header: Sequence[str]):
+        pos = {h: i for i, h in enumerate(header)}
+        self.id = pos.get("ID")
+        self.name = pos.get("Kernel Name", pos.get("Function Name"))
+        self.block = pos.get("Block Size")
+        self.grid = pos.get("Grid Size")
+        self.cc = pos.get("CC")
+        self.device = pos.get("Device")
+        self.process = pos.get("Process Name")
+        self.invocations = pos.get("Invocations")
+        self.nvtx = [i for i, h in enumerate(header) if h.startswith(_NVTX_COLUMN_PREFIXES)]
+        self._dims: dict[str, tuple[int, ...] | None] = {}
+        if self.name is None:
+            raise ReportError("the CSV has no 'Kernel Name' column; expected an Nsight Compute export")
+
+    def columns(self) -> list[int]:
+        """Positions of every identity column present."""
+        fields = (self.id, self.name, self.block, self.grid, self.cc, self.device, self.process, self.invocations)
+        return sorted({i for i in fields if i is not None} | set(self.nvtx))
+
+    def dims(self, text: str) -> tuple[int, ...] | None:
+        """_dims(text), remembered: a report repeats a few block and grid shapes many times."""
+        if text in self._dims:
+            return self._dims[text]
+        found = _dims(text)
+        if len(self._dims) < 10_000:
+            self._dims[text] = found
+        return found
+
+    def key(self, row: Sequence[str]) -> tuple[str, ...]:
+        # Summaries have no ID: one kernel name can appear with several launch shapes.
+        fields = (self.id, self.name, self.process, self.device, self.block, self.grid)
+        return tuple(_cell(row, i) for i in fields)
+
+    def nvtx_text(self, row: Sequence[str]) -> str | None:
+        parts = [_cell(row, i) for i in self.nvtx]
+        text = " ".join(p for p in parts if p)
+        return text or None
+
+    def launch(self, row: Sequence[str], fallback_id: int, notes: report_input.Notes) -> KernelLaunch:
+        invocations = None
+        if self.invocations is not None:
+            text = _cell(row, self.invocations)
+            invocations = _finite(M.parse_number(text), "Invocations", text, notes)
+        return KernelLaunch(
+            id=_cell(row, self.id) or str(fallback_id),
+            name=_cell(row, self.name),
+            block=self.dims(_cell(row, self.block)),
+            grid=self.dims(_cell(row, self.grid)),
+            cc=_cell(row, self.cc) or None,
+            device=_cell(row, self.device) or None,
+            process=_cell(row, self.process) or None,
+            invocations=int(invocations) if invocations is not None else None,
+            nvtx=self.nvtx_text(row),
+        )
+
+
+def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Notes, name: str) -> Report:
+    """Raw page: one column per metric, a units row, then one row per launch."""
+    ident = _Identity(header)
+    metric_cols = [i for i, h in enumerate(header) if h not in _ID_COLUMNS and not h.startswith(_NVTX_COLUMN_PREFIXES)]
+    if not metric_cols:
+        raise ReportError("the CSV has kernel columns but no metric columns; expected `--page raw` output")
+    width = len(header)
+    units: list[str] = [""] * width
+    # The units row has an empty ID and kernel name; ncu always writes it, older tools may not.
+    first: list[str] = []
+    for record in records:
+        first = report_input.record_cells(record)
+        if any(cell.strip() for cell in first):
+            break
+    if first and not _cell(first, ident.id) and not _cell(first, ident.name):
+        units = [cell.strip() for cell in first[:width]] + [""] * max(0, width - len(first))
+    else:
+        notes.add("no units row after the header: values taken as printed, in base units")
+        if first:
+            records = _chain_one(record, records)
+    columns: list[raw_page.MetricColumn] = []
+    seen: set[str] = set()
+    for i in metric_cols:
+        if header[i] in seen:
+            notes.add(f"column {header[i]!r} appears more than once: the first is read", kind="repeated columns")
+            continue
+        seen.add(header[i])
+        factor, base = M.to_base(units[i])
+        columns.append(raw_page.MetricColumn(i, header[i], factor, base))
+    identity = ident.columns()
+    launches: list[KernelLaunch] = []
+    row = [""] * width  # one row of identity cells, reused: the metric cells live in the table
+    for n, raw in enumerate(raw_page.read_raw_rows(records, width, identity, columns, ident.id, notes, name)):
+        for i, cell in zip(identity, raw.cells, strict=True):
+            row[i] = cell
+        if not _cell(row, ident.name):
+            if any(raw.cells) or raw.attributes or len(raw.metrics):
+                notes.add(f"row {n + 1} has no kernel name: skipped", kind="rows without a kernel name")
+            continue
+        launch = ident.launch(row, n, notes)
+        launch.metrics = raw.metrics
+        launch.derived = raw.derived.floats()
+        launch.attributes = raw.attributes
+        launches.append(launch)
+    return Report(launches=launches, layout="raw")
+
+
+def _chain_one(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
+
+
+def _details_columns(header: list[str]) -> dict[str, int | None]:
+    pos = {h: i for i, h in enumerate(header)}
+    return {name: pos.get(name) for name in _DETAIL_COLUMNS}
+
+
+def _scale(value: float, factor: float) -> float:
+    """value x factor without the float noise of the scaling ("0.509472" ms is 509,472 ns)."""
+    if factor == 1.0:
+        return value
+    return round(value * factor, 3) if factor > 1.0 else value * factor
+
+
+def _add_labelled(
+    launch: KernelLaunch, section: str, label: str, unit: str, text: str, notes: report_input.Notes, minmax=None
+) -> None:
+    """Store one details/summary metric row under its canonical name (or as unmapped)."""
+    value = M.parse_number(text)
+    factor, base = M.to_base(unit)
+    canonical = M.canonical_name(label, unit)
+    key = f"{section}: {label}" if section else label
+    if value is None:
+        if text and text != "n/a":
+            launch.attributes[canonical or key] = text
+        return
+    value = _finite(_scale(value, factor), canonical or key, text, notes)
+    if value is None:
+        return
+    metric = Metric(value, base)
+    if minmax is not None:
+        lo, hi = minmax
+        metric.minimum = _finite(_scale(lo, factor), canonical or key, str(lo), notes) if lo is not None else None
+        metric.maximum = _finite(_scale(hi, factor), canonical or key, str(hi), notes) if hi is not None else None
+    if canonical is None:
+        launch.unmapped[key] = metric
+    elif canonical not in launch.metrics:
+        # The first section that reports a metric wins; later sections repeat it.
+        launch.metrics[canonical] = metric
+
+
+def parse_details(header: list[str], rows: Iterable[list[str]], notes: report_input.Notes) -> Report:
+    """Details page: one row per (launch, section, metric) or (launch, section, rule)."""
+    ident = _Identity(header)
+    col = _details_columns(header)
+    launches: dict[tuple[str, ...], KernelLaunch] = {}
+    for n, row in enumerate(rows):
+        key = ident.key(row)
+        launch = launches.get(key)
+        if launch is None:
+            launch = launches[key] = ident.launch(row, len(launches), notes)
+        section = _cell(row, col["Section Name"])
+        label = _cell(row, col["Metric Name"])
+        rule = _cell(row, col["Rule Name"])
+        if label:
+            unit, value = _cell(row, col["Metric Unit"]), _cell(row, col["Metric Value"])
+            _add_labelled(launch, section, label, unit, value, notes)
+        elif rule:
+            speedup = _cell(row, col["Estimated Speedup"])
+            launch.findings.append(
+                Finding(
+                    rule=rule,
+                    type=_cell(row, col["Rule Type"]),
+                    description=_cell(row, col["Rule Description"]),
+                    section=section,
+                    speedup_type=_cell(row, col["Estimated Speedup Type"]),
+                    estimated_speedup_pct=_finite(M.parse_number(speedup), f"{rule} estimated speedup", speedup, notes),
+                )
+            )
+        elif len(row) < len(header) // 2:
+            notes.add(f"row {n + 2} has only {len(row)} fields: skipped", kind="short rows")
+    _derive(launches.values())
+    return Report(launches=list(launches.values()), layout="details")
+
+
+def parse_summary(header: list[str], rows: Iterable[list[str]], notes: report_input.Notes) -> Report:
+    """`--print-summary per-kernel`: one row per (kernel, metric) with Minimum / Maximum / Average."""
+    ident = _Identity(header)
+    col = _details_columns(header)
+    launches: dict[tuple[str, ...], KernelLaunch] = {}
+    for row in rows:
+        key = ident.key(row)
+        launch = launches.get(key)
+        if launch is None:
+            launch = launches[key] = ident.launch(row, len(launches), notes)
+        label = _cell(row, col["Metric Name"])
+        if not label:
+            continue
+        lo = M.parse_number(_cell(row, col["Minimum"]))
+        hi = M.parse_number(_cell(row, col["Maximum"]))
+        _add_labelled(
+            launch,
+            _cell(row, col["Section Name"]),
+            label,
+            _cell(row, col["Metric Unit"]),
+            _cell(row, col["Average"]),
+            notes,
+            minmax=(lo, hi),
+        )
+    _derive(launches.values())
+    return Report(launches=list(launches.values()), layout="summary")
+
+
+def _derive(launches: Iterable[KernelLaunch]) -> None:
+    """Derived metrics of details and summary launches (the raw page's come per block from raw_page)."""
+    for launch in launches:
+        launch.derived = M.derive(launch.metric_values())

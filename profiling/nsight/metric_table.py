@@ -1,0 +1,189 @@
+"""Metric values of one report kept compactly: a float64 table (launch x metric) and one dict-like view per launch.
+
+A raw page of 40,000 launches x 400 metrics is 16 million values; as a dict of `Metric` objects per launch that
+took about 30 times the file's size in memory. Here the values sit in numpy blocks (NaN = missing) with the
+names and base units shared by every launch, and `KernelLaunch.metrics` is a `MetricRow` that hands out `Metric`
+objects on access, so `launch.metrics[name].value`, `in`, `.items()` and assignment work as on a dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass
+class Metric:
+    """One metric value in base units; `minimum`/`maximum` are set for per-kernel summaries."""
+
+    value: float
+    unit: str
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"value": self.value, "unit": self.unit}
+        if self.minimum is not None:
+            data["minimum"] = self.minimum
+            data["maximum"] = self.maximum
+        return data
+
+
+class MetricTable:
+    """The metric columns of one report: unique names, their base units, and blocks of launch rows."""
+
+    def __init__(self, names: Sequence[str], units: Sequence[str]) -> None:
+        if len(set(names)) != len(names) or len(units) != len(names):
+            raise ValueError("metric names must be unique, with one unit each")
+        self.names: list[str] = list(names)
+        self.units: list[str] = list(units)
+        self.index: dict[str, int] = {name: j for j, name in enumerate(self.names)}
+
+    @property
+    def width(self) -> int:
+        return len(self.names)
+
+    def rows(self, block: np.ndarray) -> list[MetricRow]:
+        """One view per row of `block` (float64, C-contiguous, `width` columns, NaN = missing)."""
+        if block.ndim != 2 or block.shape[1] != self.width or block.dtype.kind != "f" or not block.flags.c_contiguous:
+            raise ValueError("a block must be a C-contiguous float64 array with one column per metric")
+        flat = memoryview(block.reshape(-1))
+        return [MetricRow(self, block, flat, r * self.width) for r in range(block.shape[0])]
+
+
+class MetricRow(MutableMapping[str, Metric]):
+    """One launch's metrics as a mapping name -> Metric over a shared MetricTable block (missing = absent).
+
+    Assignment writes into the table when the name is a column with the same unit and the value is plain, and
+    otherwise into a small dict of its own, so a details-page merge can add metrics the raw page lacked.
+    """
+
+    __slots__ = ("_table", "_block", "_flat", "_start", "_extra")
+
+    def __init__(self, table: MetricTable, block: np.ndarray, flat: memoryview, start: int) -> None:
+        self._table = table
+        self._block = block
+        self._flat = flat
+        self._start = start
+        self._extra: dict[str, Metric] | None = None
+
+    def value(self, name: str) -> float | None:
+        """The value in base units, or None when missing."""
+        if self._extra is not None and name in self._extra:
+            return self._extra[name].value
+        j = self._table.index.get(name)
+        if j is None:
+            return None
+        v = self._flat[self._start + j]
+        return None if v != v else v
+
+    def __getitem__(self, name: str) -> Metric:
+        if self._extra is not None and name in self._extra:
+            return self._extra[name]
+        j = self._table.index.get(name)
+        if j is not None:
+            v = self._flat[self._start + j]
+            if v == v:
+                return Metric(v, self._table.units[j])
+        raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __contains__(self, name: object) -> bool:
+        if self._extra is not None and name in self._extra:
+            return True
+        j = self._table.index.get(name) if isinstance(name, str) else None
+        if j is None:
+            return False
+        v = self._flat[self._start + j]
+        return v == v
+
+    def _present(self) -> list[int]:
+        width = self._table.width
+        values = self._flat[self._start : self._start + width].tolist()
+        return [j for j, v in enumerate(values) if v == v]
+
+    def __iter__(self) -> Iterator[str]:
+        names = self._table.names
+        extra = self._extra or {}
+        for j in self._present():
+            if names[j] not in extra:
+                yield names[j]
+        yield from extra
+
+    def __len__(self) -> int:
+        extra = self._extra or {}
+        names = self._table.names
+        return sum(1 for j in self._present() if names[j] not in extra) + len(extra)
+
+    def __setitem__(self, name: str, metric: Metric) -> None:
+        j = self._table.index.get(name)
+        plain = metric.minimum is None and metric.maximum is None and metric.value == metric.value
+        if j is not None and plain and metric.unit == self._table.units[j] and not self._extra_has(name):
+            self._flat[self._start + j] = float(metric.value)
+            return
+        if self._extra is None:
+            self._extra = {}
+        self._extra[name] = metric
+
+    def _extra_has(self, name: str) -> bool:
+        return self._extra is not None and name in self._extra
+
+    def __delitem__(self, name: str) -> None:
+        found = False
+        if self._extra is not None and name in self._extra:
+            del self._extra[name]
+            found = True
+        j = self._table.index.get(name)
+        if j is not None and self._flat[self._start + j] == self._flat[self._start + j]:
+            self._flat[self._start + j] = float("nan")
+            found = True
+        if not found:
+            raise KeyError(name)
+
+    def floats(self) -> Mapping[str, float]:
+        """name -> value in base units, without building Metric objects (what derive() reads)."""
+        return _Floats(self)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self._table, self._block, self._start, self._extra)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        self._table, self._block, self._start, self._extra = state
+        self._flat = memoryview(self._block.reshape(-1))
+
+
+class _Floats(Mapping[str, float]):
+    """A MetricRow's values as floats."""
+
+    __slots__ = ("_row",)
+
+    def __init__(self, row: MetricRow) -> None:
+        self._row = row
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self._row.value(name)
+        return default if value is None else value
+
+    def __getitem__(self, name: str) -> float:
+        value = self._row.value(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)

@@ -1,0 +1,108 @@
+"""The report model every consumer reads: kernel launches with their metrics, derived values, findings and
+text attributes, in a Report. Parsing lives in profiling.nsight.report (entry points) and .layouts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from profiling.nsight import metrics as M
+from profiling.nsight.metric_table import Metric, MetricRow
+
+Layout = Literal["raw", "details", "summary"]
+
+
+@dataclass
+class Finding:
+    """A rule result from the details page (or a compute-sanitizer report)."""
+
+    rule: str
+    type: str
+    description: str
+    section: str = ""
+    speedup_type: str = ""
+    estimated_speedup_pct: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "type": self.type,
+            "section": self.section,
+            "description": self.description,
+            "speedup_type": self.speedup_type,
+            "estimated_speedup_pct": self.estimated_speedup_pct,
+        }
+
+
+@dataclass
+class KernelLaunch:
+    """One profiled kernel launch (or, for a per-kernel summary, one kernel's aggregate)."""
+
+    id: str
+    name: str
+    block: tuple[int, ...] | None = None
+    grid: tuple[int, ...] | None = None
+    cc: str | None = None
+    device: str | None = None
+    process: str | None = None
+    invocations: int | None = None
+    nvtx: str | None = None
+    """The NVTX push/pop range(s) the launch ran in, as ncu prints them."""
+    metrics: MutableMapping[str, Metric] = field(default_factory=dict)
+    """Canonical name -> Metric: a dict, or for the raw page a MetricRow view of the report's table."""
+    derived: Mapping[str, float] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    attributes: dict[str, str] = field(default_factory=dict)
+    """Text-valued metrics ("NVIDIA H100 80GB HBM3") and labels with no canonical name ("Section: Label")."""
+    unmapped: dict[str, Metric] = field(default_factory=dict)
+    """Numeric details-page rows whose display label has no canonical name, keyed "Section: Label"."""
+
+    def value(self, name: str) -> float | None:
+        """A canonical metric's value in base units, or None."""
+        if isinstance(self.metrics, MetricRow):
+            return self.metrics.value(name)
+        metric = self.metrics.get(name)
+        return metric.value if metric is not None else None
+
+    def metric_values(self) -> Mapping[str, float]:
+        """Canonical name -> value in base units (what M.derive reads)."""
+        if isinstance(self.metrics, MetricRow):
+            return self.metrics.floats()
+        return {k: m.value for k, m in self.metrics.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "block": list(self.block) if self.block else None,
+            "grid": list(self.grid) if self.grid else None,
+            "cc": self.cc,
+            "device": self.device,
+            "process": self.process,
+            "invocations": self.invocations,
+            "nvtx": self.nvtx,
+            "metrics": {k: m.to_dict() for k, m in self.metrics.items()},
+            "derived": {k: {"value": v, "unit": M.DERIVED_UNITS.get(k, "")} for k, v in self.derived.items()},
+            "findings": [f.to_dict() for f in self.findings],
+            "unmapped": {k: m.to_dict() for k, m in self.unmapped.items()},
+            "attributes": self.attributes,
+        }
+
+
+@dataclass
+class Report:
+    """Everything read from one report: launches in report order, the layout read, and warnings."""
+
+    launches: list[KernelLaunch]
+    layout: Layout
+    source: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "layout": self.layout,
+            "launches": [launch.to_dict() for launch in self.launches],
+            "warnings": self.warnings,
+        }
