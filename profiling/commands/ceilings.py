@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from profiling import usecases
-from profiling.commands import print_progress
+from profiling.commands import print_json, print_progress, seconds
 
 HELP = "measure DRAM, L2, shared-memory bandwidth and FP32 FMA peak on the GPU (cached per device)"
 
@@ -14,14 +13,14 @@ HELP = "measure DRAM, L2, shared-memory bandwidth and FP32 FMA peak on the GPU (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--refresh", action="store_true", help="measure again even if cached")
     parser.add_argument("--json", action="store_true", help="print JSON")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds the measurement may take")
+    parser.add_argument("--timeout", type=seconds("--timeout"), default=300.0, help="seconds the measurement may take")
 
 
 def run(args: argparse.Namespace) -> int:
     ceilings = usecases.run_ceilings(refresh=args.refresh, timeout_s=args.timeout, progress=print_progress)
     device, record, measured, theoretical = ceilings.device, ceilings.record, ceilings.measured, ceilings.theoretical
     if args.json:
-        print(json.dumps({"device": device, "measured": record, "theoretical": theoretical.to_dict()}, indent=1))
+        print_json({"device": device, "measured": record, "theoretical": theoretical.to_dict()})
         return 0
     print(f"{device['name']} (cc {device['cc']}); measured {record['measured_utc']}")
     rows = [
