@@ -13,7 +13,7 @@ import pandas as pd
 
 from profiling.errors import InvalidInput
 from profiling.runs.records import EXPORT_SCHEMA, RUN_SCHEMA, SavedRun, as_run
-from profiling.runs.values import iso_utc, to_utc
+from profiling.runs.values import iso_utc, parse_json, to_utc
 
 
 def to_csv(frame: pd.DataFrame) -> str:
@@ -47,13 +47,11 @@ def export_runs_json(runs: Sequence[SavedRun | Mapping[str, Any]]) -> str:
     return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
 
 
-def read_runs_json(text: str | bytes) -> list[SavedRun]:
+def read_runs_json(text: str | bytes, source: str = "the import") -> list[SavedRun]:
     """The runs of export_runs_json() output (or of a single run record), without their source store ids;
-    save them with RunStore.import_runs."""
-    try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"not a JSON export of runs ({exc})") from exc
+    save them with RunStore.import_runs. InvalidInput names the first bad field (e.g. "run 1 of the export:
+    result 3 (v5): m 1e+300 is out of range")."""
+    doc = parse_json(text, source, expected="a JSON export of runs")
     if isinstance(doc, Mapping) and doc.get("schema") == EXPORT_SCHEMA:
         runs = doc.get("runs")
         if not isinstance(runs, list):
