@@ -13,6 +13,7 @@ from profiling.app import state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import parse_shape
 from profiling.nsight.tools import find_ncu, find_tool
+from profiling.runs.export import to_csv
 
 st.title("Profile")
 frame = state.frame()
@@ -71,7 +72,7 @@ else:
     st.dataframe(findings, hide_index=True, width="stretch")
 
 d1, d2 = st.columns(2)
-d1.download_button("Key metrics (CSV)", table.to_csv(index=False), "key_metrics.csv", "text/csv")
+d1.download_button("Key metrics (CSV)", to_csv(table), "key_metrics.csv", "text/csv")
 if rep_path is not None and rep_path.is_file():
     d2.download_button(f"Report ({rep_path.name})", rep_path.read_bytes(), rep_path.name, "application/octet-stream")
 
