@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import streamlit as st
 
 from kernels.catalog import CATALOG
@@ -40,7 +37,7 @@ if run:
         shape = parse_shape(size_text)
         if not chosen:
             raise GemmLensError("choose at least one kernel")
-        out_dir = Path(tempfile.mkdtemp(prefix="gemmlens-profile-"))
+        out_dir = state.new_profile_folder()
         fn = usecases.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
                                   extra.split(","), clock)  # fmt: skip
         ui.submit_job(state.PROFILE_JOB, f"ncu {', '.join(chosen)} {shape.label}", fn)

@@ -37,8 +37,13 @@ METRIC_SETS = ("quick", "full")
 CLOCK_CONTROLS = ("none", "base")
 SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 MAX_UPLOAD_MB = MAX_REPORT_BYTES // (1000 * 1000)
-"""The largest report upload read, in MB (the parser's limit); server.maxUploadSize in .streamlit/config.toml
-matches it."""
+"""The largest report read, in MB of 10^6 bytes (the parser's limit, MAX_REPORT_BYTES): 200."""
+MAX_UPLOAD_MIB = MAX_REPORT_BYTES // 2**20
+"""The same limit in whole MiB, rounded down: 190. Streamlit's server.maxUploadSize (.streamlit/config.toml) counts
+MiB and is set to this, so every file the uploader accepts (190 MiB = 199.2 MB) is one the parser reads."""
+MAX_SESSION_UPLOAD_BYTES = 2 * MAX_REPORT_BYTES
+"""The uploads one browser session may hold parsed at once, in bytes (400 MB: a parsed report takes several times
+its size in memory); files past it are refused with a message (profiling.app.ui.sync_uploads)."""
 WorkerCommand = Callable[[Path], list[str]]
 
 
