@@ -318,6 +318,15 @@ def test_target_crash_message_on_real_text() -> None:
     assert "\n" not in message
 
 
+def test_ncu_errors_keep_every_error_line() -> None:
+    text = fixture_text("err_target_crashed.txt")
+    assert T.ncu_errors(text) == (
+        "An error was reported by the driver: LaunchFailed The application returned an error code (9)."
+    )
+    assert T.ncu_errors(text, limit=40) == "An error was reported by the driver: La…"
+    assert T.ncu_errors(fixture_text("err_no_kernels.txt")) == ""
+
+
 def test_crash_and_unknown_failures_are_one_line() -> None:
     text = "==PROF== Connected to process 1\nTraceback (most recent call last):\nRuntimeError: boom\n"
     message = T.explain_failure(_result(text, rc=1))
