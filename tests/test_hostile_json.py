@@ -54,6 +54,7 @@ CASES = {
     "int_of_5000_digits": ('{"a": ' + "9" * 5000 + "}", "is not"),
     "int_beyond_floats": (json.dumps(_run(result_time_median_ms=10**400)), None),  # read as no value
     "truncated": (json.dumps(RUN)[:-7], "is not"),
+    "meta_text": (json.dumps(_run(meta=" ")), "run `meta` must be an object"),
 }
 
 

@@ -362,6 +362,8 @@ class SavedRun:
             raise InvalidInput(f"run kind must be one of {', '.join(KINDS)}, not {kind!r}")
         if device is not None and not isinstance(device, Mapping):
             raise InvalidInput("run `device` must be an object")
+        if meta is not None and not isinstance(meta, Mapping):
+            raise InvalidInput("run `meta` must be an object")
         when = to_utc(created, "created_utc").replace(microsecond=0)
         device = jsonable(device or {})
         label = unicode_text(label or "").strip() or f"{kind} {when:%Y-%m-%d %H:%M}"
