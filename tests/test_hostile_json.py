@@ -139,3 +139,13 @@ def test_compare_refuses_files_over_the_limit(tmp_path: Path, monkeypatch: pytes
     path.write_text(json.dumps(RUN))
     with pytest.raises(InvalidInput, match="results files that large are not read"):
         read_run_file(path)
+
+
+CORPUS = sorted(p for p in (Path(__file__).parent / "fixtures" / "hostile").iterdir() if p.name != "README.md")
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_compare_refuses_each_file_of_the_bad_input_corpus(path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["compare", str(path), str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
