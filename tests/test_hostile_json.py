@@ -55,6 +55,7 @@ CASES = {
     "int_beyond_floats": (json.dumps(_run(result_time_median_ms=10**400)), None),  # read as no value
     "truncated": (json.dumps(RUN)[:-7], "is not"),
     "meta_text": (json.dumps(_run(meta=" ")), "run `meta` must be an object"),
+    "m_of_401_digits": (json.dumps(_run(result_m=10**400)), "m an integer of 401 digits is out of range"),
 }
 
 
@@ -149,3 +150,12 @@ def test_compare_refuses_each_file_of_the_bad_input_corpus(path: Path, capsys: p
     assert main(["compare", str(path), str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_a_bench_number_beyond_any_float_reads_as_no_value(tmp_path: Path) -> None:
+    """Found by Hypothesis: json_number(10**400) raised OverflowError."""
+    row = {"kernel": "v5", "m": 64, "n": 64, "k": 64, "status": "ok", "tflops": 10**400, "time_ms": {"median": 1.0}}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"schema": "gemmlens.bench.v1", "results": [row]}))
+    (result,) = read_run_file(path).results
+    assert result.tflops is None and result.time_median_ms == 1.0

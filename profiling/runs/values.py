@@ -47,17 +47,25 @@ def as_int(value: Any) -> int | None:
 def store_int(value: Any) -> int | None:
     """as_int() for a store column: InvalidInput (the value, without the field's name: callers add it) when the
     number does not fit an INTEGER column."""
-    num = as_int(value)
+    num = value if isinstance(value, int) and not isinstance(value, bool) else as_int(value)
     if num is not None and not -STORE_INT_MAX - 1 <= num <= STORE_INT_MAX:
-        raise InvalidInput(f"{finite_number(value):g} is out of range (whole numbers up to {STORE_INT_MAX})")
+        try:
+            shown = f"{float(num):g}"
+        except OverflowError:
+            shown = f"an integer of {len(str(abs(num)))} digits"
+        raise InvalidInput(f"{shown} is out of range (whole numbers up to {STORE_INT_MAX})")
     return num
 
 
 def json_number(value: Any) -> float | None:
-    """A float from a JSON number, keeping NaN (a result's "not checked"); None for anything else."""
+    """A float from a JSON number, keeping NaN (a result's "not checked"); None for anything else, an int beyond
+    any float included."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 def unicode_text(value: Any) -> str:
