@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import streamlit as st
 
 from kernels.catalog import CATALOG
@@ -13,6 +10,7 @@ from profiling.app import state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import parse_shape
 from profiling.nsight.tools import find_ncu, find_tool
+from profiling.runs.export import to_csv
 
 st.title("Profile")
 frame = state.frame()
@@ -39,7 +37,7 @@ if run:
         shape = parse_shape(size_text)
         if not chosen:
             raise GemmLensError("choose at least one kernel")
-        out_dir = Path(tempfile.mkdtemp(prefix="gemmlens-profile-"))
+        out_dir = state.new_profile_folder()
         fn = usecases.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
                                   extra.split(","), clock)  # fmt: skip
         ui.submit_job(state.PROFILE_JOB, f"ncu {', '.join(chosen)} {shape.label}", fn)
@@ -71,7 +69,7 @@ else:
     st.dataframe(findings, hide_index=True, width="stretch")
 
 d1, d2 = st.columns(2)
-d1.download_button("Key metrics (CSV)", table.to_csv(index=False), "key_metrics.csv", "text/csv")
+d1.download_button("Key metrics (CSV)", to_csv(table), "key_metrics.csv", "text/csv")
 if rep_path is not None and rep_path.is_file():
     d2.download_button(f"Report ({rep_path.name})", rep_path.read_bytes(), rep_path.name, "application/octet-stream")
 

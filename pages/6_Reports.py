@@ -13,7 +13,8 @@ st.title("Reports")
 bundle = state.frame().bundle
 
 files = st.file_uploader(
-    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {usecases.MAX_UPLOAD_MB} MB each",
+    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {usecases.MAX_UPLOAD_MIB} MiB "
+    f"each and {usecases.MAX_SESSION_UPLOAD_BYTES / 1e6:.0f} MB in all",
     accept_multiple_files=True,
     key="report_files",
 )

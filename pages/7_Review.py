@@ -20,7 +20,10 @@ try:
 except GemmLensError as exc:
     ui.show_error(exc)
     st.stop()
-st.caption(f"Run store: {ui.safe_md(store.display_url)}")
+st.caption(
+    f"Run store: {ui.safe_md(store.display_url)}"
+    + (f" (read-only: {ui.safe_md(store.read_only_reason)})" if store.read_only else "")
+)
 
 with st.expander("Add runs: bundled measurements or an exported JSON"):
     if bundle is not None and bundle.bench_files and st.button(f"Save the bundled measurements ({bundle.date})"):
@@ -30,7 +33,7 @@ with st.expander("Add runs: bundled measurements or an exported JSON"):
     imported = st.file_uploader("Import runs (JSON exported from this page)", key="import_json")
     if imported is not None and st.button("Import"):
         with ui.user_errors():
-            ids = store.import_runs(read_runs_json(imported.getvalue()))
+            ids = store.import_runs(read_runs_json(imported.getvalue(), imported.name))
             st.success(f"Imported run(s) {', '.join(f'#{i}' for i in ids)}.")
             st.rerun()
 

@@ -2,13 +2,16 @@
 
 Each command lives in `profiling/commands/<name>.py` (`app`, the dashboard launcher, in
 `profiling/app_command.py`) and exposes HELP, add_arguments(parser) and run(args).
-User errors (GemmLensError) print one line and exit with status 2, never a traceback.
+User errors (GemmLensError) print one line and exit with status 2, never a traceback; a closed stdout
+(`... | head`) ends the command quietly with status 141.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
 
 from profiling.errors import GemmLensError
@@ -62,18 +65,37 @@ def main(argv: list[str] | None = None, prog: str = "python -m profiling") -> in
     argv = sys.argv[1:] if argv is None else argv
     only = argv[0] if argv and argv[0] in COMMANDS else None
     parser = build_parser(only, prog)
-    args, unknown = parser.parse_known_args(argv)
-    if unknown and not args.takes_passthrough:
-        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    args.passthrough = unknown
     try:
-        return int(args.handler(args) or 0)
+        # Inside the try: the numeric option types (profiling.commands) refuse bad values with InvalidInput.
+        args, unknown = parser.parse_known_args(argv)
+        if unknown and not args.takes_passthrough:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        args.passthrough = unknown
+        status = int(args.handler(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
     except GemmLensError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _stdout_closed()
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away (`... | head`): stop quietly with the status a SIGPIPE death gives (141).
+
+    stdout is pointed at /dev/null, so the interpreter's final flush of what is still buffered cannot fail
+    again (the recipe in Python's `signal` documentation).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (tests capture it): nothing is left to flush
+        pass
+    return 128 + signal.SIGPIPE if hasattr(signal, "SIGPIPE") else 1
 
 
 def gemmlens_main() -> int:

@@ -20,7 +20,13 @@ from typing import Any, Protocol
 
 from kernels.registry import get_kernel
 from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, best_per_size, tunable_bases, tuned_record_path
-from profiling.analysis.ceilings import load_cached, record_ceilings, save_cached
+from profiling.analysis.ceilings import (
+    load_cached,
+    record_ceilings,
+    recorded_device_ceilings,
+    recorded_measurements,
+    save_cached,
+)
 from profiling.analysis.device_model import Ceilings, ceilings_from_device_info
 from profiling.errors import InvalidInput, WorkerError
 from profiling.gpu.jobs import BenchSettings, Job, Task, build_tasks
@@ -37,8 +43,13 @@ METRIC_SETS = ("quick", "full")
 CLOCK_CONTROLS = ("none", "base")
 SANITIZER_TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 MAX_UPLOAD_MB = MAX_REPORT_BYTES // (1000 * 1000)
-"""The largest report upload read, in MB (the parser's limit); server.maxUploadSize in .streamlit/config.toml
-matches it."""
+"""The largest report read, in MB of 10^6 bytes (the parser's limit, MAX_REPORT_BYTES): 200."""
+MAX_UPLOAD_MIB = MAX_REPORT_BYTES // 2**20
+"""The same limit in whole MiB, rounded down: 190. Streamlit's server.maxUploadSize (.streamlit/config.toml) counts
+MiB and is set to this, so every file the uploader accepts (190 MiB = 199.2 MB) is one the parser reads."""
+MAX_SESSION_UPLOAD_BYTES = 2 * MAX_REPORT_BYTES
+"""The uploads one browser session may hold parsed at once, in bytes (400 MB: a parsed report takes several times
+its size in memory); files past it are refused with a message (profiling.app.ui.sync_uploads)."""
 WorkerCommand = Callable[[Path], list[str]]
 
 
@@ -235,8 +246,9 @@ class CeilingsRun:
     device: dict[str, Any]
     record: dict[str, Any]
     measured: Ceilings
-    theoretical: Ceilings
+    theoretical: Ceilings | None
     cached: bool = field(default=False)
+    source: str = "measured now"  # "cached", or where a recorded measurement is (recorded_ceilings)
 
 
 def run_ceilings(
@@ -259,7 +271,22 @@ def run_ceilings(
             raise WorkerError(f"measuring ceilings failed: {measured.error if measured else 'no result'}")
         record = {"device": device["name"], "measured_utc": utc_now(), "ceilings": measured.other["ceilings"]}
         save_cached(record)
-    return CeilingsRun(device, record, record_ceilings(record), ceilings_from_device_info(device), cached)
+    theoretical = ceilings_from_device_info(device)
+    return CeilingsRun(
+        device, record, record_ceilings(record), theoretical, cached, "cached" if cached else "measured now"
+    )
+
+
+def recorded_ceilings() -> list[CeilingsRun]:
+    """Ceilings measured earlier, on this machine (the cache) or bundled with GEMM Lens (results/*/ceilings.json),
+    for `ceilings` where no GPU can measure; each with its device, date and source. Theoretical ceilings come
+    from the recorded device properties, else from the built-in table by name (None when neither knows it)."""
+    out = []
+    for where, record, device in recorded_measurements():
+        device = device or {"name": record["device"]}
+        theoretical = recorded_device_ceilings(device, record["device"])
+        out.append(CeilingsRun(device, record, record_ceilings(record), theoretical, True, where))
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

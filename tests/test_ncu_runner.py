@@ -324,6 +324,15 @@ def test_target_crash_message_on_real_text() -> None:
     assert "\n" not in message
 
 
+def test_ncu_errors_keep_every_error_line() -> None:
+    text = fixture_text("err_target_crashed.txt")
+    assert T.ncu_errors(text) == (
+        "An error was reported by the driver: LaunchFailed The application returned an error code (9)."
+    )
+    assert T.ncu_errors(text, limit=40) == "An error was reported by the driver: La…"
+    assert T.ncu_errors(fixture_text("err_no_kernels.txt")) == ""
+
+
 def test_target_that_raises_is_one_line_on_real_text() -> None:
     # ncu profiling `python -c "raise RuntimeError('boom')"`: the traceback, then ncu's own ==ERROR== line.
     text = fixture_text("err_target_traceback.txt")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,28 @@ def test_cli_bad_input_exits_2_with_one_line(capsys):
     assert main(["occupancy", "--cc", "9.0", "--threads", "2048", "--registers", "32"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: threads per block") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "threads,registers,shared_mem,carveout,message",
+    [
+        (float("nan"), 32, 0, None, "threads per block must be a whole number, got nan"),
+        (256.5, 32, 0, None, "threads per block must be a whole number, got 256.5"),
+        (None, 32, 0, None, "threads per block must be a whole number, got None"),
+        (256, "32", 0, None, "registers per thread must be a whole number, got '32'"),
+        (256, True, 0, None, "registers per thread must be a whole number, got True"),
+        (256, 32, float("inf"), None, "shared memory per block must be a whole number, got inf"),
+        (256, 32, 0, "256", "the carveout must be a whole number, got '256'"),
+        (256, 32, 0, 10**30, "carveout 1000000000000000000000000000000 B is outside"),
+        (2**63, 32, 0, None, "threads per block must be 1..1024"),
+    ],
+)
+def test_odd_launch_values_are_invalid_input(
+    threads: object, registers: object, shared_mem: object, carveout: object, message: str
+) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(message)):
+        theoretical_occupancy("9.0", threads, registers, shared_mem, carveout)  # type: ignore[arg-type]
+
+
+def test_whole_floats_are_accepted_as_ncu_writes_them() -> None:
+    assert theoretical_occupancy("9.0", 256.0, 64.0, 0.0) == theoretical_occupancy("9.0", 256, 64, 0)  # type: ignore[arg-type]

@@ -193,7 +193,7 @@ def test_app_command_runs_streamlit_on_the_app_with_the_repo_settings_then_the_u
     assert argv[:5] == [sys.executable, "-m", "streamlit", "run", str(paths.APP_SCRIPT)]
     assert argv[-3:] == ["--server.port", "8600", "--theme.base=dark"]
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
-    assert "--server.maxUploadSize=200" in argv
+    assert "--server.maxUploadSize=190" in argv
     assert len(argv) == 5 + sum(len(options) for options in config.values()) + 3
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import io
 import json
@@ -286,3 +287,48 @@ def test_real_results_files_load_and_compare() -> None:
                 (broken["kernel"], f"{broken['m']}x{broken['n']}x{broken['k']}", "status", "regression"),
             ]
         ), path
+
+
+def test_review_figures_escape_every_label_that_came_with_a_run() -> None:
+    """Legends, ticks and hovers read HTML: a label must not put a link or markup in a chart."""
+    from profiling.analysis.ceilings import recorded_device_ceilings
+    from profiling.charts import comparison_figures, review_roofline
+
+    kernel, label, device = "<b>v3</b>", "<a href='https://example.com'>click</a>", "<i>H100</i>"
+    base = records.as_run(record({kernel: 3.0}, 1, label, device=device))
+    cand = records.as_run(record({kernel: 2.0}, 2, label + " 2", device=device))
+    comparison = compare_runs(base, [cand])
+    rows = [{"run_id": r.id, "run_label": r.label, "created_utc": "2026-11-22T00:00:00Z", "kind": "bench",
+             "device_name": device, "device_cc": "9.0", **r.results[0].to_dict()} for r in (base, cand)]  # fmt: skip
+    history = review.kernel_history(review.rows_frame(rows), kernel)
+    ceilings = recorded_device_ceilings({"name": "NVIDIA H100 80GB HBM3"})
+    figures = [*comparison_figures(base, [cand], comparison), history_figure(history, kernel),
+               review_roofline(base, [cand], ceilings)]  # fmt: skip
+    shown = []
+    for fig in figures:
+        shown.append(str(fig.layout.title.text))
+        for trace in fig.data:
+            shown.append(str(trace.name))
+            for part in ("x", "text"):
+                value = getattr(trace, part, None)
+                if value is not None and not isinstance(value, str):
+                    shown.extend(str(v) for v in value)
+    text = " ".join(shown)
+    assert "&lt;a href=" in text and "&lt;b&gt;v3&lt;/b&gt;" in text and "&lt;i&gt;H100&lt;/i&gt;" in text
+    assert "<a" not in text and "<b>" not in text and "<i>" not in text
+    assert "&amp;lt;" not in text  # escaped once, not twice
+
+
+@pytest.mark.parametrize("formula", ["=cmd|' /C calc'!A0", "+SUM(A1)", "-2+3", "@SUM(A1:A9)", "\t=1", "\r=1"])
+def test_csv_export_neutralises_formulas_and_keeps_numbers(formula: str) -> None:
+    base = record({formula: 3.0, "v5": 2.0}, 1, formula)
+    cand = record({formula: 2.0, "v5": 2.2}, 2, "cand")
+    for table in (side_by_side(compare_runs(base, [cand])), review.runs_frame([base, cand])):
+        text = to_csv(table)
+        cells = [cell for row in csv.reader(io.StringIO(text)) for cell in row]
+        assert "'" + formula.strip() in cells  # run labels and kernel names are stripped when saved
+        for cell in cells:
+            if cell.startswith(("=", "+", "-", "@", "\t", "\r")):
+                float(cell)  # only a number may start so (a negative Δ%), and it stays a number
+    side = pd.read_csv(io.StringIO(to_csv(side_by_side(compare_runs(base, [cand])))))
+    assert (side.select_dtypes("number").to_numpy() < 0).any()

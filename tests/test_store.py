@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -557,3 +558,112 @@ def test_ncu_report_objects_are_accepted(open_store: Callable[..., RunStore]) ->
         assert r["extra"]["findings"][0]["estimated_speedup_pct"] == 12.0
         assert r["extra"]["block"] == [256, 1, 1] and r["extra"]["units"]["dram__bytes.sum"] == "byte"
         assert got["device"]["name"] == "NVIDIA H100 80GB HBM3" and got["meta"]["layout"] == "raw"
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile input, stores opened for reading, read-only stores
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "result,field",
+    [
+        ({"kernel": "v1", "m": 1e300, "n": 64, "k": 64}, "m 1e+300 is out of range"),
+        ({"kernel": "v1", "registers": 1e30}, "registers 1e+30 is out of range"),
+        ({"kernel": "v1", "shared_bytes": 2**31}, "shared_bytes 2.14748e+09 is out of range"),
+        ({"kernel": "v1", "k": -(2**31) - 1}, "k -2.14748e+09 is out of range"),
+    ],
+)
+def test_numbers_no_column_holds_are_refused_naming_the_field(
+    open_store: Callable[..., RunStore], result: dict, field: str
+) -> None:
+    s = open_store()
+    with pytest.raises(InvalidInput, match=re.escape(f"result 1 (v1): {field}")):
+        s.save_run({"results": [result]})
+    assert s.list_runs() == []
+
+
+def test_the_largest_integers_a_column_holds_round_trip(open_store: Callable[..., RunStore]) -> None:
+    s = open_store()
+    top = values.STORE_INT_MAX
+    got = s.get_run(s.save_run({"results": [{"kernel": "v1", "m": top, "n": top, "k": top, "registers": top}]}))
+    assert got["results"][0]["m"] == top and got["results"][0]["registers"] == top
+    with pytest.raises(InvalidInput, match="no run 99999999999999999999 in the run store"):
+        s.read_run(99999999999999999999)
+    with pytest.raises(InvalidInput, match="no run -1 in the run store"):
+        s.read_run(-1)
+
+
+def test_reading_never_creates_or_migrates(db_url: str, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    with pytest.raises(StoreError, match="not a GEMM Lens run store"):
+        RunStore(f"sqlite:///{empty}", create=False)
+    assert empty.read_bytes() == b""  # not even the header that switching to WAL writes
+    engine = store.make_engine(db_url)
+    schema.migrate(engine, target=1)
+    engine.dispose()
+    with pytest.raises(StoreError, match="schema version 1, this GEMM Lens reads 2 \\(opened for reading\\)"):
+        RunStore(db_url, create=False)
+    engine = store.make_engine(db_url)
+    with engine.connect() as conn:
+        assert schema.schema_version(conn) == 1
+    engine.dispose()
+
+
+def test_a_store_opened_for_reading_reads_and_refuses_saves(db_url: str) -> None:
+    with RunStore(db_url) as s:
+        run_id = s.save_run({"label": "kept", "results": [{"kernel": "v1", "m": 8, "n": 8, "k": 8}]})
+    with RunStore(db_url, create=False) as reader:
+        assert reader.read_only and reader.read_run(run_id).label == "kept"
+        with pytest.raises(
+            StoreError, match="cannot save the run: the run store is read-only \\(opened for reading\\)"
+        ):
+            reader.save_run({"results": []})
+
+
+@pytest.mark.parametrize("folder_writable", [True, False])
+def test_a_store_this_user_may_not_write_is_read_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder_writable: bool
+) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    with RunStore(url) as s:
+        run_id = s.save_run({"label": "kept", "results": [{"kernel": "v1", "m": 8, "n": 8, "k": 8}]})
+    before = (tmp_path / "runs.sqlite").read_bytes()
+    real_access = os.access
+
+    def no_writes(path: Any, mode: int) -> bool:
+        # Root ignores permissions, so the check the store makes is what the test takes away.
+        if mode == os.W_OK and (Path(path).suffix == ".sqlite" or not folder_writable):
+            return False
+        return real_access(path, mode)
+
+    monkeypatch.setattr(store.os, "access", no_writes)
+    with RunStore(url) as s:
+        assert s.read_only and s.display_url == url
+        assert [r["label"] for r in s.list_runs()] == ["kept"] and s.read_run(run_id).results[0].m == 8
+        for attempt, action in [
+            (lambda: s.save_run({"results": []}), "save the run"),
+            (lambda: s.import_runs([]), "import runs"),
+            (lambda: s.update_run(run_id, label="x"), "update the run"),
+            (lambda: s.delete_run(run_id), "delete the run"),
+        ]:
+            with pytest.raises(StoreError, match=f"cannot {action}: the run store is read-only \\(this user may not"):
+                attempt()
+    assert (tmp_path / "runs.sqlite").read_bytes() == before
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores file permissions")
+def test_a_store_in_a_read_only_folder_is_read(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    url = f"sqlite:///{folder / 'runs.sqlite'}"
+    with RunStore(url) as s:
+        s.save_run({"label": "kept", "results": []})
+    folder.chmod(0o555)
+    try:
+        with RunStore(url) as s:
+            assert [r["label"] for r in s.list_runs()] == ["kept"]
+            with pytest.raises(StoreError, match="read-only"):
+                s.save_run({"results": []})
+    finally:
+        folder.chmod(0o755)

@@ -23,6 +23,7 @@ from profiling.cli import main
 from profiling.errors import InvalidInput, ReportError, WorkerError
 from profiling.gpu.jobs import INT32_MAX, BenchSettings, parse_shape, parse_sizes
 from profiling.nsight import runner as ncu_runner
+from profiling.nsight.report import MAX_REPORT_BYTES
 from profiling.nsight.sanitizer import SanitizerResult
 from profiling.shape import Shape
 
@@ -319,7 +320,10 @@ def test_a_report_reads_the_same_from_a_file_and_from_an_upload() -> None:
 
 def test_the_upload_limit_is_the_parsers_and_the_servers() -> None:
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
-    assert config["server"]["maxUploadSize"] == usecases.MAX_UPLOAD_MB == 200
+    # Streamlit counts MiB: the largest whole number of MiB that the parser's 200 MB (10^6 bytes) holds.
+    assert config["server"]["maxUploadSize"] == usecases.MAX_UPLOAD_MIB == 190
+    mib = 2**20
+    assert usecases.MAX_UPLOAD_MIB * mib <= MAX_REPORT_BYTES == usecases.MAX_UPLOAD_MB * 10**6 < (190 + 1) * mib
 
 
 @pytest.mark.parametrize(

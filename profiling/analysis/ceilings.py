@@ -6,6 +6,7 @@ The measuring itself runs on the GPU, in `profiling.gpu.ceilings`.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from collections.abc import Mapping
@@ -15,6 +16,7 @@ from typing import Any
 from profiling.analysis.device_model import Ceiling, Ceilings, best_ceilings, device_slug
 from profiling.errors import InvalidInput
 from profiling.nsight.report import Report
+from profiling.paths import BUNDLED_RESULTS_DIR
 
 BUNDLED_CEILINGS = "ceilings.json"
 """The measured ceilings committed in a bundle folder (results/<device>-<date>/), as `ceilings --json` prints."""
@@ -93,10 +95,40 @@ def measured_ceilings(device_name: str | None, folder: Path | None = None) -> Ce
     return record_ceilings(record)
 
 
+def recorded_measurements(bundled: Path = BUNDLED_RESULTS_DIR) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """Every measured-ceilings record this machine holds, for showing without a GPU: (where it is, the record, the
+    device's properties or {}), this machine's cache first, then the bundled ones (results/*/ceilings.json), each
+    newest first. Unreadable files are skipped."""
+    found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    cached = sorted(_cache_dir().glob("*.json"))
+    for path in [*cached, *sorted(bundled.glob(f"*/{BUNDLED_CEILINGS}"))]:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        record, device = (data.get("measured"), data.get("device")) if path.name == BUNDLED_CEILINGS else (data, {})
+        if isinstance(record, dict) and {"device", "measured_utc", "ceilings"} <= set(record):
+            where = f"cached in {path}" if path in cached else f"bundled: {path.parent.name}/{path.name}"
+            found.append((where, record, device if isinstance(device, dict) else {}))
+    found.sort(key=lambda f: (f[0].startswith("bundled"), -_stamp(f[1])))
+    return found
+
+
+def _stamp(record: dict[str, Any]) -> float:
+    try:
+        return dt.datetime.fromisoformat(str(record["measured_utc"]).replace("Z", "+00:00")).timestamp()
+    except (ValueError, OverflowError):
+        return 0.0
+
+
+def _cache_dir() -> Path:
+    root = Path(os.environ.get("GEMMLENS_CACHE_DIR") or Path.home() / ".cache" / "gemmlens")
+    return root / "ceilings"
+
+
 def cache_path(device_name: str) -> Path:
     """Where measured ceilings for a device are cached (GEMMLENS_CACHE_DIR or ~/.cache/gemmlens)."""
-    root = Path(os.environ.get("GEMMLENS_CACHE_DIR") or Path.home() / ".cache" / "gemmlens")
-    return root / "ceilings" / f"{device_slug(device_name)}.json"
+    return _cache_dir() / f"{device_slug(device_name)}.json"
 
 
 def load_cached(device_name: str) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from profiling.gpu.jobs import INT32_MAX
 from profiling.nsight import report as ncu_report
 from profiling.runs.records import BenchResult
 
@@ -46,27 +47,36 @@ def launch_configs_from_reports(reports: Sequence[tuple[str, ncu_report.Report]]
     out = []
     for source, report in reports:
         for launch in report.launches:
-            threads = launch.value("launch__block_size") or (math.prod(launch.block) if launch.block else None)
-            regs = launch.value("launch__registers_per_thread")
-            if not threads or not regs:
-                continue
-            smem = (launch.value("launch__shared_mem_per_block_static") or 0) + (
-                launch.value("launch__shared_mem_per_block_dynamic") or 0
+            threads = _count(launch.value("launch__block_size") or (math.prod(launch.block) if launch.block else None))
+            regs = _count(launch.value("launch__registers_per_thread"))
+            smem = _count(
+                (launch.value("launch__shared_mem_per_block_static") or 0)
+                + (launch.value("launch__shared_mem_per_block_dynamic") or 0)
             )
+            if not threads or not regs or smem is None:
+                continue
             out.append(
                 LaunchConfig(
                     name=ncu_report.launch_label(launch),
                     source=source,
                     cc=str(launch.cc or "9.0"),
-                    threads=int(threads),
-                    registers=int(regs),
-                    shared_mem=int(smem),
+                    threads=threads,
+                    registers=regs,
+                    shared_mem=smem,
                     achieved_pct=launch.derived.get("achieved_occupancy_pct"),
                     ncu_theoretical_pct=launch.derived.get("theoretical_occupancy_pct"),
                     waves_per_sm=launch.value("launch__waves_per_multiprocessor"),
                 )
             )
     return out
+
+
+def _count(value: float | None) -> int | None:
+    """A launch attribute (threads, registers, bytes) as an int; None when it is missing, not finite, or more than
+    any launch can have (an edited or corrupt report: 1e30 registers), so that launch is left out like one without."""
+    if value is None or not math.isfinite(value) or not 0 <= value <= INT32_MAX:
+        return None
+    return int(value)
 
 
 def occupancy_gap_note(theoretical_pct: float, achieved_pct: float | None, waves_per_sm: float | None) -> str | None:

@@ -17,6 +17,7 @@ launch time, and on Turing, for instance, it picks 32 KB for a kernel that needs
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,6 +120,7 @@ def _align_carveout(arch: ArchLimits, nbytes: np.ndarray) -> np.ndarray:
 def _requested_carveout(arch: ArchLimits, carveout: int | None) -> int:
     if carveout is None:
         return arch.shared_mem_per_sm
+    carveout = _whole(carveout, "the carveout")
     if carveout < 0 or carveout > arch.shared_mem_per_sm:
         raise InvalidInput(
             f"carveout {carveout} B is outside 0..{arch.shared_mem_per_sm} B for CC {arch.cc} "
@@ -224,7 +226,21 @@ class OccupancyResult:
         }
 
 
-def _check_inputs(arch: ArchLimits, threads: int, registers: int, shared_mem: int) -> None:
+def _whole(value: object, what: str) -> int:
+    """`value` as an int when it is a whole number (an int, or a float such as ncu's 256.0); InvalidInput otherwise."""
+    whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if isinstance(value, (float, np.floating)):
+        whole = math.isfinite(value) and float(value).is_integer()
+    if not whole:
+        raise InvalidInput(f"{what} must be a whole number, got {value!r}")
+    return int(value)  # type: ignore[call-overload]
+
+
+def _check_inputs(arch: ArchLimits, threads: object, registers: object, shared_mem: object) -> tuple[int, int, int]:
+    """The launch as ints, checked against the architecture's limits."""
+    threads = _whole(threads, "threads per block")
+    registers = _whole(registers, "registers per thread")
+    shared_mem = _whole(shared_mem, "shared memory per block")
     if threads < 1 or threads > arch.max_threads_per_block:
         raise InvalidInput(f"threads per block must be 1..{arch.max_threads_per_block} (got {threads})")
     if registers < 1 or registers > arch.max_registers_per_thread:
@@ -234,6 +250,7 @@ def _check_inputs(arch: ArchLimits, threads: int, registers: int, shared_mem: in
             f"shared memory per block must be 0..{arch.shared_mem_per_block_optin} B on CC {arch.cc} "
             f"(the opt-in maximum; got {shared_mem})"
         )
+    return threads, registers, shared_mem
 
 
 def theoretical_occupancy(
@@ -249,7 +266,9 @@ def theoretical_occupancy(
     unknown CCs and for configurations where not even one block fits.
     """
     arch = arch_limits(cc)
-    _check_inputs(arch, threads_per_block, registers_per_thread, shared_mem_per_block)
+    threads_per_block, registers_per_thread, shared_mem_per_block = _check_inputs(
+        arch, threads_per_block, registers_per_thread, shared_mem_per_block
+    )
     requested = _requested_carveout(arch, carveout)
     limits = _block_limits(
         arch,

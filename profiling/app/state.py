@@ -6,8 +6,11 @@ script writes and another reads, so no page spells a session-state key itself.
 
 from __future__ import annotations
 
+import tempfile
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Literal
 
 import streamlit as st
@@ -23,6 +26,7 @@ UPLOAD_ERRORS: Final = "upload_errors"
 LIVE_BENCH: Final = "live_bench"
 LIVE_PROFILE: Final = "live_profile"
 DELETE_PENDING: Final = "confirm_delete"
+PROFILE_FOLDERS: Final = "profile_folders"
 
 JobSlot = Literal["bench_job", "profile_job", "san_job"]
 """The session-state key under which a page keeps the id of its GPU job (one job per slot and session)."""
@@ -100,7 +104,36 @@ def live_profile() -> ProfileRun | None:
 
 
 def set_live_profile(run: ProfileRun) -> None:
+    """Show `run` from now on; the report folders of earlier profiles are removed (the newest folder stays too: it
+    may belong to a profile still queued)."""
     st.session_state[LIVE_PROFILE] = run
+    folders = _profile_folders()
+    _drop_profile_folders(keep={run.report_path.parent, *(Path(f.name) for f in folders[-1:])})
+
+
+def new_profile_folder() -> Path:
+    """A fresh folder for the next ncu report of this session. Folders of earlier profiles go now, except the one
+    whose report is shown; the rest go when the session ends (its state is collected) or the server stops."""
+    live = live_profile()
+    _drop_profile_folders(keep={live.report_path.parent} if live is not None else set())
+    # TemporaryDirectory removes its folder when collected or at exit, so none outlives the session.
+    folder = tempfile.TemporaryDirectory(prefix="gemmlens-profile-")
+    _profile_folders().append(folder)
+    return Path(folder.name)
+
+
+def _profile_folders() -> list[tempfile.TemporaryDirectory]:
+    return st.session_state.setdefault(PROFILE_FOLDERS, [])
+
+
+def _drop_profile_folders(keep: Collection[Path]) -> None:
+    kept = []
+    for folder in _profile_folders():
+        if Path(folder.name) in keep:
+            kept.append(folder)
+        else:
+            folder.cleanup()
+    st.session_state[PROFILE_FOLDERS] = kept
 
 
 def delete_pending() -> int | None:

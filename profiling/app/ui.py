@@ -327,18 +327,27 @@ def report_sources(bundle: Bundle | None) -> dict[str, list[tuple[str, ncu_repor
 
 def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
     """Parse newly uploaded files into state.uploads() (by name and content hash) and drop removed ones;
-    returns (file name, one-line error) for files that could not be read."""
+    returns (file name, one-line error) for files that could not be read, and for those past the session's
+    total (usecases.MAX_SESSION_UPLOAD_BYTES, counted in upload order), which are not read at all."""
     parsed, failed = state.uploads(), state.upload_errors()
-    keep, errors = set(), []
+    keep, errors, total = set(), [], 0
     for f in files or []:
         content = f.getvalue()
+        total += len(content)
+        if total > usecases.MAX_SESSION_UPLOAD_BYTES:
+            limit = usecases.MAX_SESSION_UPLOAD_BYTES / 1e6
+            errors.append((f.name, f"{f.name} was not read: the uploads of this session would pass {limit:.3g} MB "
+                                   "in all; remove some files first"))  # fmt: skip
+            continue
         key = f"{f.name}:{hashlib.sha1(content).hexdigest()[:12]}"
         keep.add(key)
         if key not in parsed and key not in failed:
             try:
                 parsed[key] = (f.name, usecases.load_upload(f.name, content))
-            except Exception as exc:  # noqa: BLE001 - any unreadable upload is a one-line error, never a crash
+            except GemmLensError as exc:  # its message names the file
                 failed[key] = error_line(exc)
+            except Exception as exc:  # noqa: BLE001 - any unreadable upload is a one-line error, never a crash
+                failed[key] = f"{f.name} could not be read: {error_line(exc)}"
         if key in failed:
             errors.append((f.name, failed[key]))
     for key in [k for k in parsed if k not in keep]:

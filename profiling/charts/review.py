@@ -1,6 +1,7 @@
 """Review figures over saved runs: baseline-vs-candidate roofline and time bars, and a kernel's history.
 
-Runs are SavedRun records (profiling.runs.records) or their record dicts."""
+Runs are SavedRun records (profiling.runs.records) or their record dicts. Every label that came with a run (kernel,
+run label, device, size) reaches plotly through plot_text: legends, ticks and hovers read HTML."""
 
 from __future__ import annotations
 
@@ -90,11 +91,12 @@ def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_media
         fig.add_trace(
             go.Scatter(
                 x=part["created"], y=part["value"], mode="lines+markers",
-                name=f"{device or 'unknown device'} {size}".strip(), text=part["run_label"],
+                name=plot_text(f"{device or 'unknown device'} {size}".strip()),
+                text=[plot_text(r) for r in part["run_label"]],
                 hovertemplate="%{text}<br>%{x}<br>%{y:.4g}<extra></extra>",
             )
         )  # fmt: skip
-    fig.update_layout(title=f"{kernel}: {label} across runs", xaxis_title="run date", yaxis_title=label)
+    fig.update_layout(title=plot_text(f"{kernel}: {label} across runs"), xaxis_title="run date", yaxis_title=label)
     return fig
 
 
@@ -111,9 +113,9 @@ def comparison_figures(
         rows = [r for r in run.results if finite_number(r.time_median_ms) is not None]
         bars.add_trace(
             go.Bar(
-                x=[f"{r.kernel} {r.size}".strip() for r in rows],
+                x=[plot_text(f"{r.kernel} {r.size}".strip()) for r in rows],
                 y=[r.time_median_ms for r in rows],
-                name=_run_name(run),
+                name=plot_text(_run_name(run)),
             )
         )
     bars.update_layout(title="Median time per kernel (lower is better)", barmode="group", yaxis_title="ms")
@@ -124,9 +126,9 @@ def comparison_figures(
         for label, part in times.groupby("candidate_label", sort=False):
             delta.add_trace(
                 go.Bar(
-                    x=(part["kernel"] + " " + part["size"]).str.strip(),
+                    x=[plot_text(x) for x in (part["kernel"] + " " + part["size"]).str.strip()],
                     y=part["delta_pct"].clip(-1000, 1000),
-                    name=str(label),
+                    name=plot_text(label),
                     marker_color=[VERDICT_COLORS[v] for v in part["verdict"]],
                     text=part["verdict"],
                 )

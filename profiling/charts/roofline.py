@@ -226,7 +226,8 @@ def bench_roofline_points(frame: pd.DataFrame, size: str | None = None) -> pd.Da
     rows = []
     for r in ok.itertuples():
         shape = Shape(int(r.m), int(r.n), int(r.k))
-        rows.append(operation_point(str(r.kernel), shape, r.median_ms / 1e3, operation_of(str(r.kernel), r.operation)))
+        op = operation_of(str(r.kernel), r.operation)
+        rows.append(operation_point(plot_text(r.kernel), shape, r.median_ms / 1e3, op))
     return pd.DataFrame(rows, columns=["kernel", "label", "level", "flops", "bytes", "seconds", "compute"])
 
 

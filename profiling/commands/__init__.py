@@ -1,11 +1,97 @@
-"""The CLI's commands, one module each (HELP, add_arguments, run), and what they share."""
+"""The CLI's commands, one module each (HELP, add_arguments, run), and what they share: progress lines, the
+numeric option types, and strict JSON output."""
 
 from __future__ import annotations
 
+import json
+import math
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from profiling.errors import InvalidInput
+from profiling.runs.values import jsonable
 
 
 def print_progress(progress: float | None = None, message: str | None = None, item: object = None) -> None:
     """A use case's progress lines on stderr, so stdout keeps only the result."""
     if message:
         print(f"  {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Numeric options: argparse types that refuse NaN, infinities, zero and negatives with the option named.
+# They raise InvalidInput (which argparse lets through), so cli.main prints one line and exits with status 2.
+# ---------------------------------------------------------------------------------------------
+
+
+def _number(flag: str, text: str, what: str, integer: bool) -> float:
+    try:
+        return int(text) if integer else float(text)
+    except ValueError:
+        raise InvalidInput(f"{flag} must be {what}, not {text!r}") from None
+
+
+def seconds(flag: str) -> Callable[[str], float]:
+    """A time limit: a finite number of seconds above zero."""
+    what = "a positive number of seconds"
+
+    def convert(text: str) -> float:
+        value = _number(flag, text, what, integer=False)
+        if not (math.isfinite(value) and value > 0):
+            raise InvalidInput(f"{flag} must be {what}, got {text}")
+        return value
+
+    return convert
+
+
+def whole_number(flag: str, minimum: int = 1, maximum: int | None = None) -> Callable[[str], int]:
+    """A count or size in whole units from `minimum` (1: a repeat count or block size; 0: bytes, warm-ups) up to
+    `maximum`, when there is one."""
+    what = f"a whole number >= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
+
+    def convert(text: str) -> int:
+        value = int(_number(flag, text, what, integer=True))
+        if value < minimum or (maximum is not None and value > maximum):
+            raise InvalidInput(f"{flag} must be {what}, got {value}")
+        return value
+
+    return convert
+
+
+def percentage(flag: str) -> Callable[[str], float]:
+    """A threshold in percent: finite and >= 0."""
+    what = "a percentage >= 0"
+
+    def convert(text: str) -> float:
+        value = _number(flag, text, what, integer=False)
+        if not (math.isfinite(value) and value >= 0):
+            raise InvalidInput(f"{flag} must be {what}, not {text}")
+        return value
+
+    return convert
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON output
+# ---------------------------------------------------------------------------------------------
+
+
+def json_text(data: Any, indent: int = 1) -> str:
+    """Strict JSON (RFC 8259) of `data`: NaN and infinities become null, units and other keys stay, so jq and
+    JavaScript's JSON.parse read what `--json` writes."""
+    return json.dumps(jsonable(data), indent=indent, allow_nan=False)
+
+
+def print_json(data: Any, indent: int = 1) -> None:
+    """`--json` output on stdout (see json_text)."""
+    print(json_text(data, indent))
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    """A `--json FILE` document (see json_text); one line naming the file when it cannot be written."""
+    try:
+        Path(path).write_text(json_text(data) + "\n")
+    except OSError as exc:
+        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from profiling import usecases
-from profiling.commands import print_progress
-from profiling.gpu.jobs import BenchSettings, parse_kernels, parse_shape, parse_sizes
+from profiling.commands import print_progress, seconds, whole_number, write_json
+from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_kernels, parse_shape, parse_sizes
 from profiling.runs.results import format_table
 
 HELP = "verify catalog kernels against cuBLAS and time them (CUDA events, L2 flushed, median of repeats)"
@@ -17,12 +16,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernels", default="all", help="comma list of catalog ids, or 'all' (default)")
     parser.add_argument("--sizes", default="", help="N or MxNxK, comma-separated (e.g. 1024,4096)")
     parser.add_argument("--shape", action="append", default=[], metavar="MxNxK", help="a non-square shape (repeatable)")
-    parser.add_argument("--repeats", type=int, default=30, help="timed launches per kernel and size (default 30)")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
-    parser.add_argument("--max-seconds", type=float, default=4.0, help="cap on timed seconds per kernel and size")
+    parser.add_argument(
+        "--repeats",
+        type=whole_number("--repeats", *REPEATS),
+        default=30,
+        help="timed launches per kernel and size (default 30)",
+    )
+    parser.add_argument(
+        "--warmup", type=whole_number("--warmup", *WARMUP), default=3, help="untimed launches first (default 3)"
+    )
+    parser.add_argument(
+        "--max-seconds", type=seconds("--max-seconds"), default=4.0, help="cap on timed seconds per kernel and size"
+    )
     parser.add_argument("--no-flush", action="store_true", help="do not flush the L2 before each timed launch")
     parser.add_argument("--verify-only", action="store_true", help="check results, do not time")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds one kernel and size may take")
+    parser.add_argument(
+        "--timeout", type=seconds("--timeout"), default=120.0, help="seconds one kernel and size may take"
+    )
     parser.add_argument("--json", dest="json_path", help="write the results document to this file")
 
 
@@ -35,8 +45,7 @@ def run(args: argparse.Namespace) -> int:
     plan = usecases.plan_benchmark(kernels, shapes, settings, args.verify_only, args.timeout)
     document = usecases.run_benchmark(plan, print_progress)
     if args.json_path:
-        with open(args.json_path, "w") as fh:
-            json.dump(document, fh, indent=1)
+        write_json(args.json_path, document)
     device = document["device"]
     if device:
         print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import sqlalchemy as sa
 
+from profiling.commands import percentage
 from profiling.errors import InvalidInput
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, compare_runs, slower_than, unmatched
 from profiling.runs.convert import read_run_file
@@ -31,13 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("candidate", help="run id in the store, or a results JSON file")
     parser.add_argument(
         "--fail-if-slower",
-        type=float,
+        type=percentage("--fail-if-slower"),
         metavar="PCT",
         help="exit 1 when a kernel/size in both runs is slower than the baseline by more than PCT percent",
     )
     parser.add_argument(
         "--threshold",
-        type=float,
+        type=percentage("--threshold"),
         default=DEFAULT_THRESHOLD_PCT,
         metavar="PCT",
         help="noise threshold for the improvement/regression verdicts (default %(default)s%%)",
@@ -96,11 +97,6 @@ def _pct(value: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("fail_if_slower", "threshold"):
-        value = getattr(args, name)
-        if value is not None and (not math.isfinite(value) or value < 0):
-            flag = "--" + name.replace("_", "-")
-            raise InvalidInput(f"{flag} must be a percentage >= 0, not {value:g}")
     if args.db is not None:
         # A mistyped --db must not pass unnoticed in CI just because both sides were files.
         try:

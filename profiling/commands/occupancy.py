@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
+from profiling.commands import print_json, whole_number
 
 HELP = "Theoretical occupancy (NVIDIA's calculator rules) for a block size, register count and shared memory."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cc", required=True, help=f"compute capability, one of {', '.join(supported_ccs())}")
-    parser.add_argument("--threads", type=int, required=True, help="threads per block")
-    parser.add_argument("--registers", type=int, required=True, help="registers per thread")
+    parser.add_argument("--threads", type=whole_number("--threads"), required=True, help="threads per block")
+    parser.add_argument("--registers", type=whole_number("--registers"), required=True, help="registers per thread")
     parser.add_argument(
         "--shared-mem",
-        type=int,
+        type=whole_number("--shared-mem", 0),
         default=0,
         help="shared memory per block in bytes, static + dynamic, without the driver's 1 KB reserve",
     )
     parser.add_argument(
-        "--carveout", type=int, default=None, help="shared-memory carveout in bytes (default: the largest)"
+        "--carveout",
+        type=whole_number("--carveout", 0),
+        default=None,
+        help="shared-memory carveout in bytes (default: the largest)",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON object")
 
@@ -29,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     result = theoretical_occupancy(args.cc, args.threads, args.registers, args.shared_mem, args.carveout)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print_json(result.to_dict(), indent=2)
         return 0
     print(f"CC {result.cc}: {args.threads} threads, {args.registers} registers, {args.shared_mem} B shared")
     print(f"occupancy            {result.occupancy_pct:.1f} %")

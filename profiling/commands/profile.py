@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from profiling import usecases
+from profiling.commands import print_json, seconds
 from profiling.commands.report import format_report
 from profiling.gpu.jobs import parse_kernels, parse_sizes
 
@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metrics", default="", help="extra ncu metric names, comma-separated")
     parser.add_argument("--clock-control", choices=usecases.CLOCK_CONTROLS, default="none")
     parser.add_argument("-o", "--output", default="gemmlens.ncu-rep", help="report to write (.ncu-rep)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds before ncu is killed")
+    parser.add_argument("--timeout", type=seconds("--timeout"), default=600, help="seconds before ncu is killed")
     parser.add_argument("--ncu", default=None, help="path of ncu (default: NCU_PATH, PATH, CUDA_HOME...)")
     parser.add_argument("--json", action="store_true", help="print the read report as JSON")
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         data["command"] = result.command
         data["clock_control"] = result.clock_control
         data["metric_set"] = result.metric_set
-        print(json.dumps(data, indent=1))
+        print_json(data)
     else:
         print(format_report(result.report))
         print(

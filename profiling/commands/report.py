@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from profiling import usecases
+from profiling.commands import print_json
 from profiling.nsight import report as ncu_report
 
 HELP = "Read an Nsight Compute report (CSV of any page, ncu stdout, or .ncu-rep) and print each launch"
@@ -67,7 +67,7 @@ def format_report(report: ncu_report.Report) -> str:
 def run(args: argparse.Namespace) -> int:
     report = usecases.load_report(args.file, ncu=args.ncu)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=1))
+        print_json(report.to_dict())
     else:
         print(format_report(report))
     return 0

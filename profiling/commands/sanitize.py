@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from profiling import usecases
+from profiling.commands import print_json, seconds
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import parse_sizes
 
@@ -16,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel", required=True, help="catalog id (e.g. v5)")
     parser.add_argument("--size", default="256", help="N or MxNxK (small sizes: sanitizers are slow)")
     parser.add_argument("--tool", choices=usecases.SANITIZER_TOOLS, default="memcheck")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds before the run is killed")
+    parser.add_argument("--timeout", type=seconds("--timeout"), default=600, help="seconds before the run is killed")
     parser.add_argument("--json", action="store_true")
 
 
@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     plan = usecases.plan_sanitizer(args.kernel, sizes[0], args.tool, args.timeout)
     result = usecases.run_sanitizer(plan)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=1))
+        print_json(result.to_dict())
     else:
         print(f"{plan.tool} on {plan.kernel_id} {plan.shape.label}: {result.summary or 'no summary'}")
         for finding in result.findings:

@@ -3,6 +3,7 @@ CUDA command-line tools are."""
 
 from __future__ import annotations
 
+import ctypes.util
 import functools
 import glob
 import os
@@ -21,6 +22,9 @@ def gpu_unavailable_reason() -> str | None:
 
     The probe runs in a child process so the caller never creates a CUDA context of its own.
     """
+    nothing = no_gpu_or_driver()
+    if nothing:
+        return nothing
     probe = "import cupy\nn = cupy.cuda.runtime.getDeviceCount()\nprint(n)\n"
     try:
         done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
@@ -30,7 +34,7 @@ def gpu_unavailable_reason() -> str | None:
         last = last_line(done.stderr, limit=200) or "unknown error"
         if "No module named 'cupy'" in last:
             return "CuPy is not installed"
-        return f"CuPy found no usable GPU ({last})"
+        return cuda_start_failure(last, prefix="CuPy found no usable GPU")
     try:
         count = int(last_line(done.stdout))
     except ValueError:
@@ -48,6 +52,24 @@ def no_gpu_device_nodes(dev: Path = Path("/dev")) -> str | None:
     if any(dev.glob("nvidia[0-9]*")) or (dev / "nvidiactl").exists() or (dev / "dxg").exists():
         return None
     return f"no NVIDIA device nodes ({dev}/nvidia*) on this machine"
+
+
+def no_gpu_or_driver(dev: Path = Path("/dev")) -> str | None:
+    """On Linux, "no NVIDIA GPU or driver was found ..." when there is neither an NVIDIA device node nor the driver's
+    libcuda; None otherwise (then CUDA's own error says what is wrong, e.g. a driver older than the runtime).
+
+    Without both, CUDA reports "driver version is insufficient for CUDA runtime version", which sends people to
+    update a driver they do not have.
+    """
+    if no_gpu_device_nodes(dev) is None or ctypes.util.find_library("cuda") is not None:
+        return None
+    return f"no NVIDIA GPU or driver was found on this machine (no {dev}/nvidia* device, no libcuda)"
+
+
+def cuda_start_failure(error: str, prefix: str = "no usable CUDA GPU") -> str:
+    """One line for a CUDA start-up that failed with `error`: no_gpu_or_driver() where that is the reason, else
+    `prefix` and the error."""
+    return no_gpu_or_driver() or f"{prefix} ({error})"
 
 
 def _version_key(path: str) -> tuple[int, ...]:

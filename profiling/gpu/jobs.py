@@ -108,6 +108,12 @@ def tolerance_for(spec: KernelSpec, shape: Shape) -> float:
     return spec.operation_spec.tolerance(shape.k)
 
 
+REPEATS = (1, 10_000)
+"""The timed launches a benchmark may ask for per kernel and size (the CLI's --repeats checks the same)."""
+WARMUP = (0, 1000)
+"""The untimed launches before them (--warmup)."""
+
+
 @dataclass
 class BenchSettings:
     """How runs are timed."""
@@ -118,10 +124,10 @@ class BenchSettings:
     flush_l2: bool = True
 
     def validate(self) -> None:
-        if not 1 <= self.repeats <= 10_000:
-            raise InvalidInput(f"--repeats must be between 1 and 10000, got {self.repeats}")
-        if not 0 <= self.warmup <= 1000:
-            raise InvalidInput(f"--warmup must be between 0 and 1000, got {self.warmup}")
+        if not REPEATS[0] <= self.repeats <= REPEATS[1]:
+            raise InvalidInput(f"--repeats must be between {REPEATS[0]} and {REPEATS[1]}, got {self.repeats}")
+        if not WARMUP[0] <= self.warmup <= WARMUP[1]:
+            raise InvalidInput(f"--warmup must be between {WARMUP[0]} and {WARMUP[1]}, got {self.warmup}")
         if not (math.isfinite(self.max_seconds_per_run) and self.max_seconds_per_run > 0):
             raise InvalidInput(f"--max-seconds must be a positive number of seconds, got {self.max_seconds_per_run:g}")
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from profiling.errors import WorkerError, error_line, first_line, last_line
 from profiling.gpu.ceilings import measure_ceilings
+from profiling.gpu.env import cuda_start_failure
 from profiling.gpu.jobs import Job, Task
 from profiling.gpu.process import kill_process_group, worker_command
 from profiling.paths import SOURCE_ROOT
@@ -48,7 +49,7 @@ def child_main(job: Job) -> int:
     try:
         session = gpu_runner.Session()
     except Exception as exc:  # noqa: BLE001 - no driver, no device, no CuPy: one line for the parent
-        print(f"no usable CUDA GPU: {type(exc).__name__}: {first_line(exc)}", file=sys.stderr)
+        print(cuda_start_failure(f"{type(exc).__name__}: {first_line(exc)}"), file=sys.stderr)
         return 1
     _emit(DEVICE_PREFIX, session.device)
     if job.op == "device_info":

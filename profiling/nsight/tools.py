@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from profiling.errors import InvalidInput, NcuError, ReportError, last_line
+from profiling.errors import InvalidInput, NcuError, ReportError, first_line, last_line
 from profiling.gpu.env import tool_path as find_tool
 from profiling.gpu.process import kill_process_group
 from profiling.nsight import metrics as M
@@ -160,13 +160,20 @@ def explain_failure(result: ToolResult, tool: str = "ncu") -> str:
             "no kernel matched the filters (NVTX range gemmlens:* and the catalog kernel names): "
             f"the kernels ran outside the worker's NVTX ranges, or under other names{listed}"
         )
-    errors = [ln.split("==ERROR==", 1)[1].strip() for ln in text.splitlines() if "==ERROR==" in ln]
-    errors = [e for e in errors if e]
-    if errors:
-        # ncu splits one failure over several lines ("An error was reported by the driver:", "LaunchFailed").
-        detail = " ".join(errors)[:400]
+    detail = ncu_errors(text)
+    if detail:
         return f"{tool} failed (exit {result.returncode}): the profiled program crashed or failed: {detail}"
     return f"{tool} failed: its target exited with status {result.returncode} ({_tail(text)})"
+
+
+def ncu_errors(text: str, limit: int = 400) -> str:
+    """Every `==ERROR==` line of ncu's output as one line, cut to `limit` characters ("" when there is none).
+
+    ncu splits one failure over several lines ("An error was reported by the driver:", then "LaunchFailed"), so
+    the first line alone loses what happened.
+    """
+    errors = [ln.split("==ERROR==", 1)[1].strip() for ln in text.splitlines() if "==ERROR==" in ln]
+    return first_line(" ".join(e for e in errors if e), limit)
 
 
 def unknown_metrics_in(text: str) -> list[str]:

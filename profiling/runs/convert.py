@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from profiling.errors import InvalidInput
+from profiling.errors import InvalidInput, error_line
 from profiling.runs.records import BENCH_SCHEMA, EXPORT_SCHEMA, RUN_SCHEMA, BenchResult, RunResult, SavedRun
-from profiling.runs.values import finite_number
+from profiling.runs.values import MAX_JSON_DEPTH, finite_number, parse_json
 
 # Canonical ncu metric names (see profiling/nsight/metrics.py) that feed the comparison columns.
 NCU_TIME = "gpu__time_duration.sum"  # nanoseconds
@@ -34,14 +33,18 @@ NCU_FP32 = {
     "sm__sass_thread_inst_executed_op_fmul_pred_on.sum": 1,
     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": 2,
 }
+MAX_RESULTS_FILE_BYTES = 200 * 1000 * 1000
+"""The largest results JSON file read (the largest report too: profiling.nsight.report.MAX_REPORT_BYTES)."""
 # The parts of a bench row whose numbers become a saved result's metrics ("time_ms.p90", "nvml.power_w_max"...).
 _BENCH_NUMBER_KEYS = ("time_ms", "tflops", "pct_peak", "pct_cublas", "rel_error", "compile", "launch", "nvml")
 
 
-def _flatten_numbers(value: Any, prefix: str, out: dict[str, float]) -> None:
+def _flatten_numbers(value: Any, prefix: str, out: dict[str, float], depth: int = 0) -> None:
     if isinstance(value, Mapping):
+        if depth > MAX_JSON_DEPTH:
+            raise InvalidInput(f"{prefix} nests deeper than {MAX_JSON_DEPTH} levels")
         for key, item in value.items():
-            _flatten_numbers(item, f"{prefix}.{key}" if prefix else str(key), out)
+            _flatten_numbers(item, f"{prefix}.{key}" if prefix else str(key), out, depth + 1)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         num = finite_number(value)
         if num is not None:
@@ -133,7 +136,9 @@ def _launch_result(launch: Any, i: int, size_label: Any) -> dict[str, Any]:
         raise InvalidInput(f"profile launch {i + 1}: metrics is not a mapping")
     metrics = {str(k): v for k, v in ((k, finite_number(v)) for k, v in raw_metrics.items()) if v is not None}
     raw_derived = _get(launch, "derived") or {}
-    derived = {str(k): finite_number(v) for k, v in dict(raw_derived).items()} if raw_derived else {}
+    if not isinstance(raw_derived, Mapping):
+        raise InvalidInput(f"profile launch {i + 1}: derived is not a mapping")
+    derived = {str(k): finite_number(v) for k, v in raw_derived.items()}
     time_ns = _metric(metrics, NCU_TIME)
     flops = None
     if all(n_ in metrics for n_ in NCU_FP32):
@@ -220,32 +225,43 @@ def report_run(
 def read_run_file(path: str | Path, *, label: str | None = None) -> SavedRun:
     """The run in a results JSON file: a bench file, a one-run export, or a `report --json` file."""
     path = Path(path)
+    if path.exists() and not path.is_file():  # a folder, a device (/dev/zero), a pipe that would block
+        raise InvalidInput(f"{path} is not a results file")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_RESULTS_FILE_BYTES + 1)
+        text = data.decode("utf-8-sig")
     except FileNotFoundError as exc:
         raise InvalidInput(f"no such file: {path}") from exc
     except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read {path}: {exc}") from exc
+        raise InvalidInput(f"cannot read {path}: {error_line(exc, 200)}") from exc
+    if len(data) > MAX_RESULTS_FILE_BYTES:
+        raise InvalidInput(
+            f"{path} is over {MAX_RESULTS_FILE_BYTES / 1e6:.0f} MB; results files that large are not read"
+        )
+    doc = parse_json(text, str(path))
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from exc
-    default_label = label or path.stem
+        return _run_in(doc, label, path.stem)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: {exc}") from None
+
+
+def _run_in(doc: Any, label: str | None, default_label: str) -> SavedRun:
+    """The one run of a parsed results file (see read_run_file)."""
     if isinstance(doc, Mapping) and doc.get("schema") == BENCH_SCHEMA:
-        return bench_run(doc, label=default_label)
+        return bench_run(doc, label=label or default_label)
     if isinstance(doc, Mapping) and doc.get("schema") in (RUN_SCHEMA, EXPORT_SCHEMA):
-        runs = doc["runs"] if doc.get("schema") == EXPORT_SCHEMA else [doc]
-        if not isinstance(runs, list) or len(runs) != 1:
-            count = len(runs) if isinstance(runs, list) else "no"
-            raise InvalidInput(f"{path} holds {count} runs; compare needs a file with exactly one")
+        runs = doc.get("runs") if doc.get("schema") == EXPORT_SCHEMA else [doc]
+        if not isinstance(runs, list):
+            raise InvalidInput("the runs export has no `runs` list")
+        if len(runs) != 1:
+            raise InvalidInput(f"the file holds {len(runs)} runs; compare needs a file with exactly one")
         run = SavedRun.from_dict(runs[0]).detached()  # a file is not a store: no store id here
         return dataclasses.replace(run, label=label) if label else run
     if isinstance(doc, Mapping) and "launches" in doc:
-        return report_run(doc, label=default_label, kind="upload")
+        return report_run(doc, label=label or default_label, kind="upload")
     found = doc.get("schema") if isinstance(doc, Mapping) else type(doc).__name__
-    raise InvalidInput(
-        f"{path}: unsupported JSON (schema {found!r}); expected {BENCH_SCHEMA}, {RUN_SCHEMA} or a report"
-    )
+    raise InvalidInput(f"unsupported JSON (schema {found!r}); expected {BENCH_SCHEMA}, {RUN_SCHEMA} or a report")
 
 
 def run_from_bench(doc: Mapping[str, Any], **options: Any) -> dict[str, Any]:

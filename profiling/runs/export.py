@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -13,17 +14,33 @@ import pandas as pd
 
 from profiling.errors import InvalidInput
 from profiling.runs.records import EXPORT_SCHEMA, RUN_SCHEMA, SavedRun, as_run
-from profiling.runs.values import iso_utc, to_utc
+from profiling.runs.values import iso_utc, parse_json, to_utc
+
+# A cell starting with one of these is a formula to Excel, LibreOffice or Google Sheets (OWASP's "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """Text a spreadsheet would run as a formula (`=cmd|' /C calc'!A0`, `@SUM(...)`) with a leading single quote,
+    so it shows as text; other text and every number as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 def to_csv(frame: pd.DataFrame) -> str:
-    """CSV text of any review table (lists are joined with ';')."""
+    """CSV text of any table for download: lists are joined with ';', and every text cell is spreadsheet_safe
+    (numeric columns stay numbers, negative ones included)."""
     out = frame.copy()
     for col in out.columns:
-        if out[col].map(lambda v: isinstance(v, list)).any():
-            out[col] = out[col].map(lambda v: ";".join(map(str, v)) if isinstance(v, list) else v)
+        if pd.api.types.is_numeric_dtype(out[col]) or pd.api.types.is_bool_dtype(out[col]):
+            continue
+        joined = out[col].map(lambda v: ";".join(map(str, v)) if isinstance(v, list) else v)
+        out[col] = joined.map(spreadsheet_safe)
+    out.columns = [spreadsheet_safe(str(c)) for c in out.columns]
     buffer = io.StringIO()
-    out.to_csv(buffer, index=False)
+    # Text quoted, numbers not: a bare CR inside a cell would otherwise end the row in a spreadsheet.
+    out.to_csv(buffer, index=False, quoting=csv.QUOTE_NONNUMERIC)
     return buffer.getvalue()
 
 
@@ -47,13 +64,11 @@ def export_runs_json(runs: Sequence[SavedRun | Mapping[str, Any]]) -> str:
     return json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False)
 
 
-def read_runs_json(text: str | bytes) -> list[SavedRun]:
+def read_runs_json(text: str | bytes, source: str = "the import") -> list[SavedRun]:
     """The runs of export_runs_json() output (or of a single run record), without their source store ids;
-    save them with RunStore.import_runs."""
-    try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"not a JSON export of runs ({exc})") from exc
+    save them with RunStore.import_runs. InvalidInput names the first bad field (e.g. "run 1 of the export:
+    result 3 (v5): m 1e+300 is out of range")."""
+    doc = parse_json(text, source, expected="a JSON export of runs")
     if isinstance(doc, Mapping) and doc.get("schema") == EXPORT_SCHEMA:
         runs = doc.get("runs")
         if not isinstance(runs, list):

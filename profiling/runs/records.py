@@ -27,8 +27,10 @@ from profiling.runs.values import (
     json_number,
     jsonable,
     nonempty_str,
+    store_int,
     text_or_none,
     to_utc,
+    unicode_text,
 )
 from profiling.shape import Shape
 
@@ -51,7 +53,7 @@ def _kernel_of(data: Any, where: str) -> str:
     kernel = data.get("kernel")
     if not isinstance(kernel, str) or not kernel.strip():
         raise InvalidInput(f"{where} has no kernel name")
-    return kernel
+    return unicode_text(kernel)
 
 
 def size_text(result: Mapping[str, Any] | RunResult) -> str:
@@ -267,16 +269,22 @@ class RunResult:
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "result") -> RunResult:
-        """A clean result: columns typed (non-finite numbers become None), JSON parts made JSON-safe."""
+        """A clean result: columns typed (non-finite numbers become None), JSON parts made JSON-safe; InvalidInput
+        naming `where` and the field for a number that no store column holds."""
         kernel = _kernel_of(data, where)
-        values = {name: _COLUMN_TYPES[name](data.get(name)) for name in RESULT_FIELDS}
+        values = {}
+        for name in RESULT_FIELDS:
+            try:
+                values[name] = _COLUMN_TYPES[name](data.get(name))
+            except InvalidInput as exc:
+                raise InvalidInput(f"{where} ({kernel[:60]}): {name} {exc}") from None
         values["kernel"] = kernel.strip()
         values["status"] = values["status"] or "ok"
         for part in ("metrics", "derived"):
             raw = data.get(part) or {}
             if not isinstance(raw, Mapping):
                 raise InvalidInput(f"{where}: {part} is not an object")
-            values[part] = {str(name): finite_number(v) for name, v in raw.items()}
+            values[part] = {unicode_text(name): finite_number(v) for name, v in raw.items()}
         extra = data.get("extra") or {}
         values["extra"] = jsonable(extra) if isinstance(extra, Mapping) else {"value": jsonable(extra)}
         return cls(**values)
@@ -298,7 +306,7 @@ class RunResult:
 RESULT_FIELDS: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(RunResult) if f.name not in ("metrics", "derived", "extra")
 )
-_CONVERTERS = {"str": text_or_none, "str | None": text_or_none, "int | None": as_int, "float | None": finite_number}
+_CONVERTERS = {"str": text_or_none, "str | None": text_or_none, "int | None": store_int, "float | None": finite_number}
 # A new column of another type fails here, at import, until it has a converter.
 _COLUMN_TYPES = {f.name: _CONVERTERS[str(f.type)] for f in dataclasses.fields(RunResult) if f.name in RESULT_FIELDS}
 
@@ -354,9 +362,11 @@ class SavedRun:
             raise InvalidInput(f"run kind must be one of {', '.join(KINDS)}, not {kind!r}")
         if device is not None and not isinstance(device, Mapping):
             raise InvalidInput("run `device` must be an object")
-        when = to_utc(created).replace(microsecond=0)
+        if meta is not None and not isinstance(meta, Mapping):
+            raise InvalidInput("run `meta` must be an object")
+        when = to_utc(created, "created_utc").replace(microsecond=0)
         device = jsonable(device or {})
-        label = str(label or "").strip() or f"{kind} {when:%Y-%m-%d %H:%M}"
+        label = unicode_text(label or "").strip() or f"{kind} {when:%Y-%m-%d %H:%M}"
         return cls(
             label=label[:300],
             kind=kind,
@@ -365,13 +375,13 @@ class SavedRun:
                 r if isinstance(r, RunResult) else RunResult.from_dict(r, f"result {i + 1}")
                 for i, r in enumerate(results)
             ),
-            author=str(author or "").strip()[:200],
-            notes=str(notes or ""),
+            author=unicode_text(author or "").strip()[:200],
+            notes=unicode_text(notes or ""),
             device=device,
-            catalog_commit=str(catalog_commit) if catalog_commit else None,
+            catalog_commit=unicode_text(catalog_commit) if catalog_commit else None,
             meta=jsonable(meta or {}),
-            id=as_int(id),
-            saved=None if saved is None or saved == "" else to_utc(saved),
+            id=_run_id(id),
+            saved=None if saved is None or saved == "" else to_utc(saved, "saved_utc"),
             device_name=nonempty_str(device_name) or nonempty_str(device.get("name")),
             device_cc=nonempty_str(device_cc) or nonempty_str(device.get("cc")),
         )
@@ -422,6 +432,13 @@ class SavedRun:
         out.update(catalog_commit=self.catalog_commit, meta=dict(self.meta))
         out["results"] = [r.to_dict() for r in self.results]
         return out
+
+
+def _run_id(value: Any) -> int | None:
+    try:
+        return store_int(value)
+    except InvalidInput as exc:
+        raise InvalidInput(f"run id {exc}") from None
 
 
 def _saved_time(value: Any) -> dt.datetime | None:

@@ -23,6 +23,7 @@ migrations are in profiling.runs.schema.
 from __future__ import annotations
 
 import os
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,8 +36,8 @@ from sqlalchemy.orm import Session
 
 from profiling.errors import InvalidInput, error_line
 from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
-from profiling.runs.schema import ResultRow, RunRow, StoreError, migrate
-from profiling.runs.values import finite_number, iso_utc, nonempty_str, to_utc
+from profiling.runs.schema import SCHEMA_VERSION, ResultRow, RunRow, StoreError, migrate, schema_version
+from profiling.runs.values import STORE_INT_MAX, finite_number, iso_utc, nonempty_str, to_utc
 
 __all__ = ["DEFAULT_DB_PATH", "RunStore", "StoreError", "default_db_url", "make_engine", "open_store"]
 
@@ -64,7 +65,7 @@ def default_db_url() -> str:
     return f"sqlite:///{path}"
 
 
-def _sqlite_events(engine: Engine) -> None:
+def _sqlite_events(engine: Engine, read_only: bool) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # pysqlite's own transaction handling skips BEGIN before DDL and cannot BEGIN IMMEDIATE;
@@ -72,7 +73,8 @@ def _sqlite_events(engine: Engine) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA busy_timeout = 60000")
-        cur.execute("PRAGMA journal_mode = WAL")  # readers never block the writer, and vice versa
+        if not read_only:  # switching to WAL writes the file
+            cur.execute("PRAGMA journal_mode = WAL")  # readers never block the writer, and vice versa
         cur.execute("PRAGMA foreign_keys = ON")
         cur.close()
 
@@ -84,8 +86,24 @@ def _sqlite_events(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
-def make_engine(url: str, *, create: bool = True) -> Engine:
-    """An engine for `url`; for an SQLite file, its directory is created when `create` is set."""
+def sqlite_read_only(url: str) -> Path | None:
+    """The SQLite file of `url` when it exists and this process may not write it or create its journal beside it
+    (a read-only folder or file); None for a writable or absent file, and for other databases."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database.startswith("file:"):
+        return None
+    path = Path(parsed.database).expanduser()
+    if not path.is_file():
+        return None
+    return None if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else path
+
+
+def make_engine(url: str, *, create: bool = True, read_only: bool = False) -> Engine:
+    """An engine for `url`; for an SQLite file, its directory is created when `create` is set, and with `read_only`
+    the file is opened read-only (it must exist)."""
     try:
         parsed = sa.engine.make_url(url)
     except sa.exc.ArgumentError as exc:
@@ -105,6 +123,12 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
                 raise StoreError(f"cannot create the run store directory {path.parent}: {exc}") from exc
         parsed = parsed.set(database=str(path))
         kwargs["connect_args"] = {"timeout": 60}
+        if read_only:
+            # mode=ro never writes the file (not even the header that switching an empty file to WAL writes). A WAL
+            # database read that way still needs a -shm file beside it, which a read-only folder cannot hold: there
+            # immutable=1 reads the file as it is (no one can be writing it where no journal can be created).
+            how = "mode=ro" if os.access(path.parent, os.W_OK) else "immutable=1"
+            parsed = parsed.set(database=f"file:{urllib.parse.quote(str(path.resolve()))}?{how}", query={"uri": "true"})
     try:
         engine = sa.create_engine(parsed, pool_pre_ping=True, **kwargs)
     except (ModuleNotFoundError, sa.exc.NoSuchModuleError) as exc:
@@ -112,7 +136,7 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
             f"no database driver for {parsed.drivername}: {exc} (for PostgreSQL: pip install psycopg[binary])"
         ) from exc
     if parsed.get_backend_name() == "sqlite":
-        _sqlite_events(engine)
+        _sqlite_events(engine, read_only)
     return engine
 
 
@@ -131,16 +155,54 @@ def _db_errors(action: str, url: str) -> Iterator[None]:
 
 
 class RunStore:
-    """Saved runs in one database. Opening migrates the schema; every save is one transaction."""
+    """Saved runs in one database; every save is one transaction.
+
+    Opening with `create` (the default) creates the store where there is none and migrates an older one; without
+    it (commands that only read) neither happens: a store that is missing, empty or older is an error. An SQLite
+    file that this process may not write (or whose folder it may not write) opens read-only: it can be read,
+    and saves say why they cannot be made.
+    """
 
     def __init__(self, url: str | None = None, *, create: bool = True) -> None:
         self.url = url or default_db_url()
-        self.engine = make_engine(self.url, create=create)
-        self.display_url = self.engine.url.render_as_string(hide_password=True)
+        locked = sqlite_read_only(self.url)
+        self.read_only_reason = (
+            f"this user may not write {locked} or its folder" if locked else None if create else "opened for reading"
+        )
+        self.engine = make_engine(self.url, create=create, read_only=self.read_only)
+        self.display_url = _display_url(self.engine)
         # Saves go through this view of the engine so that SQLite takes its write lock at BEGIN.
         self._write_engine = self.engine.execution_options(gemmlens_write=True)
         with _db_errors("open the run store", self.display_url):
-            migrate(self.engine)
+            if create and not self.read_only:
+                migrate(self.engine)
+            else:
+                self._check_schema()
+
+    @property
+    def read_only(self) -> bool:
+        """Whether this store was opened for reading, or is an SQLite file that this process may not write."""
+        return self.read_only_reason is not None
+
+    def _check_schema(self) -> None:
+        """A store opened without migrating must already have the newest schema."""
+        with self.engine.connect() as conn:
+            version = schema_version(conn)
+        if version == SCHEMA_VERSION:
+            return
+        if version == 0:
+            raise StoreError(f"{self.display_url} is not a GEMM Lens run store (it holds no runs table)")
+        how = "update GEMM Lens" if version > SCHEMA_VERSION else "open it once with the app or a save to upgrade it"
+        raise StoreError(
+            f"the run store {self.display_url} has schema version {version}, this GEMM Lens reads {SCHEMA_VERSION}"
+            f" ({self.read_only_reason}): {how}"
+        )
+
+    def _check_writable(self, action: str) -> None:
+        if self.read_only:
+            raise StoreError(
+                f"cannot {action}: the run store is read-only ({self.read_only_reason}); nothing was saved"
+            )
 
     def close(self) -> None:
         """Release pooled connections."""
@@ -155,12 +217,15 @@ class RunStore:
     def save_run(self, run: SavedRun | Mapping[str, Any]) -> int:
         """Save a run (or its record dict, checked by SavedRun.from_dict) in one transaction; return its new id."""
         run = as_run(run)
+        self._check_writable("save the run")
         with _db_errors("save the run", self.display_url), Session(self._write_engine) as session:
             with session.begin():
                 return self._add(session, run)
 
     def read_run(self, run_id: int) -> SavedRun:
         """The run `run_id` with its results (raises InvalidInput when there is none)."""
+        if not 0 < run_id <= STORE_INT_MAX:  # beyond the id column: no driver may even be asked
+            raise InvalidInput(f"no run {run_id} in the run store ({self.display_url})")
         with _db_errors("read the run", self.display_url), Session(self.engine) as session:
             run = session.get(RunRow, run_id)
             if run is None:
@@ -243,6 +308,7 @@ class RunStore:
             values["notes"] = notes
         if not values:
             return
+        self._check_writable("update the run")
         with _db_errors("update the run", self.display_url), self._write_engine.begin() as conn:
             done = conn.execute(sa.update(RunRow).where(RunRow.id == run_id).values(**values))
             if done.rowcount == 0:
@@ -250,6 +316,7 @@ class RunStore:
 
     def delete_run(self, run_id: int) -> bool:
         """Delete a run and its results (the UI asks for confirmation first); False when there was none."""
+        self._check_writable("delete the run")
         with _db_errors("delete the run", self.display_url), self._write_engine.begin() as conn:
             conn.execute(sa.delete(ResultRow).where(ResultRow.run_id == run_id))
             return conn.execute(sa.delete(RunRow).where(RunRow.id == run_id)).rowcount > 0
@@ -257,6 +324,7 @@ class RunStore:
     def import_runs(self, runs: Sequence[SavedRun | Mapping[str, Any]]) -> list[int]:
         """Save several runs (e.g. from runs.export.read_runs_json); all or none are saved."""
         clean = [as_run(r) for r in runs]
+        self._check_writable("import runs")
         with _db_errors("import runs", self.display_url):
             ids = []
             # One transaction for the batch: a failed import leaves nothing behind to clean up.
@@ -291,6 +359,15 @@ class RunStore:
             if _save_hook is not None:
                 _save_hook(start + len(chunk))
         return row.id
+
+
+def _display_url(engine: Engine) -> str:
+    """The engine's URL without its password, and for an SQLite file opened read-only, without the URI wrapping."""
+    url = engine.url
+    db = url.database or ""
+    if url.get_backend_name() == "sqlite" and db.startswith("file:"):
+        return f"sqlite:///{urllib.parse.unquote(db.removeprefix('file:').split('?', 1)[0])}"
+    return url.render_as_string(hide_password=True)
 
 
 def _saved_run(row: RunRow, results: Sequence[RunResult]) -> SavedRun:

@@ -8,11 +8,19 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from profiling.errors import InvalidInput
+from profiling.errors import InvalidInput, error_line
+
+STORE_INT_MAX = 2**31 - 1
+"""The largest whole number an INTEGER column holds on every store backend (PostgreSQL's is 32-bit)."""
+MAX_JSON_DEPTH = 64
+"""How deeply a JSON document read from a user's file may nest (our own documents nest a few levels)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def finite_number(value: Any) -> float | None:
@@ -25,7 +33,7 @@ def finite_number(value: Any) -> float | None:
         return None
     try:
         out = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond any float
         return None
     return out if math.isfinite(out) else None
 
@@ -36,65 +44,147 @@ def as_int(value: Any) -> int | None:
     return None if num is None else int(round(num))
 
 
+def store_int(value: Any) -> int | None:
+    """as_int() for a store column: InvalidInput (the value, without the field's name: callers add it) when the
+    number does not fit an INTEGER column."""
+    num = value if isinstance(value, int) and not isinstance(value, bool) else as_int(value)
+    if num is not None and not -STORE_INT_MAX - 1 <= num <= STORE_INT_MAX:
+        try:
+            shown = f"{float(num):g}"
+        except OverflowError:
+            shown = f"an integer of {len(str(abs(num)))} digits"
+        raise InvalidInput(f"{shown} is out of range (whole numbers up to {STORE_INT_MAX})")
+    return num
+
+
 def json_number(value: Any) -> float | None:
-    """A float from a JSON number, keeping NaN (a result's "not checked"); None for anything else."""
+    """A float from a JSON number, keeping NaN (a result's "not checked"); None for anything else, an int beyond
+    any float included."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def unicode_text(value: Any) -> str:
+    """str(value) that UTF-8 can encode: a lone surrogate (from JSON's "\\ud800", which no database or page can
+    store) becomes U+FFFD. Imports refuse such text first (check_json_tree), naming where it was."""
+    text = str(value)
+    return text if _encodable(text) else _SURROGATE.sub("\ufffd", text)
 
 
 def text_or_none(value: Any) -> str | None:
-    """str(value), or None for None."""
-    return None if value is None else str(value)
+    """unicode_text(value), or None for None."""
+    return None if value is None else unicode_text(value)
 
 
 def nonempty_str(value: Any) -> str | None:
-    """str(value), or None for None and ""."""
-    return None if value is None or value == "" else str(value)
+    """unicode_text(value), or None for None and ""."""
+    return None if value is None or value == "" else unicode_text(value)
 
 
-def jsonable(value: Any) -> Any:
+def jsonable(value: Any, _depth: int = 0) -> Any:
     """A JSON-safe copy: numpy scalars, dataclasses and objects become plain data; NaN/inf become None
-    (PostgreSQL's json type rejects them, and they mean "no value" in every source we read)."""
-    if value is None or isinstance(value, (bool, str, int)):
+    (PostgreSQL's json type rejects them, and they mean "no value" in every source we read); text becomes valid
+    Unicode. InvalidInput when it nests deeper than MAX_JSON_DEPTH (a hostile file, or a cycle)."""
+    if _depth > MAX_JSON_DEPTH:
+        raise InvalidInput(f"the data nests deeper than {MAX_JSON_DEPTH} levels")
+    if value is None or isinstance(value, (bool, int)):
         return value
+    if isinstance(value, str):
+        return unicode_text(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
+    deeper = _depth + 1
     if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        return {unicode_text(k): jsonable(v, deeper) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
+        return [jsonable(v, deeper) for v in value]
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat()
     if isinstance(value, enum.Enum):
-        return jsonable(value.value)
+        return jsonable(value.value, deeper)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return jsonable(dataclasses.asdict(value))
+        # Field by field, not dataclasses.asdict, which recurses without a bound.
+        return jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, deeper)
     if hasattr(value, "item"):  # numpy / pandas scalars
         try:
-            return jsonable(value.item())
+            return jsonable(value.item(), deeper)
         except (TypeError, ValueError):
             pass
     if hasattr(value, "__dict__"):
-        return jsonable({k: v for k, v in vars(value).items() if not k.startswith("_")})
-    return str(value)
+        return jsonable({k: v for k, v in vars(value).items() if not k.startswith("_")}, deeper)
+    return unicode_text(value)
 
 
-def to_utc(value: Any) -> dt.datetime:
-    """Naive UTC datetime from an ISO string or datetime (naive input is taken as UTC); now when empty."""
+def parse_json(text: str | bytes, source: str, expected: str = "JSON") -> Any:
+    """A JSON document from a user's file; InvalidInput naming `source` when it is not JSON (`expected` says
+    what it should have been), or check_json_tree refuses it."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{source} is not {expected} ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise InvalidInput(f"{source} nests deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # bytes that are no Unicode; an integer of over 4300 digits
+        raise InvalidInput(f"{source} is not {expected} ({error_line(exc, 200)})") from None
+    check_json_tree(doc, source)
+    return doc
+
+
+def check_json_tree(doc: Any, source: str) -> None:
+    """InvalidInput naming the first place in a parsed JSON document that nests deeper than MAX_JSON_DEPTH or holds
+    text with a lone surrogate ("\\ud800": no database, file or page can store it). Iterative: no depth breaks it."""
+    stack: list[tuple[Any, str, int]] = [(doc, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, str):
+            if not _encodable(value):
+                raise InvalidInput(f"{source}: {path or 'the document'} holds a lone surrogate, which is not text")
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth >= MAX_JSON_DEPTH:
+            raise InvalidInput(f"{source} nests deeper than {MAX_JSON_DEPTH} levels (at {path[:120]})")
+        if isinstance(value, dict):
+            for key in value:
+                if not _encodable(key):
+                    raise InvalidInput(f"{source}: a key in {path or 'the document'} holds a lone surrogate")
+            items = [(v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in value.items()]
+        else:
+            items = [(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
+        stack.extend(reversed(items))  # depth-first in document order: the first bad place is named
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def to_utc(value: Any, what: str = "date/time") -> dt.datetime:
+    """Naive UTC datetime from an ISO string or datetime (naive input is taken as UTC); now when empty.
+    InvalidInput, naming `what` (e.g. "created_utc"), for text that is no date or one that UTC cannot hold."""
     if value is None or value == "":
         return dt.datetime.now(dt.UTC).replace(tzinfo=None, microsecond=0)
     if isinstance(value, str):
         try:
             value = dt.datetime.fromisoformat(value.strip())
         except ValueError as exc:
-            raise InvalidInput(f"not an ISO date/time: {value!r}") from exc
+            raise InvalidInput(f"{what} is not an ISO date/time: {value!r}") from exc
     if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
         value = dt.datetime(value.year, value.month, value.day)
     if not isinstance(value, dt.datetime):
-        raise InvalidInput(f"not a date/time: {value!r}")
+        raise InvalidInput(f"{what} is not a date/time: {value!r}")
     if value.tzinfo is not None:
-        value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        try:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        except OverflowError:  # 0001-01-01T00:00+05:00 is in year 0 in UTC
+            raise InvalidInput(f"{what} {value.isoformat()} is out of range in UTC (years 1 to 9999)") from None
     return value
 
 
