@@ -12,6 +12,7 @@ import json
 
 from kernels.indexing import MODELS, model_for
 from profiling.analysis.access import predict_launch, warp_view
+from profiling.commands import whole_number
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
 
@@ -20,12 +21,16 @@ HELP = "which addresses each lane touches: sectors per request, bank conflicts, 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kernel", required=True, help=f"kernel id, one of {', '.join(MODELS)} (or a tuning id)")
-    parser.add_argument("--m", type=int, default=1024, help="rows of C (default 1024)")
-    parser.add_argument("--n", type=int, default=1024, help="columns of C (default 1024)")
-    parser.add_argument("--k", type=int, default=1024, help="the shared dimension (default 1024)")
+    parser.add_argument("--m", type=whole_number("--m"), default=1024, help="rows of C (default 1024)")
+    parser.add_argument("--n", type=whole_number("--n"), default=1024, help="columns of C (default 1024)")
+    parser.add_argument("--k", type=whole_number("--k"), default=1024, help="the shared dimension (default 1024)")
     parser.add_argument("--block", default="0,0", help="blockIdx.x,blockIdx.y (default 0,0)")
-    parser.add_argument("--warp", type=int, default=0, help="warp within the block (default 0)")
-    parser.add_argument("--step", type=int, default=0, help="iteration of the K loop (default 0)")
+    parser.add_argument(
+        "--warp", type=whole_number("--warp", minimum=0), default=0, help="warp within the block (default 0)"
+    )
+    parser.add_argument(
+        "--step", type=whole_number("--step", minimum=0), default=0, help="iteration of the K loop (default 0)"
+    )
     parser.add_argument("--lanes", action="store_true", help="print every lane's coordinates and address")
     parser.add_argument("--compare", metavar="REPORT", help="an ncu report (CSV or .ncu-rep) to compare with")
     parser.add_argument("--json", action="store_true", help="print a JSON object")

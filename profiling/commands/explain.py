@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kernels.catalog import CATALOG, reference_for
 from profiling.analysis import explain as X
+from profiling.commands import whole_number
 from profiling.errors import InvalidInput
 from profiling.nsight import load as ncu_load
 from profiling.nsight import source as S
@@ -25,10 +26,12 @@ _WHY_RAW = re.compile(r"ncu_why_(\d+)_raw\.csv$")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("launches", nargs="*", help="BASELINE CANDIDATE: catalog ids, or FILE[:kernel]")
     parser.add_argument("--data", action="append", default=[], help="report(s) the catalog ids are looked up in")
-    parser.add_argument("--size", type=int, default=None, help="M of the launches to use (default: the largest)")
+    parser.add_argument(
+        "--size", type=whole_number("--size"), default=None, help="M of the launches to use (default: the largest)"
+    )
     parser.add_argument("--source", action="append", default=[], help="source page(s) for the hottest lines")
     parser.add_argument("--ladder", action="store_true", help="one summary line per ladder step")
-    parser.add_argument("--top", type=int, default=8, help="ranked items shown (default 8)")
+    parser.add_argument("--top", type=whole_number("--top"), default=8, help="ranked items shown (default 8)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--ncu", default=None, help="ncu for .ncu-rep files")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from profiling.commands import whole_number
 from profiling.errors import InvalidInput
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
@@ -20,7 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "or a .ncu-rep (needs ncu)",
     )
     parser.add_argument("--kernel", default=None, help="only kernels whose name contains this (or a catalog id)")
-    parser.add_argument("--top", type=int, default=10, help="lines and instructions shown per kernel (default 10)")
+    parser.add_argument(
+        "--top", type=whole_number("--top"), default=10, help="lines and instructions shown per kernel (default 10)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--ncu", default=None, help="ncu for .ncu-rep files (default: NCU_PATH, PATH...)")
 
