@@ -65,7 +65,7 @@ def test_compare_puts_measured_beside_predicted(capsys: pytest.CaptureFixture[st
         (["--kernel", "v3", "--block", "x"], "--block takes X,Y"),
         (["--kernel", "v3", "--warp", "8"], "warp 8 is outside 0..7"),
         (["--kernel", "v3", "--step", "128"], "step 128 is outside 0..127"),
-        (["--kernel", "v3", "--m", "0"], "sizes must be positive"),
+        (["--kernel", "v3", "--m", "0"], "--m must be a whole number >= 1"),
         (["--kernel", "wmma-addmm", "--m", "100"], "multiples of 16"),
     ],
 )
