@@ -43,9 +43,11 @@ TARGET_MB_S = 20.0
 _CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-def rss_now():
+def status_bytes(field):
     with open("/proc/self/status") as fh:
-        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmRSS:"))
+        return next(int(line.split()[1]) * 1024 for line in fh if line.startswith(field + ":"))
+def rss_now():
+    return status_bytes("VmRSS")
 before = rss_now()
 from profiling.nsight import load, report
 import numpy, pandas
@@ -67,7 +69,9 @@ first = parsed.launches[0]
 print(json.dumps({
     "seconds": seconds,
     "cpu_seconds": cpu_seconds,
-    "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across fork and exec, so a child of a big parent (pytest after
+    # the app tests) would report the parent's size; VmHWM belongs to this process's own address space.
+    "peak_rss": status_bytes("VmHWM"),
     "rss_before": before,
     "rss_libraries": libraries,
     "launches": len(parsed.launches),

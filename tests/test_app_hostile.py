@@ -52,7 +52,7 @@ def one_line_error(at: AppTest) -> str:
 
 def test_the_corpus_is_there() -> None:
     names = {p.name for p in CORPUS}
-    assert len(CORPUS) >= 16 and {"json_deep_nesting.json", "csv_registers_1e30.csv"} <= names
+    assert len(CORPUS) >= 15 and {"json_deep_nesting.json", "csv_registers_1e30.csv"} <= names
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
