@@ -20,12 +20,8 @@ from profiling.nsight.report import (
 )
 
 
-def load_report(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> Report:
-    """Read a report file: any CSV layout, ncu stdout, or a `.ncu-rep` (through `ncu --import`).
-
-    Raises ReportError with a one-line message for anything unreadable.
-    """
-    path = Path(path)
+def check_report_file(path: Path, what: str, hint: str = "") -> None:
+    """ReportError with one line unless `path` is a readable file of at most MAX_REPORT_BYTES."""
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -33,10 +29,17 @@ def load_report(path: str | os.PathLike[str], ncu: str | None = None, timeout_s:
     if not path.is_file():
         raise ReportError(f"{path} is not a file")
     if size > MAX_REPORT_BYTES:
-        raise ReportError(
-            f"{path.name} is {size / 1e6:.0f} MB; reports over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read "
-            "(export fewer kernels or metrics)"
-        )
+        limit = f"{path.name} is {size / 1e6:.0f} MB; {what} over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read"
+        raise ReportError(f"{limit} {hint}".rstrip())
+
+
+def load_report(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> Report:
+    """Read a report file: any CSV layout, ncu stdout, or a `.ncu-rep` (through `ncu --import`).
+
+    Raises ReportError with a one-line message for anything unreadable.
+    """
+    path = Path(path)
+    check_report_file(path, "reports", "(export fewer kernels or metrics)")
     try:
         with path.open("rb") as fh:
             if path.suffix != ".ncu-rep" and fh.read(len(NCU_REP_MAGIC)) != NCU_REP_MAGIC:

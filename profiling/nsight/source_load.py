@@ -9,7 +9,8 @@ from pathlib import Path
 from kernels.catalog import CATALOG, KernelSpec
 from profiling.errors import ReportError
 from profiling.nsight import tools
-from profiling.nsight.report import MAX_REPORT_BYTES, NCU_REP_MAGIC
+from profiling.nsight.load import check_report_file
+from profiling.nsight.report import NCU_REP_MAGIC
 from profiling.nsight.source import (
     UNOPENED,
     KernelSource,
@@ -46,16 +47,7 @@ def merge_views(cuda_sass: SourcePage, sass: SourcePage) -> SourcePage:
 def read_source_file(path: str | os.PathLike[str]) -> SourcePage:
     """A source-page CSV (plain or .gz); ReportError with one line when unreadable."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise ReportError(f"{path} is not a file")
-    if size > MAX_REPORT_BYTES:
-        raise ReportError(
-            f"{path.name} is {size / 1e6:.0f} MB; source pages over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read"
-        )
+    check_report_file(path, "source pages")
     return parse_source_bytes(path.read_bytes(), source=str(path))
 
 
