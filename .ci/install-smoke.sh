@@ -39,7 +39,7 @@ missing = [s.source for s in CATALOG if s.source_path and not s.source_path.is_f
 assert not missing, f"kernel sources not installed: {missing}"'
 # The GPU worker child starts from the installed copy: it runs the job, or says in one line that there is no GPU.
 if ! "$gemmlens" bench --kernels v1 --sizes 256 >"$work/bench.out" 2>&1; then
-    grep -q "no usable CUDA GPU" "$work/bench.out" || { cat "$work/bench.out" >&2; exit 1; }
+    grep -qE "no usable CUDA GPU|no NVIDIA GPU or driver was found" "$work/bench.out" || { cat "$work/bench.out" >&2; exit 1; }
 fi
 
 port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
