@@ -8,11 +8,10 @@ instruction weighted by how often it runs, and (with --compare) beside what Nsig
 from __future__ import annotations
 
 import argparse
-import json
 
 from kernels.indexing import MODELS, model_for
 from profiling.analysis.access import predict_launch, warp_view
-from profiling.commands import whole_number
+from profiling.commands import print_json, whole_number
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
 
@@ -66,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         out = view | {"launch": prediction.ratios(), "totals": {c: vars(t) for c, t in prediction.totals.items()}}
         if comparisons is not None:
             out["compare"] = [c.to_dict() for c in comparisons]
-        print(json.dumps(out, indent=1))
+        print_json(out)
         return 0
     _print_view(view, args.lanes)
     _print_launch(prediction)

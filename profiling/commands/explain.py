@@ -5,13 +5,12 @@ captures results/*/ncu_why_<size>_raw.csv) or `FILE[:kernel]`. `--ladder` prints
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
 from kernels.catalog import CATALOG, reference_for
 from profiling.analysis import explain as X
-from profiling.commands import whole_number
+from profiling.commands import print_json, whole_number
 from profiling.errors import InvalidInput
 from profiling.nsight import load as ncu_load
 from profiling.nsight import source as S
@@ -165,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     if args.json:
-        print(json.dumps([r.to_dict() for r in results] if args.ladder else results[0].to_dict(), indent=1))
+        print_json([r.to_dict() for r in results] if args.ladder else results[0].to_dict())
     elif args.ladder:
         print("\n".join(r.summary for r in results))
     else:

@@ -4,10 +4,10 @@ catalog kernel, compiled with nvcc and disassembled here (no GPU needed)."""
 from __future__ import annotations
 
 import argparse
-import json
 
 from kernels import get_kernel
 from profiling.analysis import sass as A
+from profiling.commands import print_json
 
 HELP = "Static SASS of a catalog kernel: instruction mix of its main loop and SASS per CUDA line (no GPU)"
 
@@ -60,7 +60,7 @@ def format_static(static: A.StaticSass, listing: bool = False) -> str:
 def run(args: argparse.Namespace) -> int:
     static = A.static_sass(get_kernel(args.kernel), arch=args.arch)
     if args.json:
-        print(json.dumps(static.to_dict(listing=True), indent=1))
+        print_json(static.to_dict(listing=True))
     else:
         print(format_static(static, listing=args.listing))
     return 0

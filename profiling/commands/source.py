@@ -4,9 +4,8 @@ SASS instruction, from ncu's source page (CSV, gzip CSV, or a .ncu-rep where ncu
 from __future__ import annotations
 
 import argparse
-import json
 
-from profiling.commands import whole_number
+from profiling.commands import print_json, whole_number
 from profiling.errors import InvalidInput
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
@@ -70,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     page = SL.load_source_page(args.report, ncu=args.ncu)
     kernels = page.select(args.kernel)
     if args.json:
-        print(json.dumps(page.to_dict(top=args.top, name=args.kernel), indent=1))
+        print_json(page.to_dict(top=args.top, name=args.kernel))
         return 0
     print(f"{page.source}: {len(kernels)} kernel(s), {page.view} view")
     for kernel in kernels:
