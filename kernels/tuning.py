@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernels.catalog import KernelSpec, catalog_entry
-from profiling.analysis.device_model import device_slug
+from profiling.analysis.device_model import GPU_TABLE, device_slug, table_name_for
 from profiling.paths import TUNED_DIR
 
 BASE_KERNEL_ID = "v8-async"
@@ -165,22 +165,107 @@ def tuned_record_path(device_name: str) -> Path:
     return TUNED_DIR / f"{device_slug(device_name)}.json"
 
 
+# Shared memory one SM can give its blocks on sm_90 (228 KB, of which 1 KB per block is reserved).
+SHARED_BYTES_PER_SM = 233_472
+RESERVED_SHARED_PER_BLOCK = 1024
+DEFAULT_SM_COUNT = 132
+
+
+def blocks_per_sm(config: dict) -> int:
+    """Resident blocks of a configuration per SM: its launch-bounds target, capped by shared memory."""
+    params = config["params"]
+    by_threads = params.get("MIN_BLOCKS") or THREADS_PER_SM_TARGET // params["THREADS"]
+    by_smem = SHARED_BYTES_PER_SM // (config["dynamic_smem_bytes"] + RESERVED_SHARED_PER_BLOCK)
+    return max(1, min(by_threads, by_smem))
+
+
+def shape_efficiency(config: dict, m: int, n: int, k: int, sm_count: int = DEFAULT_SM_COUNT) -> float:
+    """The share of the launched work that is useful at this shape, in (0, 1].
+
+    Three losses a tile choice causes: the last wave of blocks only partly fills the GPU (wave quantisation),
+    edge tiles compute padding past M and N, and the last K slice is padded to the slice depth.
+    """
+    bm, bn, bk = (config["params"][key] for key in ("BM", "BN", "BK"))
+    tiles = math.ceil(m / bm) * math.ceil(n / bn)
+    per_sm = blocks_per_sm(config)
+    full_waves, rest = divmod(tiles, sm_count * per_sm)
+    # A partly filled last wave spreads its blocks over the SMs; a block with its SM less shared runs faster, but
+    # not per_sm times faster (it hides less latency): take its wave as lasting sqrt(share of the SM it fills).
+    last_wave = math.sqrt(math.ceil(rest / sm_count) / per_sm) if rest else 0.0
+    wave_fill = tiles / (sm_count * per_sm * (full_waves + last_wave))
+    tile_fill = (m * n) / (math.ceil(m / bm) * bm * math.ceil(n / bn) * bn)
+    k_fill = k / (math.ceil(k / bk) * bk)
+    return wave_fill * tile_fill * k_fill
+
+
+def _sm_count(device_name: str) -> int:
+    row = table_name_for(device_name)
+    return GPU_TABLE[row].sm_count if row else DEFAULT_SM_COUNT
+
+
+def _log_distance(entry: dict, m: int, n: int, k: int) -> float:
+    """How far apart two shapes are, per dimension on a log scale (a 4096x4096x333 is not 1024^3)."""
+    return sum(abs(math.log(entry[d]) - math.log(v)) for d, v in (("m", m), ("n", n), ("k", k)))
+
+
+def predicted_tflops(entries: list[dict], config: dict, m: int, n: int, k: int, sm_count: int) -> float | None:
+    """A configuration's expected TFLOP/s at a shape: its measurement at the nearest swept shape, scaled by how
+    much of the launched work is useful there against here (shape_efficiency)."""
+    own = [e for e in entries if e.get("config") == config["id"] and e.get("tflops")]
+    if not own:
+        return None
+    nearest = min(own, key=lambda e: _log_distance(e, m, n, k))
+    here = shape_efficiency(config, nearest["m"], nearest["n"], nearest["k"], sm_count)
+    there = shape_efficiency(config, m, n, k, sm_count)
+    return float(nearest["tflops"]) * there / here
+
+
 def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) -> str | None:
-    """The fastest verified configuration of `base_kernel` recorded for this GPU at the size nearest m*n*k."""
+    """The configuration of `base_kernel` to run on this GPU at m x n x k, from its tuning record (None: no record).
+
+    A record with every configuration's measurements ("measured") picks the configuration with the highest
+    predicted TFLOP/s at this shape (predicted_tflops), so a size between or outside the swept ones gets tiles
+    that fill the GPU; an older record with only "best" falls back to the best at the nearest swept shape.
+    """
     try:
         record = json.loads(tuned_record_path(device_name).read_text())
     except (OSError, ValueError):
         return None
-    candidates = [
-        b
-        for b in record.get("best") or []
-        if (config := config_by_id(b.get("config", ""))) and config["base"] == base_kernel
-    ]
-    if not candidates:
+    if not isinstance(record, dict):
         return None
-    work = m * n * k
-    nearest = min(candidates, key=lambda b: abs(math.log(b["m"] * b["n"] * b["k"]) - math.log(work)))
-    return nearest["config"]
+
+    def own(entries: object) -> list[dict]:
+        return [
+            e
+            for e in (entries if isinstance(entries, list) else [])
+            if isinstance(e, dict)
+            and (config := config_by_id(str(e.get("config", ""))))
+            and config["base"] == base_kernel
+            and all(isinstance(e.get(d), int) and e[d] > 0 for d in ("m", "n", "k"))
+        ]
+
+    measured = own(record.get("measured"))
+    if measured:
+        sm_count = _sm_count(device_name)
+        scored = [
+            (tflops, config_id)
+            for config_id in dict.fromkeys(e["config"] for e in measured)
+            if (tflops := predicted_tflops(measured, config_by_id(config_id), m, n, k, sm_count)) is not None
+        ]
+        return max(scored)[1] if scored else None
+    best = own(record.get("best"))
+    if not best:
+        return None
+    return min(best, key=lambda b: _log_distance(b, m, n, k))["config"]
+
+
+def measured_per_shape(results: list[dict]) -> list[dict]:
+    """Every verified configuration result of a sweep, in the record's form (what tuned_config_id predicts from)."""
+    return [
+        {"base": config["base"], "m": r["m"], "n": r["n"], "k": r["k"], "config": r["kernel"], "tflops": r["tflops"]}
+        for r in results
+        if r.get("status") == "ok" and r.get("tflops") and (config := config_by_id(r["kernel"])) is not None
+    ]
 
 
 def tunable_bases() -> list[str]:

@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kernels.registry import get_kernel
-from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, best_per_size, tunable_bases, tuned_record_path
+from kernels.tuning import (
+    TUNING_CONFIGS,
+    V9_TUNING_CONFIGS,
+    best_per_size,
+    measured_per_shape,
+    tunable_bases,
+    tuned_record_path,
+)
 from profiling.analysis.ceilings import (
     load_cached,
     record_ceilings,
@@ -217,7 +224,12 @@ def run_tune(
     if record and device.get("name"):
         path = tuned_record_path(device["name"])
         path.parent.mkdir(parents=True, exist_ok=True)
-        kept = {"device": device["name"], "measured_utc": document["created_utc"], "best": document["tuning"]["best"]}
+        kept = {
+            "device": device["name"],
+            "measured_utc": document["created_utc"],
+            "best": document["tuning"]["best"],
+            "measured": measured_per_shape(document["results"]),
+        }
         path.write_text(json.dumps(kept, indent=1))
         progress(1.0, f"recorded the fastest configurations in {path}")
     return document

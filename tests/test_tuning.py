@@ -50,3 +50,53 @@ def test_every_tuning_config_is_a_launchable_spec(config_id: str) -> None:
     assert spec.id == config_id and spec.operation == "sgemm" and spec.previous is not None
     assert spec.threads_per_block == spec.params["THREADS"]
     assert spec.grid(4096, 4096) == (4096 // spec.tile_n, 4096 // spec.tile_m)
+
+
+def _config(config_id: str) -> dict:
+    config = tuning.config_by_id(config_id)
+    assert config is not None
+    return config
+
+
+def test_shape_efficiency_sees_wave_tile_and_k_losses() -> None:
+    big = _config("v9-regdb-128x256x16-w64x64-t8x16-s3")  # one block per SM
+    small = _config("v8-async-64x64x16-w32x32-t8x4-s3")  # four blocks per SM
+    # 1024^3: 128x256 tiles give 32 blocks for 132 SMs. 64x64 tiles give 256 blocks for 528 slots: each SM gets
+    # 2 of its 4, so the one partial wave is taken as lasting sqrt(2/4) of a full one.
+    assert tuning.shape_efficiency(big, 1024, 1024, 1024, 132) == pytest.approx(32 / 132)
+    assert tuning.shape_efficiency(small, 1024, 1024, 1024, 132) == pytest.approx(256 / (528 * 0.5**0.5))
+    # Whole waves lose nothing: 264 big tiles are two full waves.
+    assert tuning.shape_efficiency(big, 128 * 12, 256 * 22, 4096, 132) == pytest.approx(1.0)
+    # Edges: M = 129 needs a second row of 128-row tiles that is 1/128 full.
+    assert tuning.shape_efficiency(big, 129, 256 * 132, 16, 132) == pytest.approx(129 / 256)
+    # K = 17 pads the last 16-deep slice to 32.
+    assert tuning.shape_efficiency(big, 128, 256 * 132, 17, 132) == pytest.approx(17 / 32)
+
+
+def test_measured_record_picks_by_shape_not_nearest_size(tmp_path, monkeypatch) -> None:
+    """With every configuration's measurement, a shape far from the swept ones gets tiles that fill the GPU."""
+    monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
+    big, small = "v9-regdb-128x256x16-w64x64-t8x16-s3", "v9-regdb-128x128x16-w64x32-t8x8-s3"
+    measured = [
+        {"base": "v9-regdb", "m": 4096, "n": 4096, "k": 4096, "config": big, "tflops": 47.0},
+        {"base": "v9-regdb", "m": 4096, "n": 4096, "k": 4096, "config": small, "tflops": 40.0},
+    ]
+    record = {"best": [{"m": 4096, "n": 4096, "k": 4096, "config": big}], "measured": measured}
+    tuning.tuned_record_path("NVIDIA H100 80GB HBM3").write_text(json.dumps(record))
+    assert tuning.tuned_config_id("NVIDIA H100 80GB HBM3", "v9-regdb", 4096, 4096, 4096) == big
+    # 1024^3: 32 big tiles leave 100 of 132 SMs idle; the small tiles' 64 blocks lose less.
+    assert tuning.tuned_config_id("NVIDIA H100 80GB HBM3", "v9-regdb", 1024, 1024, 1024) == small
+    # A measurement at the asked shape itself wins over any prediction from elsewhere.
+    measured.append({"base": "v9-regdb", "m": 1024, "n": 1024, "k": 1024, "config": big, "tflops": 30.0})
+    measured.append({"base": "v9-regdb", "m": 1024, "n": 1024, "k": 1024, "config": small, "tflops": 20.0})
+    tuning.tuned_record_path("NVIDIA H100 80GB HBM3").write_text(json.dumps(record))
+    assert tuning.tuned_config_id("NVIDIA H100 80GB HBM3", "v9-regdb", 1024, 1024, 1024) == big
+    # Another kernel's measurements never choose for this one.
+    assert tuning.tuned_config_id("NVIDIA H100 80GB HBM3", "v8-async", 1024, 1024, 1024) is None
+
+
+def test_measured_per_shape_keeps_only_verified_configurations() -> None:
+    results = [_r("cublas", 4096, 50), _r(IDS[0], 4096, 40), _r(IDS[1], 4096, 45, "wrong"), _r(V9_IDS[0], 2048, 33)]
+    kept = tuning.measured_per_shape(results)
+    assert [(e["config"], e["m"], e["tflops"]) for e in kept] == [(IDS[0], 4096, 40), (V9_IDS[0], 2048, 33)]
+    assert {e["base"] for e in kept} == {"v8-async", "v9-regdb"}

@@ -258,7 +258,9 @@ def test_tune_records_the_fastest_configuration(worker, monkeypatch, tmp_path: P
     assert document["tuning"]["kernels"] == ["v8-async"]
     assert [(b["base"], b["m"], b["config"]) for b in best] == [("v8-async", 256, tuning.TUNING_CONFIGS[0]["id"])]
     saved = json.loads(tuning.tuned_record_path("scripted GPU").read_text())
-    assert saved == {"device": "scripted GPU", "measured_utc": document["created_utc"], "best": best}
+    measured = tuning.measured_per_shape(document["results"])
+    assert {m["config"] for m in measured} == {c["id"] for c in tuning.TUNING_CONFIGS}
+    assert saved == {"device": "scripted GPU", "measured_utc": document["created_utc"], "best": best, "measured": measured}
     assert progress.messages[-1].startswith("recorded the fastest configurations in ")
 
 
