@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune why foreign
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why foreign
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -165,9 +165,18 @@ ceilings)
   ;;
 tune)
   stage tune
-  timeout 400 $PY -m profiling tune --sizes 2048,4096,8192 --record --json "$EV/tuning.json" 2>"$EV/tuning.log" | tail -16
+  timeout 400 $PY -m profiling tune --sizes "${TUNE_SIZES:-2048,4096,8192}" --record --json "$EV/tuning.json" 2>"$EV/tuning.log" | tail -16
   cp results/tuning/*.json "$EV/" 2>/dev/null
   record tune "$(test -f "$EV/tuning.json" && echo written || echo missing)"
+  ;;
+shapes)
+  # Issue 15's sizes and shapes, the tunable kernels against cuBLAS in one run (after `tune` on this GPU, the
+  # configuration is the one the record predicts fastest at each shape; each result names it in `config`).
+  stage shapes
+  timeout 400 $PY -m profiling bench --kernels cublas,v8-async,v9-regdb --repeats 30 \
+     --sizes "${SHAPE_SIZES:-1024,2048,4096,8192,4096x4096x333,333x4096x4096,127x127x8191}" \
+     --json "$EV/bench_shapes.json" 2>"$EV/bench_shapes.log" | tee "$EV/bench_shapes.txt"
+  record shapes "$(grep -c ' ok ' "$EV/bench_shapes.txt") ok rows"
   ;;
 why)
   # Full set with source counters for the whole catalog, one ncu process per size (the "why" views: stalls,
