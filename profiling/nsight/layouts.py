@@ -169,6 +169,9 @@ def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Not
         factor, base = M.to_base(units[i])
         columns.append(raw_page.MetricColumn(i, header[i], factor, base))
     identity = ident.columns()
+    present = set(header)
+    # Metrics this page lacks but can derive (M.FALLBACKS): only then is each launch looked at for them.
+    fallbacks = any(set(inputs) <= present and target not in present for target, _, inputs, _, _ in M.FALLBACKS)
     launches: list[KernelLaunch] = []
     row = [""] * width  # one row of identity cells, reused: the metric cells live in the table
     for n, raw in enumerate(raw_page.read_raw_rows(records, width, identity, columns, ident.id, notes, name)):
@@ -180,7 +183,8 @@ def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Not
             continue
         launch = ident.launch(row, n, notes)
         launch.metrics = raw.metrics
-        M.fill_fallbacks(launch.metrics, derived_metric)
+        if fallbacks:
+            M.fill_fallbacks(launch.metrics, derived_metric)
         launch.derived = raw.derived.floats()
         launch.attributes = raw.attributes
         launches.append(launch)

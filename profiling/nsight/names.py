@@ -14,9 +14,13 @@ from __future__ import annotations
 import re
 
 # Tokens whose brackets are not nesting: anonymous namespaces and lambdas, as ncu and c++filt print them.
-_OPAQUE = re.compile(r"<unnamed>|\(anonymous namespace\)|\[lambda\([^\[\]]*?\) \(instance \d+\)\]|\{lambda\([^{}]*?\)#\d+\}")
+_OPAQUE = re.compile(
+    r"<unnamed>|\(anonymous namespace\)|\[lambda\([^\[\]]*?\) \(instance \d+\)\]|\{lambda\([^{}]*?\)#\d+\}"
+)
 # `operator` followed by its symbol: "operator ()", "operator<<", "operator new[]", "operator bool".
-_OPERATOR = re.compile(r"\boperator\s*(\(\)|\[\]|->\*?|<<=?|>>=?|<=>|[-+*/%^&|~!=<>,]=?|&&|\|\||\+\+|--|new(?:\[\])?|delete(?:\[\])?|\"\"\s*\w+|[A-Za-z_][\w:]*)")
+_OPERATOR = re.compile(
+    r"\boperator\s*(\(\)|\[\]|->\*?|<<=?|>>=?|<=>|[-+*/%^&|~!=<>,]=?|&&|\|\||\+\+|--|new(?:\[\])?|delete(?:\[\])?|\"\"\s*\w+|[A-Za-z_][\w:]*)"
+)
 _OPEN, _CLOSE = "<([", ">)]"
 MAX_NAME_CHARS = 20_000
 """Longer names are cut before reading (PyTorch's longest are a few thousand characters)."""

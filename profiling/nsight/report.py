@@ -115,6 +115,8 @@ def _parse_lines(lines: Iterator[str], source: str, notes: report_input.Notes, o
     header = report_input.find_header(lines, name, notes)
     if isinstance(header, report_input.TextStart):
         report = parse_text(itertools.chain([header.line], lines), notes)
+        if header.errors and not any(launch.metrics for launch in report.launches):
+            raise ReportError(f"{name} holds no metrics; ncu said: {header.errors}")
         return _finish(report, source, notes, ours, name)
     records = report_input.body_records(lines, name, notes)
     columns = set(header)

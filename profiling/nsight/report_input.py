@@ -54,9 +54,11 @@ _TEXT_PROCESS = re.compile(r"^\[\d+\]\s+\S.*@\S+$")
 
 @dataclass
 class TextStart:
-    """find_header's answer for ncu's text output: the line it starts with (the rest is still to be read)."""
+    """find_header's answer for ncu's text output: the line it starts with (the rest is still to be read), and
+    ncu's ==ERROR== lines before it."""
 
     line: str
+    errors: str = ""
 
 
 def _is_source_page_start(stripped: str) -> bool:
@@ -195,7 +197,7 @@ def find_header(lines: Iterator[str], name: str, notes: Notes) -> list[str] | Te
                 error_chars += len(detail) + 1
             continue
         if _TEXT_PROCESS.match(stripped):
-            return TextStart(line)
+            return TextStart(line, " ".join(errors)[:400])
         if not seen_csv and _is_source_page_start(stripped):
             raise SourcePageGiven(
                 f"{name} is an Nsight Compute source page (`--page source` export), not a metrics page; read it with "
