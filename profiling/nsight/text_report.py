@@ -93,7 +93,13 @@ class _Reader:
         if self.rule is None or self.launch is None:
             self.rule = None
             return
-        kind, text = self.rule[0], " ".join(" ".join(self.rule[1:]).split())
+        # ncu pads each line of a message to its width; a line that fills it with no space at the end was cut
+        # inside a word (a long URL), so it joins the next one without a space.
+        kind, joined = self.rule[0], ""
+        for part in self.rule[1:]:
+            glue = "" if not joined or joined.endswith("\x00") else " "
+            joined = joined.rstrip("\x00") + glue + part
+        text = " ".join(joined.replace("\x00", "").split())
         speedup_type, speedup = "", None
         match = _SPEEDUP.match(text)
         if match is not None:
@@ -131,13 +137,15 @@ class _Reader:
         return out
 
     def feed(self, line: str) -> None:
-        text = line.rstrip("\n").rstrip()
+        unstripped = line.rstrip("\n")
+        text = unstripped.rstrip()
         if self.table_state:
             self.table_line(text)
             return
         if self.rule is not None:
-            if text.strip() and not _RULE.match(text) and not _SECTION.match(text):
-                self.rule.append(text.strip())
+            if text.strip() and not _RULE.match(text) and not _SECTION.match(text) and not _DASHES.match(text):
+                # "\x00" marks a line cut inside a word (see finish_rule).
+                self.rule.append(text.strip() + ("\x00" if len(unstripped) >= 100 and unstripped == text else ""))
                 return
             self.finish_rule()
         if not text.strip():
