@@ -13,8 +13,8 @@ st.title("Reports")
 bundle = state.frame().bundle
 
 files = st.file_uploader(
-    f"Nsight Compute reports: CSV (any page: raw, details, summary) or .ncu-rep, up to {usecases.MAX_UPLOAD_MIB} MiB "
-    f"each and {usecases.MAX_SESSION_UPLOAD_BYTES / 1e6:.0f} MB in all",
+    f"Nsight Compute reports: CSV (any page: raw, details, summary, source), ncu's text output, or .ncu-rep, up to "
+    f"{usecases.MAX_UPLOAD_MIB} MiB each and {usecases.MAX_SESSION_UPLOAD_BYTES / 1e6:.0f} MB in all",
     accept_multiple_files=True,
     key="report_files",
 )
@@ -22,6 +22,8 @@ for _name, error in ui.sync_uploads(files or []):
     ui.show_error(error)
 
 uploaded = state.uploaded_reports()
+for _name, _page in state.uploaded_source_pages():
+    st.info(f"{ui.safe_md(_name)} is a source page ({len(_page.kernels)} kernel sections): see the Why page.")
 if uploaded:
     reports = uploaded
     st.caption(f"{len(uploaded)} uploaded report(s): " + ", ".join(ui.safe_md(n) for n, _ in uploaded))

@@ -395,10 +395,11 @@ def load_report(path: str | Path, ncu: str | None = None) -> Report:
     return ncu_load.load_report(path, ncu=ncu)
 
 
-def load_upload(name: str, data: bytes, ncu: str | None = None) -> Report:
-    """Read an uploaded report from its bytes (profiling.nsight.load.load_upload): CSV of any ncu page, ncu stdout
-    or a `.ncu-rep`; ReportError with one line for empty, oversized, binary, truncated or foreign files, and a
-    JSON upload (a runs export) is pointed to the Review page."""
+def load_upload(name: str, data: bytes, ncu: str | None = None) -> ncu_load.LoadedUpload:
+    """Read an uploaded report from its bytes (profiling.nsight.load.load_upload): CSV of any ncu page, ncu's text
+    output or stdout, or a `.ncu-rep`, as a Report; a source-page export as a SourcePage (for the source view);
+    ReportError with one line for empty, oversized, binary, truncated or foreign files, and a JSON upload (a runs
+    export) is pointed to the Review page."""
     return ncu_load.load_upload(name, data, ncu=ncu)
 
 

@@ -213,6 +213,11 @@ foreign)
     "$NCU" --import "$R" --csv --page details --print-metric-name name > "$F/details_names.csv" 2>&1
     "$NCU" --import "$R" --csv --page details --print-details all > "$F/details_all.csv" 2>&1
     "$NCU" --import "$R" --csv --page details --print-details all --print-units auto > "$F/details_all_auto_units.csv" 2>&1
+    # --print-units auto is --import's default (those exports come out byte-identical); base units are the other case.
+    "$NCU" --import "$R" --csv --page raw --print-units base > "$F/raw_base_units.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details --print-units base > "$F/details_base_units.csv" 2>&1
+    "$NCU" --import "$R" --csv --page details --print-details all --print-units base > "$F/details_all_base_units.csv" 2>&1
+    "$NCU" --import "$R" --page details --print-units base > "$F/details_text_base_units.txt" 2>&1
     "$NCU" --import "$R" --csv --print-summary per-kernel > "$F/summary.csv" 2>&1
     "$NCU" --import "$R" --csv --page source --print-source sass > "$F/source_sass.csv" 2>&1
     "$NCU" --import "$R" > "$F/details_text.txt" 2>&1

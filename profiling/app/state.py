@@ -18,6 +18,7 @@ import streamlit as st
 from profiling.app.bundles import Bundle
 from profiling.nsight.report import Report
 from profiling.nsight.runner import ProfileRun
+from profiling.nsight.source import SourcePage
 
 FRAME: Final = "gemmlens_frame"
 SESSION_ID: Final = "gemmlens_session"
@@ -74,7 +75,7 @@ def set_job_id(slot: JobSlot, job: str) -> None:
     st.session_state[slot] = job
 
 
-def uploads() -> dict[str, Upload]:
+def uploads() -> dict[str, Upload | tuple[str, SourcePage]]:
     """Parsed uploads by "<name>:<content hash>" (the Reports page keeps it in step with its file uploader)."""
     return st.session_state.setdefault(UPLOADS, {})
 
@@ -85,8 +86,13 @@ def upload_errors() -> dict[str, str]:
 
 
 def uploaded_reports() -> list[Upload]:
-    """The uploaded reports in upload order."""
-    return list((st.session_state.get(UPLOADS) or {}).values())
+    """The uploaded reports in upload order (source pages are apart: uploaded_source_pages)."""
+    return [(n, r) for n, r in (st.session_state.get(UPLOADS) or {}).values() if isinstance(r, Report)]
+
+
+def uploaded_source_pages() -> list[tuple[str, SourcePage]]:
+    """The uploaded source-page exports (`--page source --csv`) in upload order, for the source view."""
+    return [(n, p) for n, p in (st.session_state.get(UPLOADS) or {}).values() if isinstance(p, SourcePage)]
 
 
 def live_bench() -> dict[str, Any] | None:

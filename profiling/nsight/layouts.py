@@ -36,6 +36,7 @@ _ID_COLUMNS = {
 }
 _DETAIL_COLUMNS = {
     "Section Name",
+    "Body Item Label",
     "Metric Name",
     "Metric Unit",
     "Metric Value",
@@ -51,6 +52,9 @@ _DETAIL_COLUMNS = {
 # ncu 2025 adds two NVTX-state columns after "Host Name" when --nvtx is on; their names contain ":".
 _NVTX_COLUMN_PREFIXES = ("thread Domain:", "Id:Domain:")
 _DIM_RE = re.compile(r"-?\d+")
+# An instance-valued metric (`--print-details all`): "301,505,536 (268,698,624; 17,240,064; ...)", the total and then
+# the value of each instance.
+_INSTANCES_RE = re.compile(r"^\s*([-+]?[\d,]*\.?\d+(?:[eE][-+]?\d+)?)\s+\((.*)\)\s*$", re.DOTALL)
 
 
 def _cell(row: Sequence[str], index: int | None) -> str:
@@ -165,6 +169,9 @@ def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Not
         factor, base = M.to_base(units[i])
         columns.append(raw_page.MetricColumn(i, header[i], factor, base))
     identity = ident.columns()
+    present = set(header)
+    # Metrics this page lacks but can derive (M.FALLBACKS): only then is each launch looked at for them.
+    fallbacks = any(set(inputs) <= present and target not in present for target, _, inputs, _, _ in M.FALLBACKS)
     launches: list[KernelLaunch] = []
     row = [""] * width  # one row of identity cells, reused: the metric cells live in the table
     for n, raw in enumerate(raw_page.read_raw_rows(records, width, identity, columns, ident.id, notes, name)):
@@ -176,6 +183,8 @@ def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Not
             continue
         launch = ident.launch(row, n, notes)
         launch.metrics = raw.metrics
+        if fallbacks:
+            M.fill_fallbacks(launch.metrics, derived_metric)
         launch.derived = raw.derived.floats()
         launch.attributes = raw.attributes
         launches.append(launch)
@@ -200,13 +209,32 @@ def _scale(value: float, factor: float) -> float:
 
 
 def _add_labelled(
-    launch: KernelLaunch, section: str, label: str, unit: str, text: str, notes: report_input.Notes, minmax=None
+    launch: KernelLaunch,
+    section: str,
+    label: str,
+    unit: str,
+    text: str,
+    notes: report_input.Notes,
+    minmax=None,
+    body: str = "",
 ) -> None:
-    """Store one details/summary metric row under its canonical name (or as unmapped)."""
+    """Store one details/summary metric row under its canonical name (or as unmapped).
+
+    A row of a section's body (`body`, the Body Item Label of `--print-details all`) keeps its display label
+    under "Section: Body: Label": only a raw metric name there is canonical, as the same label can name another
+    metric in a chart's table ("SM Frequency" of a roofline). An instance-valued cell gives its total as the value
+    and keeps the instances' values as text under the same key plus " (instances)".
+    """
     value = M.parse_number(text)
     factor, base = M.to_base(unit)
-    canonical = M.canonical_name(label, unit)
-    key = f"{section}: {label}" if section else label
+    canonical = M.canonical_name(label, unit) if not body or "__" in label else None
+    key = " : ".join(p for p in (section, body) if p).replace(" : ", ": ")
+    key = f"{key}: {label}" if key else label
+    if value is None and "(" in text:
+        match = _INSTANCES_RE.match(text)
+        if match is not None:
+            value = M.parse_number(match.group(1))
+            launch.attributes[f"{canonical or key} (instances)"] = match.group(2).strip()
     if value is None:
         if text and text != "n/a":
             launch.attributes[canonical or key] = text
@@ -220,18 +248,33 @@ def _add_labelled(
         metric.minimum = _finite(_scale(lo, factor), canonical or key, str(lo), notes) if lo is not None else None
         metric.maximum = _finite(_scale(hi, factor), canonical or key, str(hi), notes) if hi is not None else None
     if canonical is None:
-        launch.unmapped[key] = metric
+        launch.unmapped.setdefault(key, metric)
     elif canonical not in launch.metrics:
         # The first section that reports a metric wins; later sections repeat it.
         launch.metrics[canonical] = metric
 
 
 def parse_details(header: list[str], rows: Iterable[list[str]], notes: report_input.Notes) -> Report:
-    """Details page: one row per (launch, section, metric) or (launch, section, rule)."""
+    """Details page: one row per (launch, section, metric) or (launch, section, rule).
+
+    With `--print-details all` ncu also prints a section's body tables (the NUMA Affinity table) and notes (the
+    NVLink topology's) between the launch's rows, without the launch columns: they belong to the launch above.
+    """
     ident = _Identity(header)
     col = _details_columns(header)
+    body_layout = col["Body Item Label"] is not None
+    launch_width = min(i for i in (col["Section Name"], col["Metric Name"]) if i is not None) if body_layout else 0
     launches: dict[tuple[str, ...], KernelLaunch] = {}
+    launch: KernelLaunch | None = None
+    section = ""
     for n, row in enumerate(rows):
+        if body_layout and len(row) <= launch_width:
+            if launch is None:
+                notes.add(f"row {n + 2} has only {len(row)} fields before any launch: skipped", kind="short rows")
+            else:
+                cells = [cell.strip() for cell in row]
+                launch.tables.setdefault(section if len(cells) > 1 else "notes", []).append(cells)
+            continue
         key = ident.key(row)
         launch = launches.get(key)
         if launch is None:
@@ -241,7 +284,7 @@ def parse_details(header: list[str], rows: Iterable[list[str]], notes: report_in
         rule = _cell(row, col["Rule Name"])
         if label:
             unit, value = _cell(row, col["Metric Unit"]), _cell(row, col["Metric Value"])
-            _add_labelled(launch, section, label, unit, value, notes)
+            _add_labelled(launch, section, label, unit, value, notes, body=_cell(row, col["Body Item Label"]))
         elif rule:
             speedup = _cell(row, col["Estimated Speedup"])
             launch.findings.append(
@@ -288,7 +331,14 @@ def parse_summary(header: list[str], rows: Iterable[list[str]], notes: report_in
     return Report(launches=list(launches.values()), layout="summary")
 
 
+def derived_metric(value: float, unit: str, formula: str) -> Metric:
+    """A metric the report lacked, derived from others (M.fill_fallbacks' `make`)."""
+    return Metric(value, unit, derived_from=formula)
+
+
 def _derive(launches: Iterable[KernelLaunch]) -> None:
-    """Derived metrics of details and summary launches (the raw page's come per block from raw_page)."""
+    """Derived metrics of details and summary launches (the raw page's come per block from raw_page), and the
+    metrics the page lacks but its others give (M.FALLBACKS)."""
     for launch in launches:
+        M.fill_fallbacks(launch.metrics, derived_metric)
         launch.derived = M.derive(launch.metric_values())

@@ -18,18 +18,22 @@ if TYPE_CHECKING:
 
 @dataclass
 class Metric:
-    """One metric value in base units; `minimum`/`maximum` are set for per-kernel summaries."""
+    """One metric value in base units; `minimum`/`maximum` are set for per-kernel summaries, `derived_from` for a
+    value the report did not hold but its other metrics gave (the formula, in metric names)."""
 
     value: float
     unit: str
     minimum: float | None = None
     maximum: float | None = None
+    derived_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"value": self.value, "unit": self.unit}
         if self.minimum is not None:
             data["minimum"] = self.minimum
             data["maximum"] = self.maximum
+        if self.derived_from is not None:
+            data["derived_from"] = self.derived_from
         return data
 
 
@@ -126,7 +130,12 @@ class MetricRow(MutableMapping[str, Metric]):
 
     def __setitem__(self, name: str, metric: Metric) -> None:
         j = self._table.index.get(name)
-        plain = metric.minimum is None and metric.maximum is None and metric.value == metric.value
+        plain = (
+            metric.minimum is None
+            and metric.maximum is None
+            and metric.derived_from is None
+            and metric.value == metric.value
+        )
         if j is not None and plain and metric.unit == self._table.units[j] and not self._extra_has(name):
             self._flat[self._start + j] = float(metric.value)
             return

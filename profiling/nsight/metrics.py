@@ -12,9 +12,10 @@ This module is imported by the capture script and by the app: it must stay light
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -96,7 +97,9 @@ LABEL_TO_METRIC: dict[str, str] = {
     # Speed Of Light
     "Duration": "gpu__time_duration.sum",
     "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
-    "SM Frequency": "sm__cycles_elapsed.avg.per_second",
+    # ncu 2025.3's Speed Of Light section prints gpc__cycles_elapsed.avg.per_second as "SM Frequency"
+    # (`--print-metric-name name` of the same report, tests/fixtures/foreign/details_names.csv).
+    "SM Frequency": "gpc__cycles_elapsed.avg.per_second",
     "Elapsed Cycles": "gpc__cycles_elapsed.max",
     "SM Active Cycles": "sm__cycles_active.avg",
     "Compute (SM) Throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -324,6 +327,82 @@ DERIVED_NAMES: tuple[str, ...] = (
 """derive()'s outputs, in the order it gives them."""
 
 
+# Metrics a report may lack but derive from others, as ncu's own sections do (the full set has dram__bytes_read.sum
+# and dram__bytes_write.sum but no dram__bytes.sum; lts__t_sectors.sum but no lts__t_bytes.sum; FP32 instruction
+# rates per elapsed cycle but no counts). Each: target, unit, inputs, the formula as shown, and how to combine the
+# inputs (arrays or floats). The first whose inputs are all present wins; a metric the report holds is never replaced.
+SMSP_CYCLES = "smsp__cycles_elapsed.avg"
+FALLBACKS: tuple[tuple[str, str, tuple[str, ...], str, Callable[..., Any]], ...] = (
+    (
+        "dram__bytes.sum",
+        "byte",
+        ("dram__bytes_read.sum", "dram__bytes_write.sum"),
+        "dram__bytes_read.sum + dram__bytes_write.sum",
+        lambda read, write: read + write,
+    ),
+    ("lts__t_bytes.sum", "byte", ("lts__t_sectors.sum",), "lts__t_sectors.sum x 32 bytes", lambda s: 32.0 * s),
+    (
+        "sm__cycles_elapsed.avg.per_second",
+        "hz",
+        ("gpc__cycles_elapsed.avg.per_second",),
+        "gpc__cycles_elapsed.avg.per_second (the details page's SM Frequency)",
+        lambda hz: hz,
+    ),
+    *(
+        fallback
+        for op, name in (("fadd", FADD), ("fmul", FMUL), ("ffma", FFMA))
+        for fallback in (
+            (name, "inst", (f"smsp__{name[4:]}",), f"smsp__{name[4:]}", lambda x: x),
+            (
+                name,
+                "inst",
+                (f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed", SMSP_CYCLES),
+                f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum.per_cycle_elapsed x {SMSP_CYCLES}",
+                lambda rate, cycles: rate * cycles,
+            ),
+        )
+    ),
+)
+
+
+def fill_fallbacks(metrics: MutableMapping[str, Any], make: Callable[[float, str, str], Any]) -> list[str]:
+    """Add each FALLBACKS metric that `metrics` lacks but whose inputs it holds, as make(value, unit, formula);
+    returns the names added. `metrics` maps canonical names to objects with a `.value` in base units."""
+    added: list[str] = []
+    for target, unit, inputs, formula, combine in FALLBACKS:
+        if target in metrics:
+            continue
+        values = [metrics.get(name) for name in inputs]
+        if any(v is None for v in values):
+            continue
+        value = combine(*(float(v.value) for v in values))
+        if math.isfinite(value):
+            metrics[target] = make(value, unit, formula)
+            added.append(target)
+    return added
+
+
+def _with_fallbacks(column: Callable[[str], np.ndarray]) -> Callable[[str], np.ndarray]:
+    """`column` that gives a FALLBACKS target from its inputs where the report lacks it (NaN)."""
+    import numpy as np
+
+    targets: dict[str, list[tuple[tuple[str, ...], Callable[..., Any]]]] = {}
+    for target, _, inputs, _, combine in FALLBACKS:
+        targets.setdefault(target, []).append((inputs, combine))
+
+    def lookup(name: str) -> np.ndarray:
+        values = column(name)
+        for inputs, combine in targets.get(name, ()):
+            missing = np.isnan(values)
+            if not missing.any():
+                break
+            with np.errstate(all="ignore"):
+                values = np.where(missing, combine(*(column(i) for i in inputs)), values)
+        return values
+
+    return lookup
+
+
 def derive(values: Mapping[str, float]) -> dict[str, float]:
     """Derived metrics from canonical values in base units; entries whose inputs are missing are left out.
 
@@ -345,6 +424,8 @@ def derive_columns(column: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]
     """derive() over many launches at once: `column(name)` gives a float64 array per canonical metric (NaN =
     missing), and each derived metric comes back as one (NaN where its inputs are missing or it is not finite)."""
     import numpy as np
+
+    column = _with_fallbacks(column)
 
     def truthy(x: np.ndarray) -> np.ndarray:
         return ~np.isnan(x) & (x != 0)

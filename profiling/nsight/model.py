@@ -9,8 +9,9 @@ from typing import Any, Literal
 
 from profiling.nsight import metrics as M
 from profiling.nsight.metric_table import Metric, MetricRow
+from profiling.nsight.names import function_name
 
-Layout = Literal["raw", "details", "summary"]
+Layout = Literal["raw", "details", "summary", "text"]
 
 
 @dataclass
@@ -57,6 +58,18 @@ class KernelLaunch:
     """Text-valued metrics ("NVIDIA H100 80GB HBM3") and labels with no canonical name ("Section: Label")."""
     unmapped: dict[str, Metric] = field(default_factory=dict)
     """Numeric details-page rows whose display label has no canonical name, keyed "Section: Label"."""
+    tables: dict[str, list[list[str]]] = field(default_factory=dict)
+    """Body tables and notes of a section that ncu prints without launch columns (`--print-details all`: the
+    NUMA Affinity table, the NVLink note), keyed by section; each a list of rows, the first the header."""
+    ours: bool | None = None
+    """Whether the launch comes from a run we made: True for our own captures, False for a report of unknown
+    origin (an upload, a file), None for a launch built in code. Only where it is not False may the catalog be
+    matched by function name, block and grid; our NVTX range proves a launch ours in any report."""
+
+    @property
+    def function(self) -> str:
+        """The function's own name ('distribution_elementwise_grid_stride_kernel'); `name` keeps the full one."""
+        return function_name(self.name)
 
     def value(self, name: str) -> float | None:
         """A canonical metric's value in base units, or None."""
@@ -75,6 +88,7 @@ class KernelLaunch:
         return {
             "id": self.id,
             "name": self.name,
+            "function": self.function,
             "block": list(self.block) if self.block else None,
             "grid": list(self.grid) if self.grid else None,
             "cc": self.cc,
@@ -87,6 +101,7 @@ class KernelLaunch:
             "findings": [f.to_dict() for f in self.findings],
             "unmapped": {k: m.to_dict() for k, m in self.unmapped.items()},
             "attributes": self.attributes,
+            "tables": self.tables,
         }
 
 

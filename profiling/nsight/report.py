@@ -13,6 +13,7 @@ raw page's values are kept in one float64 table per report (profiling.nsight.met
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,9 +23,11 @@ from kernels.catalog import CATALOG
 from profiling.errors import ReportError
 from profiling.nsight import metrics as M
 from profiling.nsight import report_input
-from profiling.nsight.layouts import parse_details, parse_raw, parse_summary
+from profiling.nsight.layouts import derived_metric, parse_details, parse_raw, parse_summary
 from profiling.nsight.metric_table import Metric
 from profiling.nsight.model import Finding, KernelLaunch, Layout, Report
+from profiling.nsight.names import function_name
+from profiling.nsight.text_report import parse_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,20 +57,21 @@ _GEMMLENS_RANGE = re.compile(r"gemmlens:([A-Za-z0-9_.+-]+):(\d{1,10})x(\d{1,10})
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_report_bytes(data: bytes, source: str = "") -> Report:
+def parse_report_bytes(data: bytes, source: str = "", ours: bool = False) -> Report:
     """Parse report bytes (CSV of any layout, or captured ncu stdout) without a second copy of them."""
     name = Path(source).name or "the report"
     if len(data) > MAX_REPORT_BYTES:
         raise ReportError(f"{name} is over {MAX_REPORT_BYTES / 1e6:.0f} MB; reports that large are not read")
-    return parse_report_stream(io.BytesIO(data), source=source)
+    return parse_report_stream(io.BytesIO(data), source=source, ours=ours)
 
 
-def parse_report_stream(binary: BinaryIO, source: str = "") -> Report:
+def parse_report_stream(binary: BinaryIO, source: str = "", ours: bool = False) -> Report:
     """Parse a seekable binary stream (an open file, BytesIO) of report text, reading it once as it goes.
 
     UTF-8 with or without a BOM, UTF-16 and UTF-32 are read; other bytes that are not UTF-8 are read as Latin-1
     with a warning, and a binary file is refused. Raises ReportError with a one-line message, which names the
-    encoding read when it was not UTF-8; an OSError of the stream itself is the caller's to word.
+    encoding read when it was not UTF-8; an OSError of the stream itself is the caller's to word. `ours`: the report
+    comes from a run we made (KernelLaunch.ours), so our kernels may be told by name.
     """
     name = Path(source).name or "the report"
     head = binary.read(report_input.SNIFF_BYTES)
@@ -79,7 +83,7 @@ def parse_report_stream(binary: BinaryIO, source: str = "") -> Report:
         notes.add(f"{name} is {label} text (ncu writes UTF-8): read as {label}")
     lines = report_input.decoded_lines(binary, codec)
     try:
-        return _parse_lines(lines, source, notes)
+        return _parse_lines(lines, source, notes, ours)
     except UnicodeDecodeError:
         pass  # read again below, as Latin-1
     except ReportError as exc:
@@ -94,21 +98,26 @@ def parse_report_stream(binary: BinaryIO, source: str = "") -> Report:
     notes.add(f"{name} is {seen} (ncu writes UTF-8): read as Latin-1, so accented text may show wrongly")
     lines = report_input.decoded_lines(binary, "latin-1")
     try:
-        return _parse_lines(lines, source, notes)
+        return _parse_lines(lines, source, notes, ours)
     except ReportError as exc:
         raise ReportError(f"{exc} (the file is {seen} text; it was read as Latin-1)") from None
     finally:
         lines.close()
 
 
-def parse_report_text(text: str, source: str = "") -> Report:
+def parse_report_text(text: str, source: str = "", ours: bool = False) -> Report:
     """Parse the text of a CSV export or ncu stdout into a Report; raises ReportError when unreadable."""
-    return _parse_lines(report_input.text_lines(text), source, report_input.Notes())
+    return _parse_lines(report_input.text_lines(text), source, report_input.Notes(), ours)
 
 
-def _parse_lines(lines: Iterator[str], source: str, notes: report_input.Notes) -> Report:
+def _parse_lines(lines: Iterator[str], source: str, notes: report_input.Notes, ours: bool = False) -> Report:
     name = Path(source).name or "the report"
     header = report_input.find_header(lines, name, notes)
+    if isinstance(header, report_input.TextStart):
+        report = parse_text(itertools.chain([header.line], lines), notes)
+        if header.errors and not any(launch.metrics for launch in report.launches):
+            raise ReportError(f"{name} holds no metrics; ncu said: {header.errors}")
+        return _finish(report, source, notes, ours, name)
     records = report_input.body_records(lines, name, notes)
     columns = set(header)
     if {"Metric Name", "Metric Value"} <= columns:
@@ -117,9 +126,15 @@ def _parse_lines(lines: Iterator[str], source: str, notes: report_input.Notes) -
         report = parse_summary(header, report_input.csv_rows(records, name), notes)
     else:
         report = parse_raw(header, records, notes, name)
+    return _finish(report, source, notes, ours, name)
+
+
+def _finish(report: Report, source: str, notes: report_input.Notes, ours: bool, name: str) -> Report:
     report.source = source
     if not report.launches:
         raise ReportError(f"{name} has a header but no kernel launches (truncated, or no kernel was profiled)")
+    for launch in report.launches:
+        launch.ours = ours
     report.warnings = notes.finish()
     return report
 
@@ -135,6 +150,9 @@ def merge_findings(target: Report, details: Report) -> None:
         for name, metric in other.metrics.items():
             launch.metrics.setdefault(name, metric)
         launch.unmapped.update(other.unmapped)
+        for title, rows in other.tables.items():
+            launch.tables.setdefault(title, rows)
+        M.fill_fallbacks(launch.metrics, derived_metric)
         launch.derived = M.derive(launch.metric_values())
 
 
@@ -144,26 +162,23 @@ def merge_findings(target: Report, details: Report) -> None:
 
 
 def _base_name(name: str) -> str:
-    """'void sgemm_tiled<16>(float const*, ...)' -> 'sgemm_tiled'."""
-    name = name.strip()
-    if name.startswith("void "):
-        name = name[5:]
-    for stop in ("(", "<"):
-        cut = name.find(stop)
-        if cut > 0:
-            name = name[:cut]
-    return name.strip()
+    """'void sgemm_tiled<16>(float const*, ...)' -> 'sgemm_tiled' (the function's own name; see nsight.names)."""
+    return function_name(name)
 
 
 def match_catalog(launch: KernelLaunch) -> tuple[str, int, int] | None:
     """(catalog id, m, n) for a launch of one of our kernels, else None.
 
-    The worker's NVTX range (`gemmlens:<id>:<m>x<n>x<k>`) says it outright; without one, the function
-    name, block and grid do (templates share a name, sgemm_tiled<8/16/32>, so the block breaks the tie).
+    The worker's NVTX range (`gemmlens:<id>:<m>x<n>x<k>`) says it outright. Without one, only a launch from a run
+    we made (`launch.ours` not False, and no other NVTX range around it) is matched by function name, block and
+    grid (templates share a name, sgemm_tiled<8/16/32>, so the block breaks the tie): another program's
+    `sgemm_tiled` is not ours.
     """
     shape = nvtx_shape(launch)
     if shape is not None:
         return shape[0], shape[1], shape[2]
+    if launch.ours is False or (launch.ours is None and launch.nvtx):
+        return None
 
     base = _base_name(launch.name)
     block = launch.block or ()
@@ -192,7 +207,7 @@ def nvtx_shape(launch: KernelLaunch) -> tuple[str, int, int, int] | None:
 
 
 def launch_label(launch: KernelLaunch) -> str:
-    """Short label: 'v3 4096x4096' for catalog kernels, else the kernel's function name and id."""
+    """Short label: 'v3 4096x4096' for catalog kernels, else the function's own name and the launch id."""
     shape = nvtx_shape(launch)
     if shape is not None:
         kid, m, n, k = shape
@@ -201,7 +216,18 @@ def launch_label(launch: KernelLaunch) -> str:
     if hit is not None:
         kid, m, n = hit
         return f"{kid} {m}x{n}"
-    return f"{_base_name(launch.name)} #{launch.id}"
+    return f"{launch.function} #{launch.id}"
+
+
+def metric_sources(launch: KernelLaunch) -> str:
+    """'dram__bytes.sum = dram__bytes_read.sum + dram__bytes_write.sum; ...' for each metric the launch's report
+    did not hold but its other metrics gave (empty when none)."""
+    found = []
+    for target, *_ in M.FALLBACKS:
+        metric = launch.metrics.get(target)
+        if metric is not None and metric.derived_from and f"{target} =" not in " ".join(found):
+            found.append(f"{target} = {metric.derived_from}")
+    return "; ".join(found)
 
 
 KEY_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -241,9 +267,10 @@ KEY_DERIVED: tuple[str, ...] = (
 def key_metrics_frame(report: Report) -> pd.DataFrame:
     """One row per launch with the key metrics.
 
-    Columns: id, kernel (function name), label, catalog_id, block, grid, cc, the KEY_COLUMNS names
-    (base units: ns, bytes, counts) and the KEY_DERIVED names (%, flop, flop/second, flop/byte);
-    missing values are NaN.
+    Columns: id, kernel (the function's own name), full_name (as ncu printed it), label, catalog_id, block, grid,
+    cc, the KEY_COLUMNS names (base units: ns, bytes, counts), the KEY_DERIVED names (%, flop, flop/second,
+    flop/byte) and derived_from (metric_sources: which values were derived from which metrics); missing values
+    are NaN.
     """
     import pandas as pd  # lazy: reading a report for the CLI or the worker needs no pandas
 
@@ -252,7 +279,8 @@ def key_metrics_frame(report: Report) -> pd.DataFrame:
         hit = match_catalog(launch)
         record: dict[str, Any] = {
             "id": launch.id,
-            "kernel": _base_name(launch.name),
+            "kernel": launch.function,
+            "full_name": launch.name,
             "label": launch_label(launch),
             "catalog_id": hit[0] if hit else None,
             "block": "x".join(map(str, launch.block)) if launch.block else None,
@@ -263,6 +291,7 @@ def key_metrics_frame(report: Report) -> pd.DataFrame:
             record[column] = launch.value(name)
         for name in KEY_DERIVED:
             record[name] = launch.derived.get(name)
+        record["derived_from"] = metric_sources(launch)
         records.append(record)
     frame = pd.DataFrame.from_records(records)
     numeric = [c for c, _ in KEY_COLUMNS] + list(KEY_DERIVED)
@@ -299,7 +328,7 @@ def roofline_points(report: Report) -> pd.DataFrame:
             if moved:
                 records.append(
                     {
-                        "kernel": _base_name(launch.name),
+                        "kernel": launch.function,
                         "label": label,
                         "level": level,
                         "flops": flops,

@@ -11,6 +11,7 @@ import csv
 import io
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from profiling.errors import ReportError
@@ -35,6 +36,39 @@ _BOMS: tuple[tuple[bytes, str, str], ...] = (
     (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"),
 )
 _EXPORT_HINT = "export CSV with `ncu --import report.ncu-rep --csv --page raw > report.csv`"
+
+
+class SourcePageGiven(ReportError):
+    """The file is an ncu source page (`--page source --csv`), not a metrics page: read it with
+    profiling.nsight.source (`python -m profiling source`)."""
+
+
+# The first line of a source-page export: a sass view's section starts with the kernel's name alone, a cuda,sass
+# view's with the file and the function (ncu's warnings may come first).
+_SOURCE_PAGE_STARTS = ('"Kernel Name",', '"File Path",', '"Function Name",')
+
+
+# The line that opens a process's launches in ncu's text output ("[3822] python3.12@127.0.0.1").
+_TEXT_PROCESS = re.compile(r"^\[\d+\]\s+\S.*@\S+$")
+
+
+@dataclass
+class TextStart:
+    """find_header's answer for ncu's text output: the line it starts with (the rest is still to be read), and
+    ncu's ==ERROR== lines before it."""
+
+    line: str
+    errors: str = ""
+
+
+def _is_source_page_start(stripped: str) -> bool:
+    if not stripped.startswith(_SOURCE_PAGE_STARTS):
+        return False
+    try:
+        cells = next(csv.reader([stripped]), [])
+    except csv.Error:
+        return False
+    return 2 <= len(cells) <= 3 and not any(cell.strip() for cell in cells[2:])
 
 
 class Notes:
@@ -136,8 +170,9 @@ def _is_header(stripped: str) -> bool:
     )
 
 
-def find_header(lines: Iterator[str], name: str, notes: Notes) -> list[str]:
-    """Read `lines` up to the CSV header and return its cells; ncu's warnings before it go to `notes`.
+def find_header(lines: Iterator[str], name: str, notes: Notes) -> list[str] | TextStart:
+    """Read `lines` up to the CSV header and return its cells; ncu's warnings before it go to `notes`. ncu's text
+    output (no CSV) gives TextStart; a source-page export raises SourcePageGiven.
 
     The whole stream is searched (a program may print any amount before ncu's CSV), and nothing before the
     header is kept but ncu's warnings and its first errors. ReportError when there is no header.
@@ -145,6 +180,7 @@ def find_header(lines: Iterator[str], name: str, notes: Notes) -> list[str]:
     errors: list[str] = []
     error_chars = 0
     seen_text = False
+    seen_csv = False
     for number, line in enumerate(lines, start=1):
         stripped = line.strip().lstrip("\ufeff")
         if not stripped:
@@ -160,6 +196,14 @@ def find_header(lines: Iterator[str], name: str, notes: Notes) -> list[str]:
                 errors.append(detail)
                 error_chars += len(detail) + 1
             continue
+        if _TEXT_PROCESS.match(stripped):
+            return TextStart(line, " ".join(errors)[:400])
+        if not seen_csv and _is_source_page_start(stripped):
+            raise SourcePageGiven(
+                f"{name} is an Nsight Compute source page (`--page source` export), not a metrics page; read it with "
+                f"`python -m profiling source {name}`"
+            )
+        seen_csv = True
         if _is_header(stripped):
             if stripped.count(",") >= MAX_COLUMNS:
                 raise ReportError(
