@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 import streamlit as st
 
 from profiling.app.bundles import Bundle
+from profiling.app.cache import shared_uploads
 from profiling.nsight.report import Report
 from profiling.nsight.runner import ProfileRun
 
@@ -74,8 +75,9 @@ def set_job_id(slot: JobSlot, job: str) -> None:
     st.session_state[slot] = job
 
 
-def uploads() -> dict[str, Upload]:
-    """Parsed uploads by "<name>:<content hash>" (the Reports page keeps it in step with its file uploader)."""
+def uploads() -> dict[str, str]:
+    """This session's uploads: file name by "<name>:<content hash>" (the Reports page keeps it in step with its
+    file uploader). The parsed reports live in the server's shared cache (cache.shared_uploads), not here."""
     return st.session_state.setdefault(UPLOADS, {})
 
 
@@ -85,8 +87,11 @@ def upload_errors() -> dict[str, str]:
 
 
 def uploaded_reports() -> list[Upload]:
-    """The uploaded reports in upload order."""
-    return list((st.session_state.get(UPLOADS) or {}).values())
+    """The uploaded reports in upload order (one the shared cache has dropped is parsed again when the Reports
+    page next sees it in its uploader)."""
+    cached = shared_uploads()
+    found = [(name, cached.get(key)) for key, name in (st.session_state.get(UPLOADS) or {}).items()]
+    return [(name, report) for name, report in found if report is not None]
 
 
 def live_bench() -> dict[str, Any] | None:
