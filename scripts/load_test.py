@@ -118,6 +118,14 @@ class MemorySampler:
                 pass
         return total
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) the server has used so far: per visit, a cost the other load on a shared
+        machine does not inflate as much as the wall time."""
+        if self.proc is None:
+            return 0.0
+        times = self.proc.cpu_times()
+        return times.user + times.system
+
     def reset_peak(self) -> None:
         self.peak = self.rss()
 
@@ -257,15 +265,16 @@ async def tour_scenario(base: str, people: int, tours: int, memory: MemorySample
         await p.__aenter__()
     try:
         await asyncio.gather(*(p.visit() for p in crowd))  # the landing page gives the page list
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), memory.cpu_s()
         await asyncio.gather(*(tour(p, tours, visits, by_page=by_page) for p in crowd))
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, memory.cpu_s() - cpu
         held = memory.rss()
     finally:
         for p in crowd:
             await p.__aexit__()
     errors = sum(len(p.errors) for p in crowd)
     return {"scenario": f"tour x{people}", **summary(visits), "visits_per_s": round(len(visits) / wall, 2),
+            "server_cpu_ms_per_visit": round(1000 * cpu / max(1, len(visits))),
             "errors": errors, "peak_rss_mb": round(memory.peak / 1e6), "rss_connected_mb": round(held / 1e6),
             "p50_by_page_s": {k: round(statistics.median(v), 3) for k, v in by_page.items()}, "load": load()}  # fmt: skip
 
@@ -322,6 +331,41 @@ def leave_watch(memory: MemorySampler, idle: int, seconds: int) -> dict[str, Any
             "within_100mb_of_idle_after_s": back_at, "load": load()}  # fmt: skip
 
 
+# Run in a fresh interpreter: the memory a parsed upload holds once its bytes are gone (tracemalloc counts every
+# Python allocation, numpy's included), and the parse's own seconds, as the app does it (usecases.load_upload).
+_HELD = """
+import gc, json, sys, time, tracemalloc
+sys.path.insert(0, sys.argv[1])
+from profiling import usecases
+data = open(sys.argv[2], "rb").read()
+size = len(data)
+gc.collect()
+tracemalloc.start()
+base = tracemalloc.get_traced_memory()[0]
+start = time.perf_counter()
+report = usecases.load_upload("big_raw.csv", data)
+seconds = time.perf_counter() - start
+del data
+gc.collect()
+held = tracemalloc.get_traced_memory()[0] - base + size
+print(json.dumps({"parse_s": round(seconds, 2), "launches": len(report.launches), "held_bytes": held,
+                  "held_per_file_size": round(held / size, 2)}))
+"""
+
+
+def held_by_parsed_upload(data: bytes) -> dict[str, Any]:
+    """Parse `data` in a fresh process; the parse's seconds and the bytes its report holds (x the file size)."""
+    with tempfile.NamedTemporaryFile(suffix=".csv", delete=False) as fh:
+        fh.write(data)
+    try:
+        done = subprocess.run([sys.executable, "-c", _HELD, str(ROOT), fh.name], capture_output=True, text=True)
+        if done.returncode != 0:
+            return {"error": done.stderr.strip().splitlines()[-1]}
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        os.unlink(fh.name)
+
+
 def upload_file(size_mb: float) -> bytes:
     path = Path(tempfile.mkdtemp(prefix="gemmlens-load-")) / "big_raw.csv"
     try:
@@ -357,6 +401,8 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
             data = upload_file(args.upload_mb)
             results.append(await upload_scenario(base, args.uploaders, args.bystanders, data, memory))
             print(json.dumps(results[-1]), flush=True)
+            held = held_by_parsed_upload(data)
+            print(json.dumps({"scenario": "one parse in a fresh process", **held, "load": load()}), flush=True)
             del data
         if args.watch:
             results.append(leave_watch(memory, idle, args.watch))
