@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling import charts
-from profiling.app import state, tables, ui
+from profiling.app import cache, state, tables, ui
 from profiling.errors import first_line
 
 st.title("GEMM Lens")
@@ -29,7 +28,7 @@ left, right = st.columns(2)
 with left:
     st.subheader("Device" if device else "Device of the bundled measurements")
     shown = device or (bundle.device if bundle else {})
-    st.markdown(tables.markdown_table(tables.device_rows(shown)))
+    st.markdown(tables.markdown_table(cache.device_rows(shown)))
 with right:
     st.subheader("CUDA tools on this machine")
     st.markdown(tables.markdown_table(tables.tool_rows()))
@@ -39,7 +38,7 @@ with right:
 if bundle is not None and bundle.bench_files:
     st.subheader("Bundled benchmark at a glance")
     ui.bundled_caption(bundle)
-    st.plotly_chart(charts.tflops_figure(tables.bench_frame(ui.bench_document(bundle.name))), key="glance")
+    st.plotly_chart(cache.tflops_figure(cache.bench_frame(ui.bench_document(bundle.name))), key="glance")
 
 st.subheader("Pages")
 st.markdown(

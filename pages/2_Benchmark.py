@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from kernels.catalog import CATALOG
-from profiling import charts, usecases
-from profiling.app import state, tables, ui
+from profiling import usecases
+from profiling.app import cache, state, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_sizes, sweep_sizes
 from profiling.runs.convert import bench_run
@@ -52,15 +52,15 @@ if source.startswith("bundled"):
 else:
     st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {document.get('created_utc')}")
 
-results = tables.bench_frame(document)
+results = cache.bench_frame(document)
 if results.empty:
     st.info("No results yet.")
     st.stop()
 st.subheader("Results")
-st.dataframe(tables.bench_table(results), hide_index=True, width="stretch")
+st.dataframe(cache.bench_table(results), hide_index=True, width="stretch")
 left, right = st.columns(2)
-left.plotly_chart(charts.tflops_figure(results), key="tflops")
-right.plotly_chart(charts.pct_cublas_figure(results), key="pct_cublas")
+left.plotly_chart(cache.tflops_figure(results), key="tflops")
+right.plotly_chart(cache.pct_cublas_figure(results), key="pct_cublas")
 
 with st.expander("Save this run to the store (Review page)"):
     with st.form("save_bench"):

@@ -6,7 +6,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import state, tables, ui
+from profiling.app import cache, state, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import parse_shape
 from profiling.nsight.tools import find_ncu, find_tool
@@ -58,20 +58,20 @@ elif bundle is not None:
 else:
     st.stop()
 
-table = tables.key_metrics_table(reports)
+table = cache.key_metrics_table(reports)
 st.subheader("Key metrics")
 st.dataframe(table, hide_index=True, width="stretch")
 st.subheader("ncu findings")
-findings = tables.findings_table(reports)
+findings = cache.findings_table(reports)
 if findings.empty:
     st.caption("No rule findings in these reports (the details page carries them).")
 else:
     st.dataframe(findings, hide_index=True, width="stretch")
 
 d1, d2 = st.columns(2)
-d1.download_button("Key metrics (CSV)", to_csv(table), "key_metrics.csv", "text/csv")
+d1.download_button("Key metrics (CSV)", lambda: to_csv(table), "key_metrics.csv", "text/csv")
 if rep_path is not None and rep_path.is_file():
-    d2.download_button(f"Report ({rep_path.name})", rep_path.read_bytes(), rep_path.name, "application/octet-stream")
+    d2.download_button(f"Report ({rep_path.name})", rep_path.read_bytes, rep_path.name, "application/octet-stream")
 
 st.subheader("compute-sanitizer")
 sanitizer = find_tool("compute-sanitizer")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling import charts
 from profiling.analysis.ceilings import ceilings_for, measured_ceilings
-from profiling.app import state, tables, ui
+from profiling.app import cache, state, tables, ui
 
 st.title("Roofline")
 bundle = state.frame().bundle
@@ -21,17 +20,17 @@ source = st.selectbox("Data", choices, key="roof_source")
 with ui.user_errors():
     if source in reports:
         chosen = reports[source]
-        points = charts.report_roofline_points(chosen)
+        points = cache.report_roofline_points(chosen)
         device = benches[next(iter(benches))].get("device") if benches and source.startswith("bundled") else None
         ceilings = ceilings_for(device, chosen[0][1])
         st.caption("Hierarchical roofline from Nsight Compute: one point per launch and memory level "
                    "(FP32 FLOPs over bytes moved at L1, L2 and DRAM); ceilings from the report's own clocks.")  # fmt: skip
     else:
         document = benches[source]
-        frame = tables.bench_frame(document)
+        frame = cache.bench_frame(document)
         sizes = list(dict.fromkeys(frame["size"]))
         size = st.selectbox("Size", sizes, index=len(sizes) - 1, key="roof_size")
-        points = charts.bench_roofline_points(frame, size)
+        points = cache.bench_roofline_points(frame, size)
         ceilings = ceilings_for(document.get("device"))
         st.caption("Algorithmic roofline: 2MNK FLOPs over the minimum traffic (read A and B, write C); "
                    "tensor-core kernels are measured against the FP16 tensor ceiling.")  # fmt: skip
@@ -45,9 +44,9 @@ with ui.user_errors():
     measured = measured_ceilings(ceilings.device_name, folder)
     if measured is not None and st.toggle("Draw the measured ceilings", key="roof_measured"):
         ceilings = measured
-    fig = charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
+    fig = cache.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
     st.plotly_chart(fig, key="roofline")
-    table = tables.roofline_table(points, ceilings)
+    table = cache.roofline_table(points, ceilings)
     st.dataframe(table, hide_index=True, width="stretch")
     st.subheader("Ceilings")
     st.dataframe(tables.ceilings_table(theoretical, measured), hide_index=True, width="stretch")

@@ -6,8 +6,7 @@ import streamlit as st
 
 from profiling.analysis import launches
 from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
-from profiling.app import state, tables, ui
-from profiling.charts import occupancy_figures
+from profiling.app import cache, state, tables, ui
 
 st.title("Occupancy")
 bundle = state.frame().bundle
@@ -45,5 +44,5 @@ with ui.user_errors():
     if gap:
         st.text(gap)
     st.dataframe(tables.occupancy_limits_table(result), hide_index=True)
-    for i, fig in enumerate(occupancy_figures(cc, int(threads), int(registers), int(smem))):
+    for i, fig in enumerate(cache.occupancy_figures(cc, int(threads), int(registers), int(smem))):
         st.plotly_chart(fig, key=f"occ{i}")

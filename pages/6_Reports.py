@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling import charts, usecases
+from profiling import usecases
 from profiling.analysis.ceilings import ceilings_for
-from profiling.app import state, tables, ui
+from profiling.app import cache, state, tables, ui
 from profiling.runs.convert import report_run
 
 st.title("Reports")
@@ -34,13 +34,13 @@ elif bundle is not None and bundle.ncu_groups:
 else:
     st.stop()
 
-table = tables.key_metrics_table(reports)
+table = cache.key_metrics_table(reports)
 st.subheader("Key metrics")
 st.dataframe(table, hide_index=True, width="stretch")
 
 tab_roof, tab_find, tab_occ, tab_cmp = st.tabs(["Roofline", "Findings", "Occupancy", "Compare side by side"])
 with tab_roof:
-    points = charts.report_roofline_points(reports)
+    points = cache.report_roofline_points(reports)
     if points.empty:
         st.info(
             "These reports lack FLOP counts or bytes per level, so there is no roofline (profile with --set quick or full)."
@@ -48,16 +48,16 @@ with tab_roof:
     else:
         with ui.user_errors():
             ceilings = ceilings_for(None, reports[0][1])
-            st.plotly_chart(charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
+            st.plotly_chart(cache.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
                             key="report_roofline")  # fmt: skip
 with tab_find:
-    findings = tables.findings_table(reports)
+    findings = cache.findings_table(reports)
     if findings.empty:
         st.caption("No rule findings (export the details page to get them).")
     else:
         st.dataframe(findings, hide_index=True, width="stretch")
 with tab_occ:
-    st.dataframe(tables.occupancy_table(reports), hide_index=True, width="stretch")
+    st.dataframe(cache.occupancy_table(reports), hide_index=True, width="stretch")
 with tab_cmp:
     launches = list(table["launch"])
     chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key="cmp")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling import charts
-from profiling.app import bundles, state, tables, ui
+from profiling.app import bundles, cache, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.runs import review
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
@@ -16,7 +15,7 @@ bundle = state.frame().bundle
 
 try:
     store = ui.run_store()
-    summaries = store.list_runs()
+    summaries = ui.listed_runs(store)
 except GemmLensError as exc:
     ui.show_error(exc)
     st.stop()
@@ -86,5 +85,5 @@ with tab_hist:
         metric = h2.selectbox("Metric", [m.key for m in METRICS], key="hist_metric",
                               format_func=lambda k: METRIC_BY_KEY[k].label)  # fmt: skip
         history = review.kernel_history(results, kernel, metric=metric)
-        st.plotly_chart(charts.history_figure(history, kernel, metric), key="history")
+        st.plotly_chart(cache.history_figure(history, kernel, metric), key="history")
         st.dataframe(history, hide_index=True, width="stretch")

@@ -260,7 +260,12 @@ def test_tune_records_the_fastest_configuration(worker, monkeypatch, tmp_path: P
     saved = json.loads(tuning.tuned_record_path("scripted GPU").read_text())
     measured = tuning.measured_per_shape(document["results"])
     assert {m["config"] for m in measured} == {c["id"] for c in tuning.TUNING_CONFIGS}
-    assert saved == {"device": "scripted GPU", "measured_utc": document["created_utc"], "best": best, "measured": measured}
+    assert saved == {
+        "device": "scripted GPU",
+        "measured_utc": document["created_utc"],
+        "best": best,
+        "measured": measured,
+    }
     assert progress.messages[-1].startswith("recorded the fastest configurations in ")
 
 

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 import streamlit as st
 
 from profiling.app.bundles import Bundle
+from profiling.app.cache import shared_uploads
 from profiling.nsight.report import Report
 from profiling.nsight.runner import ProfileRun
 from profiling.nsight.source import SourcePage
@@ -75,8 +76,9 @@ def set_job_id(slot: JobSlot, job: str) -> None:
     st.session_state[slot] = job
 
 
-def uploads() -> dict[str, Upload | tuple[str, SourcePage]]:
-    """Parsed uploads by "<name>:<content hash>" (the Reports page keeps it in step with its file uploader)."""
+def uploads() -> dict[str, str]:
+    """This session's uploads: file name by "<name>:<content hash>" (the Reports page keeps it in step with its
+    file uploader). The parsed uploads live in the server's shared cache (cache.shared_uploads), not here."""
     return st.session_state.setdefault(UPLOADS, {})
 
 
@@ -86,13 +88,20 @@ def upload_errors() -> dict[str, str]:
 
 
 def uploaded_reports() -> list[Upload]:
-    """The uploaded reports in upload order (source pages are apart: uploaded_source_pages)."""
-    return [(n, r) for n, r in (st.session_state.get(UPLOADS) or {}).values() if isinstance(r, Report)]
+    """The uploaded reports in upload order (source pages are apart: uploaded_source_pages). One the shared cache
+    has dropped is parsed again when the Reports page next sees it in its uploader."""
+    return [(n, r) for n, r in _uploaded() if isinstance(r, Report)]
 
 
 def uploaded_source_pages() -> list[tuple[str, SourcePage]]:
     """The uploaded source-page exports (`--page source --csv`) in upload order, for the source view."""
-    return [(n, p) for n, p in (st.session_state.get(UPLOADS) or {}).values() if isinstance(p, SourcePage)]
+    return [(n, p) for n, p in _uploaded() if isinstance(p, SourcePage)]
+
+
+def _uploaded() -> list[tuple[str, Any]]:
+    cached = shared_uploads()
+    found = [(name, cached.get(key)) for key, name in (st.session_state.get(UPLOADS) or {}).items()]
+    return [(name, parsed) for name, parsed in found if parsed is not None]
 
 
 def live_bench() -> dict[str, Any] | None:

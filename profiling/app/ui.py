@@ -6,7 +6,6 @@ st.code, st.dataframe or `show_error`/`safe_md`, which escape Markdown and HTML.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -18,9 +17,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling import charts, usecases
+from profiling import usecases
 from profiling.analysis.ceilings import recorded_device_ceilings
-from profiling.app import state, tables
+from profiling.app import cache, state, tables
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
@@ -28,9 +27,7 @@ from profiling.errors import GemmLensError, error_line, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
-from profiling.runs import review
-from profiling.runs.comparison import compare_runs, side_by_side
-from profiling.runs.export import export_runs_json, to_csv
+from profiling.runs.export import to_csv
 from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore, default_db_url
 
@@ -326,10 +323,11 @@ def report_sources(bundle: Bundle | None) -> dict[str, list[tuple[str, ncu_repor
 
 
 def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
-    """Parse newly uploaded files into state.uploads() (by name and content hash) and drop removed ones;
-    returns (file name, one-line error) for files that could not be read, and for those past the session's
-    total (usecases.MAX_SESSION_UPLOAD_BYTES, counted in upload order), which are not read at all."""
-    parsed, failed = state.uploads(), state.upload_errors()
+    """Parse newly uploaded files into the shared cache (by name and content hash: the same file uploaded in several
+    sessions is parsed once) and note their keys in state.uploads(); drop removed ones. Returns (file name, one-line
+    error) for files that could not be read, and for those past the session's total
+    (usecases.MAX_SESSION_UPLOAD_BYTES, counted in upload order), which are not read at all."""
+    parsed, failed, shared = state.uploads(), state.upload_errors(), cache.shared_uploads()
     keep, errors, total = set(), [], 0
     for f in files or []:
         content = f.getvalue()
@@ -339,15 +337,19 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
             errors.append((f.name, f"{f.name} was not read: the uploads of this session would pass {limit:.3g} MB "
                                    "in all; remove some files first"))  # fmt: skip
             continue
-        key = f"{f.name}:{hashlib.sha1(content).hexdigest()[:12]}"
+        key = cache.upload_key(f.name, content)
         keep.add(key)
-        if key not in parsed and key not in failed:
+        if key not in failed and shared.get(key) is None:
             try:
-                parsed[key] = (f.name, usecases.load_upload(f.name, content))
+                with st.spinner(f"Reading {f.name} ({len(content) / 1e6:.1f} MB)…"):
+                    cache.parse_upload(key, f.name, content)
+                parsed[key] = f.name
             except GemmLensError as exc:  # its message names the file
                 failed[key] = error_line(exc)
             except Exception as exc:  # noqa: BLE001 - any unreadable upload is a one-line error, never a crash
                 failed[key] = f"{f.name} could not be read: {error_line(exc)}"
+        elif key not in failed:
+            parsed[key] = f.name
         if key in failed:
             errors.append((f.name, failed[key]))
     for key in [k for k in parsed if k not in keep]:
@@ -362,20 +364,34 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------
 
 
+RUNS_SHOWN = 500
+"""The newest runs the Review page lists (and filters); older ones stay in the store, out of the page's way."""
+
+
+def listed_runs(store: RunStore) -> list[dict[str, Any]]:
+    """Summaries of the newest RUNS_SHOWN runs (RunStore.list_runs, one page), with a caption when there are more."""
+    summaries = store.list_runs(limit=RUNS_SHOWN)
+    if len(summaries) == RUNS_SHOWN:
+        total = store.count_runs()
+        if total > RUNS_SHOWN:
+            st.caption(f"Listing the newest {RUNS_SHOWN} of {total} saved runs.")
+    return summaries
+
+
 def review_comparison(baseline: SavedRun, candidates: Sequence[SavedRun], threshold_pct: float) -> None:
     """Baseline vs candidates: the side-by-side table coloured by verdict, the roofline (ceilings of the baseline's
-    device), the time figures, and the downloads."""
-    comparison = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
-    side = side_by_side(comparison)
+    device), the time figures, and the downloads (all cached by the runs' content, the exports built on click)."""
+    candidates = list(candidates)
+    comparison, side = cache.comparison(baseline, candidates, threshold_pct)
     if side.empty:
         st.info("The baseline and candidates have no kernel and size in common.")
     else:
         st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
         st.dataframe(tables.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
     ceilings = recorded_device_ceilings(baseline.device, baseline.device_name)
-    roof = charts.review_roofline(baseline, candidates, ceilings)
+    roof = cache.review_roofline(baseline, candidates, ceilings)
     st.plotly_chart(roof, key="review_roofline")
-    for i, fig in enumerate(charts.comparison_figures(baseline, candidates, comparison)):
+    for i, fig in enumerate(cache.comparison_figures(baseline, candidates, comparison)):
         st.plotly_chart(fig, key=f"cmp_fig{i}")
     review_downloads(baseline, candidates, comparison, side, threshold_pct, roof)
 
@@ -389,15 +405,12 @@ def review_downloads(
     roofline: go.Figure,
 ) -> None:
     """Download buttons for a comparison: the self-contained HTML report, the side-by-side table (CSV) and the
-    runs (JSON)."""
+    runs (JSON); each file is built when its button is clicked, not on every visit."""
     e1, e2, e3 = st.columns(3)
-    html_doc = review.report_html(
-        baseline, candidates, comparison, threshold_pct=threshold_pct, extra_figures=[roofline]
-    )
+    html_doc, runs_json = cache.review_exports(baseline, candidates, comparison, threshold_pct, roofline)
     e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
-    e2.download_button("Export comparison CSV", to_csv(side), "gemmlens-comparison.csv", "text/csv")
-    e3.download_button("Export runs JSON", export_runs_json([baseline, *candidates]),
-                       "gemmlens-runs.json", "application/json")  # fmt: skip
+    e2.download_button("Export comparison CSV", lambda: to_csv(side), "gemmlens-comparison.csv", "text/csv")
+    e3.download_button("Export runs JSON", runs_json, "gemmlens-runs.json", "application/json")
 
 
 def delete_run_button(store: RunStore, run_id: int, n_results: int) -> None:

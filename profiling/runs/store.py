@@ -247,17 +247,21 @@ class RunStore:
         """read_runs() as record dicts."""
         return [self.get_run(i) for i in run_ids]
 
-    def list_runs(self) -> list[dict[str, Any]]:
-        """Summaries of every run, newest first: run fields (no results) plus n_results and kernels."""
+    def list_runs(self, limit: int | None = None, offset: int = 0) -> list[dict[str, Any]]:
+        """Summaries of the runs, newest first: run fields (no results) plus n_results and kernels; one page of
+        `limit` runs after skipping `offset` (all runs when limit is None). Results are counted for that page only;
+        a run's results are read when it is opened (read_run)."""
         with _db_errors("list runs", self.display_url), Session(self.engine) as session:
             newest_first = sa.select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc())
+            if limit is not None or offset:
+                newest_first = newest_first.limit(limit).offset(max(0, offset))
             runs = session.scalars(newest_first).all()
             kernels: dict[int, set[str]] = {}
             counts: dict[int, int] = {}
-            pairs = session.execute(
-                sa.select(ResultRow.run_id, ResultRow.kernel, sa.func.count())
-                .group_by(ResultRow.run_id, ResultRow.kernel)
-            )  # fmt: skip
+            shown = sa.select(ResultRow.run_id, ResultRow.kernel, sa.func.count())
+            if limit is not None or offset:
+                shown = shown.where(ResultRow.run_id.in_([r.id for r in runs]))
+            pairs = session.execute(shown.group_by(ResultRow.run_id, ResultRow.kernel))
             for run_id, kernel, count in pairs:
                 kernels.setdefault(run_id, set()).add(kernel)
                 counts[run_id] = counts.get(run_id, 0) + count
@@ -267,6 +271,11 @@ class RunStore:
                 del summary["results"]
                 summaries.append(summary | {"n_results": counts.get(r.id, 0), "kernels": sorted(kernels.get(r.id, ()))})
             return summaries
+
+    def count_runs(self) -> int:
+        """How many runs the store holds (for paging through list_runs)."""
+        with _db_errors("count runs", self.display_url), Session(self.engine) as session:
+            return session.scalar(sa.select(sa.func.count()).select_from(RunRow)) or 0
 
     def result_rows(
         self, *, kernel: str | None = None, device: str | None = None, run_ids: Sequence[int] | None = None

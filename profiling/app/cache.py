@@ -1,0 +1,286 @@
+"""What the app computes once per server rather than once per visit: figures and tables keyed by the data they
+draw and the page inputs, and parsed uploads keyed by the content hash of their bytes, shared by every session.
+
+Tables are `st.cache_data` (each session gets its own copy, so a page may change it); figures are
+`st.cache_resource` (one shared object: st.plotly_chart only reads a figure). Every cache is bounded in entries and
+time, so memory comes back when people leave. Objects that Streamlit cannot hash cheaply are keyed by identity
+(`report_token`: a parsed ncu report is never changed after it is read) or by content (`run_fingerprint`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from profiling import charts, usecases
+from profiling.analysis.device_model import Ceilings
+from profiling.app import tables
+from profiling.nsight.load import LoadedUpload
+from profiling.nsight.report import Report
+from profiling.runs import review
+from profiling.runs.comparison import compare_runs, side_by_side
+from profiling.runs.export import export_runs_json
+from profiling.runs.records import SavedRun
+
+TTL_S = 30 * 60
+"""How long a cached table or figure lives unused: long enough for a team's session, short enough to free memory."""
+TABLE_ENTRIES = 256
+FIGURE_ENTRIES = 128
+UPLOAD_ENTRIES = 8
+"""Parsed uploads kept for the whole server; with UPLOAD_BYTES, what bounds the memory uploads hold."""
+UPLOAD_BYTES = 400 * 10**6
+"""Uploaded bytes (the files' sizes) whose parsed reports are kept; the oldest go first past it."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys for objects Streamlit cannot hash cheaply
+# ---------------------------------------------------------------------------------------------
+
+_tokens: dict[int, tuple[weakref.ref, str]] = {}
+_tokens_lock = threading.Lock()
+
+
+def report_token(report: Report) -> str:
+    """A key unique to this report object for as long as it lives (reports are read-only once parsed, and a
+    shared upload is one object for every session, so its tables are computed once)."""
+    with _tokens_lock:
+        entry = _tokens.get(id(report))
+        if entry is not None and entry[0]() is report:
+            return entry[1]
+        token = uuid.uuid4().hex
+        key = id(report)
+
+        def forget(ref: weakref.ref, key: int = key) -> None:
+            with _tokens_lock:
+                if key in _tokens and _tokens[key][0] is ref:
+                    del _tokens[key]
+
+        _tokens[key] = (weakref.ref(report, forget), token)
+        return token
+
+
+def run_fingerprint(run: SavedRun) -> str:
+    """A saved run's content (every field and result), so an edited label or a re-imported id never hits a stale
+    entry."""
+    return hashlib.sha1(repr(run).encode()).hexdigest()
+
+
+HASH_FUNCS: dict[Any, Callable[[Any], Any]] = {Report: report_token, SavedRun: run_fingerprint, Ceilings: repr}
+
+
+def _table(func: Callable) -> Callable:
+    return st.cache_data(func, max_entries=TABLE_ENTRIES, ttl=TTL_S, show_spinner=False, hash_funcs=HASH_FUNCS)
+
+
+def _figure(func: Callable) -> Callable:
+    return st.cache_resource(func, max_entries=FIGURE_ENTRIES, ttl=TTL_S, show_spinner=False, hash_funcs=HASH_FUNCS)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables and figures (same signatures as the functions they cache)
+# ---------------------------------------------------------------------------------------------
+
+Reports = Sequence[tuple[str, Report]]
+
+
+@_table
+def device_rows(device: dict[str, Any]) -> pd.DataFrame:
+    """tables.device_rows, cached."""
+    return tables.device_rows(device)
+
+
+@_table
+def bench_frame(document: dict[str, Any]) -> pd.DataFrame:
+    """tables.bench_frame, cached."""
+    return tables.bench_frame(document)
+
+
+@_table
+def bench_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """tables.bench_table, cached."""
+    return tables.bench_table(frame)
+
+
+@_table
+def key_metrics_table(reports: Reports) -> pd.DataFrame:
+    """tables.key_metrics_table, cached."""
+    return tables.key_metrics_table(reports)
+
+
+@_table
+def findings_table(reports: Reports) -> pd.DataFrame:
+    """tables.findings_table, cached."""
+    return tables.findings_table(reports)
+
+
+@_table
+def occupancy_table(reports: Reports) -> pd.DataFrame:
+    """tables.occupancy_table, cached."""
+    return tables.occupancy_table(reports)
+
+
+@_table
+def roofline_table(points: pd.DataFrame, ceilings: Ceilings) -> pd.DataFrame:
+    """tables.roofline_table, cached."""
+    return tables.roofline_table(points, ceilings)
+
+
+@_table
+def report_roofline_points(reports: Reports) -> pd.DataFrame:
+    """charts.report_roofline_points, cached."""
+    return charts.report_roofline_points(reports)
+
+
+@_table
+def bench_roofline_points(frame: pd.DataFrame, size: str | None = None) -> pd.DataFrame:
+    """charts.bench_roofline_points, cached."""
+    return charts.bench_roofline_points(frame, size)
+
+
+@_figure
+def tflops_figure(frame: pd.DataFrame) -> go.Figure:
+    """charts.tflops_figure, cached."""
+    return charts.tflops_figure(frame)
+
+
+@_figure
+def pct_cublas_figure(frame: pd.DataFrame) -> go.Figure:
+    """charts.pct_cublas_figure, cached."""
+    return charts.pct_cublas_figure(frame)
+
+
+@_figure
+def roofline(points: pd.DataFrame, ceilings: Ceilings, title: str) -> go.Figure:
+    """charts.roofline, cached."""
+    return charts.roofline(points, ceilings, title)
+
+
+@_figure
+def occupancy_figures(cc: str, threads: int, registers: int, shared_mem: int) -> tuple[go.Figure, ...]:
+    """charts.occupancy_figures, cached."""
+    return charts.occupancy_figures(cc, threads, registers, shared_mem)
+
+
+@_figure
+def history_figure(history: pd.DataFrame, kernel: str, metric: str) -> go.Figure:
+    """charts.history_figure, cached."""
+    return charts.history_figure(history, kernel, metric)
+
+
+@_table
+def comparison(baseline: SavedRun, candidates: list[SavedRun], threshold_pct: float) -> tuple[pd.DataFrame, ...]:
+    """(compare_runs, its side_by_side table), cached."""
+    compared = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
+    return compared, side_by_side(compared)
+
+
+@_figure
+def review_roofline(baseline: SavedRun, candidates: list[SavedRun], ceilings: Ceilings | None) -> go.Figure:
+    """charts.review_roofline, cached."""
+    return charts.review_roofline(baseline, candidates, ceilings)
+
+
+@_figure
+def comparison_figures(baseline: SavedRun, candidates: list[SavedRun], compared: pd.DataFrame) -> list[go.Figure]:
+    """charts.comparison_figures, cached."""
+    return charts.comparison_figures(baseline, candidates, compared)
+
+
+def review_exports(
+    baseline: SavedRun, candidates: Sequence[SavedRun], compared: pd.DataFrame, threshold_pct: float, roof: go.Figure
+) -> tuple[Callable[[], str], Callable[[], str]]:
+    """(HTML report, runs JSON) as callables for st.download_button's `data`: built when the reader clicks, not
+    on every visit (Streamlit runs them on their own thread and keeps no bytes in the session meanwhile)."""
+    candidates = list(candidates)
+
+    def html() -> str:
+        return review.report_html(baseline, candidates, compared, threshold_pct=threshold_pct, extra_figures=[roof])
+
+    def runs_json() -> str:
+        return export_runs_json([baseline, *candidates])
+
+    return html, runs_json
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsed uploads, shared by every session
+# ---------------------------------------------------------------------------------------------
+
+
+def upload_key(name: str, content: bytes) -> str:
+    """The key of an upload: its name and the SHA-256 of its bytes (the same file uploaded twice is one entry)."""
+    return f"{name}:{hashlib.sha256(content).hexdigest()[:24]}"
+
+
+class UploadCache:
+    """Parsed uploads by `upload_key`, least recently used first out, bounded by entries and by the uploaded
+    bytes behind them. The same file uploaded by several sessions at once is parsed once: the others wait for
+    that parse and share its report (read-only)."""
+
+    def __init__(self, max_entries: int = UPLOAD_ENTRIES, max_bytes: int = UPLOAD_BYTES) -> None:
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self.parses = 0
+        self._entries: OrderedDict[str, tuple[LoadedUpload, int]] = OrderedDict()
+        self._pending: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> LoadedUpload | None:
+        """The parsed report of `key`, or None when it was never parsed or has been dropped."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            return entry[0]
+
+    def parse(self, key: str, name: str, content: bytes, parser: Callable[[str, bytes], LoadedUpload]) -> LoadedUpload:
+        """The report of `key`, parsed with `parser(name, content)` unless this or another session already has;
+        a parse error (GemmLensError) passes through and nothing is kept."""
+        report = self.get(key)
+        if report is not None:
+            return report
+        with self._lock:
+            lock = self._pending.setdefault(key, threading.Lock())
+        with lock:
+            report = self.get(key)
+            if report is not None:
+                return report
+            try:
+                report = parser(name, content)
+                with self._lock:
+                    self.parses += 1
+                    self._entries[key] = (report, len(content))
+                    self._evict()
+            finally:
+                with self._lock:
+                    self._pending.pop(key, None)
+            return report
+
+    def _evict(self) -> None:
+        while len(self._entries) > self.max_entries or (
+            len(self._entries) > 1 and sum(size for _, size in self._entries.values()) > self.max_bytes
+        ):
+            self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+@st.cache_resource(show_spinner=False)
+def shared_uploads() -> UploadCache:
+    """The server's one cache of parsed uploads."""
+    return UploadCache()
+
+
+def parse_upload(key: str, name: str, content: bytes) -> LoadedUpload:
+    """The parsed report of an upload (usecases.load_upload), shared across sessions by `key`."""
+    return shared_uploads().parse(key, name, content, usecases.load_upload)

@@ -1,0 +1,161 @@
+"""The app under load (issue 21), without timing anything: identical uploads share one parse, the caches are
+bounded, exports are built only when asked, the run list pages. Speed lives in scripts/load_test.py's output."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from profiling import usecases
+from profiling.app import bundles, cache
+from profiling.runs.export import export_runs_json
+from profiling.runs.store import RunStore
+
+ROOT = Path(__file__).resolve().parent.parent
+NCU = ROOT / "tests" / "fixtures" / "ncu"
+BUNDLE = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
+
+
+@pytest.fixture(autouse=True)
+def no_gpu(monkeypatch, tmp_path: Path):
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def counting_parser(monkeypatch) -> list[str]:
+    """Count real parses (usecases.load_upload, as the app calls it) by file name."""
+    calls: list[str] = []
+    real = usecases.load_upload
+
+    def counted(name: str, data: bytes, ncu: str | None = None):
+        calls.append(name)
+        return real(name, data, ncu)
+
+    monkeypatch.setattr(usecases, "load_upload", counted)
+    return calls
+
+
+def test_five_identical_uploads_at_once_cause_one_parse(monkeypatch) -> None:
+    calls = counting_parser(monkeypatch)
+    content = (NCU / "raw.csv").read_bytes()
+    key = cache.upload_key("raw.csv", content)
+    got, start = [], threading.Barrier(5)
+
+    def upload() -> None:
+        start.wait()
+        got.append(cache.parse_upload(key, "raw.csv", content))
+
+    threads = [threading.Thread(target=upload) for _ in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert calls == ["raw.csv"]
+    assert len(got) == 5 and all(r is got[0] for r in got) and len(got[0].launches) == 10
+    assert cache.shared_uploads().parses == 1
+
+
+def test_two_sessions_uploading_the_same_file_share_one_parse(monkeypatch) -> None:
+    calls = counting_parser(monkeypatch)
+    raw = (NCU / "raw.csv").read_bytes()
+    tables = []
+    for _ in range(2):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.run()
+        at.switch_page("pages/6_Reports.py").run()
+        at.file_uploader(key="report_files").set_value([("raw.csv", raw, "text/csv")]).run()
+        assert not at.exception and not at.error
+        tables.append(at.dataframe[0].value)
+        # the session keeps the upload's key and name only; the report lives in the shared cache
+        assert list(at.session_state["uploads"].values()) == ["raw.csv"]
+    assert calls == ["raw.csv"]
+    assert len(tables[0]) == len(tables[1]) == 10 and set(tables[1]["source"]) == {"raw.csv"}
+
+
+def test_upload_cache_is_bounded_by_entries_and_bytes() -> None:
+    files = {name: (NCU / name).read_bytes() for name in ("raw.csv", "details.csv", "summary.csv")}
+    parses: list[str] = []
+
+    def parser(name: str, data: bytes):
+        parses.append(name)
+        return usecases.load_upload(name, data)
+
+    by_entries = cache.UploadCache(max_entries=2, max_bytes=10**9)
+    for name, data in files.items():
+        by_entries.parse(cache.upload_key(name, data), name, data, parser)
+    assert len(by_entries) == 2
+    assert by_entries.get(cache.upload_key("raw.csv", files["raw.csv"])) is None  # the oldest went first
+    by_entries.parse(cache.upload_key("raw.csv", files["raw.csv"]), "raw.csv", files["raw.csv"], parser)
+    assert parses == ["raw.csv", "details.csv", "summary.csv", "raw.csv"] and len(by_entries) == 2
+
+    biggest = max(len(d) for d in files.values())
+    by_bytes = cache.UploadCache(max_entries=10, max_bytes=biggest)
+    for name, data in files.items():
+        by_bytes.parse(cache.upload_key(name, data), name, data, parser)
+    assert len(by_bytes) == 1
+
+
+def test_figure_and_table_caches_are_bounded() -> None:
+    for cached in (cache.key_metrics_table, cache.roofline, cache.occupancy_figures, cache.comparison):
+        assert cached._info.max_entries is not None and cached._info.ttl is not None
+
+
+def test_a_report_is_keyed_by_identity_and_its_tables_computed_once(monkeypatch) -> None:
+    reports = bundles.load_bundle_reports(BUNDLE)
+    calls = []
+    real = cache.tables.key_metrics_table
+    monkeypatch.setattr(cache.tables, "key_metrics_table", lambda r: calls.append(1) or real(r))
+    first, second = cache.key_metrics_table(reports), cache.key_metrics_table(list(reports))
+    assert len(calls) == 1 and first.equals(second)
+    again = bundles.load_bundle_reports(BUNDLE)  # the same content, parsed anew: another key
+    assert cache.report_token(again[0][1]) != cache.report_token(reports[0][1])
+    assert cache.report_token(reports[0][1]) == cache.report_token(reports[0][1])
+
+
+def test_review_exports_are_not_built_on_a_plain_visit(monkeypatch, tmp_path: Path) -> None:
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    store.import_runs(bundles.bundled_runs(BUNDLE))
+    store.close()
+    built = []
+    monkeypatch.setattr(cache.review, "report_html", lambda *a, **k: built.append("html") or "<html></html>")
+    monkeypatch.setattr(cache, "export_runs_json", lambda *a, **k: built.append("json") or "[]")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/7_Review.py").run()
+    assert not at.exception
+    labels = {b.label for b in at.get("download_button")}
+    assert {"Export HTML report", "Export comparison CSV", "Export runs JSON"} <= labels
+    assert built == []
+    html, runs_json = cache.review_exports(*_comparison_inputs(tmp_path))
+    assert html() == "<html></html>" and runs_json() == "[]" and built == ["html", "json"]
+
+
+def _comparison_inputs(tmp_path: Path):
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    runs = [store.read_run(int(s["id"])) for s in store.list_runs()]
+    compared, _ = cache.comparison(runs[0], runs[1:], 5.0)
+    return runs[0], runs[1:], compared, 5.0, cache.review_roofline(runs[0], runs[1:], None)
+
+
+def test_list_runs_pages_newest_first(tmp_path: Path) -> None:
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    base = bundles.bundled_runs(BUNDLE)[0].to_dict()
+    runs = [{**base, "label": f"run {i}", "created_utc": f"2026-11-2{i}T00:00:00Z"} for i in range(5)]
+    store.import_runs([export for export in runs])
+    everything = store.list_runs()
+    assert [r["label"] for r in everything] == ["run 4", "run 3", "run 2", "run 1", "run 0"]
+    first, second = store.list_runs(limit=2), store.list_runs(limit=2, offset=2)
+    assert [r["label"] for r in first] == ["run 4", "run 3"]
+    assert [r["label"] for r in second] == ["run 2", "run 1"]
+    assert store.list_runs(limit=2, offset=4)[0]["label"] == "run 0"
+    assert store.count_runs() == 5
+    assert all(r["n_results"] == len(base["results"]) and r["kernels"] for r in first + second)
+    assert "results" not in first[0]
+    assert export_runs_json([store.read_run(int(first[0]["id"]))])  # a listed run opens with its results
