@@ -27,6 +27,7 @@ LIVE_BENCH: Final = "live_bench"
 LIVE_PROFILE: Final = "live_profile"
 DELETE_PENDING: Final = "confirm_delete"
 PROFILE_FOLDERS: Final = "profile_folders"
+SOURCE_PAGES: Final = "why_source_pages"
 
 JobSlot = Literal["bench_job", "profile_job", "san_job"]
 """The session-state key under which a page keeps the id of its GPU job (one job per slot and session)."""
@@ -87,6 +88,11 @@ def upload_errors() -> dict[str, str]:
 def uploaded_reports() -> list[Upload]:
     """The uploaded reports in upload order."""
     return list((st.session_state.get(UPLOADS) or {}).values())
+
+
+def source_pages() -> dict[str, Any]:
+    """Source pages handed to the Why page this session, by file name (profiling.app.why.offer_source_page)."""
+    return st.session_state.setdefault(SOURCE_PAGES, {})
 
 
 def live_bench() -> dict[str, Any] | None:

@@ -1,0 +1,143 @@
+"""Warp-stall figures for the Why page: one stacked horizontal bar per launch, one colour per stall reason.
+
+Input is `profiling.analysis.stalls.stalls_frame` (columns label, reason, value, share, kind, meaning). Reasons
+keep ncu's names; the hover and the legend's group title carry the plain meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from profiling.analysis.stalls import REASONS
+from profiling.charts.style import kernel_color, plot_text
+
+Scale = Literal["cycles", "share"]
+
+# Families share a hue: reds global memory, oranges shared memory, greens "the scheduler had work".
+REASON_COLORS: dict[str, str] = {
+    "long_scoreboard": "#c0392b",
+    "lg_throttle": "#f1948a",
+    "short_scoreboard": "#e67e22",
+    "mio_throttle": "#f8c471",
+    "barrier": "#8e44ad",
+    "wait": "#8d6e63",
+    "math_pipe_throttle": "#1e8449",
+    "not_selected": "#82e0aa",
+    "selected": "#2874a6",
+    "dispatch_stall": "#17a2b8",
+    "no_instruction": "#7f8c8d",
+    "branch_resolving": "#bdc3c7",
+    "tex_throttle": "#f5b7b1",
+    "drain": "#a9cce3",
+    "imc_miss": "#d7bde2",
+    "membar": "#5d6d7e",
+    "sleeping": "#e8daef",
+    "gmma": "#b7950b",
+    "warpgroup_arrive": "#f7dc6f",
+    "misc": "#cacfd2",
+}
+_OTHER_COLOR = "#999999"
+_REASON_ORDER = list(REASONS)
+
+
+def reason_color(reason: str) -> str:
+    """The colour of a stall reason, the same in every figure."""
+    return REASON_COLORS.get(reason, _OTHER_COLOR)
+
+
+def _tick(label: str, kernel_id: str | None) -> str:
+    color = kernel_color(kernel_id) if kernel_id else "#333333"
+    return f'<span style="color:{color}">■</span> {plot_text(label)}'
+
+
+def stall_figure(
+    frame: pd.DataFrame,
+    scale: Scale = "cycles",
+    title: str = "Warp stalls per launch",
+    kernel_ids: dict[str, str] | None = None,
+    min_share: float = 0.005,
+) -> go.Figure:
+    """Stacked bars, one per launch (top to bottom in the frame's order), one segment per stall reason.
+
+    scale "cycles": warp cycles per issued instruction (ncu's Warp Cycles Per Issued Instruction split by
+    reason; the total is printed at each bar's end); "share": % of each launch's total. Launches whose values
+    are raw samples (no scale known) force "share". `kernel_ids` maps labels to catalog ids for the colour
+    mark beside each label. Reasons under `min_share` in every launch are left out of the legend and the bars.
+    """
+    fig = go.Figure()
+    if frame.empty:
+        fig.update_layout(title_text=f"{title}: no stall data", template="plotly_white", height=160)
+        return fig
+    if scale == "cycles" and (frame["kind"] != "cycles_per_issue").any():
+        scale = "share"
+    labels = list(dict.fromkeys(frame["label"]))
+    shown = frame.groupby("reason")["share"].max()
+    reasons = sorted(
+        (r for r in shown.index if shown[r] >= min_share),
+        key=lambda r: (_REASON_ORDER.index(r) if r in _REASON_ORDER else len(_REASON_ORDER), r),
+    )
+    column = "value" if scale == "cycles" else "share"
+    factor = 1.0 if scale == "cycles" else 100.0
+    unit = "warp cycles per issued instruction" if scale == "cycles" else "% of the launch's stall cycles"
+    for reason in reasons:
+        part = frame[frame["reason"] == reason].set_index("label").reindex(labels)
+        fig.add_trace(
+            go.Bar(
+                y=labels,
+                x=part[column].fillna(0.0) * factor,
+                customdata=list(zip(part["share"].fillna(0.0) * 100, part["value"].fillna(0.0), strict=True)),
+                orientation="h",
+                name=reason,
+                marker_color=reason_color(reason),
+                legendgroup=reason,
+                hovertemplate=(
+                    f"<b>%{{y}}</b><br><b>{reason}</b>: {plot_text(REASONS.get(reason, ''))}<br>"
+                    "%{customdata[1]:.2f} cycles per issued instruction, %{customdata[0]:.1f}% of the total"
+                    "<extra></extra>"
+                ),
+            )
+        )
+    if scale == "cycles":
+        totals = frame.groupby("label", sort=False)["value"].sum().reindex(labels)
+        fig.add_trace(
+            go.Scatter(
+                y=labels,
+                x=totals,
+                mode="text",
+                text=[f" {t:,.1f}" for t in totals],
+                textposition="middle right",
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+        fig.update_xaxes(range=[0, float(totals.max()) * 1.12])
+    else:
+        fig.update_xaxes(range=[0, 100], ticksuffix="%")
+    ids = kernel_ids or {}
+    fig.update_yaxes(
+        autorange="reversed",
+        tickmode="array",
+        tickvals=labels,
+        ticktext=[_tick(label, ids.get(label)) for label in labels],
+        title_text=None,
+    )
+    fig.update_xaxes(title_text=unit, showgrid=True, zeroline=True)
+    fig.update_layout(
+        title_text=plot_text(title),
+        barmode="stack",
+        template="plotly_white",
+        height=150 + 26 * len(labels) + 22 * (len(reasons) // 5 + 1),
+        margin={"l": 10, "r": 20, "t": 50, "b": 10},
+        legend={
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -0.12,
+            "x": 0,
+            "title_text": "stall reason (hover: meaning)",
+        },
+        bargap=0.25,
+    )
+    return fig
