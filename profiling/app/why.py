@@ -202,22 +202,23 @@ def kernel_ids(data: WhyData, labels: Iterable[str]) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 
 LINE_COLUMNS = [
-    "line", "samples", "% samples", "dominant stall", "instructions executed", "bank conflicts (n-way)",
-    "excess shared wavefronts", "excess global sectors", "source",
+    "line", "% samples", "source", "dominant stall", "samples", "instructions executed", "bank conflicts (n-way)",
+    "excess shared wavefronts", "excess global sectors",
 ]  # fmt: skip
+COMPACT_COLUMNS = ["line", "% samples", "dominant stall", "source"]
 
 
 def _row(summary: dict[str, Any], first: str, first_value: Any, text: str) -> dict[str, Any]:
     return {
         first: first_value,
-        "samples": summary["samples"],
         "% samples": summary["pct"],
+        "source" if first == "line" else "sass": text,
         "dominant stall": summary["dominant_stall"] or "",
+        "samples": summary["samples"],
         "instructions executed": summary["executed"],
         "bank conflicts (n-way)": summary["bank_conflict_n_way"],
         "excess shared wavefronts": summary["shared_excessive_wavefronts"],
         "excess global sectors": summary["global_excessive_sectors"],
-        "source" if first == "line" else "sass": text,
     }
 
 
@@ -227,28 +228,32 @@ def line_table(kernel: S.KernelSource) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=LINE_COLUMNS).sort_values("line", kind="stable").reset_index(drop=True)
 
 
-def hot_lines_table(kernel: S.KernelSource, top: int = 10) -> pd.DataFrame:
-    """The `top` lines by warp-stall samples; a kernel without line information gives its hottest instructions."""
+def hot_lines_table(kernel: S.KernelSource, top: int = 10, compact: bool = False) -> pd.DataFrame:
+    """The `top` lines by warp-stall samples (COMPACT_COLUMNS only when `compact`); a kernel without line
+    information gives its hottest instructions."""
     if not kernel.lines:
-        return instruction_table(kernel, kernel.hottest_instructions(top))
+        table = instruction_table(kernel, kernel.hottest_instructions(top))
+        return table[["offset", "% samples", "dominant stall", "sass"]] if compact else table
     rows = [_row(s, "line", s["line"], s["source"].strip()) for s in kernel.hottest_lines(top)]
-    return pd.DataFrame(rows, columns=LINE_COLUMNS)
+    table = pd.DataFrame(rows, columns=LINE_COLUMNS)
+    return table[COMPACT_COLUMNS] if compact else table
 
 
 def instruction_table(kernel: S.KernelSource, instructions: Iterable[S.Instruction]) -> pd.DataFrame:
-    """SASS rows with the same columns as the lines (the address in place of the line number)."""
+    """SASS rows with the same columns as the lines; "offset" is the address less the kernel's first one (as
+    nvdisasm and the static SASS count them)."""
     total = kernel.total_samples
+    start = min(kernel.instructions, default=0)
     rows = []
     for ins in instructions:
         d = ins.to_dict(total)
         summary = {
             **d,
-            "dominant_stall": d["dominant_stall"],
             "shared_excessive_wavefronts": d["shared_excessive_wavefronts"] or 0.0,
             "global_excessive_sectors": d["global_excessive_sectors"] or 0.0,
         }
-        rows.append(_row(summary, "address", d["address"], ins.sass))
-    columns = ["address", *LINE_COLUMNS[1:-1], "sass"]
+        rows.append(_row(summary, "offset", f"0x{ins.address - start:04x}", ins.sass))
+    columns = ["offset", "% samples", "sass", *LINE_COLUMNS[3:]]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -350,12 +355,13 @@ def ranked_table(expl: X.Explanation, top: int = 10) -> pd.DataFrame:
             "after": X.fmt(item.after, item.unit) if item.key != "clock" else "",
             "change": X.change_text(item.before, item.after) if item.key != "clock" else "",
             "score": round(item.score, 3),
-            "time effect": f"{item.effect_pct:+.0f}%" if item.carried else "",
+            "time carried": f"{item.effect_pct:+.0f}%" if item.carried else "",
             "interpretation": item.sentence,
         }
         for n, item in enumerate(expl.top(top), 1)
     ]
-    return pd.DataFrame(rows)
+    columns = ["rank", "what moved", "before", "after", "change", "score", "time carried", "interpretation"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def explain_step(data: WhyData, base_label: str, cand_label: str) -> StepView:
@@ -376,6 +382,6 @@ def explain_step(data: WhyData, base_label: str, cand_label: str) -> StepView:
         measured=measured_table(expl),
         ranked=ranked_table(expl),
         stalls=stall_frame(data, [base_label, cand_label]),
-        hot_before=hot_lines_table(src_b, 5) if src_b is not None else None,
-        hot_after=hot_lines_table(src_a, 5) if src_a is not None else None,
+        hot_before=hot_lines_table(src_b, 5, compact=True) if src_b is not None else None,
+        hot_after=hot_lines_table(src_a, 5, compact=True) if src_a is not None else None,
     )

@@ -37,6 +37,9 @@ COLUMNS = {
 }
 
 
+COMPACT = {**COLUMNS, "source": st.column_config.TextColumn("source", width="medium")}
+
+
 @st.cache_resource(show_spinner="Reading the capture…")
 def _capture(name: str, raw: str, cuda_sass: str | None, sass: str | None) -> why.WhyData:
     """A bundled capture, parsed once per server (read-only afterwards)."""
@@ -78,16 +81,16 @@ def data_sources(chosen: Bundle | None) -> dict[str, Loader]:
 def stall_section(data: why.WhyData) -> None:
     labels = list(data.labels())
     chosen = st.multiselect("Launches", labels, default=why.ladder_labels(data), key=f"stall_pick:{data.name}")
-    scale = st.radio("Scale", ["cycles", "share"], horizontal=True, key="stall_scale",
+    scale = st.radio("Scale", ["share", "cycles"], horizontal=True, key="stall_scale",
                      format_func=lambda s: {"cycles": "warp cycles per issued instruction",
                                             "share": "% of each launch"}[s])  # fmt: skip
     frame = why.stall_frame(data, chosen)
     st.plotly_chart(stall_figure(frame, scale, "Warp stalls per launch", why.kernel_ids(data, chosen)), key="stalls")
-    st.caption(
-        "Each bar splits ncu's Warp Cycles Per Issued Instruction by stall reason; 'selected' is the one cycle an "
-        "issue takes. Hover a segment for the reason's meaning. " + ", ".join(f"**{r}**: {m}" for r, m in
-                                                                              list(ST.REASONS.items())[:8])
-    )  # fmt: skip
+    shown = [r for r in ST.REASONS if r in set(frame["reason"])]
+    with st.expander("What each stall reason means"):
+        st.caption("Each bar splits ncu's Warp Cycles Per Issued Instruction (printed at its end) by stall reason.")
+        st.dataframe(pd.DataFrame({"reason": shown, "meaning": [ST.meaning(r) for r in shown]}), hide_index=True,
+                     width="stretch")  # fmt: skip
 
 
 def _table(frame: pd.DataFrame, key: str, select: bool = False, height: int | None = None):
@@ -153,25 +156,25 @@ def explain_section(data: why.WhyData) -> None:
         st.markdown(f"**What {ui.safe_md(cand)} adds (catalog):** {ui.safe_md(expl.adds)}")
     for warning in expl.warnings:
         st.caption(f"Note: {ui.safe_md(warning)}")
-    measured, stalls = st.columns([2, 3])
-    measured.dataframe(
-        view.measured,
-        hide_index=True,
-        width="stretch",
-        column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("before", "after")},
-    )
-    stalls.plotly_chart(stall_figure(view.stalls, "cycles", "Stalls before / after", why.kernel_ids(data, [base, cand])),
-                        key="step_stalls")  # fmt: skip
+    cells = st.columns(3)
+    for cell, (_, row) in zip(cells, view.measured.iterrows(), strict=True):
+        if row["after"] is None or pd.isna(row["after"]):
+            cell.metric(row["measure"], "-")
+            continue
+        delta = f"{row['change']} (from {row['before']:,.2f})" if row["change"] else None
+        cell.metric(row["measure"], f"{row['after']:,.2f}", delta,
+                    delta_color="inverse" if row["measure"].startswith("time") else "normal")  # fmt: skip
+    st.plotly_chart(stall_figure(view.stalls, "cycles", f"Warp stalls: {base} → {cand}",
+                                 why.kernel_ids(data, [base, cand])), key="step_stalls")  # fmt: skip
     st.subheader("What moved, ranked by how much of the time it explains")
-    st.dataframe(view.ranked, hide_index=True, width="stretch",
-                 column_config={"interpretation": st.column_config.TextColumn(width="large")})  # fmt: skip
-    before, after = st.columns(2)
-    for col, side, table in ((before, base, view.hot_before), (after, cand, view.hot_after)):
-        col.markdown(f"**Hottest lines of {ui.safe_md(side)}**")
+    st.markdown("\n".join(f"{n}. {ui.safe_md(i.sentence)}" for n, i in enumerate(expl.top(5), 1)))
+    st.dataframe(view.ranked.drop(columns="interpretation"), hide_index=True, width="stretch", key="ranked")
+    for when, side, table in (("before", base, view.hot_before), ("after", cand, view.hot_after)):
+        st.markdown(f"**Hottest lines {when}: {ui.safe_md(side)}**")
         if table is None:
-            col.caption("No source page for this launch.")
+            st.caption("No source page for this launch.")
         else:
-            col.dataframe(table, hide_index=True, width="stretch", column_config=COLUMNS, key=f"hot_{side}")
+            st.dataframe(table, hide_index=True, width="stretch", column_config=COMPACT, key=f"hot_{when}")
     if view.diff:
         with st.expander(f"Code change: {ui.safe_md(base)} → {ui.safe_md(cand)}"):
             st.code(view.diff, language="diff")

@@ -100,22 +100,25 @@ def stall_figure(
                 ),
             )
         )
-    if scale == "cycles":
-        totals = frame.groupby("label", sort=False)["value"].sum().reindex(labels)
-        fig.add_trace(
-            go.Scatter(
-                y=labels,
-                x=totals,
-                mode="text",
-                text=[f" {t:,.1f}" for t in totals],
-                textposition="middle right",
-                showlegend=False,
-                hoverinfo="skip",
-            )
+    # Each bar's total warp cycles per issued instruction at its end (at 100% in the share view).
+    totals = frame.groupby("label", sort=False)["value"].sum().reindex(labels)
+    known = bool((frame["kind"] == "cycles_per_issue").all())
+    suffix = " cycles/inst" if scale == "share" else ""
+    fig.add_trace(
+        go.Scatter(
+            y=labels,
+            x=totals if scale == "cycles" else [100.0] * len(labels),
+            mode="text",
+            text=[f" {t:,.1f}{suffix}" if known else "" for t in totals],
+            textposition="middle right",
+            showlegend=False,
+            hoverinfo="skip",
         )
+    )
+    if scale == "cycles":
         fig.update_xaxes(range=[0, float(totals.max()) * 1.12])
     else:
-        fig.update_xaxes(range=[0, 100], ticksuffix="%")
+        fig.update_xaxes(range=[0, 125 if known else 100], tickvals=[0, 20, 40, 60, 80, 100], ticksuffix="%")
     ids = kernel_ids or {}
     fig.update_yaxes(
         autorange="reversed",
@@ -125,18 +128,23 @@ def stall_figure(
         title_text=None,
     )
     fig.update_xaxes(title_text=unit, showgrid=True, zeroline=True)
+    # Fixed pixels: bars of 26 px, the axis title, then the legend (about 4 reasons a row at 1024 px wide).
+    plot_px = 30 + 26 * len(labels)
+    legend_rows = -(-len(reasons) // 4)
+    bottom = 70 + 26 * legend_rows
     fig.update_layout(
         title_text=plot_text(title),
         barmode="stack",
         template="plotly_white",
-        height=150 + 26 * len(labels) + 22 * (len(reasons) // 5 + 1),
-        margin={"l": 10, "r": 20, "t": 50, "b": 10},
+        height=plot_px + 50 + bottom,
+        margin={"l": 10, "r": 20, "t": 50, "b": bottom},
         legend={
             "orientation": "h",
             "yanchor": "top",
-            "y": -0.12,
+            "y": -62 / plot_px,
             "x": 0,
-            "title_text": "stall reason (hover: meaning)",
+            "xref": "container",
+            "title": {"text": "stall reason (hover a bar for its meaning)", "side": "top left"},
         },
         bargap=0.25,
     )
