@@ -52,6 +52,7 @@ class WhyData:
     _index: dict[str, tuple[KernelLaunch | None, S.KernelSource | None]] = field(
         default_factory=dict, init=False, repr=False
     )
+    _stalls: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         sections: dict[str, list[S.KernelSource]] = {}
@@ -163,33 +164,30 @@ def ladder_pairs(data: WhyData) -> list[tuple[str, str]]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _label_stalls(data: WhyData, label: str) -> list[dict[str, Any]]:
+    """One label's rows of the stall frame (cached on the data: a breakdown reads every metric of the launch)."""
+    if label in data._stalls:
+        return data._stalls[label]
+    launch, kernel = data._index.get(label, (None, None))
+    rows: list[dict[str, Any]] = []
+    if launch is not None:
+        rows = ST.stalls_frame([launch], [label]).to_dict("records")
+    if not rows and kernel is not None and kernel.total_samples:
+        totals = kernel.stall_totals()
+        whole = sum(totals.values())
+        rows = [
+            {"label": label, "reason": r, "value": v, "share": v / whole, "kind": "samples", "meaning": ST.meaning(r)}
+            for r, v in totals.items()
+        ]
+    data._stalls[label] = rows
+    return rows
+
+
 def stall_frame(data: WhyData, labels: list[str]) -> pd.DataFrame:
-    """stalls_frame of the chosen launches; a label without counters uses its source page's sampled stalls."""
-    known = data.labels()
-    launches = [(label, known.get(label)) for label in labels]
-    frame = ST.stalls_frame([x for _, x in launches if x is not None], [lab for lab, x in launches if x is not None])
-    extra = []
-    for label, launch in launches:
-        kernel = data.kernel_source(label)
-        if (launch is None or label not in set(frame["label"])) and kernel is not None and kernel.total_samples:
-            totals = kernel.stall_totals()
-            whole = sum(totals.values())
-            extra += [
-                {
-                    "label": label,
-                    "reason": r,
-                    "value": v,
-                    "share": v / whole,
-                    "kind": "samples",
-                    "meaning": ST.meaning(r),
-                }
-                for r, v in totals.items()
-            ]
-    if extra:
-        frame = pd.concat([frame, pd.DataFrame(extra)], ignore_index=True)
-        order = {label: i for i, label in enumerate(labels)}
-        frame = frame.sort_values("label", key=lambda s: s.map(order), kind="stable")
-    return frame
+    """profiling.analysis.stalls.stalls_frame of the chosen labels, in their order; a label without counters
+    (a source page alone) uses its page's sampled stalls (kind "samples")."""
+    rows = [row for label in labels for row in _label_stalls(data, label)]
+    return pd.DataFrame.from_records(rows, columns=["label", "reason", "value", "share", "kind", "meaning"])
 
 
 def kernel_ids(data: WhyData, labels: Iterable[str]) -> dict[str, str]:
@@ -364,6 +362,16 @@ def ranked_table(expl: X.Explanation, top: int = 10) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+def _hot(kernel: S.KernelSource | None, computed: list[dict[str, Any]]) -> pd.DataFrame | None:
+    """The compact hot-lines table, from the lines `explain` already ranked when it had them."""
+    if kernel is None:
+        return None
+    if not computed:
+        return hot_lines_table(kernel, 5, compact=True)
+    rows = [_row(s, "line", s["line"], s["source"].strip()) for s in computed]
+    return pd.DataFrame(rows, columns=LINE_COLUMNS)[COMPACT_COLUMNS]
+
+
 def explain_step(data: WhyData, base_label: str, cand_label: str) -> StepView:
     """The Explain section for two labels of `data` (InvalidInput-free: a label without counters gives an
     explanation with no items and a warning)."""
@@ -382,6 +390,6 @@ def explain_step(data: WhyData, base_label: str, cand_label: str) -> StepView:
         measured=measured_table(expl),
         ranked=ranked_table(expl),
         stalls=stall_frame(data, [base_label, cand_label]),
-        hot_before=hot_lines_table(src_b, 5, compact=True) if src_b is not None else None,
-        hot_after=hot_lines_table(src_a, 5, compact=True) if src_a is not None else None,
+        hot_before=_hot(src_b, expl.hot_lines_before),
+        hot_after=_hot(src_a, expl.hot_lines_after),
     )

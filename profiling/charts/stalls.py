@@ -10,6 +10,7 @@ from typing import Literal
 
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from profiling.analysis.stalls import REASONS
 from profiling.charts.style import kernel_color, plot_text
@@ -40,6 +41,7 @@ REASON_COLORS: dict[str, str] = {
     "misc": "#cacfd2",
 }
 _OTHER_COLOR = "#999999"
+_TEMPLATE = pio.templates["plotly_white"]
 _REASON_ORDER = list(REASONS)
 
 
@@ -67,10 +69,8 @@ def stall_figure(
     are raw samples (no scale known) force "share". `kernel_ids` maps labels to catalog ids for the colour
     mark beside each label. Reasons under `min_share` in every launch are left out of the legend and the bars.
     """
-    fig = go.Figure()
     if frame.empty:
-        fig.update_layout(title_text=f"{title}: no stall data", template="plotly_white", height=160)
-        return fig
+        return go.Figure(layout={"title": {"text": f"{plot_text(title)}: no stall data"}, "height": 160})
     if scale == "cycles" and (frame["kind"] != "cycles_per_issue").any():
         scale = "share"
     labels = list(dict.fromkeys(frame["label"]))
@@ -79,66 +79,71 @@ def stall_figure(
         (r for r in shown.index if shown[r] >= min_share),
         key=lambda r: (_REASON_ORDER.index(r) if r in _REASON_ORDER else len(_REASON_ORDER), r),
     )
-    column = "value" if scale == "cycles" else "share"
     factor = 1.0 if scale == "cycles" else 100.0
-    unit = "warp cycles per issued instruction" if scale == "cycles" else "% of the launch's stall cycles"
+    numbers = frame.set_index("label")[["reason", "value", "share"]]
+    by_reason = {r: part[["value", "share"]].reindex(labels).fillna(0.0) for r, part in numbers.groupby("reason")}
+    # One constructor call with plain dicts: plotly validates the figure once (add_trace and update_* each
+    # validate again, which made this figure cost a few hundred ms).
+    traces: list[dict] = []
     for reason in reasons:
-        part = frame[frame["reason"] == reason].set_index("label").reindex(labels)
-        fig.add_trace(
-            go.Bar(
-                y=labels,
-                x=part[column].fillna(0.0) * factor,
-                customdata=list(zip(part["share"].fillna(0.0) * 100, part["value"].fillna(0.0), strict=True)),
-                orientation="h",
-                name=reason,
-                marker_color=reason_color(reason),
-                legendgroup=reason,
-                hovertemplate=(
+        part = by_reason[reason]
+        traces.append(
+            {
+                "type": "bar",
+                "y": labels,
+                "x": list(part["value" if scale == "cycles" else "share"] * factor),
+                "customdata": list(zip(part["share"] * 100, part["value"], strict=True)),
+                "orientation": "h",
+                "name": reason,
+                "marker": {"color": reason_color(reason)},
+                "legendgroup": reason,
+                "hovertemplate": (
                     f"<b>%{{y}}</b><br><b>{reason}</b>: {plot_text(REASONS.get(reason, ''))}<br>"
                     "%{customdata[1]:.2f} cycles per issued instruction, %{customdata[0]:.1f}% of the total"
                     "<extra></extra>"
                 ),
-            )
+            }
         )
     # Each bar's total warp cycles per issued instruction at its end (at 100% in the share view).
     totals = frame.groupby("label", sort=False)["value"].sum().reindex(labels)
     known = bool((frame["kind"] == "cycles_per_issue").all())
     suffix = " cycles/inst" if scale == "share" else ""
-    fig.add_trace(
-        go.Scatter(
-            y=labels,
-            x=totals if scale == "cycles" else [100.0] * len(labels),
-            mode="text",
-            text=[f" {t:,.1f}{suffix}" if known else "" for t in totals],
-            textposition="middle right",
-            showlegend=False,
-            hoverinfo="skip",
-        )
+    traces.append(
+        {
+            "type": "scatter",
+            "y": labels,
+            "x": list(totals) if scale == "cycles" else [100.0] * len(labels),
+            "mode": "text",
+            "text": [f" {t:,.1f}{suffix}" if known else "" for t in totals],
+            "textposition": "middle right",
+            "showlegend": False,
+            "hoverinfo": "skip",
+        }
     )
+    unit = "warp cycles per issued instruction" if scale == "cycles" else "% of the launch's stall cycles"
+    xaxis: dict = {"title": {"text": unit}, "showgrid": True, "zeroline": True}
     if scale == "cycles":
-        fig.update_xaxes(range=[0, float(totals.max()) * 1.12])
+        xaxis["range"] = [0, float(totals.max()) * 1.12]
     else:
-        fig.update_xaxes(range=[0, 125 if known else 100], tickvals=[0, 20, 40, 60, 80, 100], ticksuffix="%")
+        xaxis.update(range=[0, 125 if known else 100], tickvals=[0, 20, 40, 60, 80, 100], ticksuffix="%")
     ids = kernel_ids or {}
-    fig.update_yaxes(
-        autorange="reversed",
-        tickmode="array",
-        tickvals=labels,
-        ticktext=[_tick(label, ids.get(label)) for label in labels],
-        title_text=None,
-    )
-    fig.update_xaxes(title_text=unit, showgrid=True, zeroline=True)
     # Fixed pixels: bars of 26 px, the axis title, then the legend (about 4 reasons a row at 1024 px wide).
     plot_px = 30 + 26 * len(labels)
-    legend_rows = -(-len(reasons) // 4)
-    bottom = 70 + 26 * legend_rows
-    fig.update_layout(
-        title_text=plot_text(title),
-        barmode="stack",
-        template="plotly_white",
-        height=plot_px + 50 + bottom,
-        margin={"l": 10, "r": 20, "t": 50, "b": bottom},
-        legend={
+    bottom = 70 + 26 * -(-len(reasons) // 4)
+    layout = {
+        "title": {"text": plot_text(title)},
+        "barmode": "stack",
+        "template": _TEMPLATE,
+        "height": plot_px + 50 + bottom,
+        "margin": {"l": 10, "r": 20, "t": 50, "b": bottom},
+        "xaxis": xaxis,
+        "yaxis": {
+            "autorange": "reversed",
+            "tickmode": "array",
+            "tickvals": labels,
+            "ticktext": [_tick(label, ids.get(label)) for label in labels],
+        },
+        "legend": {
             "orientation": "h",
             "yanchor": "top",
             "y": -62 / plot_px,
@@ -146,6 +151,6 @@ def stall_figure(
             "xref": "container",
             "title": {"text": "stall reason (hover a bar for its meaning)", "side": "top left"},
         },
-        bargap=0.25,
-    )
-    return fig
+        "bargap": 0.25,
+    }
+    return go.Figure(data=traces, layout=layout)
