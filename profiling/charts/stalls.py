@@ -127,9 +127,9 @@ def stall_figure(
     else:
         xaxis.update(range=[0, 125 if known else 100], tickvals=[0, 20, 40, 60, 80, 100], ticksuffix="%")
     ids = kernel_ids or {}
-    # Fixed pixels: bars of 26 px, the axis title, then the legend (about 4 reasons a row at 1024 px wide).
+    # Fixed pixels: bars of 26 px, the axis title, then the legend (three reasons a row).
     plot_px = 30 + 26 * len(labels)
-    bottom = 70 + 26 * -(-len(reasons) // 4)
+    bottom = 80 + 24 * -(-len(reasons) // 3)
     layout = {
         "title": {"text": plot_text(title)},
         "barmode": "stack",
@@ -148,7 +148,9 @@ def stall_figure(
             "yanchor": "top",
             "y": -62 / plot_px,
             "x": 0,
-            "xref": "container",
+            # A third of the plot's width per entry: three reasons a row fit under the bars at any width.
+            "entrywidth": 0.33,
+            "entrywidthmode": "fraction",
             "title": {"text": "stall reason (hover a bar for its meaning)", "side": "top left"},
         },
         "bargap": 0.25,
