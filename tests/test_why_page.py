@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from profiling.analysis import explain as X
 from profiling.app import why
 from profiling.charts.stalls import REASON_COLORS, stall_figure
+from profiling.nsight import load as L
 from profiling.nsight import source_load as SL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -183,3 +184,35 @@ def test_a_handed_over_source_page_is_offered(no_gpu) -> None:
     at.selectbox(key="why_source").set_value(label).run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("no counters" in plain(s.value) for s in at.success)
+
+
+def test_uploaded_reports_with_stalls_and_any_two_launches(no_gpu) -> None:
+    at = why_page()
+    report = L.load_report(H100 / "ncu_why_4096_raw.csv")
+    at.session_state["uploads"] = {"why.csv:0": ("why.csv", report)}
+    at.run()
+    at.selectbox(key="why_source").set_value("uploaded reports (this session)").run()
+    assert not at.exception, [e.value for e in at.exception]
+    step_key = next(s.key for s in at.selectbox if s.key and s.key.startswith("step:"))
+    at.selectbox(key=step_key).set_value("any two launches").run()
+    at.selectbox(key="x_base").set_value("v5").run()
+    at.selectbox(key="x_cand").set_value("v9-regdb").run()
+    assert not at.exception, [e.value for e in at.exception]
+    summary = plain(at.success[0].value)
+    assert summary.startswith("v5 -> v9-regdb: time -") and "us)" in summary
+    assert not [df for df in at.dataframe if list(df.value.columns) == why.COMPACT_COLUMNS]  # no source page
+    assert sum("No source page for this launch." in c.value for c in at.caption) == 2
+
+
+def test_static_sass_toggle(no_gpu) -> None:
+    from profiling.analysis.sass import find_binary
+    from profiling.gpu.env import tool_path
+
+    if tool_path("nvcc") is None or find_binary("nvdisasm") is None:
+        pytest.skip("needs nvcc and nvdisasm")
+    at = why_page()
+    at.toggle(key="static_sass").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    mix = next(df.value for df in at.dataframe if "main loop" in df.value.columns).set_index("instructions")
+    assert mix.loc["FFMA", "main loop"] == 512 and mix.loc["LDS.128 (16-byte shared loads)", "main loop"] == 32
+    assert mix.loc["FFMA per shared load (main loop)", "main loop"] == pytest.approx(16.0)

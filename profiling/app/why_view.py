@@ -120,7 +120,7 @@ def source_section(data: why.WhyData) -> None:
     else:
         st.info("No source counters for this kernel in the chosen data: showing its static SASS (nvcc, no GPU).")
     kid = data.catalog_id(label)
-    if kid and get_kernel(kid).source and (kernel is None or st.toggle("Static SASS and instruction mix", key="st")):
+    if kid and get_kernel(kid).source and (kernel is None or st.toggle("Static SASS and instruction mix", key="static_sass")):
         static_view(kid)
 
 
