@@ -141,7 +141,7 @@ def test_profile_command_full_base_clock_extra_metrics_and_template_kernels() ->
         "out.ncu-rep",
         ["tiled-8", "tiled-16", "v1"],
         metric_set="full",
-        extra_metrics=["smsp__cycles_active.avg", "dram__bytes.sum"],
+        extra_metrics=["smsp__inst_executed.sum", "dram__bytes.sum"],
         clock_control="base",
         python=PY,
     )
@@ -158,7 +158,7 @@ def test_profile_command_full_base_clock_extra_metrics_and_template_kernels() ->
     ]
     assert args[8:10] == ["--set", "full"]
     assert args[10] == "--metrics"
-    assert args[11] == ",".join([*M.QUICK_METRICS, "smsp__cycles_active.avg"])
+    assert args[11] == ",".join([*M.QUICK_METRICS, "smsp__inst_executed.sum"])
     assert args[12:] == ["-f", "-o", "out.ncu-rep", PY, "-m", "profiling", "worker", "--job", "job.json"]
 
 

@@ -29,6 +29,7 @@ LIVE_BENCH: Final = "live_bench"
 LIVE_PROFILE: Final = "live_profile"
 DELETE_PENDING: Final = "confirm_delete"
 PROFILE_FOLDERS: Final = "profile_folders"
+SOURCE_PAGES: Final = "why_source_pages"
 
 JobSlot = Literal["bench_job", "profile_job", "san_job"]
 """The session-state key under which a page keeps the id of its GPU job (one job per slot and session)."""
@@ -102,6 +103,11 @@ def _uploaded() -> list[tuple[str, Any]]:
     cached = shared_uploads()
     found = [(name, cached.get(key)) for key, name in (st.session_state.get(UPLOADS) or {}).items()]
     return [(name, parsed) for name, parsed in found if parsed is not None]
+
+
+def source_pages() -> dict[str, Any]:
+    """Source pages handed to the Why page this session, by file name (profiling.app.why.offer_source_page)."""
+    return st.session_state.setdefault(SOURCE_PAGES, {})
 
 
 def live_bench() -> dict[str, Any] | None:

@@ -77,12 +77,29 @@ CEILING_METRICS: tuple[str, ...] = (
     "l1tex__cycles_elapsed.avg.per_second",
 )
 
+STALL_REASONS_PER_ISSUE: tuple[str, ...] = (
+    "barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle", "long_scoreboard",
+    "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected", "selected",
+    "short_scoreboard", "sleeping", "tex_throttle", "wait",
+)  # fmt: skip
+# Warp cycles per issued instruction split by stall reason (profiling.analysis.stalls), their total, and the
+# factors of the time split (profiling.analysis.explain): all in the H100 full-set captures and gh100's listing.
+STALL_METRICS: tuple[str, ...] = (
+    *(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS_PER_ISSUE),
+    "smsp__average_warp_latency_per_inst_issued.ratio",
+    "smsp__inst_issued.sum",
+    "smsp__warps_active.avg.per_cycle_active",
+    "smsp__cycles_active.avg",
+    "smsp__cycles_elapsed.avg",
+)
+
 QUICK_METRICS: tuple[str, ...] = (
     *LAUNCH_METRICS,
     *OCCUPANCY_METRICS,
     *BANK_CONFLICT_METRICS,
     *WORK_METRICS,
     *CEILING_METRICS,
+    *STALL_METRICS,
 )
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,27 @@
+"""Why: warp-stall breakdowns, source and SASS hot spots, and the explanation of a step between two kernels, on the
+bundled full-set captures (no GPU needed), uploaded reports or this session's profile."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from profiling.app import state, why_view
+
+st.title("Why")
+st.caption(
+    "Why one kernel beats another: where its warps wait (stall reasons), which source lines and SASS instructions "
+    "they wait on, and which counters moved between two versions."
+)
+sources = why_view.data_sources(state.frame().bundle)
+if not sources:
+    st.info("No capture with warp-stall data: profile with the quick or full set, or upload a report or source page.")
+    st.stop()
+name = st.selectbox("Data", list(sources), key="why_source")
+data = sources[name]()
+
+st.header("Warp-stall breakdown")
+why_view.stall_section(data)
+st.header("Source and SASS hot spots")
+why_view.source_section(data)
+st.header("Explain a step")
+why_view.explain_section(data)

@@ -1,0 +1,395 @@
+"""What the Why page shows, as pure functions over parsed data: stall breakdowns, the source view with per-line
+costs and SASS, the static SASS mix, and the explanation of a step.
+
+A `WhyData` is one set of launches (a raw or details page) and, where there is one, the source page of the same
+report. Bundled captures (results/<device>-<date>/ncu_<name>_raw.csv with source_<name>_{cuda_sass,sass}.csv.gz
+beside it), uploaded reports and uploaded source pages all become one.
+
+For the Reports page (issue 18): `offer_source_page(name, page)` hands an uploaded, parsed source page to the Why
+page for this session; `source_page_data(name, page)` is the conversion it uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from kernels.catalog import CATALOG, reference_for
+from kernels.registry import get_kernel
+from profiling.analysis import explain as X
+from profiling.analysis import stalls as ST
+from profiling.analysis.sass import StaticSass
+from profiling.app import kernel_facts, state
+from profiling.nsight import load as ncu_load
+from profiling.nsight import report as ncu_report
+from profiling.nsight import source as S
+from profiling.nsight import source_load as SL
+from profiling.nsight.report import KernelLaunch, match_catalog
+
+_RAW = re.compile(r"^ncu_(.+)_raw\.csv$")
+_STALL_MARKERS = ("issue_stalled", "Warp State Statistics")
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class WhyData:
+    """Launches and, where known, their source page, under one name. Each launch is paired with the page's
+    section of the same function (the i-th launch of a function with its i-th section: both are in report order)."""
+
+    name: str
+    launches: list[KernelLaunch] = field(default_factory=list)
+    page: S.SourcePage | None = None
+    _index: dict[str, tuple[KernelLaunch | None, S.KernelSource | None]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _stalls: dict[str, list[dict[str, Any]]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        sections: dict[str, list[S.KernelSource]] = {}
+        for kernel in self.page.kernels if self.page else ():
+            sections.setdefault(S.short_name(kernel.name), []).append(kernel)
+        sizes = {hit[1] for x in self.launches if (hit := match_catalog(x))}
+        for launch in self.launches:
+            hit = match_catalog(launch)
+            label = (hit[0] if len(sizes) == 1 else f"{hit[0]} @ {hit[1]}") if hit else S.short_name(launch.name)
+            if label in self._index:
+                label = f"{label} #{launch.id}"
+            same = sections.get(S.short_name(launch.name)) or []
+            self._index[label] = (launch, same.pop(0) if same else None)
+        for rest in sections.values():
+            for kernel in rest:
+                label = kernel.catalog_id or S.short_name(kernel.name)
+                while label in self._index:
+                    label += "'"
+                self._index[label] = (None, kernel)
+
+    def labels(self) -> dict[str, KernelLaunch | None]:
+        """Label -> launch: the catalog id (with the size when the data has several), else the short function
+        name; sections of the source page without a launch (a source page alone) map to None."""
+        return {label: launch for label, (launch, _) in self._index.items()}
+
+    def catalog_id(self, label: str) -> str | None:
+        launch, kernel = self._index.get(label, (None, None))
+        hit = match_catalog(launch) if launch is not None else None
+        return hit[0] if hit else (kernel.catalog_id if kernel is not None else None)
+
+    def kernel_source(self, label: str) -> S.KernelSource | None:
+        """The source-page section of a label, if the data has a source page."""
+        return self._index.get(label, (None, None))[1]
+
+    def reference(self, launch: KernelLaunch) -> KernelLaunch | None:
+        """cuBLAS (or cuBLAS HGEMM) of the same size in this data, for % of cuBLAS."""
+        hit = match_catalog(launch)
+        spec = next((s for s in CATALOG if hit and s.id == hit[0]), None)
+        ref = reference_for(spec) if spec else None
+        return X.find_launch(self.launches, ref.id, hit[1]) if ref is not None and hit else None
+
+
+def has_stall_data(report: ncu_report.Report) -> bool:
+    return any(ST.stall_breakdown(x) is not None for x in report.launches)
+
+
+def bundled_captures(folder: Path) -> list[tuple[Path, Path | None, Path | None]]:
+    """(raw page, cuda,sass source page, sass source page) of each capture in a bundle folder whose raw page has
+    stall metrics (checked on its header line alone)."""
+    found = []
+    for raw in sorted(folder.glob("ncu_*_raw.csv")):
+        match = _RAW.match(raw.name)
+        with raw.open(encoding="utf-8", errors="replace") as fh:
+            header = fh.readline()
+        if not match or not any(m in header for m in _STALL_MARKERS):
+            continue
+        pages = [folder / f"source_{match.group(1)}_{view}.csv.gz" for view in ("cuda_sass", "sass")]
+        found.append((raw, *(p if p.is_file() else None for p in pages)))
+    return found
+
+
+def load_capture(name: str, raw: Path, cuda_sass: Path | None = None, sass: Path | None = None) -> WhyData:
+    """A bundled capture: its raw page and its source page (both views merged, so cuBLAS's SASS-only sections
+    are there too), the catalog's .cu text attached."""
+    report = ncu_load.load_report(raw)
+    page = None
+    views = [SL.read_source_file(p) for p in (cuda_sass, sass) if p is not None]
+    if views:
+        page = SL.merge_views(views[0], views[1]) if len(views) == 2 else views[0]
+        compiled = raw.parent / SL.COMPILED_SOURCES_DIR
+        SL.attach_catalog_source(page, compiled if compiled.is_dir() else None)
+    return WhyData(name, report.launches, page)
+
+
+def report_data(name: str, reports: Iterable[tuple[str, ncu_report.Report]]) -> WhyData | None:
+    """Uploaded or profiled reports with stall metrics, as one data set (None when none has them)."""
+    launches = [x for _, report in reports if has_stall_data(report) for x in report.launches]
+    return WhyData(name, launches) if launches else None
+
+
+def source_page_data(name: str, page: S.SourcePage) -> WhyData:
+    """A source page on its own: the source view and its sampled stalls, no counters."""
+    SL.attach_catalog_source(page)
+    return WhyData(name, [], page)
+
+
+def offer_source_page(name: str, page: S.SourcePage) -> None:
+    """Make an uploaded source page a data source of the Why page for this browser session (Reports page hook)."""
+    state.source_pages()[name] = page
+
+
+def ladder_labels(data: WhyData) -> list[str]:
+    """The ladder's kernels present in the data, in ladder order (every label when none is a ladder kernel)."""
+    order = list(dict.fromkeys(k for step in X.ladder_steps() for k in step))
+    labels = data.labels()
+    by_id = {data.catalog_id(label): label for label in labels}
+    chosen = [by_id[k] for k in order if k in by_id]
+    return chosen or list(labels)
+
+
+def ladder_pairs(data: WhyData) -> list[tuple[str, str]]:
+    """The catalog's ladder steps (explain.ladder_steps) whose two kernels are both in the data, as labels."""
+    by_id = {data.catalog_id(label): label for label in data.labels()}
+    return [(by_id[a], by_id[b]) for a, b in X.ladder_steps() if a in by_id and b in by_id]
+
+
+# ---------------------------------------------------------------------------------------------
+# Stalls
+# ---------------------------------------------------------------------------------------------
+
+
+def _label_stalls(data: WhyData, label: str) -> list[dict[str, Any]]:
+    """One label's rows of the stall frame (cached on the data: a breakdown reads every metric of the launch)."""
+    if label in data._stalls:
+        return data._stalls[label]
+    launch, kernel = data._index.get(label, (None, None))
+    rows: list[dict[str, Any]] = []
+    if launch is not None:
+        rows = ST.stalls_frame([launch], [label]).to_dict("records")
+    if not rows and kernel is not None and kernel.total_samples:
+        totals = kernel.stall_totals()
+        whole = sum(totals.values())
+        rows = [
+            {"label": label, "reason": r, "value": v, "share": v / whole, "kind": "samples", "meaning": ST.meaning(r)}
+            for r, v in totals.items()
+        ]
+    data._stalls[label] = rows
+    return rows
+
+
+def stall_frame(data: WhyData, labels: list[str]) -> pd.DataFrame:
+    """profiling.analysis.stalls.stalls_frame of the chosen labels, in their order; a label without counters
+    (a source page alone) uses its page's sampled stalls (kind "samples")."""
+    rows = [row for label in labels for row in _label_stalls(data, label)]
+    return pd.DataFrame.from_records(rows, columns=["label", "reason", "value", "share", "kind", "meaning"])
+
+
+def kernel_ids(data: WhyData, labels: Iterable[str]) -> dict[str, str]:
+    """Label -> catalog id (for kernel colours)."""
+    return {label: kid for label in labels if (kid := data.catalog_id(label))}
+
+
+# ---------------------------------------------------------------------------------------------
+# Source view
+# ---------------------------------------------------------------------------------------------
+
+LINE_COLUMNS = [
+    "line", "% samples", "source", "dominant stall", "samples", "instructions executed", "bank conflicts (n-way)",
+    "excess shared wavefronts", "excess global sectors",
+]  # fmt: skip
+COMPACT_COLUMNS = ["line", "% samples", "dominant stall", "source"]
+
+
+def _row(summary: dict[str, Any], first: str, first_value: Any, text: str) -> dict[str, Any]:
+    return {
+        first: first_value,
+        "% samples": summary["pct"],
+        "source" if first == "line" else "sass": text,
+        "dominant stall": summary["dominant_stall"] or "",
+        "samples": summary["samples"],
+        "instructions executed": summary["executed"],
+        "bank conflicts (n-way)": summary["bank_conflict_n_way"],
+        "excess shared wavefronts": summary["shared_excessive_wavefronts"],
+        "excess global sectors": summary["global_excessive_sectors"],
+    }
+
+
+def line_table(kernel: S.KernelSource) -> pd.DataFrame:
+    """Every CUDA line ncu lists for the kernel, in line order, with its costs (LINE_COLUMNS)."""
+    rows = [_row(s, "line", s["line"], s["source"]) for s in (kernel.line_summary(ln) for ln in kernel.lines)]
+    return pd.DataFrame(rows, columns=LINE_COLUMNS).sort_values("line", kind="stable").reset_index(drop=True)
+
+
+def hot_lines_table(kernel: S.KernelSource, top: int = 10, compact: bool = False) -> pd.DataFrame:
+    """The `top` lines by warp-stall samples (COMPACT_COLUMNS only when `compact`); a kernel without line
+    information gives its hottest instructions."""
+    if not kernel.lines:
+        table = instruction_table(kernel, kernel.hottest_instructions(top))
+        return table[["offset", "% samples", "dominant stall", "sass"]] if compact else table
+    rows = [_row(s, "line", s["line"], s["source"].strip()) for s in kernel.hottest_lines(top)]
+    table = pd.DataFrame(rows, columns=LINE_COLUMNS)
+    return table[COMPACT_COLUMNS] if compact else table
+
+
+def instruction_table(kernel: S.KernelSource, instructions: Iterable[S.Instruction]) -> pd.DataFrame:
+    """SASS rows with the same columns as the lines; "offset" is the address less the kernel's first one (as
+    nvdisasm and the static SASS count them)."""
+    total = kernel.total_samples
+    start = min(kernel.instructions, default=0)
+    rows = []
+    for ins in instructions:
+        d = ins.to_dict(total)
+        summary = {
+            **d,
+            "shared_excessive_wavefronts": d["shared_excessive_wavefronts"] or 0.0,
+            "global_excessive_sectors": d["global_excessive_sectors"] or 0.0,
+        }
+        rows.append(_row(summary, "offset", f"0x{ins.address - start:04x}", ins.sass))
+    columns = ["offset", "% samples", "sass", *LINE_COLUMNS[3:]]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def line_sass_table(kernel: S.KernelSource, line: int) -> pd.DataFrame:
+    """The SASS ncu lists under one CUDA line."""
+    source_line = next((ln for ln in kernel.lines if ln.line == line), None)
+    return instruction_table(kernel, kernel.line_instructions(source_line) if source_line else [])
+
+
+def static_mix_table(static: StaticSass) -> pd.DataFrame:
+    """The instruction mix of the whole kernel and of its main loop, with the math : shared-load ratio."""
+    whole, loop = static.mix.to_dict(), static.loop_mix.to_dict() if static.loop_mix else {}
+    rows = [
+        ("FFMA", "ffma"), ("HMMA / HGMMA (tensor core)", "hmma"), ("LDS, all widths (shared loads)", "lds"),
+        ("LDS.128 (16-byte shared loads)", "lds_128"), ("LDSM (ldmatrix)", "ldsm"), ("STS (shared stores)", "sts"),
+        ("LDG (global loads into registers)", "ldg"), ("LDGSTS (cp.async, global to shared)", "ldgsts"),
+        ("BAR (__syncthreads)", "bar"), ("all instructions", "total"),
+    ]  # fmt: skip
+    table = pd.DataFrame(
+        [{"instructions": label, "whole kernel": whole[key], "main loop": loop.get(key)} for label, key in rows]
+    )
+    ratio = loop.get("math_per_shared_load") if loop else None
+    math = "HMMA" if loop and loop.get("hmma") else "FFMA"
+    extra = {"instructions": f"{math} per shared load (main loop)", "whole kernel": None, "main loop": ratio}
+    return pd.concat([table, pd.DataFrame([extra])], ignore_index=True)
+
+
+def static_lines_table(static: StaticSass) -> pd.DataFrame:
+    """Static SASS per CUDA line: the line, its text, its instruction count and the SASS."""
+    rows = []
+    for line, instructions in static.function.by_line().items():
+        text = static.source_lines[line - 1] if 0 < line <= len(static.source_lines) else ""
+        sass = "\n".join(f"{i.predicate} {i.text}".strip() for i in instructions)
+        rows.append({"line": line, "source": text, "instructions": len(instructions), "sass": sass})
+    return pd.DataFrame(rows, columns=["line", "source", "instructions", "sass"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Explain a step
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class StepView:
+    """Everything the Explain section shows for two launches."""
+
+    explanation: X.Explanation
+    diff: str
+    measured: pd.DataFrame
+    ranked: pd.DataFrame
+    stalls: pd.DataFrame
+    hot_before: pd.DataFrame | None
+    hot_after: pd.DataFrame | None
+
+
+def code_diff(base_id: str | None, cand_id: str | None) -> str:
+    """The Kernels page's diff (kernel_facts.kernel_diff) of the candidate against the baseline ('' when either
+    is not a catalog kernel with source)."""
+    ids = {s.id for s in CATALOG}
+    if base_id not in ids or cand_id not in ids:
+        return ""
+    base, cand = get_kernel(base_id), get_kernel(cand_id)
+    if not base.source or not cand.source:
+        return ""
+    return kernel_facts.kernel_diff(dataclasses.replace(cand, previous=base.id))
+
+
+def measured_table(expl: X.Explanation) -> pd.DataFrame:
+    """Time, TFLOP/s and % of cuBLAS before and after."""
+
+    def change(a: float | None, b: float | None) -> str:
+        return X.change_text(a, b) if a and b else ""
+
+    rows = [
+        ("time (us)", expl.time_before_ns, expl.time_after_ns, 1e-3),
+        ("TFLOP/s", expl.tflops_before, expl.tflops_after, 1.0),
+        ("% of cuBLAS", expl.pct_of_reference_before, expl.pct_of_reference_after, 1.0),
+    ]
+    return pd.DataFrame(
+        [
+            {
+                "measure": name,
+                "before": b * scale if b is not None else None,
+                "after": a * scale if a is not None else None,
+                "change": change(b, a),
+            }
+            for name, b, a, scale in rows
+        ]
+    )
+
+
+def ranked_table(expl: X.Explanation, top: int = 10) -> pd.DataFrame:
+    """The ranked counters and time terms with their one-sentence interpretation."""
+    rows = [
+        {
+            "rank": n,
+            "what moved": item.label,
+            "before": X.fmt(item.before, item.unit) if item.key != "clock" else "",
+            "after": X.fmt(item.after, item.unit) if item.key != "clock" else "",
+            "change": X.change_text(item.before, item.after) if item.key != "clock" else "",
+            "score": round(item.score, 3),
+            "time carried": f"{item.effect_pct:+.0f}%" if item.carried else "",
+            "interpretation": item.sentence,
+        }
+        for n, item in enumerate(expl.top(top), 1)
+    ]
+    columns = ["rank", "what moved", "before", "after", "change", "score", "time carried", "interpretation"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _hot(kernel: S.KernelSource | None, computed: list[dict[str, Any]]) -> pd.DataFrame | None:
+    """The compact hot-lines table, from the lines `explain` already ranked when it had them."""
+    if kernel is None:
+        return None
+    if not computed:
+        return hot_lines_table(kernel, 5, compact=True)
+    rows = [_row(s, "line", s["line"], s["source"].strip()) for s in computed]
+    return pd.DataFrame(rows, columns=LINE_COLUMNS)[COMPACT_COLUMNS]
+
+
+def explain_step(data: WhyData, base_label: str, cand_label: str) -> StepView:
+    """The Explain section for two labels of `data` (InvalidInput-free: a label without counters gives an
+    explanation with no items and a warning)."""
+    labels = data.labels()
+    base, cand = labels.get(base_label), labels.get(cand_label)
+    src_b, src_a = data.kernel_source(base_label), data.kernel_source(cand_label)
+    if base is None or cand is None:
+        expl = X.Explanation(baseline=base_label, candidate=cand_label)
+        expl.warnings.append("no counters for one of the two (a source page alone): only its hottest lines show")
+        expl.summary = f"{base_label} -> {cand_label}: no counters to compare"
+    else:
+        expl = X.explain(base, cand, data.reference(base), data.reference(cand), src_b, src_a)
+    return StepView(
+        explanation=expl,
+        diff=code_diff(data.catalog_id(base_label), data.catalog_id(cand_label)),
+        measured=measured_table(expl),
+        ranked=ranked_table(expl),
+        stalls=stall_frame(data, [base_label, cand_label]),
+        hot_before=_hot(src_b, expl.hot_lines_before),
+        hot_after=_hot(src_a, expl.hot_lines_after),
+    )

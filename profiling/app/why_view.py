@@ -1,0 +1,180 @@
+"""The Why page's Streamlit parts: cached loading of its data sources and the three sections (stall breakdown,
+source and SASS, explain a step). The numbers and tables come from profiling.app.why."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from kernels.catalog import CATALOG
+from kernels.registry import get_kernel
+from profiling.analysis import sass as A
+from profiling.analysis import stalls as ST
+from profiling.app import state, ui, why
+from profiling.app.bundles import Bundle
+from profiling.charts.stalls import stall_figure
+from profiling.errors import GemmLensError
+from profiling.gpu.env import tool_path
+
+Loader = Callable[[], why.WhyData]
+
+COLUMNS = {
+    "% samples": st.column_config.ProgressColumn(
+        "% samples", format="%.1f%%", min_value=0, max_value=100, help="share of the kernel's warp-stall samples"
+    ),
+    "samples": st.column_config.NumberColumn("samples", format="localized", help="warp-stall samples (ncu)"),
+    "instructions executed": st.column_config.NumberColumn("instructions executed", format="localized"),
+    "bank conflicts (n-way)": st.column_config.NumberColumn(
+        "bank conflicts (n-way)", format="%.0f", help="L1 Conflicts Shared N-Way: worst shared access of the line"
+    ),
+    "excess shared wavefronts": st.column_config.NumberColumn("excess shared wavefronts", format="localized"),
+    "excess global sectors": st.column_config.NumberColumn("excess global sectors", format="localized"),
+    "source": st.column_config.TextColumn("source", width="large"),
+    "sass": st.column_config.TextColumn("sass", width="large"),
+}
+
+
+COMPACT = {**COLUMNS, "source": st.column_config.TextColumn("source", width="medium")}
+
+
+@st.cache_resource(show_spinner="Reading the capture…")
+def _capture(name: str, raw: str, cuda_sass: str | None, sass: str | None) -> why.WhyData:
+    """A bundled capture, parsed once per server (read-only afterwards)."""
+    return why.load_capture(name, Path(raw), Path(cuda_sass) if cuda_sass else None, Path(sass) if sass else None)
+
+
+@st.cache_resource(show_spinner="nvcc and nvdisasm…")
+def _static(kernel_id: str) -> A.StaticSass | str:
+    try:
+        return A.static_sass(get_kernel(kernel_id))
+    except GemmLensError as exc:
+        return str(exc)
+
+
+def data_sources(chosen: Bundle | None) -> dict[str, Loader]:
+    """Label -> loader: the bundled full-set captures (the chosen bundle's first), then this session's uploads,
+    its profile and the source pages handed over by the Reports page."""
+    out: dict[str, Loader] = {}
+    found = ui.bundles()
+    for bundle in sorted(found, key=lambda b: chosen is None or b.name != chosen.name):
+        for raw, cuda_sass, sass in why.bundled_captures(bundle.path):
+            label = (
+                f"bundled {bundle.device_name}, {raw.stem.removeprefix('ncu_').removesuffix('_raw')} ({bundle.date})"
+            )
+            paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
+            out[label] = lambda label=label, paths=paths: _capture(label, *paths)
+    session = why.report_data("uploaded reports (this session)", state.uploaded_reports())
+    if session is not None:
+        out[session.name] = lambda data=session: data
+    live = state.live_profile()
+    profiled = why.report_data("ncu profile (this session)", [(live.report_path.name, live.report)] if live else [])
+    if profiled is not None:
+        out[profiled.name] = lambda data=profiled: data
+    for name, page in state.source_pages().items():
+        out[f"source page {name} (uploaded)"] = lambda name=name, page=page: why.source_page_data(name, page)
+    return out
+
+
+def stall_section(data: why.WhyData) -> None:
+    labels = list(data.labels())
+    chosen = st.multiselect("Launches", labels, default=why.ladder_labels(data), key=f"stall_pick:{data.name}")
+    scale = st.radio("Scale", ["share", "cycles"], horizontal=True, key="stall_scale",
+                     format_func=lambda s: {"cycles": "warp cycles per issued instruction",
+                                            "share": "% of each launch"}[s])  # fmt: skip
+    frame = why.stall_frame(data, chosen)
+    st.plotly_chart(stall_figure(frame, scale, "Warp stalls per launch", why.kernel_ids(data, chosen)), key="stalls")
+    shown = [r for r in ST.REASONS if r in set(frame["reason"])]
+    with st.expander("What each stall reason means"):
+        st.caption("Each bar splits ncu's Warp Cycles Per Issued Instruction (printed at its end) by stall reason.")
+        st.dataframe(pd.DataFrame({"reason": shown, "meaning": [ST.meaning(r) for r in shown]}), hide_index=True,
+                     width="stretch")  # fmt: skip
+
+
+def _table(frame: pd.DataFrame, key: str, select: bool = False, height: int | None = None):
+    kwargs = {"on_select": "rerun", "selection_mode": "single-row"} if select else {}
+    return st.dataframe(frame, hide_index=True, width="stretch", column_config=COLUMNS, key=key,
+                        height=height or "auto", **kwargs)  # fmt: skip
+
+
+def source_section(data: why.WhyData) -> None:
+    labels = list(data.labels()) + [s.id for s in CATALOG if s.source and s.id not in data.labels()]
+    default = next((i for i, lab in enumerate(labels) if data.catalog_id(lab) == "v4"), 0)
+    label = st.selectbox("Kernel", labels, index=default, key=f"src_kernel:{data.name}")
+    kernel = data.kernel_source(label)
+    if kernel is not None:
+        st.caption(f"{kernel.total_samples:,.0f} warp-stall samples over {len(kernel.instructions):,} SASS "
+                   f"instructions; source text: {ui.safe_md(kernel.source_note)}")  # fmt: skip
+        st.subheader("Hottest lines (top 10 by warp-stall samples)")
+        _table(why.hot_lines_table(kernel, 10), key=f"hot:{data.name}:{label}")
+        if kernel.lines:
+            st.subheader("Source, line by line (select a row for its SASS)")
+            lines = why.line_table(kernel)
+            event = _table(lines, key=f"lines:{data.name}:{label}", select=True, height=420)
+            rows = event.selection.rows if event is not None else []
+            line = int(lines.iloc[rows[0]]["line"]) if rows else int(why.hot_lines_table(kernel, 1).iloc[0]["line"])
+            st.markdown(f"**SASS of line {line}**" + ("" if rows else " (the hottest; select a row for another)"))
+            _table(why.line_sass_table(kernel, line), key=f"sass:{data.name}:{label}")
+    else:
+        st.info("No source counters for this kernel in the chosen data: showing its static SASS (nvcc, no GPU).")
+    kid = data.catalog_id(label)
+    if kid and get_kernel(kid).source and (kernel is None or st.toggle("Static SASS and instruction mix", key="static_sass")):
+        static_view(kid)
+
+
+def static_view(kernel_id: str) -> None:
+    if tool_path("nvcc") is None:
+        st.caption("nvcc is not installed here, so there is no static SASS.")
+        return
+    static = _static(kernel_id)
+    if isinstance(static, str):
+        ui.show_error(static)
+        return
+    st.subheader(f"Static SASS of {kernel_id} ({static.arch}, {static.tool})")
+    mix, lines = st.columns([1, 2])
+    mix.dataframe(why.static_mix_table(static), hide_index=True, width="stretch")
+    lines.dataframe(why.static_lines_table(static), hide_index=True, width="stretch", height=420)
+
+
+def explain_section(data: why.WhyData) -> None:
+    pairs = why.ladder_pairs(data)
+    options = [f"{a} → {b}" for a, b in pairs] + ["any two launches"]
+    step = st.selectbox("Step", options, key=f"step:{data.name}")
+    if step == "any two launches" or not pairs:
+        labels = list(data.labels())
+        left, right = st.columns(2)
+        base = left.selectbox("Baseline", labels, key="x_base")
+        cand = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="x_cand")
+    else:
+        base, cand = pairs[options.index(step)]
+    view = why.explain_step(data, base, cand)
+    expl = view.explanation
+    st.success(ui.safe_md(expl.summary))
+    if expl.adds:
+        st.markdown(f"**What {ui.safe_md(cand)} adds (catalog):** {ui.safe_md(expl.adds)}")
+    for warning in expl.warnings:
+        st.caption(f"Note: {ui.safe_md(warning)}")
+    cells = st.columns(3)
+    for cell, (_, row) in zip(cells, view.measured.iterrows(), strict=True):
+        if row["after"] is None or pd.isna(row["after"]):
+            cell.metric(row["measure"], "-")
+            continue
+        delta = f"{row['change']} (from {row['before']:,.2f})" if row["change"] else None
+        cell.metric(row["measure"], f"{row['after']:,.2f}", delta,
+                    delta_color="inverse" if row["measure"].startswith("time") else "normal")  # fmt: skip
+    st.plotly_chart(stall_figure(view.stalls, "cycles", f"Warp stalls: {base} → {cand}",
+                                 why.kernel_ids(data, [base, cand])), key="step_stalls")  # fmt: skip
+    st.subheader("What moved, ranked by how much of the time it explains")
+    st.markdown("\n".join(f"{n}. {ui.safe_md(i.sentence)}" for n, i in enumerate(expl.top(5), 1)))
+    st.dataframe(view.ranked.drop(columns="interpretation"), hide_index=True, width="stretch", key="ranked")
+    for when, side, table in (("before", base, view.hot_before), ("after", cand, view.hot_after)):
+        st.markdown(f"**Hottest lines {when}: {ui.safe_md(side)}**")
+        if table is None:
+            st.caption("No source page for this launch.")
+        else:
+            st.dataframe(table, hide_index=True, width="stretch", column_config=COMPACT, key=f"hot_{when}")
+    if view.diff:
+        with st.expander(f"Code change: {ui.safe_md(base)} → {ui.safe_md(cand)}"):
+            st.code(view.diff, language="diff")

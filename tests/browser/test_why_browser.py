@@ -1,0 +1,46 @@
+"""The Why page in a real browser at 1024 and 1440 px: no exception, no horizontal scroll, the stall chart, the
+source view and the explanation drawn; screenshots in docs/screenshots/why-<width>.png."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "docs" / "screenshots"
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_why_page_reads_at(width: int, browser, server) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # Open the frame first: a server's very first run of a deep link (/Why) can run the page without app.py.
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_text("No GPU found").wait_for(timeout=60_000)
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Why").click()
+    page.locator("h1", has_text="Why").wait_for(timeout=60_000)
+    page.get_by_text("Explain a step").first.wait_for(timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2", timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1500)  # plotly and the data grids finish their layout
+    body = page.locator("body").inner_text()
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert "Traceback" not in body
+    assert "Hottest lines (top 10 by warp-stall samples)" in body
+    assert "time -92%" in body  # the default step v1 -> v1-coalesced, derived from the capture
+    bars = page.locator(".js-plotly-plot").first.locator(".barlayer .trace")
+    assert bars.count() >= 5  # one trace per stall reason shown
+    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SHOTS / f"why-{width}.png"
+    # Streamlit scrolls inside its main section, so a full-page shot needs a viewport as tall as that section.
+    height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": width, "height": int(height) + 40})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 50_000
+    assert not errors, errors
+    page.close()

@@ -1,0 +1,218 @@
+"""The Why page (AppTest, no GPU) and its logic (profiling.app.why, profiling.charts.stalls) on the REAL bundled
+H100 full-set captures: every ladder step shows a stall chart, hot lines and a summary derived from the data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from profiling.analysis import explain as X
+from profiling.app import why
+from profiling.charts.stalls import REASON_COLORS, stall_figure
+from profiling.nsight import load as L
+from profiling.nsight import source_load as SL
+
+ROOT = Path(__file__).resolve().parent.parent
+H100 = ROOT / "results" / "h100-2026-11-22"
+WHY_PAGE = "pages/8_Why.py"
+
+
+@pytest.fixture(scope="module")
+def data() -> why.WhyData:
+    captures = {raw.name: (raw, cs, s) for raw, cs, s in why.bundled_captures(H100)}
+    if "ncu_why_1024_raw.csv" not in captures:
+        pytest.skip("the bundled H100 full-set capture is not in results/")
+    return why.load_capture("h100 1024", *captures["ncu_why_1024_raw.csv"])
+
+
+def test_bundled_captures_pair_raw_and_source_pages() -> None:
+    found = why.bundled_captures(H100)
+    assert [raw.name for raw, _, _ in found] == ["ncu_why_1024_raw.csv", "ncu_why_4096_raw.csv"]
+    assert all(cs.name.endswith("_cuda_sass.csv.gz") and s.name.endswith("_sass.csv.gz") for _, cs, s in found)
+    # the quick-set ladder captures of the same folder carry no stall metrics: not offered
+    assert why.bundled_captures(ROOT / "results" / "h200-2026-11-22") == []
+
+
+def test_every_launch_is_paired_with_its_source_section(data: why.WhyData) -> None:
+    labels = data.labels()
+    assert len(labels) == 17 and all(launch is not None for launch in labels.values())
+    for label in labels:
+        kernel = data.kernel_source(label)
+        assert kernel is not None and kernel.total_samples > 0, label
+        if data.catalog_id(label) not in ("cublas", "cublas-hgemm"):
+            assert kernel.catalog_id == data.catalog_id(label) and kernel.lines
+    assert why.ladder_labels(data)[:3] == ["v1", "v1-coalesced", "v2"] and "tiled-8" not in why.ladder_labels(data)
+    assert why.ladder_pairs(data) == X.ladder_steps()
+
+
+def test_stall_frame_and_figure(data: why.WhyData) -> None:
+    labels = why.ladder_labels(data)
+    frame = why.stall_frame(data, labels)
+    assert list(dict.fromkeys(frame["label"])) == labels
+    fig = stall_figure(frame, "cycles", kernel_ids=why.kernel_ids(data, labels))
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert {t.name for t in bars} <= set(REASON_COLORS) and len(bars) >= 8
+    assert fig.layout.xaxis.title.text == "warp cycles per issued instruction"
+    v1 = next(t for t in bars if t.name == "lg_throttle").x[0]
+    assert v1 == pytest.approx(frame[(frame.label == "v1") & (frame.reason == "lg_throttle")]["value"].iloc[0])
+    totals = next(t for t in fig.data if t.type == "scatter")
+    assert totals.text[0].strip() == f"{frame[frame.label == 'v1']['value'].sum():,.1f}"
+    share = stall_figure(frame, "share")
+    assert share.layout.xaxis.title.text == "% of the launch's stall cycles"
+    for label in labels:  # every bar adds up to 100 % in the share view
+        total = sum(t.x[labels.index(label)] for t in share.data if t.type == "bar")
+        assert total == pytest.approx(100.0, abs=1.0)
+    assert "meaning" in bars[0].hovertemplate or "waiting" in bars[0].hovertemplate
+
+
+def test_source_tables(data: why.WhyData) -> None:
+    kernel = data.kernel_source("v4")
+    lines = why.line_table(kernel)
+    assert list(lines.columns) == why.LINE_COLUMNS and lines["line"].is_monotonic_increasing
+    hot = why.hot_lines_table(kernel)
+    assert len(hot) == 10 and hot["samples"].is_monotonic_decreasing
+    assert hot.iloc[0]["line"] == 29 and hot.iloc[0]["dominant stall"] == "long_scoreboard"
+    assert hot.iloc[1]["source"].startswith("sum[xx][yy] +=") and hot.iloc[1]["dominant stall"] == "short_scoreboard"
+    sass = why.line_sass_table(kernel, 43)
+    assert sass["sass"].str.startswith("FFMA").any() and sass["sass"].str.startswith("LDS").any()
+    assert sass["samples"].sum() == pytest.approx(hot.iloc[1]["samples"])
+    # cuBLAS has no line information: its hottest SASS instructions stand in
+    cublas = why.hot_lines_table(data.kernel_source("cublas"), 5)
+    assert list(cublas.columns)[:3] == ["offset", "% samples", "sass"] and len(cublas) == 5
+
+
+def test_explain_step_view(data: why.WhyData) -> None:
+    view = why.explain_step(data, "v3", "v4")
+    assert view.explanation.summary.startswith("v3 -> v4: time -47%")
+    assert view.ranked.iloc[0]["what moved"] == "shared-load bank conflicts"
+    assert view.ranked.iloc[0]["before"] == "17.0-way" and view.ranked.iloc[0]["after"] == "5.0-way"
+    measured = view.measured.set_index("measure")
+    assert measured.loc["time (us)", "after"] == pytest.approx(273.8, abs=0.1)
+    assert 0 < measured.loc["% of cuBLAS", "before"] < measured.loc["% of cuBLAS", "after"] < 100
+    assert "--- v3: v3_regblock.cu" in view.diff and "+++ v4: v4_transposed.cu" in view.diff
+    assert set(view.stalls["label"]) == {"v3", "v4"}
+    assert view.hot_after.iloc[0]["line"] == 29 and list(view.hot_after.columns) == why.COMPACT_COLUMNS
+    # any two kernels: the diff is between their sources even when one is not the other's `previous`
+    assert "+++ v9-regdb" in why.explain_step(data, "v5", "v9-regdb").diff
+
+
+def test_a_source_page_alone_is_a_data_source() -> None:
+    page = SL.read_source_file(H100 / "source_why_1024_cuda_sass.csv.gz")
+    alone = why.source_page_data("source_why_1024_cuda_sass.csv.gz", page)
+    assert "v4" in alone.labels() and alone.labels()["v4"] is None
+    assert alone.kernel_source("v4").lines[0].text  # the catalog's .cu text is attached
+    frame = why.stall_frame(alone, ["v3", "v4"])
+    assert set(frame["kind"]) == {"samples"} and set(frame["label"]) == {"v3", "v4"}
+    view = why.explain_step(alone, "v3", "v4")
+    assert view.hot_before is not None and "no counters" in view.explanation.summary
+
+
+# ---------------------------------------------------------------------------------------------
+# The page (AppTest)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def no_gpu(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def why_page() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page(WHY_PAGE).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def plain(text: str) -> str:
+    return text.replace("\\", "")
+
+
+def test_every_ladder_step_shows_stalls_hot_lines_and_a_summary(no_gpu) -> None:
+    at = why_page()
+    assert at.title[0].value == "Why"
+    assert at.selectbox(key="why_source").value.startswith("bundled NVIDIA H100 80GB HBM3, why_1024")
+    step_key = next(s.key for s in at.selectbox if s.key and s.key.startswith("step:"))
+    options = at.selectbox(key=step_key).options
+    assert options[:2] == ["v1 → v1-coalesced", "v1 → v2"] and len(options) == len(X.ladder_steps()) + 1
+    for option in options[:-1]:
+        at.selectbox(key=step_key).set_value(option).run()
+        assert not at.exception, (option, [e.value for e in at.exception])
+        base, cand = option.split(" → ")
+        summary = plain(at.success[0].value)
+        assert summary.startswith(f"{base} -> {cand}: time "), summary
+        charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        step_chart = next(c for c in charts if c["layout"]["title"]["text"].startswith("Warp stalls: "))
+        assert {t["name"] for t in step_chart["data"] if t["type"] == "bar"}, option
+        # (AppTest names only selectable tables by key: these are found by their columns)
+        before, after = [df.value for df in at.dataframe if list(df.value.columns) == why.COMPACT_COLUMNS]
+        assert len(before) == 5 and len(after) == 5, option
+        assert after["% samples"].is_monotonic_decreasing and before["% samples"].iloc[0] > 5
+        ranked = next(df.value for df in at.dataframe if "what moved" in df.value.columns)
+        assert list(ranked["rank"][:3]) == [1, 2, 3], option
+
+
+def test_source_view_and_stall_chart_on_the_page(no_gpu) -> None:
+    at = why_page()
+    stalls = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert len(stalls["layout"]["yaxis"]["tickvals"]) == 12  # the ladder, v1 .. v9-regdb and the WMMA pair
+    kernel_key = next(s.key for s in at.selectbox if s.key and s.key.startswith("src_kernel:"))
+    assert at.selectbox(key=kernel_key).value == "v4"
+    hot = next(df.value for df in at.dataframe if list(df.value.columns) == why.LINE_COLUMNS)
+    assert len(hot) == 10 and hot.iloc[0]["line"] == 29
+    assert any("SASS of line 29" in m.value for m in at.markdown)
+    at.selectbox(key="why_source").set_value(at.selectbox(key="why_source").options[1]).run()
+    assert not at.exception and plain(at.success[0].value).startswith("v1 -> v1-coalesced")
+
+
+def test_a_handed_over_source_page_is_offered(no_gpu) -> None:
+    at = why_page()
+    page = SL.read_source_file(H100 / "source_why_4096_sass.csv.gz")
+    at.session_state["why_source_pages"] = {"mine.csv.gz": page}
+    at.run()
+    label = "source page mine.csv.gz (uploaded)"
+    assert label in at.selectbox(key="why_source").options
+    at.selectbox(key="why_source").set_value(label).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("no counters" in plain(s.value) for s in at.success)
+
+
+def test_uploaded_reports_with_stalls_and_any_two_launches(no_gpu) -> None:
+    at = why_page()
+    report = L.load_report(H100 / "ncu_why_4096_raw.csv")
+    at.session_state["uploads"] = {"why.csv:0": ("why.csv", report)}
+    at.run()
+    at.selectbox(key="why_source").set_value("uploaded reports (this session)").run()
+    assert not at.exception, [e.value for e in at.exception]
+    step_key = next(s.key for s in at.selectbox if s.key and s.key.startswith("step:"))
+    at.selectbox(key=step_key).set_value("any two launches").run()
+    at.selectbox(key="x_base").set_value("v5").run()
+    at.selectbox(key="x_cand").set_value("v9-regdb").run()
+    assert not at.exception, [e.value for e in at.exception]
+    summary = plain(at.success[0].value)
+    assert summary.startswith("v5 -> v9-regdb: time -") and "us)" in summary
+    assert not [df for df in at.dataframe if list(df.value.columns) == why.COMPACT_COLUMNS]  # no source page
+    assert sum("No source page for this launch." in c.value for c in at.caption) == 2
+
+
+def test_static_sass_toggle(no_gpu) -> None:
+    from profiling.analysis.sass import find_binary
+    from profiling.gpu.env import tool_path
+
+    if tool_path("nvcc") is None or find_binary("nvdisasm") is None:
+        pytest.skip("needs nvcc and nvdisasm")
+    at = why_page()
+    at.toggle(key="static_sass").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    mix = next(df.value for df in at.dataframe if "main loop" in df.value.columns).set_index("instructions")
+    assert mix.loc["FFMA", "main loop"] == 512 and mix.loc["LDS.128 (16-byte shared loads)", "main loop"] == 32
+    assert mix.loc["FFMA per shared load (main loop)", "main loop"] == pytest.approx(16.0)
