@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from profiling.analysis import explain as X
-from profiling.app import why
+from profiling.app import cache, why
 from profiling.charts.stalls import REASON_COLORS, stall_figure
 from profiling.nsight import load as L
 from profiling.nsight import source_load as SL
@@ -186,10 +186,24 @@ def test_a_handed_over_source_page_is_offered(no_gpu) -> None:
     assert any("no counters" in plain(s.value) for s in at.success)
 
 
+def test_a_source_page_uploaded_on_the_reports_page_is_offered(no_gpu) -> None:
+    at = why_page()
+    page = SL.read_source_file(H100 / "source_why_1024_sass.csv.gz")
+    cache.shared_uploads().parse("src.csv:1", "src.csv", b"", lambda _name, _content: page)
+    at.session_state["uploads"] = {"src.csv:1": "src.csv"}
+    at.run()
+    label = "source page src.csv (uploaded)"
+    assert label in at.selectbox(key="why_source").options
+    at.selectbox(key="why_source").set_value(label).run()
+    assert not at.exception, [e.value for e in at.exception]
+
+
 def test_uploaded_reports_with_stalls_and_any_two_launches(no_gpu) -> None:
     at = why_page()
     report = L.load_report(H100 / "ncu_why_4096_raw.csv")
-    at.session_state["uploads"] = {"why.csv:0": ("why.csv", report)}
+    # Parsed uploads live in the server's shared cache; the session keeps key -> file name (issue 21).
+    cache.shared_uploads().parse("why.csv:0", "why.csv", b"", lambda _name, _content: report)
+    at.session_state["uploads"] = {"why.csv:0": "why.csv"}
     at.run()
     at.selectbox(key="why_source").set_value("uploaded reports (this session)").run()
     assert not at.exception, [e.value for e in at.exception]

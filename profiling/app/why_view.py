@@ -73,7 +73,8 @@ def data_sources(chosen: Bundle | None) -> dict[str, Loader]:
     profiled = why.report_data("ncu profile (this session)", [(live.report_path.name, live.report)] if live else [])
     if profiled is not None:
         out[profiled.name] = lambda data=profiled: data
-    for name, page in state.source_pages().items():
+    handed = {**dict(state.uploaded_source_pages()), **state.source_pages()}
+    for name, page in handed.items():
         out[f"source page {name} (uploaded)"] = lambda name=name, page=page: why.source_page_data(name, page)
     return out
 
@@ -120,7 +121,11 @@ def source_section(data: why.WhyData) -> None:
     else:
         st.info("No source counters for this kernel in the chosen data: showing its static SASS (nvcc, no GPU).")
     kid = data.catalog_id(label)
-    if kid and get_kernel(kid).source and (kernel is None or st.toggle("Static SASS and instruction mix", key="static_sass")):
+    if (
+        kid
+        and get_kernel(kid).source
+        and (kernel is None or st.toggle("Static SASS and instruction mix", key="static_sass"))
+    ):
         static_view(kid)
 
 
