@@ -22,6 +22,7 @@ navigation = st.navigation(
         st.Page(PAGES / "5_Occupancy.py", title="Occupancy", icon=":material/grid_view:"),
         st.Page(PAGES / "6_Reports.py", title="Reports", icon=":material/upload_file:"),
         st.Page(PAGES / "7_Review.py", title="Review", icon=":material/history:"),
+        st.Page(PAGES / "9_Indexing.py", title="Indexing", icon=":material/grid_on:"),
     ]
 )
 title = "GEMM Lens" if navigation.title == "Overview" else f"{navigation.title} · GEMM Lens"
