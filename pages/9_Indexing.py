@@ -20,9 +20,9 @@ with ui.user_errors():
 
     st.subheader("The matrix view")
     st.caption(
-        "Left: A, B and C with their block tiles; the chosen block's C tile, the A rows and B columns it reads, "
-        "and the K slice of the chosen step. Right: the chosen block's tile, element by element: which thread "
-        "computes it; the chosen warp's lanes in colour."
+        "First A, B and C with their block tiles: the chosen block's C tile, the A rows and B columns it reads, "
+        "and the K slice of the chosen step. Then the chosen block's tile, element by element: which thread "
+        "computes it, the chosen warp's lanes in colour."
     )
     indexing.show_matrix(sel)
 
@@ -35,10 +35,14 @@ with ui.user_errors():
     items = indexing.show_access(sel)
 
     st.subheader("Predicted, per instruction of this warp")
-    st.dataframe(indexing.instruction_table(items), hide_index=True)
+    st.dataframe(
+        indexing.instruction_table(items),
+        hide_index=True,
+        column_config={"instruction": st.column_config.TextColumn(width="medium")},
+    )
 
     st.subheader(f"Predicted, whole launch at {sel.shape.m} x {sel.shape.n} x {sel.shape.k}")
-    st.dataframe(indexing.launch_table(sel.kernel, sel.shape.m, sel.shape.n, sel.shape.k), hide_index=True)
+    indexing.show_launch(sel)
 
     st.subheader("Predicted against measured (bundled ncu captures at 1024 x 1024 x 1024)")
     st.caption(

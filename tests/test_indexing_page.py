@@ -67,13 +67,13 @@ def test_the_page_draws_the_pair_and_compares_with_the_captures(kernel: str, oth
     assert any(t.get("type") == "heatmap" for t in tile["data"])
     assert pair["layout"]["title"]["text"] == title_part
     assert [a["text"].split(":")[0] for a in pair["layout"]["annotations"][:2]] == [kernel, other]
-    per_instruction = frame_with(at, "bytes / lane")
+    per_instruction = frame_with(at, "predicted cost")
     assert len(per_instruction) == len(indexing.instructions(model_for(kernel), indexing.clamped(model_for(kernel),
                indexing.Selection(kernel, None, S1024, (0, 0), 0, 0))))  # fmt: skip
     launch = frame_with(at, "per request or instruction")
     assert "global loads" in set(launch["family"])
     measured = frame_with(at, "measured")
-    assert set(measured["kernel"]) == {kernel}
+    assert "global load sectors / request" in set(measured["quantity"])
     assert {"H100 full set"} <= set(measured["capture"])
     assert measured["agrees"].all()
     assert any(f"Every compared figure of {kernel} agrees" in s.value for s in at.success)

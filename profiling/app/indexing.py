@@ -31,6 +31,7 @@ PAIRS = {"v1": "v1-coalesced", "v1-coalesced": "v1", "v3": "v4", "v4": "v3"}
 KERNELS = list(MODELS)
 # Which instructions make the best first picture: a shared load shows conflicts, a global load coalescing.
 PREFERRED = ("shared_ld", "global_ld", "shared_st", "global_st", "ldgsts")
+NUMBER = st.column_config.NumberColumn(format="localized")
 
 
 def partner(kernel: str) -> str:
@@ -100,18 +101,17 @@ def default_instruction(mine: list[Access], theirs: list[Access]) -> int:
 
 
 def instruction_table(items: list[tuple[str, Access]]) -> pd.DataFrame:
-    """Per instruction of the warp: where, what, lanes and the predicted cost (sectors or wavefronts)."""
+    """Per instruction of the warp: where, what, lanes, bytes per lane and the predicted cost in words."""
     rows = []
     for i, (where, acc) in enumerate(items):
-        row = {"#": i, "where": where, "instruction": acc.label, "SASS": acc.sass, "lanes": int(acc.active.sum()),
-               "bytes / lane": acc.width}  # fmt: skip
         if acc.space == "global":
             g = global_cost(acc)
-            row |= {"sectors / request": g.sectors if g.requests else None, "128 B lines": g.lines}
+            cost = f"{g.sectors} sectors, {g.lines} lines" if g.requests else "no lane active: no request"
         else:
-            s = shared_cost(acc)
-            row |= {"wavefronts": s.wavefronts, "ideal": s.ideal, "n-way": s.degree}
-        rows.append(row)
+            c = shared_cost(acc)
+            cost = f"{c.wavefronts} wavefronts (ideal {c.ideal}), {c.degree}-way"
+        rows.append({"#": i, "instruction": f"{acc.sass} {acc.label}", "predicted cost": cost,
+                     "lanes": int(acc.active.sum()), "B / lane": acc.width, "where": where})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -125,12 +125,12 @@ def launch_table(kernel: str, m: int, n: int, k: int) -> pd.DataFrame:
         if not t.instructions:
             continue
         if cat.startswith("global"):
-            rows.append({"family": names[cat], "warp instructions": t.instructions, "sectors or wavefronts": t.sectors,
-                         "per request or instruction": t.sectors / t.requests if t.requests else None,
+            rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts": t.sectors,
+                         "per instruction": t.sectors / t.requests if t.requests else None,
                          "above conflict-free": None})  # fmt: skip
         else:
-            rows.append({"family": names[cat], "warp instructions": t.instructions, "sectors or wavefronts":
-                         t.wavefronts, "per request or instruction": t.wavefronts / t.instructions,
+            rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts":
+                         t.wavefronts, "per instruction": t.wavefronts / t.instructions,
                          "above conflict-free": (t.wavefronts - t.ideal) / t.instructions})  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -143,7 +143,9 @@ def _captures() -> list:
 @st.cache_data(show_spinner="Comparing with the bundled captures...", max_entries=32)
 def measured_table(kernel: str) -> pd.DataFrame:
     """Predicted against measured for `kernel` in every bundled capture at 1024."""
-    return comparison_frame(capture_comparisons(_captures(), kernels=[kernel]))
+    frame = comparison_frame(capture_comparisons(_captures(), kernels=[kernel]))
+    order = ["quantity", "predicted", "measured", "difference %", "agrees", "capture", "counters", "kernel"]
+    return frame[[*order, "known gap"]]
 
 
 def findings(kernel: str, frame: pd.DataFrame) -> list[str]:
@@ -189,12 +191,11 @@ def controls() -> Selection:
 
 
 def show_matrix(sel: Selection) -> None:
-    """The matrix view and the chosen block's tile, side by side."""
+    """The matrix view, then the chosen block's tile."""
     model = model_for(sel.kernel)
     view = warp_view(model, sel.shape, sel.block, sel.warp, sel.step)
-    left, right = st.columns(2)
-    left.plotly_chart(matrix_figure(view, model.bk), key="idx_matrix")
-    right.plotly_chart(block_tile_figure(tile_map(model, sel.shape, sel.block), view), key="idx_tile")
+    st.plotly_chart(matrix_figure(view, model.bk), key="idx_matrix")
+    st.plotly_chart(block_tile_figure(tile_map(model, sel.shape, sel.block), view), key="idx_tile")
 
 
 def show_access(sel: Selection) -> list[tuple[str, Access]]:
@@ -234,5 +235,17 @@ def show_measured(kernel: str) -> None:
         (st.warning if "tolerance" in line else st.info)(line)
     if differences(frame).empty:
         st.success(f"Every compared figure of {kernel} agrees within ±{TOLERANCE_PCT:g} %.")
-    st.dataframe(frame.drop(columns=["known gap"]), hide_index=True,
-                 column_config={"difference %": st.column_config.NumberColumn(format="%+.2f")})  # fmt: skip
+    st.dataframe(frame.drop(columns=["known gap", "kernel"]), hide_index=True, height=table_height(len(frame)),
+                 column_config={"difference %": st.column_config.NumberColumn(format="%+.2f"),
+                                "predicted": NUMBER, "measured": NUMBER})  # fmt: skip
+
+
+def table_height(rows: int) -> int:
+    """Pixels that show every row of a dataframe of `rows` rows (Streamlit's rows are 35 px, plus the header)."""
+    return 35 * (rows + 1) + 3
+
+
+def show_launch(sel: Selection) -> None:
+    """The whole launch's predicted totals per counter family."""
+    frame = launch_table(sel.kernel, sel.shape.m, sel.shape.n, sel.shape.k)
+    st.dataframe(frame, hide_index=True, column_config={c: NUMBER for c in frame.columns if c != "family"})

@@ -66,7 +66,7 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
     r1, c1 = min(r0 + bm, m), min(c0 + bn, n)
     k0, k1 = view["k_range"]
     color = kernel_color(kid)
-    kw = min(0.6, max(0.25, k / (k + n)))
+    kw = min(0.6, max(0.3, k / (k + n)))
     kh = min(0.6, max(0.25, k / (k + m)))
     fig = make_subplots(
         rows=2, cols=2, column_widths=[kw, 1 - kw], row_heights=[kh, 1 - kh], horizontal_spacing=0.04,
@@ -80,8 +80,9 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
     }
     for name, (row, col, w, h, dx, dy, sx, sy, kx, ky) in panels.items():
         _rect(fig, row, col, (0, w), (0, h), line={"color": "#444444", "width": 1})
-        xs, ys = _grid_lines(0, w, 0, h, dx, dy)
-        if len(xs) < 6000:  # past ~2000 boundaries the lines would only grey the panel
+        # past ~64 boundaries a way the lines would only grey the panel: those are left out
+        xs, ys = _grid_lines(0, w, 0, h, dx if w <= 64 * dx else w, dy if h <= 64 * dy else h)
+        if xs:
             fig.add_trace(
                 go.Scatter(x=xs, y=ys, mode="lines", line={"color": GRID_COLOR, "width": 0.5}, hoverinfo="skip",
                            showlegend=False),
@@ -97,7 +98,7 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
     )
     for label, opacity in (
         ("chosen block's C tile", 0.8),
-        ("A rows and B columns it reads along K", 0.3),
+        ("A rows and B columns<br>it reads along K", 0.3),
         (f"K slice of step {view['step']} (k {k0}..{k1 - 1})", 0.9),
     ):
         fig.add_trace(
@@ -114,7 +115,7 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
             row=row, col=col,
         )  # fmt: skip
     fig.add_trace(
-        go.Scatter(x=[None], y=[None], mode="lines", name=f"tile boundaries ({bm} x {bn} block tiles, K slices of {bk})",
+        go.Scatter(x=[None], y=[None], mode="lines", name=f"boundaries: {bm} x {bn} block tiles,<br>K slices of {bk} (left out past 64 a side)",
                    line={"color": GRID_COLOR, "width": 2}),
         row=2, col=2,
     )  # fmt: skip
@@ -124,8 +125,12 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
     fig.update_yaxes(title_text="row (element)", row=2, col=1)
     fig.update_yaxes(title_text="k (element)", row=1, col=2)
     fig.update_layout(
-        title_text=plot_text(f"{kid} at {m} x {n} x {k}: {view['grid'][0]} x {view['grid'][1]} blocks of {bm} x {bn}"),
-        template="plotly_white", height=560, margin={"l": 60, "r": 20, "t": 60, "b": 40}, legend=LEGEND_BELOW,
+        title_text=plot_text(f"{kid} at {m} x {n} x {k}: {view['grid'][0]} x {view['grid'][1]} blocks of {bm} x {bn}")
+        + "<br><sup>"
+        + plot_text(f"block ({view['block'][0]}, {view['block'][1]}): C rows {r0}..{r1 - 1}, columns {c0}..{c1 - 1}")
+        + "</sup>",
+        template="plotly_white", height=560, margin={"l": 60, "r": 20, "t": 60, "b": 40},
+        legend={"x": 0, "y": 1, "xanchor": "left", "yanchor": "top", "font": {"size": 11}},  # the empty quarter
     )  # fmt: skip
     return fig
 
@@ -179,8 +184,9 @@ def block_tile_figure(tiles: dict, view: dict) -> go.Figure:
     fig.update_xaxes(title_text="column of C (element)", constrain="domain")
     per = per_thread(tiles)
     fig.update_layout(
-        title_text=plot_text(f"block ({tiles['block'][0]}, {tiles['block'][1]}): {rows} x {cols} tile, "
-                             f"{len(tiles['threads'])} threads, up to {_n(per, 'element')} each"),
+        title_text=plot_text(f"block ({tiles['block'][0]}, {tiles['block'][1]}): its {rows} x {cols} tile of C")
+        + "<br><sup>" + plot_text(f"{len(tiles['threads'])} threads, up to {_n(per, 'element')} each; warp {warp} "
+                                  f"in colour, by lane") + "</sup>",
         template="plotly_white", height=560, margin={"l": 60, "r": 20, "t": 60, "b": 40}, legend=LEGEND_BELOW,
     )  # fmt: skip
     return fig
@@ -288,7 +294,7 @@ def _shared_panel(fig: go.Figure, acc: Access, col: int, legend: bool, wavefront
     )  # fmt: skip
     fig.add_trace(
         go.Scatter(x=list(range(BANKS)), y=[-1.6] * BANKS, mode="text", name="n-way", showlegend=False,
-                   text=[str(v) if v else "" for v in schedule.per_bank], textfont={"size": 10},
+                   text=[str(v) if v else "" for v in schedule.per_bank], textfont={"size": 9},
                    hovertext=[f"bank {b}: {v} distinct words in one phase ({v}-way)" for b, v in
                               enumerate(schedule.per_bank)], hoverinfo="text"),
         row=1, col=col,
