@@ -32,10 +32,14 @@ SUMMARY_QUANTITIES = (
 
 # What is known about each place where measurement and model part (tests/test_access_analysis.py FINDINGS).
 TILED_STORE_GAP = (
-    "The L1 counts more shared-store wavefronts than the stores' own addresses need (the model's, and ncu's "
-    "per-instruction source counters, which agree with the model exactly: conflict-free, 1 per STS). The excess "
-    "equals ncu's store bank-conflict counter: cycles the stores lose to other traffic in the L1 data banks, "
-    "not conflicts between their own lanes. No rule from the stores' addresses predicts it."
+    "The L1 counts more shared-store wavefronts than the stores' addresses need; ncu's per-instruction source "
+    "counters agree with the model exactly (1 per STS, conflict-free), and the excess equals the L1's store "
+    "bank-conflict counter. It is not a rule of the addresses: the same STS addresses cost a different excess "
+    "at another size (tiled-32: +0.153 per STS at 1024, +0.112 at 4096; v4: +0.12 and +0.29; v5: 0 and +0.044), "
+    "so it depends on timing. At 1024 it appears only where a warp stores to shared memory the data its global "
+    "loads just brought (v2, tiled-*, v3, v4) and not where loads run a tile ahead (v5, v6, v7): consistent with "
+    "stores waiting on the data banks while the L1 writes other warps' global-load fills into them. Predicting "
+    "it would take a timing model, so it stays a measured finding."
 )
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     (kid, quantity): TILED_STORE_GAP
