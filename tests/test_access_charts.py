@@ -40,7 +40,8 @@ def test_v1_against_v1_coalesced_global_load_of_a() -> None:
     assert fig.layout.title.text == "v1: 32 sectors, 32 lines per request · v1-coalesced: 1 sector, 1 line per request"
     hover = left[0].hovertext[5]
     assert "lane 5" in hover and "byte address 20,480" in hover and "sector 640" in hover and "line 160" in hover
-    assert fig.layout.xaxis.title.text.startswith("sectors touched: byte offset")
+    assert fig.layout.xaxis.title.text == "32 B sector (byte offset)"
+    assert len(fig.layout.shapes) == 16 + 1  # every other 128 B line banded: v1 touches 32 lines, v1-coalesced 1
     assert fig.layout.yaxis.title.text == "lane"
 
 

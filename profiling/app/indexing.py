@@ -22,6 +22,7 @@ from profiling.analysis.access_table import (
     differences,
     load_captures,
 )
+from profiling.app.text import md_escape
 from profiling.charts.access import access_pair_figure, access_title, block_tile_figure, matrix_figure
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
@@ -100,13 +101,17 @@ def default_instruction(mine: list[Access], theirs: list[Access]) -> int:
     return next((i for c in PREFERRED for i, a in enumerate(mine) if a.category == c and a.active.any()), 0)
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def instruction_table(items: list[tuple[str, Access]]) -> pd.DataFrame:
     """Per instruction of the warp: where, what, lanes, bytes per lane and the predicted cost in words."""
     rows = []
     for i, (where, acc) in enumerate(items):
         if acc.space == "global":
             g = global_cost(acc)
-            cost = f"{g.sectors} sectors, {g.lines} lines" if g.requests else "no lane active: no request"
+            cost = f"{_n(g.sectors, 'sector')}, {_n(g.lines, 'line')}" if g.requests else "no lane active: no request"
         else:
             c = shared_cost(acc)
             cost = f"{c.wavefronts} wavefronts (ideal {c.ideal}), {c.degree}-way"
@@ -148,18 +153,19 @@ def measured_table(kernel: str) -> pd.DataFrame:
     return frame[[*order, "known gap"]]
 
 
-def findings(kernel: str, frame: pd.DataFrame) -> list[str]:
-    """What the reader must know about the comparison: each difference beyond the tolerance, by how much, and
-    what is known of it; what is not compared."""
-    out = []
-    for _, row in differences(frame).iterrows():
-        out.append(
-            f"{row['quantity']} ({row['capture']}): predicted {row['predicted']:.4g}, measured {row['measured']:.4g}, "
-            f"{row['difference %']:+.1f} % (tolerance ±{TOLERANCE_PCT:g} %). {row['known gap'] or 'Not explained yet.'}"
-        )
+def findings(kernel: str, frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """What the reader must know about the comparison: each difference beyond the tolerance with its size, and
+    (once each) what is known of them and what is not compared."""
+    gaps = differences(frame)
+    lines = [
+        f"{row['quantity']} ({row['capture']}): predicted {row['predicted']:.4g}, measured {row['measured']:.4g}, "
+        f"{row['difference %']:+.1f} %"
+        for _, row in gaps.iterrows()
+    ]
+    notes = list(dict.fromkeys(row["known gap"] or "Not explained yet." for _, row in gaps.iterrows()))
     if kernel in CP_ASYNC_KERNELS:
-        out.append(f"Not compared: {NOT_COMPARED}")
-    return out
+        notes.append(f"Not compared: {NOT_COMPARED}")
+    return lines, notes
 
 
 # --- widgets and sections ---------------------------------------------------------------------------------------
@@ -231,9 +237,15 @@ def show_measured(kernel: str) -> None:
     if frame.empty:
         st.info(f"No bundled capture holds a launch of {kernel} at 1024.")
         return
-    for line in findings(kernel, frame):
-        (st.warning if "tolerance" in line else st.info)(line)
-    if differences(frame).empty:
+    lines, notes = findings(kernel, frame)
+    if lines:
+        st.warning(
+            f"Predicted and measured differ by more than ±{TOLERANCE_PCT:g} % for {kernel}:\n\n"
+            + "\n".join(f"- {md_escape(line)}" for line in lines)
+        )
+    for note in notes:
+        st.info(md_escape(note))
+    if not lines:
         st.success(f"Every compared figure of {kernel} agrees within ±{TOLERANCE_PCT:g} %.")
     st.dataframe(frame.drop(columns=["known gap", "kernel"]), hide_index=True, height=table_height(len(frame)),
                  column_config={"difference %": st.column_config.NumberColumn(format="%+.2f"),

@@ -23,6 +23,7 @@ from profiling.analysis.access import (
     SECTOR_BYTES,
     bank_schedule,
     global_cost,
+    lane_bytes,
     shared_cost,
 )
 from profiling.charts.style import kernel_color, plot_text
@@ -99,7 +100,7 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
     for label, opacity in (
         ("chosen block's C tile", 0.8),
         ("A rows and B columns<br>it reads along K", 0.3),
-        (f"K slice of step {view['step']} (k {k0}..{k1 - 1})", 0.9),
+        (f"K slice of step {view['step']} (k {k0}{f'..{k1 - 1}' if k1 - k0 > 1 else ''})", 0.9),
     ):
         fig.add_trace(
             go.Scatter(x=[None], y=[None], mode="markers", name=label, opacity=opacity,
@@ -215,10 +216,9 @@ def access_title(acc: Access) -> str:
     """The instruction and its cost in one line."""
     if acc.space == "global":
         cost = global_cost(acc)
-        ideal = -(-cost.bytes // SECTOR_BYTES)
         return (
-            f"{acc.sass} {acc.label}: {cost.sectors} sectors / request in {cost.lines} lines "
-            f"(ideal {ideal}; {int(acc.active.sum())} lanes x {acc.width} B)"
+            f"{acc.sass} {acc.label}: {_n(cost.sectors, 'sector')} per request in {_n(cost.lines, 'line')} (the "
+            f"{_n(int(acc.active.sum()), 'active lane')} x {acc.width} B need at least {_n(least_sectors(acc), 'sector')})"
         )
     cost = shared_cost(acc)
     view = " (bank view of a cp.async write)" if acc.op == "ldgsts" else ""
@@ -226,6 +226,12 @@ def access_title(acc: Access) -> str:
         f"{acc.sass} {acc.label}: {cost.wavefronts} wavefronts (ideal {cost.ideal}), {cost.degree}-way, "
         f"{cost.phase_lanes} lanes per phase{view}"
     )
+
+
+def least_sectors(acc: Access) -> int:
+    """The fewest 32-byte sectors that could hold the distinct bytes a global access touches."""
+    distinct = np.unique(lane_bytes(acc)[acc.active]).size
+    return -(-distinct // SECTOR_BYTES)
 
 
 def _global_panel(fig: go.Figure, acc: Access, kernel: str, col: int, legend: bool) -> None:
@@ -249,12 +255,13 @@ def _global_panel(fig: go.Figure, acc: Access, kernel: str, col: int, legend: bo
     for j, i in enumerate(starts):
         end = starts[j + 1] if j + 1 < len(starts) else len(sectors)
         if j % 2 == 0:
-            fig.add_vrect(x0=i - 0.5, x1=end - 0.5, fillcolor=LINE_BAND, line_width=0, layer="below", row=1, col=col)
+            fig.add_vrect(x0=i - 0.5, x1=end - 0.5, fillcolor=LINE_BAND, line_width=0, layer="below", row=1, col=col,
+                          exclude_empty_subplots=False)  # fmt: skip
     every = max(1, -(-len(starts) // 8))
     ticks = [starts[j] for j in range(0, len(starts), every)]
     fig.update_xaxes(
         tickvals=ticks, ticktext=[f"{int(sectors[i]) * SECTOR_BYTES:,}" for i in ticks], range=[-0.8, len(sectors) - 0.2],
-        title_text="sectors touched: byte offset (bands: 128 B lines)", row=1, col=col,
+        title_text="32 B sector (byte offset)", row=1, col=col,
     )  # fmt: skip
     fig.add_trace(
         go.Scatter(x=xs, y=ys, mode="markers", name=f"{kernel}: lane {'reads' if acc.op == 'ld' else 'writes'} a 32 B sector", legendgroup="sector", showlegend=legend,

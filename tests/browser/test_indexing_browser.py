@@ -18,7 +18,7 @@ NO_SIDEWAYS_SCROLL = """() => [document.documentElement, document.querySelector(
 
 
 @pytest.mark.parametrize("width", [1024, 1440])
-@pytest.mark.parametrize("kernel,other", [("v4", "v3"), ("v1-coalesced", "v1")])
+@pytest.mark.parametrize("kernel,other", [("v3", "v4"), ("v1", "v1-coalesced")])
 def test_indexing_page_pair(browser, server, kernel: str, other: str, width: int) -> None:
     page = browser.new_page(viewport={"width": width, "height": 1000})
     errors: list[str] = []
