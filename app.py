@@ -21,6 +21,7 @@ navigation = st.navigation(
         st.Page(PAGES / "4_Roofline.py", title="Roofline", icon=":material/show_chart:"),
         st.Page(PAGES / "5_Occupancy.py", title="Occupancy", icon=":material/grid_view:"),
         st.Page(PAGES / "8_Why.py", title="Why", icon=":material/troubleshoot:"),
+        st.Page(PAGES / "9_Indexing.py", title="Indexing", icon=":material/grid_on:"),
         st.Page(PAGES / "6_Reports.py", title="Reports", icon=":material/upload_file:"),
         st.Page(PAGES / "7_Review.py", title="Review", icon=":material/history:"),
     ]

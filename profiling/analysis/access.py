@@ -121,6 +121,47 @@ def shared_cost(acc: Access) -> SharedCost:
     return SharedCost(wavefronts, ideal, degree, per_phase, paired)
 
 
+@dataclass(frozen=True)
+class BankSchedule:
+    """Which wavefront serves each 4-byte word a shared access touches, one entry per (active lane, word).
+
+    Within a phase, the distinct words of one bank are served one per wavefront in address order; the phases
+    follow one another, so `wavefront` counts from 0 across the whole instruction. `per_bank` is, per bank,
+    the most distinct words it serves in any one phase (its n-way).
+    """
+
+    lane: np.ndarray
+    word: np.ndarray
+    bank: np.ndarray
+    phase: np.ndarray
+    wavefront: np.ndarray
+    per_bank: np.ndarray
+
+
+def bank_schedule(acc: Access) -> BankSchedule:
+    """The wavefront of every (lane, word) of a shared access, by the rules shared_cost counts with."""
+    per_phase, _ = phase_lanes(acc)
+    lanes = np.flatnonzero(acc.active)
+    words_per_lane = max(1, acc.width // BANK_BYTES)
+    words = (lane_bytes(acc)[lanes, ::BANK_BYTES] // BANK_BYTES).ravel()
+    lane = np.repeat(lanes, words_per_lane)
+    phase = lane // per_phase
+    bank = words % BANKS
+    rank = np.zeros(len(words), dtype=np.int64)
+    per_bank = np.zeros(BANKS, dtype=np.int64)
+    depth: dict[int, int] = {}
+    for p in np.unique(phase):
+        for b in np.unique(bank[phase == p]):
+            here = (phase == p) & (bank == b)
+            distinct, which = np.unique(words[here], return_inverse=True)
+            rank[here] = which
+            per_bank[b] = max(per_bank[b], len(distinct))
+            depth[int(p)] = max(depth.get(int(p), 0), len(distinct))
+    offsets = dict(zip(sorted(depth), np.cumsum([0] + [depth[p] for p in sorted(depth)])[:-1], strict=True))
+    first = np.array([offsets[int(p)] for p in phase], dtype=np.int64)
+    return BankSchedule(lane, words, bank, phase, first + rank, per_bank)
+
+
 def bank_words(acc: Access) -> list[list[tuple[int, int]]]:
     """Per lane, the (bank, word) pairs it touches: what a picture of the 32 banks draws."""
     words = lane_bytes(acc)[:, ::BANK_BYTES] // BANK_BYTES

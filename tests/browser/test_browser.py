@@ -15,7 +15,7 @@ RAW_CSV = ROOT / "tests" / "fixtures" / "ncu" / "raw.csv"
 SCREENSHOT = ROOT / "docs" / "screenshot-reports.png"
 
 
-PAGES = ["Overview", "Kernels", "Benchmark", "Profile", "Roofline", "Occupancy", "Why", "Reports", "Review"]
+PAGES = ["Overview", "Kernels", "Benchmark", "Profile", "Roofline", "Occupancy", "Why", "Indexing", "Reports", "Review"]
 
 
 def test_sidebar_lists_every_page_and_each_opens(browser, server) -> None:

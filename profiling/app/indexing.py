@@ -1,0 +1,263 @@
+"""The Indexing page (pages/9_Indexing.py): pick a kernel, shape, block, warp, K step and instruction; draw the
+matrix view and the instruction lane by lane beside the same instruction of another kernel; list the predicted
+figures and compare the whole launch with the bundled ncu captures. No GPU: everything comes from the indexing
+models (kernels/indexing) and committed captures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from kernels.indexing import MODELS, Access, KernelModel, model_for
+from profiling.analysis.access import global_cost, predict_launch, shared_cost, tile_map, warp_view
+from profiling.analysis.access_check import TOLERANCE_PCT
+from profiling.analysis.access_table import (
+    CP_ASYNC_KERNELS,
+    NOT_COMPARED,
+    capture_comparisons,
+    comparison_frame,
+    differences,
+    load_captures,
+)
+from profiling.app.text import md_escape
+from profiling.charts.access import access_pair_figure, access_title, block_tile_figure, matrix_figure
+from profiling.errors import InvalidInput
+from profiling.shape import Shape
+
+# The ladder's two indexing lessons, each drawn against the other; every other kernel beside its predecessor.
+PAIRS = {"v1": "v1-coalesced", "v1-coalesced": "v1", "v3": "v4", "v4": "v3"}
+KERNELS = list(MODELS)
+# Which instructions make the best first picture: a shared load shows conflicts, a global load coalescing.
+PREFERRED = ("shared_ld", "global_ld", "shared_st", "global_st", "ldgsts")
+NUMBER = st.column_config.NumberColumn(format="localized")
+
+
+def partner(kernel: str) -> str:
+    """The kernel drawn beside `kernel` unless the reader picks another: its pair, else the previous step."""
+    if kernel in PAIRS:
+        return PAIRS[kernel]
+    i = KERNELS.index(kernel)
+    return KERNELS[i - 1] if i else KERNELS[1]
+
+
+@dataclass(frozen=True)
+class Selection:
+    kernel: str
+    other: str | None
+    shape: Shape
+    block: tuple[int, int]
+    warp: int
+    step: int
+
+
+def instructions(model: KernelModel, sel: Selection) -> list[tuple[str, Access]]:
+    """(where, instruction) for the chosen warp: the K step's accesses, then the epilogue's."""
+    step = [("K step", a) for a in model.step_accesses(sel.shape, sel.block, sel.warp, sel.step)]
+    return step + [("after the K loop", a) for a in model.epilogue_accesses(sel.shape, sel.block, sel.warp)]
+
+
+def clamped(model: KernelModel, sel: Selection) -> Selection:
+    """The selection moved inside `model`'s grid, warps and steps (for the kernel drawn beside)."""
+    gx, gy = model.grid(sel.shape)
+    return Selection(
+        model.spec.id, None, sel.shape, (min(sel.block[0], gx - 1), min(sel.block[1], gy - 1)),
+        min(sel.warp, model.warps_per_block - 1), min(sel.step, model.steps(sel.shape) - 1),
+    )  # fmt: skip
+
+
+def counterpart(mine: list[Access], index: int, theirs: list[Access]) -> Access | None:
+    """The instruction of the other kernel that does the same job: the same counter family and array, the same
+    ordinal among those (the k-th aTile load against the k-th aTile load), else the same family."""
+    acc = mine[index]
+    same = [a for a in theirs if (a.category, a.array) == (acc.category, acc.array)]
+    if not same:
+        same = [a for a in theirs if a.category == acc.category]
+    if not same:
+        return None
+    ordinal = sum(1 for a in mine[:index] if (a.category, a.array) == (acc.category, acc.array))
+    return same[min(ordinal, len(same) - 1)]
+
+
+def _cost(acc: Access) -> tuple:
+    if acc.space == "global":
+        c = global_cost(acc)
+        return (c.sectors, c.lines)
+    c = shared_cost(acc)
+    return (c.wavefronts, c.degree)
+
+
+def default_instruction(mine: list[Access], theirs: list[Access]) -> int:
+    """The first instruction of the most telling family whose cost differs from the other kernel's, else the
+    first of that family."""
+    for category in PREFERRED:
+        indices = [i for i, a in enumerate(mine) if a.category == category and a.active.any()]
+        for i in indices:
+            other = counterpart(mine, i, theirs)
+            if other is not None and _cost(other) != _cost(mine[i]):
+                return i
+    return next((i for c in PREFERRED for i, a in enumerate(mine) if a.category == c and a.active.any()), 0)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def instruction_table(items: list[tuple[str, Access]]) -> pd.DataFrame:
+    """Per instruction of the warp: where, what, lanes, bytes per lane and the predicted cost in words."""
+    rows = []
+    for i, (where, acc) in enumerate(items):
+        if acc.space == "global":
+            g = global_cost(acc)
+            cost = f"{_n(g.sectors, 'sector')}, {_n(g.lines, 'line')}" if g.requests else "no lane active: no request"
+        else:
+            c = shared_cost(acc)
+            cost = f"{c.wavefronts} wavefronts (ideal {c.ideal}), {c.degree}-way"
+        rows.append({"#": i, "instruction": f"{acc.sass} {acc.label}", "predicted cost": cost,
+                     "lanes": int(acc.active.sum()), "B / lane": acc.width, "where": where})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@st.cache_data(show_spinner="Predicting the whole launch...", max_entries=64)
+def launch_table(kernel: str, m: int, n: int, k: int) -> pd.DataFrame:
+    """The whole launch, per counter family: instructions, sectors or wavefronts, per request or instruction."""
+    names = {"global_ld": "global loads", "global_st": "global stores", "shared_ld": "shared loads",
+             "shared_st": "shared stores", "ldgsts": "cp.async shared writes (bank view)"}  # fmt: skip
+    rows = []
+    for cat, t in predict_launch(model_for(kernel), Shape(m, n, k)).totals.items():
+        if not t.instructions:
+            continue
+        if cat.startswith("global"):
+            rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts": t.sectors,
+                         "per instruction": t.sectors / t.requests if t.requests else None,
+                         "above conflict-free": None})  # fmt: skip
+        else:
+            rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts":
+                         t.wavefronts, "per instruction": t.wavefronts / t.instructions,
+                         "above conflict-free": (t.wavefronts - t.ideal) / t.instructions})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@st.cache_resource(show_spinner="Reading the bundled ncu captures...")
+def _captures() -> list:
+    return load_captures()
+
+
+@st.cache_data(show_spinner="Comparing with the bundled captures...", max_entries=32)
+def measured_table(kernel: str) -> pd.DataFrame:
+    """Predicted against measured for `kernel` in every bundled capture at 1024."""
+    frame = comparison_frame(capture_comparisons(_captures(), kernels=[kernel]))
+    order = ["quantity", "predicted", "measured", "difference %", "agrees", "capture", "counters", "kernel"]
+    return frame[[*order, "known gap"]]
+
+
+def findings(kernel: str, frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """What the reader must know about the comparison: each difference beyond the tolerance with its size, and
+    (once each) what is known of them and what is not compared."""
+    gaps = differences(frame)
+    lines = [
+        f"{row['quantity']} ({row['capture']}): predicted {row['predicted']:.4g}, measured {row['measured']:.4g}, "
+        f"{row['difference %']:+.1f} %"
+        for _, row in gaps.iterrows()
+    ]
+    notes = list(dict.fromkeys(row["known gap"] or "Not explained yet." for _, row in gaps.iterrows()))
+    if kernel in CP_ASYNC_KERNELS:
+        notes.append(f"Not compared: {NOT_COMPARED}")
+    return lines, notes
+
+
+# --- widgets and sections ---------------------------------------------------------------------------------------
+
+
+def controls() -> Selection:
+    """Kernel, kernel beside it, shape, block, warp and K step (the bounds follow the kernel and shape)."""
+    wanted = st.query_params.get("kernel")
+    c1, c2, c3, c4, c5 = st.columns([2, 2, 1, 1, 1])
+    kernel = c1.selectbox("Kernel", KERNELS, index=KERNELS.index(wanted) if wanted in KERNELS else 0, key="idx_kernel")
+    others = ["(none)", *[k for k in KERNELS if k != kernel]]
+    other = c2.selectbox("Beside it", others, index=others.index(partner(kernel)), key=f"idx_other_{kernel}")
+    m = c3.number_input("M", 1, 16384, 1024, key="idx_m")
+    n = c4.number_input("N", 1, 16384, 1024, key="idx_n")
+    k = c5.number_input("K", 1, 16384, 1024, key="idx_k")
+    model, shape = model_for(kernel), Shape(int(m), int(n), int(k))
+    problem = model.spec.size_problem(shape.m, shape.n, shape.k)
+    if problem:
+        raise InvalidInput(problem)
+    (gx, gy), scope = model.grid(shape), f"{kernel}_{shape.label}"
+    d1, d2, d3, d4 = st.columns(4)
+    bx = d1.number_input(f"blockIdx.x (0..{gx - 1})", 0, gx - 1, 0, key=f"idx_bx_{scope}")
+    by = d2.number_input(f"blockIdx.y (0..{gy - 1})", 0, gy - 1, 0, key=f"idx_by_{scope}")
+    warp = d3.number_input(f"warp (0..{model.warps_per_block - 1})", 0, model.warps_per_block - 1, 0,
+                           key=f"idx_warp_{scope}")  # fmt: skip
+    steps = model.steps(shape)
+    step = d4.number_input(f"K step (0..{steps - 1})", 0, steps - 1, 0, key=f"idx_step_{scope}")
+    return Selection(kernel, None if other == "(none)" else other, shape, (int(bx), int(by)), int(warp), int(step))
+
+
+def show_matrix(sel: Selection) -> None:
+    """The matrix view, then the chosen block's tile."""
+    model = model_for(sel.kernel)
+    view = warp_view(model, sel.shape, sel.block, sel.warp, sel.step)
+    st.plotly_chart(matrix_figure(view, model.bk), key="idx_matrix")
+    st.plotly_chart(block_tile_figure(tile_map(model, sel.shape, sel.block), view), key="idx_tile")
+
+
+def show_access(sel: Selection) -> list[tuple[str, Access]]:
+    """The instruction picker and its picture beside the other kernel's; returns the warp's instructions."""
+    items = instructions(model_for(sel.kernel), sel)
+    if not items:
+        st.info(f"Warp {sel.warp} of block {sel.block} has no thread inside C: it returns before any access.")
+        return items
+    mine = [a for _, a in items]
+    theirs: list[Access] = []
+    if sel.other:
+        other_model = model_for(sel.other)
+        theirs = [a for _, a in instructions(other_model, clamped(other_model, sel))]
+    labels = [f"{i}: {where} · {a.sass} {a.label}" for i, (where, a) in enumerate(items)]
+    pick = st.selectbox("Instruction", range(len(items)), index=default_instruction(mine, theirs),
+                        format_func=lambda i: labels[i], key=f"idx_ins_{sel.kernel}_{sel.other}_{sel.step}")  # fmt: skip
+    acc = mine[pick]
+    sides = [(sel.kernel, acc)]
+    twin = counterpart(mine, pick, theirs) if theirs else None
+    if twin is not None:
+        sides.append((sel.other, twin))
+    st.plotly_chart(access_pair_figure(sides), key="idx_access")
+    for kid, a in sides:
+        st.text(f"{kid}: {access_title(a)}")
+    if sel.other and twin is None:
+        st.caption(f"{sel.other} has no {acc.category.replace('_', ' ')} instruction to set beside this one.")
+    return items
+
+
+def show_measured(kernel: str) -> None:
+    """Predicted against measured in the bundled captures at 1024, with every difference spelled out."""
+    frame = measured_table(kernel)
+    if frame.empty:
+        st.info(f"No bundled capture holds a launch of {kernel} at 1024.")
+        return
+    lines, notes = findings(kernel, frame)
+    if lines:
+        st.warning(
+            f"Predicted and measured differ by more than ±{TOLERANCE_PCT:g} % for {kernel}:\n\n"
+            + "\n".join(f"- {md_escape(line)}" for line in lines)
+        )
+    for note in notes:
+        st.info(md_escape(note))
+    if not lines:
+        st.success(f"Every compared figure of {kernel} agrees within ±{TOLERANCE_PCT:g} %.")
+    st.dataframe(frame.drop(columns=["known gap", "kernel"]), hide_index=True, height=table_height(len(frame)),
+                 column_config={"difference %": st.column_config.NumberColumn(format="%+.2f"),
+                                "predicted": NUMBER, "measured": NUMBER})  # fmt: skip
+
+
+def table_height(rows: int) -> int:
+    """Pixels that show every row of a dataframe of `rows` rows (Streamlit's rows are 35 px, plus the header)."""
+    return 35 * (rows + 1) + 3
+
+
+def show_launch(sel: Selection) -> None:
+    """The whole launch's predicted totals per counter family."""
+    frame = launch_table(sel.kernel, sel.shape.m, sel.shape.n, sel.shape.k)
+    st.dataframe(frame, hide_index=True, column_config={c: NUMBER for c in frame.columns if c != "family"})
