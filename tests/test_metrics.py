@@ -9,6 +9,7 @@ import time
 import pytest
 
 from profiling.nsight import metrics as M
+from profiling.nsight import units as U
 
 
 def test_quick_metrics_are_unique_wellformed_and_cover_the_issue() -> None:
@@ -64,7 +65,7 @@ def test_importing_metrics_does_not_import_pandas() -> None:
     ],
 )
 def test_to_base(unit: str, factor: float, base: str) -> None:
-    got_factor, got_base = M.to_base(unit)
+    got_factor, got_base = U.to_base(unit)
     assert got_base == base
     assert got_factor == factor
 
@@ -74,7 +75,7 @@ def test_to_base(unit: str, factor: float, base: str) -> None:
     [("4,420,544", 4420544.0), ("1.5", 1.5), (" 12 ", 12.0), ("n/a", None), ("", None), ("(16, 1, 1)", None)],
 )
 def test_parse_number(text: str, value: float | None) -> None:
-    assert M.parse_number(text) == value
+    assert U.parse_number(text) == value
 
 
 def test_labels_map_to_canonical_names() -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from profiling.errors import ReportError
 from profiling.nsight import metrics as M
 from profiling.nsight import raw_page, report_input
+from profiling.nsight import units as U
 from profiling.nsight.metric_table import Metric
 from profiling.nsight.model import Finding, KernelLaunch, Report
 
@@ -125,7 +126,7 @@ class _Identity:
         invocations = None
         if self.invocations is not None:
             text = _cell(row, self.invocations)
-            invocations = _finite(M.parse_number(text), "Invocations", text, notes)
+            invocations = _finite(U.parse_number(text), "Invocations", text, notes)
         return KernelLaunch(
             id=_cell(row, self.id) or str(fallback_id),
             name=_cell(row, self.name),
@@ -166,7 +167,7 @@ def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Not
             notes.add(f"column {header[i]!r} appears more than once: the first is read", kind="repeated columns")
             continue
         seen.add(header[i])
-        factor, base = M.to_base(units[i])
+        factor, base = U.to_base(units[i])
         columns.append(raw_page.MetricColumn(i, header[i], factor, base))
     identity = ident.columns()
     present = set(header)
@@ -225,15 +226,15 @@ def _add_labelled(
     metric in a chart's table ("SM Frequency" of a roofline). An instance-valued cell gives its total as the value
     and keeps the instances' values as text under the same key plus " (instances)".
     """
-    value = M.parse_number(text)
-    factor, base = M.to_base(unit)
+    value = U.parse_number(text)
+    factor, base = U.to_base(unit)
     canonical = M.canonical_name(label, unit) if not body or "__" in label else None
     key = " : ".join(p for p in (section, body) if p).replace(" : ", ": ")
     key = f"{key}: {label}" if key else label
     if value is None and "(" in text:
         match = _INSTANCES_RE.match(text)
         if match is not None:
-            value = M.parse_number(match.group(1))
+            value = U.parse_number(match.group(1))
             launch.attributes[f"{canonical or key} (instances)"] = match.group(2).strip()
     if value is None:
         if text and text != "n/a":
@@ -294,7 +295,7 @@ def parse_details(header: list[str], rows: Iterable[list[str]], notes: report_in
                     description=_cell(row, col["Rule Description"]),
                     section=section,
                     speedup_type=_cell(row, col["Estimated Speedup Type"]),
-                    estimated_speedup_pct=_finite(M.parse_number(speedup), f"{rule} estimated speedup", speedup, notes),
+                    estimated_speedup_pct=_finite(U.parse_number(speedup), f"{rule} estimated speedup", speedup, notes),
                 )
             )
         elif len(row) < len(header) // 2:
@@ -316,8 +317,8 @@ def parse_summary(header: list[str], rows: Iterable[list[str]], notes: report_in
         label = _cell(row, col["Metric Name"])
         if not label:
             continue
-        lo = M.parse_number(_cell(row, col["Minimum"]))
-        hi = M.parse_number(_cell(row, col["Maximum"]))
+        lo = U.parse_number(_cell(row, col["Minimum"]))
+        hi = U.parse_number(_cell(row, col["Maximum"]))
         _add_labelled(
             launch,
             _cell(row, col["Section Name"]),

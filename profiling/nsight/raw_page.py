@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from profiling.errors import ReportError
 from profiling.nsight import metrics as M
+from profiling.nsight import units as U
 from profiling.nsight.metric_table import MetricRow, MetricTable
 from profiling.nsight.report_input import Notes, RecordStream, record_cells
 
@@ -146,7 +147,7 @@ def _column_values(series: pd.Series, column: MetricColumn, notes: Notes) -> tup
     for i, cell in enumerate(cells):
         if not cell:
             continue
-        value = parsed[cell] if cell in parsed else parsed.setdefault(cell, M.parse_number(cell))
+        value = parsed[cell] if cell in parsed else parsed.setdefault(cell, U.parse_number(cell))
         if value is None:
             text = cell.strip()
             if text and text != "n/a":
