@@ -148,6 +148,8 @@ class _Reader:
                 self.rule.append(text.strip() + ("\x00" if len(unstripped) >= 100 and unstripped == text else ""))
                 return
             self.finish_rule()
+            if _DASHES.match(text):
+                return  # the rule between two messages, not the top of a table
         if not text.strip():
             self.in_nvtx = False
             return
