@@ -336,18 +336,24 @@ def leave_watch(memory: MemorySampler, idle: int, seconds: int) -> dict[str, Any
 _HELD = """
 import gc, json, sys, time, tracemalloc
 sys.path.insert(0, sys.argv[1])
+from pathlib import Path
 from profiling import usecases
+# A first, small parse imports the parser's modules (pandas, pyarrow: about 25 MB), a server's one-time cost that
+# is not the report's.
+usecases.load_upload("warm.csv", (Path(sys.argv[1]) / "tests" / "fixtures" / "ncu" / "raw.csv").read_bytes())
 data = open(sys.argv[2], "rb").read()
 size = len(data)
+start = time.perf_counter()
+report = usecases.load_upload("big_raw.csv", data)
+seconds = time.perf_counter() - start  # timed without tracemalloc, which slows allocation-heavy code 2x
+del report
 gc.collect()
 tracemalloc.start()
 base = tracemalloc.get_traced_memory()[0]
-start = time.perf_counter()
 report = usecases.load_upload("big_raw.csv", data)
-seconds = time.perf_counter() - start
 del data
 gc.collect()
-held = tracemalloc.get_traced_memory()[0] - base + size
+held = tracemalloc.get_traced_memory()[0] - base  # the report alone (the uploader holds the file's bytes too)
 print(json.dumps({"parse_s": round(seconds, 2), "launches": len(report.launches), "held_bytes": held,
                   "held_per_file_size": round(held / size, 2)}))
 """
