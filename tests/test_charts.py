@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import colorsys
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -77,9 +79,24 @@ def test_algorithmic_point():
 
 def test_kernel_color_is_stable_and_distinct_for_catalog_kernels():
     ids = [spec.id for spec in CATALOG]
-    assert len(ids) <= len(PALETTE), "the catalog outgrew the palette: colours would repeat"
-    # Catalog kernels take the palette in catalog order, so each has its own colour.
-    assert [kernel_color(i) for i in ids] == list(PALETTE[: len(ids)])
+    colors = [kernel_color(i) for i in ids]
+    # Every catalog kernel has its own colour, and none is a foreign kernel's colour.
+    assert len(set(colors)) == len(ids)
+    assert not set(colors) & set(PALETTE)
+    # One family per group: the same hue (within a group), a darker shade per later step.
+    for group in {spec.group for spec in CATALOG} - {"reference"}:
+        members = [kernel_color(s.id) for s in CATALOG if s.group == group]
+        lightness = [sum(int(c) for c in re.findall(r"\d+", col)) if col.startswith("rgb") else int(col[1:3], 16) * 3
+                     for col in members]  # fmt: skip
+        assert lightness == sorted(lightness, reverse=True), (group, members)
+    hues = {
+        g: _hue(kernel_color(next(s.id for s in CATALOG if s.group == g))) for g in ("ladder", "beyond", "tensor-core")
+    }
+    assert len({round(h, 1) for h in hues.values()}) == 3, hues
+    # The library references are greys (the dashed reference lines of the TFLOP/s chart).
+    assert all(len(set(kernel_color(s.id)[1:].lower()[i : i + 2] for i in (0, 2, 4))) == 1 for s in CATALOG
+               if s.group == "reference")  # fmt: skip
+    assert _hue(kernel_color("v1")) == pytest.approx(_hue(kernel_color("v5")), abs=0.05)
     # Other names take a crc32 of the name: the same colour in every process, whatever Python's hash seed.
     name = "someone-elses-kernel"
     assert kernel_color(name) == PALETTE[zlib.crc32(name.encode()) % len(PALETTE)]
@@ -91,6 +108,11 @@ def test_kernel_color_is_stable_and_distinct_for_catalog_kernels():
             [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, env=env, timeout=120
         )
         assert done.stdout.strip() == kernel_color(name), done.stderr
+
+
+def _hue(color: str) -> float:
+    r, g, b = (int(c) / 255 for c in re.findall(r"\d+", color)[:3])
+    return colorsys.rgb_to_hsv(r, g, b)[0]
 
 
 def test_binding_ceiling_and_percent(points, ceilings):
