@@ -7,6 +7,7 @@ import streamlit as st
 from profiling import charts
 from profiling.analysis.ceilings import ceilings_for, measured_ceilings
 from profiling.app import state, tables, ui
+from profiling.charts.roofline import with_fallback
 
 st.title("Roofline")
 bundle = state.frame().bundle
@@ -44,10 +45,14 @@ with ui.user_errors():
     folder = bundle.path if bundle is not None and source.startswith("bundled") else None
     measured = measured_ceilings(ceilings.device_name, folder)
     if measured is not None and st.toggle("Draw the measured ceilings", key="roof_measured"):
-        ceilings = measured
+        ceilings = with_fallback(measured, theoretical)  # measured where measured; the tensor roof stays
+    st.caption("How to read it: x = FLOPs per byte moved, y = FLOP/s achieved, both log. Marker shape = memory "
+               "level, colour = kernel family, darker = later step. Solid lines: compute peaks; dashed: bandwidth "
+               "roofs. A point's distance below its roof is the headroom; ceilings name their source (device "
+               "properties = SMs x clocks recorded with the data; ncu report = the capture's own clocks).")  # fmt: skip
     fig = charts.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
     st.plotly_chart(fig, key="roofline")
     table = tables.roofline_table(points, ceilings)
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(tables.display(table), hide_index=True, width="stretch")
     st.subheader("Ceilings")
-    st.dataframe(tables.ceilings_table(theoretical, measured), hide_index=True, width="stretch")
+    st.dataframe(tables.display(tables.ceilings_table(theoretical, measured)), hide_index=True, width="stretch")
