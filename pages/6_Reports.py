@@ -19,9 +19,13 @@ files = st.file_uploader(
     f"each and {usecases.MAX_SESSION_UPLOAD_BYTES / 1e6:.0f} MB in all",
     accept_multiple_files=True,
     key="report_files",
+    on_change=lambda: st.session_state.update(report_files_changed=True),
 )
-for _name, error in ui.sync_uploads(files or []):
-    ui.show_error(error)
+# Streamlit empties the uploader when the reader visits another page; the uploads stay until the reader changes
+# the files here (removing the last one clears them).
+if files or st.session_state.pop("report_files_changed", False):
+    for _name, error in ui.sync_uploads(files or []):
+        ui.show_error(error)
 
 uploaded = state.uploaded_reports()
 if uploaded:
@@ -70,7 +74,7 @@ with tab_cmp:
     key = "cmp-" + hashlib.sha1("\n".join(launches).encode()).hexdigest()[:12]
     chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key=key)
     if chosen:
-        st.dataframe(tables.display(tables.compare_launches(table, chosen)), width="stretch")
+        st.dataframe(tables.compare_display(tables.compare_launches(table, chosen)), width="stretch")
 
 if uploaded:
     with st.expander("Save the uploaded reports to the store (Review page)"):

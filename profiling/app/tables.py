@@ -59,16 +59,29 @@ def _number_format(column: str, values: pd.Series) -> str | None:
     return "{:.4g}"
 
 
+def _missing(value: Any) -> bool:
+    """None, NaN, NaT or pd.NA (a list or array cell is not missing)."""
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
 def display(frame: pd.DataFrame) -> Styler:
-    """A table as the pages draw it: missing values as empty cells (never "None"), each numeric column rounded to
-    what it means (see _number_format). The data underneath keeps full precision for sorting and downloads."""
+    """A table as the pages draw it: each numeric column rounded to what it means (see _number_format), and missing
+    values as empty cells, never "None": Streamlit's grid draws a null as "None" whatever the Styler says, so a
+    column with gaps becomes text (its numbers formatted the same way); full columns stay numbers, so they sort."""
+    out = frame.copy()
     formats = {}
-    for column in frame.columns:
-        if pd.api.types.is_numeric_dtype(frame[column]) and not pd.api.types.is_bool_dtype(frame[column]):
-            fmt = _number_format(str(column), frame[column])
-            if fmt:
-                formats[column] = fmt
-    return frame.style.format(formats, na_rep="")
+    for column in out.columns:
+        values = out[column]
+        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        fmt = _number_format(str(column), values) if numeric else None
+        if values.isna().any():
+            out[column] = ["" if _missing(v) else (fmt.format(v) if fmt else str(v)) for v in values]
+        elif fmt:
+            formats[column] = fmt
+    return out.style.format(formats)
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
@@ -279,6 +292,15 @@ def compare_launches(table: pd.DataFrame, launches: Sequence[str]) -> pd.DataFra
     return out
 
 
+def compare_display(side: pd.DataFrame) -> pd.DataFrame:
+    """compare_launches() as text: each metric (row) rounded to its own unit, a missing value an empty cell."""
+    out = side.astype(object)
+    for metric, row in side.iterrows():
+        fmt = _number_format(str(metric), row) or "{}"
+        out.loc[metric] = ["" if _missing(v) else fmt.format(v) for v in row]
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Roofline
 # ---------------------------------------------------------------------------------------------
@@ -474,6 +496,9 @@ def style_side_by_side(side: pd.DataFrame) -> Styler:
         return styles
 
     full = side.copy()
+    for c in shown:  # Streamlit draws a null as "None" whatever na_rep says: gaps become empty text
+        if full[c].isna().any():
+            full[c] = ["" if _missing(v) else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in full[c]]
     styler = full.style.apply(lambda row: colour(row) + [""] * len(verdict_cols), axis=1)
     styler = styler.hide(verdict_cols, axis="columns").format(precision=4, na_rep="")
     return styler

@@ -10,9 +10,17 @@ from plotly.subplots import make_subplots
 
 from kernels.catalog import reference_ids
 from kernels.registry import operation_of
-from profiling.charts.style import GROUP_TITLES, kernel_color, kernel_group, legend_below, legend_rank, plot_text
+from profiling.charts.style import (
+    GROUP_TITLES,
+    kernel_color,
+    kernel_group,
+    legend_below,
+    legend_rank,
+    plot_text,
+    size_tick,
+)
 
-PANELS = (("fp32", "FP32 (SIMT) kernels vs cuBLAS SGEMM"), ("tensor", "Tensor-core kernels vs cuBLAS HGEMM"))
+PANELS = (("fp32", "FP32 kernels (vs cuBLAS SGEMM)"), ("tensor", "Tensor-core kernels (vs cuBLAS HGEMM)"))
 
 
 def _per_kernel(ok: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
@@ -66,12 +74,17 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
                 col=col,
             )
         fig.update_yaxes(title_text="TFLOP/s" if col == 1 else "", rangemode="tozero", row=1, col=col)
-    fig.update_xaxes(title_text="size (MxNxK)", type="category", categoryorder="array", categoryarray=sizes)
+    fig.update_xaxes(title_text="size (M = N = K)" if all("³" in size_tick(s) for s in sizes) else "size (MxNxK)",
+                     type="category", categoryorder="array", categoryarray=sizes, tickvals=sizes,
+                     ticktext=[size_tick(s) for s in sizes], tickangle=0)  # fmt: skip
+    fig.update_annotations(font_size=12)  # the panel titles
     fig.update_layout(title_text=title, template="plotly_white", legend={"groupclick": "toggleitem"})
-    return legend_below(fig, ok["kernel"].nunique() + 2)
+    return legend_below(fig)
 
 
-def pct_cublas_figure(frame: pd.DataFrame, title: str = "% of cuBLAS (same operation, same run)") -> go.Figure:
+def pct_cublas_figure(
+    frame: pd.DataFrame, title: str = "% of cuBLAS (SGEMM for FP32 kernels, HGEMM for tensor core; same run)"
+) -> go.Figure:
     """Grouped bars: % of the library reference per kernel, one bar per size; references left out."""
     refs = set(reference_ids().values())
     ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
@@ -89,7 +102,9 @@ def pct_cublas_figure(frame: pd.DataFrame, title: str = "% of cuBLAS (same opera
             )
         )
     fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
-    fig.update_xaxes(title_text="size (MxNxK)", type="category")
-    fig.update_yaxes(title_text="% of cuBLAS (SGEMM for FP32, HGEMM for tensor core)", ticksuffix=" %")
+    sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
+    fig.update_xaxes(title_text="size", type="category", tickvals=sizes, ticktext=[size_tick(s) for s in sizes],
+                     tickangle=0)  # fmt: skip
+    fig.update_yaxes(title_text="% of cuBLAS", ticksuffix=" %")
     fig.update_layout(title_text=title, barmode="group", template="plotly_white")
-    return legend_below(fig, ok["kernel"].nunique())
+    return legend_below(fig)

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from kernels.registry import operation_of
 from profiling.analysis.device_model import Ceilings
 from profiling.charts.roofline import operation_point, roofline
-from profiling.charts.style import kernel_color, legend_below, plot_text
+from profiling.charts.style import kernel_color, legend_below, plot_text, size_tick
 from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
 from profiling.runs.records import SavedRun, as_run
 from profiling.runs.values import finite_number
@@ -83,7 +83,7 @@ def review_roofline(
                     hoverinfo="skip",
                 )
             )
-    return fig
+    return legend_below(fig, base_height=560)
 
 
 def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_median_ms") -> go.Figure:
@@ -107,7 +107,7 @@ def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_media
     fig.update_xaxes(title_text="saved run (oldest first)", type="category", categoryorder="array", categoryarray=runs)
     fig.update_yaxes(title_text=label)
     fig.update_layout(title=plot_text(f"{kernel}: {label} across runs"), template="plotly_white")
-    return legend_below(fig, history.groupby(["device_name", "size"], dropna=False).ngroups if len(history) else 1)
+    return legend_below(fig)
 
 
 def _run_tick(row: object) -> str:
@@ -128,7 +128,7 @@ def comparison_figures(
         rows = [r for r in run.results if finite_number(r.time_median_ms) is not None]
         bars.add_trace(
             go.Bar(
-                x=[plot_text(f"{r.kernel} {r.size}".strip()) for r in rows],
+                x=[plot_text(f"{r.kernel} {size_tick(r.size or '')}".strip()) for r in rows],
                 y=[r.time_median_ms for r in rows],
                 name=plot_text(_run_name(run)) + (" (baseline)" if i == 0 else ""),
                 marker_color=RUN_COLORS[i % len(RUN_COLORS)],
@@ -140,14 +140,17 @@ def comparison_figures(
     bars.update_yaxes(type="log", title_text="median time (ms, log scale)")
     bars.update_xaxes(title_text="kernel and size", tickangle=-45)
     bars.update_layout(title="Median time per kernel (lower is better)", barmode="group", template="plotly_white")
-    figs.append(legend_below(bars, len(runs), base_height=520))
+    figs.append(legend_below(bars, base_height=640, axis_px=170))
     times = comparison[comparison["metric"] == "time_median_ms"].dropna(subset=["delta_pct"])
     if not times.empty:
         delta = go.Figure()
         for label, part in times.groupby("candidate_label", sort=False):
             delta.add_trace(
                 go.Bar(
-                    x=[plot_text(x) for x in (part["kernel"] + " " + part["size"]).str.strip()],
+                    x=[
+                        plot_text(f"{k} {size_tick(z or '')}".strip())
+                        for k, z in zip(part["kernel"], part["size"], strict=True)
+                    ],
                     y=part["delta_pct"].clip(-1000, 1000),
                     name=plot_text(label),
                     marker_color=[VERDICT_COLORS[v] for v in part["verdict"]],
@@ -159,7 +162,7 @@ def comparison_figures(
         delta.update_yaxes(title_text="time change vs baseline (%)", ticksuffix=" %")
         delta.update_layout(title="Time change vs baseline (%; negative is faster; colour = verdict)",
                             template="plotly_white")  # fmt: skip
-        figs.append(legend_below(delta, len(candidates), base_height=480))
+        figs.append(legend_below(delta, base_height=600, axis_px=170))
     return figs
 
 

@@ -76,6 +76,12 @@ def legend_rank(kernel: str) -> int:
     return 100 + _KERNEL_ORDER.get(kernel, len(_KERNEL_ORDER))
 
 
+def size_tick(size: str) -> str:
+    """A size label short enough for a category tick: "4096x4096x4096" -> "4096³"; other shapes as given."""
+    parts = size.split("x")
+    return f"{parts[0]}³" if len(parts) == 3 and len(set(parts)) == 1 else size
+
+
 def si(value: float, unit: str) -> str:
     """A value with an SI prefix and 3 significant digits: si(6.69e13, "FLOP/s") -> '66.9 TFLOP/s'."""
     for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M")):
@@ -85,23 +91,41 @@ def si(value: float, unit: str) -> str:
 
 
 def log_ticks(lo: float, hi: float, unit: str = "") -> tuple[list[float], list[str]]:
-    """Tick values at each power of ten in [lo, hi] and their labels with SI units ("100 GFLOP/s", "1 TFLOP/s");
-    with no unit, plain numbers (0.01, 1, 1000, 1e+05)."""
-    values = [10.0**e for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)]
-    values = [v for v in values if lo * 0.999 <= v <= hi * 1.001]
+    """Tick values at each power of ten in [lo, hi] (1-2-5 steps when that gives fewer than three) and their labels
+    with SI units ("100 GFLOP/s", "1 TFLOP/s"); with no unit, plain numbers (0.01, 1, 1000, 1e+05)."""
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    values = [10.0**e for e in decades if lo * 0.999 <= 10.0**e <= hi * 1.001]
+    if len(values) < 3:  # a short axis: 1-2-5 steps, so it still has a few labelled ticks
+        values = [m * 10.0**e for e in decades for m in (1, 2, 5) if lo * 0.999 <= m * 10.0**e <= hi * 1.001]
     if unit:
         return values, [si(v, unit) for v in values]
     return values, [f"{v:g}" for v in values]
 
 
-def legend_below(fig: go.Figure, entries: int, base_height: int = 460) -> go.Figure:
+LEGEND_ROW_PX = 600
+"""The legend width legend_below() plans for: a chart in a 1024 px window with the sidebar open."""
+
+
+def legend_below(fig: go.Figure, base_height: int = 460, axis_px: int = 80) -> go.Figure:
     """A horizontal legend under the plot (it never takes width from the chart at 1024 px), and the figure made
-    tall enough for its rows (about five entries a row at 1024 px)."""
-    rows = max(1, math.ceil(entries / 5))
+    tall enough for it: rows estimated from the entries' text at LEGEND_ROW_PX a row, a row per group title.
+    `axis_px` is the room the x axis's tick labels and title take under the plot (more for slanted labels)."""
+    shown = [t for t in fig.data if t.showlegend is not False and t.name]
+    titles = {t.legendgrouptitle.text for t in fig.data if t.legendgrouptitle and t.legendgrouptitle.text}
+    width = sum(46 + 6.2 * len(html.unescape(str(t.name))) for t in shown)
+    rows = max(1, math.ceil(width / LEGEND_ROW_PX) + len(titles))
+    plot_px = base_height - 70 - axis_px  # the plotting area: the figure less the top and bottom margins' fixed part
     fig.update_layout(
-        legend={"orientation": "h", "yanchor": "top", "y": -0.16, "xanchor": "left", "x": 0, "font": {"size": 11}},
-        height=base_height + 24 * rows,
-        margin={"b": 40 + 24 * rows},
+        legend={
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -axis_px / plot_px,
+            "xanchor": "left",
+            "x": 0,
+            "font": {"size": 11},
+        },
+        height=base_height + 22 * rows,
+        margin={"b": axis_px + 10 + 22 * rows, "t": 60},
     )
     return fig
 
