@@ -32,7 +32,7 @@ elif spec.design_doc:
 if spec.previous:
     st.markdown(f"**Builds on** `{spec.previous}`.")
 
-summary, facts = st.columns([1, 2])
+summary, facts = st.columns(2)
 with summary:
     st.dataframe(tables.display(kernel_facts.kernel_summary(spec)), hide_index=True, width="stretch")
 with facts:

@@ -72,14 +72,15 @@ if findings.empty:
 else:
     st.dataframe(tables.display(findings), hide_index=True, width="stretch")
 
+st.caption("Download the key metrics above, or this capture's own files:")
 downloads = st.columns(1 + len(files))
 downloads[0].download_button("Key metrics (CSV)", to_csv(table), "key_metrics.csv", "text/csv")
 for column, path in zip(downloads[1:], files, strict=True):
     if path.is_file():
-        column.download_button(f"This capture: {path.name}", path.read_bytes(), path.name, "application/octet-stream")
+        column.download_button(path.name, path.read_bytes(), path.name, "application/octet-stream")
 others = [p for p in (bundle.ncu_reps if bundle is not None and live is None else ()) if p.is_file()]
 if others:
-    st.caption("Another capture in this bundle, not shown above (open it in the Nsight Compute GUI):")
+    st.caption("Another capture in this bundle, not the one shown above (open it in the Nsight Compute GUI):")
     for path in others:
         st.download_button(path.name, path.read_bytes(), path.name, "application/octet-stream", key=f"rep-{path.name}")
 

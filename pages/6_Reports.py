@@ -23,7 +23,7 @@ files = st.file_uploader(
 )
 # Streamlit empties the uploader when the reader visits another page; the uploads stay until the reader changes
 # the files here (removing the last one clears them).
-if files or st.session_state.pop("report_files_changed", False):
+if st.session_state.pop("report_files_changed", False) or files:
     for _name, error in ui.sync_uploads(files or []):
         ui.show_error(error)
 

@@ -136,10 +136,9 @@ def test_profile_page_bundled_capture() -> None:
         metrics = at.dataframe[0].value
         assert list(metrics["launch"]) == list(tables.key_metrics_table([(name, report)])["launch"])
         labels = [b.label for b in at.get("download_button")]
-        assert f"This capture: {name}" in labels
-        offered = [label.removeprefix("This capture: ") for label in labels if label.startswith("This capture: ")]
-        assert all(o.removesuffix(".csv").removesuffix("_details").removesuffix("_raw") in name for o in offered)
-        assert "v4_full_1024.ncu-rep" in labels  # offered apart, as another capture
+        group = next(g for g in BUNDLE.ncu_groups if g[0].name == name)
+        assert labels[: 1 + len(group)] == ["Key metrics (CSV)", *(p.name for p in group)]  # this capture's files
+        assert labels[1 + len(group) :] == ["v4_full_1024.ncu-rep"]  # offered apart, as another capture
     at.selectbox(key="prof_capture").set_value("ncu_ladder_1024_raw.csv").run()
     metrics, findings = at.dataframe[0].value, at.dataframe[1].value
     assert set(metrics["kernel"]) == LADDER and len(metrics) == 10

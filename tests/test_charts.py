@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import colorsys
+import math
 import os
 import re
 import subprocess
@@ -24,7 +25,7 @@ from profiling.charts import (
     roofline_figure,
     roofline_points,
 )
-from profiling.charts.roofline import operation_point
+from profiling.charts.roofline import WEBGL_POINTS, operation_point, roofline, with_fallback
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
 
@@ -242,3 +243,63 @@ def test_occupancy_figures():
 def test_occupancy_figures_reject_impossible_config():
     with pytest.raises(InvalidInput):
         occupancy_figures("9.0", 2048, 32, 0)
+
+
+# --- issue 13: readable charts --------------------------------------------------------------------
+
+
+def test_roofline_axis_stays_on_the_data_and_names_the_outlier(points, ceilings):
+    far = {"kernel": "hgemm", "label": "L1 outlier", "level": "L1", "flops": 1.1e13, "bytes": 1e6, "seconds": 1e-2}
+    fig = roofline_figure(pd.concat([points, pd.DataFrame([far])], ignore_index=True), ceilings)
+    ridge = 66.9e12 / 3.35e12
+    x_hi = 10 ** fig.layout.xaxis.range[1]
+    assert x_hi <= 10 ** (math.ceil(math.log10(ridge)) + 2) < 1.1e7  # two decades past the ridge, not 1e8
+    outlier = next(t for t in fig.data if t.legendgroup == "kernel:hgemm")
+    assert list(outlier.x) == [x_hi] and outlier.customdata[0][3] == pytest.approx(1.1e7)  # the hover keeps the truth
+    notes = " ".join(a.text for a in fig.layout.annotations)
+    assert "hgemm L1 1.1e+07" in notes and "right edge" in notes
+
+
+def test_roofline_ticks_carry_units_and_the_legend_sits_below(points, ceilings):
+    fig = roofline_figure(points, ceilings)
+    assert all(t.endswith("FLOP/s") and " " in t for t in fig.layout.yaxis.ticktext)
+    assert "1 TFLOP/s" in fig.layout.yaxis.ticktext and not any(t.endswith("B") for t in fig.layout.yaxis.ticktext)
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
+    key = [t.name for t in fig.data if t.legendgroup == "levels"]
+    assert key == ["DRAM", "L2", "L1", "algorithmic (A+B+C once)"]
+
+
+def test_measured_ceilings_keep_the_tensor_roof(ceilings):
+    measured = Ceilings(fp32_flops=Ceiling(65e12, "measured 2026-11-22"), dram_bytes_per_s=Ceiling(3e12, "measured"))
+    merged = with_fallback(measured, ceilings)
+    assert merged.fp32_flops.value == 65e12 and merged.dram_bytes_per_s.value == 3e12
+    assert merged.tensor_fp16_flops == ceilings.tensor_fp16_flops and merged.l2_bytes_per_s == ceilings.l2_bytes_per_s
+    point = {**algorithmic_point("wmma", N, N, N, 0.5e-3, bytes_per_element=2), "compute": "tensor"}
+    names = [t.name for t in roofline(pd.DataFrame([point]), merged, "t").data]
+    assert any(n.startswith("FP16 tensor peak") for n in names)
+
+
+def test_device_property_ceilings_do_not_claim_a_live_gpu():
+    c = best_ceilings(device_info={"name": "NVIDIA H200", "cc": "9.0", "sm_count": 132, "max_sm_clock_mhz": 1980})
+    fig = roofline_figure(pd.DataFrame([algorithmic_point("v5", N, N, N, 6e-3)]), c)
+    assert not any("live device" in (t.name or "") for t in fig.data)
+    assert any("(device properties)" in (t.name or "") for t in fig.data)
+
+
+def test_many_points_draw_with_webgl_and_say_so(ceilings):
+    many = pd.DataFrame(
+        [algorithmic_point(f"k{i % 7}", 256 + i, 256, 256, 1e-4 * (1 + i % 13)) for i in range(WEBGL_POINTS + 1)]
+    )
+    fig = roofline_figure(many, ceilings)
+    assert {type(t).__name__ for t in fig.data if (t.legendgroup or "").startswith("kernel:")} == {"Scattergl"}
+    assert any("WebGL" in a.text for a in fig.layout.annotations)
+    few = roofline_figure(many.head(50), ceilings)
+    assert {type(t).__name__ for t in few.data if (t.legendgroup or "").startswith("kernel:")} == {"Scatter"}
+
+
+def test_kernel_legend_is_grouped_by_family(points, ceilings):
+    fig = roofline_figure(points, ceilings)
+    first = next(t for t in fig.data if t.legendgroup == "kernel:v3" and t.showlegend)
+    assert first.legendgrouptitle.text == "SGEMM ladder"
+    ranks = {t.name: t.legendrank for t in fig.data if (t.legendgroup or "").startswith("kernel:") and t.showlegend}
+    assert ranks["v1"] < ranks["v3"]

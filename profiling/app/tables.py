@@ -17,6 +17,7 @@ from profiling.analysis.device_model import Ceilings
 from profiling.analysis.launches import launch_configs_from_reports
 from profiling.analysis.occupancy import OccupancyResult, theoretical_occupancy
 from profiling.app.bundles import Bundle
+from profiling.app.table_format import compare_display, display, missing  # noqa: F401 - pages call tables.display
 from profiling.app.text import md_escape
 from profiling.charts.roofline import roofline_points
 from profiling.errors import InvalidInput, first_line
@@ -35,53 +36,6 @@ if TYPE_CHECKING:  # importing the Styler module loads jinja2: only for the anno
 # ---------------------------------------------------------------------------------------------
 # Overview
 # ---------------------------------------------------------------------------------------------
-
-
-def _number_format(column: str, values: pd.Series) -> str | None:
-    """The format a numeric column reads best in, from what it holds (its name's unit): whole numbers without
-    decimals, percentages to 0.1, times to 4 significant digits, TFLOP/s to 0.01, sizes in MB/KB to 0.1."""
-    name = str(column)
-    finite = pd.to_numeric(values, errors="coerce").dropna()
-    if finite.empty:
-        return None
-    if "rel. error" in name:
-        return "{:.1e}"
-    if (finite == finite.round()).all() and finite.abs().max() < 1e15:
-        return "{:,.0f}"
-    if "%" in name:
-        return "{:.1f}"
-    if "(ms)" in name or "(µs)" in name or name in ("value",) or "intensity" in name:
-        return "{:.4g}"
-    if "TFLOP/s" in name or "TB/s" in name or "n-way" in name:
-        return "{:.2f}"
-    if "(MB)" in name or "(KB)" in name or "(MHz)" in name:
-        return "{:.1f}"
-    return "{:.4g}"
-
-
-def _missing(value: Any) -> bool:
-    """None, NaN, NaT or pd.NA (a list or array cell is not missing)."""
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def display(frame: pd.DataFrame) -> Styler:
-    """A table as the pages draw it: each numeric column rounded to what it means (see _number_format), and missing
-    values as empty cells, never "None": Streamlit's grid draws a null as "None" whatever the Styler says, so a
-    column with gaps becomes text (its numbers formatted the same way); full columns stay numbers, so they sort."""
-    out = frame.copy()
-    formats = {}
-    for column in out.columns:
-        values = out[column]
-        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
-        fmt = _number_format(str(column), values) if numeric else None
-        if values.isna().any():
-            out[column] = ["" if _missing(v) else (fmt.format(v) if fmt else str(v)) for v in values]
-        elif fmt:
-            formats[column] = fmt
-    return out.style.format(formats)
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
@@ -292,15 +246,6 @@ def compare_launches(table: pd.DataFrame, launches: Sequence[str]) -> pd.DataFra
     return out
 
 
-def compare_display(side: pd.DataFrame) -> pd.DataFrame:
-    """compare_launches() as text: each metric (row) rounded to its own unit, a missing value an empty cell."""
-    out = side.astype(object)
-    for metric, row in side.iterrows():
-        fmt = _number_format(str(metric), row) or "{}"
-        out.loc[metric] = ["" if _missing(v) else fmt.format(v) for v in row]
-    return out
-
-
 # ---------------------------------------------------------------------------------------------
 # Roofline
 # ---------------------------------------------------------------------------------------------
@@ -498,7 +443,7 @@ def style_side_by_side(side: pd.DataFrame) -> Styler:
     full = side.copy()
     for c in shown:  # Streamlit draws a null as "None" whatever na_rep says: gaps become empty text
         if full[c].isna().any():
-            full[c] = ["" if _missing(v) else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in full[c]]
+            full[c] = ["" if missing(v) else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in full[c]]
     styler = full.style.apply(lambda row: colour(row) + [""] * len(verdict_cols), axis=1)
     styler = styler.hide(verdict_cols, axis="columns").format(precision=4, na_rep="")
     return styler

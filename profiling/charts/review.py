@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from kernels.registry import operation_of
 from profiling.analysis.device_model import Ceilings
 from profiling.charts.roofline import operation_point, roofline
-from profiling.charts.style import kernel_color, legend_below, plot_text, size_tick
+from profiling.charts.style import kernel_color, legend_below, log_ticks, plot_text, size_tick
 from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
 from profiling.runs.records import SavedRun, as_run
 from profiling.runs.values import finite_number
@@ -137,7 +137,10 @@ def comparison_figures(
         )
     # Times span three or more decades (cuBLAS HGEMM 0.01 ms, naive SGEMM 270 ms): a log axis keeps each bar
     # readable, and equal ratios look equal.
-    bars.update_yaxes(type="log", title_text="median time (ms, log scale)")
+    times = [t for r in runs for t in (finite_number(x.time_median_ms) for x in r.results) if t and t > 0]
+    ticks = log_ticks(min(times) / 1.5, max(times) * 1.5) if times else ([], [])
+    bars.update_yaxes(type="log", title_text="median time (ms, log scale)", tickvals=ticks[0],
+                      ticktext=[f"{t} ms" for t in ticks[1]])  # fmt: skip
     bars.update_xaxes(title_text="kernel and size", tickangle=-45)
     bars.update_layout(title="Median time per kernel (lower is better)", barmode="group", template="plotly_white")
     figs.append(legend_below(bars, base_height=640, axis_px=170))

@@ -196,9 +196,10 @@ def test_every_page_bundled_and_after_an_upload(browser, server, width: int) -> 
             page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
             _settle(page)
         charts = _check_page(page, f"{title} after an upload")
-        if title in ("Roofline", "Reports"):  # the upload outlives a visit to other pages
-            assert page.get_by_text("uploaded report").count() > 0, title
-        if title == "Reports":
+        if title == "Reports":  # the upload outlives a visit to other pages
+            assert page.get_by_text("1 uploaded report(s)").count() > 0
+        if title in ("Roofline", "Reports"):
+            assert page.get_by_text("Bundled real measurements").count() == 0, title
             assert {"v1", "v5", "cublas"} <= {k for c in charts for k in c["kernels"]}
         if title in UPLOAD_PAGES:
             _shot(page, f"{title.lower()}-upload", width)
