@@ -26,7 +26,8 @@ with ui.user_errors():
         device = benches[next(iter(benches))].get("device") if benches and source.startswith("bundled") else None
         ceilings = ceilings_for(device, chosen[0][1])
         st.caption("Hierarchical roofline from Nsight Compute: one point per launch and memory level "
-                   "(FP32 FLOPs over bytes moved at L1, L2 and DRAM); ceilings from the report's own clocks.")  # fmt: skip
+                   "(FP32 FLOPs, or 2MNK for a tensor-core launch, over bytes moved at L1, L2 and DRAM); ceilings from the "
+                   "report's own clocks.")  # fmt: skip
     else:
         document = benches[source]
         frame = tables.bench_frame(document)
