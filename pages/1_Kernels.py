@@ -4,29 +4,37 @@ from __future__ import annotations
 
 import streamlit as st
 
+from kernels import design_docs
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
-from profiling.app import kernel_facts, state, ui
+from profiling.app import kernel_facts, state, tables, ui
 from profiling.gpu.env import tool_path
 
 st.title("Kernels")
 bundle = state.frame().bundle
 
-st.dataframe(kernel_facts.catalog_table(), hide_index=True, width="stretch")
+st.dataframe(tables.display(kernel_facts.catalog_table()), hide_index=True, width="stretch")
 
 ids = [s.id for s in CATALOG]
 kernel_id = st.selectbox("Kernel", ids, index=ids.index("v3") if "v3" in ids else 0, key="kernel")
 spec = get_kernel(kernel_id)
 st.header(spec.title)
 st.markdown(f"**What it adds.** {spec.adds}")
-if spec.design_doc:
-    st.markdown(f"**Design document.** {spec.design_doc}")
+seed = design_docs.passage(spec.id)
+if seed is not None:
+    doc, part = seed
+    st.markdown(f"**Design document.** {ui.safe_md(doc.title)}, section “{ui.safe_md(part.section)}”: "
+                f"{ui.safe_md(part.gist)}")  # fmt: skip
+    st.caption(f"> {ui.safe_md(part.quote)}\n\nFrom the project's seed notes ({ui.safe_md(doc.file)}, not in this "
+               f"repository), which cover {ui.safe_md(doc.covers)}.")  # fmt: skip
+elif spec.design_doc:
+    st.markdown(f"**Design reference.** {spec.design_doc}")
 if spec.previous:
     st.markdown(f"**Builds on** `{spec.previous}`.")
 
-summary, facts = st.columns([1, 2])
+summary, facts = st.columns(2)
 with summary:
-    st.dataframe(kernel_facts.kernel_summary(spec), hide_index=True, width="stretch")
+    st.dataframe(tables.display(kernel_facts.kernel_summary(spec)), hide_index=True, width="stretch")
 with facts:
     st.subheader("Compile facts")
     doc = ui.bench_document(bundle.name) if bundle else {"results": []}
@@ -36,7 +44,7 @@ with facts:
         st.info("A library kernel (cuBLAS): no source to compile.")
     elif not row.empty:
         st.caption(f"Recorded by the worker (NVRTC) in the bundled run: {ui.safe_md(bundle.label)}")
-        st.dataframe(row, hide_index=True, width="stretch")
+        st.dataframe(tables.display(row), hide_index=True, width="stretch")
     else:
         st.caption("Not in the bundled measurements.")
     if spec.source is not None and tool_path("nvcc"):

@@ -6,7 +6,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import cache, state, ui
+from profiling.app import cache, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_sizes, sweep_sizes
 from profiling.runs.convert import bench_run
@@ -17,15 +17,18 @@ bundle, device = frame.bundle, frame.device
 if device is None and not frame.probing:
     ui.needs_gpu_notice("Running a benchmark", bundle, frame.no_gpu_reason)
 
+# Outside the form, so choosing list or sweep redraws the form with only that mode's inputs.
+mode = st.radio("Sizes", ["list", "sweep"], horizontal=True, key="bench_mode")
 with st.form("bench"):
     ids = [s.id for s in CATALOG]
     kernels = st.multiselect("Kernels (cuBLAS is timed alongside as the reference)", ids,
                              default=["v3", "v4", "v5", "v8-async"], key="bench_kernels")  # fmt: skip
-    mode = st.radio("Sizes", ["list", "sweep"], horizontal=True, key="bench_mode")
-    sizes_text = st.text_input("Square sizes (comma list)", "1024,2048,4096", key="bench_sizes")
     c1, c2, c3 = st.columns(3)
-    start = c1.number_input("Sweep from", 64, 32768, 512, step=64, key="sweep_start")
-    stop = c2.number_input("to", 64, 32768, 4096, step=64, key="sweep_stop")
+    if mode == "list":
+        sizes_text = c1.text_input("Square sizes (comma list)", "1024,2048,4096", key="bench_sizes")
+    else:
+        start = c1.number_input("Sweep from", 64, 32768, 512, step=64, key="sweep_start")
+        stop = c2.number_input("to", 64, 32768, 4096, step=64, key="sweep_stop")
     repeats = c3.number_input("Repeats", 1, 1000, 30, key="bench_repeats")
     submitted = st.form_submit_button("Run on the GPU", disabled=device is None, type="primary")
 
@@ -57,10 +60,11 @@ if results.empty:
     st.info("No results yet.")
     st.stop()
 st.subheader("Results")
-st.dataframe(cache.bench_table(results), hide_index=True, width="stretch")
-left, right = st.columns(2)
-left.plotly_chart(cache.tflops_figure(results), key="tflops")
-right.plotly_chart(cache.pct_cublas_figure(results), key="pct_cublas")
+st.dataframe(tables.display(cache.bench_table(results)), hide_index=True, width="stretch")
+st.caption("Colour = kernel family (blue: SGEMM ladder, orange: beyond it, purple: tensor core, green: tile-width "
+           "study), darker = later step; dashed = the cuBLAS reference of that panel.")  # fmt: skip
+st.plotly_chart(cache.tflops_figure(results), key="tflops")
+st.plotly_chart(cache.pct_cublas_figure(results), key="pct_cublas")
 
 with st.expander("Save this run to the store (Review page)"):
     with st.form("save_bench"):

@@ -6,7 +6,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import cache, state, ui
+from profiling.app import cache, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import parse_shape
 from profiling.nsight.tools import find_ncu, find_tool
@@ -50,28 +50,39 @@ live = state.live_profile()
 if live is not None:
     reports = [(live.report_path.name, live.report)]
     st.caption(f"Profiled now ({live.metric_set} set, clock control {live.clock_control}, {live.seconds:.1f} s)")
-    rep_path = live.report_path
-elif bundle is not None:
-    reports = ui.bundle_reports(bundle.name)
+    files = [live.report_path]
+elif bundle is not None and bundle.ncu_groups:
+    captures = {group[0].name: group for group in bundle.ncu_groups}  # one capture: raw page + its details page
+    name = st.selectbox("Capture", list(captures), key="prof_capture", help="One ncu capture at a time: each "
+                        "was profiled at one size, in one ncu process.")  # fmt: skip
+    reports = [r for r in ui.bundle_reports(bundle.name) if r[0] == name]
+    files = list(captures[name])
     ui.bundled_caption(bundle)
-    rep_path = bundle.ncu_reps[0] if bundle.ncu_reps else None
 else:
     st.stop()
 
 table = cache.key_metrics_table(reports)
 st.subheader("Key metrics")
-st.dataframe(table, hide_index=True, width="stretch")
+st.dataframe(tables.display(table), hide_index=True, width="stretch")
 st.subheader("ncu findings")
 findings = cache.findings_table(reports)
 if findings.empty:
-    st.caption("No rule findings in these reports (the details page carries them).")
+    st.caption("No rule findings in this capture (ncu puts them on the details page: "
+               "`ncu --import R --csv --page details`).")  # fmt: skip
 else:
-    st.dataframe(findings, hide_index=True, width="stretch")
+    st.dataframe(tables.display(findings), hide_index=True, width="stretch")
 
-d1, d2 = st.columns(2)
-d1.download_button("Key metrics (CSV)", lambda: to_csv(table), "key_metrics.csv", "text/csv")
-if rep_path is not None and rep_path.is_file():
-    d2.download_button(f"Report ({rep_path.name})", rep_path.read_bytes, rep_path.name, "application/octet-stream")
+st.caption("Download the key metrics above, or this capture's own files:")
+downloads = st.columns(1 + len(files))
+downloads[0].download_button("Key metrics (CSV)", lambda: to_csv(table), "key_metrics.csv", "text/csv")
+for column, path in zip(downloads[1:], files, strict=True):
+    if path.is_file():
+        column.download_button(path.name, path.read_bytes, path.name, "application/octet-stream")
+others = [p for p in (bundle.ncu_reps if bundle is not None and live is None else ()) if p.is_file()]
+if others:
+    st.caption("Another capture in this bundle, not the one shown above (open it in the Nsight Compute GUI):")
+    for path in others:
+        st.download_button(path.name, path.read_bytes, path.name, "application/octet-stream", key=f"rep-{path.name}")
 
 st.subheader("compute-sanitizer")
 sanitizer = find_tool("compute-sanitizer")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from profiling.analysis.ceilings import ceilings_for, measured_ceilings
 from profiling.app import cache, state, tables, ui
+from profiling.charts.roofline import with_fallback
 
 st.title("Roofline")
 bundle = state.frame().bundle
@@ -24,7 +25,8 @@ with ui.user_errors():
         device = benches[next(iter(benches))].get("device") if benches and source.startswith("bundled") else None
         ceilings = ceilings_for(device, chosen[0][1])
         st.caption("Hierarchical roofline from Nsight Compute: one point per launch and memory level "
-                   "(FP32 FLOPs over bytes moved at L1, L2 and DRAM); ceilings from the report's own clocks.")  # fmt: skip
+                   "(FP32 FLOPs, or 2MNK for a tensor-core launch, over bytes moved at L1, L2 and DRAM); ceilings from the "
+                   "report's own clocks.")  # fmt: skip
     else:
         document = benches[source]
         frame = cache.bench_frame(document)
@@ -43,10 +45,14 @@ with ui.user_errors():
     folder = bundle.path if bundle is not None and source.startswith("bundled") else None
     measured = measured_ceilings(ceilings.device_name, folder)
     if measured is not None and st.toggle("Draw the measured ceilings", key="roof_measured"):
-        ceilings = measured
+        ceilings = with_fallback(measured, theoretical)  # measured where measured; the tensor roof stays
+    st.caption("How to read it: x = FLOPs per byte moved, y = FLOP/s achieved, both log. Marker shape = memory "
+               "level, colour = kernel family, darker = later step. Solid lines: compute peaks; dashed: bandwidth "
+               "roofs. A point's distance below its roof is the headroom; ceilings name their source (device "
+               "properties = SMs x clocks recorded with the data; ncu report = the capture's own clocks).")  # fmt: skip
     fig = cache.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
     st.plotly_chart(fig, key="roofline")
     table = cache.roofline_table(points, ceilings)
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(tables.display(table), hide_index=True, width="stretch")
     st.subheader("Ceilings")
-    st.dataframe(tables.ceilings_table(theoretical, measured), hide_index=True, width="stretch")
+    st.dataframe(tables.display(tables.ceilings_table(theoretical, measured)), hide_index=True, width="stretch")

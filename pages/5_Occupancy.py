@@ -43,6 +43,9 @@ with ui.user_errors():
     gap = launches.occupancy_gap_note(result.occupancy_pct, base.achieved_pct, base.waves_per_sm)
     if gap:
         st.text(gap)
-    st.dataframe(tables.occupancy_limits_table(result), hide_index=True)
+    st.dataframe(tables.display(tables.occupancy_limits_table(result)), hide_index=True)
+    st.caption("How to read the curves: each shows the active warps per SM as one resource varies and the others "
+               "stay at this launch's values; the red ring is this launch. A step down means one block fewer fits "
+               "on an SM; the flat top is the hardware's warp limit.")  # fmt: skip
     for i, fig in enumerate(cache.occupancy_figures(cc, int(threads), int(registers), int(smem))):
         st.plotly_chart(fig, key=f"occ{i}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from profiling import usecases
@@ -17,9 +19,13 @@ files = st.file_uploader(
     f"{usecases.MAX_UPLOAD_MIB} MiB each and {usecases.MAX_SESSION_UPLOAD_BYTES / 1e6:.0f} MB in all",
     accept_multiple_files=True,
     key="report_files",
+    on_change=lambda: st.session_state.update(report_files_changed=True),
 )
-for _name, error in ui.sync_uploads(files or []):
-    ui.show_error(error)
+# Streamlit empties the uploader when the reader visits another page; the uploads stay until the reader changes
+# the files here (removing the last one clears them).
+if st.session_state.pop("report_files_changed", False) or files:
+    for _name, error in ui.sync_uploads(files or []):
+        ui.show_error(error)
 
 uploaded = state.uploaded_reports()
 for _name, _page in state.uploaded_source_pages():
@@ -36,7 +42,7 @@ else:
 
 table = cache.key_metrics_table(reports)
 st.subheader("Key metrics")
-st.dataframe(table, hide_index=True, width="stretch")
+st.dataframe(tables.display(table), hide_index=True, width="stretch")
 
 tab_roof, tab_find, tab_occ, tab_cmp = st.tabs(["Roofline", "Findings", "Occupancy", "Compare side by side"])
 with tab_roof:
@@ -48,21 +54,29 @@ with tab_roof:
     else:
         with ui.user_errors():
             ceilings = ceilings_for(None, reports[0][1])
+            st.caption("One point per launch and memory level (marker shape); colour = kernel family. Ceilings "
+                       "from the report's own clocks (ncu report) where it has them.")  # fmt: skip
             st.plotly_chart(cache.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
                             key="report_roofline")  # fmt: skip
 with tab_find:
     findings = cache.findings_table(reports)
     if findings.empty:
-        st.caption("No rule findings (export the details page to get them).")
+        st.caption(
+            "No rule findings: ncu writes them on the details page. Export it from the report with "
+            "`ncu --import REPORT.ncu-rep --csv --page details > details.csv` and upload that file too."
+        )
     else:
-        st.dataframe(findings, hide_index=True, width="stretch")
+        st.dataframe(tables.display(findings), hide_index=True, width="stretch")
 with tab_occ:
-    st.dataframe(cache.occupancy_table(reports), hide_index=True, width="stretch")
+    st.dataframe(tables.display(cache.occupancy_table(reports)), hide_index=True, width="stretch")
 with tab_cmp:
     launches = list(table["launch"])
-    chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key="cmp")
+    # The key follows the launches shown: after an upload the choice starts again from the first two launches
+    # instead of keeping the bundled ones, which the new list no longer has.
+    key = "cmp-" + hashlib.sha1("\n".join(launches).encode()).hexdigest()[:12]
+    chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key=key)
     if chosen:
-        st.dataframe(tables.compare_launches(table, chosen), width="stretch")
+        st.dataframe(tables.compare_display(tables.compare_launches(table, chosen)), width="stretch")
 
 if uploaded:
     with st.expander("Save the uploaded reports to the store (Review page)"):

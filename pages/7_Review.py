@@ -55,29 +55,32 @@ try:
 except GemmLensError as exc:
     ui.show_error(exc)
     shown = runs
-st.dataframe(tables.runs_table(shown), hide_index=True, width="stretch")
+st.dataframe(tables.display(tables.runs_table(shown)), hide_index=True, width="stretch")
 ids = [int(i) for i in shown["id"]]
 names = {int(r.id): f"#{r.id} {r.label}" for r in runs.itertuples()}
 if not ids:
     st.stop()
 
+results = review.rows_frame(store.result_rows(run_ids=ids))
+pair = tables.comparable_pair(results)  # default: the two runs with the most kernel/size pairs in common
 tab_cmp, tab_open, tab_hist = st.tabs(["Compare", "Open / delete", "History"])
 with tab_cmp:
     c1, c2, c3 = st.columns([1, 2, 1])
-    base_id = c1.selectbox("Baseline", ids, index=len(ids) - 1, format_func=names.get, key="baseline")
+    base_at = ids.index(pair[0]) if pair else len(ids) - 1
+    base_id = c1.selectbox("Baseline", ids, index=base_at, format_func=names.get, key="baseline")
     others = [i for i in ids if i != base_id]
-    cand_ids = c2.multiselect("Candidates", others, default=others[:1], format_func=names.get, key="candidates")
+    first = [pair[1]] if pair and pair[0] == base_id and pair[1] in others else others[:1]
+    cand_ids = c2.multiselect("Candidates", others, default=first, format_func=names.get, key="candidates")
     threshold = c3.number_input("Noise threshold (%)", 0.0, 100.0, DEFAULT_THRESHOLD_PCT, key="threshold")
     if cand_ids:
         ui.review_comparison(store.read_run(base_id), store.read_runs(cand_ids), threshold)
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")
     run = store.read_run(open_id)
-    st.dataframe(tables.run_info_table(run), hide_index=True, width="stretch")
-    st.dataframe(tables.run_results_table(run), hide_index=True, width="stretch")
+    st.dataframe(tables.display(tables.run_info_table(run)), hide_index=True, width="stretch")
+    st.dataframe(tables.display(tables.run_results_table(run)), hide_index=True, width="stretch")
     ui.delete_run_button(store, open_id, len(run.results))
 with tab_hist:
-    results = review.rows_frame(store.result_rows(run_ids=ids))
     kernels = sorted(results["kernel"].dropna().unique())
     if kernels:
         h1, h2 = st.columns(2)
@@ -86,4 +89,5 @@ with tab_hist:
                               format_func=lambda k: METRIC_BY_KEY[k].label)  # fmt: skip
         history = review.kernel_history(results, kernel, metric=metric)
         st.plotly_chart(cache.history_figure(history, kernel, metric), key="history")
-        st.dataframe(history, hide_index=True, width="stretch")
+        label = METRIC_BY_KEY[metric].label
+        st.dataframe(tables.display(tables.history_table(history, label)), hide_index=True, width="stretch")

@@ -129,11 +129,21 @@ def test_benchmark_page_bundled_results_and_gpu_notice() -> None:
 def test_profile_page_bundled_capture() -> None:
     at = page("pages/3_Profile.py")
     assert "needs a CUDA GPU" in at.info[0].value
+    # One capture at a time (each at one size), and the files offered are that capture's.
+    for name, report in CAPTURES:
+        at.selectbox(key="prof_capture").set_value(name).run()
+        assert not at.exception
+        metrics = at.dataframe[0].value
+        assert list(metrics["launch"]) == list(tables.key_metrics_table([(name, report)])["launch"])
+        labels = [b.label for b in at.get("download_button")]
+        group = next(g for g in BUNDLE.ncu_groups if g[0].name == name)
+        assert labels[: 1 + len(group)] == ["Key metrics (CSV)", *(p.name for p in group)]  # this capture's files
+        assert labels[1 + len(group) :] == ["v4_full_1024.ncu-rep"]  # offered apart, as another capture
+    at.selectbox(key="prof_capture").set_value("ncu_ladder_1024_raw.csv").run()
     metrics, findings = at.dataframe[0].value, at.dataframe[1].value
-    assert LADDER <= set(metrics["kernel"]) and len(metrics) == N_LAUNCHES
-    assert len(findings) == len(tables.findings_table(CAPTURES)) > 0 and "rule" in findings.columns
-    labels = [b.label for b in at.get("download_button")]
-    assert len(labels) == 2
+    assert set(metrics["kernel"]) == LADDER and len(metrics) == 10
+    ladder = [c for c in CAPTURES if c[0] == "ncu_ladder_1024_raw.csv"]
+    assert len(findings) == len(tables.findings_table(ladder)) > 0 and "rule" in findings.columns
 
 
 def test_roofline_page_has_a_point_per_kernel_for_each_source() -> None:
@@ -197,10 +207,13 @@ def test_reports_upload_real_fixtures_and_compare() -> None:
     ).run()
     table = at.dataframe[0].value
     assert len(table) == 20 and table["launch"].is_unique
+    compare = next(m for m in at.multiselect if m.label == "Launches to compare")
+    assert compare.value == list(table["launch"][:2])  # two launches of the upload by default, not none
     chosen = [table["launch"][1], table["launch"][11]]
-    at.multiselect(key="cmp").set_value(chosen).run()
+    compare.set_value(chosen).run()
     side = next(d.value for d in at.dataframe if list(d.value.columns) == chosen)
-    assert side.loc["registers"].tolist() == [32, 32]
+    assert side.loc["registers"].tolist() == ["32", "32"]  # each metric rounded to its unit, as text
+    assert not side.isna().any().any() and "None" not in side.to_numpy().ravel().tolist()
 
 
 @pytest.mark.parametrize(
@@ -235,7 +248,14 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     save.click().run()
     assert not at.exception
     runs = at.dataframe[0].value
-    assert len(runs) == 2 and set(runs["device_name"]) == {"NVIDIA H200"}
+    assert len(runs) == 3 and set(runs["device"]) == {"NVIDIA H200"}
+    # the default comparison is the bundled pair with kernels and sizes in common: the earlier run vs the later one
+    labels = dict(zip(runs["id"], runs["label"], strict=True))
+    assert "earlier run" in labels[at.selectbox(key="baseline").value]
+    assert labels[at.multiselect(key="candidates").value[0]].endswith("bench_1024-4096")
+    side = next(d.value for d in at.dataframe if "Time (ms) Δ%" in d.value.columns)
+    assert len(side) == 48  # every kernel and size of the earlier run
+    assert any(e.label == "Not compared: 3 kernel/size pair(s) in one run only" for e in at.expander)
 
     # a candidate: the 8192 run with every time 20 % lower, imported as JSON
     store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
@@ -247,7 +267,7 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     ).run()
     next(b for b in at.button if b.label == "Import").click().run()
     assert not at.exception
-    assert len(at.dataframe[0].value) == 3
+    assert len(at.dataframe[0].value) == 4
 
     cand_id = int(at.dataframe[0].value.set_index("label").loc["candidate", "id"])
     at.selectbox(key="baseline").set_value(int(base["id"])).run()
@@ -270,7 +290,28 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     at.selectbox(key="open_run").set_value(cand_id).run()
     next(b for b in at.button if b.label == f"Delete run #{cand_id}").click().run()
     assert any("cannot be undone" in w.value for w in at.warning)
-    assert len(at.dataframe[0].value) == 3  # nothing deleted before confirming
+    assert len(at.dataframe[0].value) == 4  # nothing deleted before confirming
     next(b for b in at.button if b.label == "Yes, delete").click().run()
     assert not at.exception
     assert cand_id not in list(at.dataframe[0].value["id"])
+
+
+PAGE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("[0-7]_*.py"))
+
+
+@pytest.mark.parametrize("name", PAGE_FILES)
+def test_no_table_shows_none(name: str) -> None:
+    """Streamlit's grid draws a missing value as "None": every table of every page (bundled data) has none, and
+    no code name for a header."""
+    at = page(name)
+    if name.endswith("7_Review.py"):
+        next(b for b in at.button if b.label.startswith("Save the bundled measurements")).click().run()
+        assert not at.exception
+    assert len(at.dataframe) > 0
+    for frame in (d.value for d in at.dataframe):
+        assert not frame.isna().any().any(), (name, frame.columns[frame.isna().any()].tolist())
+        assert not frame.astype(str).isin(["None", "nan", "NaN"]).any().any(), name
+        assert not {"device_name", "n_results", "shared_mem", "device_cc", "catalog_commit"} & set(
+            map(str, frame.columns)
+        )
+        assert "shared_mem" not in frame.astype(str).to_numpy().ravel().tolist()

@@ -25,6 +25,7 @@ from profiling.gpu import env as gpu_env
 from profiling.gpu.jobs import BenchSettings, sweep_sizes
 from profiling.nsight import load as ncu_load
 from profiling.paths import BUNDLED_RESULTS_DIR
+from profiling.runs import review
 from profiling.runs.comparison import VERDICT_COLORS, compare_runs, side_by_side
 from profiling.runs.records import SavedRun
 from profiling.shape import Shape
@@ -508,3 +509,60 @@ def test_occupancy_gap_is_explained_on_real_launches() -> None:
     v1 = configs["v1-coalesced"]  # 94 % achieved of 100 %: no note
     assert launches.occupancy_gap_note(v1.ncu_theoretical_pct, v1.achieved_pct, v1.waves_per_sm) is None
     assert launches.occupancy_gap_note(50.0, None, None) is None
+
+
+# --- issue 13: readable charts and tables ---------------------------------------------------------
+
+
+def test_tflops_chart_has_an_fp32_and_a_tensor_core_panel(doc) -> None:
+    fig = charts.tflops_figure(tables.bench_frame(doc))
+    axis_of = {t.name: t.yaxis for t in fig.data}
+    assert axis_of["cublas"] == axis_of["v9-regdb"] == axis_of["v1"] == "y"
+    assert axis_of["cublas-hgemm"] == axis_of["wmma-async"] == axis_of["wmma-addmm"] == "y2"
+    # each panel's reference is the dashed cuBLAS line, and the FP32 panel is not squashed by HGEMM's ~770 TFLOP/s
+    dashed = {t.name for t in fig.data if t.line.dash == "dash"}
+    assert dashed == {"cublas", "cublas-hgemm"}
+    fp32_top = max(max(t.y) for t in fig.data if t.yaxis == "y")
+    assert fp32_top < 60 < max(max(t.y) for t in fig.data if t.yaxis == "y2")
+
+
+def test_review_time_bars_use_a_log_axis_and_history_uses_run_order(bundle) -> None:
+    earlier, later = bundles.bundled_runs(bundle)[2], bundles.bundled_runs(bundle)[0]
+    earlier, later = replace(earlier, id=3), replace(later, id=1)
+    bars = charts.comparison_figures(earlier, [later], compare_runs(earlier, [later]))[0]
+    assert bars.layout.yaxis.type == "log" and all(t.endswith(" ms") for t in bars.layout.yaxis.ticktext)
+    history = pd.DataFrame(
+        {"created": pd.to_datetime(["2026-11-22T00:29:14Z", "2026-11-22T00:43:14Z"], utc=True), "run_id": [3, 1],
+         "run_label": ["earlier", "later"], "device_name": ["NVIDIA H200"] * 2, "size": ["4096x4096x4096"] * 2,
+         "value": [3.47, 3.47]}
+    )  # fmt: skip
+    fig = charts.history_figure(history, "v8-async")
+    assert fig.layout.xaxis.type == "category" and list(fig.layout.xaxis.categoryarray) == ["#3 earlier", "#1 later"]
+
+
+def test_a_comparable_pair_is_picked_from_the_bundled_runs(bundle) -> None:
+    runs = [replace(r, id=i) for i, r in enumerate(bundles.bundled_runs(bundle), start=1)]
+    rows = [{"run_id": r.id, "run_label": r.label, "created_utc": r.to_dict()["created_utc"], "kind": r.kind,
+             "device_name": r.device_name, **x.to_dict()} for r in runs for x in r.results]  # fmt: skip
+    assert "earlier run" in runs[2].label
+    assert tables.comparable_pair(review.rows_frame(rows)) == (3, 1)  # earlier 1024-4096 run -> the later one
+    assert tables.comparable_pair(review.rows_frame([r for r in rows if r["run_id"] != 3])) is None
+
+
+def test_one_launch_naming_rule_across_layouts() -> None:
+    raw = usecases.load_upload("raw.csv", (NCU / "raw.csv").read_bytes())
+    summary = usecases.load_upload("summary.csv", (NCU / "summary.csv").read_bytes())
+    raw_names = {k: (n, s) for n, k, s in tables.launch_names(raw)}
+    summary_names = {k: (n, s) for n, k, s in tables.launch_names(summary)}
+    for kernel in ("v1", "v5", "tiled-16"):
+        assert raw_names[kernel] == (f"{kernel} 1024x1024x1024", "1024x1024x1024")  # the NVTX range gives K
+        assert summary_names[kernel] == (f"{kernel} 1024x1024", "1024x1024")  # the grid gives M and N only
+    assert not any("#" in n for n, _, _ in tables.launch_names(summary))  # no launch id where none is needed
+
+
+def test_display_rounds_and_leaves_gaps_empty() -> None:
+    frame = pd.DataFrame({"time (ms)": [1.234567, None], "registers": [32.0, 40.0], "% of cuBLAS": [91.234, 50.0]})
+    shown = tables.display(frame)
+    assert shown.data["time (ms)"].tolist() == ["1.235", ""]
+    html_text = shown.to_html()
+    assert ">32<" in html_text and ">91.2<" in html_text and "None" not in html_text and "nan" not in html_text

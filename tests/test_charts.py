@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import colorsys
+import math
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -22,7 +25,7 @@ from profiling.charts import (
     roofline_figure,
     roofline_points,
 )
-from profiling.charts.roofline import operation_point
+from profiling.charts.roofline import WEBGL_POINTS, operation_point, roofline, with_fallback
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
 
@@ -77,9 +80,24 @@ def test_algorithmic_point():
 
 def test_kernel_color_is_stable_and_distinct_for_catalog_kernels():
     ids = [spec.id for spec in CATALOG]
-    assert len(ids) <= len(PALETTE), "the catalog outgrew the palette: colours would repeat"
-    # Catalog kernels take the palette in catalog order, so each has its own colour.
-    assert [kernel_color(i) for i in ids] == list(PALETTE[: len(ids)])
+    colors = [kernel_color(i) for i in ids]
+    # Every catalog kernel has its own colour, and none is a foreign kernel's colour.
+    assert len(set(colors)) == len(ids)
+    assert not set(colors) & set(PALETTE)
+    # One family per group: the same hue (within a group), a darker shade per later step.
+    for group in {spec.group for spec in CATALOG} - {"reference"}:
+        members = [kernel_color(s.id) for s in CATALOG if s.group == group]
+        lightness = [sum(int(c) for c in re.findall(r"\d+", col)) if col.startswith("rgb") else int(col[1:3], 16) * 3
+                     for col in members]  # fmt: skip
+        assert lightness == sorted(lightness, reverse=True), (group, members)
+    hues = {
+        g: _hue(kernel_color(next(s.id for s in CATALOG if s.group == g))) for g in ("ladder", "beyond", "tensor-core")
+    }
+    assert len({round(h, 1) for h in hues.values()}) == 3, hues
+    # The library references are greys (the dashed reference lines of the TFLOP/s chart).
+    assert all(len(set(kernel_color(s.id)[1:].lower()[i : i + 2] for i in (0, 2, 4))) == 1 for s in CATALOG
+               if s.group == "reference")  # fmt: skip
+    assert _hue(kernel_color("v1")) == pytest.approx(_hue(kernel_color("v5")), abs=0.05)
     # Other names take a crc32 of the name: the same colour in every process, whatever Python's hash seed.
     name = "someone-elses-kernel"
     assert kernel_color(name) == PALETTE[zlib.crc32(name.encode()) % len(PALETTE)]
@@ -91,6 +109,11 @@ def test_kernel_color_is_stable_and_distinct_for_catalog_kernels():
             [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, env=env, timeout=120
         )
         assert done.stdout.strip() == kernel_color(name), done.stderr
+
+
+def _hue(color: str) -> float:
+    r, g, b = (int(c) / 255 for c in re.findall(r"\d+", color)[:3])
+    return colorsys.rgb_to_hsv(r, g, b)[0]
 
 
 def test_binding_ceiling_and_percent(points, ceilings):
@@ -220,3 +243,63 @@ def test_occupancy_figures():
 def test_occupancy_figures_reject_impossible_config():
     with pytest.raises(InvalidInput):
         occupancy_figures("9.0", 2048, 32, 0)
+
+
+# --- issue 13: readable charts --------------------------------------------------------------------
+
+
+def test_roofline_axis_stays_on_the_data_and_names_the_outlier(points, ceilings):
+    far = {"kernel": "hgemm", "label": "L1 outlier", "level": "L1", "flops": 1.1e13, "bytes": 1e6, "seconds": 1e-2}
+    fig = roofline_figure(pd.concat([points, pd.DataFrame([far])], ignore_index=True), ceilings)
+    ridge = 66.9e12 / 3.35e12
+    x_hi = 10 ** fig.layout.xaxis.range[1]
+    assert x_hi <= 10 ** (math.ceil(math.log10(ridge)) + 2) < 1.1e7  # two decades past the ridge, not 1e8
+    outlier = next(t for t in fig.data if t.legendgroup == "kernel:hgemm")
+    assert list(outlier.x) == [x_hi] and outlier.customdata[0][3] == pytest.approx(1.1e7)  # the hover keeps the truth
+    notes = " ".join(a.text for a in fig.layout.annotations)
+    assert "hgemm L1 1.1e+07" in notes and "right edge" in notes
+
+
+def test_roofline_ticks_carry_units_and_the_legend_sits_below(points, ceilings):
+    fig = roofline_figure(points, ceilings)
+    assert all(t.endswith("FLOP/s") and " " in t for t in fig.layout.yaxis.ticktext)
+    assert "1 TFLOP/s" in fig.layout.yaxis.ticktext and not any(t.endswith("B") for t in fig.layout.yaxis.ticktext)
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
+    key = [t.name for t in fig.data if t.legendgroup == "levels"]
+    assert key == ["DRAM", "L2", "L1", "algorithmic (A+B+C once)"]
+
+
+def test_measured_ceilings_keep_the_tensor_roof(ceilings):
+    measured = Ceilings(fp32_flops=Ceiling(65e12, "measured 2026-11-22"), dram_bytes_per_s=Ceiling(3e12, "measured"))
+    merged = with_fallback(measured, ceilings)
+    assert merged.fp32_flops.value == 65e12 and merged.dram_bytes_per_s.value == 3e12
+    assert merged.tensor_fp16_flops == ceilings.tensor_fp16_flops and merged.l2_bytes_per_s == ceilings.l2_bytes_per_s
+    point = {**algorithmic_point("wmma", N, N, N, 0.5e-3, bytes_per_element=2), "compute": "tensor"}
+    names = [t.name for t in roofline(pd.DataFrame([point]), merged, "t").data]
+    assert any(n.startswith("FP16 tensor peak") for n in names)
+
+
+def test_device_property_ceilings_do_not_claim_a_live_gpu():
+    c = best_ceilings(device_info={"name": "NVIDIA H200", "cc": "9.0", "sm_count": 132, "max_sm_clock_mhz": 1980})
+    fig = roofline_figure(pd.DataFrame([algorithmic_point("v5", N, N, N, 6e-3)]), c)
+    assert not any("live device" in (t.name or "") for t in fig.data)
+    assert any("(device properties)" in (t.name or "") for t in fig.data)
+
+
+def test_many_points_draw_with_webgl_and_say_so(ceilings):
+    many = pd.DataFrame(
+        [algorithmic_point(f"k{i % 7}", 256 + i, 256, 256, 1e-4 * (1 + i % 13)) for i in range(WEBGL_POINTS + 1)]
+    )
+    fig = roofline_figure(many, ceilings)
+    assert {type(t).__name__ for t in fig.data if (t.legendgroup or "").startswith("kernel:")} == {"Scattergl"}
+    assert any("WebGL" in a.text for a in fig.layout.annotations)
+    few = roofline_figure(many.head(50), ceilings)
+    assert {type(t).__name__ for t in few.data if (t.legendgroup or "").startswith("kernel:")} == {"Scatter"}
+
+
+def test_kernel_legend_is_grouped_by_family(points, ceilings):
+    fig = roofline_figure(points, ceilings)
+    first = next(t for t in fig.data if t.legendgroup == "kernel:v3" and t.showlegend)
+    assert first.legendgrouptitle.text == "SGEMM ladder"
+    ranks = {t.name: t.legendrank for t in fig.data if (t.legendgroup or "").startswith("kernel:") and t.showlegend}
+    assert ranks["v1"] < ranks["v3"]

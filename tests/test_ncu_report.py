@@ -9,10 +9,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from profiling.commands.report import format_report
 from profiling.errors import ReportError
 from profiling.nsight import load as L
 from profiling.nsight import metrics as M
@@ -20,6 +22,7 @@ from profiling.nsight import report as P
 from profiling.nsight import tools as ncu_tools
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
+RESULTS = Path(__file__).parent.parent / "results"
 N = 1024  # the ladder kernels in the fixtures ran at 1024 x 1024 x 1024
 
 
@@ -483,3 +486,31 @@ def test_tensor_core_launches_count_their_gemm_flops_on_the_tensor_roofline() ->
     # v9 at 4096: ncu's FP32 instruction counts give the full 2*M*N*K (no tensor instructions).
     v9 = fp32[[label.startswith("v9-regdb") for label in fp32.index]].iloc[0]
     assert v9["flops"] == pytest.approx(2 * 4096**3, rel=1e-3)
+
+
+# --- the `report` command's text ----------------------------------------------------------------------
+
+
+def test_report_text_lists_every_finding_by_speedup_with_throughput() -> None:
+    details = L.load_report(RESULTS / "h100-2026-11-22" / "ncu_why_1024_details.csv")
+    text = format_report(details)
+    block = text.split("\n[1] ")[0]  # the first launch (cuBLAS)
+    assert "throughput (% of peak): SM 65.37%, memory 56.74%" in block
+    findings = [line for line in block.splitlines() if line.startswith("    - ")]
+    assert len(findings) == len(details.launches[0].findings) == 7
+    speedups = [float(m) for m in re.findall(r"est\. speedup ([\d.]+)%", "\n".join(findings))]
+    assert speedups == sorted(speedups, reverse=True) and len(speedups) == 4
+    # findings without a figure come after, with their one-line description
+    assert findings[-3].startswith(
+        "    - SOLBottleneck [INF; no speedup estimate]: Compute and Memory are well-balanced"
+    )
+
+
+def test_report_text_tensor_throughput_and_conflict_wording() -> None:
+    text = format_report(L.load_report(RESULTS / "h200-2026-11-22" / "ncu_fast_4096_raw.csv"))
+    hgemm = next(b for b in text.split("\n[")[1:] if b.split("] ")[1].startswith("cublas-hgemm"))
+    assert "tensor 761.65 TFLOP/s (2MNK over the duration)" in hgemm and "FP32" not in hgemm
+    v8 = next(b for b in text.split("\n[")[1:] if b.split("] ")[1].startswith("v8-async"))
+    assert "FP32 39.59 TFLOP/s" in v8 and "tensor" not in v8
+    assert "smem loads: 0.0% of wavefronts are bank conflicts (ideal 0%); 3.0 wavefronts per instruction" in v8
+    assert "-way" not in text and text.count("note: a warp's shared-memory access") == 1

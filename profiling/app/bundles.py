@@ -123,9 +123,23 @@ def load_bundle_reports(bundle: Bundle) -> list[tuple[str, ncu_report.Report]]:
     return out
 
 
+EARLIER = "earlier"
+"""A bundle's subfolder of earlier real runs of the same benchmark (an older commit, the same GPU): saved with the
+bundle's runs, they give the Review page a baseline/candidate pair of real measurements. Not a device bundle of its
+own: discover_bundles() reads only top-level folders, and only a bundle's top-level files."""
+
+
 def bundled_runs(bundle: Bundle) -> list[SavedRun]:
-    """Runs (to save in the run store) of the bundle's results files, labelled with device, date and file."""
-    return [
+    """Runs (to save in the run store) of the bundle's results files, labelled with device, date and file; then the
+    earlier runs in its `earlier/` folder, labelled with their time."""
+    runs = [
         bench_run(load_document(p), label=f"bundled {bundle.device_name} {bundle.date} {p.stem}")
         for p in bundle.bench_files
     ]
+    for p in sorted((bundle.path / EARLIER).glob("bench*.json")):
+        doc = load_document(p)
+        when = str(doc.get("created_utc", ""))[11:16]
+        runs.append(
+            bench_run(doc, label=f"bundled {bundle.device_name} {bundle.date} {p.stem} (earlier run, {when} UTC)")
+        )
+    return runs

@@ -17,6 +17,7 @@ from profiling.analysis.device_model import Ceilings
 from profiling.analysis.launches import launch_configs_from_reports
 from profiling.analysis.occupancy import OccupancyResult, theoretical_occupancy
 from profiling.app.bundles import Bundle
+from profiling.app.table_format import compare_display, display, missing  # noqa: F401 - pages call tables.display
 from profiling.app.text import md_escape
 from profiling.charts.roofline import roofline_points
 from profiling.errors import InvalidInput, first_line
@@ -166,16 +167,37 @@ KEY_TABLE_COLUMNS: dict[str, tuple[str, float]] = {
 }
 
 
+def launch_names(report: ncu_report.Report) -> list[tuple[str, str, str]]:
+    """(launch, kernel, size) per launch of a report, one naming rule whatever the layout (raw, details, summary):
+    kernel = the catalog id when the launch is ours, else the function's own name; size = MxNxK when the capture
+    recorded it (the worker's NVTX range), else MxN from the grid for our kernels, else blank; launch = kernel and
+    size, with " #<id>" only where two launches would share a name. What differs between layouts is what they
+    carry (a summary page has no NVTX range, so no K and no way to tell cuBLAS from another library kernel), not
+    the rule."""
+    frame = ncu_report.key_metrics_frame(report) if report.launches else None
+    rows = []
+    for i, launch in enumerate(report.launches):
+        shape, hit = ncu_report.nvtx_shape(launch), ncu_report.match_catalog(launch)
+        kernel = hit[0] if hit else str(frame["kernel"].iloc[i])
+        size = f"{shape[1]}x{shape[2]}x{shape[3]}" if shape else (f"{hit[1]}x{hit[2]}" if hit else "")
+        rows.append([f"{kernel} {size}".strip(), kernel, size, launch.id])
+    names = [r[0] for r in rows]
+    return [(f"{n} #{i}" if names.count(n) > 1 else n, k, size) for n, k, size, i in rows]
+
+
 def key_metrics_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
-    """One row per launch of every report: launch (unique key), kernel, source, then the key metrics in
-    display units (µs, KB, MB, %, TFLOP/s). Launch names come from the files and are plain data."""
+    """One row per launch of every report: launch (unique key), kernel, size, source, then the key metrics in
+    display units (µs, KB, MB, %, TFLOP/s). Launch names follow launch_names(); they come from the files and are
+    plain data."""
     frames = []
     for source, report in reports:
         frame = ncu_report.key_metrics_frame(report)
+        names = launch_names(report)
         out = pd.DataFrame(
             {
-                "launch": frame["label"],
-                "kernel": frame["catalog_id"].fillna(frame["kernel"]),
+                "launch": [n for n, _, _ in names],
+                "kernel": [k for _, k, _ in names],
+                "size": [s for _, _, s in names],
                 "source": source,
                 "block": frame["block"],
                 "grid": frame["grid"],
@@ -185,7 +207,7 @@ def key_metrics_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.Da
             out[title] = frame[column] * scale
         frames.append(out)
     if not frames:
-        return pd.DataFrame(columns=["launch", "kernel", "source", "block", "grid"])
+        return pd.DataFrame(columns=["launch", "kernel", "size", "source", "block", "grid"])
     table = pd.concat(frames, ignore_index=True)
     if len(reports) > 1 or table["launch"].duplicated().any():
         table["launch"] = table["launch"] + " [" + table["source"] + "]"
@@ -195,14 +217,15 @@ def key_metrics_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.Da
 
 
 def findings_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
-    """ncu's rule findings: launch, rule, type, estimated speedup (%), description; biggest speedup first."""
+    """ncu's rule findings: launch (named as in key_metrics_table), rule, type, estimated speedup (%), description;
+    biggest speedup first, findings without a speedup figure after them."""
     rows = []
     for source, report in reports:
-        for launch in report.launches:
+        for launch, (name, _, _) in zip(report.launches, launch_names(report), strict=True):
             for f in launch.findings:
                 rows.append(
                     {
-                        "launch": ncu_report.launch_label(launch),
+                        "launch": name,
                         "source": source,
                         "rule": f.rule,
                         "type": f.type,
@@ -278,11 +301,23 @@ def ceilings_table(theoretical: Ceilings, measured: Ceilings | None) -> pd.DataF
 # ---------------------------------------------------------------------------------------------
 
 
+RESOURCE_NAMES = {
+    "warps": "warps per SM",
+    "registers": "registers per SM",
+    "shared_mem": "shared memory per SM",
+    "blocks": "blocks per SM",
+}
+
+
 def occupancy_limits_table(result: OccupancyResult) -> pd.DataFrame:
     """Blocks per SM each resource allows (warps, registers, shared memory, blocks) and which bind."""
     return pd.DataFrame(
         [
-            {"resource": name, "blocks per SM allowed": allowed, "limits": name in result.limiters}
+            {
+                "resource": RESOURCE_NAMES.get(name, name),
+                "blocks per SM allowed": allowed,
+                "limits": name in result.limiters,
+            }
             for name, allowed in result.blocks_allowed_by.items()
         ]
     )
@@ -319,11 +354,40 @@ def occupancy_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.Data
 # ---------------------------------------------------------------------------------------------
 
 
+RUN_TABLE_COLUMNS = {
+    "id": "id",
+    "label": "label",
+    "author": "author",
+    "notes": "notes",
+    "created": "saved (UTC)",
+    "kind": "kind",
+    "device_name": "device",
+    "device_cc": "compute capability",
+    "catalog_commit": "commit",
+    "n_results": "results",
+    "kernels": "kernels",
+}
+
+
 def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """review.runs_frame() for display: kernels joined, date as text."""
+    """review.runs_frame() for display: readable headers, kernels joined, date as text to the minute."""
     out = runs.copy()
     out["kernels"] = out["kernels"].map(lambda ks: ", ".join(ks))
     out["created"] = out["created"].dt.strftime("%Y-%m-%d %H:%M")
+    return out.rename(columns=RUN_TABLE_COLUMNS)
+
+
+def history_table(history: pd.DataFrame, value_label: str) -> pd.DataFrame:
+    """review.kernel_history() for display: run, date, device, size and the metric under its own name."""
+    out = pd.DataFrame(
+        {
+            "run": [f"#{i} {label}" for i, label in zip(history["run_id"], history["run_label"], strict=True)],
+            "saved (UTC)": pd.to_datetime(history["created"], utc=True).dt.strftime("%Y-%m-%d %H:%M:%S"),
+            "device": history["device_name"],
+            "size": history["size"],
+            value_label: history["value"],
+        }
+    )
     return out
 
 
@@ -377,6 +441,32 @@ def style_side_by_side(side: pd.DataFrame) -> Styler:
         return styles
 
     full = side.copy()
+    for c in shown:  # Streamlit draws a null as "None" whatever na_rep says: gaps become empty text
+        if full[c].isna().any():
+            full[c] = ["" if missing(v) else (f"{v:.4g}" if isinstance(v, float) else str(v)) for v in full[c]]
     styler = full.style.apply(lambda row: colour(row) + [""] * len(verdict_cols), axis=1)
     styler = styler.hide(verdict_cols, axis="columns").format(precision=4, na_rep="")
     return styler
+
+
+def comparable_pair(results: pd.DataFrame) -> tuple[int, int] | None:
+    """The default (baseline id, candidate id) of the Review comparison: the two runs with the most kernel/size
+    pairs in common on the same device (any device when no two runs of one device overlap), the older one as the
+    baseline; None when no two runs share a kernel and size. `results` is review.rows_frame()."""
+    if results.empty:
+        return None
+    keys = results.assign(key=results["kernel"].astype(str) + " " + results["size"].astype(str))
+    per_run = {int(i): (set(part["key"]), part["device_name"].iloc[0], part["created"].min())
+               for i, part in keys.groupby("run_id")}  # fmt: skip
+    best: tuple[tuple[bool, int, Any], tuple[int, int]] | None = None
+    ids = sorted(per_run)
+    for n, a in enumerate(ids):
+        for b in ids[n + 1 :]:
+            common = len(per_run[a][0] & per_run[b][0])
+            if not common:
+                continue
+            older, newer = sorted((a, b), key=lambda i: (per_run[i][2], i))
+            score = (per_run[a][1] == per_run[b][1], common, per_run[newer][2])
+            if best is None or score > best[0]:
+                best = (score, (older, newer))
+    return best[1] if best else None

@@ -27,6 +27,7 @@ from profiling.errors import GemmLensError, error_line, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
+from profiling.runs.comparison import unmatched
 from profiling.runs.export import to_csv
 from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore, default_db_url
@@ -388,6 +389,10 @@ def review_comparison(baseline: SavedRun, candidates: Sequence[SavedRun], thresh
     else:
         st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
         st.dataframe(tables.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
+    only = pd.concat([unmatched(baseline, c).assign(candidate=c.label) for c in candidates], ignore_index=True)
+    if not only.empty:
+        with st.expander(f"Not compared: {len(only)} kernel/size pair(s) in one run only"):
+            st.dataframe(tables.display(only.rename(columns={"only_in": "only in"})), hide_index=True, width="stretch")
     ceilings = recorded_device_ceilings(baseline.device, baseline.device_name)
     roof = cache.review_roofline(baseline, candidates, ceilings)
     st.plotly_chart(roof, key="review_roofline")

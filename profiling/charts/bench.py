@@ -1,4 +1,4 @@
-"""Benchmark figures: TFLOP/s per size and % of cuBLAS, one colour per kernel."""
+"""Benchmark figures: TFLOP/s per size (FP32 and tensor-core panels) and % of cuBLAS, one colour per kernel."""
 
 from __future__ import annotations
 
@@ -6,9 +6,21 @@ from collections.abc import Iterator
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from kernels.catalog import reference_ids
-from profiling.charts.style import kernel_color, plot_text
+from kernels.registry import operation_of
+from profiling.charts.style import (
+    GROUP_TITLES,
+    kernel_color,
+    kernel_group,
+    legend_below,
+    legend_rank,
+    plot_text,
+    size_tick,
+)
+
+PANELS = (("fp32", "FP32 kernels (vs cuBLAS SGEMM)"), ("tensor", "Tensor-core kernels (vs cuBLAS HGEMM)"))
 
 
 def _per_kernel(ok: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
@@ -17,45 +29,82 @@ def _per_kernel(ok: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
         yield plot_text(kernel), kernel_color(str(kernel)), part.sort_values("flops")
 
 
+def compute_kind(kernel: str, operation: object = None) -> str:
+    """ "tensor" for a tensor-core operation (HGEMM, AddMM), else "fp32" (the operation table decides)."""
+    op = operation_of(kernel, operation if isinstance(operation, str) and operation else None)
+    return op.compute if op is not None else "fp32"
+
+
 def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Figure:
-    """One line per kernel: TFLOP/s against problem size (x = sizes in FLOP order), catalog colours."""
+    """TFLOP/s against problem size, one line per kernel in its family colour, the library reference dashed.
+
+    FP32 kernels and tensor-core kernels sit in two panels, each with its own y axis and its own cuBLAS reference:
+    cuBLAS HGEMM runs ~15x faster than any FP32 kernel, and on one axis it would flatten them all.
+    """
     ok = frame[(frame["status"] == "ok") & frame["tflops"].notna()]
     sizes = list(dict.fromkeys(ok.sort_values("flops")["size"]))
-    fig = go.Figure()
-    for name, color, part in _per_kernel(ok):
-        fig.add_trace(
-            go.Scatter(
-                x=part["size"],
-                y=part["tflops"],
-                mode="lines+markers",
-                name=name,
-                line={"color": color},
-                hovertemplate="%{x}<br>%{y:.2f} TFLOP/s<extra>%{fullData.name}</extra>",
+    ops = ok["operation"] if "operation" in ok.columns else pd.Series(None, index=ok.index)
+    kinds = pd.Series([compute_kind(str(k), o) for k, o in zip(ok["kernel"], ops, strict=True)], index=ok.index)
+    panels = [(kind, name) for kind, name in PANELS if (kinds == kind).any()] or [PANELS[0]]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[name for _, name in panels], horizontal_spacing=0.1)
+    refs = set(reference_ids().values())
+    titled: set[str] = set()
+    for col, (kind, _) in enumerate(panels, start=1):
+        for name, color, part in _per_kernel(ok[kinds == kind]):
+            kernel = str(part["kernel"].iloc[0])
+            family = kernel_group(kernel)
+            extra = {}
+            if family not in titled:
+                extra["legendgrouptitle_text"] = GROUP_TITLES[family]
+                titled.add(family)
+            reference = kernel in refs
+            fig.add_trace(
+                go.Scatter(
+                    x=part["size"],
+                    y=part["tflops"],
+                    mode="lines+markers",
+                    name=name,
+                    legendgroup=family,
+                    legendrank=legend_rank(kernel),
+                    line={"color": color, "dash": "dash" if reference else "solid", "width": 3 if reference else 2},
+                    hovertemplate="%{x}<br>%{y:.2f} TFLOP/s<extra>%{fullData.name}</extra>",
+                    **extra,
+                ),
+                row=1,
+                col=col,
             )
-        )
-    fig.update_xaxes(title_text="size (MxNxK)", type="category", categoryorder="array", categoryarray=sizes)
-    fig.update_yaxes(title_text="TFLOP/s")
-    fig.update_layout(title_text=title, template="plotly_white", legend_title_text="kernel")
-    return fig
+        fig.update_yaxes(title_text="TFLOP/s" if col == 1 else "", rangemode="tozero", row=1, col=col)
+    fig.update_xaxes(title_text="size (M = N = K)" if all("³" in size_tick(s) for s in sizes) else "size (MxNxK)",
+                     type="category", categoryorder="array", categoryarray=sizes, tickvals=sizes,
+                     ticktext=[size_tick(s) for s in sizes], tickangle=0)  # fmt: skip
+    fig.update_annotations(font_size=12)  # the panel titles
+    fig.update_layout(title_text=title, template="plotly_white", legend={"groupclick": "toggleitem"})
+    return legend_below(fig)
 
 
-def pct_cublas_figure(frame: pd.DataFrame, title: str = "% of cuBLAS (same operation, same run)") -> go.Figure:
+def pct_cublas_figure(
+    frame: pd.DataFrame, title: str = "% of cuBLAS (SGEMM for FP32 kernels, HGEMM for tensor core; same run)"
+) -> go.Figure:
     """Grouped bars: % of the library reference per kernel, one bar per size; references left out."""
     refs = set(reference_ids().values())
     ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
     fig = go.Figure()
     for name, color, part in _per_kernel(ok):
+        kernel = str(part["kernel"].iloc[0])
         fig.add_trace(
             go.Bar(
                 x=part["size"],
                 y=part["pct_cublas"],
                 name=name,
+                legendrank=legend_rank(kernel),
                 marker_color=color,
                 hovertemplate="%{x}<br>%{y:.1f}% of cuBLAS<extra>%{fullData.name}</extra>",
             )
         )
-    fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS")
-    fig.update_xaxes(title_text="size (MxNxK)", type="category")
-    fig.update_yaxes(title_text="% of cuBLAS")
-    fig.update_layout(title_text=title, barmode="group", template="plotly_white", legend_title_text="kernel")
-    return fig
+    fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
+    sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
+    fig.update_xaxes(title_text="size", type="category", tickvals=sizes, ticktext=[size_tick(s) for s in sizes],
+                     tickangle=0)  # fmt: skip
+    fig.update_yaxes(title_text="% of cuBLAS", ticksuffix=" %")
+    fig.update_layout(title_text=title, barmode="group", template="plotly_white")
+    return legend_below(fig)

@@ -1,26 +1,85 @@
-"""Colours and text shared by every figure: a colour per kernel, SI labels, escaped text.
+"""Colours, axes and text shared by every figure: a colour per kernel, SI labels and ticks, escaped text.
 
-Verdict colours belong to the comparison (profiling.runs.comparison.VERDICT_COLORS).
+Colours: one family per catalog group (ladder blues, beyond oranges, tensor-core purples, tile-width greens,
+references black and grey), a darker shade per later step, so a kernel has the same colour on every page and its
+family reads at a glance. Verdict colours belong to the comparison (profiling.runs.comparison.VERDICT_COLORS).
 """
 
 from __future__ import annotations
 
 import html
+import math
 import zlib
 
-from plotly.colors import qualitative
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale, sequential
 
 from kernels.catalog import CATALOG
 
-PALETTE: tuple[str, ...] = tuple(qualitative.Dark24)
+PALETTE: tuple[str, ...] = ("#d62728", "#17becf", "#e7298a", "#1b9e77", "#a6761d", "#666600")
+"""Colours of kernels that are not in the catalog (a crc32 of the name picks one): hues no family uses."""
 
-_CATALOG_IDS: tuple[str, ...] = tuple(spec.id for spec in CATALOG)
+GROUP_SCALES: dict[str, list[str]] = {
+    "ladder": sequential.Blues,
+    "beyond": sequential.Oranges,
+    "tensor-core": sequential.Purples,
+    "tile-width": sequential.Greens,
+}
+GROUP_TITLES = {
+    "ladder": "SGEMM ladder",
+    "beyond": "beyond the ladder",
+    "tensor-core": "tensor core",
+    "tile-width": "tile-width study",
+    "reference": "reference (cuBLAS)",
+    "other": "other kernels",
+}
+_REFERENCE_SHADES = ("#111111", "#7a7a7a")
+
+
+def _family_colors() -> dict[str, str]:
+    """Each catalog kernel's shade: its group's scale sampled from light-but-visible (0.45) to darkest (1.0)."""
+    colors: dict[str, str] = {}
+    groups: dict[str, list[str]] = {}
+    for spec in CATALOG:
+        groups.setdefault(spec.group, []).append(spec.id)
+    for group, ids in groups.items():
+        if group == "reference" or group not in GROUP_SCALES:
+            shades = [_REFERENCE_SHADES[i % len(_REFERENCE_SHADES)] for i in range(len(ids))]
+        else:
+            stops = [0.45 + 0.55 * i / max(1, len(ids) - 1) for i in range(len(ids))]
+            shades = sample_colorscale(GROUP_SCALES[group], stops)
+        colors.update(zip(ids, shades, strict=True))
+    return colors
+
+
+_KERNEL_COLORS: dict[str, str] = _family_colors()
+_KERNEL_GROUPS: dict[str, str] = {spec.id: spec.group for spec in CATALOG}
+_KERNEL_ORDER: dict[str, int] = {spec.id: i for i, spec in enumerate(CATALOG)}
 
 
 def kernel_color(kernel: str) -> str:
-    """A colour per kernel, the same in every chart and session: catalog order, else a hash of the name."""
-    index = _CATALOG_IDS.index(kernel) if kernel in _CATALOG_IDS else zlib.crc32(kernel.encode())
-    return PALETTE[index % len(PALETTE)]
+    """A colour per kernel, the same in every chart and session: its group's family and step shade for a catalog
+    kernel, else a crc32 of the name into PALETTE (stable whatever Python's hash seed)."""
+    if kernel in _KERNEL_COLORS:
+        return _KERNEL_COLORS[kernel]
+    return PALETTE[zlib.crc32(kernel.encode()) % len(PALETTE)]
+
+
+def kernel_group(kernel: str) -> str:
+    """The catalog group of a kernel id ("ladder", "beyond", "tensor-core", "tile-width", "reference"), else
+    "other"."""
+    return _KERNEL_GROUPS.get(kernel, "other")
+
+
+def legend_rank(kernel: str) -> int:
+    """Legend position of a kernel: grouped by family in catalog order, foreign kernels last."""
+    return 100 + _KERNEL_ORDER.get(kernel, len(_KERNEL_ORDER))
+
+
+def size_tick(size: str) -> str:
+    """A size label short enough for a category tick: "4096x4096x4096" -> "4096³"; other shapes as given."""
+    parts = size.split("x")
+    return f"{parts[0]}³" if len(parts) == 3 and len(set(parts)) == 1 else size
 
 
 def si(value: float, unit: str) -> str:
@@ -29,6 +88,46 @@ def si(value: float, unit: str) -> str:
         if abs(value) >= scale:
             return f"{value / scale:.3g} {prefix}{unit}"
     return f"{value:.3g} {unit}"
+
+
+def log_ticks(lo: float, hi: float, unit: str = "") -> tuple[list[float], list[str]]:
+    """Tick values at each power of ten in [lo, hi] (1-2-5 steps when that gives fewer than three) and their labels
+    with SI units ("100 GFLOP/s", "1 TFLOP/s"); with no unit, plain numbers (0.01, 1, 1000, 1e+05)."""
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    values = [10.0**e for e in decades if lo * 0.999 <= 10.0**e <= hi * 1.001]
+    if len(values) < 3:  # a short axis: 1-2-5 steps, so it still has a few labelled ticks
+        values = [m * 10.0**e for e in decades for m in (1, 2, 5) if lo * 0.999 <= m * 10.0**e <= hi * 1.001]
+    if unit:
+        return values, [si(v, unit) for v in values]
+    return values, [f"{v:g}" for v in values]
+
+
+LEGEND_ROW_PX = 600
+"""The legend width legend_below() plans for: a chart in a 1024 px window with the sidebar open."""
+
+
+def legend_below(fig: go.Figure, base_height: int = 460, axis_px: int = 80) -> go.Figure:
+    """A horizontal legend under the plot (it never takes width from the chart at 1024 px), and the figure made
+    tall enough for it: rows estimated from the entries' text at LEGEND_ROW_PX a row, a row per group title.
+    `axis_px` is the room the x axis's tick labels and title take under the plot (more for slanted labels)."""
+    shown = [t for t in fig.data if t.showlegend is not False and t.name]
+    titles = {t.legendgrouptitle.text for t in fig.data if t.legendgrouptitle and t.legendgrouptitle.text}
+    width = sum(46 + 6.2 * len(html.unescape(str(t.name))) for t in shown)
+    rows = max(1, math.ceil(width / LEGEND_ROW_PX) + len(titles))
+    plot_px = base_height - 70 - axis_px  # the plotting area: the figure less the top and bottom margins' fixed part
+    fig.update_layout(
+        legend={
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -axis_px / plot_px,
+            "xanchor": "left",
+            "x": 0,
+            "font": {"size": 11},
+        },
+        height=base_height + 22 * rows,
+        margin={"b": axis_px + 10 + 22 * rows, "t": 60},
+    )
+    return fig
 
 
 def plot_text(text: object) -> str:

@@ -96,6 +96,20 @@ def _pct(value: Any) -> str:
     return f"{float(value):+.1f}%"
 
 
+NOT_COMPARED_SHOWN = 12
+
+
+def _not_compared(only: pd.DataFrame) -> str:
+    """A count per side, then the first NOT_COMPARED_SHOWN pairs a line each: a long list stays readable."""
+    sides = only["only_in"].value_counts()
+    counts = ", ".join(f"{sides.get(side, 0)} only in the {side}" for side in ("baseline", "candidate"))
+    lines = [f"not compared (in one run only): {len(only)} kernel/size pair(s): {counts}"]
+    lines += [f"  {r.kernel} {r.size}".rstrip() + f" ({r.only_in})" for r in only.head(NOT_COMPARED_SHOWN).itertuples()]
+    if len(only) > NOT_COMPARED_SHOWN:
+        lines.append(f"  ... and {len(only) - NOT_COMPARED_SHOWN} more")
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.db is not None:
         # A mistyped --db must not pass unnoticed in CI just because both sides were files.
@@ -119,8 +133,7 @@ def run(args: argparse.Namespace) -> int:
     print(_table(comparison))
     only = unmatched(baseline, candidate)
     if not only.empty:
-        listed = ", ".join(f"{r.kernel} {r.size}".strip() + f" ({r.only_in})" for r in only.itertuples())
-        print(f"\nnot compared (in one run only): {listed}")
+        print("\n" + _not_compared(only))
     if args.fail_if_slower is None:
         return 0
     bad = slower_than(comparison, args.fail_if_slower)

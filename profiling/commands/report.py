@@ -25,6 +25,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ncu", default=None, help="ncu for .ncu-rep files (default: NCU_PATH, PATH...)")
 
 
+THROUGHPUT = (
+    ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM"),
+    ("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "memory"),
+    ("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "DRAM"),
+)
+"""Nsight Compute's "GPU Speed Of Light Throughput": what its users read first, % of each unit's peak."""
+
+TENSOR_PIPE = (
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_elapsed",
+)
+DESCRIPTION_CHARS = 160
+SMEM_NOTE = (
+    "note: a warp's shared-memory access takes 1 wavefront at 32 bits per thread, 2 at 64 and 4 at 128 with no bank "
+    "conflict; each conflict adds a wavefront, so the conflict rate, not the wavefront count, says whether banks "
+    "collide"
+)
+
+
 def _fmt(value: float | None, scale: float, unit: str) -> str:
     if value is None:
         return "-"
@@ -33,8 +53,53 @@ def _fmt(value: float | None, scale: float, unit: str) -> str:
     return f"{text}{unit}"
 
 
+def _first_sentence(text: str) -> str:
+    """A finding's description cut to its first sentence (at most DESCRIPTION_CHARS), on one line."""
+    flat = " ".join(text.split())
+    cut = flat.find(". ")
+    line = flat[: cut + 1] if 0 < cut < DESCRIPTION_CHARS else flat
+    return line if len(line) <= DESCRIPTION_CHARS else line[: DESCRIPTION_CHARS - 1] + "…"
+
+
+def _tensor_flops(launch: ncu_report.KernelLaunch) -> float | None:
+    """2MNK for a launch that did its multiply on the tensor cores, else None: the rule of
+    ncu_report.roofline_points (inside the worker's NVTX range, tensor-pipe instructions issued, and ncu's FP32
+    FLOPs far short of the GEMM, which then count only its epilogue)."""
+    shape = ncu_report.nvtx_shape(launch)
+    if shape is None or not (launch.value("sm__inst_executed_pipe_tensor.sum") or 0) > 0:
+        return None
+    _, m, n, k = shape
+    gemm = 2.0 * m * n * k
+    return gemm if (launch.derived.get("fp32_flops") or 0) < 0.5 * gemm else None
+
+
+def _conflicts(d: dict[str, float], op: str) -> str | None:
+    """Shared-memory bank conflicts of loads or stores, worded so that a wide access does not read as a conflict."""
+    pct, way = d.get(f"shared_{op}_bank_conflict_pct"), d.get(f"shared_{op}_n_way")
+    if pct is None and way is None:
+        return None
+    name = {"ld": "loads", "st": "stores"}[op]
+    parts = []
+    if pct is not None:
+        parts.append(f"{pct:.1f}% of wavefronts are bank conflicts (ideal 0%)")
+    if way is not None:
+        parts.append(f"{way:.1f} wavefronts per instruction (ideal 1 to 4, by access width)")
+    return f"smem {name}: " + "; ".join(parts)
+
+
+def _findings(launch: ncu_report.KernelLaunch) -> list[str]:
+    """Every finding of a launch, biggest estimated speedup first, those without a figure after them."""
+    ordered = sorted(launch.findings, key=lambda f: -(f.estimated_speedup_pct or -1.0))
+    lines = []
+    for f in ordered:
+        gain = f"est. speedup {f.estimated_speedup_pct:.1f}%" if f.estimated_speedup_pct else "no speedup estimate"
+        lines.append(f"    - {f.rule} [{f.type or 'rule'}; {gain}]: {_first_sentence(f.description)}")
+    return lines
+
+
 def format_report(report: ncu_report.Report) -> str:
-    """A short human-readable listing: one block per launch."""
+    """A human-readable listing, one block per launch: size and launch, the key metrics, Speed Of Light
+    throughput, the FLOP rate (tensor for tensor-core launches), shared-memory conflicts, then every finding."""
     lines = [f"{report.source}: {len(report.launches)} launch(es), {report.layout} layout"]
     for launch in report.launches:
         dims = ""
@@ -43,23 +108,28 @@ def format_report(report: ncu_report.Report) -> str:
         lines.append(f"[{launch.id}] {ncu_report.launch_label(launch)}{dims} cc {launch.cc or '?'}")
         shown = [f"{label} {_fmt(launch.value(name), s, u)}" for name, label, s, u in _SHOWN]
         lines.append("    " + ", ".join(shown))
+        throughput = [(label, launch.value(name)) for name, label in THROUGHPUT]
+        if any(v is not None for _, v in throughput):
+            lines.append(
+                "    throughput (% of peak): " + ", ".join(f"{label} {_fmt(v, 1, '%')}" for label, v in throughput)
+            )
         d = launch.derived
         extras = []
-        if "fp32_flops_per_second" in d:
+        tensor = _tensor_flops(launch)
+        pipe = next((launch.value(n) for n in TENSOR_PIPE if launch.value(n) is not None), None)
+        if tensor is not None and d.get("seconds"):
+            extras.append(f"tensor {tensor / d['seconds'] / 1e12:.2f} TFLOP/s (2MNK over the duration)")
+        elif "fp32_flops_per_second" in d:
             extras.append(f"FP32 {d['fp32_flops_per_second'] / 1e12:.2f} TFLOP/s")
-        for op in ("ld", "st"):
-            if f"shared_{op}_bank_conflict_pct" in d:
-                way = d.get(f"shared_{op}_n_way")
-                extras.append(
-                    f"smem {op} conflicts {d[f'shared_{op}_bank_conflict_pct']:.1f}%"
-                    + (f" ({way:.1f}-way)" if way is not None else "")
-                )
+        if pipe is not None and (tensor is not None or pipe >= 1.0):
+            extras.append(f"tensor pipe {pipe:.1f}% of peak")
         if extras:
             lines.append("    " + ", ".join(extras))
+        lines.extend(f"    {text}" for text in (_conflicts(d, op) for op in ("ld", "st")) if text)
         lines.append(f"    {len(launch.metrics)} metrics, {len(launch.findings)} findings")
-        for finding in launch.findings:
-            if finding.estimated_speedup_pct:
-                lines.append(f"    - {finding.rule}: est. speedup {finding.estimated_speedup_pct:.1f}%")
+        lines.extend(_findings(launch))
+    if any(line.startswith("    smem ") for line in lines):
+        lines.append(SMEM_NOTE)
     lines.extend(f"warning: {w}" for w in report.warnings)
     return "\n".join(lines)
 

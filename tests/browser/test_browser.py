@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from profiling import charts
 from profiling.analysis.ceilings import recorded_device_ceilings
 from profiling.app import bundles
@@ -16,6 +18,25 @@ SCREENSHOT = ROOT / "docs" / "screenshot-reports.png"
 
 
 PAGES = ["Overview", "Kernels", "Benchmark", "Profile", "Roofline", "Occupancy", "Why", "Indexing", "Reports", "Review"]
+SHOTS = ROOT / "docs" / "screenshots"
+UPLOAD_PAGES = ("Roofline", "Occupancy", "Reports")  # the pages an upload changes (their screenshots: -upload-)
+
+# Every plotly chart on the page: its kernels (legend groups "kernel:<name>") and the legend's entries, and whether
+# the legend overflows (plotly then draws a scroll bar).
+CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => ({
+  kernels: [...new Set((gd.data || []).filter(t => (t.legendgroup || '').startsWith('kernel:'))
+                                      .map(t => t.legendgroup.slice(7)))],
+  legend: Array.from(gd.querySelectorAll('.legend .legendtext')).map(e => e.textContent),
+  scrollbar: Array.from(gd.querySelectorAll('.legend .scrollbar')).some(e => e.getBoundingClientRect().height > 0),
+  width: gd.getBoundingClientRect().width,
+  parent: gd.parentElement.getBoundingClientRect().width,
+}))"""
+CELLS_JS = """() => Array.from(document.querySelectorAll(
+  '[data-testid="stDataFrame"] td, [data-testid="stDataFrame"] [role="gridcell"], [data-testid="stTable"] td, '
+  + '[data-testid="stMarkdownContainer"] td')).map(e => e.textContent.trim())"""
+MAIN_JS = """() => { const m = document.querySelector('[data-testid="stMain"]') || document.documentElement;
+  return {scroll: m.scrollWidth, client: m.clientWidth, doc: document.documentElement.scrollWidth,
+          win: window.innerWidth, height: m.scrollHeight}; }"""
 
 
 def test_sidebar_lists_every_page_and_each_opens(browser, server) -> None:
@@ -85,3 +106,102 @@ def test_exported_review_html_renders_offline(browser, tmp_path: Path) -> None:
     assert "GEMM Lens review" in page.title()
     assert not errors, errors
     context.close()
+
+
+def _settle(page) -> None:
+    page.wait_for_load_state("networkidle")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot')).every(p => p.querySelector('.main-svg'))",
+        timeout=30_000,
+    )
+    page.wait_for_timeout(800)
+
+
+def _check_page(page, title: str) -> list[dict]:
+    """What the issue asks of every page: no exception, no "None" cell, every roofline kernel in its legend (which
+    does not scroll), no horizontal scroll. Returns the page's charts."""
+    assert page.locator('[data-testid="stException"]').count() == 0, title
+    assert "Traceback" not in page.locator("body").inner_text(), title
+    cells = page.evaluate(CELLS_JS)
+    assert "None" not in cells and "nan" not in cells, (title, [c for c in cells if c in ("None", "nan")])
+    charts = page.evaluate(CHARTS_JS)
+    for chart in charts:
+        missing = [k for k in chart["kernels"] if k not in chart["legend"]]
+        assert not missing, (title, missing)
+        assert not chart["scrollbar"], (title, "the legend scrolls", chart["legend"])
+        assert chart["width"] <= chart["parent"] + 1, (title, chart["width"], chart["parent"])
+    main = page.evaluate(MAIN_JS)
+    assert main["scroll"] <= main["client"] + 1 and main["doc"] <= main["win"], (title, main)
+    return charts
+
+
+def _open(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
+    page.locator("h1", has_text="GEMM Lens" if title == "Overview" else title).wait_for(timeout=30_000)
+    _settle(page)
+
+
+def _shot(page, name: str, width: int) -> None:
+    """A screenshot of the whole page: the viewport grows to the content (Streamlit scrolls its main block, not the
+    document, so a full-page screenshot alone shows one screen), then returns to its size."""
+    height = 0
+    for _ in range(3):  # charts re-render at the new size, which can change the page's height
+        grown = min(int(page.evaluate(MAIN_JS)["height"]) + 40, 12000)
+        if grown <= height:
+            break
+        height = grown
+        page.set_viewport_size({"width": width, "height": max(height, 900)})
+        _settle(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}-{width}.png"))
+    page.set_viewport_size({"width": width, "height": 900})
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_every_page_bundled_and_after_an_upload(browser, server, width: int) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_text("No GPU found").wait_for(timeout=30_000)
+    _settle(page)
+    roofline_kernels = 0
+    for title in PAGES:
+        if title != "Overview":
+            _open(page, title)
+        if title == "Review":
+            page.get_by_text("No saved runs yet").or_(page.locator("h3", has_text="Runs")).first.wait_for(
+                timeout=30_000
+            )
+        if title == "Review" and page.get_by_text("No saved runs yet").count():
+            page.get_by_text("Add runs: bundled measurements").click()
+            page.get_by_role("button", name="Save the bundled measurements").click()
+            page.get_by_text("Not compared:").wait_for(timeout=60_000)
+            _settle(page)
+        charts = _check_page(page, title)
+        if title == "Roofline":
+            roofline_kernels = max(len(c["kernels"]) for c in charts)
+        if title == "Review":
+            assert page.get_by_text("no kernel and size in common").count() == 0
+        _shot(page, title.lower(), width)
+    assert roofline_kernels >= 8
+
+    _open(page, "Reports")
+    page.locator('input[type="file"]').first.set_input_files(str(RAW_CSV))
+    page.get_by_text("1 uploaded report(s)").wait_for(timeout=30_000)
+    _settle(page)
+    for title in PAGES:
+        _open(page, title)
+        if title in ("Roofline", "Reports"):  # both draw the uploaded report's roofline first
+            page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
+            _settle(page)
+        charts = _check_page(page, f"{title} after an upload")
+        if title == "Reports":  # the upload outlives a visit to other pages
+            assert page.get_by_text("1 uploaded report(s)").count() > 0
+        if title in ("Roofline", "Reports"):
+            assert page.get_by_text("Bundled real measurements").count() == 0, title
+            assert {"v1", "v5", "cublas"} <= {k for c in charts for k in c["kernels"]}
+        if title in UPLOAD_PAGES:
+            _shot(page, f"{title.lower()}-upload", width)
+    assert not errors, errors
+    page.close()

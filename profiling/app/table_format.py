@@ -1,0 +1,68 @@
+"""How the pages draw a table: numbers rounded to what they mean, and no "None" cell.
+
+Streamlit's grid draws a null as "None" whatever a Styler's na_rep says, so a column with gaps becomes text here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:  # importing the Styler module loads jinja2: only for the annotation
+    from pandas.io.formats.style import Styler
+
+
+def number_format(column: str, values: pd.Series) -> str | None:
+    """The format a numeric column reads best in, from what it holds (its name's unit): whole numbers without
+    decimals, percentages to 0.1, times to 4 significant digits, TFLOP/s to 0.01, sizes in MB/KB to 0.1."""
+    name = str(column)
+    finite = pd.to_numeric(values, errors="coerce").dropna()
+    if finite.empty:
+        return None
+    if "rel. error" in name:
+        return "{:.1e}"
+    if (finite == finite.round()).all() and finite.abs().max() < 1e15:
+        return "{:,.0f}"
+    if "%" in name:
+        return "{:.1f}"
+    if "(ms)" in name or "(µs)" in name or name in ("value",) or "intensity" in name:
+        return "{:.4g}"
+    if "TFLOP/s" in name or "TB/s" in name or "n-way" in name:
+        return "{:.2f}"
+    if "(MB)" in name or "(KB)" in name or "(MHz)" in name:
+        return "{:.1f}"
+    return "{:.4g}"
+
+
+def missing(value: Any) -> bool:
+    """None, NaN, NaT or pd.NA (a list or array cell is not missing)."""
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def display(frame: pd.DataFrame) -> Styler:
+    """A table as the pages draw it: each numeric column rounded to what it means (see number_format), and missing
+    values as empty cells, never "None": Streamlit's grid draws a null as "None" whatever the Styler says, so a
+    column with gaps becomes text (its numbers formatted the same way); full columns stay numbers, so they sort."""
+    out = frame.copy()
+    formats = {}
+    for column in out.columns:
+        values = out[column]
+        numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+        fmt = number_format(str(column), values) if numeric else None
+        if values.isna().any():
+            out[column] = ["" if missing(v) else (fmt.format(v) if fmt else str(v)) for v in values]
+        elif fmt:
+            formats[column] = fmt
+    return out.style.format(formats)
+
+
+def compare_display(side: pd.DataFrame) -> pd.DataFrame:
+    """compare_launches() as text: each metric (row) rounded to its own unit, a missing value an empty cell."""
+    out = side.astype(object)
+    for metric, row in side.iterrows():
+        fmt = number_format(str(metric), row) or "{}"
+        out.loc[metric] = ["" if missing(v) else fmt.format(v) for v in row]
+    return out
