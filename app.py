@@ -36,4 +36,6 @@ if probing:
     with st.sidebar:
         ui.rerun_when_probed()
 state.set_frame(state.Frame(bundle=bundle, device=device, no_gpu_reason=reason, probing=probing))
+if (page_file := state.deep_link()) is not None:
+    st.switch_page(PAGES / page_file)
 navigation.run()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import indexing, ui
+from profiling.app import indexing, state, ui
 
 st.title("Indexing")
+state.frame()  # run inside app.py's frame (its sidebar), also when opened by its own URL
 st.caption(
     "C (M x N) = A (M x K) · B (K x N), row-major: element (i, j) of an M x N matrix lies at i * N + j. "
     "Each block computes one tile of C, reading a strip of A's rows and B's columns along K; blockIdx and "

@@ -6,6 +6,7 @@ script writes and another reads, so no page spells a session-state key itself.
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import uuid
 from collections.abc import Collection
@@ -22,6 +23,7 @@ from profiling.nsight.runner import ProfileRun
 from profiling.nsight.source import SourcePage
 
 FRAME: Final = "gemmlens_frame"
+DEEP_LINK: Final = "gemmlens_deep_link"
 SESSION_ID: Final = "gemmlens_session"
 UPLOADS: Final = "uploads"
 UPLOAD_ERRORS: Final = "upload_errors"
@@ -57,8 +59,24 @@ def set_frame(frame: Frame) -> None:
 
 
 def frame() -> Frame:
-    """The frame of this run (set by app.py; pages run only inside it)."""
-    return st.session_state[FRAME]
+    """The frame of this run (set by app.py; pages run only inside it).
+
+    A fresh server whose first request is a page's own URL (`/Roofline`) runs that page file without app.py:
+    Streamlit falls back to its old `pages/` folder mode until some run has called st.navigation. Then the page
+    is noted and app.py is run instead, which sets the frame and goes on to the page (open_deep_link).
+    """
+    found = st.session_state.get(FRAME)
+    if found is None:
+        caller = Path(sys._getframe(1).f_globals.get("__file__", ""))
+        if caller.parent.name == "pages":
+            st.session_state[DEEP_LINK] = caller.name
+        st.switch_page(str(Path(__file__).resolve().parents[2] / "app.py"))
+    return found
+
+
+def deep_link() -> str | None:
+    """The page file a run without app.py asked for (see frame), once."""
+    return st.session_state.pop(DEEP_LINK, None)
 
 
 def session_id() -> str:

@@ -84,3 +84,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     proc = start_server(port, env)
     yield f"http://127.0.0.1:{port}"
     stop_server(proc)
+
+
+@pytest.fixture
+def fresh_server(tmp_path: Path) -> Iterator[str]:
+    """A server no browser has visited yet (Streamlit's first run on a server differs: see state.frame)."""
+    env = dict(os.environ)
+    env.update(GEMMLENS_GPU="off", GEMMLENS_DB_PATH=str(tmp_path / "runs.sqlite"))
+    env.pop("GEMMLENS_DB_URL", None)
+    port = free_port()
+    proc = start_server(port, env)
+    yield f"http://127.0.0.1:{port}"
+    stop_server(proc)

@@ -205,3 +205,17 @@ def test_every_page_bundled_and_after_an_upload(browser, server, width: int) -> 
             _shot(page, f"{title.lower()}-upload", width)
     assert not errors, errors
     page.close()
+
+
+def test_a_page_url_opened_first_on_a_fresh_server(browser, fresh_server) -> None:
+    """Streamlit runs a page file without app.py when a fresh server's first request is that page's URL: the page
+    must still open inside the app's frame (its title and sidebar), not fail on the missing frame."""
+    page = browser.new_page(viewport={"width": 1024, "height": 900})
+    page.goto(f"{fresh_server}/Roofline", wait_until="domcontentloaded")
+    page.locator("h1", has_text="Roofline").wait_for(timeout=60_000)
+    page.wait_for_timeout(2000)
+    assert page.title() == "Roofline · GEMM Lens"
+    links = [" ".join(t.split()) for t in page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
+    assert len(links) == len(PAGES) and not [t for t in links if t.lower().endswith("app")], links
+    assert page.locator('[data-testid="stException"]').count() == 0
+    page.close()
