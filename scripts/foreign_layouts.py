@@ -34,6 +34,15 @@ LAYOUTS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
+# The second capture (tests/fixtures/foreign/base_units): ncu's base units against its own default-unit raw page.
+BASE_UNIT_LAYOUTS: tuple[tuple[str, str], ...] = (
+    ("base_units/raw_base_units.csv", "`--csv --page raw --print-units base`"),
+    ("base_units/details_base_units.csv", "`--csv --page details --print-units base`"),
+    ("base_units/details_all_base_units.csv.gz", "`--csv --page details --print-details all --print-units base`"),
+    ("base_units/details_text_base_units.txt", "text, `--import R --print-units base`"),
+)
+
+
 def read(name: str) -> bytes:
     data = (FOREIGN / name).read_bytes()
     return gzip.decompress(data) if name.endswith(".gz") else data
@@ -57,6 +66,18 @@ def table() -> str:
                 verdict += f"; first: {found.disagreements[0]}"
         else:
             verdict = "not compared: another run of the program, so other measurements"
+        lines.append(f"| {layout} | {name} | {launches} | {'yes' if found.names_agree else 'no'} | {verdict} |")
+    second = parse_report_bytes(read("base_units/raw.csv"), source="base_units/raw.csv")
+    for name, layout in BASE_UNIT_LAYOUTS:
+        report = parse_report_bytes(read(name), source=name)
+        found = layout_check.compare(second, report)
+        verdict = f"{'yes' if found.values_agree else 'no'} ({found.compared:,} values, against base_units/raw.csv)"
+        if found.disagreements:
+            verdict += f"; first: {found.disagreements[0]}"
+        quirks = sorted({q.split(" ", 2)[2].split(":")[0] for q in found.ncu_quirks})
+        if quirks:
+            verdict += f"; {len(found.ncu_quirks)} values of ncu's own base-unit errors left out ({', '.join(quirks)})"
+        launches = f"{found.launches} of {found.reference_launches}"
         lines.append(f"| {layout} | {name} | {launches} | {'yes' if found.names_agree else 'no'} | {verdict} |")
     try:
         parse_report_bytes(read("source_sass.csv.gz"), source="source_sass.csv.gz")
@@ -92,8 +113,9 @@ def document() -> str:
             "program on an H100, ncu 2025.3.1, `--set full`, 17 launches). Values are compared in base units to the "
             "precision ncu printed them (profiling/nsight/layout_check.py); a summary's averages, minima and maxima "
             "are compared with its kernels' launches on the raw page. The `--print-units auto` exports of this "
-            "report were byte-identical to the plain ones and are not kept; `--print-units base` is not captured "
-            "yet (scripts/gpu_check.sh stage `foreign` now exports it).",
+            "report were byte-identical to the plain ones and are not kept. The `--print-units base` rows come from "
+            "a second capture of the same program (tests/fixtures/foreign/base_units, 11:50 UTC) and are compared "
+            "with that capture's own default-unit raw page.",
             "",
             table(),
             "",
