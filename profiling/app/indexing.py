@@ -196,12 +196,23 @@ def controls() -> Selection:
     return Selection(kernel, None if other == "(none)" else other, shape, (int(bx), int(by)), int(warp), int(step))
 
 
+# The pictures depend only on the selection (a few small values), not on the session: one copy per server,
+# shared read-only, so 20 people on this page do not each rebuild them (issue 21).
+@st.cache_resource(max_entries=64, show_spinner=False)
+def matrix_figures(kernel: str, m: int, n: int, k: int, block: tuple[int, int], warp: int, step: int) -> tuple:
+    """The matrix view and the block's tile for one selection."""
+    model = model_for(kernel)
+    shape = Shape(m, n, k)
+    view = warp_view(model, shape, block, warp, step)
+    return matrix_figure(view, model.bk), block_tile_figure(tile_map(model, shape, block), view)
+
+
 def show_matrix(sel: Selection) -> None:
     """The matrix view, then the chosen block's tile."""
-    model = model_for(sel.kernel)
-    view = warp_view(model, sel.shape, sel.block, sel.warp, sel.step)
-    st.plotly_chart(matrix_figure(view, model.bk), key="idx_matrix")
-    st.plotly_chart(block_tile_figure(tile_map(model, sel.shape, sel.block), view), key="idx_tile")
+    shape = sel.shape
+    matrix, tile = matrix_figures(sel.kernel, shape.m, shape.n, shape.k, sel.block, sel.warp, sel.step)
+    st.plotly_chart(matrix, key="idx_matrix")
+    st.plotly_chart(tile, key="idx_tile")
 
 
 def show_access(sel: Selection) -> list[tuple[str, Access]]:

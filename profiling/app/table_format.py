@@ -1,15 +1,12 @@
 """How the pages draw a table: numbers rounded to what they mean, and no "None" cell.
 
-Streamlit's grid draws a null as "None" whatever a Styler's na_rep says, so a column with gaps becomes text here."""
+Streamlit's grid draws a null as "None", so a column with gaps becomes text here."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
-
-if TYPE_CHECKING:  # importing the Styler module loads jinja2: only for the annotation
-    from pandas.io.formats.style import Styler
 
 
 def number_format(column: str, values: pd.Series) -> str | None:
@@ -42,21 +39,26 @@ def missing(value: Any) -> bool:
         return False
 
 
-def display(frame: pd.DataFrame) -> Styler:
+def display(frame: pd.DataFrame) -> pd.DataFrame:
     """A table as the pages draw it: each numeric column rounded to what it means (see number_format), and missing
-    values as empty cells, never "None": Streamlit's grid draws a null as "None" whatever the Styler says, so a
-    column with gaps becomes text (its numbers formatted the same way); full columns stay numbers, so they sort."""
+    values as empty cells, never "None": Streamlit's grid draws a null as "None", so a column with gaps becomes
+    text (its numbers formatted the same way); full columns stay numbers, rounded, so they sort.
+
+    Plain values rather than a pandas Styler: Streamlit renders a Styler cell by cell on every visit, which was the
+    largest share of the server's time per visit under load (docs/load-test.md).
+    """
     out = frame.copy()
-    formats = {}
     for column in out.columns:
         values = out[column]
         numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
         fmt = number_format(str(column), values) if numeric else None
         if values.isna().any():
             out[column] = ["" if missing(v) else (fmt.format(v) if fmt else str(v)) for v in values]
+        elif fmt == "{:,.0f}":
+            out[column] = values.astype("int64")
         elif fmt:
-            formats[column] = fmt
-    return out.style.format(formats)
+            out[column] = [float(fmt.format(v)) for v in values]
+    return out
 
 
 def compare_display(side: pd.DataFrame) -> pd.DataFrame:
