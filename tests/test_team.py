@@ -6,6 +6,7 @@ Store tests run on SQLite, and on PostgreSQL when GEMMLENS_TEST_PG_URL is set (`
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 from test_store import bench_doc, db_url  # noqa: F401 - db_url is the SQLite / PostgreSQL fixture
 
-from profiling import usecases
+from profiling import cli, usecases
 from profiling.app.gpu_queue import GpuJobQueue, QueueFull
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import BenchSettings
@@ -274,3 +275,25 @@ def test_queue_is_round_robin_between_users_and_caps_each_user() -> None:
     for job in a + b:
         queue.wait(job.id, 10)
     assert order == ["hold", "rui0", "ada0", "rui2", "ada1"] and hold.state == "done"
+
+
+# --- `python -m profiling audit` -----------------------------------------------------------------------
+
+
+def test_audit_command_prints_the_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    with RunStore(url, require_actor=True) as s:
+        run_id = s.save_run(a_run("monday"), actor=RUNNER)
+        s.delete_run(run_id, actor=ADMIN)
+        s.restore_run(run_id, actor=ADMIN)
+    assert cli.main(["audit", "--db", url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[1:3] for line in lines] == [
+        ["ada@example.com", "restore"], ["ada@example.com", "delete"], ["rui@example.com", "save"],
+    ]  # fmt: skip
+    assert f"run {run_id}" in lines[0] and "'monday'" in lines[2]
+    assert cli.main(["audit", "--db", url, "--json", "--limit", "1"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)
+    assert (entry["action"], entry["actor"], entry["run_id"]) == ("restore", "ada@example.com", run_id)
+    assert cli.main(["audit", "--db", f"sqlite:///{tmp_path / 'none.sqlite'}"]) == 2
+    assert "no run store at" in capsys.readouterr().err
