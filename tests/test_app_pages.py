@@ -276,7 +276,7 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     assert cand_id not in list(at.dataframe[0].value["id"])
     # without sign-in the local user is the admin: the run waits in the trash, and the audit log says who moved it
     assert [list(d.value["id"]) for d in at.dataframe if "deleted_by" in d.value.columns] == [[cand_id]]
-    log = next(d.value for d in at.dataframe if "action" in d.value.columns)
-    assert list(log["action"])[:2] == ["delete", "import"] and log["run_id"].iloc[0] == cand_id
+    log = at.table[0].value
+    assert list(log["action"])[:2] == ["delete", "import"] and log["run_id"].iloc[0] == str(cand_id)
     next(b for b in at.button if b.label == f"Restore run #{cand_id}").click().run()
     assert not at.exception and cand_id in list(at.dataframe[0].value["id"])

@@ -7,10 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from profiling.app import state
+from profiling.app.text import md_escape
 from profiling.runs.store import RunStore
 from profiling.team.roles import Identity
 
-AUDIT_ROWS = 500
+AUDIT_ROWS = 200
 """The newest audit entries shown (`python -m profiling audit` prints any number)."""
 
 
@@ -28,7 +29,10 @@ def admin_section(store: RunStore, actor: Identity | None) -> None:
         st.subheader("Audit log")
         log = store.audit_log(AUDIT_ROWS, actor=actor)
         if log:
-            st.dataframe(pd.DataFrame(log).drop(columns="id"), hide_index=True, width="stretch", key="audit_log")
+            # A static table (plain text in the page, searchable and printable); st.table renders Markdown, so
+            # every cell, labels included, is escaped.
+            shown = pd.DataFrame(log).drop(columns="id").astype(object).fillna("")
+            st.table(shown.map(md_escape), hide_index=True)
         else:
             st.caption("Nothing saved, imported, deleted, restored or purged yet.")
 
