@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import cache, state, tables, ui
+from profiling.app import auth, cache, state, tables, ui
 from profiling.errors import first_line
 
 st.title("GEMM Lens")
@@ -12,6 +12,8 @@ st.caption("Profile CUDA GEMM kernels: catalog → benchmark → Nsight Compute 
 frame = state.frame()
 bundle, device = frame.bundle, frame.device
 where = f"{bundle.device_name} on {bundle.date}" if bundle else "no bundled data"
+if not auth.sign_in_configured():
+    st.caption("Running without sign-in, for one local user (README: Run it for a team).")
 
 if frame.probing:
     st.info(f"Looking for a GPU; showing bundled measurements from {ui.safe_md(where)} meanwhile.")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import cache, state, tables, ui
+from profiling.app import auth, cache, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_sizes, sweep_sizes
 from profiling.runs.convert import bench_run
@@ -69,9 +69,9 @@ st.plotly_chart(cache.pct_cublas_figure(results), key="pct_cublas")
 with st.expander("Save this run to the store (Review page)"):
     with st.form("save_bench"):
         label = st.text_input("Label", f"{dev.get('name', 'run')} {document.get('created_utc', '')[:10]}")
-        author = st.text_input("Author", "")
         notes = st.text_area("Notes", "")
         if st.form_submit_button("Save run"):
             with ui.user_errors():
-                run_id = ui.run_store().save_run(bench_run(document, label=label, author=author, notes=notes))
+                run = bench_run(document, label=label, notes=notes)
+                run_id = ui.run_store().save_run(run, actor=auth.current_identity())
                 st.success(f"Saved as run #{run_id}.")

@@ -8,7 +8,7 @@ import streamlit as st
 
 from profiling import usecases
 from profiling.analysis.ceilings import ceilings_for
-from profiling.app import cache, state, tables, ui
+from profiling.app import auth, cache, state, tables, ui
 from profiling.runs.convert import report_run
 
 st.title("Reports")
@@ -80,9 +80,9 @@ with tab_cmp:
 
 if uploaded:
     with st.expander("Save the uploaded reports to the store (Review page)"):
-        author = st.text_input("Author", "", key="upload_author")
         if st.button("Save as runs"):
             with ui.user_errors():
-                ids = [ui.run_store().save_run(report_run(rep, label=name, author=author, kind="upload"))
+                who = auth.current_identity()
+                ids = [ui.run_store().save_run(report_run(rep, label=name, kind="upload"), actor=who)
                        for name, rep in uploaded]  # fmt: skip
                 st.success(f"Saved as run(s) {', '.join(f'#{i}' for i in ids)}.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import bundles, cache, state, tables, ui
+from profiling.app import admin, auth, bundles, cache, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.runs import review
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
@@ -12,6 +12,7 @@ from profiling.runs.export import read_runs_json
 
 st.title("Review")
 bundle = state.frame().bundle
+who = auth.current_identity()
 
 try:
     store = ui.run_store()
@@ -26,18 +27,20 @@ st.caption(
 
 with st.expander("Add runs: bundled measurements or an exported JSON"):
     if bundle is not None and bundle.bench_files and st.button(f"Save the bundled measurements ({bundle.date})"):
-        ids = store.import_runs(bundles.bundled_runs(bundle))
-        st.success(f"Saved run(s) {', '.join(f'#{i}' for i in ids)}.")
-        st.rerun()
+        with ui.user_errors():
+            ids = store.import_runs(bundles.bundled_runs(bundle), actor=who)
+            st.success(f"Saved run(s) {', '.join(f'#{i}' for i in ids)}.")
+            st.rerun()
     imported = st.file_uploader("Import runs (JSON exported from this page)", key="import_json")
     if imported is not None and st.button("Import"):
         with ui.user_errors():
-            ids = store.import_runs(read_runs_json(imported.getvalue(), imported.name))
+            ids = store.import_runs(read_runs_json(imported.getvalue(), imported.name), actor=who)
             st.success(f"Imported run(s) {', '.join(f'#{i}' for i in ids)}.")
             st.rerun()
 
 if not summaries:
     st.info("No saved runs yet: save a benchmark, an uploaded report, or the bundled measurements above.")
+    admin.admin_section(store, who)
     st.stop()
 
 runs = review.runs_frame(summaries)
@@ -79,7 +82,7 @@ with tab_open:
     run = store.read_run(open_id)
     st.dataframe(tables.display(tables.run_info_table(run)), hide_index=True, width="stretch")
     st.dataframe(tables.display(tables.run_results_table(run)), hide_index=True, width="stretch")
-    ui.delete_run_button(store, open_id, len(run.results))
+    ui.delete_run_button(store, open_id, len(run.results), who)
 with tab_hist:
     kernels = sorted(results["kernel"].dropna().unique())
     if kernels:
@@ -91,3 +94,5 @@ with tab_hist:
         st.plotly_chart(cache.history_figure(history, kernel, metric), key="history")
         label = METRIC_BY_KEY[metric].label
         st.dataframe(tables.display(tables.history_table(history, label)), hide_index=True, width="stretch")
+
+admin.admin_section(store, who)  # admins only: the trash and the audit log

@@ -31,6 +31,7 @@ COMMANDS = (
     "sass",
     "explain",
     "access",
+    "audit",
 )
 _MODULES = {"app": "profiling.app_command"}
 

@@ -289,11 +289,17 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
 
     at.selectbox(key="open_run").set_value(cand_id).run()
     next(b for b in at.button if b.label == f"Delete run #{cand_id}").click().run()
-    assert any("cannot be undone" in w.value for w in at.warning)
+    assert any("to the trash" in w.value for w in at.warning)
     assert len(at.dataframe[0].value) == 4  # nothing deleted before confirming
     next(b for b in at.button if b.label == "Yes, delete").click().run()
     assert not at.exception
     assert cand_id not in list(at.dataframe[0].value["id"])
+    # without sign-in the local user is the admin: the run waits in the trash, and the audit log says who moved it
+    assert [list(d.value["id"]) for d in at.dataframe if "deleted_by" in d.value.columns] == [[cand_id]]
+    log = at.table[0].value
+    assert list(log["action"])[:2] == ["delete", "import"] and log["run_id"].iloc[0] == str(cand_id)
+    next(b for b in at.button if b.label == f"Restore run #{cand_id}").click().run()
+    assert not at.exception and cand_id in list(at.dataframe[0].value["id"])
 
 
 PAGE_FILES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("[0-7]_*.py"))

@@ -223,7 +223,7 @@ def test_v1_database_is_migrated_on_open(db_url: str) -> None:
 
     with RunStore(db_url) as s:
         with s.engine.connect() as conn:
-            assert schema.schema_version(conn) == schema.SCHEMA_VERSION == 2
+            assert schema.schema_version(conn) == schema.SCHEMA_VERSION == 3
         old = s.get_run(old_id)
         assert old["label"] == "old run" and old["author"] == "ann" and old["meta"] == {}
         assert old["created_utc"] == "2025-01-02T03:04:05Z"
@@ -603,7 +603,7 @@ def test_reading_never_creates_or_migrates(db_url: str, tmp_path: Path) -> None:
     engine = store.make_engine(db_url)
     schema.migrate(engine, target=1)
     engine.dispose()
-    with pytest.raises(StoreError, match="schema version 1, this GEMM Lens reads 2 \\(opened for reading\\)"):
+    with pytest.raises(StoreError, match="schema version 1, this GEMM Lens reads 3 \\(opened for reading\\)"):
         RunStore(db_url, create=False)
     engine = store.make_engine(db_url)
     with engine.connect() as conn:

@@ -1,7 +1,10 @@
-"""One GPU job at a time across every browser session: a FIFO queue served by one background thread.
+"""One GPU job at a time across every browser session: a queue served by one background thread, fair between users.
 
 The app keeps a single `GpuJobQueue` (st.cache_resource), so two people pressing "Run" get their jobs
-run one after the other and the second sees its place in the queue. A job is a function of the
+run one after the other and the second sees its place in the queue. Waiting jobs are served round-robin
+between owners (one job of each owner in turn, each owner's own jobs in order), and one owner may have at most
+`max_queued` jobs waiting. An owner is an Identity (profiling.team.roles), whose role must allow running GPU
+jobs, or a plain name where no sign-in is configured (a queue made with `require_identity` refuses names). A job is a function of the
 `GpuJob` it runs as: it reports progress through `job.report()` and should stop soon after
 `job.cancel` is set (profiling.gpu.worker.run_job takes that Event directly). Jobs never touch CUDA in the
 app process: they start worker children, so a crash fails the job, not the server.
@@ -18,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from profiling.errors import GemmLensError, error_line
+from profiling.team.roles import Identity, PermissionDenied, require
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 FINISHED: frozenset[str] = frozenset({"done", "failed", "cancelled"})
@@ -29,7 +33,7 @@ class GpuJob:
 
     id: int
     label: str
-    owner: str
+    owner: str  # who queued it: an identity's id, or a name where there is no sign-in
     fn: Callable[[GpuJob], Any]
     state: JobState = "queued"
     progress: float = 0.0
@@ -64,24 +68,47 @@ class GpuJob:
         return (self.finished or time.time()) - self.started
 
 
-class GpuJobQueue:
-    """FIFO of GpuJobs run one at a time by a daemon thread (started on the first submit)."""
+class QueueFull(GemmLensError):
+    """An owner already has as many jobs waiting as one owner may."""
 
-    def __init__(self, keep_finished: int = 50) -> None:
+
+class GpuJobQueue:
+    """GpuJobs run one at a time by a daemon thread (started on the first submit), round-robin between owners."""
+
+    def __init__(self, keep_finished: int = 50, *, max_queued: int = 4, require_identity: bool = False) -> None:
         self._cond = threading.Condition()
         self._jobs: dict[int, GpuJob] = {}
-        self._waiting: deque[int] = deque()
+        self._waiting: dict[str, deque[int]] = {}  # per owner, in the order submitted
+        self._turns: deque[str] = deque()  # owners with waiting jobs, whose turn is next first
         self._running: int | None = None
         self._ids = itertools.count(1)
         self._thread: threading.Thread | None = None
         self._keep = keep_finished
+        self.max_queued = max_queued
+        self.require_identity = require_identity
 
-    def submit(self, label: str, owner: str, fn: Callable[[GpuJob], Any]) -> GpuJob:
-        """Queue `fn` to run on the GPU; returns its job at once (state "queued")."""
+    def submit(self, label: str, owner: Identity | str, fn: Callable[[GpuJob], Any]) -> GpuJob:
+        """Queue `fn` to run on the GPU; returns its job at once (state "queued"). PermissionDenied when the owner
+        may not run GPU jobs, QueueFull when it already has `max_queued` jobs waiting."""
+        if isinstance(owner, Identity):
+            require(owner, "run")
+            name = owner.id
+        elif self.require_identity:
+            raise PermissionDenied("sign in first: running GPU jobs on this server needs a signed-in identity")
+        else:
+            name = owner
         with self._cond:
-            job = GpuJob(id=next(self._ids), label=label, owner=owner, fn=fn)
+            mine = self._waiting.setdefault(name, deque())
+            if len(mine) >= self.max_queued:
+                raise QueueFull(
+                    f"{name} already has {len(mine)} jobs waiting for the GPU, the most one user may queue: "
+                    "wait for one to start, or cancel one"
+                )
+            job = GpuJob(id=next(self._ids), label=label, owner=name, fn=fn)
             self._jobs[job.id] = job
-            self._waiting.append(job.id)
+            mine.append(job.id)
+            if name not in self._turns:
+                self._turns.append(name)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._serve, name="gemmlens-gpu-queue", daemon=True)
                 self._thread.start()
@@ -98,8 +125,9 @@ class GpuJobQueue:
         with self._cond:
             if self._running == job_id:
                 return 0
-            if job_id in self._waiting:
-                return list(self._waiting).index(job_id) + (1 if self._running is not None else 0)
+            order = self._order()
+            if job_id in order:
+                return order.index(job_id) + (1 if self._running is not None else 0)
             return None
 
     def running(self) -> GpuJob | None:
@@ -108,9 +136,36 @@ class GpuJobQueue:
             return self._jobs.get(self._running) if self._running is not None else None
 
     def waiting(self) -> list[GpuJob]:
-        """Queued jobs, next first."""
+        """Queued jobs, next first (the order the round-robin will run them in, if nothing more is queued)."""
         with self._cond:
-            return [self._jobs[i] for i in self._waiting]
+            return [self._jobs[i] for i in self._order()]
+
+    def _order(self) -> list[int]:
+        """Waiting job ids in the order they will run: one of each owner per round, owners in turn order."""
+        queues = [list(self._waiting.get(owner, ())) for owner in self._turns]
+        return [q[i] for i in range(max(map(len, queues), default=0)) for q in queues if i < len(q)]
+
+    def _next(self) -> int:
+        """Take the next job: the first waiting job of the owner whose turn it is; that owner goes to the back."""
+        owner = self._turns.popleft()
+        mine = self._waiting[owner]
+        job_id = mine.popleft()
+        if mine:
+            self._turns.append(owner)
+        else:
+            del self._waiting[owner]
+        return job_id
+
+    def _unqueue(self, job: GpuJob) -> bool:
+        """Remove a waiting job from its owner's queue; False when it was not waiting."""
+        mine = self._waiting.get(job.owner)
+        if not mine or job.id not in mine:
+            return False
+        mine.remove(job.id)
+        if not mine:
+            del self._waiting[job.owner]
+            self._turns.remove(job.owner)
+        return True
 
     def cancel(self, job_id: int) -> bool:
         """Cancel a job: a queued one never starts; a running one sees `job.cancel` set. False if finished."""
@@ -119,8 +174,7 @@ class GpuJobQueue:
             if job is None or job.finished_state:
                 return False
             job.cancel.set()
-            if job_id in self._waiting:
-                self._waiting.remove(job_id)
+            if self._unqueue(job):
                 job.state, job.message, job.finished = "cancelled", "cancelled before it started", time.time()
             self._cond.notify_all()
             return True
@@ -141,9 +195,9 @@ class GpuJobQueue:
     def _serve(self) -> None:
         while True:
             with self._cond:
-                while not self._waiting:
+                while not self._turns:
                     self._cond.wait()
-                job = self._jobs[self._waiting.popleft()]
+                job = self._jobs[self._next()]
                 self._running = job.id
                 job.state, job.started, job.message = "running", time.time(), "running"
             try:

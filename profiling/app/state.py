@@ -30,6 +30,7 @@ UPLOAD_ERRORS: Final = "upload_errors"
 LIVE_BENCH: Final = "live_bench"
 LIVE_PROFILE: Final = "live_profile"
 DELETE_PENDING: Final = "confirm_delete"
+PURGE_PENDING: Final = "confirm_purge"
 PROFILE_FOLDERS: Final = "profile_folders"
 SOURCE_PAGES: Final = "why_source_pages"
 
@@ -185,3 +186,12 @@ def set_delete_pending(run_id: int | None) -> None:
         st.session_state.pop(DELETE_PENDING, None)
     else:
         st.session_state[DELETE_PENDING] = run_id
+
+
+def purge_pending() -> bool:
+    """Whether purging the trash waits for the admin's confirmation."""
+    return bool(st.session_state.get(PURGE_PENDING))
+
+
+def set_purge_pending(pending: bool) -> None:
+    st.session_state[PURGE_PENDING] = pending

@@ -19,7 +19,7 @@ import streamlit as st
 
 from profiling import usecases
 from profiling.analysis.ceilings import recorded_device_ceilings
-from profiling.app import cache, state, tables
+from profiling.app import auth, cache, state, tables
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
@@ -31,6 +31,7 @@ from profiling.runs.comparison import unmatched
 from profiling.runs.export import to_csv
 from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore, default_db_url
+from profiling.team.roles import SERVER, Identity
 
 GPU_SWITCH = "GEMMLENS_GPU"
 """Set to "off" to serve bundled measurements only (a shared review server, or tests)."""
@@ -43,8 +44,9 @@ GPU_SWITCH = "GEMMLENS_GPU"
 
 @st.cache_resource
 def gpu_queue() -> GpuJobQueue:
-    """The one GPU job queue of this server, shared by every browser session."""
-    return GpuJobQueue()
+    """The one GPU job queue of this server, shared by every browser session (with sign-in configured, only
+    identities whose role allows it may queue jobs)."""
+    return GpuJobQueue(require_identity=auth.sign_in_configured())
 
 
 @st.cache_resource
@@ -85,13 +87,14 @@ def _bundle(name: str) -> Bundle:
 
 
 @st.cache_resource(show_spinner=False)
-def _store(url: str) -> RunStore:
-    return RunStore(url)
+def _store(url: str, require_actor: bool) -> RunStore:
+    return RunStore(url, require_actor=require_actor)
 
 
 def run_store() -> RunStore:
-    """The run store at GEMMLENS_DB_URL / GEMMLENS_DB_PATH (opened and migrated once per URL)."""
-    return _store(default_db_url())
+    """The run store at GEMMLENS_DB_URL / GEMMLENS_DB_PATH (opened and migrated once per URL); with sign-in
+    configured, it refuses writes that name no signed-in identity."""
+    return _store(default_db_url(), auth.sign_in_configured())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,7 +127,7 @@ def device_status(timeout_s: float = 30.0) -> tuple[dict[str, Any] | None, str |
             return (*state["outcome"], False)
         job = queue.get(state["job"])
         if job is None:
-            job = queue.submit("device query", "server", usecases.device_info_job(timeout_s))
+            job = queue.submit("device query", SERVER, usecases.device_info_job(timeout_s))
             state["job"] = job.id
         if not job.finished_state:
             return None, None, True
@@ -221,13 +224,15 @@ def queue_sidebar() -> None:
     if running is None and not waiting:
         st.sidebar.caption("GPU queue: idle")
         return
-    text = f"GPU queue: running {safe_md(running.label)}" if running else "GPU queue:"
+    text = f"GPU queue: running {safe_md(running.label)} for {safe_md(running.owner)}" if running else "GPU queue:"
     st.sidebar.caption(f"{text}; {len(waiting)} waiting")
 
 
 def submit_job(slot: state.JobSlot, label: str, fn: Callable[[GpuJob], Any]) -> None:
-    """Queue `fn` on the GPU as this session's job in `slot` (job_panel(slot) then shows it)."""
-    state.set_job_id(slot, gpu_queue().submit(label, state.session_id(), fn).id)
+    """Queue `fn` on the GPU as this session's job in `slot` (job_panel(slot) then shows it). With sign-in the
+    job is the signed-in identity's (the queue checks its role); without, this browser session's."""
+    owner = auth.current_identity() if auth.sign_in_configured() else None
+    state.set_job_id(slot, gpu_queue().submit(label, owner or state.session_id(), fn).id)
 
 
 def job_panel(slot: state.JobSlot) -> GpuJob | None:
@@ -253,7 +258,7 @@ def job_panel(slot: state.JobSlot) -> GpuJob | None:
         place = queue.position(current.id)
         if current.state == "queued":
             running = queue.running()
-            ahead = f"; the GPU is running {safe_md(running.label)}" if running else ""
+            ahead = f"; the GPU is running {safe_md(running.label)} for {safe_md(running.owner)}" if running else ""
             st.info(f"Queued: {place} job(s) ahead of yours{ahead}. It starts when the GPU is free.")
         else:
             st.progress(current.progress, text=safe_md(f"{current.label}: {current.message}"))
@@ -418,16 +423,18 @@ def review_downloads(
     e3.download_button("Export runs JSON", runs_json, "gemmlens-runs.json", "application/json")
 
 
-def delete_run_button(store: RunStore, run_id: int, n_results: int) -> None:
-    """Delete a saved run, but only after the reader confirms with a second button."""
+def delete_run_button(store: RunStore, run_id: int, n_results: int, actor: Identity | None) -> None:
+    """For those who may delete: move a saved run to the trash, after the reader confirms with a second button."""
+    if actor is None or not actor.may("delete"):
+        return
     if st.button(f"Delete run #{run_id}", key="delete"):
         state.set_delete_pending(run_id)
     if state.delete_pending() != run_id:
         return
-    st.warning(f"Delete run #{run_id} and its {n_results} results? This cannot be undone.")
+    st.warning(f"Move run #{run_id} and its {n_results} results to the trash? An admin can restore it from there.")
     yes, no = st.columns(2)
     if yes.button("Yes, delete", key="delete_yes", type="primary"):
-        store.delete_run(run_id)
+        store.delete_run(run_id, actor=actor)
         state.set_delete_pending(None)
         st.rerun()
     if no.button("Keep it", key="delete_no"):

@@ -49,6 +49,8 @@ class RunRow(Base):
     catalog_commit: Mapped[str | None] = mapped_column(sa.String(64))
     device_json: Mapped[dict | None] = mapped_column(sa.JSON)
     meta: Mapped[dict | None] = mapped_column(sa.JSON)  # v2
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(sa.DateTime)  # team: naive UTC, set while in the trash
+    deleted_by: Mapped[str | None] = mapped_column(sa.String(200))  # team
 
 
 class ResultRow(Base):
@@ -78,6 +80,19 @@ class ResultRow(Base):
     metrics: Mapped[dict | None] = mapped_column(sa.JSON)
     derived: Mapped[dict | None] = mapped_column(sa.JSON)  # v2
     extra: Mapped[dict | None] = mapped_column(sa.JSON)  # v2
+
+
+class AuditRow(Base):
+    """One entry of the append-only audit log: who did what to which run, and when (triggers refuse changes)."""
+
+    __tablename__ = "audit"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[dt.datetime] = mapped_column(sa.DateTime)  # naive UTC
+    actor: Mapped[str] = mapped_column(sa.String(200))
+    action: Mapped[str] = mapped_column(sa.String(20))  # save | import | update | delete | restore | purge
+    run_id: Mapped[int | None] = mapped_column(sa.Integer)  # no foreign key: a purged run's entries stay
+    detail: Mapped[str] = mapped_column(sa.Text, default="")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,7 +155,53 @@ def _migration_2(conn: Connection) -> None:
     conn.exec_driver_sql("CREATE INDEX ix_runs_created_at ON runs (created_at)")
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_migration_1, _migration_2)
+AUDIT_APPEND_ONLY = "the audit log is append-only: its entries cannot be changed or deleted"
+
+_PG_AUDIT_GUARD = f"""
+CREATE FUNCTION gemmlens_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '{AUDIT_APPEND_ONLY}';
+END
+$$"""
+
+
+def _migration_team(conn: Connection) -> None:
+    """Trash (deleted_at, deleted_by on runs) and the append-only audit log; runs saved without an author get
+    "unknown" (they predate sign-in). The log refuses UPDATE and DELETE by trigger, on PostgreSQL TRUNCATE too."""
+    conn.exec_driver_sql("ALTER TABLE runs ADD COLUMN deleted_at TIMESTAMP")
+    conn.exec_driver_sql("ALTER TABLE runs ADD COLUMN deleted_by VARCHAR(200)")
+    conn.exec_driver_sql("UPDATE runs SET author = 'unknown' WHERE author = ''")
+    md = sa.MetaData()
+    sa.Table(
+        "audit", md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("at", sa.DateTime, nullable=False),
+        sa.Column("actor", sa.String(200), nullable=False),
+        sa.Column("action", sa.String(20), nullable=False),
+        sa.Column("run_id", sa.Integer),
+        sa.Column("detail", sa.Text, nullable=False),
+        sa.Index("ix_audit_at", "at"),
+    )  # fmt: skip
+    md.create_all(conn)
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(_PG_AUDIT_GUARD)
+        conn.exec_driver_sql(
+            "CREATE TRIGGER audit_append_only BEFORE UPDATE OR DELETE ON audit"
+            " FOR EACH ROW EXECUTE FUNCTION gemmlens_audit_append_only()"
+        )
+        conn.exec_driver_sql(
+            "CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON audit"
+            " FOR EACH STATEMENT EXECUTE FUNCTION gemmlens_audit_append_only()"
+        )
+    else:
+        for event in ("UPDATE", "DELETE"):
+            conn.exec_driver_sql(
+                f"CREATE TRIGGER audit_no_{event.lower()} BEFORE {event} ON audit"
+                f" BEGIN SELECT RAISE(ABORT, '{AUDIT_APPEND_ONLY}'); END"
+            )
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_migration_1, _migration_2, _migration_team)
 
 
 SCHEMA_VERSION = len(MIGRATIONS)

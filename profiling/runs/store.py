@@ -15,6 +15,12 @@ is what get_run() returns and what the JSON export holds:
 Build runs with profiling.runs.convert (bench_run for results files, report_run for Nsight Compute
 reports), then RunStore.save_run(), which also takes record dicts.
 
+Writes take the identity that acts (`actor`, profiling.team.roles.Identity) and check its role there, so no page
+or command can skip the check: saving needs runner, deleting (to the trash), restoring and purging need admin.
+Every write is logged in the append-only audit log (profiling.runs.audit) in the same transaction. A store opened
+with `require_actor` (the app with sign-in configured) refuses writes without an identity; otherwise a write
+without one is the local single user's (the command line), who keeps the author the run names.
+
 Database: GEMMLENS_DB_URL (any SQLAlchemy URL; PostgreSQL via postgresql+psycopg://) or an SQLite file
 at GEMMLENS_DB_PATH or ~/.local/share/gemmlens/runs.sqlite, created on first use. The schema and its
 migrations are in profiling.runs.schema.
@@ -22,6 +28,7 @@ migrations are in profiling.runs.schema.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -35,9 +42,11 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.orm import Session
 
 from profiling.errors import InvalidInput, error_line
+from profiling.runs import audit
 from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
 from profiling.runs.schema import SCHEMA_VERSION, ResultRow, RunRow, StoreError, migrate, schema_version
 from profiling.runs.values import STORE_INT_MAX, finite_number, iso_utc, nonempty_str, to_utc
+from profiling.team.roles import Action, Identity, PermissionDenied, check_author, local_identity, require
 
 __all__ = ["DEFAULT_DB_PATH", "RunStore", "StoreError", "default_db_url", "make_engine", "open_store"]
 
@@ -163,8 +172,9 @@ class RunStore:
     and saves say why they cannot be made.
     """
 
-    def __init__(self, url: str | None = None, *, create: bool = True) -> None:
+    def __init__(self, url: str | None = None, *, create: bool = True, require_actor: bool = False) -> None:
         self.url = url or default_db_url()
+        self.require_actor = require_actor
         locked = sqlite_read_only(self.url)
         self.read_only_reason = (
             f"this user may not write {locked} or its folder" if locked else None if create else "opened for reading"
@@ -204,6 +214,15 @@ class RunStore:
                 f"cannot {action}: the run store is read-only ({self.read_only_reason}); nothing was saved"
             )
 
+    def _acting(self, actor: Identity | None, action: Action, doing: str) -> str:
+        """The name to log for a write by `actor` after checking its role; for no actor, the local user's."""
+        if actor is None:
+            if self.require_actor:
+                raise PermissionDenied(f"sign in first: {doing} on this server needs a signed-in identity")
+            return local_identity().id
+        require(actor, action)
+        return actor.id
+
     def close(self) -> None:
         """Release pooled connections."""
         self.engine.dispose()
@@ -214,22 +233,33 @@ class RunStore:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def save_run(self, run: SavedRun | Mapping[str, Any]) -> int:
-        """Save a run (or its record dict, checked by SavedRun.from_dict) in one transaction; return its new id."""
+    def save_run(self, run: SavedRun | Mapping[str, Any], *, actor: Identity | None = None) -> int:
+        """Save a run (or its record dict, checked by SavedRun.from_dict) in one transaction; return its new id.
+        With an `actor` (runner or admin), the run's author is the actor: an author naming anyone else is refused."""
         run = as_run(run)
+        who = self._acting(actor, "save", "saving runs")
+        if actor is not None:
+            run = dataclasses.replace(run, author=check_author(actor, run.author))
         self._check_writable("save the run")
         with _db_errors("save the run", self.display_url), Session(self._write_engine) as session:
             with session.begin():
-                return self._add(session, run)
+                run_id = self._add(session, run)
+                audit.record(session.connection(), who, "save", run_id, f"{run.kind} run {run.label!r}")
+                return run_id
 
     def read_run(self, run_id: int) -> SavedRun:
-        """The run `run_id` with its results (raises InvalidInput when there is none)."""
+        """The run `run_id` with its results (raises InvalidInput when there is none, or it is in the trash)."""
         if not 0 < run_id <= STORE_INT_MAX:  # beyond the id column: no driver may even be asked
             raise InvalidInput(f"no run {run_id} in the run store ({self.display_url})")
         with _db_errors("read the run", self.display_url), Session(self.engine) as session:
             run = session.get(RunRow, run_id)
             if run is None:
                 raise InvalidInput(f"no run {run_id} in the run store ({self.display_url})")
+            if run.deleted_at is not None:
+                raise InvalidInput(
+                    f"no run {run_id} in the run store ({self.display_url}): it is in the trash, where an admin "
+                    "can restore it"
+                )
             rows = session.scalars(
                 sa.select(ResultRow).where(ResultRow.run_id == run_id).order_by(ResultRow.position)
             ).all()
@@ -252,7 +282,11 @@ class RunStore:
         `limit` runs after skipping `offset` (all runs when limit is None). Results are counted for that page only;
         a run's results are read when it is opened (read_run)."""
         with _db_errors("list runs", self.display_url), Session(self.engine) as session:
-            newest_first = sa.select(RunRow).order_by(RunRow.created_at.desc(), RunRow.id.desc())
+            newest_first = (
+                sa.select(RunRow)
+                .where(RunRow.deleted_at.is_(None))
+                .order_by(RunRow.created_at.desc(), RunRow.id.desc())
+            )
             if limit is not None or offset:
                 newest_first = newest_first.limit(limit).offset(max(0, offset))
             runs = session.scalars(newest_first).all()
@@ -273,15 +307,18 @@ class RunStore:
             return summaries
 
     def count_runs(self) -> int:
-        """How many runs the store holds (for paging through list_runs)."""
+        """How many runs the store holds outside the trash (for paging through list_runs)."""
         with _db_errors("count runs", self.display_url), Session(self.engine) as session:
-            return session.scalar(sa.select(sa.func.count()).select_from(RunRow)) or 0
+            live = sa.select(sa.func.count()).select_from(RunRow).where(RunRow.deleted_at.is_(None))
+            return session.scalar(live) or 0
 
     def result_rows(
         self, *, kernel: str | None = None, device: str | None = None, run_ids: Sequence[int] | None = None
     ) -> list[dict[str, Any]]:
         """Flat result rows joined with their run (run_id, run_label, created_utc, device_name, ...)."""
-        query = sa.select(ResultRow, RunRow).join(RunRow, ResultRow.run_id == RunRow.id)
+        query = (
+            sa.select(ResultRow, RunRow).join(RunRow, ResultRow.run_id == RunRow.id).where(RunRow.deleted_at.is_(None))
+        )
         if kernel is not None:
             query = query.where(ResultRow.kernel == kernel)
         if device is not None:
@@ -303,9 +340,19 @@ class RunStore:
             return out
 
     def update_run(
-        self, run_id: int, *, label: str | None = None, author: str | None = None, notes: str | None = None
+        self,
+        run_id: int,
+        *,
+        label: str | None = None,
+        author: str | None = None,
+        notes: str | None = None,
+        actor: Identity | None = None,
     ) -> None:
-        """Change a run's label, author or notes (None leaves a field as it is)."""
+        """Change a run's label, author or notes (None leaves a field as it is); with an `actor`, the author can
+        only become the actor."""
+        who = self._acting(actor, "save", "changing runs")
+        if actor is not None and author is not None:
+            author = check_author(actor, author)
         values: dict[str, Any] = {}
         if label is not None:
             if not label.strip():
@@ -319,27 +366,73 @@ class RunStore:
             return
         self._check_writable("update the run")
         with _db_errors("update the run", self.display_url), self._write_engine.begin() as conn:
-            done = conn.execute(sa.update(RunRow).where(RunRow.id == run_id).values(**values))
-            if done.rowcount == 0:
+            live = sa.update(RunRow).where(RunRow.id == run_id, RunRow.deleted_at.is_(None))
+            if conn.execute(live.values(**values)).rowcount == 0:
                 raise InvalidInput(f"no run {run_id} in the run store ({self.display_url})")
+            audit.record(conn, who, "update", run_id, "changed " + ", ".join(sorted(values)))
 
-    def delete_run(self, run_id: int) -> bool:
-        """Delete a run and its results (the UI asks for confirmation first); False when there was none."""
+    def delete_run(self, run_id: int, *, actor: Identity | None = None) -> bool:
+        """Move a run to the trash (an admin's action; restore_run brings it back, purge_trash deletes it for
+        good); False when there is no such run outside the trash."""
+        who = self._acting(actor, "delete", "deleting runs")
         self._check_writable("delete the run")
         with _db_errors("delete the run", self.display_url), self._write_engine.begin() as conn:
-            conn.execute(sa.delete(ResultRow).where(ResultRow.run_id == run_id))
-            return conn.execute(sa.delete(RunRow).where(RunRow.id == run_id)).rowcount > 0
+            if not audit.trash(conn, run_id, who):
+                return False
+            audit.record(conn, who, "delete", run_id, f"moved {audit.label_of(conn, run_id)!r} to the trash")
+            return True
 
-    def import_runs(self, runs: Sequence[SavedRun | Mapping[str, Any]]) -> list[int]:
-        """Save several runs (e.g. from runs.export.read_runs_json); all or none are saved."""
+    def restore_run(self, run_id: int, *, actor: Identity | None = None) -> bool:
+        """Take a run out of the trash (an admin's action); False when it is not in the trash."""
+        who = self._acting(actor, "delete", "restoring runs")
+        self._check_writable("restore the run")
+        with _db_errors("restore the run", self.display_url), self._write_engine.begin() as conn:
+            if not audit.restore(conn, run_id):
+                return False
+            audit.record(conn, who, "restore", run_id, f"restored {audit.label_of(conn, run_id)!r} from the trash")
+            return True
+
+    def purge_trash(self, run_ids: Sequence[int], *, actor: Identity | None = None) -> list[int]:
+        """Delete for good the runs of `run_ids` that are in the trash (an admin's action, which the app asks to
+        confirm); runs outside the trash are never touched. Returns the ids purged."""
+        who = self._acting(actor, "purge", "purging the trash")
+        self._check_writable("purge the trash")
+        with _db_errors("purge the trash", self.display_url), self._write_engine.begin() as conn:
+            gone = audit.purge(conn, run_ids)
+            for run_id, label in gone:
+                audit.record(conn, who, "purge", run_id, f"deleted {label!r} for good")
+            return [run_id for run_id, _ in gone]
+
+    def trash(self) -> list[dict[str, Any]]:
+        """The runs in the trash (profiling.runs.audit.trashed), most recently deleted first."""
+        with _db_errors("read the trash", self.display_url), self.engine.connect() as conn:
+            return audit.trashed(conn)
+
+    def audit_log(
+        self, limit: int | None = None, *, run_id: int | None = None, actor: Identity | None = None
+    ) -> list[dict[str, Any]]:
+        """The audit log, newest first (profiling.runs.audit.entries); reading it is an admin's right."""
+        self._acting(actor, "audit", "reading the audit log")
+        with _db_errors("read the audit log", self.display_url), self.engine.connect() as conn:
+            return audit.entries(conn, limit, run_id)
+
+    def import_runs(self, runs: Sequence[SavedRun | Mapping[str, Any]], *, actor: Identity | None = None) -> list[int]:
+        """Save several runs (e.g. from runs.export.read_runs_json); all or none are saved. With an `actor`, the
+        runs are the actor's (the author an export names is kept in the audit log)."""
         clean = [as_run(r) for r in runs]
+        who = self._acting(actor, "save", "importing runs")
         self._check_writable("import runs")
         with _db_errors("import runs", self.display_url):
             ids = []
             # One transaction for the batch: a failed import leaves nothing behind to clean up.
             with Session(self._write_engine) as session, session.begin():
                 for run in clean:
+                    named = run.author
+                    if actor is not None:
+                        run = dataclasses.replace(run, author=actor.id)
                     ids.append(self._add(session, run))
+                    was = f" (exported with author {named!r})" if named and named != run.author else ""
+                    audit.record(session.connection(), who, "import", ids[-1], f"{run.kind} run {run.label!r}{was}")
             return ids
 
     def _add(self, session: Session, run: SavedRun) -> int:

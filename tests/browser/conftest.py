@@ -9,8 +9,9 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -34,11 +35,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, env: dict[str, str]) -> subprocess.Popen:
-    """`streamlit run app.py` on localhost:port (headless), returned once /_stcore/health answers."""
+def start_server(port: int, env: dict[str, str], extra_args: Sequence[str] = ()) -> subprocess.Popen:
+    """`streamlit run app.py` on localhost:port (headless), returned once /_stcore/health answers; `extra_args` are
+    more Streamlit options (e.g. --secrets.files)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         *extra_args],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 60
@@ -96,3 +99,9 @@ def fresh_server(tmp_path: Path) -> Iterator[str]:
     proc = start_server(port, env)
     yield f"http://127.0.0.1:{port}"
     stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def server_control() -> SimpleNamespace:
+    """free_port, start and stop, for a test that starts a server of its own (e.g. with sign-in configured)."""
+    return SimpleNamespace(free_port=free_port, start=start_server, stop=stop_server)

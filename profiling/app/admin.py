@@ -1,0 +1,60 @@
+"""The Review page's admin section: the trash (restore a run, purge the trash after a confirmation) and the
+audit log. Only admins see it; the run store checks the role again on every action."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from profiling.app import state
+from profiling.app.text import md_escape
+from profiling.runs.store import RunStore
+from profiling.team.roles import Identity
+
+AUDIT_ROWS = 200
+"""The newest audit entries shown (`python -m profiling audit` prints any number)."""
+
+
+def admin_section(store: RunStore, actor: Identity | None) -> None:
+    """An expander with the trash and the audit log, for an actor who may delete; nothing for anyone else."""
+    if actor is None or not actor.may("delete"):
+        return
+    trash = store.trash()
+    with st.expander(f"Admin: trash ({len(trash)}) and audit log"):
+        st.subheader("Trash")
+        if trash:
+            _trash(store, actor, trash)
+        else:
+            st.caption("The trash is empty: deleted runs wait here until an admin restores or purges them.")
+        st.subheader("Audit log")
+        log = store.audit_log(AUDIT_ROWS, actor=actor)
+        if log:
+            # A static table (plain text in the page, searchable and printable); st.table renders Markdown, so
+            # every cell, labels included, is escaped.
+            shown = pd.DataFrame(log).drop(columns="id").astype(object).fillna("")
+            st.table(shown.map(md_escape), hide_index=True)
+        else:
+            st.caption("Nothing saved, imported, deleted, restored or purged yet.")
+
+
+def _trash(store: RunStore, actor: Identity, trash: list[dict]) -> None:
+    st.dataframe(pd.DataFrame(trash), hide_index=True, width="stretch", key="trash_table")
+    names = {t["id"]: f"#{t['id']} {t['label']}" for t in trash}
+    chosen = st.selectbox("Run in the trash", list(names), format_func=names.get, key="trash_run")
+    restore, purge = st.columns(2)
+    if restore.button(f"Restore run #{chosen}", key="restore"):
+        store.restore_run(chosen, actor=actor)
+        st.rerun()
+    if purge.button(f"Purge the trash ({len(trash)} runs)", key="purge"):
+        state.set_purge_pending(True)
+    if not state.purge_pending():
+        return
+    st.warning(f"Delete the {len(trash)} run(s) in the trash and their results for good? This cannot be undone.")
+    yes, no = st.columns(2)
+    if yes.button("Yes, purge for good", key="purge_yes", type="primary"):
+        store.purge_trash([t["id"] for t in trash], actor=actor)
+        state.set_purge_pending(False)
+        st.rerun()
+    if no.button("Keep them", key="purge_no"):
+        state.set_purge_pending(False)
+        st.rerun()

@@ -1,0 +1,76 @@
+"""Who is using the app: Streamlit's OpenID Connect sign-in (st.login / st.user) mapped to a role, or the one local
+user where no sign-in is configured.
+
+Sign-in is configured by an `[auth]` table in .streamlit/secrets.toml (Streamlit's own format: redirect_uri,
+cookie_secret, client_id, client_secret, server_metadata_url); roles by a `[gemmlens.roles]` table of e-mail
+address or domain to role (profiling.team.roles.RolePolicy). The checks themselves are in the run store and the
+GPU queue; this module only finds the identity and draws the sign-in screen.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from profiling.app.text import md_escape
+from profiling.errors import GemmLensError, first_line
+from profiling.team.roles import Action, Identity, RolePolicy, local_identity
+
+
+def sign_in_configured() -> bool:
+    """Whether secrets.toml has an `[auth]` table (then everyone signs in; otherwise one local user)."""
+    try:
+        return st.secrets.load_if_toml_exists() and bool(st.secrets.get("auth"))
+    except Exception:  # noqa: BLE001 - an unreadable secrets file means no sign-in, as Streamlit itself treats it
+        return False
+
+
+def role_policy() -> RolePolicy:
+    """The `[gemmlens.roles]` table of secrets.toml (InvalidInput naming a bad entry)."""
+    section = st.secrets.get("gemmlens") or {}
+    return RolePolicy.from_mapping(dict(section.get("roles") or {}))
+
+
+def current_identity() -> Identity | None:
+    """The signed-in user with their role; the local user (admin) without sign-in; None when no one is signed in,
+    or the one signed in has no role here."""
+    if not sign_in_configured():
+        return local_identity()
+    if not st.user.is_logged_in:
+        return None
+    email = st.user.get("email")
+    return role_policy().identity(str(email) if email else None, str(st.user.get("name") or ""))
+
+
+def may(action: Action) -> bool:
+    """Whether the current identity may do `action` (for showing a control; the store and queue check again)."""
+    who = current_identity()
+    return who is not None and who.may(action)
+
+
+def sign_in_gate() -> Identity:
+    """For the frame (app.py): without sign-in, the local user. With it, the sidebar names who is signed in and
+    offers to sign out; someone not signed in (or without a role) sees only the sign-in screen (st.stop())."""
+    if not sign_in_configured():
+        return local_identity()
+    if not st.user.is_logged_in:
+        st.title("GEMM Lens")
+        st.write("This GEMM Lens server is shared: sign in to see its runs and GPU queue.")
+        if st.button("Sign in", type="primary"):
+            st.login()
+        st.stop()
+    try:
+        who = current_identity()
+    except GemmLensError as exc:  # a bad roles table: say so, in one line
+        st.error(md_escape(first_line(exc)))
+        st.stop()
+    if who is None:
+        st.title("GEMM Lens")
+        st.warning(f"{md_escape(st.user.get('email') or 'This account')} has no role on this server: ask an admin.")
+        if st.button("Sign out"):
+            st.logout()
+        st.stop()
+    with st.sidebar:
+        st.caption(f"Signed in as {md_escape(who.label)} ({who.role})")
+        if st.button("Sign out", key="sign_out"):
+            st.logout()
+    return who
