@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy import event
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from profiling.errors import InvalidInput, error_line
 from profiling.runs import audit
+from profiling.runs.engine import make_engine, sqlite_read_only
 from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
 from profiling.runs.schema import SCHEMA_VERSION, ResultRow, RunRow, StoreError, migrate, schema_version
 from profiling.runs.values import STORE_INT_MAX, finite_number, iso_utc, nonempty_str, to_utc
@@ -72,81 +72,6 @@ def default_db_url() -> str:
         return url
     path = Path(os.environ.get("GEMMLENS_DB_PATH", "").strip() or DEFAULT_DB_PATH).expanduser()
     return f"sqlite:///{path}"
-
-
-def _sqlite_events(engine: Engine, read_only: bool) -> None:
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # pysqlite's own transaction handling skips BEGIN before DDL and cannot BEGIN IMMEDIATE;
-        # take it over (SQLAlchemy's documented recipe) so migrations and saves are truly atomic.
-        dbapi_conn.isolation_level = None
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA busy_timeout = 60000")
-        if not read_only:  # switching to WAL writes the file
-            cur.execute("PRAGMA journal_mode = WAL")  # readers never block the writer, and vice versa
-        cur.execute("PRAGMA foreign_keys = ON")
-        cur.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        # Writers take the write lock up front: a deferred transaction that upgrades from read to write
-        # fails at once with SQLITE_BUSY when another process wrote meanwhile, whatever the busy timeout.
-        write = conn.get_execution_options().get("gemmlens_write", False)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
-
-
-def sqlite_read_only(url: str) -> Path | None:
-    """The SQLite file of `url` when it exists and this process may not write it or create its journal beside it
-    (a read-only folder or file); None for a writable or absent file, and for other databases."""
-    try:
-        parsed = sa.engine.make_url(url)
-    except sa.exc.ArgumentError:
-        return None
-    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database.startswith("file:"):
-        return None
-    path = Path(parsed.database).expanduser()
-    if not path.is_file():
-        return None
-    return None if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else path
-
-
-def make_engine(url: str, *, create: bool = True, read_only: bool = False) -> Engine:
-    """An engine for `url`; for an SQLite file, its directory is created when `create` is set, and with `read_only`
-    the file is opened read-only (it must exist)."""
-    try:
-        parsed = sa.engine.make_url(url)
-    except sa.exc.ArgumentError as exc:
-        raise InvalidInput(f"not a database URL: {url!r} (expected e.g. sqlite:///runs.sqlite)") from exc
-    kwargs: dict[str, Any] = {}
-    if parsed.get_backend_name() == "sqlite":
-        db = parsed.database or ""
-        if db in ("", ":memory:") or db.startswith("file:"):
-            raise InvalidInput("the run store needs an SQLite file, not an in-memory database")
-        path = Path(db).expanduser()
-        if not path.exists():
-            if not create:
-                raise StoreError(f"no run store at {path}")
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"cannot create the run store directory {path.parent}: {exc}") from exc
-        parsed = parsed.set(database=str(path))
-        kwargs["connect_args"] = {"timeout": 60}
-        if read_only:
-            # mode=ro never writes the file (not even the header that switching an empty file to WAL writes). A WAL
-            # database read that way still needs a -shm file beside it, which a read-only folder cannot hold: there
-            # immutable=1 reads the file as it is (no one can be writing it where no journal can be created).
-            how = "mode=ro" if os.access(path.parent, os.W_OK) else "immutable=1"
-            parsed = parsed.set(database=f"file:{urllib.parse.quote(str(path.resolve()))}?{how}", query={"uri": "true"})
-    try:
-        engine = sa.create_engine(parsed, pool_pre_ping=True, **kwargs)
-    except (ModuleNotFoundError, sa.exc.NoSuchModuleError) as exc:
-        raise StoreError(
-            f"no database driver for {parsed.drivername}: {exc} (for PostgreSQL: pip install psycopg[binary])"
-        ) from exc
-    if parsed.get_backend_name() == "sqlite":
-        _sqlite_events(engine, read_only)
-    return engine
 
 
 @contextmanager
