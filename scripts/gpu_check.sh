@@ -175,8 +175,8 @@ shapes)
   stage shapes
   timeout 400 $PY -m profiling bench --kernels cublas,v8-async,v9-regdb --repeats 30 \
      --sizes "${SHAPE_SIZES:-1024,2048,4096,8192,4096x4096x333,333x4096x4096,127x127x8191}" \
-     --json "$EV/bench_shapes.json" 2>"$EV/bench_shapes.log" | tee "$EV/bench_shapes.txt"
-  record shapes "$(grep -c ' ok ' "$EV/bench_shapes.txt") ok rows"
+     --json "$EV/shapes_bench.json" 2>"$EV/shapes_bench.log" | tee "$EV/shapes_bench.txt"
+  record shapes "$(grep -c ' ok ' "$EV/shapes_bench.txt") ok rows"
   ;;
 why)
   # Full set with source counters for the whole catalog, one ncu process per size (the "why" views: stalls,
