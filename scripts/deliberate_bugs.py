@@ -48,7 +48,7 @@ BUGS: list[tuple[int, str, str, str, str]] = [
      "session.flush_buffer() if settings.flush_l2 else None", "None"),
     (10, "the repeat budget is ignored", "profiling/gpu/timing.py",
      "    return max(MIN_REPEATS, min(requested, fit))", "    return max(MIN_REPEATS, requested)"),
-    (11, "ncu unit conversion: K taken as 1024", "profiling/nsight/metrics.py",
+    (11, "ncu unit conversion: K taken as 1024", "profiling/nsight/units.py",
      '_SI: dict[str, float] = {"K": 1e3, "k": 1e3,', '_SI: dict[str, float] = {"K": 1024.0, "k": 1024.0,'),
     (12, "occupancy: register limit not rounded to the warp allocation granularity", "profiling/analysis/occupancy.py",
      "    warps_per_sm_by_regs = (arch.registers_per_sm // granularity) // np.maximum(regs_per_warp, 1) * granularity",

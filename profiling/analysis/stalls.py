@@ -67,7 +67,9 @@ _PER_ISSUE = re.compile(r"^smsp__average_warps_issue_stalled_([a-z_]+?)_per_issu
 _LATENCY = re.compile(r"^smsp__average_warp_latency_issue_stalled_([a-z_]+?)(?:\.ratio)?$")
 _PCT_ACTIVE = re.compile(r"^smsp__warp_issue_stalled_([a-z_]+?)_per_warp_active(?:\.pct|\.ratio)?$")
 _SAMPLED = re.compile(r"^smsp__pcsamp_warps_issue_stalled_([a-z_]+?)(_not_issued)?$")
-_DETAILS_LABEL = re.compile(r"^Warp State Statistics: (?:Stall )?(.+)$")
+# "Warp State Statistics: Stall Long Scoreboard", or with the body table's title between (the parser keys body
+# items "Section: Body: Label"): "Warp State Statistics: Warp State (All Cycles): Stall Long Scoreboard".
+_DETAILS_LABEL = re.compile(r"^Warp State Statistics: (?:Warp State \(All Cycles\): )?(?:Stall )?(.+)$")
 TOTAL_CPI = "smsp__average_warp_latency_per_inst_issued.ratio"
 
 
