@@ -74,9 +74,13 @@ with tab_cmp:
     others = [i for i in ids if i != base_id]
     first = [pair[1]] if pair and pair[0] == base_id and pair[1] in others else others[:1]
     cand_ids = c2.multiselect("Candidates", others, default=first, format_func=names.get, key="candidates")
-    threshold = c3.number_input("Noise threshold (%)", 0.0, 100.0, DEFAULT_THRESHOLD_PCT, key="threshold")
+    threshold = c3.number_input(
+        "Practical threshold (%)", 0.0, 100.0, DEFAULT_THRESHOLD_PCT, key="threshold",
+        help="A change smaller than this is 'same' even when the interval shows it is real.",
+    )  # fmt: skip
+    cross_gpu = c3.checkbox("Compare across GPU models", key="cross_gpu", help="Label the verdicts cross-GPU.")
     if cand_ids:
-        ui.review_comparison(store.read_run(base_id), store.read_runs(cand_ids), threshold)
+        ui.review_comparison(store.read_run(base_id), store.read_runs(cand_ids), threshold, cross_gpu)
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")
     run = store.read_run(open_id)

@@ -42,6 +42,7 @@ def worker_row() -> dict[str, Any]:
         "nvml": {"samples": 12, "sm_clock_mhz": {"min": 1755, "median": 1890, "max": 1980}, "power_w_max": 690.5,
                  "temperature_c_max": 61, "clock_event_reasons": ["SwPowerCap"], "capped": True},
         "tflops": 8.6, "pct_peak": 12.9, "rel_error_after_timing": 1.5e-7, "pct_cublas": 17.0,
+        "times_ms": [2.0, 1.9, 2.4, 2.0, 1.95],
         # ncu metrics merged into a bench row (see convert._bench_row_result): the store's ncu columns.
         "metrics": {"sm__warps_active.avg.pct_of_peak_sustained_active": 24.5, "dram__bytes.sum": 3.0e8,
                     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 70,
@@ -77,7 +78,8 @@ def test_committed_results_rows_round_trip_unchanged() -> None:
             assert json.dumps(result.to_dict()) == json.dumps(row), (path, row["kernel"])
             seen_fields |= {f.name for f in dataclasses.fields(result) if getattr(result, f.name) not in (None, {})}
     # The committed rows exercise every field the worker writes (an unknown-key catch-all aside).
-    assert seen_fields == {f.name for f in dataclasses.fields(BenchResult)} - {"other", "error"}
+    # times_ms: the per-launch times, which only results measured since schema 4 carry (results/*/verdicts/).
+    assert seen_fields | {"times_ms"} == {f.name for f in dataclasses.fields(BenchResult)} - {"other", "error"}
     assert any(row.get("config", "") is None for path in BENCH_FILES for row in json.loads(path.read_text())["results"])
 
 
@@ -135,7 +137,7 @@ def test_bad_benchmark_rows_are_refused_in_one_line() -> None:
 
 def test_result_fields_are_the_store_columns() -> None:
     columns = {c.name for c in schema.ResultRow.__table__.columns}
-    assert set(records.RESULT_FIELDS) == columns - {"id", "run_id", "position", "metrics", "derived", "extra"}
+    assert set(records.RESULT_FIELDS) == columns - {"id", "run_id", "position", *records.JSON_PARTS}
     assert records.RESULT_FIELDS[:3] == ("kernel", "size_label", "m")
 
 
@@ -211,7 +213,10 @@ def test_every_field_survives_store_export_and_import(tmp_path: Path) -> None:
     result = bench.results[0]
     assert (result.time_median_ms, result.time_min_ms, result.time_max_ms) == (2.0, 1.9, 2.4)
     assert (result.occupancy_pct, result.bank_conflicts, result.dram_bytes) == (24.5, 75.0, 3.0e8)
-    assert result.metrics["nvml.power_w_max"] == 690.5 and result.extra == row
+    assert result.metrics["nvml.power_w_max"] == 690.5 and result.extra == {
+        k: v for k, v in row.items() if k != "times_ms"
+    }
+    assert result.times_ms == (2.0, 1.9, 2.4, 2.0, 1.95)
 
     with RunStore(f"sqlite:///{tmp_path / 'a.sqlite'}") as a:
         ids = [a.save_run(bench), a.save_run(profile)]

@@ -100,10 +100,10 @@ def test_compare_runs_deltas_and_directions() -> None:
     t = by(comparison, "v3", "time_median_ms")
     assert (t["baseline"], t["candidate"]) == (3.0, 3.3)
     assert t["delta"] == pytest.approx(0.3) and t["delta_pct"] == pytest.approx(10.0)
-    assert t["verdict"] == "regression" and t["better"] == "lower"
+    assert t["verdict"] == "slower" and t["better"] == "lower"
     assert by(comparison, "v3", "tflops")["verdict"] == "regression"
     assert by(comparison, "v3", "bank_conflicts")["verdict"] == "improvement"  # fewer conflicts
-    assert by(comparison, "v5", "time_median_ms")["verdict"] == "improvement"
+    assert by(comparison, "v5", "time_median_ms")["verdict"] == "faster"
     assert by(comparison, "v5", "occupancy_pct")["verdict"] == "regression"  # lower occupancy
     assert by(comparison, "v5", "pct_cublas")["verdict"] == "same"
     assert by(comparison, "v5", "dram_bytes")["verdict"] == "n/a"
@@ -135,7 +135,7 @@ def test_several_candidates_and_side_by_side() -> None:
     comparison = compare_runs(base, cands)
     wide = side_by_side(comparison)
     assert list(wide["candidate_label"]) == ["faster", "slower"]
-    assert list(wide["Time (ms) verdict"]) == ["improvement", "regression"]
+    assert list(wide["Time (ms) verdict"]) == ["faster", "slower"]
     assert wide["Time (ms) Δ%"].tolist() == pytest.approx([-10.0, 20.0])
     assert wide["Time (ms) (base)"].tolist() == [3.0, 3.0]
 
@@ -227,7 +227,7 @@ def test_csv_and_json_export_of_tables() -> None:
     assert list(csv.columns) == COMPARISON_COLUMNS and len(csv) == len(comparison)
     assert csv[csv["metric"] == "time_median_ms"]["delta_pct"].iloc[0] == pytest.approx(10.0)
     rows = json.loads(to_json(comparison))
-    assert rows[1]["metric"] == "time_median_ms" and rows[1]["verdict"] == "regression"
+    assert rows[1]["metric"] == "time_median_ms" and rows[1]["verdict"] == "slower"
     runs_csv = to_csv(review.runs_frame([base, cand]))
     assert "v3" in runs_csv.splitlines()[1]
 
@@ -283,7 +283,7 @@ def test_real_results_files_load_and_compare() -> None:
             zip(flagged["kernel"], flagged["size"], flagged["metric"], flagged["verdict"], strict=True)
         ) == sorted(
             [
-                (slow["kernel"], f"{slow['m']}x{slow['n']}x{slow['k']}", "time_median_ms", "regression"),
+                (slow["kernel"], f"{slow['m']}x{slow['n']}x{slow['k']}", "time_median_ms", "slower"),
                 (broken["kernel"], f"{broken['m']}x{broken['n']}x{broken['k']}", "status", "regression"),
             ]
         ), path

@@ -223,18 +223,58 @@ def test_v1_database_is_migrated_on_open(db_url: str) -> None:
 
     with RunStore(db_url) as s:
         with s.engine.connect() as conn:
-            assert schema.schema_version(conn) == schema.SCHEMA_VERSION == 3
+            assert schema.schema_version(conn) == schema.SCHEMA_VERSION == 4
         old = s.get_run(old_id)
         assert old["label"] == "old run" and old["author"] == "ann" and old["meta"] == {}
         assert old["created_utc"] == "2025-01-02T03:04:05Z"
         assert old["results"][0]["time_median_ms"] == 2.5
         assert old["results"][0]["metrics"] == {"tflops": 1.5}
         assert old["results"][0]["derived"] == {} and old["results"][0]["extra"] == {}
+        assert old["results"][0]["times_ms"] is None  # summaries only: the verdicts say so
         new_id = s.save_run(convert.run_from_bench(bench_doc({"v3": 3.0})))
         assert new_id != old_id and s.get_run(new_id)["meta"]["settings"]["repeats"] == 30
     # Opening again is a no-op (the version is current).
     with RunStore(db_url) as s:
         assert [r["id"] for r in s.list_runs()] == [new_id, old_id]
+
+
+def test_v3_results_get_their_raw_times_from_the_kept_source_row(db_url: str) -> None:
+    engine = store.make_engine(db_url)
+    schema.migrate(engine, target=3)
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO runs (label, author, notes, created_at, saved_at, kind, device_name)"
+                " VALUES ('v3 run', 'ann', '', :t, :t, 'bench', 'GPU')"
+            ),
+            {"t": values.to_utc("2026-01-02T03:04:05Z")},
+        )
+        run_id = conn.exec_driver_sql("SELECT max(id) FROM runs").scalar()
+        for position, extra in enumerate(['{"times_ms": [1.5, 1.25, 1.75]}', '{"nvml": {}}']):
+            conn.execute(
+                sa.text(
+                    "INSERT INTO results (run_id, position, kernel, m, n, k, status, time_median_ms, extra)"
+                    " VALUES (:run, :pos, 'v1', 64, 64, 64, 'ok', 1.5, :extra)"
+                ),
+                {"run": run_id, "pos": position, "extra": extra},
+            )
+    engine.dispose()
+    with RunStore(db_url) as s:
+        first, second = s.read_run(run_id).results
+    assert first.times_ms == (1.5, 1.25, 1.75) and second.times_ms is None
+
+
+def test_raw_times_survive_save_read_and_export(db_url: str) -> None:
+    doc = bench_doc({"v3": 3.0})
+    doc["results"][0]["times_ms"] = [3.0, 2.9, 3.1, 3.05]
+    with RunStore(db_url) as s:
+        run_id = s.save_run(convert.run_from_bench(doc))
+        run = s.read_run(run_id)
+    result = next(r for r in run.results if r.kernel == doc["results"][0]["kernel"])
+    assert result.times_ms == (3.0, 2.9, 3.1, 3.05)
+    assert "times_ms" not in result.extra  # kept once, in its own column
+    again = records.SavedRun.from_dict(run.to_dict())
+    assert next(r for r in again.results if r.kernel == result.kernel).times_ms == result.times_ms
 
 
 def test_newer_schema_is_refused(db_url: str) -> None:
@@ -603,7 +643,9 @@ def test_reading_never_creates_or_migrates(db_url: str, tmp_path: Path) -> None:
     engine = store.make_engine(db_url)
     schema.migrate(engine, target=1)
     engine.dispose()
-    with pytest.raises(StoreError, match="schema version 1, this GEMM Lens reads 3 \\(opened for reading\\)"):
+    with pytest.raises(
+        StoreError, match=rf"schema version 1, this GEMM Lens reads {schema.SCHEMA_VERSION} \(opened for reading\)"
+    ):
         RunStore(db_url, create=False)
     engine = store.make_engine(db_url)
     with engine.connect() as conn:

@@ -140,3 +140,31 @@ def test_the_worker_times_with_its_settings(monkeypatch: pytest.MonkeyPatch) -> 
     settings = BenchSettings(repeats=6, warmup=2, max_seconds_per_run=4.0, flush_l2=True)
     times = runner._time_launches(cuda.launch, settings, FLUSH)
     assert len(times) == 6 and cuda.kinds().count("memset") == 6 and cuda.kinds()[:2] == ["launch", "launch"]
+
+
+def test_interleaved_launches_alternate_order_and_pair_up() -> None:
+    cuda = FakeCuda([])
+    calls: list[str] = []
+
+    def launcher(name: str, ms: float):
+        def launch() -> None:
+            calls.append(name)
+            cuda.clock += ms
+            cuda.log.append(("launch", name))
+
+        return launch
+
+    a, b = launcher("A", 1.0), launcher("B", 3.0)
+    times_a, times_b = T.time_interleaved(SimpleNamespace(cuda=cuda), a, b, 1, 4, 4.0, FLUSH)
+    assert times_a == [1.0] * 4 and times_b == [3.0] * 4  # each launch timed alone, not its neighbour
+    # warm-up A B, probe A B, then A B | B A | A B | B A: neither kernel always runs first.
+    assert calls == ["A", "B", "A", "B", "A", "B", "B", "A", "A", "B", "B", "A"]
+    timed = cuda.kinds()[cuda.kinds().index("event_sync") + 1 :]
+    assert timed[:8] == ["memset", "record", "launch", "record"] * 2  # every timed launch after its own flush
+    assert cuda.kinds().count("memset") == 8
+
+
+def test_interleaved_pairs_respect_the_time_budget() -> None:
+    cuda = FakeCuda([1000.0] * 40)  # a pair takes 2 s: a 4 s budget fits 2 pairs, the minimum is 3
+    times_a, times_b = T.time_interleaved(SimpleNamespace(cuda=cuda), cuda.launch, cuda.launch, 0, 30, 4.0, None)
+    assert len(times_a) == len(times_b) == 3

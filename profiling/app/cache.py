@@ -177,9 +177,11 @@ def history_figure(history: pd.DataFrame, kernel: str, metric: str) -> go.Figure
 
 
 @_table
-def comparison(baseline: SavedRun, candidates: list[SavedRun], threshold_pct: float) -> tuple[pd.DataFrame, ...]:
+def comparison(
+    baseline: SavedRun, candidates: list[SavedRun], threshold_pct: float, cross_gpu: bool = False
+) -> tuple[pd.DataFrame, ...]:
     """(compare_runs, its side_by_side table), cached."""
-    compared = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
+    compared = compare_runs(baseline, candidates, threshold_pct=threshold_pct, cross_gpu=cross_gpu)
     return compared, side_by_side(compared)
 
 

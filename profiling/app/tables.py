@@ -24,7 +24,7 @@ from profiling.errors import InvalidInput, first_line
 from profiling.gpu.env import tool_path
 from profiling.nsight import report as ncu_report
 from profiling.nsight.tools import find_ncu, find_tool
-from profiling.runs.comparison import METRICS, VERDICT_COLORS
+from profiling.runs.comparison import BETTER_VERDICTS, METRICS, VERDICT_COLORS, WORSE_VERDICTS
 from profiling.runs.records import SavedRun, as_run
 from profiling.runs.results import results_frame
 from profiling.runs.values import iso_utc
@@ -434,7 +434,7 @@ def style_side_by_side(side: pd.DataFrame) -> Styler:
         for c in shown:
             base = str(c).removesuffix(" Δ%")
             verdict = row.get(f"{base} verdict") if not str(c).endswith("(base)") else None
-            if isinstance(verdict, str) and verdict in ("improvement", "regression", "changed"):
+            if isinstance(verdict, str) and verdict in (*BETTER_VERDICTS, *WORSE_VERDICTS, "changed", "noisy"):
                 styles.append(f"color: {VERDICT_COLORS[verdict]}; font-weight: 600")
             else:
                 styles.append("")

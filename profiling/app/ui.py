@@ -31,6 +31,7 @@ from profiling.runs.comparison import unmatched
 from profiling.runs.export import to_csv
 from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore, default_db_url
+from profiling.runs.verdict import comparability
 from profiling.team.roles import SERVER, Identity
 
 GPU_SWITCH = "GEMMLENS_GPU"
@@ -384,15 +385,25 @@ def listed_runs(store: RunStore) -> list[dict[str, Any]]:
     return summaries
 
 
-def review_comparison(baseline: SavedRun, candidates: Sequence[SavedRun], threshold_pct: float) -> None:
+def review_comparison(
+    baseline: SavedRun, candidates: Sequence[SavedRun], threshold_pct: float, cross_gpu: bool = False
+) -> None:
     """Baseline vs candidates: the side-by-side table coloured by verdict, the roofline (ceilings of the baseline's
     device), the time figures, and the downloads (all cached by the runs' content, the exports built on click)."""
     candidates = list(candidates)
-    comparison, side = cache.comparison(baseline, candidates, threshold_pct)
+    comparison, side = cache.comparison(baseline, candidates, threshold_pct, cross_gpu)
     if side.empty:
         st.info("The baseline and candidates have no kernel and size in common.")
     else:
-        st.caption("Green: improvement; red: regression (beyond the noise threshold); Δ% relative to the baseline.")
+        st.caption(
+            "Green: faster / improvement; red: slower / regression; amber: noisy (the interval is too wide to "
+            "decide). Time interval: 95 % bootstrap interval of the change in median time. Δ% relative to the "
+            "baseline."
+        )
+        for candidate in candidates:
+            guard = comparability(baseline, candidate, cross_gpu=cross_gpu)
+            if guard.differences:
+                (st.warning if not guard.comparable else st.caption)(f"{candidate.label}: {guard.label()}")
         st.dataframe(tables.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
     only = pd.concat([unmatched(baseline, c).assign(candidate=c.label) for c in candidates], ignore_index=True)
     if not only.empty:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 
 from profiling import usecases
-from profiling.commands import print_progress, seconds, whole_number, write_json
-from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_kernels, parse_shape, parse_sizes
+from profiling.commands import percentage, print_progress, seconds, whole_number, write_json
+from profiling.errors import InvalidInput
+from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_grid, parse_kernels, parse_shape, parse_sizes
+from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT
 from profiling.runs.results import format_table
 
 HELP = "verify catalog kernels against cuBLAS and time them (CUDA events, L2 flushed, median of repeats)"
@@ -33,15 +35,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=seconds("--timeout"), default=120.0, help="seconds one kernel and size may take"
     )
+    parser.add_argument(
+        "--grid",
+        metavar="M=..,N=..,K=..",
+        help="sweep every shape of a grid, e.g. M=1,16,128,1024,N=1024,4096,K=4096 (with --sizes/--shape too)",
+    )
+    parser.add_argument(
+        "--ab",
+        metavar="A,B",
+        help="interleaved A/B of two kernels in one worker: launches alternate, so drift hits both alike; "
+        "prints B's time against A's with a 95%% interval",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=percentage("--threshold"),
+        default=DEFAULT_THRESHOLD_PCT,
+        metavar="PCT",
+        help="practical threshold of the A/B verdict (default %(default)s%%)",
+    )
     parser.add_argument("--json", dest="json_path", help="write the results document to this file")
 
 
 def run(args: argparse.Namespace) -> int:
-    kernels = [spec.id for spec in parse_kernels(args.kernels)]
     shapes = (parse_sizes(args.sizes) if args.sizes else []) + [parse_shape(s) for s in args.shape]
+    shapes += parse_grid(args.grid) if args.grid else []
     settings = BenchSettings(
         repeats=args.repeats, warmup=args.warmup, max_seconds_per_run=args.max_seconds, flush_l2=not args.no_flush
     )
+    if args.ab:
+        return _run_ab(args, shapes, settings)
+    kernels = [spec.id for spec in parse_kernels(args.kernels)]
     plan = usecases.plan_benchmark(kernels, shapes, settings, args.verify_only, args.timeout)
     document = usecases.run_benchmark(plan, print_progress)
     if args.json_path:
@@ -50,4 +73,23 @@ def run(args: argparse.Namespace) -> int:
     if device:
         print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")
     print(format_table(document))
+    return 0 if usecases.all_verified(document) else 1
+
+
+def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> int:
+    from profiling import abtest
+
+    if args.verify_only:
+        raise InvalidInput("--ab times two kernels; it cannot be combined with --verify-only")
+    kernel_a, kernel_b = abtest.parse_pair(args.ab)
+    plan = abtest.plan_ab(kernel_a, kernel_b, shapes, settings, args.timeout)
+    document = abtest.run_ab(plan, print_progress)
+    if args.json_path:
+        write_json(args.json_path, document)
+    device = document["device"]
+    if device:
+        print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")
+    summary = abtest.ab_summary(document, kernel_a, kernel_b, paired=True, threshold_pct=args.threshold)
+    print(f"interleaved A/B, B = {kernel_b} against A = {kernel_a}; 95% paired bootstrap interval of B/A")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0 if usecases.all_verified(document) else 1

@@ -1,8 +1,10 @@
 """`python -m profiling compare BASELINE CANDIDATE [--fail-if-slower PCT]`: compare two runs, for CI.
 
 Each side is a run id in the run store or a results JSON file (a bench file, a one-run export, or a
-`report --json` file). Exit status: 0, or 1 when --fail-if-slower is given and a kernel/size present in
-both is slower (median time) by more than PCT percent or went from ok to wrong/failed; 2 on bad input.
+`report --json` file). Verdicts follow profiling.runs.verdict: the bootstrap interval of the median-time
+ratio beside each. Exit status: 0, or 1 when --fail-if-slower is given and a kernel/size present in both is
+"slower" by the same rule with PCT as the threshold, or went from ok to wrong/failed; 2 on bad input, and on
+runs from different GPU models unless --cross-gpu.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import sqlalchemy as sa
 
 from profiling.commands import percentage
 from profiling.errors import InvalidInput
-from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, compare_runs, slower_than, unmatched
+from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, compare_runs, slower_than, undecided, unmatched
 from profiling.runs.convert import read_run_file
 from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore
 from profiling.runs.values import iso_utc
+from profiling.runs.verdict import comparability
 
 HELP = "compare a candidate run with a baseline (run ids or results JSON files); exit 1 on a regression"
 
@@ -41,7 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=percentage("--threshold"),
         default=DEFAULT_THRESHOLD_PCT,
         metavar="PCT",
-        help="noise threshold for the improvement/regression verdicts (default %(default)s%%)",
+        help="practical threshold: a smaller change in time is 'same' (default %(default)s%%)",
+    )
+    parser.add_argument(
+        "--cross-gpu",
+        action="store_true",
+        help="compare runs from different GPU models (labelled cross-GPU); without it they are not comparable",
     )
     parser.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the run store (default: GEMMLENS_DB_URL "
                         "or ~/.local/share/gemmlens/runs.sqlite)")  # fmt: skip
@@ -63,7 +71,7 @@ def _load(spec: str, stores: dict[str, RunStore], db: str | None) -> SavedRun:
 
 def _table(comparison: pd.DataFrame) -> str:
     wanted = {"time_median_ms": "ms", "tflops": "TFLOP/s", "pct_cublas": "%cuBLAS"}
-    rows = []
+    rows, notes = [], []
     for (kernel, size), part in comparison.groupby(["kernel", "size"], sort=False):
         by_metric = {r["metric"]: r for _, r in part.iterrows()}
         row: dict[str, Any] = {"kernel": kernel, "size": size}
@@ -78,10 +86,12 @@ def _table(comparison: pd.DataFrame) -> str:
             row[f"base {short}"] = _fmt(r["baseline"])
             row[f"cand {short}"] = _fmt(r["candidate"])
             if key == "time_median_ms":
-                row["Δ time"] = _pct(r["delta_pct"])
+                row["Δ time [95% interval]"] = r["interval"] or _pct(r["delta_pct"])
                 row["verdict"] = r["verdict"] if status["verdict"] != "regression" else "regression"
+                notes.extend([f"{kernel} {size}".strip() + f": {r['note']}"] if r["note"] else [])
         rows.append(row)
-    return pd.DataFrame(rows).to_string(index=False)
+    text = pd.DataFrame(rows).to_string(index=False)
+    return text + ("\n\nnotes:\n" + "\n".join(f"  {n}" for n in dict.fromkeys(notes)) if notes else "")
 
 
 def _fmt(value: Any) -> str:
@@ -124,11 +134,17 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for s in stores.values():
             s.close()
-    comparison = compare_runs(baseline, [candidate], threshold_pct=args.threshold)
+    guard = comparability(baseline, candidate, cross_gpu=args.cross_gpu)
+    if not guard.comparable and args.fail_if_slower is not None:
+        raise InvalidInput(f"{guard.label()}: a CI gate needs two runs on the same GPU model")
+    threshold = args.fail_if_slower if args.fail_if_slower is not None else args.threshold
+    comparison = compare_runs(baseline, [candidate], threshold_pct=threshold, cross_gpu=args.cross_gpu)
     if comparison.empty:
         raise InvalidInput(f"nothing to compare: {args.baseline} and {args.candidate} have no kernel/size in common")
     print(f"baseline:  {_describe(baseline, args.baseline)}")
     print(f"candidate: {_describe(candidate, args.candidate)}")
+    print(f"{'WARNING: ' if guard.differences else ''}{guard.label()}")
+    print(f"verdicts: 95% bootstrap interval of the median-time ratio; practical threshold {threshold:g}%")
     print()
     print(_table(comparison))
     only = unmatched(baseline, candidate)
@@ -137,6 +153,11 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_if_slower is None:
         return 0
     bad = slower_than(comparison, args.fail_if_slower)
+    unsure = undecided(comparison, args.fail_if_slower)
+    if not unsure.empty:
+        pairs = ", ".join(f"{r.kernel} {r.size}".strip() + f" ({r.interval})" for r in unsure.itertuples())
+        print(f"\nNOTE: {len(unsure)} pair(s) grew past {args.fail_if_slower:g}% but their interval includes no "
+              f"change (noisy, not failed): {pairs}; rerun with more --repeats to decide")  # fmt: skip
     if bad.empty:
         print(f"\nOK: nothing slower than the baseline by more than {args.fail_if_slower:g}%")
         return 0

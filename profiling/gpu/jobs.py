@@ -60,6 +60,34 @@ def sweep_sizes(start: int, stop: int, factor: int = 2) -> list[Shape]:
     return shapes
 
 
+MAX_GRID_SHAPES = 1024
+_GRID_SPLIT = re.compile(r"([MNKmnk])\s*=")
+
+
+def parse_grid(text: str) -> list[Shape]:
+    """Every shape of a grid such as "M=1,16,128,N=1024,4096,K=4096" (each axis a comma list; all three needed),
+    M fastest-changing last: ordered by K, then N, then M, as the sweep charts read them."""
+    axes: dict[str, list[int]] = {}
+    pieces = _GRID_SPLIT.split(text.strip())
+    if len(pieces) < 3 or pieces[0].strip():
+        raise InvalidInput(f"--grid {text!r} is not of the form M=1,16,128,N=1024,4096,K=4096")
+    for axis, values_text in zip(pieces[1::2], pieces[2::2], strict=True):
+        axis = axis.upper()
+        if axis in axes:
+            raise InvalidInput(f"--grid names {axis} twice")
+        values = [p.strip() for p in values_text.split(",") if p.strip()]
+        if not values:
+            raise InvalidInput(f"--grid: {axis}= has no values")
+        axes[axis] = list(dict.fromkeys(_positive(v, f"grid {axis}") for v in values))
+    missing = [a for a in "MNK" if a not in axes]
+    if missing:
+        raise InvalidInput(f"--grid needs M=, N= and K=; missing {', '.join(missing)}")
+    count = len(axes["M"]) * len(axes["N"]) * len(axes["K"])
+    if count > MAX_GRID_SHAPES:
+        raise InvalidInput(f"--grid has {count} shapes; at most {MAX_GRID_SHAPES} per sweep")
+    return [Shape(m, n, k) for k in axes["K"] for n in axes["N"] for m in axes["M"]]
+
+
 def parse_shape(text: str) -> Shape:
     """One MxNxK shape like "4096x1000x333"."""
     match = _SHAPE.match(text)

@@ -19,7 +19,7 @@ from profiling.gpu.compile import CompiledKernel, compile_kernel, max_active_blo
 from profiling.gpu.device import Nvml, NvmlSampler, device_info
 from profiling.gpu.fp32_cupy import cupy
 from profiling.gpu.jobs import BenchSettings, check_fits, tolerance_for
-from profiling.gpu.timing import summarize, time_launches
+from profiling.gpu.timing import summarize, time_interleaved, time_launches
 from profiling.gpu.verify import Check, check_output
 from profiling.runs.records import BenchResult, TimeSummary
 from profiling.shape import Shape
@@ -160,11 +160,9 @@ class Session:
         return self.problems[key]
 
 
-def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSettings, op: str) -> dict[str, Any]:
-    """Verify (and for op "bench" time) one kernel at one shape; returns the BenchResult's dict form.
-
-    Raises only for CUDA errors that leave the context unusable (the caller restarts the worker).
-    """
+def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[KernelSpec, BenchResult]:
+    """The catalog entry to run (the configuration tuned for this GPU, where there is one) and its result record,
+    already "refused" when the shape breaks the kernel's size rule."""
     spec = get_kernel(kernel_id)
     tuned_id = (
         tuned_config_id(session.device["name"], kernel_id, shape.m, shape.n, shape.k)
@@ -186,36 +184,61 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     problem_text = spec.size_problem(shape.m, shape.n, shape.k)
     if problem_text:
         result.status, result.error = "refused", problem_text
+    return spec, result
+
+
+def _verified_launch(
+    session: Session, spec: KernelSpec, result: BenchResult, shape: Shape
+) -> tuple[Problem, Callable[[], None]]:
+    """Compile, run once on a poisoned output and check against the reference; fills the result's compiler,
+    launch and verification facts. Raises for a sticky CUDA error (the caller restarts the worker)."""
+    compiled = None if spec.is_reference else compile_kernel(spec)
+    if compiled is not None:
+        result.compile_info = compiled.info
+        result.launch = {
+            "grid": list(spec.grid(shape.m, shape.n)),
+            "block": list(spec.block),
+            "dynamic_smem_bytes": spec.dynamic_smem_bytes,
+            "max_active_blocks_per_sm": max_active_blocks(compiled),
+        }
+    problem = session.problem(spec, shape)
+    launch = problem.launcher(compiled, spec)
+    problem.poison()
+    launch()
+    cupy.cuda.Device().synchronize()
+    check = problem.check(spec.is_reference, result.tolerance or 0.0)
+    result.rel_error = check.rel_error
+    if not check.ok:
+        result.status, result.error = check.status, check.error
+    return problem, launch
+
+
+def _record_times(session: Session, spec: KernelSpec, result: BenchResult, times: list[float], nvml: dict) -> None:
+    timing = TimeSummary(**summarize(times))
+    result.time_ms, result.nvml = timing, nvml
+    result.times_ms = list(times)
+    tflops = result.shape.flops / (timing.median / 1000.0) / 1e12
+    result.tflops = tflops
+    peak = session.device.get("fp32_peak_tflops")
+    if peak and spec.operation == "sgemm":
+        result.pct_peak = 100.0 * tflops / peak
+
+
+def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSettings, op: str) -> dict[str, Any]:
+    """Verify (and for op "bench" time) one kernel at one shape; returns the BenchResult's dict form.
+
+    Raises only for CUDA errors that leave the context unusable (the caller restarts the worker).
+    """
+    spec, result = _spec_and_result(session, kernel_id, shape)
+    if result.status == "refused":
         return result.to_dict()
+    tolerance = result.tolerance or 0.0
     try:
-        compiled = None if spec.is_reference else compile_kernel(spec)
-        if compiled is not None:
-            result.compile_info = compiled.info
-            result.launch = {
-                "grid": list(spec.grid(shape.m, shape.n)),
-                "block": list(spec.block),
-                "dynamic_smem_bytes": spec.dynamic_smem_bytes,
-                "max_active_blocks_per_sm": max_active_blocks(compiled),
-            }
-        problem = session.problem(spec, shape)
-        launch = problem.launcher(compiled, spec)
-        problem.poison()
-        launch()
-        cupy.cuda.Device().synchronize()
-        check = problem.check(spec.is_reference, tolerance)
-        result.rel_error = check.rel_error
-        if not check.ok:
-            result.status, result.error = check.status, check.error
+        problem, launch = _verified_launch(session, spec, result, shape)
         if op == "bench":
             with NvmlSampler(session.nvml) as sampler:
                 times = _time_launches(launch, settings, session.flush_buffer() if settings.flush_l2 else None)
-            timing = TimeSummary(**summarize(times))
-            result.time_ms, result.nvml = timing, sampler.summary()
-            tflops = shape.flops / (timing.median / 1000.0) / 1e12
-            result.tflops = tflops
-            peak = session.device.get("fp32_peak_tflops")
-            if peak and spec.operation == "sgemm":
-                result.pct_peak = 100.0 * tflops / peak
+            _record_times(session, spec, result, times, sampler.summary())
             # A race shows as an output that changes between launches: check the last timed launch too.
             if result.status == "ok" and not spec.is_reference:
                 after = problem.check(False, tolerance)
@@ -236,6 +259,48 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
             raise
         result.status, result.error = "failed", _describe(exc)
     return result.to_dict()
+
+
+def run_ab(session: Session, kernel_a: str, kernel_b: str, shape: Shape, settings: BenchSettings) -> list[dict]:
+    """Verify two kernels of one operation at one shape, then time them interleaved (timing.time_interleaved);
+    returns both results, each with its per-launch times and `ab` naming its partner and the pairing.
+
+    A partner that is refused, wrong or fails leaves the other verified but untimed: an A/B needs both.
+    """
+    prepared = [_spec_and_result(session, kernel_a, shape), _spec_and_result(session, kernel_b, shape)]
+    (spec_a, result_a), (spec_b, result_b) = prepared
+    if spec_a.operation != spec_b.operation:
+        for (_, result), other in zip(prepared, (spec_b, spec_a), strict=True):
+            result.status = "refused"
+            result.error = f"an A/B needs two kernels of one operation; {other.id} computes {other.operation}"
+        return [result_a.to_dict(), result_b.to_dict()]
+    launches = []
+    try:
+        for spec, result in prepared:
+            if result.status == "ok":
+                launches.append(_verified_launch(session, spec, result, shape)[1])
+        bad = [r for _, r in prepared if r.status != "ok"]
+        if bad:
+            for _, result in prepared:
+                if result.status == "ok":
+                    result.error = f"not timed: its A/B partner {bad[0].kernel} is {bad[0].status}"
+            return [result_a.to_dict(), result_b.to_dict()]
+        flush = session.flush_buffer() if settings.flush_l2 else None
+        with NvmlSampler(session.nvml) as sampler:
+            times_a, times_b = time_interleaved(
+                cupy, launches[0], launches[1], settings.warmup, settings.repeats, settings.max_seconds_per_run, flush
+            )
+        nvml = sampler.summary()
+        for (spec, result), times, partner in ((prepared[0], times_a, kernel_b), (prepared[1], times_b, kernel_a)):
+            _record_times(session, spec, result, times, nvml)
+            result.other["ab"] = {"partner": partner, "paired": True, "order": "alternating, each after an L2 flush"}
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result with its message
+        if is_sticky(exc):
+            raise
+        for _, result in prepared:
+            if result.status == "ok":
+                result.status, result.error = "failed", _describe(exc)
+    return [result_a.to_dict(), result_b.to_dict()]
 
 
 def _describe(exc: BaseException) -> str:

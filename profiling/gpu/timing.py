@@ -79,3 +79,47 @@ def time_launches(
         end.record()
     events[-1][1].synchronize()
     return [cuda.get_elapsed_time(s, e) for s, e in events]
+
+
+def time_interleaved(
+    xp: Any,
+    launch_a: Callable[[], None],
+    launch_b: Callable[[], None],
+    warmup: int,
+    repeats: int,
+    max_seconds: float,
+    flush: Any | None,
+) -> tuple[list[float], list[float]]:
+    """Event-timed launches of two kernels, alternating (A B, B A, A B, ...), each after its own L2 flush.
+
+    Pair i holds launch i of each: clock drift, heating and neighbours hit both alike, so the ratio per pair
+    cancels them. The order swaps every pair, so neither kernel always runs on the other's leftovers.
+    """
+    cuda = xp.cuda
+    for _ in range(warmup):
+        launch_a()
+        launch_b()
+    cuda.Device().synchronize()
+    probe_start, probe_end = cuda.Event(), cuda.Event()
+    probe_start.record()
+    launch_a()
+    launch_b()
+    probe_end.record()
+    probe_end.synchronize()
+    count = repeats_within_budget(repeats, max_seconds, cuda.get_elapsed_time(probe_start, probe_end))
+    stream = cuda.get_current_stream()
+    events = {"a": [], "b": []}
+    launches = {"a": launch_a, "b": launch_b}
+    index = 0
+    for i in range(count):
+        for side in ("a", "b") if i % 2 == 0 else ("b", "a"):
+            if flush is not None:
+                cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(index), flush.nbytes, stream.ptr)
+            start, end = cuda.Event(), cuda.Event()
+            start.record()
+            launches[side]()
+            end.record()
+            events[side].append((start, end))
+            index += 1
+    cuda.Device().synchronize()
+    return tuple([cuda.get_elapsed_time(s, e) for s, e in events[side]] for side in ("a", "b"))  # type: ignore[return-value]

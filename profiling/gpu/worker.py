@@ -58,6 +58,8 @@ def child_main(job: Job) -> int:
         ceilings = BenchResult("ceilings", Shape(1, 1, 1), other={"ceilings": measure_ceilings(session.device)})
         _emit(RESULT_PREFIX, ceilings.to_dict())
         return 0
+    if job.op == "ab":
+        return _child_ab(session, job)
     for task in job.tasks:
         try:
             record = gpu_runner.run_task(session, task.kernel, task.shape, job.settings, job.op)
@@ -65,6 +67,27 @@ def child_main(job: Job) -> int:
             record = _failed(task, f"the kernel crashed the GPU context: {error_line(exc)}")
             _emit(RESULT_PREFIX, record)
             return EXIT_CONTEXT_LOST
+        _emit(RESULT_PREFIX, record)
+    return 0
+
+
+def _child_ab(session: Any, job: Job) -> int:
+    """An interleaved A/B: exactly two tasks of one shape. After a crash the parent restarts the child with
+    the task left alone, which can only be reported: its partner took the worker down."""
+    from profiling.gpu import runner as gpu_runner
+
+    tasks = job.tasks
+    if len(tasks) != 2 or tasks[0].shape != tasks[1].shape:
+        for task in tasks:
+            why = "its A/B partner crashed the worker" if len(tasks) == 1 else "an A/B job needs two tasks of one shape"
+            _emit(RESULT_PREFIX, _failed(task, why))
+        return 0
+    try:
+        records = gpu_runner.run_ab(session, tasks[0].kernel, tasks[1].kernel, tasks[0].shape, job.settings)
+    except Exception as exc:  # noqa: BLE001 - a sticky CUDA error: report it on the first task, restart
+        _emit(RESULT_PREFIX, _failed(tasks[0], f"the A/B crashed the GPU context: {error_line(exc)}"))
+        return EXIT_CONTEXT_LOST
+    for record in records:
         _emit(RESULT_PREFIX, record)
     return 0
 

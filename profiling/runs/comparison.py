@@ -1,8 +1,10 @@
 """Baseline-vs-candidate comparison of saved runs: per kernel/size and metric, the change and its verdict.
 
-Verdicts per metric and kernel/size: "improvement", "regression" or "same" (the change is within the
-noise threshold); "changed" for metrics with no better direction (registers, shared memory) that moved
-past the threshold; "n/a" where either side has no value. Runs are SavedRun or their record dicts.
+The time row's verdict rests on the per-launch times (profiling.runs.verdict): "faster", "slower", "same",
+"noisy" or "not comparable", with the bootstrap interval of the time ratio beside it. The other metrics
+keep a threshold rule: "improvement", "regression" or "same" (the change is within the threshold);
+"changed" for metrics with no better direction (registers, shared memory) that moved past it; "n/a" where
+either side has no value. Runs are SavedRun or their record dicts.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pandas as pd
 from profiling.errors import InvalidInput
 from profiling.runs.records import RunResult, SavedRun, as_run
 from profiling.runs.values import finite_number
+from profiling.runs.verdict import DEFAULT_CONFIDENCE, Comparability, comparability, time_verdict
 
 
 @dataclass(frozen=True)
@@ -50,15 +53,22 @@ DEFAULT_THRESHOLD_PCT = 2.0
 VERDICT_COLORS = {
     "improvement": "#1a7f37",
     "regression": "#cf222e",
+    "faster": "#1a7f37",
+    "slower": "#cf222e",
     "same": "#57606a",
     "changed": "#9a6700",
+    "noisy": "#9a6700",
+    "not comparable": "#8c959f",
     "n/a": "#8c959f",
 }
+BETTER_VERDICTS = ("improvement", "faster")
+WORSE_VERDICTS = ("regression", "slower")
 
 
 COMPARISON_COLUMNS = [
     "candidate_id", "candidate_label", "kernel", "size", "metric", "metric_label", "better",
     "baseline", "candidate", "delta", "delta_pct", "verdict",
+    "interval", "ratio_low", "ratio_high", "repeats_needed", "note",
 ]  # fmt: skip
 
 
@@ -95,17 +105,23 @@ def compare_runs(
     threshold_pct: float = DEFAULT_THRESHOLD_PCT,
     thresholds: Mapping[str, float] | None = None,
     metrics: Sequence[str] | None = None,
+    cross_gpu: bool = False,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> pd.DataFrame:
     """Long comparison table (COMPARISON_COLUMNS): one row per candidate, kernel/size present in both
     runs, and metric; delta = candidate - baseline, delta_pct relative to the baseline. `thresholds`
-    overrides the noise threshold (percent) per metric key. A "status" row per pair says whether the
-    result went from ok to wrong/failed (regression) or back (improvement)."""
+    overrides the threshold (percent) per metric key. A "status" row per pair says whether the
+    result went from ok to wrong/failed (regression) or back (improvement). The time row carries the
+    statistical verdict and its interval; runs on different GPU models are "not comparable" unless
+    `cross_gpu` (see profiling.runs.verdict.comparability)."""
     if not math.isfinite(threshold_pct) or threshold_pct < 0:
         raise InvalidInput(f"the noise threshold must be a percentage >= 0, not {threshold_pct}")
     specs = [METRIC_BY_KEY[k] for k in metrics] if metrics else list(METRICS)
-    base = _keyed(as_run(baseline))
+    base_run = as_run(baseline)
+    base = _keyed(base_run)
     rows = []
     for cand in map(as_run, candidates):
+        guard = comparability(base_run, cand, cross_gpu=cross_gpu)
         cand_rows = _keyed(cand)
         for key in [k for k in base if k in cand_rows]:
             b, c = base[key], cand_rows[key]
@@ -128,16 +144,43 @@ def compare_runs(
             for spec in specs:
                 bv, cv = finite_number(getattr(b, spec.key)), finite_number(getattr(c, spec.key))
                 limit = (thresholds or {}).get(spec.key, threshold_pct)
-                rows.append(
-                    {
-                        **common, "metric": spec.key, "metric_label": spec.label, "better": spec.better,
-                        "baseline": bv, "candidate": cv,
-                        "delta": None if bv is None or cv is None else cv - bv,
-                        "delta_pct": None if bv is None or cv is None else _delta_pct(bv, cv),
-                        "verdict": classify(spec.better, bv, cv, limit),
-                    }
-                )  # fmt: skip
+                row = {
+                    **common, "metric": spec.key, "metric_label": spec.label, "better": spec.better,
+                    "baseline": bv, "candidate": cv,
+                    "delta": None if bv is None or cv is None else cv - bv,
+                    "delta_pct": None if bv is None or cv is None else _delta_pct(bv, cv),
+                    "verdict": classify(spec.better, bv, cv, limit),
+                }  # fmt: skip
+                if spec.key == "time_median_ms":
+                    row.update(_time_columns(b, c, guard, limit, confidence))
+                elif spec.key in SPEED_KEYS and not guard.comparable:
+                    row["verdict"] = "not comparable"
+                rows.append(row)
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
+# Metrics that measure speed: on runs from different GPU models their verdicts say "not comparable".
+SPEED_KEYS = ("time_median_ms", "tflops", "pct_cublas")
+
+
+def _time_columns(
+    b: RunResult, c: RunResult, guard: Comparability, threshold_pct: float, confidence: float
+) -> dict[str, Any]:
+    """The statistical verdict, interval and note of one kernel/size's time row."""
+    if not guard.comparable:
+        return {"verdict": "not comparable", "note": guard.label()}
+    found = time_verdict(
+        b.times_ms, c.times_ms, b.time_median_ms, c.time_median_ms, threshold_pct=threshold_pct, confidence=confidence
+    )
+    interval = found.interval
+    return {
+        "verdict": found.verdict,
+        "interval": found.interval_text(),
+        "ratio_low": None if interval is None else interval.low,
+        "ratio_high": None if interval is None else interval.high,
+        "repeats_needed": found.repeats_needed,
+        "note": found.note,
+    }
 
 
 def unmatched(baseline: SavedRun | Mapping[str, Any], candidate: SavedRun | Mapping[str, Any]) -> pd.DataFrame:
@@ -162,13 +205,28 @@ def side_by_side(comparison: pd.DataFrame) -> pd.DataFrame:
                      "verdict": f"{label} verdict"}
         )  # fmt: skip
         cols = [f"{label} (base)", label] + ([f"{label} Δ%"] if metric != "status" else []) + [f"{label} verdict"]
+        if metric == "time_median_ms":
+            part = part.rename(columns={"interval": f"{label} interval", "note": f"{label} note"})
+            cols += [f"{label} interval", f"{label} note"]
         out = out.merge(part[keys + cols], on=keys, how="left")
     return out
 
 
 def slower_than(comparison: pd.DataFrame, pct: float) -> pd.DataFrame:
-    """Kernel/size pairs whose median time grew by more than `pct` percent, or that stopped being ok."""
+    """Kernel/size pairs that are "slower" by the verdicts' rule with `pct` as the practical threshold (the
+    interval excludes no change and the median grew by more than `pct`; on results without per-launch times,
+    the median alone), or that stopped being ok."""
     time_rows = comparison[comparison["metric"] == "time_median_ms"]
-    slower = time_rows[time_rows["delta_pct"].astype(float) > pct]
+    grew = time_rows["delta_pct"].astype(float) > pct
+    low = pd.to_numeric(time_rows["ratio_low"], errors="coerce")
+    decided = low.isna() | (low > 1.0)
+    slower = time_rows[grew & decided & (time_rows["verdict"] != "not comparable")]
     broken = comparison[(comparison["metric"] == "status") & (comparison["verdict"] == "regression")]
     return pd.concat([slower, broken], ignore_index=True)
+
+
+def undecided(comparison: pd.DataFrame, pct: float) -> pd.DataFrame:
+    """Time rows that grew by more than `pct` but whose interval still includes no change: too noisy to gate on."""
+    time_rows = comparison[comparison["metric"] == "time_median_ms"]
+    low = pd.to_numeric(time_rows["ratio_low"], errors="coerce")
+    return time_rows[(time_rows["delta_pct"].astype(float) > pct) & low.notna() & (low <= 1.0)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,27 @@ def _kernel_of(data: Any, where: str) -> str:
     if not isinstance(kernel, str) or not kernel.strip():
         raise InvalidInput(f"{where} has no kernel name")
     return unicode_text(kernel)
+
+
+MAX_RAW_TIMES = 100_000
+
+
+def raw_times(value: Any) -> list[float] | None:
+    """Per-launch times (ms) from a JSON list: positive finite numbers only; None when there is no usable list.
+
+    A list with any non-number, non-finite or non-positive entry is dropped whole: statistics on a silently
+    filtered sample would look more certain than the run was."""
+    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)) or not value:
+        return None
+    if len(value) > MAX_RAW_TIMES:
+        return None
+    out = []
+    for v in value:
+        number = json_number(v)
+        if number is None or not math.isfinite(number) or number <= 0:
+            return None
+        out.append(number)
+    return out
 
 
 def size_text(result: Mapping[str, Any] | RunResult) -> str:
@@ -122,6 +144,7 @@ class BenchResult:
     pct_peak: float | None = None  # of the device's FP32 peak (sgemm only)
     rel_error_after_timing: float | None = None
     pct_cublas: float | None = None  # speed against the same operation's library reference, same run
+    times_ms: list[float] | None = None  # every timed launch, in launch order: what the verdicts' statistics need
     other: dict[str, Any] = field(default_factory=dict)  # keys this record does not know, kept as they came
 
     @property
@@ -187,6 +210,7 @@ class BenchResult:
             pct_peak=json_number(data.get("pct_peak")),
             rel_error_after_timing=json_number(data.get("rel_error_after_timing")),
             pct_cublas=json_number(data.get("pct_cublas")),
+            times_ms=raw_times(data.get("times_ms")),
             other={k: v for k, v in data.items() if k not in _BENCH_KEYS},
         )
 
@@ -212,6 +236,7 @@ class BenchResult:
             "pct_peak": self.pct_peak,
             "rel_error_after_timing": self.rel_error_after_timing,
             "pct_cublas": self.pct_cublas,
+            "times_ms": self.times_ms,
         }
         out = {k: v for k, v in values.items() if v is not None or k in _BENCH_ALWAYS}
         return out | {k: v for k, v in self.other.items() if k not in values}
@@ -220,7 +245,7 @@ class BenchResult:
 # The keys of a results-file row, in the order the worker writes them.
 _BENCH_KEYS = (
     "kernel", "title", "operation", "m", "n", "k", "status", "error", "tolerance", "config", "compile", "launch",
-    "rel_error", "time_ms", "nvml", "tflops", "pct_peak", "rel_error_after_timing", "pct_cublas",
+    "rel_error", "time_ms", "nvml", "tflops", "pct_peak", "rel_error_after_timing", "pct_cublas", "times_ms",
 )  # fmt: skip
 # Written even when None: a null config says a library reference ran, not a catalog entry point.
 _BENCH_ALWAYS = frozenset({"kernel", "m", "n", "k", "status", "error", "config"})
@@ -256,6 +281,7 @@ class RunResult:
     metrics: dict[str, float | None] = field(default_factory=dict)  # flattened numbers, ncu metrics
     derived: dict[str, float | None] = field(default_factory=dict)  # metrics computed from the report
     extra: dict[str, Any] = field(default_factory=dict)  # the source row or launch, kept whole
+    times_ms: tuple[float, ...] | None = None  # every timed launch (ms), for the verdicts' statistics
 
     @property
     def shape(self) -> Shape | None:
@@ -287,6 +313,8 @@ class RunResult:
             values[part] = {unicode_text(name): finite_number(v) for name, v in raw.items()}
         extra = data.get("extra") or {}
         values["extra"] = jsonable(extra) if isinstance(extra, Mapping) else {"value": jsonable(extra)}
+        times = raw_times(data.get("times_ms"))
+        values["times_ms"] = None if times is None else tuple(times)
         return cls(**values)
 
     def columns(self) -> dict[str, Any]:
@@ -299,13 +327,13 @@ class RunResult:
             "metrics": dict(self.metrics),
             "derived": dict(self.derived),
             "extra": dict(self.extra),
+            "times_ms": None if self.times_ms is None else list(self.times_ms),
         }
 
 
-# Result fields stored in their own columns (metrics, derived and extra live in JSON columns).
-RESULT_FIELDS: tuple[str, ...] = tuple(
-    f.name for f in dataclasses.fields(RunResult) if f.name not in ("metrics", "derived", "extra")
-)
+# The parts of a result kept in JSON columns; every other field is a column of its own (RESULT_FIELDS).
+JSON_PARTS = ("metrics", "derived", "extra", "times_ms")
+RESULT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunResult) if f.name not in JSON_PARTS)
 _CONVERTERS = {"str": text_or_none, "str | None": text_or_none, "int | None": store_int, "float | None": finite_number}
 # A new column of another type fails here, at import, until it has a converter.
 _COLUMN_TYPES = {f.name: _CONVERTERS[str(f.type)] for f in dataclasses.fields(RunResult) if f.name in RESULT_FIELDS}

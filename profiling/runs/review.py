@@ -18,9 +18,17 @@ import plotly.graph_objects as go
 
 from profiling.charts.review import comparison_figures
 from profiling.errors import InvalidInput
-from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, VERDICT_COLORS, compare_runs, side_by_side
+from profiling.runs.comparison import (
+    BETTER_VERDICTS,
+    DEFAULT_THRESHOLD_PCT,
+    VERDICT_COLORS,
+    WORSE_VERDICTS,
+    compare_runs,
+    side_by_side,
+)
 from profiling.runs.records import RESULT_FIELDS, SavedRun, as_run
 from profiling.runs.values import iso_utc
+from profiling.runs.verdict import comparability
 
 RUN_COLUMNS = [
     "id", "label", "author", "notes", "created", "kind", "device_name", "device_cc",
@@ -195,7 +203,8 @@ def _table_html(frame: pd.DataFrame) -> str:
             base = str(c).removesuffix(" Δ%").removesuffix(" (base)")
             verdict = row.get(f"{base} verdict") if f"{base} verdict" in frame.columns else None
             style = ""
-            if isinstance(verdict, str) and verdict in ("improvement", "regression") and not str(c).endswith("(base)"):
+            coloured = (*BETTER_VERDICTS, *WORSE_VERDICTS, "noisy")
+            if isinstance(verdict, str) and verdict in coloured and not str(c).endswith("(base)"):
                 style = f' style="color:{VERDICT_COLORS[verdict]};font-weight:600"'
             cells.append(f"<td{style}>{html.escape(_fmt(row[c]))}</td>")
         if row_verdict:
@@ -203,6 +212,13 @@ def _table_html(frame: pd.DataFrame) -> str:
             cells.append(f'<td style="color:{VERDICT_COLORS.get(v, "#000")}">{html.escape(v)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+VERDICT_RULE = (
+    "Time verdicts: faster or slower only when the 95 % bootstrap interval of the median-time ratio excludes "
+    "no change and the change exceeds the threshold; same when the interval lies within the threshold; noisy "
+    "when it is too wide to say; not comparable across GPU models."
+)
 
 
 def report_html(
@@ -231,9 +247,14 @@ def report_html(
         parts.append(fig.to_html(full_html=False, include_plotlyjs=(i == 0), default_width="100%"))
     sections = [
         f"<h1>{html.escape(title)}</h1>",
-        f"<p>Generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC. Verdicts use a noise threshold of "
-        f"{threshold_pct:g}%: <span style='color:{VERDICT_COLORS['improvement']}'>improvement</span>, "
-        f"<span style='color:{VERDICT_COLORS['regression']}'>regression</span>.</p>",
+        f"<p>Generated {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC. {html.escape(VERDICT_RULE)} Practical "
+        f"threshold {threshold_pct:g}%: <span style='color:{VERDICT_COLORS['faster']}'>faster</span>, "
+        f"<span style='color:{VERDICT_COLORS['slower']}'>slower</span>, "
+        f"<span style='color:{VERDICT_COLORS['noisy']}'>noisy</span>.</p>",
+        *[
+            f"<p><b>{html.escape(c.label)}</b>: {html.escape(comparability(baseline, c).label())}</p>"
+            for c in candidates
+        ],
         "<h2>Runs</h2>",
         _table_html(runs.drop(columns=["notes"])),
         "<h2>Comparison</h2>",

@@ -80,6 +80,7 @@ class ResultRow(Base):
     metrics: Mapped[dict | None] = mapped_column(sa.JSON)
     derived: Mapped[dict | None] = mapped_column(sa.JSON)  # v2
     extra: Mapped[dict | None] = mapped_column(sa.JSON)  # v2
+    times_ms: Mapped[list | None] = mapped_column(sa.JSON)  # v4: every timed launch, for the verdicts
 
 
 class AuditRow(Base):
@@ -201,7 +202,27 @@ def _migration_team(conn: Connection) -> None:
             )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_migration_1, _migration_2, _migration_team)
+def _migration_raw_times(conn: Connection) -> None:
+    """Per-launch times of every result (a JSON list of milliseconds), which the verdicts' statistics need.
+
+    Results saved before have only summaries: their column stays NULL, and a comparison that meets one says
+    so (profiling.runs.verdict). A row that kept its source row whole in `extra` with a `times_ms` list gets it."""
+    conn.exec_driver_sql("ALTER TABLE results ADD COLUMN times_ms JSON")
+    table = sa.table(
+        "results", sa.column("id", sa.Integer), sa.column("extra", sa.JSON), sa.column("times_ms", sa.JSON)
+    )
+    for row_id, extra in conn.execute(sa.select(table.c.id, table.c.extra)):
+        times = extra.get("times_ms") if isinstance(extra, dict) else None
+        if isinstance(times, list) and times:
+            conn.execute(sa.update(table).where(table.c.id == row_id).values(times_ms=times))
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
+    _migration_1,
+    _migration_2,
+    _migration_team,
+    _migration_raw_times,
+)
 
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -376,8 +376,8 @@ class RunStore:
         session.add(row)
         session.flush()
         rows = [
-            {**r.columns(), "metrics": r.metrics, "derived": r.derived, "extra": r.extra, "run_id": row.id,
-             "position": i}
+            {**r.columns(), "metrics": r.metrics, "derived": r.derived, "extra": r.extra,
+             "times_ms": None if r.times_ms is None else list(r.times_ms), "run_id": row.id, "position": i}
             for i, r in enumerate(run.results)
         ]  # fmt: skip
         for start in range(0, len(rows), _CHUNK):
@@ -422,6 +422,7 @@ def _run_result(row: ResultRow) -> RunResult:
         metrics=dict(row.metrics or {}),
         derived=dict(row.derived or {}),
         extra=dict(row.extra or {}),
+        times_ms=None if not row.times_ms else tuple(row.times_ms),
     )
 
 
