@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why foreign
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts foreign
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -197,6 +197,38 @@ why)
     fi
   done
   record why "$(ls "$F" | wc -l) files; launches at 1024: $(($(wc -l < "$F/why_1024_raw.csv" 2>/dev/null || echo 2) - 2))"
+  ;;
+verdicts)
+  # Issue 20: one A/B pair timed interleaved and back-to-back at rising repeats (interval width against repeats),
+  # a second back-to-back run (a committed run against another of the same code), the operations of cuBLAS at
+  # shapes where it may launch more than one kernel (ncu, NVTX range), and the shape-grid sweep for the app.
+  stage verdicts
+  F="$EV/verdicts"; mkdir -p "$F"
+  timeout 200 $PY -m pytest tests/gpu/test_gpu_verdicts.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests_verdicts.txt" 2>&1; tail -3 "$F/gpu_tests_verdicts.txt"
+  PAIR=${AB_PAIR:-v7-warptile,v8-async}; S=${AB_SIZE:-4096}
+  for r in 10 30 100 300; do
+    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes $S --repeats $r --max-seconds 30 --json "$F/ab_${S}_r$r.json" > "$F/ab_${S}_r$r.txt" 2>&1
+    timeout 150 $PY -m profiling bench --kernels "$PAIR" --sizes $S --repeats $r --max-seconds 30 --json "$F/seq_${S}_r$r.json" > "$F/seq_${S}_r$r.txt" 2>&1
+  done
+  timeout 150 $PY -m profiling bench --kernels "$PAIR" --sizes $S --repeats 100 --max-seconds 30 --json "$F/again_seq_${S}_r100.json" > "$F/again_seq_${S}_r100.txt" 2>&1
+  $PY scripts/ab_table.py "$F" > "$F/ab_table.md" 2>&1; cat "$F/ab_table.md"
+  $PY - "$F/ops.json" <<'PY'
+import json, sys
+from profiling.gpu.jobs import BenchSettings, Job, Task
+shapes = [(127, 127, 8191), (4096, 4096, 333), (333, 4096, 4096), (64, 64, 65536)]
+tasks = [Task(k, *s) for s in shapes for k in ("cublas", "cublas-hgemm", "v9-regdb")]
+json.dump(Job(op="profile", tasks=tasks, settings=BenchSettings(repeats=1, warmup=1, flush_l2=False)).to_dict(), open(sys.argv[1], "w"))
+PY
+  timeout 200 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --section SpeedOfLight --section LaunchStats      --metrics gpu__time_duration.sum,dram__bytes.sum -f -o /tmp/ops $PY -m profiling worker --job "$F/ops.json" > "$F/ops_log.txt" 2>&1
+  echo "exit=$?" >> "$F/ops_log.txt"
+  [ -f /tmp/ops.ncu-rep ] && "$NCU" --import /tmp/ops.ncu-rep --csv --page raw > "$F/ops_raw.csv" 2>&1 \
+     && "$NCU" --import /tmp/ops.ncu-rep --csv --page details > "$F/ops_details.csv" 2>&1
+  timeout 150 $PY -m profiling bench --kernels cublas,cublas-hgemm --sizes 127x127x8191,4096x4096x333,333x4096x4096,64x64x65536 \
+     --repeats 30 --json "$F/ops_bench.json" > "$F/ops_bench.txt" 2>&1
+  timeout 330 $PY -m profiling bench --kernels v5,v8-async,v9-regdb --repeats 10 --max-seconds 1 \
+     --grid "${GRID:-M=1,16,64,128,512,1024,4096,8192,N=128,512,1024,2048,4096,8192,12288,16384,K=512,8192}" \
+     --json "$F/sweep_grid.json" > "$F/sweep_grid.txt" 2>"$F/sweep_grid.log"
+  record verdicts "$(ls "$F" | wc -l) files; grid ok rows: $(grep -c ' ok ' "$F/sweep_grid.txt")"
   ;;
 foreign)
   # Reports of a program that is not ours (PyTorch, cuBLASLt, Triton), in every layout users export.
