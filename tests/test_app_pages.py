@@ -276,7 +276,7 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     side = next(d.value for d in at.dataframe if "Time (ms) Δ%" in d.value.columns)
     assert len(side) == len({(r["kernel"], r["m"]) for r in base["results"]})
     assert side["Time (ms) Δ%"].round(3).eq(-20.0).all()
-    assert (side["Time (ms) verdict"] == "improvement").all()
+    assert (side["Time (ms) verdict"] == "faster").all()
     roof = figures(at)[0]
     assert kernel_points(roof) == {r["kernel"]: 1 for r in base["results"]}
     baseline_traces = [t for t in roof["data"] if t.get("legendgroup", "").startswith("baseline:")]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from profiling.analysis.operations import group_operations, merged_metrics
 from profiling.errors import InvalidInput, error_line
 from profiling.runs.records import BENCH_SCHEMA, EXPORT_SCHEMA, RUN_SCHEMA, BenchResult, RunResult, SavedRun
 from profiling.runs.values import MAX_JSON_DEPTH, finite_number, parse_json
@@ -166,6 +167,46 @@ def _launch_result(launch: Any, i: int, size_label: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _operations_merged(launches: Sequence[Any]) -> list[Any]:
+    """The launches, with each operation that ran as several launches inside one worker NVTX range (cuBLAS split-K
+    plus its reduction) merged into one: named by the catalog id and sized by the range, its time and every `.sum`
+    metric added up, its other metrics from its longest part, and its parts listed (profiling.analysis.operations)."""
+    out: list[Any] = []
+    for op in group_operations(launches):
+        if op.key is None:
+            out.extend(op.parts)
+            continue
+        if len(op.parts) == 1 and not isinstance(op.parts[0], Mapping):
+            # One launch in a worker range: named and sized by the range, so it lines up with a bench run.
+            out.append(_named_by_range(op.parts[0], op.key))
+            continue
+        kid, m, n, k = op.key
+        main = op.main_part
+        parts = []
+        for part in op.parts:
+            grid, block = _get(part, "grid"), _get(part, "block")
+            time_ns = (_get(part, "metrics") or {}).get(NCU_TIME)
+            parts.append({
+                "name": str(_get(part, "name") or ""), "id": _get(part, "id"),
+                "grid": list(grid) if grid else None, "block": list(block) if block else None,
+                "time_ns": finite_number(time_ns),
+            })  # fmt: skip
+        out.append({
+            "name": kid, "m": m, "n": n, "k": k, "metrics": merged_metrics(op),
+            "derived": _get(main, "derived") or {}, "block": _get(main, "block"), "grid": _get(main, "grid"),
+            "cc": _get(main, "cc"), "device": _get(main, "device"), "findings": [], "parts": parts,
+        })  # fmt: skip
+    return out
+
+
+def _named_by_range(launch: Any, key: tuple[str, int, int, int]) -> dict[str, Any]:
+    """A report launch as a dict named by its worker range's catalog id and sized by it (function kept in extra)."""
+    kid, m, n, k = key
+    fields = ("id", "block", "grid", "cc", "device", "derived", "findings", "metrics")
+    return {"name": kid, "m": m, "n": n, "k": k, "function": str(_get(launch, "name") or ""),
+            **{f: _get(launch, f) for f in fields}}  # fmt: skip
+
+
 def report_run(
     report: Any,
     *,
@@ -184,6 +225,7 @@ def report_run(
     launches = report if isinstance(report, Sequence) else _get(report, "launches")
     if not isinstance(launches, Sequence) or isinstance(launches, (str, bytes)):
         raise InvalidInput("not a profile report: no list of kernel launches")
+    launches = _operations_merged(launches)
     names = [str(_get(launch, "name", "kernel") or "") for launch in launches]
     seen: dict[str, int] = {}
     results = []
@@ -197,7 +239,12 @@ def report_run(
             # Repeated launches of one kernel with no known size: number them so runs still line up.
             seen[name] = seen.get(name, 0) + 1
             size_label = f"#{seen[name]}"
-        results.append(_launch_result(launch, i, size_label))
+        result = _launch_result(launch, i, size_label)
+        if isinstance(launch, Mapping):
+            for key in ("parts", "function"):
+                if launch.get(key):
+                    result["extra"][key] = launch[key]
+        results.append(result)
         first_device = first_device or _get(launch, "device")
     dev = dict(device or {})
     if not dev.get("name") and isinstance(first_device, str):
