@@ -201,16 +201,19 @@ hgemm_wgmma_tma(const __grid_constant__ wgmma_tma::TensorMap map_a, const __grid
         if (tid == 0) {
             // Prefetch this block's C tile into L2 a few slices before the epilogue reads it.
             const int prefetch_at = max(0, k_tiles - 2 * STAGES);
+            // B boxes wholly right of N are not loaded (their stale columns are never stored): only boxes that
+            // overlap the matrix are copied, the standard partial-box case of TMA.
+            const int b_boxes = min(BN / B_BOX_N, (N - bn + B_BOX_N - 1) / B_BOX_N);
             for (int t = 0; t < k_tiles; ++t) {
                 const int s = t % STAGES;
                 const unsigned round = t / STAGES;
                 mbar_wait(empty0 + 8 * s, (round & 1) ^ 1);  // consumers are done with this stage's last use
                 const unsigned full = full0 + 8 * s;
-                mbar_arrive_expect_tx(full, STAGE_BYTES);  // out-of-bounds parts of a box count too (zero-filled)
+                // The zero-filled out-of-bounds parts of a box count as transferred bytes too.
+                mbar_arrive_expect_tx(full, A_STAGE_BYTES + b_boxes * B_BOX_BYTES);
                 const unsigned a_dst = smem_base + s * STAGE_BYTES;
                 tma_load_2d(a_dst, &map_a, t * BK, bm, full);
-#pragma unroll
-                for (int j = 0; j < BN / B_BOX_N; ++j)
+                for (int j = 0; j < b_boxes; ++j)
                     tma_load_2d(a_dst + A_STAGE_BYTES + j * B_BOX_BYTES, &map_b, bn + j * B_BOX_N, t * BK, full);
                 if (t == prefetch_at && beta != 0.0f) {
                     const int rows = min(BM, M - bm);
