@@ -409,8 +409,19 @@ CATALOG: tuple[KernelSpec, ...] = (
         tile_n=256,
         grid_order="cols_x",
         dtype="float16",
-        params=dict(BM=128, BN=256, BK=64, STAGES=4, CONSUMERS=2, WGMMA_M=64, WGMMA_N=256, WGMMA_K=16,
-                    SWIZZLE_BYTES=128, THREADS=384, MIN_BLOCKS=1),  # fmt: skip
+        params=dict(
+            BM=128,
+            BN=256,
+            BK=64,
+            STAGES=4,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=256,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
         multiple_of=16,
         dynamic_smem_bytes=197632,
         backend="nvcc",

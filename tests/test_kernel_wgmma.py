@@ -25,7 +25,12 @@ needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not i
 def test_catalog_entry_follows_wmma_async_and_is_hopper_only() -> None:
     ids = [s.id for s in CATALOG]
     assert ids.index("wgmma-tma") == ids.index("wmma-async") + 1
-    assert (SPEC.previous, SPEC.group, SPEC.operation, SPEC.arch) == ("wmma-async", "tensor-core", "hgemm_addmm", "sm_90a")
+    assert (SPEC.previous, SPEC.group, SPEC.operation, SPEC.arch) == (
+        "wmma-async",
+        "tensor-core",
+        "hgemm_addmm",
+        "sm_90a",
+    )
     assert SPEC.threads_per_block == SPEC.params["THREADS"] == 128 * (SPEC.params["CONSUMERS"] + 1)
     assert all(s.arch is None for s in CATALOG if s.id != "wgmma-tma")
 
