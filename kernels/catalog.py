@@ -10,87 +10,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
+# The operations moved to kernels.operations; their names stay importable from here.
+from kernels.operations import (  # noqa: F401
+    FP32_EPSILON,
+    OPERATIONS,
+    ComputeCeiling,
+    Operation,
+    OperationSpec,
+    operation_spec,
+)
 from kernels.sources import inline_local_includes
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
 
 SRC_DIR = Path(__file__).resolve().parent / "src"
 
-Operation = Literal["sgemm", "hgemm_addmm"]
-ComputeCeiling = Literal["fp32", "tensor"]
 GridOrder = Literal["rows_x", "cols_x"]
-
-FP32_EPSILON = 1.1920929e-07
-
-
-@dataclass(frozen=True)
-class OperationSpec:
-    """What a GEMM operation is, once: every "which reference?", "how many bytes?", "how close is correct?" and
-    "is this tensor-core work?" question about a kernel is answered by its operation's entry here.
-
-    `input_bytes` / `output_bytes`: bytes per element of A and B, and of C (and D). `device_buffers`: the m x n
-    buffers one run holds besides A and B (the output and the reference's, plus C for AddMM). The relative-error
-    bound for a correct kernel is max(`tolerance_floor`, `tolerance_per_sqrt_k` * sqrt(K)).
-    """
-
-    name: Operation
-    title: str
-    reference_id: str
-    input_bytes: int
-    output_bytes: int
-    device_buffers: int
-    compute: ComputeCeiling
-    tolerance_floor: float
-    tolerance_per_sqrt_k: float = 0.0
-
-    @property
-    def is_tensor_core(self) -> bool:
-        """Whether the multiply runs on the tensor cores (measured against the FP16 tensor ceiling)."""
-        return self.compute == "tensor"
-
-    def flops(self, m: int, n: int, k: int) -> int:
-        """FLOPs of one run: 2*M*N*K multiply-adds; AddMM's alpha/beta epilogue (3*M*N) is left out, as cuBLAS
-        and the published TFLOP/s figures count it."""
-        return 2 * m * n * k
-
-    def tolerance(self, k: int) -> float:
-        """Relative-error bound ||C - ref|| / ||ref|| for a correct kernel at inner dimension `k`."""
-        return max(self.tolerance_floor, self.tolerance_per_sqrt_k * math.sqrt(k))
-
-
-OPERATIONS: dict[str, OperationSpec] = {
-    # float32 rounding grows about as eps * sqrt(K) for random inputs: 8 eps sqrt(K), never below 1e-5.
-    "sgemm": OperationSpec(
-        name="sgemm",
-        title="SGEMM C = A*B (float32)",
-        reference_id="cublas",
-        input_bytes=4,
-        output_bytes=4,
-        device_buffers=2,
-        compute="fp32",
-        tolerance_floor=1e-5,
-        tolerance_per_sqrt_k=8 * FP32_EPSILON,
-    ),
-    # fp16 operands with fp32 accumulation land near 1e-4 against an fp32 product of the same half inputs;
-    # 1e-3 leaves room without letting wrong results pass.
-    "hgemm_addmm": OperationSpec(
-        name="hgemm_addmm",
-        title="HGEMM AddMM D = alpha*A*B + beta*C (float16 A, B; float32 C, D)",
-        reference_id="cublas-hgemm",
-        input_bytes=2,
-        output_bytes=4,
-        device_buffers=3,
-        compute="tensor",
-        tolerance_floor=1e-3,
-    ),
-}
-
-
-def operation_spec(name: str) -> OperationSpec:
-    """The operation called `name`; InvalidInput naming the known ones otherwise."""
-    if name in OPERATIONS:
-        return OPERATIONS[name]
-    raise InvalidInput(f"unknown operation '{name}'; known operations: {', '.join(OPERATIONS)}")
+OperandArgs = Literal["pointers", "tensor_maps"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +37,9 @@ class KernelSpec:
     walks the rows of C ("rows_x": blockIdx.x walks rows, as the design document's kernels do).
     `entry` is the kernel's name expression (a template instantiation or an extern "C" name);
     `cublas` entries have no source and are timed through cupy.matmul.
+    `arch` ("sm_90a") names the one target an architecture-specific kernel is built for, ahead of time with nvcc;
+    it never runs on another GPU (`device_problem`). `operand_args` "tensor_maps" passes A and B as TMA tensor
+    maps (profiling/gpu/tensor_map.py) instead of pointers.
     """
 
     id: str
@@ -122,6 +61,8 @@ class KernelSpec:
     previous: str | None = None
     is_reference: bool = False
     group: str = "ladder"
+    arch: str | None = None
+    operand_args: OperandArgs = "pointers"
 
     @property
     def threads_per_block(self) -> int:
@@ -154,6 +95,20 @@ class KernelSpec:
                 f"(got {Shape(m, n, k).label}); pick sizes such as {fitting.label}"
             )
         return None
+
+    def device_problem(self, cc: str) -> str | None:
+        """Why this kernel cannot run on a GPU of compute capability `cc` ("9.0"), or None when it can: a kernel
+        built for one architecture-specific target (sm_90a) runs on that compute capability only."""
+        if self.arch is None:
+            return None
+        digits = self.arch.removeprefix("sm_").rstrip("a")
+        needed = f"{digits[:-1]}.{digits[-1]}"  # "sm_90a" -> "9.0"
+        if cc.strip() == needed:
+            return None
+        return (
+            f"{self.id} is built for {self.arch} (wgmma and TMA exist on compute capability {needed} only); "
+            f"this GPU is compute capability {cc}: pick another kernel"
+        )
 
     def _round_up(self, d: int) -> int:
         return math.ceil(d / self.multiple_of) * self.multiple_of
@@ -434,6 +389,49 @@ CATALOG: tuple[KernelSpec, ...] = (
         "layouts; CUTLASS-style multistage pipeline and XOR swizzle",
         previous="wmma-addmm",
         group="tensor-core",
+    ),
+    KernelSpec(
+        id="wgmma-tma",
+        title="Hopper AddMM: TMA + wgmma, warp-specialised",
+        adds="Hopper's own tensor-core path (sm_90a only), against wmma-async's cp.async + ldmatrix + mma.sync: "
+        "the Tensor Memory Accelerator copies each 128x64 A tile and 64x256 B tile (tensor maps, one thread "
+        "issues the bulk copies, edges zero-filled by the hardware) into 128-byte swizzled shared memory; "
+        "wgmma.mma_async multiplies 64x256x16 per warp-group instruction straight from shared memory "
+        "(no ldmatrix, no fragment registers); a 4-stage mbarrier pipeline with transaction counts replaces "
+        "__syncthreads; a producer warp group (registers given away with setmaxnreg) feeds two consumer warp "
+        "groups that each hold 64x256 float accumulators; alpha/beta epilogue from registers, C prefetched "
+        "into L2 by the producer.",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_tma.cu",
+        entry="hgemm_wgmma_tma",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=256,
+            BK=64,
+            STAGES=4,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=256,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=197632,
+        backend="nvcc",
+        design_doc="PTX ISA: wgmma.mma_async (matrix descriptors, 128-byte swizzle, N-major B via imm-trans-b), "
+        "cp.async.bulk.tensor, mbarrier transaction counts, setmaxnreg; CUDA driver API cuTensorMapEncodeTiled; "
+        "builds on wmma-async",
+        previous="wmma-async",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps",
     ),
     KernelSpec(
         id="v9-regdb",

@@ -5,6 +5,7 @@ Runs on any machine with nvcc, GPU or not, so CI and the Kernels page can show t
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tempfile
@@ -83,6 +84,31 @@ def nvcc_resources(source: Path, arch: str = "sm_90", timeout_s: float = 180.0) 
     if done.returncode != 0:
         raise RuntimeError(f"nvcc failed on {source.name} for {arch}:\n{log.strip()[-2000:]}")
     return parse_ptxas_report(log), log
+
+
+def compile_cubin(source_text: str, arch: str, out: Path, options: list[str], timeout_s: float = 180.0) -> None:
+    """Compile CUDA source text to a cubin for exactly `arch` (e.g. sm_90a) at `out`, written atomically.
+
+    Raises RuntimeError with the compiler's message when nvcc is missing or the source does not compile.
+    """
+    nvcc = tool_path("nvcc")
+    if nvcc is None:
+        raise RuntimeError(f"nvcc not found: building a kernel for {arch} needs the CUDA toolkit on PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "kernel.cu"
+        src.write_text(source_text)
+        done = subprocess.run(
+            [nvcc, f"-arch={arch}", *options, "-cubin", "-o", f"{tmp}/out.cubin", str(src)],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"nvcc failed for {arch}:\n{(done.stdout + done.stderr).strip()[-2000:]}")
+        # Copy next to the target, then rename: a concurrent worker never loads a half-written cubin.
+        partial = out.with_suffix(f".{os.getpid()}.partial")
+        partial.write_bytes(Path(f"{tmp}/out.cubin").read_bytes())
+        partial.replace(out)
 
 
 def entry_matches(mangled: str, entry: str) -> bool:

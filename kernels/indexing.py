@@ -38,6 +38,11 @@ def model_for(kernel_id: str) -> KernelModel:
     """The indexing model of a catalog kernel or tuning configuration (InvalidInput for library kernels)."""
     spec = get_kernel(kernel_id)
     base = kernel_id if kernel_id in MODELS else next((b for b in MODELS if kernel_id.startswith(b + "-")), None)
+    if spec.operand_args == "tensor_maps":
+        raise InvalidInput(
+            f"no indexing model for '{kernel_id}': the Tensor Memory Accelerator copies its tiles from tensor maps, "
+            "so no lane computes a load address to draw; modelled kernels: " + ", ".join(MODELS)
+        )
     if base is None or spec.is_reference:
         raise InvalidInput(
             f"no indexing model for '{kernel_id}' (library kernels have no source to model); "

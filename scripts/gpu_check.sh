@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts foreign
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts foreign wgmma
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -259,6 +259,26 @@ foreign)
   # The default output people paste: ncu run without -o or --csv.
   timeout 120 "$NCU" --nvtx --nvtx-include 'foreign/' --clock-control none $PY scripts/foreign_program.py > "$F/run_stdout.txt" 2>&1
   record foreign "$(ls "$F" | wc -l) files; raw rows: $(($(wc -l < "$F/raw.csv" 2>/dev/null || echo 2) - 2))"
+  ;;
+wgmma)
+  # Issue 15's Hopper kernel (wgmma-tma): a layout probe first (one block, readable failures), its GPU tests,
+  # a benchmark against wmma-async and cuBLAS HGEMM, sanitizers at 256^3, and ncu quick captures at 4096.
+  stage wgmma
+  F="$EV/wgmma"; mkdir -p "$F"
+  timeout 120 $PY scripts/wgmma_probe.py 128 256 64 2>&1 | tee "$F/probe.txt" | tail -40
+  timeout 60 $PY scripts/wgmma_probe.py 16 16 16 > "$F/probe_16.txt" 2>&1
+  timeout 180 $PY -m pytest tests/gpu/test_gpu_wgmma.py -q -m gpu -p no:cacheprovider 2>&1 | tee "$F/gpu_tests.txt" | tail -15
+  timeout 150 $PY -m profiling bench --kernels wmma-async,wgmma-tma --sizes 4096,8192 --repeats 20 \
+     --json "$F/bench.json" 2>"$F/bench.log" | tee "$F/bench.txt"
+  job /tmp/san_wgmma.json verify wgmma-tma 256 256 256
+  timeout 120 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_wgmma.json > "$F/memcheck.txt" 2>&1
+  timeout 120 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_wgmma.json > "$F/racecheck.txt" 2>&1
+  timeout 150 $PY -m profiling profile --kernels wmma-async,wgmma-tma --sizes 4096 --set quick -o "$F/wgmma_4096.ncu-rep" > "$F/profile_cli.txt" 2>&1
+  if [ -f "$F/wgmma_4096.ncu-rep" ]; then
+    "$NCU" --import "$F/wgmma_4096.ncu-rep" --csv --page raw > "$F/raw_4096.csv" 2>&1
+    "$NCU" --import "$F/wgmma_4096.ncu-rep" --csv --page details > "$F/details_4096.csv" 2>&1
+  fi
+  record wgmma "$(grep -m1 'verdict' "$F/probe.txt"); tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows; $(grep -h 'ERROR SUMMARY' "$F"/memcheck.txt "$F"/racecheck.txt | tr '\n' ';')"
   ;;
 esac; done
 

@@ -32,7 +32,11 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
     report = L.load_report(capture(f"ncu_why_{request.param}_raw.csv"))
     out = {}
     for base, cand in X.ladder_steps():
-        out[(base, cand)] = X.explain(X.find_launch(report.launches, base), X.find_launch(report.launches, cand))
+        before, after = X.find_launch(report.launches, base), X.find_launch(report.launches, cand)
+        if before is None or after is None:
+            assert cand == "wgmma-tma", f"{base} -> {cand} is missing from the bundled capture"
+            continue  # newer than the bundled H100 capture (issue 15); its step needs a new capture
+        out[(base, cand)] = X.explain(before, after)
     return request.param, out
 
 

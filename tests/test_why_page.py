@@ -21,6 +21,11 @@ H100 = ROOT / "results" / "h100-2026-11-22"
 WHY_PAGE = "pages/8_Why.py"
 
 
+def captured_steps() -> list[tuple[str, str]]:
+    """The catalog's ladder steps that the bundled H100 capture holds: wgmma-tma (issue 15) is newer than it."""
+    return [step for step in X.ladder_steps() if "wgmma-tma" not in step]
+
+
 @pytest.fixture(scope="module")
 def data() -> why.WhyData:
     captures = {raw.name: (raw, cs, s) for raw, cs, s in why.bundled_captures(H100)}
@@ -46,7 +51,7 @@ def test_every_launch_is_paired_with_its_source_section(data: why.WhyData) -> No
         if data.catalog_id(label) not in ("cublas", "cublas-hgemm"):
             assert kernel.catalog_id == data.catalog_id(label) and kernel.lines
     assert why.ladder_labels(data)[:3] == ["v1", "v1-coalesced", "v2"] and "tiled-8" not in why.ladder_labels(data)
-    assert why.ladder_pairs(data) == X.ladder_steps()
+    assert why.ladder_pairs(data) == captured_steps()
 
 
 def test_stall_frame_and_figure(data: why.WhyData) -> None:
@@ -143,7 +148,7 @@ def test_every_ladder_step_shows_stalls_hot_lines_and_a_summary(no_gpu) -> None:
     assert at.selectbox(key="why_source").value.startswith("bundled NVIDIA H100 80GB HBM3, why_1024")
     step_key = next(s.key for s in at.selectbox if s.key and s.key.startswith("step:"))
     options = at.selectbox(key=step_key).options
-    assert options[:2] == ["v1 → v1-coalesced", "v1 → v2"] and len(options) == len(X.ladder_steps()) + 1
+    assert options[:2] == ["v1 → v1-coalesced", "v1 → v2"] and len(options) == len(captured_steps()) + 1
     for option in options[:-1]:
         at.selectbox(key=step_key).set_value(option).run()
         assert not at.exception, (option, [e.value for e in at.exception])

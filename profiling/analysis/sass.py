@@ -385,9 +385,11 @@ def disassemble(cubin: bytes, tool: str) -> str:
 
 
 def static_sass(spec: KernelSpec, arch: str = "sm_90") -> StaticSass:
-    """Compile `spec`'s source for `arch` and disassemble its entry; SassError when a tool is missing or fails."""
+    """Compile `spec`'s source for `arch` (for an architecture-specific kernel, always its own target, e.g.
+    sm_90a) and disassemble its entry; SassError when a tool is missing or fails."""
     if spec.source_path is None or not spec.entry:
         raise InvalidInput(f"{spec.id} is a library reference with no source to compile")
+    arch = spec.arch or arch
     if not re.fullmatch(r"sm_\d+[a-z]?", arch):
         raise InvalidInput(f"arch must look like sm_90 (got {arch!r})")
     nvcc = tool_path("nvcc")

@@ -55,7 +55,7 @@ def nvcc_compile_facts(spec: KernelSpec, arch: str = "sm_90") -> pd.DataFrame:
     """
     if spec.source_path is None or spec.entry is None:
         return pd.DataFrame()
-    found, _ = nvcc_resources(spec.source_path, arch=arch)
+    found, _ = nvcc_resources(spec.source_path, arch=spec.arch or arch)  # sm_90a kernels: their own target
     matching = [f for f in found if entry_matches(f.name, spec.entry)] or found
     return pd.DataFrame(
         [

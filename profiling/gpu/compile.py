@@ -4,8 +4,10 @@ with nvcc's -Xptxas -v report where nvcc is installed."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import subprocess
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -39,13 +41,16 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     key = (spec.source, spec.entry, spec.backend)
     if key in _COMPILED:
         return replace(_COMPILED[key], spec=spec)
-    arch = f"sm_{cupy.cuda.Device().compute_capability}"
+    arch = spec.arch or f"sm_{cupy.cuda.Device().compute_capability}"
     options: list[str] = ["-std=c++17", "-lineinfo"]
-    if spec.backend == "nvrtc":
-        options += [f"-I{d}" for d in _cuda_include_dirs()]
-    module = cupy.RawModule(
-        code=spec.read_source(), options=tuple(options), name_expressions=[spec.entry], backend=spec.backend
-    )
+    if spec.arch:
+        module = cupy.RawModule(path=str(_nvcc_cubin(spec, options)))
+    else:
+        if spec.backend == "nvrtc":
+            options += [f"-I{d}" for d in _cuda_include_dirs()]
+        module = cupy.RawModule(
+            code=spec.read_source(), options=tuple(options), name_expressions=[spec.entry], backend=spec.backend
+        )
     function = module.get_function(spec.entry)
     if spec.dynamic_smem_bytes > 48 * 1024:
         function.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
@@ -64,6 +69,26 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     compiled = CompiledKernel(spec, function, info)
     _COMPILED[key] = compiled
     return compiled
+
+
+def _nvcc_cubin(spec: KernelSpec, options: list[str]) -> Path:
+    """An architecture-specific kernel (spec.arch, e.g. sm_90a) compiled ahead of time by nvcc into a cubin, cached
+    under the source's hash.
+
+    Why not RawModule(code=...): CuPy always adds its own -arch from the device's compute capability (sm_90, which
+    has no wgmma or setmaxnreg) and its NVRTC path reads the architecture as a number, so "90a" cannot be asked
+    for there; nvcc builds exactly the target named, and CuPy loads the cubin. The entry must be extern "C".
+    """
+    from kernels.compile_info import compile_cubin
+
+    source = spec.read_source()
+    digest = hashlib.sha256("\n".join([source, spec.arch or "", *options]).encode()).hexdigest()[:20]
+    root = Path(os.environ.get("GEMMLENS_CUBIN_DIR") or Path(tempfile.gettempdir()) / "gemmlens-cubins")
+    cubin = root / f"{spec.source}-{spec.arch}-{digest}.cubin"
+    if not cubin.is_file():
+        root.mkdir(parents=True, exist_ok=True)
+        compile_cubin(source, spec.arch or "", cubin, options)
+    return cubin
 
 
 @functools.cache

@@ -75,6 +75,7 @@ class Problem:
         self.a, self.b, self.c = a, b, c
         self.out = xp.empty((shape.m, shape.n), dtype=xp.float32)
         self.half_out: Any = None  # cuBLAS HGEMM's float16 output, allocated when the reference first runs
+        self.tensor_maps: dict[str, tuple[Any, Any]] = {}  # TMA maps of A and B per kernel id, built once
         if operation == "sgemm":
             self.ref = xp.matmul(a, b)
         else:
@@ -98,9 +99,20 @@ class Problem:
         if self.operation == "sgemm":
             args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k))
         else:
-            args = (self.a, self.b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
+            a, b = self.operand_maps(spec) if spec.operand_args == "tensor_maps" else (self.a, self.b)
+            args = (a, b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         fn, smem = compiled.function, spec.dynamic_smem_bytes
         return lambda: fn(grid, block, args, shared_mem=smem)
+
+    def operand_maps(self, spec: KernelSpec) -> tuple[Any, Any]:
+        """A's and B's TMA tensor maps for a kernel that reads them through the Tensor Memory Accelerator, encoded
+        once per problem and kernel (the inputs never move while the problem lives)."""
+        if spec.id not in self.tensor_maps:
+            from profiling.gpu.tensor_map import encode, operand_maps
+
+            map_a, map_b = operand_maps(spec, self.shape.m, self.shape.n, self.shape.k)
+            self.tensor_maps[spec.id] = (encode(map_a, self.a.data.ptr), encode(map_b, self.b.data.ptr))
+        return self.tensor_maps[spec.id]
 
     def poison(self) -> None:
         """Fill the outputs with NaN, so that every element a kernel leaves unwritten is counted as wrong."""
@@ -181,7 +193,7 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
         tolerance=tolerance,
         config=tuned_id or spec.entry,
     )
-    problem_text = spec.size_problem(shape.m, shape.n, shape.k)
+    problem_text = spec.size_problem(shape.m, shape.n, shape.k) or spec.device_problem(session.device["cc"])
     if problem_text:
         result.status, result.error = "refused", problem_text
     return spec, result

@@ -1,0 +1,97 @@
+"""The Hopper kernel (wgmma-tma, issue 15) on the CPU: it builds for sm_90a with no spills and with the Hopper
+instructions in its SASS, every other GPU and every size that is not a multiple of 16 is refused with a message
+before anything is compiled or launched, and its tensor maps describe A and B as the kernel reads them."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from kernels.catalog import CATALOG
+from kernels.compile_info import entry_matches, nvcc_resources
+from kernels.registry import get_kernel
+from profiling.analysis.sass import static_sass
+from profiling.gpu.env import tool_path
+from profiling.gpu.jobs import BenchSettings
+from profiling.gpu.tensor_map import TileMap, operand_maps
+from profiling.shape import Shape
+
+SPEC = get_kernel("wgmma-tma")
+needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
+
+
+def test_catalog_entry_follows_wmma_async_and_is_hopper_only() -> None:
+    ids = [s.id for s in CATALOG]
+    assert ids.index("wgmma-tma") == ids.index("wmma-async") + 1
+    assert (SPEC.previous, SPEC.group, SPEC.operation, SPEC.arch) == (
+        "wmma-async",
+        "tensor-core",
+        "hgemm_addmm",
+        "sm_90a",
+    )
+    assert SPEC.threads_per_block == SPEC.params["THREADS"] == 128 * (SPEC.params["CONSUMERS"] + 1)
+    assert all(s.arch is None for s in CATALOG if s.id != "wgmma-tma")
+
+
+@needs_nvcc
+def test_builds_for_sm_90a_without_spills_within_the_register_and_smem_limits() -> None:
+    resources, log = nvcc_resources(SPEC.source_path, "sm_90a")
+    (r,) = [r for r in resources if entry_matches(r.name, SPEC.entry)]
+    assert r.arch == "sm_90a" and r.spills == 0 and r.stack_bytes == 0, log
+    # 384 threads, one block per SM: at most 65536 / 384 -> 168 registers at launch (setmaxnreg moves them after).
+    assert r.registers <= 168
+    assert r.shared_bytes + SPEC.dynamic_smem_bytes <= 227 * 1024
+    # The source's own budget, stated in the catalog: 4 stages of 16 KB (A) + 32 KB (B), plus 1 KB for alignment.
+    assert SPEC.dynamic_smem_bytes == SPEC.params["STAGES"] * (128 * 64 * 2 + 64 * 256 * 2) + 1024
+
+
+@needs_nvcc
+def test_its_sass_is_hopper_tensor_core_code() -> None:
+    try:
+        sass = static_sass(SPEC, arch="sm_90")  # an sm_90a kernel is always shown for its own target
+    except Exception as exc:  # noqa: BLE001 - the disassembler wheels may be absent
+        pytest.skip(f"no disassembler: {exc}")
+    text = "\n".join(i.text for i in sass.function.instructions)
+    assert sass.arch == "sm_90a"
+    assert re.search(r"HGMMA\.64x256x16\.F32.*tnspB", text), "wgmma m64n256k16 with B transposed (N-major)"
+    assert "UTMALDG.2D" in text and "SYNCS" in text, "TMA loads and mbarrier waits"
+    assert "USETMAXREG" in text
+    assert "LDSM" not in text and "HMMA.16816" not in text, "no ldmatrix or mma.sync left"
+
+
+@pytest.mark.parametrize("cc", ["8.0", "8.6", "8.9", "10.0", "12.0"])
+def test_any_gpu_other_than_compute_capability_9_0_is_refused(cc: str) -> None:
+    message = SPEC.device_problem(cc)
+    assert message and "sm_90a" in message and f"compute capability {cc}" in message
+    assert SPEC.device_problem("9.0") is None
+    assert all(s.device_problem(cc) is None for s in CATALOG if s.id != "wgmma-tma")
+
+
+def test_the_worker_refuses_it_on_another_gpu_before_compiling_or_launching() -> None:
+    """run_task with a session whose device is an A100: the refusal comes back as a result, no CUDA call made
+    (the fake session has no problems, flush buffer or NVML, so any GPU step would raise)."""
+    from profiling.gpu.runner import run_task
+
+    session = SimpleNamespace(device={"cc": "8.0", "name": "NVIDIA A100-SXM4-80GB"})
+    record = run_task(session, "wgmma-tma", Shape(256, 256, 256), BenchSettings(), "verify")
+    assert record["status"] == "refused" and "compute capability 8.0" in record["error"]
+
+
+@pytest.mark.parametrize("m,n,k", [(17, 16, 16), (16, 1, 16), (4096, 4096, 4100), (1, 1, 1)])
+def test_sizes_that_are_not_multiples_of_16_are_refused(m: int, n: int, k: int) -> None:
+    message = SPEC.size_problem(m, n, k)
+    assert message and "multiples of 16" in message
+    assert SPEC.size_problem(16, 16, 16) is None and SPEC.size_problem(1008, 4096, 1008) is None
+
+
+def test_tensor_maps_describe_a_and_b_as_the_kernel_reads_them() -> None:
+    map_a, map_b = operand_maps(SPEC, 1008, 4096, 272)
+    # A (M x K): 128 x 64 boxes, K contiguous; one box row is 128 bytes, the swizzle span.
+    assert (map_a.global_dims, map_a.global_strides, map_a.box_dims) == ((272, 1008), (544,), (64, 128))
+    # B (K x N): 64 x 64 boxes (a 256-wide tile is four), N contiguous.
+    assert (map_b.global_dims, map_b.global_strides, map_b.box_dims) == ((4096, 272), (8192,), (64, 64))
+    assert map_a.problem() is None and map_b.problem() is None
+    assert "multiple of 16" in TileMap(16, 20, 64, 64).problem()
+    assert "128-byte swizzle" in TileMap(16, 128, 64, 128).problem()
