@@ -129,6 +129,8 @@ def open_cluster(spec: str, connect_timeout_s: float = 30.0) -> Iterator[tuple[o
         except OSError as exc:
             raise WorkerError(f"cannot reach the Dask scheduler at {spec}: {exc}") from None
         with client:
+            if cluster is not None:
+                client.wait_for_workers(len(cluster.gpu_ids), timeout=connect_timeout_s * 4)
             workers = gpu_workers(client)
             if not workers:
                 raise WorkerError(

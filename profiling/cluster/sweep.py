@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling.cluster.share import CANCEL_PREFIX, TOPIC_PREFIX, run_share
-from profiling.errors import error_line
+from profiling.errors import WorkerError, error_line
 from profiling.gpu.jobs import Job, Task
 from profiling.gpu.process import worker_command
 from profiling.runs.records import BenchResult
@@ -179,6 +179,9 @@ def run_benchmark_on(
     results, gpus, seconds = run_tasks(
         client, workers, job, task_timeout_s, progress, cancel, command or worker_command, shares_per_gpu
     )
+    if not gpus and results and all(r["status"] == "failed" for r in results):
+        # No GPU child started anywhere: one line, as a single-GPU run says it (no table of identical failures).
+        raise WorkerError(f"no GPU worker of the cluster could run: {results[0]['error']}")
     info = (cluster or {}) | {"gpu_workers": len(workers), "sweep_s": round(seconds, 3)}
     return cluster_document(results, gpus, job.settings, started, info)
 

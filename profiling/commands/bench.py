@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 
 from profiling import usecases
-from profiling.commands import print_progress, seconds, whole_number, write_json
+from profiling.commands import (
+    add_cluster_argument,
+    print_cluster_summary,
+    print_progress,
+    save_document,
+    seconds,
+    whole_number,
+    write_json,
+)
 from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_kernels, parse_shape, parse_sizes
 from profiling.runs.results import format_table
 
@@ -34,6 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=seconds("--timeout"), default=120.0, help="seconds one kernel and size may take"
     )
     parser.add_argument("--json", dest="json_path", help="write the results document to this file")
+    parser.add_argument("--save", metavar="LABEL", help="also save the results as a run in the run store")
+    add_cluster_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,11 +53,19 @@ def run(args: argparse.Namespace) -> int:
         repeats=args.repeats, warmup=args.warmup, max_seconds_per_run=args.max_seconds, flush_l2=not args.no_flush
     )
     plan = usecases.plan_benchmark(kernels, shapes, settings, args.verify_only, args.timeout)
-    document = usecases.run_benchmark(plan, print_progress)
+    if args.cluster:
+        from profiling.cluster import usecases as cluster_usecases
+
+        document = cluster_usecases.run_benchmark(plan, args.cluster, print_progress)
+    else:
+        document = usecases.run_benchmark(plan, print_progress)
+    if args.save:
+        save_document(document, args.save)
     if args.json_path:
         write_json(args.json_path, document)
     device = document["device"]
     if device:
         print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")
     print(format_table(document))
+    print_cluster_summary(document)
     return 0 if usecases.all_verified(document) else 1
