@@ -5,6 +5,8 @@ is set (`.ci/postgres.sh`), as in tests/test_store.py."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import sys
 import textwrap
@@ -16,12 +18,17 @@ from pathlib import Path
 
 import pytest
 
+from profiling import usecases
 from profiling.cluster import local, sweep
 from profiling.cluster import usecases as cluster_usecases
+from profiling.cluster.profiling import _merge
 from profiling.errors import InvalidInput, WorkerError
 from profiling.gpu.jobs import BenchSettings, Job, Task
+from profiling.nsight.model import Report
+from profiling.nsight.report import nvtx_shape, parse_report_text
 from profiling.runs.convert import bench_run
 from profiling.runs.store import RunStore
+from profiling.shape import Shape
 from profiling.usecases import BenchmarkPlan
 
 distributed = pytest.importorskip("distributed")
@@ -37,7 +44,7 @@ FAKE_CHILD = textwrap.dedent(
     from profiling.gpu.worker import DEVICE_PREFIX, RESULT_PREFIX
     job = json.load(open(sys.argv[1]))
     gpu = os.environ.get("CUDA_VISIBLE_DEVICES", "none")
-    device = {{"name": "Scripted GPU", "cc": "9.0", "uuid": "GPU-fake-" + gpu, "pci_bus_id": "0000:0" + gpu + ":00.0",
+    device = {{"name": "Scripted GPU" + (" B" if gpu == "1" else ""), "cc": "9.0", "uuid": "GPU-fake-" + gpu, "pci_bus_id": "0000:0" + gpu + ":00.0",
               "driver": "580.00", "max_sm_clock_mhz": 1980}}
     print(DEVICE_PREFIX + json.dumps(device), flush=True)
     for task in job["tasks"]:
@@ -49,8 +56,8 @@ FAKE_CHILD = textwrap.dedent(
             os._exit(139)
         if kind.startswith("slow"):
             time.sleep(0.4)
-        ms = 1.0 + task["m"] / 1000
-        row = dict(task, status="ok", error=None, pid=os.getpid(),
+        ms = 1.0 + task["m"] / 1000 + len(kind) % 7 / 10
+        row = dict(task, status="ok", error=None, pid=os.getpid(), tflops=2e-9 * task["m"] * task["n"] * task["k"] / ms,
                    time_ms={{"median": ms, "min": ms, "max": ms, "mean": ms, "stdev": 0.0, "samples": 3}})
         print(RESULT_PREFIX + json.dumps(row), flush=True)
     """
@@ -129,11 +136,12 @@ def test_a_sweep_over_two_workers_gives_each_task_one_result(client, scripted_ch
     for r in results:
         assert r["gpu"]["uuid"] == "GPU-fake-" + r["gpu"]["cuda_visible_devices"]
         assert r["host"] and r["gpu"]["driver"] == "580.00"
+        assert r["gpu"]["name"] == {"0": "Scripted GPU", "1": "Scripted GPU B"}[r["gpu"]["cuda_visible_devices"]]
     # Streamed as they finished, each task once, with the count per GPU.
     assert sorted(m["task_index"] for m in streamed) == list(range(len(SWEEP)))
     assert any(m.startswith(f"{len(SWEEP)} of {len(SWEEP)} (gpu0 ") and "gpu1 " in m for m in messages), messages
     assert document["cluster"]["results_per_gpu"] == {"gpu0": 5, "gpu1": 5}
-    assert len(document["cluster"]["gpus"]) == 2 and document["device"]["name"] == "Scripted GPU"
+    assert len(document["cluster"]["gpus"]) == 2 and document["device"]["name"].startswith("Scripted GPU")
     # Every worker's results land in one run of the store, with host and GPU.
     with RunStore(db_url) as store:
         run_id = store.save_run(bench_run(document, label="cluster sweep"))
@@ -190,3 +198,37 @@ def test_visible_gpus_follow_cuda_visible_devices() -> None:
     assert local.visible_gpus({"CUDA_VISIBLE_DEVICES": "2, 3"}) == ["2", "3"]
     with pytest.raises(WorkerError, match="hides every GPU"):
         local.visible_gpus({"CUDA_VISIBLE_DEVICES": "-1"})
+
+
+def test_tune_records_the_best_configuration_per_gpu_type(client, scripted_child, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(usecases, "tuned_record_path", lambda name: tmp_path / f"{name.replace(' ', '-')}.json")
+    plan = usecases.plan_tune([Shape(2048, 2048, 2048)], repeats=3)
+    document = cluster_usecases.run_tune(plan, client, record=True, command=scripted_child)
+    assert len(document["results"]) == len(plan.bench.job.tasks) and {r["status"] for r in document["results"]} == {
+        "ok"
+    }
+    by_type = document["tuning"]["by_gpu_type"]
+    assert set(by_type) == {"Scripted GPU", "Scripted GPU B"}
+    for name, best in by_type.items():
+        ran_here = {r["kernel"] for r in document["results"] if r["gpu"]["name"] == name}
+        assert {b["base"] for b in best} == {"v8-async", "v9-regdb"} and all(b["config"] in ran_here for b in best)
+        record = json.loads((tmp_path / f"{name.replace(' ', '-')}.json").read_text())
+        assert record["device"] == name and record["best"] == best
+        assert {m["config"] for m in record["measured"]} <= ran_here
+
+
+def test_profile_reports_of_two_workers_merge_into_one_in_plan_order() -> None:
+    """Two ncu processes' reports (the recorded ladder capture dealt over two workers, each numbered from 0 as ncu
+    numbers them) become one report: a launch per task, in plan order, each naming its host and GPU worker."""
+    whole = parse_report_text((REPO / "tests/fixtures/ncu/raw.csv").read_text(), "raw.csv")
+    shares = []
+    for worker, launches in (("gpu0", whole.launches[0::2]), ("gpu1", whole.launches[1::2])):
+        renumbered = [dataclasses.replace(launch, id=str(i)) for i, launch in enumerate(launches)]
+        place = {"host": "node1", "worker": worker, "cuda_visible_devices": worker[-1]}
+        shares.append({"place": place, "report": Report(renumbered, whole.layout)})
+    order = [nvtx_shape(launch) for launch in whole.launches]
+    merged = _merge(shares[::-1], order, "run.ncu-rep")
+    assert [nvtx_shape(launch) for launch in merged.launches] == order
+    assert [launch.id for launch in merged.launches] == [str(i) for i in range(len(order))]
+    assert [launch.attributes["gpu_worker"] for launch in merged.launches] == ["gpu0", "gpu1"] * (len(order) // 2)
+    assert merged.launches[3].attributes["ncu_id"] == "1" and merged.launches[3].metrics == whole.launches[3].metrics

@@ -76,11 +76,10 @@ def percentage(flag: str) -> Callable[[str], float]:
 
 def add_cluster_argument(parser: argparse.ArgumentParser) -> None:
     """`--cluster local-gpus|tcp://HOST:8786` (profiling.cluster): without it the command runs as it always has."""
-    from profiling.cluster.local import check_cluster  # no Dask import: that waits until a cluster is used
-
+    # Checked where the cluster is opened (profiling.cluster.local.check_cluster), which is the first thing a cluster
+    # run does; no argparse type, since the CLI's typed options are its numeric ones (tests/test_cli_strict.py).
     parser.add_argument(
         "--cluster",
-        type=check_cluster,
         default=None,
         metavar="local-gpus|tcp://HOST:8786",
         help="fan the work out over Dask: one worker per GPU of this machine (local-gpus) or a running scheduler "
