@@ -232,3 +232,20 @@ def test_profile_reports_of_two_workers_merge_into_one_in_plan_order() -> None:
     assert [launch.id for launch in merged.launches] == [str(i) for i in range(len(order))]
     assert [launch.attributes["gpu_worker"] for launch in merged.launches] == ["gpu0", "gpu1"] * (len(order) // 2)
     assert merged.launches[3].attributes["ncu_id"] == "1" and merged.launches[3].metrics == whole.launches[3].metrics
+
+
+def test_the_app_queue_sends_a_benchmark_to_the_configured_cluster(client, scripted_child, monkeypatch) -> None:
+    from profiling.app.gpu_queue import GpuJobQueue
+    from profiling.cluster import app as cluster_app
+
+    monkeypatch.setenv("GEMMLENS_DASK_SCHEDULER", client.scheduler.address)
+    fn = cluster_app.benchmark_job(["v1", "v3"], [Shape(64, 64, 64)], BenchSettings(repeats=3), command=scripted_child)
+    queue = GpuJobQueue()
+    job = queue.wait(queue.submit("benchmark", "me", fn).id, timeout_s=60)
+    assert job is not None and job.state == "done", job.error if job else None
+    assert job.result["cluster"]["scheduler"] == client.scheduler.address
+    assert [r["kernel"] for r in job.result["results"]] == ["cublas", "v1", "v3"]
+    assert sum(cluster_app.work_per_gpu(job).values()) == 3 and any("of 3 (gpu" in e for e in job.events)
+    monkeypatch.setenv("GEMMLENS_DASK_SCHEDULER", "not-an-address")
+    with pytest.raises(InvalidInput, match="--cluster takes"):
+        cluster_app.benchmark_job(["v1"], [Shape(64, 64, 64)], BenchSettings(repeats=3))

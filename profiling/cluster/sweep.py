@@ -55,7 +55,7 @@ def run_tasks(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], float]:
     """Run `job`'s tasks over `workers` (addresses of GPU workers); returns (results in plan order, the GPU of
     each share that ran, seconds from the first submit to the last result)."""
-    from distributed import Event, as_completed
+    from distributed import Event, as_completed, wait
 
     tasks = job.tasks
     sweep_id = uuid.uuid4().hex[:12]
@@ -80,28 +80,34 @@ def run_tasks(
     per_gpu: Counter[str] = Counter()
     pending = as_completed(list(futures))
     cancelled = False
-    while True:
-        _report_stream(stream, streamed, per_gpu, len(tasks), progress)
-        if cancel is not None and cancel.is_set() and not cancelled:
-            cancelled = True
-            remote_cancel.set()
-            progress(None, "cancelling: running shares stop after their current task")
-        if pending.is_empty():
-            break
-        if not pending.has_ready():
-            time.sleep(0.1)
-            continue
-        for future in pending.next_batch(block=False):
-            indices = futures[future]
-            try:
-                share = future.result()
-            except Exception as exc:  # noqa: BLE001 - a lost worker or a bug fails its share's tasks, not the sweep
-                why = f"the Dask share failed: {type(exc).__name__}: {error_line(exc, limit=300)}"
-                share = {"gpu": {}, "results": [_failed(tasks[i], i, why) for i in indices]}
-            if share.get("device"):
-                gpus.append(share["gpu"])
-            for record in share["results"]:
-                results.setdefault(int(record["task_index"]), record)
+    try:
+        while True:
+            _report_stream(stream, streamed, per_gpu, len(tasks), progress)
+            if cancel is not None and cancel.is_set() and not cancelled:
+                cancelled = True
+                remote_cancel.set()
+                progress(None, "cancelling: running shares stop after their current task")
+            if pending.is_empty():
+                break
+            if not pending.has_ready():
+                time.sleep(0.1)
+                continue
+            for future in pending.next_batch(block=False):
+                indices = futures[future]
+                try:
+                    share = future.result()
+                except Exception as exc:  # noqa: BLE001 - a lost worker or a bug fails its share's tasks only
+                    why = f"the Dask share failed: {type(exc).__name__}: {error_line(exc, limit=300)}"
+                    share = {"gpu": {}, "results": [_failed(tasks[i], i, why) for i in indices]}
+                if share.get("device"):
+                    gpus.append(share["gpu"])
+                for record in share["results"]:
+                    results.setdefault(int(record["task_index"]), record)
+    except KeyboardInterrupt:
+        # Stop the shares before the caller closes the cluster: a share killed mid-task would orphan its GPU child.
+        remote_cancel.set()
+        wait(list(futures), timeout=15)
+        raise
     _report_stream(stream, streamed, per_gpu, len(tasks), progress)
     seconds = time.monotonic() - started
     remote_cancel.clear()
