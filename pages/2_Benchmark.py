@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from kernels.catalog import CATALOG
-from profiling import usecases
 from profiling.app import auth, cache, state, tables, ui
+from profiling.cluster import app as cluster_app
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_sizes, sweep_sizes
 from profiling.runs.convert import bench_run
@@ -37,7 +37,7 @@ if submitted:
         sizes = sweep_sizes(int(start), int(stop)) if mode == "sweep" else parse_sizes(sizes_text)
         if not kernels:
             raise GemmLensError("choose at least one kernel")
-        fn = usecases.bench_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
+        fn = cluster_app.benchmark_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
         ui.submit_job(state.BENCH_JOB, f"benchmark {len(kernels)} kernel(s) x {len(sizes)} size(s)", fn)
 
 finished = ui.job_result(state.BENCH_JOB)

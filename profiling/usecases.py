@@ -222,17 +222,24 @@ def run_tune(
     document["tuning"] = {"kernels": plan.bases, "best": best_per_size(document["results"])}
     device = document.get("device") or {}
     if record and device.get("name"):
-        path = tuned_record_path(device["name"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        kept = {
-            "device": device["name"],
-            "measured_utc": document["created_utc"],
-            "best": document["tuning"]["best"],
-            "measured": measured_per_shape(document["results"]),
-        }
-        path.write_text(json.dumps(kept, indent=1))
+        path = write_tuning_record(device["name"], document["created_utc"], document["results"])
         progress(1.0, f"recorded the fastest configurations in {path}")
     return document
+
+
+def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[str, Any]]) -> Path:
+    """Write the tuning record of one GPU type (kernels.tuning.tuned_record_path): the fastest verified configuration
+    per kernel and size, and every configuration's measurement, from `results` (all of that GPU type)."""
+    path = tuned_record_path(device_name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    kept = {
+        "device": device_name,
+        "measured_utc": measured_utc,
+        "best": best_per_size(results),
+        "measured": measured_per_shape(results),
+    }
+    path.write_text(json.dumps(kept, indent=1))
+    return path
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts foreign wgmma
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts foreign wgmma cluster
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -279,6 +279,28 @@ wgmma)
     "$NCU" --import "$F/wgmma_4096.ncu-rep" --csv --page details > "$F/details_4096.csv" 2>&1
   fi
   record wgmma "$(grep -m1 'verdict' "$F/probe.txt"); tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows; $(grep -h 'ERROR SUMMARY' "$F"/memcheck.txt "$F"/racecheck.txt | tr '\n' ';')"
+  ;;
+cluster)
+  # Issue 14 on 2 GPUs (device kind nvidia-h200-x2): every v8 and v9 tuning configuration at 2048 and 4096, on one
+  # GPU and on both through --cluster local-gpus (one Dask worker per GPU). Dask travels in /tmp/site (no network).
+  stage cluster
+  F="$EV/cluster"; mkdir -p "$F"
+  [ -d /tmp/site ] && export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+  R=${CLUSTER_REPEATS:-800}
+  nvidia-smi -L > "$F/gpus.txt" 2>&1
+  $PY -c "import dask, distributed; print('dask', dask.__version__, 'distributed', distributed.__version__)" > "$F/versions.txt" 2>&1
+  now() { date +%s.%N; }
+  # Compile every configuration once into CuPy's disk cache, so that no timed sweep pays for compilation.
+  t=$(now); timeout 240 $PY -m profiling tune --sizes 2048 --repeats 1 > "$F/warm.txt" 2>&1; warm=$($PY -c "print(round($(now) - $t, 2))")
+  t=$(now); CUDA_VISIBLE_DEVICES=0 timeout 200 $PY -m profiling tune --sizes 2048,4096 --repeats "$R" --json "$F/one_gpu0.json" > "$F/one_gpu0.txt" 2>&1
+  one0=$($PY -c "print(round($(now) - $t, 2))")
+  t=$(now); CUDA_VISIBLE_DEVICES=1 timeout 200 $PY -m profiling tune --sizes 2048,4096 --repeats "$R" --json "$F/one_gpu1.json" > "$F/one_gpu1.txt" 2>&1
+  one1=$($PY -c "print(round($(now) - $t, 2))")
+  t=$(now); timeout 200 $PY -m profiling tune --sizes 2048,4096 --repeats "$R" --cluster local-gpus --json "$F/two_gpus.json" > "$F/two_gpus.txt" 2>&1
+  two=$($PY -c "print(round($(now) - $t, 2))")
+  echo "{\"repeats\": $R, \"warm_s\": $warm, \"one_gpu0_s\": $one0, \"one_gpu1_s\": $one1, \"two_gpus_s\": $two}" > "$F/wall.json"
+  $PY scripts/cluster_table.py "$F" 2>&1 | tee "$F/table.txt"
+  record cluster "$(grep -m1 'wall-clock ratio' "$F/table.txt")"
   ;;
 esac; done
 

@@ -23,6 +23,7 @@ from profiling.app import auth, cache, state, tables
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
+from profiling.cluster.app import work_per_gpu
 from profiling.errors import GemmLensError, error_line, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
@@ -263,7 +264,11 @@ def job_panel(slot: state.JobSlot) -> GpuJob | None:
             st.info(f"Queued: {place} job(s) ahead of yours{ahead}. It starts when the GPU is free.")
         else:
             st.progress(current.progress, text=safe_md(f"{current.label}: {current.message}"))
-            st.caption(f"running for {current.elapsed_s:.0f} s")
+            per_gpu = work_per_gpu(current)  # a job on a Dask cluster: the results each GPU has returned
+            done_where = (
+                "; results per GPU: " + ", ".join(f"{g} {n}" for g, n in sorted(per_gpu.items())) if per_gpu else ""
+            )
+            st.caption(f"running for {current.elapsed_s:.0f} s{safe_md(done_where)}")
         if st.button("Cancel", key=f"cancel-{current.id}"):
             queue.cancel(current.id)
             st.rerun()

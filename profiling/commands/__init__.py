@@ -3,6 +3,7 @@ numeric option types, and strict JSON output."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
@@ -71,6 +72,41 @@ def percentage(flag: str) -> Callable[[str], float]:
         return value
 
     return convert
+
+
+def add_cluster_argument(parser: argparse.ArgumentParser) -> None:
+    """`--cluster local-gpus|tcp://HOST:8786` (profiling.cluster): without it the command runs as it always has."""
+    # Checked where the cluster is opened (profiling.cluster.local.check_cluster), which is the first thing a cluster
+    # run does; no argparse type, since the CLI's typed options are its numeric ones (tests/test_cli_strict.py).
+    parser.add_argument(
+        "--cluster",
+        default=None,
+        metavar="local-gpus|tcp://HOST:8786",
+        help="fan the work out over Dask: one worker per GPU of this machine (local-gpus) or a running scheduler "
+        "(docs/scale-out.md)",
+    )
+
+
+def print_cluster_summary(document: dict[str, Any]) -> None:
+    """One line on where a cluster run ran: GPU workers, results per GPU, sweep and start-up seconds."""
+    cluster = document.get("cluster")
+    if cluster:
+        per_gpu = ", ".join(f"{name} {n}" for name, n in cluster.get("results_per_gpu", {}).items())
+        print(
+            f"cluster {cluster.get('scheduler')}: {cluster.get('gpu_workers')} GPU workers ({per_gpu}); sweep "
+            f"{cluster.get('sweep_s', 0):.1f} s after {cluster.get('startup_s', 0):.1f} s start-up"
+        )
+
+
+def save_document(document: dict[str, Any], label: str) -> None:
+    """`--save LABEL`: the results document as one run of the run store (GEMMLENS_DB_URL or the local SQLite file);
+    a cluster run's results keep their host and GPU."""
+    from profiling.runs.convert import bench_run
+    from profiling.runs.store import open_store
+
+    with open_store() as store:
+        run_id = store.save_run(bench_run(document, label=label))
+        print(f"  saved as run {run_id} in {store.display_url}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 
 from profiling import usecases
-from profiling.commands import percentage, print_progress, seconds, whole_number, write_json
+from profiling.commands import (
+    add_cluster_argument,
+    percentage,
+    print_cluster_summary,
+    print_progress,
+    save_document,
+    seconds,
+    whole_number,
+    write_json,
+)
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_grid, parse_kernels, parse_shape, parse_sizes
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT
@@ -54,6 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="practical threshold of the A/B verdict (default %(default)s%%)",
     )
     parser.add_argument("--json", dest="json_path", help="write the results document to this file")
+    parser.add_argument("--save", metavar="LABEL", help="also save the results as a run in the run store")
+    add_cluster_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,13 +77,21 @@ def run(args: argparse.Namespace) -> int:
         return _run_ab(args, shapes, settings)
     kernels = [spec.id for spec in parse_kernels(args.kernels)]
     plan = usecases.plan_benchmark(kernels, shapes, settings, args.verify_only, args.timeout)
-    document = usecases.run_benchmark(plan, print_progress)
+    if args.cluster:
+        from profiling.cluster import usecases as cluster_usecases
+
+        document = cluster_usecases.run_benchmark(plan, args.cluster, print_progress)
+    else:
+        document = usecases.run_benchmark(plan, print_progress)
+    if args.save:
+        save_document(document, args.save)
     if args.json_path:
         write_json(args.json_path, document)
     device = document["device"]
     if device:
         print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")
     print(format_table(document))
+    print_cluster_summary(document)
     return 0 if usecases.all_verified(document) else 1
 
 
@@ -81,9 +100,13 @@ def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> 
 
     if args.verify_only:
         raise InvalidInput("--ab times two kernels; it cannot be combined with --verify-only")
+    if args.cluster:
+        raise InvalidInput("--ab alternates two kernels on one GPU; it cannot be spread with --cluster")
     kernel_a, kernel_b = abtest.parse_pair(args.ab)
     plan = abtest.plan_ab(kernel_a, kernel_b, shapes, settings, args.timeout)
     document = abtest.run_ab(plan, print_progress)
+    if args.save:
+        save_document(document, args.save)
     if args.json_path:
         write_json(args.json_path, document)
     device = document["device"]

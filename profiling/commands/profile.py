@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from profiling import usecases
-from profiling.commands import print_json, seconds
+from profiling.commands import add_cluster_argument, print_json, print_progress, seconds
 from profiling.commands.report import format_report
 from profiling.gpu.jobs import parse_kernels, parse_sizes
 
@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=seconds("--timeout"), default=600, help="seconds before ncu is killed")
     parser.add_argument("--ncu", default=None, help="path of ncu (default: NCU_PATH, PATH, CUDA_HOME...)")
     parser.add_argument("--json", action="store_true", help="print the read report as JSON")
+    add_cluster_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         ncu=args.ncu,
     )
+    if args.cluster:
+        return _run_on_cluster(plan, args)
     result = usecases.run_profile(plan)
     if args.json:
         data = result.report.to_dict()
@@ -47,5 +50,26 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"report: {result.report_path} ({result.metric_set} set, clock control {result.clock_control}, "
             f"ncu ran {result.seconds:.1f} s)"
+        )
+    return 0
+
+
+def _run_on_cluster(plan: usecases.ProfilePlan, args: argparse.Namespace) -> int:
+    """One ncu process per GPU worker, the reports merged (profiling.cluster.profiling)."""
+    from profiling.cluster.profiling import run_profile
+
+    result = run_profile(plan, args.cluster, print_progress)
+    if args.json:
+        data = result.report.to_dict()
+        data["reports"] = [str(p) for p in result.report_paths]
+        data["ncu_seconds_per_gpu"] = result.seconds
+        data["clock_control"] = result.clock_control
+        data["metric_set"] = result.metric_set
+        print_json(data)
+    else:
+        print(format_report(result.report))
+        per_gpu = ", ".join(f"{name} {s:.1f} s" for name, s in result.seconds.items())
+        print(
+            f"reports: {', '.join(str(p) for p in result.report_paths)} (ncu {per_gpu}; {result.wall_s:.1f} s in all)"
         )
     return 0

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 
 from profiling import usecases
-from profiling.commands import print_progress, seconds, whole_number, write_json
+from profiling.commands import (
+    add_cluster_argument,
+    print_cluster_summary,
+    print_progress,
+    save_document,
+    seconds,
+    whole_number,
+    write_json,
+)
 from profiling.gpu.jobs import REPEATS, parse_sizes
 from profiling.runs.results import format_table
 from profiling.shape import Shape
@@ -29,15 +37,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=seconds("--timeout"), default=120.0, help="seconds one configuration may take"
     )
+    parser.add_argument("--save", metavar="LABEL", help="also save the sweep as a run in the run store")
+    add_cluster_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     plan = usecases.plan_tune(parse_sizes(args.sizes), args.kernels.split(","), args.repeats, args.timeout)
-    document = usecases.run_tune(plan, record=args.record, progress=print_progress)
+    if args.cluster:
+        from profiling.cluster import usecases as cluster_usecases
+
+        document = cluster_usecases.run_tune(plan, args.cluster, record=args.record, progress=print_progress)
+    else:
+        document = usecases.run_tune(plan, record=args.record, progress=print_progress)
     if args.json_path:
         write_json(args.json_path, document)
+    if args.save:
+        save_document(document, args.save)
     print(format_table(document))
-    for b in document["tuning"]["best"]:
-        size = Shape(b["m"], b["n"], b["k"]).label
-        print(f"best at {size}: {b['config']} {b['tflops']:.1f} TFLOP/s ({b['pct_cublas']:.1f} % of cuBLAS)")
+    by_type = document["tuning"].get("by_gpu_type") or {None: document["tuning"]["best"]}
+    for gpu, best in by_type.items():
+        for b in best:
+            size = Shape(b["m"], b["n"], b["k"]).label
+            pct = f"{b['pct_cublas']:.1f} % of cuBLAS" if b.get("pct_cublas") is not None else "no cuBLAS reference"
+            on = f" on {gpu}" if gpu else ""
+            print(f"best{on} at {size}: {b['config']} {b['tflops']:.1f} TFLOP/s ({pct})")
+    print_cluster_summary(document)
     return 0
