@@ -45,7 +45,7 @@ def test_matches_float32_of_the_same_half_inputs(verified, shape: Shape) -> None
         return
     assert r["status"] == "ok", f"wgmma-tma at {shape.label}: {r['error']}"
     assert 0 <= r["rel_error"] <= r["tolerance"]
-    assert r["compile_info"]["arch"] == "sm_90a" and r["compile_info"]["local_bytes"] == 0
+    assert r["compile"]["arch"] == "sm_90a" and r["compile"]["local_bytes"] == 0
 
 
 @pytest.mark.parametrize("shape", REFUSED, ids=lambda s: s.label)
