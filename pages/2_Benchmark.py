@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from kernels.catalog import CATALOG
-from profiling.app import auth, cache, state, tables, ui
+from profiling.app import auth, cache, state, sweep, tables, ui
 from profiling.cluster import app as cluster_app
 from profiling.errors import GemmLensError
-from profiling.gpu.jobs import BenchSettings, parse_sizes, sweep_sizes
+from profiling.gpu.jobs import BenchSettings, parse_grid, parse_sizes, sweep_sizes
 from profiling.runs.convert import bench_run
 
 st.title("Benchmark")
@@ -18,7 +18,7 @@ if device is None and not frame.probing:
     ui.needs_gpu_notice("Running a benchmark", bundle, frame.no_gpu_reason)
 
 # Outside the form, so choosing list or sweep redraws the form with only that mode's inputs.
-mode = st.radio("Sizes", ["list", "sweep"], horizontal=True, key="bench_mode")
+mode = st.radio("Sizes", ["list", "sweep", "grid"], horizontal=True, key="bench_mode")
 with st.form("bench"):
     ids = [s.id for s in CATALOG]
     kernels = st.multiselect("Kernels (cuBLAS is timed alongside as the reference)", ids,
@@ -26,6 +26,13 @@ with st.form("bench"):
     c1, c2, c3 = st.columns(3)
     if mode == "list":
         sizes_text = c1.text_input("Square sizes (comma list)", "1024,2048,4096", key="bench_sizes")
+    elif mode == "grid":
+        grid_text = c1.text_input(
+            "Grid of shapes",
+            "M=1,16,128,1024,4096,N=1024,4096,K=4096",
+            key="bench_grid",
+            help="Every M x N x K combination, against cuBLAS: the Shape sweep section below.",
+        )
     else:
         start = c1.number_input("Sweep from", 64, 32768, 512, step=64, key="sweep_start")
         stop = c2.number_input("to", 64, 32768, 4096, step=64, key="sweep_stop")
@@ -34,7 +41,10 @@ with st.form("bench"):
 
 if submitted:
     with ui.user_errors():
-        sizes = sweep_sizes(int(start), int(stop)) if mode == "sweep" else parse_sizes(sizes_text)
+        if mode == "grid":
+            sizes = parse_grid(grid_text)
+        else:
+            sizes = sweep_sizes(int(start), int(stop)) if mode == "sweep" else parse_sizes(sizes_text)
         if not kernels:
             raise GemmLensError("choose at least one kernel")
         fn = cluster_app.benchmark_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
@@ -75,3 +85,5 @@ with st.expander("Save this run to the store (Review page)"):
                 run = bench_run(document, label=label, notes=notes)
                 run_id = ui.run_store().save_run(run, actor=auth.current_identity())
                 st.success(f"Saved as run #{run_id}.")
+
+sweep.sweep_section(state.live_bench())

@@ -1,0 +1,81 @@
+"""The Benchmark page's shape-sweep section: heatmaps of one kernel over M x N with the whole-wave lines, and the
+map of which catalog kernel wins each shape; a bundled device sweep without a GPU, this session's grid run with one.
+Figures are cached per server (st.cache_resource), keyed by the file or document and the inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from profiling.analysis.sweep import bundled_sweeps, is_grid, sweep_frame
+from profiling.app.cache import FIGURE_ENTRIES, TTL_S
+from profiling.charts.sweep import VALUE_TITLES, sweep_heatmap, winner_map
+from profiling.paths import BUNDLED_RESULTS_DIR
+
+
+@st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False)
+def _bundled_frame(path: str) -> pd.DataFrame:
+    return sweep_frame(json.loads(Path(path).read_text()))
+
+
+@st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False)
+def _document_frame(document: dict[str, Any]) -> pd.DataFrame:
+    return sweep_frame(document)
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
+def _heatmap(key: str, _frame: pd.DataFrame, kernel: str, k: int, value: str) -> go.Figure:
+    return sweep_heatmap(_frame, kernel, k, value)
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
+def _winners(key: str, _frame: pd.DataFrame, k: int, kernels: tuple[str, ...]) -> go.Figure:
+    return winner_map(_frame, k, list(kernels))
+
+
+def _label(path: Path) -> str:
+    return f"bundled: {path.parent.parent.name} / {path.name}"
+
+
+def sweep_section(live: dict[str, Any] | None) -> None:
+    """Shape sweep: choose the data (this session's grid run, or a bundled one), a K, a kernel and the value."""
+    sources: dict[str, tuple[str, pd.DataFrame]] = {}
+    if live is not None:
+        frame = _document_frame(live)
+        if is_grid(frame):
+            sources["this session's grid run"] = (f"live:{live.get('created_utc')}", frame)
+    for path in bundled_sweeps(BUNDLED_RESULTS_DIR):
+        sources[_label(path)] = (str(path), _bundled_frame(str(path)))
+    st.subheader("Shape sweep")
+    if not sources:
+        st.info("No grid sweep yet: run `python -m profiling bench --grid M=...,N=...,K=...` on a GPU.")
+        return
+    st.caption(
+        "Where each kernel wins or loses across shapes (small-M, LLM-decode-like rows at the bottom; large-K at the "
+        "larger K). "
+        "Black lines: the launch needs one more whole wave there (blocks pass a multiple of SMs x blocks per SM), "
+        "where wave quantisation costs speed. Run your own with `bench --grid M=..,N=..,K=..`."
+    )
+    c1, c2, c3, c4 = st.columns([3, 1, 2, 2])
+    name = c1.selectbox("Sweep", list(sources), key="sweep_source")
+    key, frame = sources[name]
+    ks = sorted(frame["k"].unique())
+    k = c2.selectbox("K", ks, index=len(ks) - 1, key="sweep_k")
+    catalog = [kid for kid in dict.fromkeys(frame["kernel"]) if not kid.startswith("cublas")]
+    if not catalog:
+        st.info("This sweep holds only the cuBLAS reference.")
+        return
+    kernel = c3.selectbox("Kernel", catalog, index=len(catalog) - 1, key="sweep_kernel")
+    value = c4.radio("Colour", list(VALUE_TITLES), format_func=VALUE_TITLES.get, key="sweep_value")
+    st.plotly_chart(_heatmap(key, frame, kernel, int(k), value), key="sweep_heatmap")
+    with_cublas = st.checkbox("Include cuBLAS in the winner map", value=False, key="sweep_with_cublas")
+    kernels = tuple(kid for kid in dict.fromkeys(frame["kernel"]) if with_cublas or not kid.startswith("cublas"))
+    st.plotly_chart(_winners(key, frame, int(k), kernels), key="sweep_winners")
+    failed = frame[frame["status"] != "ok"]
+    if not failed.empty:
+        st.caption(f"{len(failed)} result(s) did not verify or were refused; their cells are empty.")
