@@ -64,6 +64,12 @@ else:
 table = cache.key_metrics_table(reports)
 st.subheader("Key metrics")
 st.dataframe(tables.display(table), hide_index=True, width="stretch")
+operations = cache.operations_table(reports)
+if not operations.empty:
+    st.subheader("Operations of several launches")
+    st.caption("Launches inside one NVTX range of the worker (e.g. cuBLAS split-K plus its reduction): the operation's "
+               "time is their sum, as events around the call measure it; each part beneath with its share.")  # fmt: skip
+    st.dataframe(tables.display(operations), hide_index=True, width="stretch")
 st.subheader("ncu findings")
 findings = cache.findings_table(reports)
 if findings.empty:

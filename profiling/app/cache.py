@@ -23,6 +23,7 @@ import streamlit as st
 
 from profiling import charts, usecases
 from profiling.analysis.device_model import Ceilings
+from profiling.analysis.operations import operations_frame
 from profiling.app import tables
 from profiling.nsight.load import LoadedUpload
 from profiling.nsight.report import Report
@@ -114,6 +115,14 @@ def bench_table(frame: pd.DataFrame) -> pd.DataFrame:
 def key_metrics_table(reports: Reports) -> pd.DataFrame:
     """tables.key_metrics_table, cached."""
     return tables.key_metrics_table(reports)
+
+
+@_table
+def operations_table(reports: Reports) -> pd.DataFrame:
+    """Operations of more than one launch in the reports (profiling.analysis.operations), cached."""
+    frames = [operations_frame(report.launches) for _, report in reports]
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 @_table

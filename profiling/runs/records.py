@@ -235,8 +235,8 @@ class BenchResult:
             "tflops": self.tflops,
             "pct_peak": self.pct_peak,
             "rel_error_after_timing": self.rel_error_after_timing,
-            "pct_cublas": self.pct_cublas,
             "times_ms": self.times_ms,
+            "pct_cublas": self.pct_cublas,  # last: the parent adds it once every result of a shape is in
         }
         out = {k: v for k, v in values.items() if v is not None or k in _BENCH_ALWAYS}
         return out | {k: v for k, v in self.other.items() if k not in values}
@@ -245,7 +245,7 @@ class BenchResult:
 # The keys of a results-file row, in the order the worker writes them.
 _BENCH_KEYS = (
     "kernel", "title", "operation", "m", "n", "k", "status", "error", "tolerance", "config", "compile", "launch",
-    "rel_error", "time_ms", "nvml", "tflops", "pct_peak", "rel_error_after_timing", "pct_cublas", "times_ms",
+    "rel_error", "time_ms", "nvml", "tflops", "pct_peak", "rel_error_after_timing", "times_ms", "pct_cublas",
 )  # fmt: skip
 # Written even when None: a null config says a library reference ran, not a catalog entry point.
 _BENCH_ALWAYS = frozenset({"kernel", "m", "n", "k", "status", "error", "config"})

@@ -1,0 +1,154 @@
+"""Verdicts on real sample sets (H100, 2026-11-24, results/h100-2026-11-24/): a run against itself is "same", a known
+shift is faster or slower, too few launches of a jittery kernel are "noisy"; and the comparability guard on real
+results of two GPU models. Hand-made numbers appear only where a test needs a property no real run has."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from profiling.runs import convert
+from profiling.runs.comparison import compare_runs, slower_than, undecided
+from profiling.runs.records import SavedRun
+from profiling.runs.verdict import bootstrap_ratio, comparability, decide, repeats_to_decide, time_verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+VERDICTS = ROOT / "results" / "h100-2026-11-24" / "verdicts"
+SWEEP = ROOT / "results" / "h100-2026-11-24" / "sweep" / "sweep_grid.json"
+H100_BENCH = ROOT / "results" / "h100-2026-11-22" / "bench_2048-4096.json"
+H200_BENCH = ROOT / "results" / "h200-2026-11-22" / "bench_1024-4096.json"
+
+
+def run_of(path: Path) -> SavedRun:
+    return convert.bench_run(json.loads(path.read_text()))
+
+
+def times(run: SavedRun, kernel: str) -> tuple[float, ...]:
+    return next(r.times_ms for r in run.results if r.kernel == kernel)
+
+
+def shifted(run: SavedRun, factor: float) -> SavedRun:
+    """The run with every launch `factor` times as long (medians and raw times alike): a known shift."""
+    results = tuple(
+        dataclasses.replace(
+            r,
+            times_ms=tuple(t * factor for t in r.times_ms),
+            time_median_ms=r.time_median_ms * factor,
+            tflops=r.tflops / factor,
+        )
+        for r in run.results
+    )
+    return dataclasses.replace(run, results=results)
+
+
+def test_a_committed_run_compared_with_itself_is_same_everywhere() -> None:
+    for path in (VERDICTS / "seq_4096_r100.json", VERDICTS / "seq_4096_r10.json", VERDICTS / "ab_4096_r300.json"):
+        run = run_of(path)
+        table = compare_runs(run, [run])
+        time_rows = table[table["metric"] == "time_median_ms"]
+        assert set(time_rows["verdict"]) == {"same"}, path.name
+        assert time_rows["interval"].str.contains(r"^\+0\.0 %").all()
+        assert slower_than(table, 2.0).empty
+
+
+@pytest.mark.parametrize(("factor", "verdict"), [(1.10, "slower"), (0.90, "faster"), (1.005, "same")])
+def test_a_known_shift_of_a_real_run_is_found(factor: float, verdict: str) -> None:
+    base = run_of(VERDICTS / "seq_4096_r100.json")
+    table = compare_runs(base, [shifted(base, factor)], threshold_pct=2.0)
+    time_rows = table[table["metric"] == "time_median_ms"]
+    assert set(time_rows["verdict"]) == {verdict}
+    assert pytest.approx((factor - 1) * 100, abs=0.01) == time_rows["delta_pct"].iloc[0]
+    # The interval is as narrow as 100 steady launches make it, and it covers the shift.
+    low, high = time_rows["ratio_low"].iloc[0], time_rows["ratio_high"].iloc[0]
+    assert low <= factor <= high and high - low < 0.01
+    assert (slower_than(table, 2.0).empty) == (verdict != "slower")
+
+
+def test_two_real_runs_of_the_same_code_agree() -> None:
+    """Back-to-back runs a minute apart on one H100: same, with an interval far inside the 2 % threshold."""
+    table = compare_runs(run_of(VERDICTS / "seq_4096_r100.json"), [run_of(VERDICTS / "again_seq_4096_r100.json")])
+    time_rows = table[table["metric"] == "time_median_ms"]
+    assert set(time_rows["verdict"]) == {"same"}
+    assert (time_rows["ratio_high"] - time_rows["ratio_low"] < 0.01).all()
+
+
+def test_few_launches_of_a_jittery_kernel_are_noisy_with_a_repeat_count() -> None:
+    """cuBLAS at 16x8192x512 (about 18 us) in the grid sweep: its first timed launch took 58 us. Five launches
+    against the next five cannot decide anything at a 2 % threshold."""
+    doc = json.loads(SWEEP.read_text())
+    row = next(r for r in doc["results"] if (r["kernel"], r["m"], r["n"], r["k"]) == ("cublas", 16, 8192, 512))
+    first, rest = row["times_ms"][:5], row["times_ms"][5:]
+    found = time_verdict(first, rest, None, None, threshold_pct=2.0)
+    assert found.verdict == "noisy" and found.interval.low < 0.98 and found.interval.high > 1.0
+    assert found.repeats_needed is None or found.repeats_needed > 10
+    assert "launches per side" in found.note
+
+
+def test_the_a_b_pair_is_faster_by_the_same_amount_paired_or_not() -> None:
+    """v8-async against v7-warptile at 4096: 4.3 % faster, interleaved and back-to-back alike (a quiet H100)."""
+    ab = run_of(VERDICTS / "ab_4096_r300.json")
+    a, b = times(ab, "v7-warptile"), times(ab, "v8-async")
+    paired = bootstrap_ratio(a, b, paired=True)
+    unpaired = bootstrap_ratio(a, b, paired=False)
+    assert paired.samples == (300, 300) and decide(paired, 2.0).verdict == "faster"
+    assert 0.95 < paired.ratio < 0.965 and abs(paired.ratio - unpaired.ratio) < 0.002
+    assert paired.high < 0.97
+
+
+def test_repeats_to_decide_shrinks_as_the_interval_narrows() -> None:
+    doc = json.loads(SWEEP.read_text())
+    row = next(r for r in doc["results"] if (r["kernel"], r["m"], r["n"], r["k"]) == ("cublas", 16, 8192, 512))
+    wide = bootstrap_ratio(row["times_ms"][:5], row["times_ms"][5:])
+    narrow = dataclasses.replace(wide, low=0.99, high=1.03)
+    assert (repeats_to_decide(narrow, 2.0) or 0) < (repeats_to_decide(wide, 2.0) or 10**9)
+
+
+def test_runs_on_two_gpu_models_are_not_comparable_unless_asked() -> None:
+    h100, h200 = run_of(H100_BENCH), run_of(H200_BENCH)
+    guard = comparability(h100, h200)
+    assert not guard.comparable
+    assert any(d.what == "GPU model" and d.blocking for d in guard.differences)
+    assert "NVIDIA H100 80GB HBM3 -> NVIDIA H200" in guard.label() and "--cross-gpu" in guard.label()
+    table = compare_runs(h100, [h200])
+    speed = table[table["metric"].isin(["time_median_ms", "tflops", "pct_cublas"])]
+    assert set(speed["verdict"]) == {"not comparable"} and slower_than(table, 2.0).empty
+    cross = compare_runs(h100, [h200], cross_gpu=True)
+    assert "not comparable" not in set(cross[cross["metric"] == "time_median_ms"]["verdict"])
+    assert comparability(h100, h200, cross_gpu=True).label().startswith("cross-GPU comparison")
+
+
+def test_the_guard_lists_software_clock_and_flush_differences_as_warnings() -> None:
+    base = run_of(VERDICTS / "seq_4096_r100.json")
+    other = dataclasses.replace(
+        base,
+        catalog_commit="0000000",
+        meta={**base.meta, "settings": {**base.settings, "flush_l2": False}},
+        device={**base.device, "driver": "575.00"},
+    )
+    guard = comparability(base, other)
+    assert guard.comparable
+    whats = {d.what for d in guard.differences}
+    assert {"commit", "L2 flush", "driver"} <= whats
+    assert "L2 flush: on -> off" in guard.label()
+    assert comparability(base, base).differences == ()
+
+
+def test_undecided_growth_is_reported_not_failed() -> None:
+    doc = json.loads(SWEEP.read_text())
+    rows = [r for r in doc["results"] if (r["kernel"], r["m"], r["n"], r["k"]) == ("cublas", 16, 8192, 512)]
+    base_doc = {**doc, "results": [{**rows[0], "times_ms": rows[0]["times_ms"][5:]}]}
+    cand_doc = {
+        **doc,
+        "results": [
+            {
+                **rows[0],
+                "times_ms": rows[0]["times_ms"][:5],
+                "time_ms": {**rows[0]["time_ms"], "median": rows[0]["time_ms"]["median"] * 1.03},
+            }
+        ],
+    }
+    table = compare_runs(convert.bench_run(base_doc), [convert.bench_run(cand_doc)])
+    assert slower_than(table, 2.0).empty and len(undecided(table, 2.0)) == 1
