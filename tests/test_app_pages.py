@@ -120,10 +120,13 @@ def test_benchmark_page_bundled_results_and_gpu_notice() -> None:
     assert run_button.disabled
     table = at.dataframe[0].value
     assert len(table) == len(BENCH) and {"time (ms)", "TFLOP/s", "% of cuBLAS", "clocks capped"} <= set(table.columns)
-    tflops, pct = figures(at)
+    tflops, pct, sweep_heat, sweep_winners = figures(at)
     assert {t["name"] for t in tflops["data"]} == set(table["kernel"])
     assert "cublas" not in {t["name"] for t in pct["data"]}
     assert any("NVIDIA H200, measured 2026" in plain(c.value) for c in at.caption)
+    # The bundled H100 grid sweep below: a heatmap of the chosen kernel and the winner map of the catalog kernels.
+    assert sweep_heat["data"][0]["type"] == "heatmap" and "v9-regdb" in sweep_heat["layout"]["title"]["text"]
+    assert {t["name"] for t in sweep_winners["data"] if t["type"] == "scatter"} == {"v8-async", "v9-regdb"}
 
 
 def test_profile_page_bundled_capture() -> None:
