@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from kernels.catalog import CATALOG
+from profiling import abtest
 from profiling.app import auth, cache, state, sweep, tables, ui
 from profiling.cluster import app as cluster_app
 from profiling.errors import GemmLensError
@@ -18,13 +19,23 @@ if device is None and not frame.probing:
     ui.needs_gpu_notice("Running a benchmark", bundle, frame.no_gpu_reason)
 
 # Outside the form, so choosing list or sweep redraws the form with only that mode's inputs.
-mode = st.radio("Sizes", ["list", "sweep", "grid"], horizontal=True, key="bench_mode")
+mode = st.radio(
+    "Sizes",
+    ["list", "sweep", "grid", "A/B"],
+    horizontal=True,
+    key="bench_mode",
+    help="A/B: two kernels timed in alternation in one worker, so drift hits both alike.",
+)
 with st.form("bench"):
     ids = [s.id for s in CATALOG]
-    kernels = st.multiselect("Kernels (cuBLAS is timed alongside as the reference)", ids,
+    if mode == "A/B":
+        a_col, b_col = st.columns(2)
+        kernel_a = a_col.selectbox("A (baseline)", ids, index=ids.index("v7-warptile"), key="ab_a")
+        kernel_b = b_col.selectbox("B (candidate)", ids, index=ids.index("v8-async"), key="ab_b")
+    kernels = [] if mode == "A/B" else st.multiselect("Kernels (cuBLAS is timed alongside as the reference)", ids,
                              default=["v3", "v4", "v5", "v8-async"], key="bench_kernels")  # fmt: skip
     c1, c2, c3 = st.columns(3)
-    if mode == "list":
+    if mode in ("list", "A/B"):
         sizes_text = c1.text_input("Square sizes (comma list)", "1024,2048,4096", key="bench_sizes")
     elif mode == "grid":
         grid_text = c1.text_input(
@@ -45,10 +56,14 @@ if submitted:
             sizes = parse_grid(grid_text)
         else:
             sizes = sweep_sizes(int(start), int(stop)) if mode == "sweep" else parse_sizes(sizes_text)
-        if not kernels:
+        if mode == "A/B":
+            fn = abtest.ab_job(*abtest.parse_pair(f"{kernel_a},{kernel_b}"), sizes, BenchSettings(repeats=int(repeats)))
+            ui.submit_job(state.BENCH_JOB, f"A/B {kernel_a} vs {kernel_b} x {len(sizes)} size(s)", fn)
+        elif not kernels:
             raise GemmLensError("choose at least one kernel")
-        fn = cluster_app.benchmark_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
-        ui.submit_job(state.BENCH_JOB, f"benchmark {len(kernels)} kernel(s) x {len(sizes)} size(s)", fn)
+        else:
+            fn = cluster_app.benchmark_job(kernels, sizes, BenchSettings(repeats=int(repeats)))
+            ui.submit_job(state.BENCH_JOB, f"benchmark {len(kernels)} kernel(s) x {len(sizes)} size(s)", fn)
 
 finished = ui.job_result(state.BENCH_JOB)
 if finished:
@@ -69,6 +84,11 @@ results = cache.bench_frame(document)
 if results.empty:
     st.info("No results yet.")
     st.stop()
+if document.get("ab"):
+    pair = document["ab"]
+    st.subheader(f"A/B: {pair['b']} against {pair['a']}, interleaved")
+    st.caption("B/A: the median of per-pair time ratios, with its 95 % paired bootstrap interval (below 1: B faster).")
+    st.dataframe(tables.display(cache.ab_table(document)), hide_index=True, width="stretch")
 st.subheader("Results")
 st.dataframe(tables.display(cache.bench_table(results)), hide_index=True, width="stretch")
 st.caption("Colour = kernel family (blue: SGEMM ladder, orange: beyond it, purple: tensor core, green: tile-width "

@@ -146,3 +146,11 @@ def ab_summary(
             }
         )
     return pd.DataFrame(rows, columns=AB_COLUMNS)
+
+
+def ab_job(
+    kernel_a: str, kernel_b: str, shapes: Sequence[Shape], settings: BenchSettings, task_timeout_s: float = 120.0
+):
+    """A queue job (profiling.app.gpu_queue) running an A/B, checked now, before it is queued."""
+    plan = plan_ab(kernel_a, kernel_b, shapes, settings, task_timeout_s)
+    return lambda job: run_ab(plan, job.report, job.cancel)

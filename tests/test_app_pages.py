@@ -324,3 +324,20 @@ def test_no_table_shows_none(name: str) -> None:
             map(str, frame.columns)
         )
         assert "shared_mem" not in frame.astype(str).to_numpy().ravel().tolist()
+
+
+def test_benchmark_page_ab_mode_and_an_ab_result() -> None:
+    at = page("pages/2_Benchmark.py")
+    at.radio(key="bench_mode").set_value("A/B").run()
+    assert not at.exception
+    assert at.selectbox(key="ab_a").value == "v7-warptile" and at.selectbox(key="ab_b").value == "v8-async"
+    # A finished A/B of this session (the real H100 one at 4096, 300 pairs) shows its paired verdict.
+    at.session_state["live_bench"] = json.loads(
+        (ROOT / "results" / "h100-2026-11-24" / "verdicts" / "ab_4096_r300.json").read_text()
+    )
+    at.run()
+    at.radio(key="bench_source").set_value("benchmark run (this session)").run()
+    assert not at.exception
+    assert any(s.value.startswith("A/B: v8-async against v7-warptile") for s in at.subheader)
+    ab = at.dataframe[0].value
+    assert list(ab["verdict"]) == ["faster"] and ab["pairs"].iloc[0] == 300

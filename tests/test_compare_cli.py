@@ -55,7 +55,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 def test_slower_candidate_fails_past_threshold(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
     assert main(["compare", str(files["base"]), str(files["slower"]), "--fail-if-slower", "5"]) == 1
     out = capsys.readouterr().out
-    assert "v3 4096x4096x4096 (+10.0%)" in out and out.rstrip().splitlines()[-1].startswith("FAIL: 1 ")
+    assert "v3 4096x4096x4096 (+10.0%, no interval)" in out and out.rstrip().splitlines()[-1].startswith("FAIL: 1 ")
     assert "v7 4096x4096x4096 (baseline)" in out  # reported as not compared, not as a failure
     # The same pair passes with a looser threshold, and without the flag it only prints.
     assert main(["compare", str(files["base"]), str(files["slower"]), "--fail-if-slower", "10.5"]) == 0
@@ -140,3 +140,37 @@ def test_entry_point_exit_status(files: dict[str, Path]) -> None:
     assert slow.returncode == 1 and "FAIL" in slow.stdout
     bad = subprocess.run([*cmd, "--fail-if-slower", "x"], capture_output=True, text=True, cwd=REPO, env=env)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+REAL = Path(__file__).resolve().parents[1] / "results"
+
+
+def test_real_runs_gate_on_the_interval(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Two back-to-back H100 runs of the same code pass; a 10 % slower copy of one fails, interval shown."""
+    base = REAL / "h100-2026-11-24" / "verdicts" / "seq_4096_r100.json"
+    again = REAL / "h100-2026-11-24" / "verdicts" / "again_seq_4096_r100.json"
+    assert main(["compare", str(base), str(again), "--fail-if-slower", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "95% bootstrap interval" in out and "same" in out and "OK: nothing slower" in out
+    doc = json.loads(base.read_text())
+    for r in doc["results"]:
+        r["times_ms"] = [t * 1.1 for t in r["times_ms"]]
+        r["time_ms"]["median"] *= 1.1
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps(doc))
+    assert main(["compare", str(base), str(slow), "--fail-if-slower", "5"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL: 3 " in out and "v8-async 4096x4096x4096 (+10.0 % [+10.0, +10.0])" in out
+
+
+def test_runs_of_two_gpu_models_cannot_gate_unless_cross_gpu(capsys: pytest.CaptureFixture) -> None:
+    h100 = REAL / "h100-2026-11-22" / "bench_2048-4096.json"
+    h200 = REAL / "h200-2026-11-22" / "bench_1024-4096.json"
+    assert main(["compare", str(h100), str(h200), "--fail-if-slower", "2"]) == 2
+    assert "not comparable" in capsys.readouterr().err
+    assert main(["compare", str(h100), str(h200)]) == 0
+    out = capsys.readouterr().out
+    assert "WARNING: not comparable (GPU model: NVIDIA H100 80GB HBM3 -> NVIDIA H200)" in out
+    assert "not comparable" in out.split("verdicts:")[1]
+    main(["compare", str(h100), str(h200), "--cross-gpu"])
+    assert "cross-GPU comparison" in capsys.readouterr().out

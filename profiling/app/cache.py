@@ -118,6 +118,15 @@ def key_metrics_table(reports: Reports) -> pd.DataFrame:
 
 
 @_table
+def ab_table(document: dict[str, Any]) -> pd.DataFrame:
+    """abtest.ab_summary of an interleaved A/B document, cached."""
+    from profiling.abtest import ab_summary
+
+    pair = document["ab"]
+    return ab_summary(document, pair["a"], pair["b"], paired=True, threshold_pct=2.0)
+
+
+@_table
 def operations_table(reports: Reports) -> pd.DataFrame:
     """Operations of more than one launch in the reports (profiling.analysis.operations), cached."""
     frames = [operations_frame(report.launches) for _, report in reports]

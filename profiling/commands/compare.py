@@ -163,7 +163,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     items = []
     for r in bad.itertuples():
-        what = _pct(r.delta_pct) if r.metric != "status" else f"{r.baseline}->{r.candidate}"
+        if r.metric == "status":
+            what = f"{r.baseline}->{r.candidate}"
+        else:
+            what = r.interval if isinstance(r.interval, str) and r.interval else f"{_pct(r.delta_pct)}, no interval"
         items.append(f"{r.kernel} {r.size}".strip() + f" ({what})")
     print(
         f"\nFAIL: {len(items)} kernel/size pair(s) slower than the baseline by more than "
