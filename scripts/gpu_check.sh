@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts foreign wgmma cluster
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts verdicts_noisy foreign wgmma cluster
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -229,6 +229,23 @@ PY
      --grid "${GRID:-M=1,16,64,128,512,1024,4096,8192,N=128,512,1024,2048,4096,8192,12288,16384,K=512,8192}" \
      --json "$F/sweep_grid.json" > "$F/sweep_grid.txt" 2>"$F/sweep_grid.log"
   record verdicts "$(ls "$F" | wc -l) files; grid ok rows: $(grep -c ' ok ' "$F/sweep_grid.txt")"
+  ;;
+verdicts_noisy)
+  # The same A/B pair beside a noisy neighbour (scripts/gpu_neighbour.py: cuBLAS bursts on and off on the same GPU,
+  # as another job on a shared node): where interleaving should beat back-to-back runs.
+  stage verdicts_noisy
+  F="$EV/verdicts_noisy"; mkdir -p "$F"
+  PAIR=${AB_PAIR:-v7-warptile,v8-async}; S=${AB_SIZE:-4096}
+  $PY scripts/gpu_neighbour.py 150 > "$F/neighbour.txt" 2>&1 &
+  NB=$!
+  sleep 3
+  for r in 10 30 100 300; do
+    timeout 60 $PY -m profiling bench --ab "$PAIR" --sizes $S --repeats $r --max-seconds 30 --json "$F/ab_${S}_r$r.json" > "$F/ab_${S}_r$r.txt" 2>&1
+    timeout 60 $PY -m profiling bench --kernels "$PAIR" --sizes $S --repeats $r --max-seconds 30 --json "$F/seq_${S}_r$r.json" > "$F/seq_${S}_r$r.txt" 2>&1
+  done
+  kill $NB 2>/dev/null; wait $NB 2>/dev/null
+  $PY scripts/ab_table.py "$F" > "$F/ab_table.md" 2>&1; cat "$F/ab_table.md"
+  record verdicts_noisy "$(grep -c faster "$F/ab_table.md") rows with a verdict"
   ;;
 foreign)
   # Reports of a program that is not ours (PyTorch, cuBLASLt, Triton), in every layout users export.
