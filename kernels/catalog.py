@@ -5,12 +5,7 @@ Adding a kernel means adding one `.cu` file under `kernels/src/` and one `Kernel
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Literal
-
-# The operations moved to kernels.operations; their names stay importable from here.
+# The operations moved to kernels.operations, KernelSpec to kernels.spec; their names stay importable from here.
 from kernels.operations import (  # noqa: F401
     FP32_EPSILON,
     OPERATIONS,
@@ -19,109 +14,8 @@ from kernels.operations import (  # noqa: F401
     OperationSpec,
     operation_spec,
 )
-from kernels.sources import inline_local_includes
+from kernels.spec import SRC_DIR, GridOrder, KernelSpec, OperandArgs  # noqa: F401
 from profiling.errors import InvalidInput
-from profiling.shape import Shape
-
-SRC_DIR = Path(__file__).resolve().parent / "src"
-
-GridOrder = Literal["rows_x", "cols_x"]
-OperandArgs = Literal["pointers", "tensor_maps"]
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """One catalog entry.
-
-    `tile_m` x `tile_n` is the part of C one thread block computes; `grid_order` says which grid axis
-    walks the rows of C ("rows_x": blockIdx.x walks rows, as the design document's kernels do).
-    `entry` is the kernel's name expression (a template instantiation or an extern "C" name);
-    `cublas` entries have no source and are timed through cupy.matmul.
-    `arch` ("sm_90a") names the one target an architecture-specific kernel is built for, ahead of time with nvcc;
-    it never runs on another GPU (`device_problem`). `operand_args` "tensor_maps" passes A and B as TMA tensor
-    maps (profiling/gpu/tensor_map.py) instead of pointers.
-    """
-
-    id: str
-    title: str
-    adds: str
-    operation: Operation
-    source: str | None
-    entry: str | None
-    block: tuple[int, int] = (1, 1)
-    tile_m: int = 1
-    tile_n: int = 1
-    grid_order: GridOrder = "cols_x"
-    dtype: str = "float32"
-    params: dict[str, int] = field(default_factory=dict)
-    multiple_of: int = 1
-    dynamic_smem_bytes: int = 0
-    backend: Literal["nvrtc", "nvcc"] = "nvrtc"
-    design_doc: str = ""
-    previous: str | None = None
-    is_reference: bool = False
-    group: str = "ladder"
-    arch: str | None = None
-    operand_args: OperandArgs = "pointers"
-
-    @property
-    def threads_per_block(self) -> int:
-        return self.block[0] * self.block[1]
-
-    @property
-    def operation_spec(self) -> OperationSpec:
-        """This kernel's operation: reference, element sizes, tolerance, compute ceiling, FLOP count."""
-        return OPERATIONS[self.operation]
-
-    @property
-    def is_tensor_core(self) -> bool:
-        return self.operation_spec.is_tensor_core
-
-    @property
-    def source_path(self) -> Path | None:
-        return SRC_DIR / self.source if self.source else None
-
-    def grid(self, m: int, n: int) -> tuple[int, int]:
-        """Launch grid (x, y) covering an m x n output."""
-        rows, cols = math.ceil(m / self.tile_m), math.ceil(n / self.tile_n)
-        return (rows, cols) if self.grid_order == "rows_x" else (cols, rows)
-
-    def size_problem(self, m: int, n: int, k: int) -> str | None:
-        """Why this kernel cannot run m x n x k, or None when it can."""
-        if self.multiple_of > 1 and any(d % self.multiple_of for d in (m, n, k)):
-            fitting = Shape(self._round_up(m), self._round_up(n), self._round_up(k))
-            return (
-                f"{self.id} needs M, N and K to be multiples of {self.multiple_of} "
-                f"(got {Shape(m, n, k).label}); pick sizes such as {fitting.label}"
-            )
-        return None
-
-    def device_problem(self, cc: str) -> str | None:
-        """Why this kernel cannot run on a GPU of compute capability `cc` ("9.0"), or None when it can: a kernel
-        built for one architecture-specific target (sm_90a) runs on that compute capability only."""
-        if self.arch is None:
-            return None
-        digits = self.arch.removeprefix("sm_").rstrip("a")
-        needed = f"{digits[:-1]}.{digits[-1]}"  # "sm_90a" -> "9.0"
-        if cc.strip() == needed:
-            return None
-        return (
-            f"{self.id} is built for {self.arch} (wgmma and TMA exist on compute capability {needed} only); "
-            f"this GPU is compute capability {cc}: pick another kernel"
-        )
-
-    def _round_up(self, d: int) -> int:
-        return math.ceil(d / self.multiple_of) * self.multiple_of
-
-    def read_source(self) -> str:
-        """The CUDA source text that is compiled, our own headers inlined (kernels.sources); "" for library kernels."""
-        return inline_local_includes(self.source_path) if self.source_path else ""
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["threads_per_block"] = self.threads_per_block
-        return data
-
 
 SEED_LADDER = "000_f250783e70275440.txt"
 SEED_TILES = "002_1261051180568d0e.txt, 003_7c25e50e7e1a5a5b.txt"
@@ -432,6 +326,47 @@ CATALOG: tuple[KernelSpec, ...] = (
         group="tensor-core",
         arch="sm_90a",
         operand_args="tensor_maps",
+    ),
+    KernelSpec(
+        id="wgmma-pingpong",
+        title="Hopper AddMM: persistent ping-pong wgmma",
+        adds="wgmma-tma's TMA + wgmma + mbarrier machinery, made persistent (one block per SM loops over the "
+        "tiles in grouped order) and ping-pong: each consumer warp group owns a whole 128x128 tile (two "
+        "m64n128k16 per K step, 128 float accumulators per thread) and the two take alternate tiles, so one "
+        "group's alpha/beta epilogue (the float32 C read and D write) overlaps the other's multiplies; the "
+        "producer runs up to 6 slices ahead across tile boundaries, so no tile starts on an empty pipeline; a "
+        "turn barrier orders the two groups' K loops.",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_pingpong.cu",
+        entry="hgemm_wgmma_pingpong",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=128,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=128,
+            BK=64,
+            STAGES=6,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=128,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=197632,
+        backend="nvcc",
+        design_doc="CUTLASS KernelTmaWarpSpecializedPingpong (persistent tile scheduler, ordered math warp "
+        "groups); PTX ISA wgmma.mma_async m64n128k16, mbarrier parity waits; builds on wgmma-tma",
+        previous="wgmma-tma",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps",
+        persistent=True,
     ),
     KernelSpec(
         id="v9-regdb",

@@ -1,10 +1,12 @@
-"""One-run diagnosis of the wgmma-tma kernel's layouts on an sm_90 GPU (run first by gpu_check.sh's wgmma stage).
+"""One-run diagnosis of a Hopper kernel's layouts (wgmma-tma, or wgmma-pingpong) on an sm_90 GPU (run first by
+gpu_check.sh's wgmma stage).
 
 Runs the kernel at 128x256x64 (one block tile, one K slice) on random data and on index-coded data, and prints
 the max error, the first mismatching (row, col), and for index-coded inputs which element of B (with A = I) or of
 A (with B = I) each output came from, so a wrong descriptor, swizzle, transpose or accumulator layout can be read
 from one device run. If the catalog's build is wrong it retries with B's leading/stride byte offsets swapped and
-says which variant is right. Usage: python scripts/wgmma_probe.py [M N K]
+says which variant is right (wgmma-tma only: the defines are its own). A persistent kernel gets one block per SM.
+Usage: python scripts/wgmma_probe.py [M N K [KERNEL]]
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ VARIANTS = {"catalog (B LBO 8192, SBO 1024)": [], "B LBO/SBO swapped": ["-DWGMMA
 
 
 def build(cp, spec, defines: list[str], tag: str):
-    cubin = Path(f"/tmp/wgmma_probe_{tag}.cubin")
+    cubin = Path(f"/tmp/wgmma_probe_{spec.id}_{tag}.cubin")
     compile_cubin(spec.read_source(), spec.arch, cubin, ["-std=c++17", "-lineinfo", *defines])
     fn = cp.RawModule(path=str(cubin)).get_function(spec.entry)
     fn.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
@@ -38,7 +40,8 @@ def run(cp, fn, spec, a, b, c, alpha: float, beta: float):
     ta, tb = encode(map_a, a.data.ptr), encode(map_b, b.data.ptr)
     d = cp.full((m, n), cp.nan, dtype=cp.float32)
     args = (ta, tb, c, d, np.int32(m), np.int32(n), np.int32(k), np.float32(alpha), np.float32(beta))
-    fn(spec.grid(m, n), spec.block, args, shared_mem=spec.dynamic_smem_bytes)
+    sms = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
+    fn(spec.grid(m, n, sms), spec.block, args, shared_mem=spec.dynamic_smem_bytes)
     cp.cuda.Device().synchronize()
     return d.get()
 
@@ -90,7 +93,7 @@ def main() -> int:
     import cupy as cp
 
     m, n, k = (int(x) for x in sys.argv[1:4]) if len(sys.argv) >= 4 else (128, 256, 64)
-    spec = get_kernel("wgmma-tma")
+    spec = get_kernel(sys.argv[4] if len(sys.argv) >= 5 else "wgmma-tma")
     cc = "{}.{}".format(*divmod(int(cp.cuda.Device().compute_capability), 10))
     refusal = spec.device_problem(cc) or spec.size_problem(m, n, k)
     if refusal:
@@ -103,7 +106,9 @@ def main() -> int:
     want = 1.5 * (a.astype(np.float64) @ b.astype(np.float64)) - 0.5 * c
     right = None
     for tag, (name, defines) in enumerate(VARIANTS.items()):
-        print(f"wgmma probe {m}x{n}x{k}, build: {name}")
+        if tag and spec.id != "wgmma-tma":
+            break  # the B-descriptor defines belong to wgmma-tma's source
+        print(f"wgmma probe {spec.id} {m}x{n}x{k}, build: {name}")
         try:
             fn = build(cp, spec, defines, str(tag))
             got = run(cp, fn, spec, cp.asarray(a), cp.asarray(b), cp.asarray(c), 1.5, -0.5)

@@ -1,4 +1,4 @@
-"""The Hopper kernel (wgmma-tma, issue 15) on the CPU: it builds for sm_90a with no spills and with the Hopper
+"""The Hopper kernels (wgmma-tma and wgmma-pingpong, issue 15) on the CPU: it builds for sm_90a with no spills and with the Hopper
 instructions in its SASS, every other GPU and every size that is not a multiple of 16 is refused with a message
 before anything is compiled or launched, and its tensor maps describe A and B as the kernel reads them."""
 
@@ -19,6 +19,8 @@ from profiling.gpu.tensor_map import TileMap, operand_maps
 from profiling.shape import Shape
 
 SPEC = get_kernel("wgmma-tma")
+PINGPONG = get_kernel("wgmma-pingpong")
+HOPPER = ("wgmma-tma", "wgmma-pingpong")
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
 
 
@@ -32,7 +34,23 @@ def test_catalog_entry_follows_wmma_async_and_is_hopper_only() -> None:
         "sm_90a",
     )
     assert SPEC.threads_per_block == SPEC.params["THREADS"] == 128 * (SPEC.params["CONSUMERS"] + 1)
-    assert all(s.arch is None for s in CATALOG if s.id != "wgmma-tma")
+    assert all(s.arch is None for s in CATALOG if s.id not in HOPPER)
+    assert ids.index("wgmma-pingpong") == ids.index("wgmma-tma") + 1 and PINGPONG.previous == "wgmma-tma"
+    assert (PINGPONG.arch, PINGPONG.operand_args, PINGPONG.persistent, SPEC.persistent) == (
+        "sm_90a",
+        "tensor_maps",
+        True,
+        False,
+    )
+
+
+def test_a_persistent_kernel_gets_one_block_per_sm_or_per_tile() -> None:
+    assert PINGPONG.grid(4096, 4096, 132) == (132, 1)  # 1024 tiles of 128 x 128
+    assert PINGPONG.grid(4096, 4096, 114) == (114, 1)
+    assert PINGPONG.grid(256, 384, 132) == (6, 1)  # fewer tiles than SMs: one block each
+    assert PINGPONG.grid(16, 16, 132) == (1, 1)
+    assert PINGPONG.grid(8192, 8192) == (132, 1)  # no device at hand: an H100 SXM's 132 SMs
+    assert SPEC.grid(4096, 4096, 132) == (16, 32)  # the others ignore the SM count
 
 
 @needs_nvcc
@@ -66,7 +84,8 @@ def test_any_gpu_other_than_compute_capability_9_0_is_refused(cc: str) -> None:
     message = SPEC.device_problem(cc)
     assert message and "sm_90a" in message and f"compute capability {cc}" in message
     assert SPEC.device_problem("9.0") is None
-    assert all(s.device_problem(cc) is None for s in CATALOG if s.id != "wgmma-tma")
+    assert PINGPONG.device_problem(cc) and PINGPONG.device_problem("9.0") is None
+    assert all(s.device_problem(cc) is None for s in CATALOG if s.id not in HOPPER)
 
 
 def test_the_worker_refuses_it_on_another_gpu_before_compiling_or_launching() -> None:
@@ -75,8 +94,9 @@ def test_the_worker_refuses_it_on_another_gpu_before_compiling_or_launching() ->
     from profiling.gpu.runner import run_task
 
     session = SimpleNamespace(device={"cc": "8.0", "name": "NVIDIA A100-SXM4-80GB"})
-    record = run_task(session, "wgmma-tma", Shape(256, 256, 256), BenchSettings(), "verify")
-    assert record["status"] == "refused" and "compute capability 8.0" in record["error"]
+    for kernel_id in HOPPER:
+        record = run_task(session, kernel_id, Shape(256, 256, 256), BenchSettings(), "verify")
+        assert record["status"] == "refused" and "compute capability 8.0" in record["error"]
 
 
 @pytest.mark.parametrize("m,n,k", [(17, 16, 16), (16, 1, 16), (4096, 4096, 4100), (1, 1, 1)])
@@ -95,3 +115,33 @@ def test_tensor_maps_describe_a_and_b_as_the_kernel_reads_them() -> None:
     assert map_a.problem() is None and map_b.problem() is None
     assert "multiple of 16" in TileMap(16, 20, 64, 64).problem()
     assert "128-byte swizzle" in TileMap(16, 128, 64, 128).problem()
+
+
+@needs_nvcc
+def test_pingpong_builds_without_spills_and_fits_one_block_per_sm() -> None:
+    resources, log = nvcc_resources(PINGPONG.source_path, "sm_90a")
+    (r,) = [r for r in resources if entry_matches(r.name, PINGPONG.entry)]
+    assert r.arch == "sm_90a" and r.spills == 0 and r.stack_bytes == 0, log
+    assert r.registers <= 168
+    assert r.shared_bytes + PINGPONG.dynamic_smem_bytes <= 227 * 1024
+    # 6 stages of 16 KB (A, 128 x 64) + 16 KB (B, 64 x 128), plus 1 KB for alignment.
+    assert PINGPONG.dynamic_smem_bytes == PINGPONG.params["STAGES"] * (128 * 64 * 2 + 64 * 128 * 2) + 1024
+
+
+@needs_nvcc
+def test_pingpong_sass_issues_eight_m64n128k16_per_slice_with_one_wait() -> None:
+    try:
+        sass = static_sass(PINGPONG, arch="sm_90")
+    except Exception as exc:  # noqa: BLE001 - the disassembler wheels may be absent
+        pytest.skip(f"no disassembler: {exc}")
+    text = [i.text for i in sass.function.instructions]
+    mmas = [t for t in text if re.search(r"HGMMA\.64x128x16\.F32.*tnspB", t)]
+    assert len(mmas) == 8, "4 K steps x 2 row halves, unrolled once"
+    # The 8 wgmmas of a slice issue back to back: no wait for an earlier one between them.
+    first, last = text.index(mmas[0]), text.index(mmas[-1])
+    assert not any("DEPBAR" in t for t in text[first:last])
+    assert "UTMALDG.2D" in " ".join(text) and "USETMAXREG" in " ".join(text)
+
+
+def test_pingpong_reads_a_and_b_through_the_same_maps_as_wgmma_tma() -> None:
+    assert operand_maps(PINGPONG, 1008, 4096, 272) == operand_maps(SPEC, 1008, 4096, 272)

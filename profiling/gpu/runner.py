@@ -84,8 +84,11 @@ class Problem:
             self.ref = self.alpha * xp.matmul(a.astype(xp.float32), b.astype(xp.float32))
             self.ref += self.beta * c
 
-    def launcher(self, compiled: CompiledKernel | None, spec: KernelSpec) -> Callable[[], None]:
-        """A zero-argument callable that runs the kernel (or the cuBLAS reference) once."""
+    def launcher(
+        self, compiled: CompiledKernel | None, spec: KernelSpec, sm_count: int | None = None
+    ) -> Callable[[], None]:
+        """A zero-argument callable that runs the kernel (or the cuBLAS reference) once; `sm_count` sizes the grid
+        of a persistent kernel (one block per SM)."""
         m, n, k = self.shape.m, self.shape.n, self.shape.k
         if compiled is None:
             if self.operation == "sgemm":
@@ -94,7 +97,7 @@ class Problem:
                 self.half_out = cupy.empty((m, n), dtype=cupy.float16)
             half_out = self.half_out
             return lambda: cupy.matmul(self.a, self.b, out=half_out)
-        grid = spec.grid(m, n)
+        grid = spec.grid(m, n, sm_count)
         block = spec.block
         if self.operation == "sgemm":
             args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k))
@@ -208,13 +211,13 @@ def _verified_launch(
     if compiled is not None:
         result.compile_info = compiled.info
         result.launch = {
-            "grid": list(spec.grid(shape.m, shape.n)),
+            "grid": list(spec.grid(shape.m, shape.n, session.device.get("sm_count"))),
             "block": list(spec.block),
             "dynamic_smem_bytes": spec.dynamic_smem_bytes,
             "max_active_blocks_per_sm": max_active_blocks(compiled),
         }
     problem = session.problem(spec, shape)
-    launch = problem.launcher(compiled, spec)
+    launch = problem.launcher(compiled, spec, session.device.get("sm_count"))
     problem.poison()
     launch()
     cupy.cuda.Device().synchronize()

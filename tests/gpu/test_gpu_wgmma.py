@@ -1,6 +1,8 @@
-"""On a GPU: the Hopper kernel (wgmma-tma) matches float32 arithmetic on its half inputs at awkward sizes (one
-16x16 tile, K of one wgmma step, K not a multiple of the 64-deep slice, M or N of one 16-row tile beside 4096,
-tiles hanging over both edges), and any other GPU than compute capability 9.0 refuses it."""
+"""On a GPU: the Hopper kernels (wgmma-tma, wgmma-pingpong) match float32 arithmetic on their half inputs at awkward
+sizes (one 16x16 tile, K of one wgmma step, K not a multiple of the 64-deep slice, M or N of one 16-row tile beside
+4096, tiles hanging over both edges), and any other GPU than compute capability 9.0 refuses them. For the persistent
+wgmma-pingpong, many tiles per block with K of one or two slices run its stage sequence through many rounds and
+tile boundaries (a parity or turn mistake shows as wrong tiles or a hang)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from profiling.shape import Shape
 
 pytestmark = pytest.mark.gpu
 
-SPEC = get_kernel("wgmma-tma")
+SPECS = [get_kernel("wgmma-tma"), get_kernel("wgmma-pingpong")]
 SHAPES = [
     Shape(16, 16, 16),
     Shape(128, 128, 16),
@@ -24,31 +26,42 @@ SHAPES = [
     Shape(48, 80, 1040),
     Shape(272, 400, 96),
     Shape(4096, 4096, 4096),
+    Shape(4096, 4096, 16),  # 1024 tiles of one slice each
+    Shape(2064, 2048, 80),  # two slices per tile, a last row of tiles 16 high
 ]
 REFUSED = [Shape(1, 1, 1), Shape(17, 129, 33), Shape(1000, 1000, 1000)]
 
 
 @pytest.fixture(scope="module")
-def verified() -> tuple[dict, dict[Shape, dict]]:
-    job = Job(op="verify", tasks=build_tasks([SPEC], SHAPES + REFUSED), settings=BenchSettings())
+def verified() -> tuple[dict, dict[tuple[str, Shape], dict]]:
+    job = Job(op="verify", tasks=build_tasks(SPECS, SHAPES + REFUSED), settings=BenchSettings())
     device, results = run_job(job, task_timeout_s=120)
     assert device is not None
-    return device, {Shape(r["m"], r["n"], r["k"]): r for r in results if r["kernel"] == SPEC.id}
+    return device, {(r["kernel"], Shape(r["m"], r["n"], r["k"])): r for r in results}
 
 
+@pytest.mark.parametrize("kernel_id", [s.id for s in SPECS])
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.label)
-def test_matches_float32_of_the_same_half_inputs(verified, shape: Shape) -> None:
+def test_matches_float32_of_the_same_half_inputs(verified, kernel_id: str, shape: Shape) -> None:
     device, rows = verified
-    r = rows[shape]
+    r = rows[(kernel_id, shape)]
     if device["cc"] != "9.0":
         assert r["status"] == "refused" and "sm_90a" in r["error"], r
         return
-    assert r["status"] == "ok", f"wgmma-tma at {shape.label}: {r['error']}"
+    assert r["status"] == "ok", f"{kernel_id} at {shape.label}: {r['error']}"
     assert 0 <= r["rel_error"] <= r["tolerance"]
     assert r["compile"]["arch"] == "sm_90a" and r["compile"]["local_bytes"] == 0
 
 
+def test_the_persistent_kernel_launches_one_block_per_sm(verified) -> None:
+    device, rows = verified
+    r = rows[("wgmma-pingpong", Shape(4096, 4096, 4096))]
+    if device["cc"] == "9.0":
+        assert r["launch"]["grid"] == [device["sm_count"], 1]
+
+
+@pytest.mark.parametrize("kernel_id", [s.id for s in SPECS])
 @pytest.mark.parametrize("shape", REFUSED, ids=lambda s: s.label)
-def test_sizes_off_the_16_grid_are_refused_with_a_message(verified, shape: Shape) -> None:
-    r = verified[1][shape]
+def test_sizes_off_the_16_grid_are_refused_with_a_message(verified, kernel_id: str, shape: Shape) -> None:
+    r = verified[1][(kernel_id, shape)]
     assert r["status"] == "refused" and "multiples of 16" in r["error"]

@@ -1,0 +1,119 @@
+"""KernelSpec: what one catalog entry says about a kernel, with the rules derived from it (launch grid, size and
+GPU refusals, source text). kernels.catalog holds the entries and re-exports these names."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from kernels.operations import OPERATIONS, Operation, OperationSpec
+from kernels.sources import inline_local_includes
+from profiling.shape import Shape
+
+SRC_DIR = Path(__file__).resolve().parent / "src"
+# SMs of an H100 SXM: the persistent grid where no device is at hand (the runner passes the GPU's own count).
+DEFAULT_SM_COUNT = 132
+
+GridOrder = Literal["rows_x", "cols_x"]
+OperandArgs = Literal["pointers", "tensor_maps"]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One catalog entry.
+
+    `tile_m` x `tile_n` is the part of C one thread block computes; `grid_order` says which grid axis
+    walks the rows of C ("rows_x": blockIdx.x walks rows, as the design document's kernels do).
+    `entry` is the kernel's name expression (a template instantiation or an extern "C" name);
+    `cublas` entries have no source and are timed through cupy.matmul.
+    `arch` ("sm_90a") names the one target an architecture-specific kernel is built for, ahead of time with nvcc;
+    it never runs on another GPU (`device_problem`). `operand_args` "tensor_maps" passes A and B as TMA tensor
+    maps (profiling/gpu/tensor_map.py) instead of pointers. A `persistent` kernel is launched with one block per
+    SM (at most one per tile), each block looping over the tiles itself.
+    """
+
+    id: str
+    title: str
+    adds: str
+    operation: Operation
+    source: str | None
+    entry: str | None
+    block: tuple[int, int] = (1, 1)
+    tile_m: int = 1
+    tile_n: int = 1
+    grid_order: GridOrder = "cols_x"
+    dtype: str = "float32"
+    params: dict[str, int] = field(default_factory=dict)
+    multiple_of: int = 1
+    dynamic_smem_bytes: int = 0
+    backend: Literal["nvrtc", "nvcc"] = "nvrtc"
+    design_doc: str = ""
+    previous: str | None = None
+    is_reference: bool = False
+    group: str = "ladder"
+    arch: str | None = None
+    operand_args: OperandArgs = "pointers"
+    persistent: bool = False
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1]
+
+    @property
+    def operation_spec(self) -> OperationSpec:
+        """This kernel's operation: reference, element sizes, tolerance, compute ceiling, FLOP count."""
+        return OPERATIONS[self.operation]
+
+    @property
+    def is_tensor_core(self) -> bool:
+        return self.operation_spec.is_tensor_core
+
+    @property
+    def source_path(self) -> Path | None:
+        return SRC_DIR / self.source if self.source else None
+
+    def grid(self, m: int, n: int, sm_count: int | None = None) -> tuple[int, int]:
+        """Launch grid (x, y) covering an m x n output; for a persistent kernel (x, 1) with x the GPU's SM count
+        (`sm_count`, DEFAULT_SM_COUNT when not given) or the number of tiles, whichever is smaller."""
+        rows, cols = math.ceil(m / self.tile_m), math.ceil(n / self.tile_n)
+        if self.persistent:
+            return (max(1, min(rows * cols, sm_count or DEFAULT_SM_COUNT)), 1)
+        return (rows, cols) if self.grid_order == "rows_x" else (cols, rows)
+
+    def size_problem(self, m: int, n: int, k: int) -> str | None:
+        """Why this kernel cannot run m x n x k, or None when it can."""
+        if self.multiple_of > 1 and any(d % self.multiple_of for d in (m, n, k)):
+            fitting = Shape(self._round_up(m), self._round_up(n), self._round_up(k))
+            return (
+                f"{self.id} needs M, N and K to be multiples of {self.multiple_of} "
+                f"(got {Shape(m, n, k).label}); pick sizes such as {fitting.label}"
+            )
+        return None
+
+    def device_problem(self, cc: str) -> str | None:
+        """Why this kernel cannot run on a GPU of compute capability `cc` ("9.0"), or None when it can: a kernel
+        built for one architecture-specific target (sm_90a) runs on that compute capability only."""
+        if self.arch is None:
+            return None
+        digits = self.arch.removeprefix("sm_").rstrip("a")
+        needed = f"{digits[:-1]}.{digits[-1]}"  # "sm_90a" -> "9.0"
+        if cc.strip() == needed:
+            return None
+        return (
+            f"{self.id} is built for {self.arch} (wgmma and TMA exist on compute capability {needed} only); "
+            f"this GPU is compute capability {cc}: pick another kernel"
+        )
+
+    def _round_up(self, d: int) -> int:
+        return math.ceil(d / self.multiple_of) * self.multiple_of
+
+    def read_source(self) -> str:
+        """The CUDA source text that is compiled, our own headers inlined (kernels.sources); "" for library kernels."""
+        return inline_local_includes(self.source_path) if self.source_path else ""
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["threads_per_block"] = self.threads_per_block
+        return data
