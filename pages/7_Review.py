@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import admin, auth, bundles, cache, state, tables, ui
+from profiling.app import admin, auth, bundles, cache, state, store_cache, tables, ui
 from profiling.errors import GemmLensError
 from profiling.runs import review
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
@@ -64,7 +64,7 @@ names = {int(r.id): f"#{r.id} {r.label}" for r in runs.itertuples()}
 if not ids:
     st.stop()
 
-results = review.rows_frame(store.result_rows(run_ids=ids))
+results = store_cache.results_frame(store, ids)
 pair = tables.comparable_pair(results)  # default: the two runs with the most kernel/size pairs in common
 tab_cmp, tab_open, tab_hist = st.tabs(["Compare", "Open / delete", "History"])
 with tab_cmp:
@@ -80,10 +80,11 @@ with tab_cmp:
     )  # fmt: skip
     cross_gpu = c3.checkbox("Compare across GPU models", key="cross_gpu", help="Label the verdicts cross-GPU.")
     if cand_ids:
-        ui.review_comparison(store.read_run(base_id), store.read_runs(cand_ids), threshold, cross_gpu)
+        baseline, candidates = store_cache.read_run(store, base_id), store_cache.read_runs(store, cand_ids)
+        ui.review_comparison(baseline, candidates, threshold, cross_gpu)
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")
-    run = store.read_run(open_id)
+    run = store_cache.read_run(store, open_id)
     st.dataframe(tables.display(tables.run_info_table(run)), hide_index=True, width="stretch")
     st.dataframe(tables.display(tables.run_results_table(run)), hide_index=True, width="stretch")
     ui.delete_run_button(store, open_id, len(run.results), who)

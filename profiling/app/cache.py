@@ -69,10 +69,28 @@ def report_token(report: Report) -> str:
         return token
 
 
+_fingerprints: dict[int, tuple[weakref.ref, str]] = {}
+
+
 def run_fingerprint(run: SavedRun) -> str:
     """A saved run's content (every field and result), so an edited label or a re-imported id never hits a stale
-    entry."""
-    return hashlib.sha1(repr(run).encode()).hexdigest()
+    entry. Memoised per object (SavedRun is frozen, and store_cache hands out one object per stored run), so a
+    visit does not hash a run of thousands of launch times again."""
+    with _tokens_lock:
+        entry = _fingerprints.get(id(run))
+        if entry is not None and entry[0]() is run:
+            return entry[1]
+    digest = hashlib.sha1(repr(run).encode()).hexdigest()
+    key = id(run)
+
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        with _tokens_lock:
+            if key in _fingerprints and _fingerprints[key][0] is ref:
+                del _fingerprints[key]
+
+    with _tokens_lock:
+        _fingerprints[key] = (weakref.ref(run, forget), digest)
+    return digest
 
 
 HASH_FUNCS: dict[Any, Callable[[Any], Any]] = {Report: report_token, SavedRun: run_fingerprint, Ceilings: repr}

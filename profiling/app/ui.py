@@ -19,7 +19,7 @@ import streamlit as st
 
 from profiling import usecases
 from profiling.analysis.ceilings import recorded_device_ceilings
-from profiling.app import auth, cache, state, tables
+from profiling.app import auth, cache, state, store_cache, tables
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
@@ -382,11 +382,9 @@ RUNS_SHOWN = 500
 
 def listed_runs(store: RunStore) -> list[dict[str, Any]]:
     """Summaries of the newest RUNS_SHOWN runs (RunStore.list_runs, one page), with a caption when there are more."""
-    summaries = store.list_runs(limit=RUNS_SHOWN)
-    if len(summaries) == RUNS_SHOWN:
-        total = store.count_runs()
-        if total > RUNS_SHOWN:
-            st.caption(f"Listing the newest {RUNS_SHOWN} of {total} saved runs.")
+    summaries, total = store_cache.listed_runs(store, RUNS_SHOWN)
+    if total is not None and total > RUNS_SHOWN:
+        st.caption(f"Listing the newest {RUNS_SHOWN} of {total} saved runs.")
     return summaries
 
 

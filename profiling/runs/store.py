@@ -44,7 +44,15 @@ from profiling.errors import InvalidInput, error_line
 from profiling.runs import audit
 from profiling.runs.engine import make_engine, sqlite_read_only
 from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
-from profiling.runs.schema import SCHEMA_VERSION, ResultRow, RunRow, StoreError, migrate, schema_version
+from profiling.runs.schema import (
+    SCHEMA_VERSION,
+    AuditRow,
+    ResultRow,
+    RunRow,
+    StoreError,
+    migrate,
+    schema_version,
+)
 from profiling.runs.values import STORE_INT_MAX, finite_number, iso_utc, nonempty_str, to_utc
 from profiling.team.roles import Action, Identity, PermissionDenied, check_author, local_identity, require
 
@@ -230,6 +238,12 @@ class RunStore:
                 del summary["results"]
                 summaries.append(summary | {"n_results": counts.get(r.id, 0), "kernels": sorted(kernels.get(r.id, ()))})
             return summaries
+
+    def revision(self) -> int:
+        """A number that grows with every change to the store (its newest audit entry: every save, import, update,
+        delete, restore and purge writes one), so reads can be cached until it moves."""
+        with _db_errors("read the audit log", self.display_url), self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.max(AuditRow.id))).scalar() or 0)
 
     def count_runs(self) -> int:
         """How many runs the store holds outside the trash (for paging through list_runs)."""
