@@ -281,7 +281,9 @@ def test_real_results_files_load_and_compare() -> None:
         assert len(comparison) > 2 * len(rec["results"]), path
         # A result whose launches spread wider than the threshold cannot be called "same" even against itself.
         noisy = comparison[comparison["verdict"] == "noisy"]
-        spread = {(r["kernel"], f"{r['m']}x{r['n']}x{r['k']}"): r["time_ms"].get("spread_pct", 0) for r in doc["results"]}
+        spread = {
+            (r["kernel"], f"{r['m']}x{r['n']}x{r['k']}"): r["time_ms"].get("spread_pct", 0) for r in doc["results"]
+        }
         assert all(spread[(k, s)] > 2.0 for k, s in zip(noisy["kernel"], noisy["size"], strict=True)), path
         flagged = comparison[~comparison["verdict"].isin(["same", "n/a", "noisy"])]
         assert sorted(

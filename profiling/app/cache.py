@@ -144,6 +144,20 @@ def ab_table(document: dict[str, Any]) -> pd.DataFrame:
     return ab_summary(document, pair["a"], pair["b"], paired=True, threshold_pct=2.0)
 
 
+@_figure
+def cached_stall_figure(frame: pd.DataFrame, scale: str, title: str, kernel_ids: Any = None) -> go.Figure:
+    """charts.stalls.stall_figure, cached (the frames are small: hashing them is cheap next to drawing)."""
+    from profiling.charts.stalls import stall_figure
+
+    return stall_figure(frame, scale, title, kernel_ids)
+
+
+@_table
+def side_by_side_plain(side: pd.DataFrame) -> pd.DataFrame:
+    """tables.side_by_side_plain, cached."""
+    return tables.side_by_side_plain(side)
+
+
 @_table
 def operations_table(reports: Reports) -> pd.DataFrame:
     """Operations of more than one launch in the reports (profiling.analysis.operations), cached."""

@@ -198,6 +198,12 @@ def controls() -> Selection:
 
 # The pictures depend only on the selection (a few small values), not on the session: one copy per server,
 # shared read-only, so 20 people on this page do not each rebuild them (issue 21).
+@st.cache_resource(max_entries=128, show_spinner=False)
+def access_figure(sel: Selection, pick: int, paired: bool, _sides: list[tuple[str, Access]]):  # noqa: ANN201
+    """The lane-by-lane picture of one instruction (and its counterpart): fixed by the selection and the pick."""
+    return access_pair_figure(_sides)
+
+
 @st.cache_resource(max_entries=64, show_spinner=False)
 def matrix_figures(kernel: str, m: int, n: int, k: int, block: tuple[int, int], warp: int, step: int) -> tuple:
     """The matrix view and the block's tile for one selection."""
@@ -234,7 +240,7 @@ def show_access(sel: Selection) -> list[tuple[str, Access]]:
     twin = counterpart(mine, pick, theirs) if theirs else None
     if twin is not None:
         sides.append((sel.other, twin))
-    st.plotly_chart(access_pair_figure(sides), key="idx_access")
+    st.plotly_chart(access_figure(sel, pick, twin is not None, sides), key="idx_access")
     for kid, a in sides:
         st.text(f"{kid}: {access_title(a)}")
     if sel.other and twin is None:

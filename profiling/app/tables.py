@@ -449,6 +449,16 @@ def style_side_by_side(side: pd.DataFrame) -> Styler:
     return styler
 
 
+def side_by_side_plain(side: pd.DataFrame) -> pd.DataFrame:
+    """comparison.side_by_side() for the page: plain values (rounded by `display`), with the verdicts of time and
+    status as words and the other metrics' verdict columns left out. Cell colours (style_side_by_side) cost
+    Streamlit a per-cell rendering pass on every visit, which a team's load cannot afford; the HTML report keeps
+    them."""
+    keep = {"Time (ms) verdict", "Status verdict"}
+    dropped = [c for c in side.columns if str(c).endswith(" verdict") and c not in keep]
+    return display(side.drop(columns=dropped))
+
+
 def comparable_pair(results: pd.DataFrame) -> tuple[int, int] | None:
     """The default (baseline id, candidate id) of the Review comparison: the two runs with the most kernel/size
     pairs in common on the same device (any device when no two runs of one device overlap), the older one as the

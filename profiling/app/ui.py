@@ -399,15 +399,15 @@ def review_comparison(
         st.info("The baseline and candidates have no kernel and size in common.")
     else:
         st.caption(
-            "Green: faster / improvement; red: slower / regression; amber: noisy (the interval is too wide to "
-            "decide). Time interval: 95 % bootstrap interval of the change in median time. Δ% relative to the "
-            "baseline."
+            "Time verdict: faster or slower when the 95 % bootstrap interval of the median-time ratio (Time interval) "
+            "excludes no change and passes the threshold; same within it; noisy when too wide to decide. Δ% "
+            "relative to the baseline; the HTML report colours every metric's change."
         )
         for candidate in candidates:
             guard = comparability(baseline, candidate, cross_gpu=cross_gpu)
             if guard.differences:
                 (st.warning if not guard.comparable else st.caption)(f"{candidate.label}: {guard.label()}")
-        st.dataframe(tables.style_side_by_side(side), hide_index=True, width="stretch", key="side_by_side")
+        st.dataframe(cache.side_by_side_plain(side), hide_index=True, width="stretch", key="side_by_side")
     only = pd.concat([unmatched(baseline, c).assign(candidate=c.label) for c in candidates], ignore_index=True)
     if not only.empty:
         with st.expander(f"Not compared: {len(only)} kernel/size pair(s) in one run only"):

@@ -15,7 +15,7 @@ from profiling.analysis import sass as A
 from profiling.analysis import stalls as ST
 from profiling.app import state, ui, why
 from profiling.app.bundles import Bundle
-from profiling.charts.stalls import stall_figure
+from profiling.app.cache import cached_stall_figure as stall_figure
 from profiling.errors import GemmLensError
 from profiling.gpu.env import tool_path
 
