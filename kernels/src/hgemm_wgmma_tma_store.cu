@@ -259,10 +259,10 @@ hgemm_wgmma_tma_store(const __grid_constant__ hopper::TensorMap map_a, const __g
     wgmma_wait<0>();
     fence_accumulators(d);
 
-    // This consumer's boxes (consumer * 8 .. + 7) lie in epilogue stages `consumer` and `consumer + 1`.
+    // This consumer's boxes (consumer * 8 .. + 7) lie in epilogue stages `consumer` and `consumer + 1`; each box
+    // waits for its own stage's barrier (a completed phase passes at once), so consumer 1 works on its boxes in
+    // stage 1 while C still arrives in stage 2 (the stage of slice k_tiles - 2, released last).
     const int first_box = consumer * OUT_BOXES_PER_CONSUMER;
-    mbar_wait(out0 + 8 * (first_box / OUT_BOXES_PER_STAGE), 0);
-    mbar_wait(out0 + 8 * ((first_box + OUT_BOXES_PER_CONSUMER - 1) / OUT_BOXES_PER_STAGE), 0);
 
     // Accumulator layout of m64nN (as mma.sync's m16n8, per warp): for each 8-column chunk j, the lane holds
     // (row lane/4, columns 8j + 2*(lane%4) + {0,1}) in d[4j], d[4j+1] and the same columns 8 rows lower in
@@ -272,6 +272,7 @@ hgemm_wgmma_tma_store(const __grid_constant__ hopper::TensorMap map_a, const __g
     const unsigned swz = lane / 4;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
+        if (j % 4 == 0) mbar_wait(out0 + 8 * ((first_box + j / 4) / OUT_BOXES_PER_STAGE), 0);
         const unsigned box = out_box_addr(smem_base, k_tiles, first_box + j / 4);
         const unsigned chunk = (j % 4) * 2 + (lane % 4) / 2;
         const unsigned in_row = ((chunk ^ swz) * 16) + (lane % 2) * 8;
