@@ -369,6 +369,50 @@ CATALOG: tuple[KernelSpec, ...] = (
         persistent=True,
     ),
     KernelSpec(
+        id="wgmma-tma-store",
+        title="Hopper AddMM: wgmma-tma with a TMA store epilogue",
+        adds="wgmma-tma's block, main loop and 128x256 tile, with its epilogue moved onto the Tensor Memory "
+        "Accelerator: once the consumers release the stages of the last slices but one, the producer copies the "
+        "block's float C tile by TMA into three of the freed stage buffers (16 boxes of 64x32 floats, 128-byte "
+        "swizzled) while the last slice is multiplied; each consumer warp group adds alpha*acc + beta*C there "
+        "(conflict-free through the swizzle) and one thread issues TMA bulk tensor stores of D, waiting only "
+        "until TMA has read shared memory: the block exits and its D writes drain while the next block on the "
+        "SM multiplies. C and D come as tensor maps too.",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_tma_store.cu",
+        entry="hgemm_wgmma_tma_store",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=256,
+            BK=64,
+            STAGES=4,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=256,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            OUT_BOX_ROWS=64,
+            OUT_BOX_COLS=32,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=197632,
+        backend="nvcc",
+        design_doc="CUTLASS sm90 TMA epilogue (smem staging, bulk tensor store); PTX ISA cp.async.bulk.tensor "
+        "shared::cta -> global with bulk_group, cp.async.bulk.wait_group.read, fence.proxy.async; builds on "
+        "wgmma-tma",
+        previous="wgmma-tma",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps_cd",
+    ),
+    KernelSpec(
         id="v9-regdb",
         title="v9 register double buffering, 8x16 thread tiles",
         adds="v8's cp.async pipeline with the next k step's A and B fragments loaded from shared memory while the "

@@ -38,7 +38,7 @@ def model_for(kernel_id: str) -> KernelModel:
     """The indexing model of a catalog kernel or tuning configuration (InvalidInput for library kernels)."""
     spec = get_kernel(kernel_id)
     base = kernel_id if kernel_id in MODELS else next((b for b in MODELS if kernel_id.startswith(b + "-")), None)
-    if spec.operand_args == "tensor_maps":
+    if spec.uses_tensor_maps:
         raise InvalidInput(
             f"no indexing model for '{kernel_id}': the Tensor Memory Accelerator copies its tiles from tensor maps, "
             "so no lane computes a load address to draw; modelled kernels: " + ", ".join(MODELS)

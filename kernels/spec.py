@@ -17,7 +17,7 @@ SRC_DIR = Path(__file__).resolve().parent / "src"
 DEFAULT_SM_COUNT = 132
 
 GridOrder = Literal["rows_x", "cols_x"]
-OperandArgs = Literal["pointers", "tensor_maps"]
+OperandArgs = Literal["pointers", "tensor_maps", "tensor_maps_cd"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,8 @@ class KernelSpec:
     `cublas` entries have no source and are timed through cupy.matmul.
     `arch` ("sm_90a") names the one target an architecture-specific kernel is built for, ahead of time with nvcc;
     it never runs on another GPU (`device_problem`). `operand_args` "tensor_maps" passes A and B as TMA tensor
-    maps (profiling/gpu/tensor_map.py) instead of pointers. A `persistent` kernel is launched with one block per
+    maps (profiling/gpu/tensor_map.py) instead of pointers; "tensor_maps_cd" passes C and D as tensor maps too
+    (kernel arguments: map_a, map_b, map_c, map_d, M, N, K, alpha, beta). A `persistent` kernel is launched with one block per
     SM (at most one per tile), each block looping over the tiles itself.
     """
 
@@ -56,6 +57,11 @@ class KernelSpec:
     arch: str | None = None
     operand_args: OperandArgs = "pointers"
     persistent: bool = False
+
+    @property
+    def uses_tensor_maps(self) -> bool:
+        """Whether TMA tensor maps, not pointers, carry the operands (A and B at least)."""
+        return self.operand_args != "pointers"
 
     @property
     def threads_per_block(self) -> int:

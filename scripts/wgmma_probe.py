@@ -1,4 +1,4 @@
-"""One-run diagnosis of a Hopper kernel's layouts (wgmma-tma, or wgmma-pingpong) on an sm_90 GPU (run first by
+"""One-run diagnosis of a Hopper kernel's layouts (wgmma-tma, wgmma-pingpong or wgmma-tma-store) on an sm_90 GPU (run first by
 gpu_check.sh's wgmma stage).
 
 Runs the kernel at 128x256x64 (one block tile, one K slice) on random data and on index-coded data, and prints
@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernels.compile_info import compile_cubin  # noqa: E402
 from kernels.registry import get_kernel  # noqa: E402
-from profiling.gpu.tensor_map import encode, operand_maps  # noqa: E402
+from profiling.gpu.tensor_map import encode, operand_maps, output_map  # noqa: E402
 
 VARIANTS = {"catalog (B LBO 8192, SBO 1024)": [], "B LBO/SBO swapped": ["-DWGMMA_B_LBO=1024", "-DWGMMA_B_SBO=8192"]}
 
@@ -39,7 +39,12 @@ def run(cp, fn, spec, a, b, c, alpha: float, beta: float):
     map_a, map_b = operand_maps(spec, m, n, k)
     ta, tb = encode(map_a, a.data.ptr), encode(map_b, b.data.ptr)
     d = cp.full((m, n), cp.nan, dtype=cp.float32)
-    args = (ta, tb, c, d, np.int32(m), np.int32(n), np.int32(k), np.float32(alpha), np.float32(beta))
+    if spec.operand_args == "tensor_maps_cd":  # C and D by TMA too
+        cd = output_map(spec, m, n)
+        c, d_arg = encode(cd, c.data.ptr), encode(cd, d.data.ptr)
+    else:
+        d_arg = d
+    args = (ta, tb, c, d_arg, np.int32(m), np.int32(n), np.int32(k), np.float32(alpha), np.float32(beta))
     sms = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
     fn(spec.grid(m, n, sms), spec.block, args, shared_mem=spec.dynamic_smem_bytes)
     cp.cuda.Device().synchronize()
@@ -115,7 +120,13 @@ def main() -> int:
         except Exception as exc:  # noqa: BLE001 - a probe reports every failure and goes on
             print(f"  failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
             return 1
-        if report("random inputs, alpha 1.5, beta -0.5", got, want):
+        ok = report("random inputs, alpha 1.5, beta -0.5", got, want)
+        if ok and tag == 0:
+            # beta = 0 must not read C at all (wgmma-tma-store then copies no C): C full of NaN changes nothing.
+            nan_c = cp.full((m, n), cp.nan, dtype=cp.float32)
+            got0 = run(cp, fn, spec, cp.asarray(a), cp.asarray(b), nan_c, 1.5, 0.0)
+            ok = report("random inputs, alpha 1.5, beta 0, C all NaN", got0, want + 0.5 * c)
+        if ok:
             right = right or name
             if tag == 0:
                 break

@@ -1,4 +1,4 @@
-"""The Hopper kernels (wgmma-tma and wgmma-pingpong, issue 15) on the CPU: it builds for sm_90a with no spills and with the Hopper
+"""The Hopper kernels (wgmma-tma, wgmma-pingpong and wgmma-tma-store, issue 15) on the CPU: it builds for sm_90a with no spills and with the Hopper
 instructions in its SASS, every other GPU and every size that is not a multiple of 16 is refused with a message
 before anything is compiled or launched, and its tensor maps describe A and B as the kernel reads them."""
 
@@ -15,12 +15,13 @@ from kernels.registry import get_kernel
 from profiling.analysis.sass import static_sass
 from profiling.gpu.env import tool_path
 from profiling.gpu.jobs import BenchSettings
-from profiling.gpu.tensor_map import TileMap, operand_maps
+from profiling.gpu.tensor_map import TileMap, operand_maps, output_map
 from profiling.shape import Shape
 
 SPEC = get_kernel("wgmma-tma")
 PINGPONG = get_kernel("wgmma-pingpong")
-HOPPER = ("wgmma-tma", "wgmma-pingpong")
+STORE = get_kernel("wgmma-tma-store")
+HOPPER = ("wgmma-tma", "wgmma-pingpong", "wgmma-tma-store")
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
 
 
@@ -85,6 +86,7 @@ def test_any_gpu_other_than_compute_capability_9_0_is_refused(cc: str) -> None:
     assert message and "sm_90a" in message and f"compute capability {cc}" in message
     assert SPEC.device_problem("9.0") is None
     assert PINGPONG.device_problem(cc) and PINGPONG.device_problem("9.0") is None
+    assert STORE.device_problem(cc) and STORE.device_problem("9.0") is None
     assert all(s.device_problem(cc) is None for s in CATALOG if s.id not in HOPPER)
 
 
@@ -145,3 +147,48 @@ def test_pingpong_sass_issues_eight_m64n128k16_per_slice_with_one_wait() -> None
 
 def test_pingpong_reads_a_and_b_through_the_same_maps_as_wgmma_tma() -> None:
     assert operand_maps(PINGPONG, 1008, 4096, 272) == operand_maps(SPEC, 1008, 4096, 272)
+
+
+def test_tma_store_entry_is_wgmma_tma_with_c_and_d_as_tensor_maps() -> None:
+    ids = [s.id for s in CATALOG]
+    assert ids.index("wgmma-tma-store") == ids.index("wgmma-pingpong") + 1 and STORE.previous == "wgmma-tma"
+    assert (STORE.operand_args, STORE.persistent, SPEC.operand_args) == ("tensor_maps_cd", False, "tensor_maps")
+    assert STORE.uses_tensor_maps and SPEC.uses_tensor_maps and not get_kernel("wmma-async").uses_tensor_maps
+    # Same block, tile, pipeline and shared memory as the baseline: only the epilogue differs.
+    same = {key: STORE.params[key] for key in SPEC.params}
+    assert same == SPEC.params and (STORE.block, STORE.dynamic_smem_bytes) == (SPEC.block, SPEC.dynamic_smem_bytes)
+    # The output tile (128 x 256 floats) fits in the 3 stages the last slice leaves free, in whole 8 KB boxes.
+    box_bytes = STORE.params["OUT_BOX_ROWS"] * STORE.params["OUT_BOX_COLS"] * 4
+    stage_bytes = (STORE.dynamic_smem_bytes - 1024) // STORE.params["STAGES"]
+    assert stage_bytes % box_bytes == 0
+    assert 128 * 256 * 4 <= (STORE.params["STAGES"] - 1) * stage_bytes
+
+
+def test_c_and_d_maps_are_float_boxes_one_swizzle_row_wide() -> None:
+    cd = output_map(STORE, 1008, 4096)
+    assert (cd.global_dims, cd.global_strides, cd.box_dims, cd.element_bytes) == ((4096, 1008), (16384,), (32, 64), 4)
+    assert cd.problem() is None
+    assert "128-byte swizzle" in TileMap(16, 64, 64, 64, element_bytes=4).problem()
+    assert "multiple of 16" in TileMap(16, 18, 64, 32, element_bytes=4).problem()  # 72-byte rows
+
+
+@needs_nvcc
+def test_tma_store_builds_without_spills_within_the_baselines_budget() -> None:
+    resources, log = nvcc_resources(STORE.source_path, "sm_90a")
+    (r,) = [r for r in resources if entry_matches(r.name, STORE.entry)]
+    assert r.arch == "sm_90a" and r.spills == 0 and r.stack_bytes == 0, log
+    assert r.registers <= 168
+    assert r.shared_bytes + STORE.dynamic_smem_bytes <= 227 * 1024
+
+
+@needs_nvcc
+def test_tma_store_sass_stores_d_by_tma_and_no_thread_touches_c_or_d_in_global_memory() -> None:
+    try:
+        sass = static_sass(STORE, arch="sm_90")
+    except Exception as exc:  # noqa: BLE001 - the disassembler wheels may be absent
+        pytest.skip(f"no disassembler: {exc}")
+    text = "\n".join(i.text for i in sass.function.instructions)
+    assert re.search(r"HGMMA\.64x256x16\.F32.*tnspB", text)
+    assert "UTMALDG.2D" in text and "UTMASTG.2D" in text, "TMA loads (A, B, C) and the TMA store of D"
+    assert "UTMACMDFLUSH" in text or "DEPBAR" in text, "the bulk group is committed and waited for"
+    assert not re.search(r"\b(STG|LDG)\.", text), "no per-thread global loads or stores left"

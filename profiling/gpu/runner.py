@@ -75,7 +75,7 @@ class Problem:
         self.a, self.b, self.c = a, b, c
         self.out = xp.empty((shape.m, shape.n), dtype=xp.float32)
         self.half_out: Any = None  # cuBLAS HGEMM's float16 output, allocated when the reference first runs
-        self.tensor_maps: dict[str, tuple[Any, Any]] = {}  # TMA maps of A and B per kernel id, built once
+        self.tensor_maps: dict[str, tuple[Any, ...]] = {}  # TMA maps of A and B (C, D) per kernel id, built once
         if operation == "sgemm":
             self.ref = xp.matmul(a, b)
         else:
@@ -101,20 +101,28 @@ class Problem:
         block = spec.block
         if self.operation == "sgemm":
             args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k))
+        elif spec.operand_args == "tensor_maps_cd":
+            args = (*self.operand_maps(spec), np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         else:
-            a, b = self.operand_maps(spec) if spec.operand_args == "tensor_maps" else (self.a, self.b)
+            a, b = self.operand_maps(spec) if spec.uses_tensor_maps else (self.a, self.b)
             args = (a, b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         fn, smem = compiled.function, spec.dynamic_smem_bytes
         return lambda: fn(grid, block, args, shared_mem=smem)
 
-    def operand_maps(self, spec: KernelSpec) -> tuple[Any, Any]:
-        """A's and B's TMA tensor maps for a kernel that reads them through the Tensor Memory Accelerator, encoded
-        once per problem and kernel (the inputs never move while the problem lives)."""
+    def operand_maps(self, spec: KernelSpec) -> tuple[Any, ...]:
+        """A's and B's TMA tensor maps for a kernel that reads them through the Tensor Memory Accelerator (and C's
+        and D's for operand_args "tensor_maps_cd"), encoded once per problem and kernel (the inputs and the
+        output never move while the problem lives)."""
         if spec.id not in self.tensor_maps:
-            from profiling.gpu.tensor_map import encode, operand_maps
+            from profiling.gpu.tensor_map import encode, operand_maps, output_map
 
-            map_a, map_b = operand_maps(spec, self.shape.m, self.shape.n, self.shape.k)
-            self.tensor_maps[spec.id] = (encode(map_a, self.a.data.ptr), encode(map_b, self.b.data.ptr))
+            m, n, k = self.shape.m, self.shape.n, self.shape.k
+            map_a, map_b = operand_maps(spec, m, n, k)
+            maps = (encode(map_a, self.a.data.ptr), encode(map_b, self.b.data.ptr))
+            if spec.operand_args == "tensor_maps_cd":
+                map_cd = output_map(spec, m, n)
+                maps += (encode(map_cd, self.c.data.ptr), encode(map_cd, self.out.data.ptr))
+            self.tensor_maps[spec.id] = maps
         return self.tensor_maps[spec.id]
 
     def poison(self) -> None:

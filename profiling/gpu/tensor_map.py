@@ -1,5 +1,5 @@
-"""TMA tensor maps for the Hopper kernels (KernelSpec.operand_args == "tensor_maps"), encoded with the CUDA
-driver's cuTensorMapEncodeTiled.
+"""TMA tensor maps for the Hopper kernels (KernelSpec.operand_args "tensor_maps": A and B; "tensor_maps_cd": C and
+D too), encoded with the CUDA driver's cuTensorMapEncodeTiled.
 
 CuPy 14's cupy.cuda.driver has no binding for it and cuda-python is not a dependency, so the driver library is
 called through ctypes (only in the worker child, which owns the CUDA context). The 128-byte CUtensorMap comes
@@ -21,6 +21,8 @@ from kernels.catalog import KernelSpec
 TENSOR_MAP_BYTES = 128
 # cuda.h enums (CUDA 12 and 13).
 DATA_TYPE_FLOAT16 = 6
+DATA_TYPE_FLOAT32 = 7
+DATA_TYPES = {2: DATA_TYPE_FLOAT16, 4: DATA_TYPE_FLOAT32}  # by element size: half A and B, float C and D
 INTERLEAVE_NONE = 0
 SWIZZLE_128B = 3
 L2_PROMOTION_256B = 3
@@ -29,13 +31,14 @@ OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds elements r
 
 @dataclass(frozen=True)
 class TileMap:
-    """A 2-D row-major half matrix of `rows` x `cols` read in boxes of `box_rows` x `box_cols`, in the driver's
-    order: dimension 0 is the contiguous one (columns)."""
+    """A 2-D row-major matrix of `rows` x `cols` (half, or float with `element_bytes` 4) read or written in boxes
+    of `box_rows` x `box_cols`, in the driver's order: dimension 0 is the contiguous one (columns)."""
 
     rows: int
     cols: int
     box_rows: int
     box_cols: int
+    element_bytes: int = 2
 
     @property
     def global_dims(self) -> tuple[int, int]:
@@ -44,7 +47,7 @@ class TileMap:
     @property
     def global_strides(self) -> tuple[int]:
         """Byte stride of dimension 1 (a row); dimension 0's stride is the element size, implied."""
-        return (self.cols * 2,)
+        return (self.cols * self.element_bytes,)
 
     @property
     def box_dims(self) -> tuple[int, int]:
@@ -52,12 +55,17 @@ class TileMap:
 
     def problem(self) -> str | None:
         """Why the driver would refuse this map (its documented limits), or None."""
+        width = self.element_bytes
+        if width not in DATA_TYPES:
+            return f"no TMA data type for {width}-byte elements here (2: half, 4: float)"
         if self.global_strides[0] % 16:
-            return f"a row of {self.cols} halves is {self.cols * 2} bytes, not a multiple of 16 (TMA's stride rule)"
-        if not (0 < self.box_cols <= 256 and 0 < self.box_rows <= 256) or (self.box_cols * 2) % 16:
+            return (
+                f"a row of {self.cols} elements is {self.cols * width} bytes, not a multiple of 16 (TMA's stride rule)"
+            )
+        if not (0 < self.box_cols <= 256 and 0 < self.box_rows <= 256) or (self.box_cols * width) % 16:
             return f"box {self.box_rows}x{self.box_cols} is outside TMA's limits"
-        if self.box_cols * 2 > 128:
-            return f"a box row of {self.box_cols * 2} bytes exceeds the 128-byte swizzle span"
+        if self.box_cols * width > 128:
+            return f"a box row of {self.box_cols * width} bytes exceeds the 128-byte swizzle span"
         return None
 
 
@@ -67,6 +75,13 @@ def operand_maps(spec: KernelSpec, m: int, n: int, k: int) -> tuple[TileMap, Til
     p = spec.params
     b_box_cols = p["SWIZZLE_BYTES"] // 2
     return TileMap(m, k, p["BM"], p["BK"]), TileMap(k, n, p["BK"], b_box_cols)
+
+
+def output_map(spec: KernelSpec, m: int, n: int) -> TileMap:
+    """The tensor map of float C and D (m x n) for a kernel whose epilogue moves them by TMA (operand_args
+    "tensor_maps_cd"): OUT_BOX_ROWS x OUT_BOX_COLS float boxes, one 128-byte swizzle row wide."""
+    p = spec.params
+    return TileMap(m, n, p["OUT_BOX_ROWS"], p["OUT_BOX_COLS"], element_bytes=4)
 
 
 @cache
@@ -109,7 +124,7 @@ def encode(tile: TileMap, address: int) -> np.ndarray:
     box = (ctypes.c_uint32 * 2)(*tile.box_dims)
     element_strides = (ctypes.c_uint32 * 2)(1, 1)
     status = lib.cuTensorMapEncodeTiled(
-        aligned, DATA_TYPE_FLOAT16, 2, address, dims, strides, box, element_strides,
+        aligned, DATA_TYPES[tile.element_bytes], 2, address, dims, strides, box, element_strides,
         INTERLEAVE_NONE, SWIZZLE_128B, L2_PROMOTION_256B, OOB_FILL_ZERO,
     )  # fmt: skip
     if status != 0:

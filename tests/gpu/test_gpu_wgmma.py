@@ -1,8 +1,10 @@
-"""On a GPU: the Hopper kernels (wgmma-tma, wgmma-pingpong) match float32 arithmetic on their half inputs at awkward
+"""On a GPU: the Hopper kernels (wgmma-tma, wgmma-pingpong, wgmma-tma-store) match float32 arithmetic on their half inputs at awkward
 sizes (one 16x16 tile, K of one wgmma step, K not a multiple of the 64-deep slice, M or N of one 16-row tile beside
 4096, tiles hanging over both edges), and any other GPU than compute capability 9.0 refuses them. For the persistent
 wgmma-pingpong, many tiles per block with K of one or two slices run its stage sequence through many rounds and
-tile boundaries (a parity or turn mistake shows as wrong tiles or a hang)."""
+tile boundaries (a parity or turn mistake shows as wrong tiles or a hang). For wgmma-tma-store, K of one and two
+slices put its epilogue boxes in stages the main loop never used or used once, and edge tiles have whole
+epilogue boxes outside D (neither copied nor stored); its beta = 0 path is checked by scripts/wgmma_probe.py."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from profiling.shape import Shape
 
 pytestmark = pytest.mark.gpu
 
-SPECS = [get_kernel("wgmma-tma"), get_kernel("wgmma-pingpong")]
+SPECS = [get_kernel("wgmma-tma"), get_kernel("wgmma-pingpong"), get_kernel("wgmma-tma-store")]
 SHAPES = [
     Shape(16, 16, 16),
     Shape(128, 128, 16),
@@ -28,6 +30,8 @@ SHAPES = [
     Shape(4096, 4096, 4096),
     Shape(4096, 4096, 16),  # 1024 tiles of one slice each
     Shape(2064, 2048, 80),  # two slices per tile, a last row of tiles 16 high
+    Shape(384, 512, 192),  # three slices: wgmma-tma-store's epilogue stages are the never-used one and two reused
+    Shape(256, 768, 256),  # four slices: every epilogue stage was used once and is reused after its release
 ]
 REFUSED = [Shape(1, 1, 1), Shape(17, 129, 33), Shape(1000, 1000, 1000)]
 
