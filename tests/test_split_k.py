@@ -122,3 +122,10 @@ def test_launch_facts_name_the_splits_and_both_launches() -> None:
     assert facts["launches"][0]["grid"] == [16, 1, 1]
     plain = launch_facts(get_kernel("v9-regdb"), Shape(4096, 4096, 4096), 132)
     assert plain["grid"] == [16, 32, 1] and "split_k" not in plain and "launches" not in plain
+
+
+def test_ncu_kernel_filter_keeps_the_zeroing_launch_of_a_split_k_operation() -> None:
+    from profiling.nsight.runner import kernel_name_regex
+
+    assert kernel_name_regex(["v8-splitk"]) == f"regex:^({SPLIT_K_ZERO_ENTRY}|sgemm_splitk)$"
+    assert kernel_name_regex(["v8-async", "v8-splitk"]) == f"regex:^(sgemm_async|{SPLIT_K_ZERO_ENTRY}|sgemm_splitk)$"
