@@ -170,10 +170,11 @@ tune)
   record tune "$(test -f "$EV/tuning.json" && echo written || echo missing)"
   ;;
 shapes)
-  # Issue 15's sizes and shapes, the tunable kernels against cuBLAS in one run (after `tune` on this GPU, the
-  # configuration is the one the record predicts fastest at each shape; each result names it in `config`).
+  # Issue 15's sizes and shapes, the tunable kernels and v8-splitk (small M*N, large K) against cuBLAS in one run
+  # (after `tune` on this GPU, the configuration is the one the record predicts fastest at each shape; each result
+  # names it in `config`).
   stage shapes
-  timeout 400 $PY -m profiling bench --kernels cublas,v8-async,v9-regdb --repeats 30 \
+  timeout 400 $PY -m profiling bench --kernels cublas,v8-async,v9-regdb,v8-splitk --repeats 30 \
      --sizes "${SHAPE_SIZES:-1024,2048,4096,8192,4096x4096x333,333x4096x4096,127x127x8191}" \
      --json "$EV/shapes_bench.json" 2>"$EV/shapes_bench.log" | tee "$EV/shapes_bench.txt"
   record shapes "$(grep -c ' ok ' "$EV/shapes_bench.txt") ok rows"
