@@ -434,6 +434,33 @@ CATALOG: tuple[KernelSpec, ...] = (
         previous="v8-async",
         group="beyond",
     ),
+    KernelSpec(
+        id="v8-splitk",
+        title="v8 split-K (small M x N, large K)",
+        adds="v8-async with K split across gridDim.z blocks per 128x128 tile, for shapes whose tiles cannot fill "
+        "the GPU (127x127x8191 is one tile for 132 SMs; cuBLAS runs it as a split-K kernel plus a reduction): "
+        "each block multiplies its own range of K slices and adds its partial tile into C with float "
+        "reductions (red.global.add.v4.f32 on sm_90), after a first launch has zeroed C, so the GEMM is one "
+        "operation of two launches, timed and profiled together. Splits per shape (KernelSpec.split_count): "
+        "as many as fill one wave of resident blocks beside the tiles, each at least 4 slices deep; at 4096^2 "
+        "and above that is 1 (v8-async plus the zeroing pass). The summed order makes C's last bits vary run "
+        "to run. The tuned choice (kernels/tuning.py) picks among one kernel's tile configurations, not "
+        "between kernels: ask for v8-splitk where M x N is small and K large.",
+        operation="sgemm",
+        source="v8_splitk.cu",
+        entry="sgemm_splitk<128,128,16,64,32,8,8,3,256>",
+        block=(256, 1),
+        tile_m=128,
+        tile_n=128,
+        grid_order="cols_x",
+        params=dict(BM=128, BN=128, BK=16, WM=64, WN=32, TM=8, TN=8, STAGES=3, THREADS=256, MIN_BLOCKS=2),
+        dynamic_smem_bytes=49920,
+        design_doc="CUTLASS split-K (serial and parallel reduction) and stream-K; cuBLAS's own 127x127x8191 "
+        "launch (CUTLASS split-K SGEMM, grid 2x1x64, then splitKreduce_kernel); builds on v8-async",
+        previous="v8-async",
+        group="beyond",
+        split_k=True,
+    ),
     # --- end beyond the ladder ---
 )
 

@@ -15,6 +15,11 @@ from profiling.shape import Shape
 SRC_DIR = Path(__file__).resolve().parent / "src"
 # SMs of an H100 SXM: the persistent grid where no device is at hand (the runner passes the GPU's own count).
 DEFAULT_SM_COUNT = 132
+# A split-K kernel gives each split at least this many BK-deep K slices: fewer leave its cp.async pipeline
+# mostly prologue and multiply the reductions into C for little work each.
+MIN_SLICES_PER_SPLIT = 4
+# The kernel a split-K operation launches first, to zero C (defined in the split-K kernel's own source).
+SPLIT_K_ZERO_ENTRY = "splitk_zero_c"
 
 GridOrder = Literal["rows_x", "cols_x"]
 OperandArgs = Literal["pointers", "tensor_maps", "tensor_maps_cd"]
@@ -31,8 +36,10 @@ class KernelSpec:
     `arch` ("sm_90a") names the one target an architecture-specific kernel is built for, ahead of time with nvcc;
     it never runs on another GPU (`device_problem`). `operand_args` "tensor_maps" passes A and B as TMA tensor
     maps (profiling/gpu/tensor_map.py) instead of pointers; "tensor_maps_cd" passes C and D as tensor maps too
-    (kernel arguments: map_a, map_b, map_c, map_d, M, N, K, alpha, beta). A `persistent` kernel is launched with one block per
-    SM (at most one per tile), each block looping over the tiles itself.
+    (kernel arguments: map_a, map_b, map_c, map_d, M, N, K, alpha, beta). A `persistent` kernel is launched with one
+    block per SM (at most one per tile), each block looping over the tiles itself. A `split_k` kernel splits K over
+    gridDim.z blocks per tile (`split_count`), each adding its partial product into C, which a first launch
+    (SPLIT_K_ZERO_ENTRY) zeroes: one operation of two launches.
     """
 
     id: str
@@ -57,6 +64,7 @@ class KernelSpec:
     arch: str | None = None
     operand_args: OperandArgs = "pointers"
     persistent: bool = False
+    split_k: bool = False
 
     @property
     def uses_tensor_maps(self) -> bool:
@@ -87,6 +95,25 @@ class KernelSpec:
         if self.persistent:
             return (max(1, min(rows * cols, sm_count or DEFAULT_SM_COUNT)), 1)
         return (rows, cols) if self.grid_order == "rows_x" else (cols, rows)
+
+    def split_count(self, m: int, n: int, k: int, sm_count: int | None = None) -> int:
+        """K splits (gridDim.z) of a split-K kernel at m x n x k; 1 for every other kernel.
+
+        As many splits as fit the GPU's resident blocks in one wave beside the tiles (sm_count x MIN_BLOCKS
+        over the tile count, rounded down, so no split runs in a second, mostly empty wave), at most one per
+        MIN_SLICES_PER_SPLIT K slices, then lowered to the count that leaves no split empty (the kernel gives
+        each split ceil(slices / splits) slices)."""
+        if not self.split_k:
+            return 1
+        gx, gy = self.grid(m, n)
+        resident = (sm_count or DEFAULT_SM_COUNT) * max(1, self.params.get("MIN_BLOCKS", 1))
+        slices = math.ceil(k / self.params.get("BK", 1))
+        wanted = max(1, min(resident // (gx * gy), slices // MIN_SLICES_PER_SPLIT))
+        return math.ceil(slices / math.ceil(slices / wanted))
+
+    def launch_grid(self, m: int, n: int, k: int, sm_count: int | None = None) -> tuple[int, int, int]:
+        """The full launch grid (x, y, z): `grid` plus the K splits on z (1 for all but split-K kernels)."""
+        return (*self.grid(m, n, sm_count), self.split_count(m, n, k, sm_count))
 
     def size_problem(self, m: int, n: int, k: int) -> str | None:
         """Why this kernel cannot run m x n x k, or None when it can."""

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts verdicts_noisy foreign wgmma cluster
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts verdicts_noisy foreign wgmma cluster splitk
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -170,10 +170,11 @@ tune)
   record tune "$(test -f "$EV/tuning.json" && echo written || echo missing)"
   ;;
 shapes)
-  # Issue 15's sizes and shapes, the tunable kernels against cuBLAS in one run (after `tune` on this GPU, the
-  # configuration is the one the record predicts fastest at each shape; each result names it in `config`).
+  # Issue 15's sizes and shapes, the tunable kernels and v8-splitk (small M*N, large K) against cuBLAS in one run
+  # (after `tune` on this GPU, the configuration is the one the record predicts fastest at each shape; each result
+  # names it in `config`).
   stage shapes
-  timeout 400 $PY -m profiling bench --kernels cublas,v8-async,v9-regdb --repeats 30 \
+  timeout 400 $PY -m profiling bench --kernels cublas,v8-async,v9-regdb,v8-splitk --repeats 30 \
      --sizes "${SHAPE_SIZES:-1024,2048,4096,8192,4096x4096x333,333x4096x4096,127x127x8191}" \
      --json "$EV/shapes_bench.json" 2>"$EV/shapes_bench.log" | tee "$EV/shapes_bench.txt"
   record shapes "$(grep -c ' ok ' "$EV/shapes_bench.txt") ok rows"
@@ -324,6 +325,24 @@ cluster)
   echo "{\"repeats\": $R, \"warm_s\": $warm, \"one_gpu0_s\": $one0, \"one_gpu1_s\": $one1, \"two_gpus_s\": $two}" > "$F/wall.json"
   $PY scripts/cluster_table.py "$F" 2>&1 | tee "$F/table.txt"
   record cluster "$(grep -m1 'wall-clock ratio' "$F/table.txt")"
+  ;;
+splitk)
+  # Issue 15, small M*N with large K: v8-splitk (K over gridDim.z, C zeroed by a first launch, splits added with
+  # red.global.add) correct at awkward and split shapes, benched against v9-regdb and cuBLAS, sanitized, and one
+  # ncu capture of its two-launch operation (NVTX range) exported raw. About 2-3 minutes.
+  stage splitk
+  F="$EV/splitk"; mkdir -p "$F"
+  timeout 150 $PY -m pytest tests/gpu/test_gpu_splitk.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests_splitk.txt" 2>&1; tail -3 "$F/gpu_tests_splitk.txt"
+  timeout 150 $PY -m profiling bench --kernels v9-regdb,v8-splitk --sizes 1024,127x127x8191,64x64x65536,333x4096x4096,4096x4096x333 \
+     --repeats 30 --json "$F/bench.json" > "$F/bench.txt" 2>"$F/bench.log"; cat "$F/bench.txt"
+  job /tmp/san_splitk.json verify v8-splitk 127 127 8191
+  timeout 120 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_splitk.json > "$F/memcheck_splitk.txt" 2>&1
+  timeout 120 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_splitk.json > "$F/racecheck_splitk.txt" 2>&1
+  # The project's own capture path (NVTX range gemmlens:v8-splitk:127x127x8191, -k naming both launches' functions).
+  timeout 150 $PY -m profiling profile --kernels v8-splitk --sizes 127x127x8191 --set quick -o "$F/splitk.ncu-rep" > "$F/ncu_log.txt" 2>&1
+  echo "exit=$?" >> "$F/ncu_log.txt"; tail -12 "$F/ncu_log.txt"
+  [ -f "$F/splitk.ncu-rep" ] && "$NCU" --import "$F/splitk.ncu-rep" --csv --page raw > "$F/ncu_raw.csv" 2>&1
+  record splitk "tests: $(tail -1 "$F/gpu_tests_splitk.txt"); bench ok rows: $(grep -c ' ok ' "$F/bench.txt"); $(grep -h 'ERROR SUMMARY' "$F"/*check_splitk.txt | tr '\n' ';') ncu launches: $(($(wc -l < "$F/ncu_raw.csv" 2>/dev/null || echo 2) - 2))"
   ;;
 esac; done
 

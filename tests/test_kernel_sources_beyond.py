@@ -22,7 +22,7 @@ from kernels.registry import get_kernel
 from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, problems, smem_bytes, spec_for
 from profiling.gpu.env import tool_path
 
-BEYOND_IDS = ["v6-vectorized", "v7-warptile", "v8-async", "v9-regdb", "wmma-addmm", "wmma-async"]
+BEYOND_IDS = ["v6-vectorized", "v7-warptile", "v8-async", "v8-splitk", "v9-regdb", "wmma-addmm", "wmma-async"]
 SPECS = [get_kernel(i) for i in BEYOND_IDS]
 # Every launchable configuration: the catalog entries plus the v8 and v9 tuning sweeps.
 CONFIGS = SPECS + [spec_for(c) for c in TUNING_CONFIGS + V9_TUNING_CONFIGS]

@@ -8,11 +8,12 @@ import hashlib
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kernels.catalog import KernelSpec
+from kernels.spec import SPLIT_K_ZERO_ENTRY
 from profiling.gpu.fp32_cupy import cupy
 
 
@@ -23,6 +24,8 @@ class CompiledKernel:
     spec: KernelSpec
     function: Any
     info: dict[str, Any]
+    # Other kernels of the same module the operation launches, by name (a split-K kernel's zeroing of C).
+    helpers: dict[str, Any] = field(default_factory=dict)
 
 
 _COMPILED: dict[tuple, CompiledKernel] = {}
@@ -66,7 +69,8 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
         "dynamic_smem_bytes": spec.dynamic_smem_bytes,
         "log": _ptxas_log(spec, arch),
     }
-    compiled = CompiledKernel(spec, function, info)
+    helpers = {SPLIT_K_ZERO_ENTRY: module.get_function(SPLIT_K_ZERO_ENTRY)} if spec.split_k else {}
+    compiled = CompiledKernel(spec, function, info, helpers)
     _COMPILED[key] = compiled
     return compiled
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from kernels.catalog import KernelSpec
 from kernels.registry import get_kernel
+from kernels.spec import DEFAULT_SM_COUNT, SPLIT_K_ZERO_ENTRY
 from kernels.tuning import tunable_bases, tuned_config_id
 from profiling.gpu.compile import CompiledKernel, compile_kernel, max_active_blocks
 from profiling.gpu.device import Nvml, NvmlSampler, device_info
@@ -97,7 +98,7 @@ class Problem:
                 self.half_out = cupy.empty((m, n), dtype=cupy.float16)
             half_out = self.half_out
             return lambda: cupy.matmul(self.a, self.b, out=half_out)
-        grid = spec.grid(m, n, sm_count)
+        grid = spec.launch_grid(m, n, k, sm_count)
         block = spec.block
         if self.operation == "sgemm":
             args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k))
@@ -107,6 +108,10 @@ class Problem:
             a, b = self.operand_maps(spec) if spec.uses_tensor_maps else (self.a, self.b)
             args = (a, b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         fn, smem = compiled.function, spec.dynamic_smem_bytes
+        if spec.split_k:
+            # The splits add into C: the operation is the zeroing launch and the kernel, timed as one.
+            zero = compiled.helpers[SPLIT_K_ZERO_ENTRY]
+            return split_k_operation(zero, self.out, sm_count, lambda: fn(grid, block, args, shared_mem=smem))
         return lambda: fn(grid, block, args, shared_mem=smem)
 
     def operand_maps(self, spec: KernelSpec) -> tuple[Any, ...]:
@@ -146,6 +151,30 @@ class Problem:
         """Relative error, NaN count and verdict of the last run's output (the same code for every kernel)."""
         out, ref = self.output_and_reference(reference_run)
         return check_output(self.xp, out, ref, tolerance)
+
+
+ZERO_THREADS = 256
+ZERO_BLOCKS_PER_SM = 8
+
+
+def zero_blocks(count: int, sm_count: int | None) -> int:
+    """Blocks of the split-K zeroing launch for `count` floats: one float4 per thread, at most 8 blocks per SM
+    (the kernel's grid-stride loop does the rest)."""
+    per_sm = (sm_count or DEFAULT_SM_COUNT) * ZERO_BLOCKS_PER_SM
+    return max(1, min(-(-count // (4 * ZERO_THREADS)), per_sm))
+
+
+def split_k_operation(zero: Any, out: Any, sm_count: int | None, multiply: Callable[[], None]) -> Callable[[], None]:
+    """One split-K GEMM as a zero-argument callable: zero `out` (launch 1), then `multiply` adds every split's
+    partial product into it (launch 2). Both go on the same stream, so CUDA events around the call and the
+    worker's NVTX range cover the whole operation."""
+    grid, count = (zero_blocks(out.size, sm_count),), np.int64(out.size)
+
+    def run() -> None:
+        zero(grid, (ZERO_THREADS,), (out, count))
+        multiply()
+
+    return run
 
 
 def _time_launches(launch: Callable[[], None], settings: BenchSettings, flush: Any) -> list[float]:
@@ -210,6 +239,25 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
     return spec, result
 
 
+def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[str, Any]:
+    """The launch geometry a result records: grid (x, y, z), block, dynamic shared memory, and for a split-K
+    kernel its split count and the zeroing launch that runs first."""
+    grid = spec.launch_grid(shape.m, shape.n, shape.k, sm_count)
+    facts: dict[str, Any] = {
+        "grid": list(grid),
+        "block": list(spec.block),
+        "dynamic_smem_bytes": spec.dynamic_smem_bytes,
+    }
+    if spec.split_k:
+        facts["split_k"] = grid[2]
+        facts["launches"] = [
+            {"kernel": SPLIT_K_ZERO_ENTRY, "grid": [zero_blocks(shape.m * shape.n, sm_count), 1, 1],
+             "block": [ZERO_THREADS, 1, 1]},
+            {"kernel": spec.entry, "grid": list(grid), "block": [*spec.block, 1]},
+        ]  # fmt: skip
+    return facts
+
+
 def _verified_launch(
     session: Session, spec: KernelSpec, result: BenchResult, shape: Shape
 ) -> tuple[Problem, Callable[[], None]]:
@@ -218,12 +266,8 @@ def _verified_launch(
     compiled = None if spec.is_reference else compile_kernel(spec)
     if compiled is not None:
         result.compile_info = compiled.info
-        result.launch = {
-            "grid": list(spec.grid(shape.m, shape.n, session.device.get("sm_count"))),
-            "block": list(spec.block),
-            "dynamic_smem_bytes": spec.dynamic_smem_bytes,
-            "max_active_blocks_per_sm": max_active_blocks(compiled),
-        }
+        result.launch = launch_facts(spec, shape, session.device.get("sm_count"))
+        result.launch["max_active_blocks_per_sm"] = max_active_blocks(compiled)
     problem = session.problem(spec, shape)
     launch = problem.launcher(compiled, spec, session.device.get("sm_count"))
     problem.poison()

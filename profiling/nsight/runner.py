@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from kernels.registry import get_kernel
+from kernels.spec import SPLIT_K_ZERO_ENTRY
 from profiling.errors import InvalidInput, NcuError
 from profiling.gpu.env import tool_path as find_tool
 from profiling.gpu.jobs import BenchSettings, Job, Task
@@ -83,8 +84,10 @@ def kernel_name_regex(kernel_ids: Sequence[str]) -> str | None:
             return None
         # ncu matches the function name without template arguments ("sgemm_tiled").
         base = spec.entry.split("<", 1)[0].strip()
-        if base not in names:
-            names.append(base)
+        # A split-K kernel's operation starts with the launch that zeroes C: a part of what is profiled.
+        for name in (SPLIT_K_ZERO_ENTRY, base) if spec.split_k else (base,):
+            if name not in names:
+                names.append(name)
     return "regex:^(" + "|".join(re.escape(n) for n in names) + ")$"
 
 
