@@ -61,7 +61,7 @@ def test_the_persistent_kernel_launches_one_block_per_sm(verified) -> None:
     device, rows = verified
     r = rows[("wgmma-pingpong", Shape(4096, 4096, 4096))]
     if device["cc"] == "9.0":
-        assert r["launch"]["grid"] == [device["sm_count"], 1]
+        assert r["launch"]["grid"][:2] == [device["sm_count"], 1] and r["launch"]["grid"][2:] in ([], [1])
 
 
 @pytest.mark.parametrize("kernel_id", [s.id for s in SPECS])
