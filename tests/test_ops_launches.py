@@ -53,3 +53,17 @@ def test_a_saved_profile_run_holds_one_result_per_operation_timed_like_events(re
     assert op.time_median_ms == pytest.approx(events["time_ms"]["median"], rel=0.05)
     single = by_key[("v9-regdb", "127x127x8191")]
     assert "parts" not in single.extra and single.extra["function"].startswith("void sgemm_regdb")
+
+
+def test_our_split_k_kernel_is_one_operation_of_its_zeroing_and_its_gemm() -> None:
+    """v8-splitk at 127x127x8191 on the H100 (results/h100-2026-11-24/splitk): the profile command's own capture
+    holds the C-zeroing launch and the split-K GEMM inside one worker range; saved, they are one result."""
+    capture = ROOT / "results" / "h100-2026-11-24" / "splitk" / "ncu_raw.csv"
+    report = parse_report_bytes(capture.read_bytes(), capture.name, ours=True)
+    (op,) = group_operations(report.launches)
+    assert [p.name.split("<")[0].removeprefix("void ") for p in op.parts] == ["splitk_zero_c", "sgemm_splitk"]
+    assert op.parts[1].grid[2] > 1  # K split over gridDim.z
+    (result,) = report_run(report).results
+    assert (result.kernel, result.size) == ("v8-splitk", "127x127x8191")
+    assert result.time_median_ms == pytest.approx(op.time_ns / 1e6)
+    assert len(result.extra["parts"]) == 2
