@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why verdicts verdicts_noisy foreign wgmma cluster splitk
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster splitk
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -247,6 +247,24 @@ verdicts_noisy)
   kill $NB 2>/dev/null; wait $NB 2>/dev/null
   $PY scripts/ab_table.py "$F" > "$F/ab_table.md" 2>&1; cat "$F/ab_table.md"
   record verdicts_noisy "$(grep -c faster "$F/ab_table.md") rows with a verdict"
+  ;;
+why_hopper)
+  # Issue 15's "why" pair: wmma-async (mma.sync) against the Hopper kernels (wgmma + TMA) at 4096, full set with
+  # source counters, exported like the `why` stage; the Why page reads results/<gpu>-<date>/why/.
+  stage why_hopper
+  F="$EV/why"; mkdir -p "$F"
+  job /tmp/why_hopper.json profile wmma-async,wgmma-tma,wgmma-tma-store 4096 4096 4096
+  timeout 300 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full --import-source yes \
+     -f -o /tmp/why_hopper $PY -m profiling worker --job /tmp/why_hopper.json > "$F/why_hopper_4096_log.txt" 2>&1
+  echo "exit=$?" >> "$F/why_hopper_4096_log.txt"
+  if [ -f /tmp/why_hopper.ncu-rep ]; then
+    "$NCU" --import /tmp/why_hopper.ncu-rep --csv --page raw > "$F/ncu_why_hopper_4096_raw.csv" 2>&1
+    "$NCU" --import /tmp/why_hopper.ncu-rep --csv --page details > "$F/ncu_why_hopper_4096_details.csv" 2>&1
+    "$NCU" --import /tmp/why_hopper.ncu-rep --csv --page source --print-source cuda,sass > "$F/source_why_hopper_4096_cuda_sass.csv" 2>&1
+    "$NCU" --import /tmp/why_hopper.ncu-rep --csv --page source --print-source sass > "$F/source_why_hopper_4096_sass.csv" 2>&1
+    gzip -f "$F"/source_why_hopper_4096_*.csv
+  fi
+  record why_hopper "$(($(wc -l < "$F/ncu_why_hopper_4096_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
 foreign)
   # Reports of a program that is not ours (PyTorch, cuBLASLt, Triton), in every layout users export.

@@ -237,3 +237,22 @@ def test_static_sass_toggle(no_gpu) -> None:
     mix = next(df.value for df in at.dataframe if "main loop" in df.value.columns).set_index("instructions")
     assert mix.loc["FFMA", "main loop"] == 512 and mix.loc["LDS.128 (16-byte shared loads)", "main loop"] == 32
     assert mix.loc["FFMA per shared load (main loop)", "main loop"] == pytest.approx(16.0)
+
+
+def test_the_hopper_capture_explains_wgmma_against_mma_sync() -> None:
+    """The H100 capture of 2026-11-24 (results/h100-2026-11-24/why/): wmma-async against wgmma-tma, the pair
+    issue 15 asks the why views to explain: stalls, tensor-pipe busy and shared-memory traffic per FLOP."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/8_Why.py").run()
+    label = next(o for o in at.selectbox(key="why_source").options if "why_hopper_4096" in o)
+    at.selectbox(key="why_source").set_value(label).run()
+    assert not at.exception, [e.value for e in at.exception]
+    key = f"step:{label}"
+    step = next(o for o in at.selectbox(key=key).options if o.startswith("wmma-async") and o.endswith("wgmma-tma"))
+    at.selectbox(key=key).set_value(step).run()
+    assert not at.exception
+    tensor = next(d.value for d in at.dataframe if "measure" in d.value.columns and "meaning" in d.value.columns)
+    by = dict(zip(tensor["measure"], tensor["after"], strict=True))
+    assert set(by) == {"tensor pipe busy (ncu, % of peak)", "shared-memory bank cycles per GFLOP"}
+    assert tensor.set_index("measure").loc["shared-memory bank cycles per GFLOP", "change"].startswith("-")

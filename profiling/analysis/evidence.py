@@ -141,6 +141,19 @@ class Counter:
     meaning: str
 
 
+def shared_busy_per_gflop(launch: KernelLaunch) -> float | None:
+    """Shared-memory bank busy cycles (reads + writes, ncu's % of peak x elapsed cycles) per GFLOP of the GEMM:
+    how much shared-memory traffic each unit of work costs, whether it moves through LSU (LDS, ldmatrix) or
+    straight into the tensor cores (wgmma operands, TMA writes)."""
+    reads = launch.value("l1tex__data_bank_reads.sum.pct_of_peak_sustained_elapsed")
+    writes = launch.value("l1tex__data_bank_writes.sum.pct_of_peak_sustained_elapsed")
+    cycles = launch.value("sm__cycles_elapsed.avg")
+    flops = gemm_flops(launch)
+    if reads is None or writes is None or not cycles or not flops:
+        return None
+    return (reads + writes) / 100.0 * cycles / (flops / 1e9)
+
+
 COUNTERS: tuple[Counter, ...] = (
     Counter(
         "shared_ld_n_way", "shared-load bank conflicts", "-way", SHARED, "lower", derived("shared_ld_n_way"),
@@ -200,6 +213,17 @@ COUNTERS: tuple[Counter, ...] = (
     Counter(
         "registers", "registers per thread", "", LATENCY, "", metric("launch__registers_per_thread"),
         "registers bound how many warps fit, and buy reuse",
+    ),
+    Counter(
+        "tensor_pipe_busy", "tensor pipe busy (ncu, % of peak)", "%", (UTILIZATION,), "higher",
+        first(metric("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"),
+              metric("TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed")),
+        "share of cycles the tensor cores were busy (HMMA from mma.sync, GMMA from wgmma)",
+    ),
+    Counter(
+        "shared_busy_per_gflop", "shared-memory bank cycles per GFLOP", "", SHARED, "lower", shared_busy_per_gflop,
+        "shared-memory traffic per unit of work: ldmatrix into registers costs more of it than wgmma reading "
+        "its operands from shared memory",
     ),
     Counter(
         "waves", "waves per SM", "", (UTILIZATION,), "higher", metric("launch__waves_per_multiprocessor"),

@@ -114,6 +114,12 @@ def bundled_captures(folder: Path) -> list[tuple[Path, Path | None, Path | None]
     return found
 
 
+def later_captures(root: Path) -> list[tuple[Path, Path | None, Path | None]]:
+    """Captures kept in results/<gpu>-<date>/why/ (a stage's output, not a bundle), newest folder first."""
+    folders = sorted(root.glob("*/why"), key=lambda f: f.parent.name[-10:], reverse=True) if root.is_dir() else []
+    return [capture for folder in folders for capture in bundled_captures(folder)]
+
+
 def load_capture(name: str, raw: Path, cuda_sass: Path | None = None, sass: Path | None = None) -> WhyData:
     """A bundled capture: its raw page and its source page (both views merged, so cuBLAS's SASS-only sections
     are there too), the catalog's .cu text attached."""
@@ -341,6 +347,20 @@ def measured_table(expl: X.Explanation) -> pd.DataFrame:
             for name, b, a, scale in rows
         ]
     )
+
+
+TENSOR_KEYS = ("tensor_pipe_busy", "shared_busy_per_gflop")
+
+
+def tensor_table(expl: X.Explanation) -> pd.DataFrame:
+    """The tensor-core view of a step, whatever their rank: tensor-pipe busy and shared-memory traffic per GFLOP
+    (empty when neither launch has them)."""
+    rows = [
+        {"measure": item.label, "before": X.fmt(item.before, item.unit), "after": X.fmt(item.after, item.unit),
+         "change": X.change_text(item.before, item.after), "meaning": item.sentence.split(": ", 1)[-1]}
+        for item in expl.items if item.key in TENSOR_KEYS
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=["measure", "before", "after", "change", "meaning"])
 
 
 def ranked_table(expl: X.Explanation, top: int = 10) -> pd.DataFrame:

@@ -18,6 +18,7 @@ from profiling.app.bundles import Bundle
 from profiling.app.cache import cached_stall_figure as stall_figure
 from profiling.errors import GemmLensError
 from profiling.gpu.env import tool_path
+from profiling.paths import BUNDLED_RESULTS_DIR
 
 Loader = Callable[[], why.WhyData]
 
@@ -66,6 +67,10 @@ def data_sources(chosen: Bundle | None) -> dict[str, Loader]:
             )
             paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
             out[label] = lambda label=label, paths=paths: _capture(label, *paths)
+    for raw, cuda_sass, sass in why.later_captures(BUNDLED_RESULTS_DIR):
+        label = f"measured {raw.parent.parent.name}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
+        paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
+        out[label] = lambda label=label, paths=paths: _capture(label, *paths)
     session = why.report_data("uploaded reports (this session)", state.uploaded_reports())
     if session is not None:
         out[session.name] = lambda data=session: data
@@ -174,6 +179,10 @@ def explain_section(data: why.WhyData) -> None:
     st.subheader("What moved, ranked by how much of the time it explains")
     st.markdown("\n".join(f"{n}. {ui.safe_md(i.sentence)}" for n, i in enumerate(expl.top(5), 1)))
     st.dataframe(view.ranked.drop(columns="interpretation"), hide_index=True, width="stretch", key="ranked")
+    tensor = why.tensor_table(expl)
+    if not tensor.empty:
+        st.subheader("Tensor cores: pipe busy and shared-memory traffic per unit of work")
+        st.dataframe(tensor, hide_index=True, width="stretch", key="tensor_view")
     for when, side, table in (("before", base, view.hot_before), ("after", cand, view.hot_after)):
         st.markdown(f"**Hottest lines {when}: {ui.safe_md(side)}**")
         if table is None:
