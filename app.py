@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from profiling.app import auth, state, ui
+from profiling.app import auth, memory, state, ui
 
 PAGES = Path(__file__).parent / "pages"
 ICON = "🔎"
@@ -28,6 +28,7 @@ navigation = st.navigation(
 )
 title = "GEMM Lens" if navigation.title == "Overview" else f"{navigation.title} · GEMM Lens"
 st.set_page_config(page_title=title, page_icon=ICON, layout="wide")
+memory.start_trimming()  # once per server: freed memory goes back to the system (see profiling/app/memory.py)
 auth.sign_in_gate()  # with sign-in configured, stops here until someone with a role is signed in
 
 bundle = ui.current_bundle()

@@ -1,0 +1,32 @@
+"""The server hands freed memory back: malloc_trim is found on glibc and the trimming thread starts once."""
+
+from __future__ import annotations
+
+import platform
+import threading
+
+import pytest
+
+from profiling.app import memory
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.libc_ver()[0] != "glibc", reason="glibc only")
+def test_malloc_trim_returns_memory_to_the_system() -> None:
+    trim = memory.malloc_trim()
+    assert trim is not None
+    import psutil
+
+    process = psutil.Process()
+    blocks = [bytearray(64 * 1024) for _ in range(4000)]  # 256 MB in malloc'd blocks below the mmap threshold
+    grown = process.memory_info().rss
+    del blocks
+    trim(0)
+    assert process.memory_info().rss < grown - 128 * 2**20
+
+
+def test_the_thread_starts_once() -> None:
+    before = {t.name for t in threading.enumerate()}
+    assert memory.start_trimming(3600) is (memory.malloc_trim() is not None)
+    assert memory.start_trimming(3600) is (memory.malloc_trim() is not None)
+    started = [t for t in threading.enumerate() if t.name == "gemmlens-malloc-trim" and t.name not in before]
+    assert len(started) <= 1
