@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from profiling import usecases
-from profiling.app import bundles, cache
+from profiling.app import bundles, cache, upload_parse
 from profiling.runs.export import export_runs_json
 from profiling.runs.store import RunStore
 
@@ -30,15 +30,15 @@ def no_gpu(monkeypatch, tmp_path: Path):
 
 
 def counting_parser(monkeypatch) -> list[str]:
-    """Count real parses (usecases.load_upload, as the app calls it) by file name."""
+    """Count real parses (upload_parse.parse_in_child, as the app calls it: in a child process) by file name."""
     calls: list[str] = []
-    real = usecases.load_upload
+    real = upload_parse.parse_in_child
 
     def counted(name: str, data: bytes, ncu: str | None = None):
         calls.append(name)
         return real(name, data, ncu)
 
-    monkeypatch.setattr(usecases, "load_upload", counted)
+    monkeypatch.setattr(upload_parse, "parse_in_child", counted)
     return calls
 
 

@@ -21,7 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from profiling import charts, usecases
+from profiling import charts
 from profiling.analysis.device_model import Ceilings
 from profiling.analysis.operations import operations_frame
 from profiling.app import tables
@@ -334,5 +334,7 @@ def shared_uploads() -> UploadCache:
 
 
 def parse_upload(key: str, name: str, content: bytes) -> LoadedUpload:
-    """The parsed report of an upload (usecases.load_upload), shared across sessions by `key`."""
-    return shared_uploads().parse(key, name, content, usecases.load_upload)
+    """The parsed report of an upload (usecases.load_upload, run in a child process: upload_parse), shared across sessions by `key`."""
+    from profiling.app.upload_parse import parse_in_child
+
+    return shared_uploads().parse(key, name, content, parse_in_child)

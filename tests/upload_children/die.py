@@ -1,0 +1,5 @@
+import os
+import sys
+
+sys.stderr.write("Segmentation fault\n")
+os._exit(139)
