@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster splitk
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -343,6 +343,24 @@ cluster)
   echo "{\"repeats\": $R, \"warm_s\": $warm, \"one_gpu0_s\": $one0, \"one_gpu1_s\": $one1, \"two_gpus_s\": $two}" > "$F/wall.json"
   $PY scripts/cluster_table.py "$F" 2>&1 | tee "$F/table.txt"
   record cluster "$(grep -m1 'wall-clock ratio' "$F/table.txt")"
+  ;;
+cluster1)
+  # Issue 14 where no 2-GPU machine is lent: the --cluster local-gpus path on the one real GPU (one Dask worker, the
+  # real worker child under it), against the same benchmark without Dask; results and per-GPU facts compared.
+  stage cluster1
+  F="$EV/cluster1"; mkdir -p "$F"
+  [ -d /tmp/site ] && export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+  nvidia-smi -L > "$F/gpus.txt" 2>&1
+  t0=$(date +%s.%N)
+  timeout 240 $PY -m profiling bench --kernels v8-async,v9-regdb --sizes 2048,4096 --repeats 30 --cluster local-gpus \
+     --json "$F/cluster.json" > "$F/cluster.txt" 2>&1; echo "exit=$?" >> "$F/cluster.txt"
+  t1=$(date +%s.%N)
+  timeout 240 $PY -m profiling bench --kernels v8-async,v9-regdb --sizes 2048,4096 --repeats 30 \
+     --json "$F/local.json" > "$F/local.txt" 2>&1; echo "exit=$?" >> "$F/local.txt"
+  t2=$(date +%s.%N)
+  $PY -c "import json,sys; a,b,c=map(float,sys.argv[1:]); print(json.dumps({'cluster_s': round(b-a,2), 'local_s': round(c-b,2)}))" "$t0" "$t1" "$t2" > "$F/wall.json"
+  tail -8 "$F/cluster.txt"; cat "$F/wall.json"
+  record cluster1 "$(grep -c ' ok ' "$F/cluster.txt") ok rows on the cluster, $(grep -c ' ok ' "$F/local.txt") without"
   ;;
 splitk)
   # Issue 15, small M*N with large K: v8-splitk (K over gridDim.z, C zeroed by a first launch, splits added with
