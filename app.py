@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from profiling.app import auth, memory, state, ui
+from profiling.app import auth, cache, memory, state, ui
 
 PAGES = Path(__file__).parent / "pages"
 ICON = "🔎"
@@ -28,7 +28,8 @@ navigation = st.navigation(
 )
 title = "GEMM Lens" if navigation.title == "Overview" else f"{navigation.title} · GEMM Lens"
 st.set_page_config(page_title=title, page_icon=ICON, layout="wide")
-memory.start_trimming()  # once per server: freed memory goes back to the system (see profiling/app/memory.py)
+# Once per server: after a minute with nobody connected, shared caches are emptied and freed memory goes back.
+memory.start_trimming(on_idle=cache.clear_shared)
 auth.sign_in_gate()  # with sign-in configured, stops here until someone with a role is signed in
 
 bundle = ui.current_bundle()

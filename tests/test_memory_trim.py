@@ -30,3 +30,19 @@ def test_the_thread_starts_once() -> None:
     assert memory.start_trimming(3600) is (memory.malloc_trim() is not None)
     started = [t for t in threading.enumerate() if t.name == "gemmlens-malloc-trim" and t.name not in before]
     assert len(started) <= 1
+
+
+def test_clear_shared_empties_tables_figures_and_uploads() -> None:
+    from pathlib import Path
+
+    from profiling.app import cache
+
+    raw = Path(__file__).resolve().parent / "fixtures" / "ncu" / "raw.csv"
+    cache.shared_uploads().parse("k", raw.name, raw.read_bytes(), lambda name, data: object())
+    assert len(cache.shared_uploads()) == 1 and cache._CLEARABLE
+    cache.clear_shared()
+    assert len(cache.shared_uploads()) == 0
+
+
+def test_outside_a_server_nobody_is_counted_and_nothing_is_cleared() -> None:
+    assert memory.connected_sessions() is None

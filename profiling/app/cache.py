@@ -96,12 +96,28 @@ def run_fingerprint(run: SavedRun) -> str:
 HASH_FUNCS: dict[Any, Callable[[Any], Any]] = {Report: report_token, SavedRun: run_fingerprint, Ceilings: repr}
 
 
+_CLEARABLE: list[Any] = []
+"""Every table and figure cache of this module: what `clear_shared` empties once nobody is connected."""
+
+
 def _table(func: Callable) -> Callable:
-    return st.cache_data(func, max_entries=TABLE_ENTRIES, ttl=TTL_S, show_spinner=False, hash_funcs=HASH_FUNCS)
+    cached = st.cache_data(func, max_entries=TABLE_ENTRIES, ttl=TTL_S, show_spinner=False, hash_funcs=HASH_FUNCS)
+    _CLEARABLE.append(cached)
+    return cached
 
 
 def _figure(func: Callable) -> Callable:
-    return st.cache_resource(func, max_entries=FIGURE_ENTRIES, ttl=TTL_S, show_spinner=False, hash_funcs=HASH_FUNCS)
+    cached = st.cache_resource(func, max_entries=FIGURE_ENTRIES, ttl=TTL_S, show_spinner=False, hash_funcs=HASH_FUNCS)
+    _CLEARABLE.append(cached)
+    return cached
+
+
+def clear_shared() -> None:
+    """Drop every cached table and figure and every parsed upload: called when nobody has been connected for a
+    while (profiling.app.memory), so the server's memory returns to idle; the next visitor rebuilds what they see."""
+    for cached in _CLEARABLE:
+        cached.clear()
+    shared_uploads().clear()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,6 +338,11 @@ class UploadCache:
             len(self._entries) > 1 and sum(size for _, size in self._entries.values()) > self.max_bytes
         ):
             self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        """Drop every parsed upload (sessions keep only keys: a page that needs one parses it again)."""
+        with self._lock:
+            self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

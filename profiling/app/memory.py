@@ -1,22 +1,37 @@
-"""Hand freed memory back to the operating system while the server runs.
+"""Give memory back once people have left.
 
-glibc keeps memory that Python and pandas free (a parsed upload's temporaries, a closed session's file bytes) in
-its heap for reuse, so the server's RSS stays at its peak long after everyone has left: 633 MB against 285 MB idle,
-three minutes after five people uploaded a 20 MB report (scripts/load_test.py, 2026-11-24). `malloc_trim(0)`
-returns the free pages; one daemon thread per server calls it every TRIM_INTERVAL_S seconds. Elsewhere than glibc
-it is a no-op.
+Three minutes after five people uploaded a 20 MB report and left, the server still held 596 MB against 285 MB
+idle (scripts/load_test.py, 2026-11-24): the shared caches kept the upload's parsed report and every table and
+figure drawn from it (their TTL is 30 minutes), and glibc kept the freed heap. One daemon thread per server, every
+TRIM_INTERVAL_S seconds: once no session has been connected for IDLE_CLEAR_S, it empties the shared caches (the
+next visitor rebuilds what they look at; the GPU queue and the run store are untouched), then `malloc_trim(0)`
+hands the free pages back to the system (glibc only; elsewhere a no-op).
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import threading
 import time
 from collections.abc import Callable
 
 TRIM_INTERVAL_S = 20.0
+IDLE_CLEAR_S = 60.0
 _started = threading.Event()
+
+
+def connected_sessions() -> int | None:
+    """Browser sessions connected to this Streamlit server now; None outside a running server."""
+    try:
+        from streamlit import runtime
+
+        if not runtime.exists():
+            return None
+        return len(runtime.get_instance()._session_mgr.list_active_sessions())  # noqa: SLF001 - no public count
+    except Exception:  # noqa: BLE001 - an internal that moved: never clear on a guess
+        return None
 
 
 def malloc_trim() -> Callable[[int], int] | None:
@@ -33,17 +48,32 @@ def malloc_trim() -> Callable[[int], int] | None:
     return trim
 
 
-def start_trimming(interval_s: float = TRIM_INTERVAL_S) -> bool:
-    """Start the server's trimming thread once (later calls do nothing); False where there is no malloc_trim."""
+def start_trimming(
+    interval_s: float = TRIM_INTERVAL_S, on_idle: Callable[[], None] | None = None, idle_s: float = IDLE_CLEAR_S
+) -> bool:
+    """Start the server's memory thread once (later calls do nothing): `on_idle` runs once per idle spell of
+    `idle_s` with nobody connected, then free heap is trimmed. False where there is no malloc_trim."""
     trim = malloc_trim()
-    if trim is None or _started.is_set():
+    if _started.is_set():
         return trim is not None
     _started.set()
 
     def loop() -> None:
+        idle_since: float | None = None
+        cleared = False
         while True:
             time.sleep(interval_s)
-            trim(0)
+            people = connected_sessions()
+            if people == 0:
+                idle_since = idle_since or time.monotonic()
+                if on_idle is not None and not cleared and time.monotonic() - idle_since >= idle_s:
+                    on_idle()
+                    gc.collect()
+                    cleared = True
+            else:
+                idle_since, cleared = None, False
+            if trim is not None:
+                trim(0)
 
     threading.Thread(target=loop, name="gemmlens-malloc-trim", daemon=True).start()
-    return True
+    return trim is not None
