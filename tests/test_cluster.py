@@ -249,3 +249,24 @@ def test_the_app_queue_sends_a_benchmark_to_the_configured_cluster(client, scrip
     monkeypatch.setenv("GEMMLENS_DASK_SCHEDULER", "not-an-address")
     with pytest.raises(InvalidInput, match="--cluster takes"):
         cluster_app.benchmark_job(["v1"], [Shape(64, 64, 64)], BenchSettings(repeats=3))
+
+
+def test_workers_start_when_the_main_script_is_the_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside the app (and a Streamlit AppTest) `__main__` is app.py; spawned workers must not re-run it."""
+    import types
+
+    from distributed import Client
+
+    script = tmp_path / "app.py"
+    script.write_text("raise RuntimeError('the main script ran inside a Dask worker')\n")
+    fake_main = types.ModuleType("__main__")
+    fake_main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", fake_main)
+    cluster = local.local_gpu_cluster(["0"])
+    try:
+        with Client(cluster) as client:
+            client.wait_for_workers(1, timeout=60)
+            assert local.gpu_workers(client)
+    finally:
+        cluster.close()
+    assert sys.modules["__main__"] is fake_main  # put back

@@ -14,7 +14,9 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
+import types
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -91,10 +93,25 @@ def _local_cluster_class():  # noqa: ANN202 - the class is built on first use: i
     return LocalGpuCluster
 
 
+@contextmanager
+def _plain_main() -> Iterator[None]:
+    """A bare `__main__` while worker processes are spawned: multiprocessing's spawn re-runs the parent's main
+    script in each child, and inside the app (or a Streamlit AppTest) that script is app.py, which must not run in a
+    Dask worker (it fails there, and the worker never arrives)."""
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
+
+
 def local_gpu_cluster(gpu_ids: Sequence[str] | None = None, **options):  # noqa: ANN201 - a LocalGpuCluster
     """Start one Dask worker process per GPU of this machine (`gpu_ids`, default visible_gpus())."""
     ids = list(gpu_ids) if gpu_ids is not None else visible_gpus()
-    return _local_cluster_class()(ids, **options)
+    with _plain_main():
+        return _local_cluster_class()(ids, **options)
 
 
 @dataclass
