@@ -67,3 +67,15 @@ def test_our_split_k_kernel_is_one_operation_of_its_zeroing_and_its_gemm() -> No
     assert (result.kernel, result.size) == ("v8-splitk", "127x127x8191")
     assert result.time_median_ms == pytest.approx(op.time_ns / 1e6)
     assert len(result.extra["parts"]) == 2
+
+
+def test_a_hand_edited_operation_with_odd_fields_still_loads() -> None:
+    """Two launches in one worker range whose grid, block and metrics are not what ncu writes (bad input)."""
+    nvtx = '1  "<default domain>:gemmlens:cublas:64x64x64:none"'
+    launches = [
+        {"name": "a", "nvtx": nvtx, "grid": 7, "block": "x", "metrics": [1, 2]},
+        {"name": "b", "nvtx": nvtx, "grid": None, "metrics": {"gpu__time_duration.sum": 5.0}},
+    ]
+    (result,) = report_run(launches).results
+    assert (result.kernel, result.size) == ("cublas", "64x64x64")
+    assert [p["grid"] for p in result.extra["parts"]] == [None, None]

@@ -184,11 +184,11 @@ def _operations_merged(launches: Sequence[Any]) -> list[Any]:
         main = op.main_part
         parts = []
         for part in op.parts:
-            grid, block = _get(part, "grid"), _get(part, "block")
-            time_ns = (_get(part, "metrics") or {}).get(NCU_TIME)
+            metrics = _get(part, "metrics")
+            time_ns = metrics.get(NCU_TIME) if isinstance(metrics, Mapping) else None
             parts.append({
                 "name": str(_get(part, "name") or ""), "id": _get(part, "id"),
-                "grid": list(grid) if grid else None, "block": list(block) if block else None,
+                "grid": _dims(_get(part, "grid")), "block": _dims(_get(part, "block")),
                 "time_ns": finite_number(time_ns),
             })  # fmt: skip
         out.append({
@@ -197,6 +197,13 @@ def _operations_merged(launches: Sequence[Any]) -> list[Any]:
             "cc": _get(main, "cc"), "device": _get(main, "device"), "findings": [], "parts": parts,
         })  # fmt: skip
     return out
+
+
+def _dims(value: Any) -> list[Any] | None:
+    """A launch's grid or block as a list, None when it is not a sequence (a hand-edited or hostile file)."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return list(value)
+    return None
 
 
 def _named_by_range(launch: Any, key: tuple[str, int, int, int]) -> dict[str, Any]:
