@@ -456,7 +456,13 @@ def side_by_side_plain(side: pd.DataFrame) -> pd.DataFrame:
     them."""
     keep = {"Time (ms) verdict", "Status verdict"}
     dropped = [c for c in side.columns if str(c).endswith(" verdict") and c not in keep]
-    return display(side.drop(columns=dropped))
+    if "candidate_label" in side.columns and side["candidate_label"].nunique() <= 1:
+        dropped.append("candidate_label")  # one candidate: its label is the selection above the table
+    plain = side.drop(columns=dropped)
+    # The verdict and its interval first: the reason to open this table.
+    first = [c for c in ("candidate_label", "kernel", "size", "Time (ms) verdict", "Time (ms) interval",
+                         "Time (ms) (base)", "Time (ms)", "Time (ms) Δ%", "Status verdict") if c in plain.columns]  # fmt: skip
+    return display(plain[first + [c for c in plain.columns if c not in first]])
 
 
 def comparable_pair(results: pd.DataFrame) -> tuple[int, int] | None:
