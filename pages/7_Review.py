@@ -78,7 +78,11 @@ with tab_cmp:
         "Practical threshold (%)", 0.0, 100.0, DEFAULT_THRESHOLD_PCT, key="threshold",
         help="A change smaller than this is 'same' even when the interval shows it is real.",
     )  # fmt: skip
-    cross_gpu = c3.checkbox("Compare across GPU models", key="cross_gpu", help="Label the verdicts cross-GPU.")
+    cross_gpu = c3.checkbox(
+        "Across GPU models",
+        key="cross_gpu",
+        help="Compare runs of different GPU models; the verdicts are labelled cross-GPU.",
+    )
     if cand_ids:
         baseline, candidates = store_cache.read_run(store, base_id), store_cache.read_runs(store, cand_ids)
         ui.review_comparison(baseline, candidates, threshold, cross_gpu)
