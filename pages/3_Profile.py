@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from kernels.catalog import CATALOG
@@ -80,7 +82,7 @@ else:
 
 st.caption("Download the key metrics above, or this capture's own files:")
 downloads = st.columns(1 + len(files))
-downloads[0].download_button("Key metrics (CSV)", lambda: to_csv(table), "key_metrics.csv", "text/csv")
+downloads[0].download_button("Key metrics (CSV)", partial(to_csv, table), "key_metrics.csv", "text/csv")
 for column, path in zip(downloads[1:], files, strict=True):
     if path.is_file():
         column.download_button(path.name, path.read_bytes, path.name, "application/octet-stream")

@@ -20,7 +20,7 @@ if bundle is not None:
     ui.bundled_caption(bundle)
 
 labels = [f"{c.name} — {c.source}" for c in configs] + ["(enter your own)"]
-pick = st.selectbox("Launch", range(len(labels)), format_func=lambda i: labels[i], key="occ_pick")
+pick = st.selectbox("Launch", range(len(labels)), format_func=labels.__getitem__, key="occ_pick")
 base = configs[pick] if pick < len(configs) else launches.LaunchConfig("custom", "what-if", "9.0", 256, 64, 0)
 
 ccs = supported_ccs()

@@ -19,11 +19,11 @@ files = st.file_uploader(
     f"{usecases.MAX_UPLOAD_MIB} MiB each and {usecases.MAX_SESSION_UPLOAD_BYTES / 1e6:.0f} MB in all",
     accept_multiple_files=True,
     key="report_files",
-    on_change=lambda: st.session_state.update(report_files_changed=True),
+    on_change=state.mark_report_files_changed,
 )
 # Streamlit empties the uploader when the reader visits another page; the uploads stay until the reader changes
 # the files here (removing the last one clears them).
-if st.session_state.pop("report_files_changed", False) or files:
+if st.session_state.pop(state.REPORT_FILES_CHANGED, False) or files:
     for _name, error in ui.sync_uploads(files or []):
         ui.show_error(error)
 

@@ -98,7 +98,7 @@ with tab_hist:
         h1, h2 = st.columns(2)
         kernel = h1.selectbox("Kernel", kernels, key="hist_kernel")
         metric = h2.selectbox("Metric", [m.key for m in METRICS], key="hist_metric",
-                              format_func=lambda k: METRIC_BY_KEY[k].label)  # fmt: skip
+                              format_func=tables.metric_label)  # fmt: skip
         history = review.kernel_history(results, kernel, metric=metric)
         st.plotly_chart(cache.history_figure(history, kernel, metric), key="history")
         label = METRIC_BY_KEY[metric].label

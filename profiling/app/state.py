@@ -129,6 +129,15 @@ def source_pages() -> dict[str, Any]:
     return st.session_state.setdefault(SOURCE_PAGES, {})
 
 
+REPORT_FILES_CHANGED: Final = "report_files_changed"
+
+
+def mark_report_files_changed() -> None:
+    """The Reports page's uploader callback. A module function, not a lambda in the page: a callback's globals stay
+    referenced after its session has gone, and a page's globals hold every report it showed (issue 21)."""
+    st.session_state[REPORT_FILES_CHANGED] = True
+
+
 def live_bench() -> dict[str, Any] | None:
     """The results document of this session's last finished benchmark."""
     return st.session_state.get(LIVE_BENCH) or None

@@ -24,7 +24,7 @@ from profiling.errors import InvalidInput, first_line
 from profiling.gpu.env import tool_path
 from profiling.nsight import report as ncu_report
 from profiling.nsight.tools import find_ncu, find_tool
-from profiling.runs.comparison import BETTER_VERDICTS, METRICS, VERDICT_COLORS, WORSE_VERDICTS
+from profiling.runs.comparison import BETTER_VERDICTS, METRIC_BY_KEY, METRICS, VERDICT_COLORS, WORSE_VERDICTS
 from profiling.runs.records import SavedRun, as_run
 from profiling.runs.results import results_frame
 from profiling.runs.values import iso_utc
@@ -447,6 +447,11 @@ def style_side_by_side(side: pd.DataFrame) -> Styler:
     styler = full.style.apply(lambda row: colour(row) + [""] * len(verdict_cols), axis=1)
     styler = styler.hide(verdict_cols, axis="columns").format(precision=4, na_rep="")
     return styler
+
+
+def metric_label(key: str) -> str:
+    """A compared metric's display label (a module function for widgets' format_func: see state.mark_report_files_changed)."""
+    return METRIC_BY_KEY[key].label
 
 
 def side_by_side_plain(side: pd.DataFrame) -> pd.DataFrame:
