@@ -79,3 +79,10 @@ def test_a_hand_edited_operation_with_odd_fields_still_loads() -> None:
     (result,) = report_run(launches).results
     assert (result.kernel, result.size) == ("cublas", "64x64x64")
     assert [p["grid"] for p in result.extra["parts"]] == [None, None]
+
+
+def test_a_report_and_its_json_form_save_the_same_results(report) -> None:
+    """The capture parsed and its `report --json` form (dict launches) name and size every operation alike."""
+    parsed = [(r.kernel, r.size, r.time_median_ms) for r in report_run(report).results]
+    from_json = [(r.kernel, r.size, r.time_median_ms) for r in report_run(report.to_dict()).results]
+    assert parsed == from_json and ("v9-regdb", "127x127x8191", 0.800064) in parsed

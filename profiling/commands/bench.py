@@ -83,13 +83,7 @@ def run(args: argparse.Namespace) -> int:
         document = cluster_usecases.run_benchmark(plan, args.cluster, print_progress)
     else:
         document = usecases.run_benchmark(plan, print_progress)
-    if args.save:
-        save_document(document, args.save)
-    if args.json_path:
-        write_json(args.json_path, document)
-    device = document["device"]
-    if device:
-        print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")
+    _keep_and_name_device(args, document)
     print(format_table(document))
     print_cluster_summary(document)
     return 0 if usecases.all_verified(document) else 1
@@ -105,6 +99,15 @@ def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> 
     kernel_a, kernel_b = abtest.parse_pair(args.ab)
     plan = abtest.plan_ab(kernel_a, kernel_b, shapes, settings, args.timeout)
     document = abtest.run_ab(plan, print_progress)
+    _keep_and_name_device(args, document)
+    summary = abtest.ab_summary(document, kernel_a, kernel_b, paired=True, threshold_pct=args.threshold)
+    print(f"interleaved A/B, B = {kernel_b} against A = {kernel_a}; 95% paired bootstrap interval of B/A")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0 if usecases.all_verified(document) else 1
+
+
+def _keep_and_name_device(args: argparse.Namespace, document: dict) -> None:
+    """Save and write the results document as asked (--save, --json), then print the device line."""
     if args.save:
         save_document(document, args.save)
     if args.json_path:
@@ -112,7 +115,3 @@ def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> 
     device = document["device"]
     if device:
         print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")
-    summary = abtest.ab_summary(document, kernel_a, kernel_b, paired=True, threshold_pct=args.threshold)
-    print(f"interleaved A/B, B = {kernel_b} against A = {kernel_a}; 95% paired bootstrap interval of B/A")
-    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    return 0 if usecases.all_verified(document) else 1

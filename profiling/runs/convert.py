@@ -176,8 +176,9 @@ def _operations_merged(launches: Sequence[Any]) -> list[Any]:
         if op.key is None:
             out.extend(op.parts)
             continue
-        if len(op.parts) == 1 and not isinstance(op.parts[0], Mapping):
-            # One launch in a worker range: named and sized by the range, so it lines up with a bench run.
+        if len(op.parts) == 1:
+            # One launch in a worker range: named and sized by the range, so it lines up with a bench run (the same
+            # for a parsed report and for its `report --json` form).
             out.append(_named_by_range(op.parts[0], op.key))
             continue
         kid, m, n, k = op.key
