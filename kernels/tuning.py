@@ -65,8 +65,11 @@ def _build(
         raise ValueError(f"invalid {template} configuration {params}: {'; '.join(bad)}")
     bm, bn, bk, wm, wn, tm, tn, stages, threads = (params[k] for k in _TILE_KEYS)
     args = [params[k] for k in _TILE_KEYS] + ([params["MIN_BLOCKS"]] if with_min_blocks else [])
+    # v9's FFMA order (0, the template default, is left out of the entry and the id).
+    order = params.get("ORDER", 0)
+    args += [order] if order else []
     return {
-        "id": f"{base}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}",
+        "id": f"{base}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}" + (f"-o{order}" if order else ""),
         "source": source,
         "entry": f"{template}<{','.join(map(str, args))}>",
         "block": (threads, 1),
@@ -120,11 +123,15 @@ def v9_problems(p: dict[str, int]) -> list[str]:
 
 
 def _v9_config(
-    bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int, min_blocks: int
-) -> dict:
+    bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int, min_blocks: int,
+    order: int = 0,
+) -> dict:  # fmt: skip
     params = dict(zip(_TILE_KEYS, (bm, bn, bk, wm, wn, tm, tn, stages, threads), strict=True))
     params["MIN_BLOCKS"] = min_blocks
-    return _build(V9_BASE_KERNEL_ID, V9_SOURCE, "sgemm_regdb", params, v9_problems(params), with_min_blocks=True)
+    if order:
+        params["ORDER"] = order
+    template = "sgemm_regdb_ordered" if order else "sgemm_regdb"
+    return _build(V9_BASE_KERNEL_ID, V9_SOURCE, template, params, v9_problems(params), with_min_blocks=True)
 
 
 V9_TUNING_CONFIGS: list[dict] = [
@@ -137,6 +144,19 @@ V9_TUNING_CONFIGS: list[dict] = [
     # v8's 128x128 shape, two blocks per SM (128 registers), with register double buffering added.
     _v9_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2),
     _v9_config(128, 128, 8, 64, 32, 8, 8, 4, 256, 2),
+    # Candidates for the last points to cuBLAS. ORDER 1 / 2 walk the outer product row- / column-wise with every
+    # other row / column reversed, which changes the register-reuse pattern of the FFMAs (see the source), and
+    # with it the register-bank conflicts that ncu shows as dispatch stalls (cuBLAS 0.10 per issue, v9 0.27).
+    _v9_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=1),
+    _v9_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=2),
+    _v9_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, order=1),
+    _v9_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, order=2),
+    # Other warp shapes: 4x8 and 8x4 lanes per warp give other shared-memory broadcast patterns.
+    _v9_config(128, 256, 16, 32, 128, 8, 16, 3, 256, 1),
+    _v9_config(256, 128, 16, 128, 32, 16, 8, 3, 256, 1),
+    # Two 128-thread blocks per SM instead of one of 256: a block's barrier no longer idles the whole SM.
+    _v9_config(128, 128, 8, 64, 64, 8, 16, 4, 128, 2),
+    _v9_config(128, 128, 8, 64, 64, 8, 16, 4, 128, 2, order=1),
 ]
 
 

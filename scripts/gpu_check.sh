@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -168,6 +168,20 @@ tune)
   timeout 400 $PY -m profiling tune --sizes "${TUNE_SIZES:-2048,4096,8192}" --record --json "$EV/tuning.json" 2>"$EV/tuning.log" | tail -16
   cp results/tuning/*.json "$EV/" 2>/dev/null
   record tune "$(test -f "$EV/tuning.json" && echo written || echo missing)"
+  ;;
+sgemm95)
+  # Issue 15's SGEMM target: every v9 configuration (tile shapes, FFMA orders, 128-thread blocks) against cuBLAS at
+  # 2048-8192 in one run, then the quick set (stall ratios) of cuBLAS and the candidates at 4096 for the why.
+  stage sgemm95
+  F="$EV/sgemm95"; mkdir -p "$F"
+  v9=$($PY -c "from kernels.tuning import V9_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  timeout 420 $PY -m profiling bench --kernels "cublas,$v9" --repeats "${SGEMM95_REPEATS:-30}" \
+     --sizes "${SGEMM95_SIZES:-2048,4096,8192}" --json "$F/bench.json" 2>"$F/bench.log" | tee "$F/bench.txt"
+  pick=${SGEMM95_NCU:-cublas,v9-regdb-256x128x16-w64x64-t16x8-s3,v9-regdb-256x128x16-w64x64-t16x8-s3-o2,v9-regdb-128x256x16-w64x64-t8x16-s3-o1,v9-regdb-128x128x8-w64x64-t8x16-s4,v9-regdb-128x256x16-w32x128-t8x16-s3}
+  timeout 240 $PY -m profiling profile --kernels "$pick" --sizes 4096 --set quick -o "$F/quick_4096.ncu-rep" > "$F/profile_cli.txt" 2>&1
+  [ -f "$F/quick_4096.ncu-rep" ] && "$NCU" --import "$F/quick_4096.ncu-rep" --csv --page raw > "$F/raw_4096.csv" 2>&1 \
+     && $PY scripts/stall_table.py "$F/raw_4096.csv" | tee "$F/stalls_4096.txt"
+  record sgemm95 "$(grep -c ' ok ' "$F/bench.txt") ok rows; $(wc -l < "$F/stalls_4096.txt" 2>/dev/null || echo 0) stall rows"
   ;;
 shapes)
   # Issue 15's sizes and shapes, the tunable kernels and v8-splitk (small M*N, large K) against cuBLAS in one run

@@ -8,7 +8,7 @@
 // spread over twice the FMAs.
 //
 // Every tile parameter is a template argument (BM, BN, BK block tile; WM, WN warp tile; TM, TN thread
-// tile in 4x4 fragments; STAGES; THREADS; MIN_BLOCKS for __launch_bounds__) so kernels/tuning.py can
+// tile in 4x4 fragments; STAGES; THREADS; MIN_BLOCKS for __launch_bounds__; ORDER of the FFMAs) so kernels/tuning.py can
 // instantiate a sweep. Any M, N, K >= 1: cp.async's src-size operand zero-fills what lies outside the
 // matrices (v8's edge handling). Blocks are visited in groups of 8 block-rows for L2 reuse.
 
@@ -26,7 +26,7 @@ constexpr int GROUP_M = 8;
 
 // The whole kernel for one B copy width: VEC (N % 4 == 0) copies B in 16-byte pieces, otherwise in 4-byte
 // pieces. Instantiating both keeps the main loop free of branches on the width.
-template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS>
+template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K, float* smem)
 {
@@ -202,10 +202,31 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 const float4 v = *reinterpret_cast<const float4*>(Bn + f * FRAG_STRIDE_N);
                 b[nxt][f * 4 + 0] = v.x; b[nxt][f * 4 + 1] = v.y; b[nxt][f * 4 + 2] = v.z; b[nxt][f * 4 + 3] = v.w;
             }
+            // The FFMA order decides which operand the register reuse cache can hold from one FFMA to the next
+            // and so how many register-bank conflicts (dispatch stalls) the k step pays; each accumulator still
+            // sums its k terms in the same order, so the result is bitwise the same for every ORDER.
+            if (ORDER == 0) {
 #pragma unroll
-            for (int i = 0; i < TM; ++i)
+                for (int i = 0; i < TM; ++i)
 #pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
+                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
+            } else if (ORDER == 1) {  // rows of the outer product, every other row walked backwards
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int jj = 0; jj < TN; ++jj) {
+                        const int j = (i & 1) ? TN - 1 - jj : jj;
+                        acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
+                    }
+            } else {  // columns of the outer product, every other column walked backwards
+#pragma unroll
+                for (int j = 0; j < TN; ++j)
+#pragma unroll
+                    for (int ii = 0; ii < TM; ++ii) {
+                        const int i = (j & 1) ? TM - 1 - ii : ii;
+                        acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
+                    }
+            }
         }
     }
     // Only empty groups can still be pending here; draining them keeps the exit free of in-flight copies.
@@ -239,9 +260,25 @@ sgemm_regdb(const float* __restrict__ A, const float* __restrict__ B, float* __r
     static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
     extern __shared__ __align__(16) float smem[];
     if ((N & 3) == 0)
-        regdb_body<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS>(A, B, C, M, N, K, smem);
+        regdb_body<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, 0>(A, B, C, M, N, K, smem);
     else
-        regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS>(A, B, C, M, N, K, smem);
+        regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, 0>(A, B, C, M, N, K, smem);
+}
+
+// The same kernel with another FFMA order (1: rows, every other one reversed; 2: columns, likewise). A function
+// of its own rather than a defaulted template argument of sgemm_regdb, so that sgemm_regdb's mangled names, and
+// with them the kernel names in every saved capture, stay what they were.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS, int ORDER>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_ordered(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N,
+                    int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    if ((N & 3) == 0)
+        regdb_body<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER>(A, B, C, M, N, K, smem);
+    else
+        regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER>(A, B, C, M, N, K, smem);
 }
 
 // Explicit instantiations of every kernels/tuning.py v9 configuration, so that an offline nvcc -cubin build
@@ -255,4 +292,13 @@ template __global__ void sgemm_regdb<256,128,16,64,64,16,8,3,256,1>(const float*
 template __global__ void sgemm_regdb<256,128,8,64,64,16,8,4,256,1>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb<128,128,16,64,32,8,8,3,256,2>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb<128,128,8,64,32,8,8,4,256,2>(const float*, const float*, float*, int, int, int);
+// Candidates of the session-5 sweep for the last points to cuBLAS (kernels/tuning.py V9_TUNING_CONFIGS).
+template __global__ void sgemm_regdb_ordered<256,128,16,64,64,16,8,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<256,128,16,64,64,16,8,3,256,1,2>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<128,256,16,64,64,8,16,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<128,256,16,64,64,8,16,3,256,1,2>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb<128,256,16,32,128,8,16,3,256,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb<256,128,16,128,32,16,8,3,256,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb<128,128,8,64,64,8,16,4,128,2>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<128,128,8,64,64,8,16,4,128,2,1>(const float*, const float*, float*, int, int, int);
 #endif
