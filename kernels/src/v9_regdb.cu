@@ -301,4 +301,7 @@ template __global__ void sgemm_regdb<128,256,16,32,128,8,16,3,256,1>(const float
 template __global__ void sgemm_regdb<256,128,16,128,32,16,8,3,256,1>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb<128,128,8,64,64,8,16,4,128,2>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_ordered<128,128,8,64,64,8,16,4,128,2,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<256,128,8,64,64,16,8,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<256,128,16,128,32,16,8,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<128,256,8,64,64,8,16,3,256,1,1>(const float*, const float*, float*, int, int, int);
 #endif
