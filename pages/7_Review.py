@@ -87,7 +87,7 @@ with tab_cmp:
         baseline, candidates = store_cache.read_run(store, base_id), store_cache.read_runs(store, cand_ids)
         ui.review_comparison(baseline, candidates, threshold, cross_gpu)
 with tab_dev:  # the Compare tab's runs by default: a mixed cluster run alone, or runs of different GPUs
-    chosen = st.multiselect("Runs", ids, default=[base_id, *cand_ids], format_func=names.get, key="device_runs")
+    chosen = device_view.chosen_runs(ids, [base_id, *cand_ids], names)
     device_view.by_device_section(store_cache.read_runs(store, chosen))
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")

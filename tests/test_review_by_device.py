@@ -198,8 +198,9 @@ def test_review_page_shows_a_mixed_run_by_device(db_path: Path) -> None:
     assert [t["name"] for t in chart["data"]] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
     assert all(t["type"] == "bar" for t in chart["data"]) and chart["layout"]["barmode"] == "group"
     assert chart["layout"]["legend"]["title"]["text"] == "GPU model"
-    assert "TFLOP/s" in chart["layout"]["yaxis"]["title"]["text"]
-    assert "kernel and size" in chart["layout"]["xaxis"]["title"]["text"]
+    assert "TFLOP/s" in chart["layout"]["xaxis"]["title"]["text"]  # horizontal bars: a tuning sweep's 100+ pairs
+    assert "kernel and size" in chart["layout"]["yaxis"]["title"]["text"]
+    assert all(len(t["y"][0]) == len(t["y"][1]) == 112 for t in chart["data"])  # (kernel, size) per bar
 
 
 def test_review_page_by_device_of_two_runs_and_of_one_gpu(db_path: Path) -> None:
@@ -207,10 +208,15 @@ def test_review_page_by_device_of_two_runs_and_of_one_gpu(db_path: Path) -> None
         h100 = store.save_run(read_run_file(H100_FILE))
         h200 = store.save_run(read_run_file(H200_FILE))
     at = review_page()
+    # the Compare tab's runs by default: the pair with the most kernels and sizes in common, one run per GPU model
+    assert sorted(at.multiselect(key="device_runs").value) == [h100, h200]
+    [table] = device_tables(at)
+    assert len(table) == 112 and SPEEDUP in table.columns
     at.multiselect(key="device_runs").set_value([h100]).run()
     assert not at.exception and device_tables(at) == []  # one GPU: a line, no table
     assert any("come from one GPU" in c.value for c in at.tabs[1].caption)
-    at.multiselect(key="device_runs").set_value([h100, h200]).run()
-    assert not at.exception
-    [table] = device_tables(at)
-    assert len(table) == 112 and SPEEDUP in table.columns
+    # a new Compare selection is followed again
+    at.selectbox(key="baseline").set_value(h200).run()
+    at.multiselect(key="candidates").set_value([h100]).run()
+    assert not at.exception and sorted(at.multiselect(key="device_runs").value) == [h100, h200]
+    assert len(device_tables(at)) == 1

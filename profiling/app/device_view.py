@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
@@ -12,6 +12,8 @@ from profiling.app.text import md_escape
 from profiling.runs.by_device import DISAGREE_PCT, GpuIdentity
 from profiling.runs.records import SavedRun
 
+RUNS_KEY = "device_runs"
+FOLLOW_KEY = "device_runs_follow"  # the Compare selection the choice last followed
 RULE = (
     "Per kernel and size, each GPU's median time first, then the median over the model's GPUs. % of cuBLAS: against "
     f"cuBLAS timed on the same GPU. GPUs disagree: a model's GPUs differ by more than {DISAGREE_PCT:g} %. Speedup: "
@@ -28,6 +30,18 @@ def gpus_line(gpus: Sequence[GpuIdentity]) -> str:
         f"{model}: {len(ids)} GPU{'s' if len(ids) != 1 else ''} ({', '.join(ids)})" for model, ids in models.items()
     ]
     return md_escape("; ".join(parts))
+
+
+def chosen_runs(ids: Sequence[int], compared: Sequence[int], names: Mapping[int, str]) -> list[int]:
+    """The runs the section shows, picked among `ids`: the Compare tab's runs (`compared`) until the reader picks
+    others, and again each time the Compare selection changes (a widget's default alone is read only once)."""
+    compared = [i for i in compared if i in ids]
+    if st.session_state.get(FOLLOW_KEY) != compared:
+        st.session_state[FOLLOW_KEY] = compared
+        st.session_state[RUNS_KEY] = compared
+    else:  # runs filtered out of the list since are dropped from the choice
+        st.session_state[RUNS_KEY] = [i for i in st.session_state.get(RUNS_KEY, compared) if i in ids]
+    return st.multiselect("Runs", list(ids), format_func=names.get, key=RUNS_KEY)
 
 
 def by_device_section(runs: Sequence[SavedRun]) -> None:
