@@ -50,9 +50,13 @@ def by_device_section(runs: Sequence[SavedRun]) -> None:
         st.caption("Choose one run or more to see their results per GPU.")
         return
     gpus, models, table = cache.device_groups(list(runs))
-    if len(gpus) <= 1:
-        where = gpus_line(gpus) if gpus else "no result"
-        st.caption(f"All results of the selected run(s) come from one GPU ({where}): nothing to set side by side.")
+    if not gpus:
+        st.caption("The selected run(s) hold no results.")
+        return
+    if len(gpus) == 1:
+        st.caption(
+            f"All results of the selected run(s) come from one GPU ({gpus_line(gpus)}): nothing to set side by side."
+        )
         return
     st.caption(f"Results from {len(gpus)} GPUs. {gpus_line(gpus)}. {RULE}")
     st.dataframe(tables.display(table), hide_index=True, width="stretch", key="by_device_table")
