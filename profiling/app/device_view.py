@@ -39,7 +39,7 @@ def chosen_runs(ids: Sequence[int], compared: Sequence[int], names: Mapping[int,
     if st.session_state.get(FOLLOW_KEY) != compared:
         st.session_state[FOLLOW_KEY] = compared
         st.session_state[RUNS_KEY] = compared
-    else:  # runs filtered out of the list since are dropped from the choice
+    else:  # runs the filters have since hidden leave the choice
         st.session_state[RUNS_KEY] = [i for i in st.session_state.get(RUNS_KEY, compared) if i in ids]
     return st.multiselect("Runs", list(ids), format_func=names.get, key=RUNS_KEY)
 
