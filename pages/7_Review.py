@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import admin, auth, bundles, cache, state, store_cache, tables, ui
+from profiling.app import admin, auth, bundles, cache, device_view, state, store_cache, tables, ui
 from profiling.errors import GemmLensError
 from profiling.runs import review
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
@@ -66,7 +66,7 @@ if not ids:
 
 results = store_cache.results_frame(store, ids)
 pair = tables.comparable_pair(results)  # default: the two runs with the most kernel/size pairs in common
-tab_cmp, tab_open, tab_hist = st.tabs(["Compare", "Open / delete", "History"])
+tab_cmp, tab_dev, tab_open, tab_hist = st.tabs(["Compare", "By device", "Open / delete", "History"])
 with tab_cmp:
     c1, c2, c3 = st.columns([1, 2, 1])
     base_at = ids.index(pair[0]) if pair else len(ids) - 1
@@ -86,6 +86,9 @@ with tab_cmp:
     if cand_ids:
         baseline, candidates = store_cache.read_run(store, base_id), store_cache.read_runs(store, cand_ids)
         ui.review_comparison(baseline, candidates, threshold, cross_gpu)
+with tab_dev:  # the Compare tab's runs by default: a mixed cluster run alone, or runs of different GPUs
+    chosen = device_view.chosen_runs(ids, [base_id, *cand_ids], names)
+    device_view.by_device_section(store_cache.read_runs(store, chosen))
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")
     run = store_cache.read_run(store, open_id)

@@ -25,9 +25,11 @@ from profiling import charts
 from profiling.analysis.device_model import Ceilings
 from profiling.analysis.operations import operations_frame
 from profiling.app import tables
+from profiling.charts import devices
 from profiling.nsight.load import LoadedUpload
 from profiling.nsight.report import Report
-from profiling.runs import review
+from profiling.runs import by_device, review
+from profiling.runs.by_device import GpuIdentity
 from profiling.runs.comparison import compare_runs, side_by_side
 from profiling.runs.export import export_runs_json
 from profiling.runs.records import SavedRun
@@ -249,6 +251,20 @@ def comparison(
     """(compare_runs, its side_by_side table), cached."""
     compared = compare_runs(baseline, candidates, threshold_pct=threshold_pct, cross_gpu=cross_gpu)
     return compared, side_by_side(compared)
+
+
+@_table
+def device_groups(runs: list[SavedRun]) -> tuple[list[GpuIdentity], pd.DataFrame, pd.DataFrame]:
+    """(the GPUs, by_device.per_model, by_device.models_table) of the runs' results, cached."""
+    results = by_device.device_results(runs)
+    models = by_device.per_model(results)
+    return by_device.gpus_of(results), models, by_device.models_table(models)
+
+
+@_figure
+def device_tflops_figure(models: pd.DataFrame) -> go.Figure:
+    """charts.devices.device_tflops_figure, cached."""
+    return devices.device_tflops_figure(models)
 
 
 @_figure
