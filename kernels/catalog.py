@@ -441,11 +441,13 @@ CATALOG: tuple[KernelSpec, ...] = (
         "the GPU (127x127x8191 is one tile for 132 SMs; cuBLAS runs it as a split-K kernel plus a reduction): "
         "each block multiplies its own range of K slices and adds its partial tile into C with float "
         "reductions (red.global.add.v4.f32 on sm_90), after a first launch has zeroed C, so the GEMM is one "
-        "operation of two launches, timed and profiled together. Splits per shape (KernelSpec.split_count): "
-        "as many as fill one wave of resident blocks beside the tiles, each at least 4 slices deep; at 4096^2 "
-        "and above that is 1 (v8-async plus the zeroing pass). The summed order makes C's last bits vary run "
-        "to run. The tuned choice (kernels/tuning.py) picks among one kernel's tile configurations, not "
-        "between kernels: ask for v8-splitk where M x N is small and K large.",
+        "operation of two launches, timed and profiled together. Splits per shape (kernels/splitk_policy.py): "
+        "every extra split is one more reduction per C element, so once the GPU has a block on every SM the "
+        "splits stay at least 16 slices deep (within one wave of resident blocks); where that leaves SMs idle, "
+        "the geometric mean of that count and the one that fills the SMs (64 at 127x127x8191); at 4096^2 and "
+        "above 1 (v8-async plus the zeroing pass). The summed order makes C's last bits vary run to run. Its "
+        "tile configurations are tuned like v8-async's (kernels/tuning.py SPLITK_TUNING_CONFIGS); sgemm-auto "
+        "chooses between kernels.",
         operation="sgemm",
         source="v8_splitk.cu",
         entry="sgemm_splitk<128,128,16,64,32,8,8,3,256>",
@@ -460,6 +462,30 @@ CATALOG: tuple[KernelSpec, ...] = (
         previous="v8-async",
         group="beyond",
         split_k=True,
+    ),
+    KernelSpec(
+        id="sgemm-auto",
+        title="tuned SGEMM: the catalog's fastest configuration for this GPU and shape",
+        adds="Not a kernel of its own: at each launch the runner picks, among every tile configuration of v8-async, "
+        "v9-regdb and v8-splitk, the one with the highest predicted TFLOP/s at the asked shape on this GPU "
+        "(kernels/auto.py: the GPU's tuning record, each configuration's nearest measurement scaled by wave fill, "
+        "edge tiles, K padding and, for split-K, its splits and their reductions into C). Without a record: v9's "
+        "128x256 tiles for large M x N, v8's 64x64 where those leave SMs idle, split-K on 64x64 tiles where even "
+        "those do not reach every SM and K is deep. Each result's config names the choice and whether a record "
+        "or the default made it. Its own source and entry are v9-regdb's, the default for a large square shape.",
+        operation="sgemm",
+        source="v9_regdb.cu",
+        entry="sgemm_regdb<128,256,16,64,64,8,16,3,256,1>",
+        block=(256, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        params=dict(BM=128, BN=256, BK=16, WM=64, WN=64, TM=8, TN=16, STAGES=3, THREADS=256, MIN_BLOCKS=1),
+        dynamic_smem_bytes=74496,
+        design_doc="cuBLAS/cuBLASLt heuristics (a kernel and split count per shape); CUTLASS split-K; "
+        "chooses among v8-async, v9-regdb and v8-splitk",
+        group="beyond",
+        chooses_at_launch=True,
     ),
     # --- end beyond the ladder ---
 )
