@@ -5,6 +5,8 @@ Adding a kernel means adding one `.cu` file under `kernels/src/` and one `Kernel
 
 from __future__ import annotations
 
+from kernels.auto_entry import auto_entry
+
 # The operations moved to kernels.operations, KernelSpec to kernels.spec; their names stay importable from here.
 from kernels.operations import (  # noqa: F401
     FP32_EPSILON,
@@ -463,32 +465,11 @@ CATALOG: tuple[KernelSpec, ...] = (
         group="beyond",
         split_k=True,
     ),
-    KernelSpec(
-        id="sgemm-auto",
-        title="tuned SGEMM: the catalog's fastest configuration for this GPU and shape",
-        adds="Not a kernel of its own: at each launch the runner picks, among every tile configuration of v8-async, "
-        "v9-regdb and v8-splitk, the one with the highest predicted TFLOP/s at the asked shape on this GPU "
-        "(kernels/auto.py: the GPU's tuning record, each configuration's nearest measurement scaled by wave fill, "
-        "edge tiles, K padding and, for split-K, its splits and their reductions into C). Without a record: v9's "
-        "128x256 tiles for large M x N, v8's 64x64 where those leave SMs idle, split-K on 64x64 tiles where even "
-        "those do not reach every SM and K is deep. Each result's config names the choice and whether a record "
-        "or the default made it. Its own source and entry are v9-regdb's, the default for a large square shape.",
-        operation="sgemm",
-        source="v9_regdb.cu",
-        entry="sgemm_regdb<128,256,16,64,64,8,16,3,256,1>",
-        block=(256, 1),
-        tile_m=128,
-        tile_n=256,
-        grid_order="cols_x",
-        params=dict(BM=128, BN=256, BK=16, WM=64, WN=64, TM=8, TN=16, STAGES=3, THREADS=256, MIN_BLOCKS=1),
-        dynamic_smem_bytes=74496,
-        design_doc="cuBLAS/cuBLASLt heuristics (a kernel and split count per shape); CUTLASS split-K; "
-        "chooses among v8-async, v9-regdb and v8-splitk",
-        group="beyond",
-        chooses_at_launch=True,
-    ),
     # --- end beyond the ladder ---
 )
+
+# sgemm-auto, not a kernel of its own: resolved at launch to another entry's tuned configuration (kernels/auto.py).
+CATALOG += (auto_entry(next(spec for spec in CATALOG if spec.id == "v9-regdb")),)
 
 _BY_ID = {spec.id: spec for spec in CATALOG}
 
