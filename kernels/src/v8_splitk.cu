@@ -236,5 +236,5 @@ sgemm_splitk(const float* __restrict__ A, const float* __restrict__ B, float* __
 template __global__ void sgemm_splitk<128,128,16,64,32,8,8,3,256>(const float*, const float*, float*, int, int, int);
 // kernels/tuning.py SPLITK_TUNING_CONFIGS (the catalog entry's is the first).
 template __global__ void sgemm_splitk<64,64,16,32,32,8,4,3,128>(const float*, const float*, float*, int, int, int);
-template __global__ void sgemm_splitk<32,32,16,32,32,8,4,3,32>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_splitk<32,32,16,32,32,8,4,2,32>(const float*, const float*, float*, int, int, int);
 #endif
