@@ -5,6 +5,8 @@ Adding a kernel means adding one `.cu` file under `kernels/src/` and one `Kernel
 
 from __future__ import annotations
 
+from kernels.auto_entry import auto_entry
+
 # The operations moved to kernels.operations, KernelSpec to kernels.spec; their names stay importable from here.
 from kernels.operations import (  # noqa: F401
     FP32_EPSILON,
@@ -441,11 +443,13 @@ CATALOG: tuple[KernelSpec, ...] = (
         "the GPU (127x127x8191 is one tile for 132 SMs; cuBLAS runs it as a split-K kernel plus a reduction): "
         "each block multiplies its own range of K slices and adds its partial tile into C with float "
         "reductions (red.global.add.v4.f32 on sm_90), after a first launch has zeroed C, so the GEMM is one "
-        "operation of two launches, timed and profiled together. Splits per shape (KernelSpec.split_count): "
-        "as many as fill one wave of resident blocks beside the tiles, each at least 4 slices deep; at 4096^2 "
-        "and above that is 1 (v8-async plus the zeroing pass). The summed order makes C's last bits vary run "
-        "to run. The tuned choice (kernels/tuning.py) picks among one kernel's tile configurations, not "
-        "between kernels: ask for v8-splitk where M x N is small and K large.",
+        "operation of two launches, timed and profiled together. Splits per shape (kernels/splitk_policy.py): "
+        "every extra split is one more reduction per C element, so once the GPU has a block on every SM the "
+        "splits stay at least 16 slices deep (within one wave of resident blocks); where that leaves SMs idle, "
+        "the geometric mean of that count and the one that fills the SMs (64 at 127x127x8191); at 4096^2 and "
+        "above 1 (v8-async plus the zeroing pass). The summed order makes C's last bits vary run to run. Its "
+        "tile configurations are tuned like v8-async's (kernels/tuning.py SPLITK_TUNING_CONFIGS); sgemm-auto "
+        "chooses between kernels.",
         operation="sgemm",
         source="v8_splitk.cu",
         entry="sgemm_splitk<128,128,16,64,32,8,8,3,256>",
@@ -463,6 +467,9 @@ CATALOG: tuple[KernelSpec, ...] = (
     ),
     # --- end beyond the ladder ---
 )
+
+# sgemm-auto, not a kernel of its own: resolved at launch to another entry's tuned configuration (kernels/auto.py).
+CATALOG += (auto_entry(next(spec for spec in CATALOG if spec.id == "v9-regdb")),)
 
 _BY_ID = {spec.id: spec for spec in CATALOG}
 

@@ -10,7 +10,10 @@ from kernels.catalog import CATALOG, OPERATIONS, KernelSpec, OperationSpec, cata
 from kernels.tuning import config_by_id, spec_for
 
 # The function name ncu reports for a catalog kernel: its entry without template arguments ("sgemm_async").
-_BY_FUNCTION = {spec.entry.split("<", 1)[0].strip(): spec for spec in CATALOG if spec.entry}
+# sgemm-auto borrows v9-regdb's entry and runs other kernels' too: a function name never means it.
+_BY_FUNCTION = {
+    spec.entry.split("<", 1)[0].strip(): spec for spec in CATALOG if spec.entry and not spec.chooses_at_launch
+}
 # v9's FFMA-order variants are a function of their own (sgemm_regdb_ordered): still v9-regdb.
 _BY_FUNCTION["sgemm_regdb_ordered"] = _BY_FUNCTION["sgemm_regdb"]
 _NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]*")

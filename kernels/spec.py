@@ -10,14 +10,15 @@ from typing import Literal
 
 from kernels.operations import OPERATIONS, Operation, OperationSpec
 from kernels.sources import inline_local_includes
+
+# The split-count rule: each split at least MIN_SLICES_PER_SPLIT BK-deep K slices, DEEP_SLICES_PER_SPLIT where that
+# still fills the GPU (a configuration may set params["SPLIT_DEEP_SLICES"]).
+from kernels.splitk_policy import DEEP_SLICES_PER_SPLIT, MIN_SLICES_PER_SPLIT, split_count_for  # noqa: F401
 from profiling.shape import Shape
 
 SRC_DIR = Path(__file__).resolve().parent / "src"
 # SMs of an H100 SXM: the persistent grid where no device is at hand (the runner passes the GPU's own count).
 DEFAULT_SM_COUNT = 132
-# A split-K kernel gives each split at least this many BK-deep K slices: fewer leave its cp.async pipeline
-# mostly prologue and multiply the reductions into C for little work each.
-MIN_SLICES_PER_SPLIT = 4
 # The kernel a split-K operation launches first, to zero C (defined in the split-K kernel's own source).
 SPLIT_K_ZERO_ENTRY = "splitk_zero_c"
 
@@ -39,7 +40,9 @@ class KernelSpec:
     (kernel arguments: map_a, map_b, map_c, map_d, M, N, K, alpha, beta). A `persistent` kernel is launched with one
     block per SM (at most one per tile), each block looping over the tiles itself. A `split_k` kernel splits K over
     gridDim.z blocks per tile (`split_count`), each adding its partial product into C, which a first launch
-    (SPLIT_K_ZERO_ENTRY) zeroes: one operation of two launches.
+    (SPLIT_K_ZERO_ENTRY) zeroes: one operation of two launches. An entry that `chooses_at_launch` (sgemm-auto) is
+    resolved by the runner, per GPU and shape, to another kernel's tuning configuration (kernels.auto); its own
+    source and entry are only what it runs where nothing else is known (a large square shape).
     """
 
     id: str
@@ -65,6 +68,7 @@ class KernelSpec:
     operand_args: OperandArgs = "pointers"
     persistent: bool = False
     split_k: bool = False
+    chooses_at_launch: bool = False
 
     @property
     def uses_tensor_maps(self) -> bool:
@@ -99,17 +103,19 @@ class KernelSpec:
     def split_count(self, m: int, n: int, k: int, sm_count: int | None = None) -> int:
         """K splits (gridDim.z) of a split-K kernel at m x n x k; 1 for every other kernel.
 
-        As many splits as fit the GPU's resident blocks in one wave beside the tiles (sm_count x MIN_BLOCKS
-        over the tile count, rounded down, so no split runs in a second, mostly empty wave), at most one per
-        MIN_SLICES_PER_SPLIT K slices, then lowered to the count that leaves no split empty (the kernel gives
-        each split ceil(slices / splits) slices)."""
+        kernels.splitk_policy.split_count_for over this launch's tiles and BK-deep K slices, with MIN_BLOCKS blocks
+        per SM, on `sm_count` SMs (DEFAULT_SM_COUNT when not given); params["SPLIT_DEEP_SLICES"], where a
+        configuration sets it, replaces the preferred depth of a split (DEEP_SLICES_PER_SPLIT)."""
         if not self.split_k:
             return 1
         gx, gy = self.grid(m, n)
-        resident = (sm_count or DEFAULT_SM_COUNT) * max(1, self.params.get("MIN_BLOCKS", 1))
-        slices = math.ceil(k / self.params.get("BK", 1))
-        wanted = max(1, min(resident // (gx * gy), slices // MIN_SLICES_PER_SPLIT))
-        return math.ceil(slices / math.ceil(slices / wanted))
+        return split_count_for(
+            tiles=gx * gy,
+            slices=math.ceil(k / self.params.get("BK", 1)),
+            sm_count=sm_count or DEFAULT_SM_COUNT,
+            blocks_per_sm=max(1, self.params.get("MIN_BLOCKS", 1)),
+            deep_slices=self.params.get("SPLIT_DEEP_SLICES", DEEP_SLICES_PER_SPLIT),
+        )
 
     def launch_grid(self, m: int, n: int, k: int, sm_count: int | None = None) -> tuple[int, int, int]:
         """The full launch grid (x, y, z): `grid` plus the K splits on z (1 for all but split-K kernels)."""

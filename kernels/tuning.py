@@ -167,12 +167,12 @@ V9_TUNING_CONFIGS: list[dict] = [
 
 
 def config_by_id(config_id: str) -> dict | None:
-    """The v8 or v9 tuning configuration with this id."""
-    return next((c for c in TUNING_CONFIGS + V9_TUNING_CONFIGS if c["id"] == config_id), None)
+    """The v8, v9 or split-K tuning configuration with this id."""
+    return next((c for c in all_tuning_configs() if c["id"] == config_id), None)
 
 
 def spec_for(config: dict) -> KernelSpec:
-    """The configuration's base catalog entry (v8-async or v9-regdb) re-targeted at that configuration."""
+    """The configuration's base catalog entry (v8-async, v9-regdb or v8-splitk) re-targeted at that configuration."""
     return replace(
         catalog_entry(config["base"]),
         id=config["id"],
@@ -209,19 +209,24 @@ def shape_efficiency(config: dict, m: int, n: int, k: int, sm_count: int = DEFAU
     """The share of the launched work that is useful at this shape, in (0, 1].
 
     Three losses a tile choice causes: the last wave of blocks only partly fills the GPU (wave quantisation),
-    edge tiles compute padding past M and N, and the last K slice is padded to the slice depth.
+    edge tiles compute padding past M and N, and the last K slice is padded to the slice depth. A split-K
+    configuration launches tiles x splits blocks (spec.split_count), pads each split to whole slices and pays
+    for its reductions into C (split_reduction_fill); every other configuration has one split.
     """
     bm, bn, bk = (config["params"][key] for key in ("BM", "BN", "BK"))
     tiles = math.ceil(m / bm) * math.ceil(n / bn)
+    splits = config_split_count(config, m, n, k, sm_count)
+    blocks = tiles * splits
     per_sm = blocks_per_sm(config)
-    full_waves, rest = divmod(tiles, sm_count * per_sm)
+    full_waves, rest = divmod(blocks, sm_count * per_sm)
     # A partly filled last wave spreads its blocks over the SMs; a block with its SM less shared runs faster, but
     # not per_sm times faster (it hides less latency): take its wave as lasting sqrt(share of the SM it fills).
     last_wave = math.sqrt(math.ceil(rest / sm_count) / per_sm) if rest else 0.0
-    wave_fill = tiles / (sm_count * per_sm * (full_waves + last_wave))
+    wave_fill = blocks / (sm_count * per_sm * (full_waves + last_wave))
     tile_fill = (m * n) / (math.ceil(m / bm) * bm * math.ceil(n / bn) * bn)
-    k_fill = k / (math.ceil(k / bk) * bk)
-    return wave_fill * tile_fill * k_fill
+    per_split = math.ceil(math.ceil(k / bk) / splits)
+    k_fill = k / (splits * per_split * bk)
+    return wave_fill * tile_fill * k_fill * split_reduction_fill(splits, per_split * bk)
 
 
 def _sm_count(device_name: str) -> int:
@@ -236,10 +241,11 @@ def _log_distance(entry: dict, m: int, n: int, k: int) -> float:
 
 def predicted_tflops(entries: list[dict], config: dict, m: int, n: int, k: int, sm_count: int) -> float | None:
     """A configuration's expected TFLOP/s at a shape: its measurement at the nearest swept shape, scaled by how
-    much of the launched work is useful there against here (shape_efficiency)."""
+    much of the launched work is useful there against here (shape_efficiency). A split-K configuration that was
+    never measured is predicted from its v8-async twin (predicted_split_k_tflops)."""
     own = [e for e in entries if e.get("config") == config["id"] and e.get("tflops")]
     if not own:
-        return None
+        return predicted_split_k_tflops(entries, config, m, n, k, sm_count) if config["base"] == SPLITK_BASE else None
     nearest = min(own, key=lambda e: _log_distance(e, m, n, k))
     here = shape_efficiency(config, nearest["m"], nearest["n"], nearest["k"], sm_count)
     there = shape_efficiency(config, m, n, k, sm_count)
@@ -296,7 +302,7 @@ def measured_per_shape(results: list[dict]) -> list[dict]:
 
 def tunable_bases() -> list[str]:
     """Catalog ids whose tile configuration the sweep chooses."""
-    return list(dict.fromkeys(c["base"] for c in TUNING_CONFIGS + V9_TUNING_CONFIGS))
+    return list(dict.fromkeys(c["base"] for c in all_tuning_configs()))
 
 
 def best_per_size(results: list[dict]) -> list[dict]:
@@ -314,3 +320,76 @@ def best_per_size(results: list[dict]) -> list[dict]:
          "pct_cublas": r.get("pct_cublas")}
         for (base, m, n, k), r in sorted(best.items())
     ]  # fmt: skip
+
+
+# --- v8-splitk: split-K (`sgemm_splitk` in kernels/src/v8_splitk.cu) ---
+# v8-async's tile vocabulary and static_asserts; each configuration is the twin of a v8-async one (same template
+# arguments), so that a GPU whose record has no split-K measurement yet predicts it from the twin's.
+
+SPLITK_BASE = "v8-splitk"
+SPLITK_SOURCE = "v8_splitk.cu"
+# K depth (elements) that one more split's reduction into a C element costs, as if the split were that much deeper:
+# v8-splitk's 128 splits of 64 at 127x127x8191 ran at about 1/8 of what its wave fill alone predicts (an H100,
+# 2026-11), which this reproduces (64 / (64 + 4 x 127) = 0.11). Rough: it also absorbs the short pipelines.
+REDUCTION_K_PER_SPLIT = 4.0
+# The zeroing launch before a split-K multiply: a launch's latency plus writing C at about 3 TB/s.
+ZERO_LAUNCH_SECONDS = 2e-6
+ZERO_BYTES_PER_SECOND = 3e12
+
+
+def _splitk_config(bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int) -> dict:
+    params = dict(zip(_TILE_KEYS, (bm, bn, bk, wm, wn, tm, tn, stages, threads), strict=True))
+    params["MIN_BLOCKS"] = THREADS_PER_SM_TARGET // threads
+    return _build(SPLITK_BASE, SPLITK_SOURCE, "sgemm_splitk", params, problems(params), with_min_blocks=False)
+
+
+SPLITK_TUNING_CONFIGS: list[dict] = [
+    # The catalog's default (v8-async's default tile): 2 blocks per SM.
+    _splitk_config(128, 128, 16, 64, 32, 8, 8, 3, 256),
+    # Smaller tiles, 4 blocks per SM: 127x127 is 4 tiles instead of 1, so each needs a quarter of the splits.
+    _splitk_config(64, 64, 16, 32, 32, 8, 4, 3, 128),
+    # One warp per 32x32 tile, 16 blocks per SM: the most tiles for a small M x N (no v8-async twin: predicted only
+    # from its own measurements). 2 stages: 16 blocks of 3 would not fit sm_80's 164 KB of shared memory. 128x64 and 64x128 with 128 threads spill under the 128-register cap (nvcc 13).
+    _splitk_config(32, 32, 16, 32, 32, 8, 4, 2, 32),
+]
+
+
+def all_tuning_configs() -> list[dict]:
+    """Every tuning configuration: v8-async's, v9-regdb's and v8-splitk's."""
+    return TUNING_CONFIGS + V9_TUNING_CONFIGS + SPLITK_TUNING_CONFIGS
+
+
+def config_split_count(config: dict, m: int, n: int, k: int, sm_count: int = DEFAULT_SM_COUNT) -> int:
+    """The K splits a configuration launches at m x n x k (1 unless it is a split-K one)."""
+    if config["base"] != SPLITK_BASE:
+        return 1
+    return spec_for(config).split_count(m, n, k, sm_count)
+
+
+def split_reduction_fill(splits: int, split_depth: int) -> float:
+    """The share of a split-K launch's time spent multiplying rather than adding into C: each split of `split_depth`
+    K is charged REDUCTION_K_PER_SPLIT more K for every other split adding into the same element (1 for one split)."""
+    return split_depth / (split_depth + REDUCTION_K_PER_SPLIT * (splits - 1))
+
+
+def twin_config(config: dict) -> dict | None:
+    """The v8-async configuration with a split-K configuration's template arguments (its multiply without splits)."""
+    keys = (*_TILE_KEYS, "MIN_BLOCKS")
+    return next((c for c in TUNING_CONFIGS if all(c["params"][p] == config["params"][p] for p in keys)), None)
+
+
+def predicted_split_k_tflops(entries: list[dict], config: dict, m: int, n: int, k: int, sm_count: int) -> float | None:
+    """A split-K configuration's expected TFLOP/s from its v8-async twin's measurement at the nearest shape: scaled
+    by the useful share of the work here (with the splits, shape_efficiency) against the twin's there, never above
+    the twin's best measurement anywhere (splitting fills the GPU, it does not make a tile faster), plus the time
+    of the zeroing launch. None when the twin was not measured either."""
+    twin = twin_config(config)
+    measured = [e for e in entries if twin and e.get("config") == twin["id"] and e.get("tflops")]
+    if not twin or not measured:
+        return None
+    nearest = min(measured, key=lambda e: _log_distance(e, m, n, k))
+    there = shape_efficiency(twin, nearest["m"], nearest["n"], nearest["k"], sm_count)
+    rate = float(nearest["tflops"]) * shape_efficiency(config, m, n, k, sm_count) / there
+    rate = min(rate, max(float(e["tflops"]) for e in measured)) * 1e12
+    seconds = 2 * m * n * k / rate + ZERO_LAUNCH_SECONDS + 4 * m * n / ZERO_BYTES_PER_SECOND
+    return 2 * m * n * k / seconds / 1e12

@@ -20,9 +20,9 @@ from typing import Any, Protocol
 
 from kernels.registry import get_kernel
 from kernels.tuning import (
-    TUNING_CONFIGS,
-    V9_TUNING_CONFIGS,
+    all_tuning_configs,
     best_per_size,
+    config_by_id,
     measured_per_shape,
     tunable_bases,
     tuned_record_path,
@@ -205,7 +205,7 @@ def plan_tune(
     unknown = [b for b in chosen if b not in tunable_bases()]
     if unknown:
         raise InvalidInput(f"not tunable: {', '.join(unknown)}; tunable kernels: {', '.join(tunable_bases())}")
-    configs = [c["id"] for c in TUNING_CONFIGS + V9_TUNING_CONFIGS if c["base"] in chosen]
+    configs = [c["id"] for c in all_tuning_configs() if c["base"] in chosen]
     return TunePlan(plan_benchmark(configs, shapes, BenchSettings(repeats=repeats), False, task_timeout_s), chosen)
 
 
@@ -229,16 +229,42 @@ def run_tune(
 
 def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[str, Any]]) -> Path:
     """Write the tuning record of one GPU type (kernels.tuning.tuned_record_path): the fastest verified configuration
-    per kernel and size, and every configuration's measurement, from `results` (all of that GPU type)."""
+    per kernel and size, and every configuration's measurement, from `results` (all of that GPU type).
+
+    An existing record keeps what this sweep did not run: a measurement of a configuration at a shape not swept
+    again, and the best of a kernel at a shape where none of its configurations ran. So a split-K sweep at its own
+    shapes adds to the v8/v9 sweep's record instead of replacing it."""
     path = tuned_record_path(device_name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    kept = {
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        old = {}
+    old = old if isinstance(old, dict) else {}
+    ran = [
+        (config["base"], r["kernel"], r["m"], r["n"], r["k"])
+        for r in results
+        if (config := config_by_id(str(r.get("kernel", "")))) is not None
+    ]
+    swept_configs = {(kid, m, n, k) for _, kid, m, n, k in ran}
+    swept_bases = {(base, m, n, k) for base, _, m, n, k in ran}
+
+    def kept(entries: object, swept: set, *fields: str) -> list[dict]:
+        listed = entries if isinstance(entries, list) else []
+        return [e for e in listed if isinstance(e, dict) and tuple(e.get(f) for f in fields) not in swept]
+
+    def order(e: dict) -> tuple:
+        return (str(e.get("base")), *(e[d] if isinstance(e.get(d), int) else -1 for d in ("m", "n", "k")))
+
+    best = kept(old.get("best"), swept_bases, "base", "m", "n", "k") + best_per_size(results)
+    measured = kept(old.get("measured"), swept_configs, "config", "m", "n", "k") + measured_per_shape(results)
+    document = {
         "device": device_name,
         "measured_utc": measured_utc,
-        "best": best_per_size(results),
-        "measured": measured_per_shape(results),
+        "best": sorted(best, key=order),
+        "measured": measured,
     }
-    path.write_text(json.dumps(kept, indent=1))
+    path.write_text(json.dumps(document, indent=1))
     return path
 
 

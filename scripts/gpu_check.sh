@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -164,10 +164,14 @@ ceilings)
   record ceilings "$(grep -c measured "$EV/ceilings.txt") lines"
   ;;
 tune)
+  # v8 and v9 configurations at TUNE_SIZES, then v8-splitk's at the split-K shapes; each --record adds to this GPU's
+  # record (results/tuning/<gpu>.json keeps the shapes a sweep did not run). About 80 s + 30 s.
   stage tune
-  timeout 400 $PY -m profiling tune --sizes "${TUNE_SIZES:-2048,4096,8192}" --record --json "$EV/tuning.json" 2>"$EV/tuning.log" | tail -16
+  timeout 400 $PY -m profiling tune --kernels v8-async,v9-regdb --sizes "${TUNE_SIZES:-2048,4096,8192}" --record --json "$EV/tuning.json" 2>"$EV/tuning.log" | tail -16
+  timeout 200 $PY -m profiling tune --kernels v8-splitk --sizes "${SPLITK_TUNE_SIZES:-127x127x8191,333x4096x4096,64x64x65536}" --record \
+     --json "$EV/tuning_splitk.json" 2>"$EV/tuning_splitk.log" | tail -8
   cp results/tuning/*.json "$EV/" 2>/dev/null
-  record tune "$(test -f "$EV/tuning.json" && echo written || echo missing)"
+  record tune "$(test -f "$EV/tuning.json" && echo written || echo missing); split-K $(test -f "$EV/tuning_splitk.json" && echo written || echo missing)"
   ;;
 sgemm95)
   # Issue 15's SGEMM target: every v9 configuration (tile shapes, FFMA orders, 128-thread blocks) against cuBLAS at
@@ -393,6 +397,21 @@ splitk)
   echo "exit=$?" >> "$F/ncu_log.txt"; tail -12 "$F/ncu_log.txt"
   [ -f "$F/splitk.ncu-rep" ] && "$NCU" --import "$F/splitk.ncu-rep" --csv --page raw > "$F/ncu_raw.csv" 2>&1
   record splitk "tests: $(tail -1 "$F/gpu_tests_splitk.txt"); bench ok rows: $(grep -c ' ok ' "$F/bench.txt"); $(grep -h 'ERROR SUMMARY' "$F"/*check_splitk.txt | tr '\n' ';') ncu launches: $(($(wc -l < "$F/ncu_raw.csv" 2>/dev/null || echo 2) - 2))"
+  ;;
+auto)
+  # Issue 15's shape-aware choice: sgemm-auto (per shape, the configuration of v8-async, v9-regdb or v8-splitk predicted
+  # fastest from this GPU's tuning record, or the default by shape) beside those three and cuBLAS, all in one run; its
+  # GPU tests first. Run after `tune` to choose from this session's record. About 2-3 minutes.
+  stage auto
+  F="$EV/auto"; mkdir -p "$F" "$OUT/auto"
+  timeout 200 $PY -m pytest tests/gpu/test_gpu_auto.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests_auto.txt" 2>&1; tail -3 "$F/gpu_tests_auto.txt"
+  timeout 400 $PY -m profiling bench --kernels cublas,sgemm-auto,v9-regdb,v8-async,v8-splitk --repeats 30 \
+     --sizes "${AUTO_SIZES:-1024,2048,4096,8192,4096x4096x333,333x4096x4096,127x127x8191,64x64x65536}" \
+     --json "$OUT/auto/auto_bench.json" > "$F/bench.txt" 2>"$F/bench.log"
+  cp "$OUT/auto/auto_bench.json" "$F/" 2>/dev/null
+  $PY scripts/auto_table.py "$OUT/auto/auto_bench.json" 2>&1 | tee "$OUT/auto/auto_table.txt" "$F/auto_table.txt"
+  cp results/tuning/*.json "$OUT/auto/" 2>/dev/null
+  record auto "tests: $(tail -1 "$F/gpu_tests_auto.txt"); bench ok rows: $(grep -c ' ok ' "$F/bench.txt")"
   ;;
 esac; done
 

@@ -19,13 +19,13 @@ from cuda.pathfinder import DynamicLibNotFoundError, load_nvidia_dynamic_lib
 
 from kernels.compile_info import FunctionResources, entry_matches, nvcc_resources
 from kernels.registry import get_kernel
-from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS, problems, smem_bytes, spec_for
+from kernels.tuning import SPLITK_TUNING_CONFIGS, TUNING_CONFIGS, V9_TUNING_CONFIGS, problems, smem_bytes, spec_for
 from profiling.gpu.env import tool_path
 
 BEYOND_IDS = ["v6-vectorized", "v7-warptile", "v8-async", "v8-splitk", "v9-regdb", "wmma-addmm", "wmma-async"]
 SPECS = [get_kernel(i) for i in BEYOND_IDS]
-# Every launchable configuration: the catalog entries plus the v8 and v9 tuning sweeps.
-CONFIGS = SPECS + [spec_for(c) for c in TUNING_CONFIGS + V9_TUNING_CONFIGS]
+# Every launchable configuration: the catalog entries plus the v8, v9 and split-K tuning sweeps.
+CONFIGS = SPECS + [spec_for(c) for c in TUNING_CONFIGS + V9_TUNING_CONFIGS + SPLITK_TUNING_CONFIGS]
 
 LIMITS = {
     "sm_80": {"block_optin": 163 * 1024, "sm": 164 * 1024},
@@ -102,6 +102,15 @@ def test_tuning_configs_are_valid_and_the_catalog_default_is_the_first() -> None
     assert (default.entry, default.dynamic_smem_bytes, default.params) == (
         first["entry"], first["dynamic_smem_bytes"], first["params"],
     )  # fmt: skip
+
+
+def test_split_k_configs_are_valid_and_instantiated() -> None:
+    source = get_kernel("v8-splitk").read_source().replace(" ", "")
+    for c in SPLITK_TUNING_CONFIGS:
+        assert problems(c["params"]) == [], c["id"]
+        assert c["dynamic_smem_bytes"] == smem_bytes(*(c["params"][k] for k in ("BM", "BN", "BK", "STAGES")))
+        assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v8_splitk.cu"
+    assert get_kernel("v8-splitk").entry == SPLITK_TUNING_CONFIGS[0]["entry"]
 
 
 def test_invalid_tuning_parameters_are_explained() -> None:

@@ -21,8 +21,8 @@ SPLITK = get_kernel("v8-splitk")
 @pytest.mark.parametrize(
     "m,n,k,splits",
     [
-        (127, 127, 8191, 128),  # one tile; 512 slices of 16, 4 per split
-        (64, 64, 65536, 256),  # one tile; 264 resident blocks wanted, 4096 slices in 256 splits of 16
+        (127, 127, 8191, 64),  # one tile, 512 slices: isqrt(132 x 32) = 64 splits of 8 (kernels/splitk_policy.py)
+        (64, 64, 65536, 256),  # one tile, 4096 slices: 256 splits of 16 put a block on every SM
         (333, 4096, 4096, 2),  # 96 tiles: two splits fill 192 of 264 resident blocks
         (4096, 4096, 333, 1),  # 1024 tiles already fill the GPU
         (1024, 1024, 1024, 4),  # 64 tiles
@@ -55,7 +55,7 @@ def test_only_the_split_k_kernel_splits() -> None:
     assert [s.id for s in CATALOG if s.split_k] == ["v8-splitk"]
     v8 = get_kernel("v8-async")
     assert v8.split_count(127, 127, 8191, 132) == 1 and v8.launch_grid(127, 127, 8191) == (1, 1, 1)
-    assert SPLITK.split_count(127, 127, 8191) == 128  # no device at hand: an H100 SXM's 132 SMs
+    assert SPLITK.split_count(127, 127, 8191) == 64  # no device at hand: an H100 SXM's 132 SMs
     # The multiply is v8-async's: same tiles, launch, shared memory.
     same = ("block", "tile_m", "tile_n", "grid_order", "params", "dynamic_smem_bytes", "operation")
     assert all(getattr(SPLITK, f) == getattr(v8, f) for f in same)
@@ -95,7 +95,7 @@ def test_launcher_zeroes_c_then_runs_the_kernel_in_one_call() -> None:
     (zero, gemm) = calls
     assert zero[0] == SPLIT_K_ZERO_ENTRY and zero[1] == (zero_blocks(127 * 127, 132),) and zero[2] == (ZERO_THREADS,)
     assert zero[3][0] is problem.out and int(zero[3][1]) == 127 * 127
-    assert gemm[0] == "gemm" and gemm[1] == (1, 1, 128) and gemm[2] == SPLITK.block and gemm[4] == 49920
+    assert gemm[0] == "gemm" and gemm[1] == (1, 1, 64) and gemm[2] == SPLITK.block and gemm[4] == 49920
     assert gemm[3][2] is problem.out and [int(v) for v in gemm[3][3:]] == [127, 127, 8191]
     launch()
     assert [c[0] for c in calls] == [SPLIT_K_ZERO_ENTRY, "gemm"] * 2  # every timed call is the whole operation
@@ -117,7 +117,7 @@ def test_zeroing_grid_covers_c_with_float4s_and_stays_small() -> None:
 
 def test_launch_facts_name_the_splits_and_both_launches() -> None:
     facts = launch_facts(SPLITK, Shape(127, 127, 8191), 132)
-    assert facts["grid"] == [1, 1, 128] and facts["split_k"] == 128
+    assert facts["grid"] == [1, 1, 64] and facts["split_k"] == 64
     assert [p["kernel"] for p in facts["launches"]] == [SPLIT_K_ZERO_ENTRY, SPLITK.entry]
     assert facts["launches"][0]["grid"] == [16, 1, 1]
     plain = launch_facts(get_kernel("v9-regdb"), Shape(4096, 4096, 4096), 132)

@@ -269,6 +269,31 @@ def test_tune_records_the_fastest_configuration(worker, monkeypatch, tmp_path: P
     assert progress.messages[-1].startswith("recorded the fastest configurations in ")
 
 
+def test_a_tuning_record_keeps_what_a_later_sweep_did_not_run(monkeypatch, tmp_path: Path) -> None:
+    """A split-K sweep at its own shapes adds to the v8/v9 record; a re-swept configuration and shape is replaced."""
+    monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
+    v8, v9, split = tuning.TUNING_CONFIGS[0]["id"], tuning.V9_TUNING_CONFIGS[0]["id"], tuning.SPLITK_TUNING_CONFIGS[0]
+
+    def result(kernel: str, m: int, n: int, k: int, tflops: float, status: str = "ok") -> dict:
+        return {"kernel": kernel, "m": m, "n": n, "k": k, "status": status, "tflops": tflops, "pct_cublas": 50.0}
+
+    usecases.write_tuning_record(
+        "GPU X", "t1", [result(v8, 4096, 4096, 4096, 40.0), result(v9, 4096, 4096, 4096, 47.0)]
+    )
+    path = usecases.write_tuning_record(
+        "GPU X", "t2", [result(split["id"], 127, 127, 8191, 5.0), result(v9, 4096, 4096, 4096, 46.0, "wrong")]
+    )
+    record = json.loads(path.read_text())
+    assert record["measured_utc"] == "t2"
+    assert [(e["config"], e["m"], e["tflops"]) for e in record["measured"]] == [
+        (v8, 4096, 40.0),
+        (split["id"], 127, 5.0),
+    ]
+    assert [(e["base"], e["m"], e["config"]) for e in record["best"]] == [
+        ("v8-async", 4096, v8), ("v8-splitk", 127, split["id"])
+    ]  # fmt: skip
+
+
 def test_ceilings_are_measured_once_then_read_from_the_cache(worker, monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("GEMMLENS_CACHE_DIR", str(tmp_path / "cache"))
     first = usecases.run_ceilings(timeout_s=30, command=worker)

@@ -230,8 +230,11 @@ sgemm_splitk(const float* __restrict__ A, const float* __restrict__ B, float* __
     }
 }
 
-// Explicit instantiation of the catalog entry, so that an offline nvcc -cubin build emits it (NVRTC instantiates
-// what the launcher names and skips this).
+// Explicit instantiations of the catalog entry and the tuning configurations, so that an offline nvcc -cubin build
+// emits them (NVRTC instantiates what the launcher names and skips this).
 #ifndef __CUDACC_RTC__
 template __global__ void sgemm_splitk<128,128,16,64,32,8,8,3,256>(const float*, const float*, float*, int, int, int);
+// kernels/tuning.py SPLITK_TUNING_CONFIGS (the catalog entry's is the first).
+template __global__ void sgemm_splitk<64,64,16,32,32,8,4,3,128>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_splitk<32,32,16,32,32,8,4,2,32>(const float*, const float*, float*, int, int, int);
 #endif

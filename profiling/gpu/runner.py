@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from kernels.auto import auto_choice
 from kernels.catalog import KernelSpec
 from kernels.registry import get_kernel
 from kernels.spec import DEFAULT_SM_COUNT, SPLIT_K_ZERO_ENTRY
@@ -216,14 +217,18 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
     """The catalog entry to run (the configuration tuned for this GPU, where there is one) and its result record,
     already "refused" when the shape breaks the kernel's size rule."""
     spec = get_kernel(kernel_id)
-    tuned_id = (
-        tuned_config_id(session.device["name"], kernel_id, shape.m, shape.n, shape.k)
-        if kernel_id in tunable_bases()
-        else None
-    )
-    if tuned_id:
-        # The catalog's templated kernel runs the configuration the tuning sweep found fastest on this GPU.
-        spec = replace(get_kernel(tuned_id), id=kernel_id, title=spec.title)
+    config_text = None
+    if spec.chooses_at_launch:
+        # sgemm-auto: the configuration of any tunable SGEMM predicted fastest here, or the default by shape.
+        choice = auto_choice(session.device["name"], shape.m, shape.n, shape.k, session.device.get("sm_count"))
+        spec = replace(get_kernel(choice.config_id), id=kernel_id, title=spec.title)
+        config_text = choice.label
+    elif kernel_id in tunable_bases():
+        tuned_id = tuned_config_id(session.device["name"], kernel_id, shape.m, shape.n, shape.k)
+        if tuned_id:
+            # The catalog's templated kernel runs the configuration the tuning sweep found fastest on this GPU.
+            spec = replace(get_kernel(tuned_id), id=kernel_id, title=spec.title)
+            config_text = tuned_id
     tolerance = tolerance_for(spec, shape)
     result = BenchResult(
         kernel=spec.id,
@@ -231,7 +236,7 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
         title=spec.title,
         operation=spec.operation,
         tolerance=tolerance,
-        config=tuned_id or spec.entry,
+        config=config_text or spec.entry,
     )
     problem_text = spec.size_problem(shape.m, shape.n, shape.k) or spec.device_problem(session.device["cc"])
     if problem_text:

@@ -1,0 +1,109 @@
+"""sgemm-auto: the catalog's fastest SGEMM configuration for a GPU and a shape, chosen across kernels.
+
+With a tuning record for the GPU (results/tuning/<gpu>.json, `measured`), every configuration of v8-async, v9-regdb
+and v8-splitk is scored by kernels.tuning.predicted_tflops at the asked shape (a split-K configuration the record
+never measured is predicted from its v8-async twin) and the highest wins. Without one, a default by shape
+(default_config_id). The runner swaps the chosen configuration in at launch; the result's `config` names it and
+where the choice came from (AutoChoice.label).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+from kernels.tuning import (
+    SPLITK_BASE,
+    SPLITK_TUNING_CONFIGS,
+    TUNING_CONFIGS,
+    V9_BASE_KERNEL_ID,
+    V9_TUNING_CONFIGS,
+    _sm_count,
+    all_tuning_configs,
+    config_by_id,
+    config_split_count,
+    predicted_tflops,
+    tuned_record_path,
+)
+
+AUTO_KERNEL_ID = "sgemm-auto"
+AUTO_BASES = ("v8-async", V9_BASE_KERNEL_ID, SPLITK_BASE)
+
+# The defaults without a record: v9's catalog tile (128x256, one block per SM) for large M x N; v8's 64x64 tile (four
+# blocks per SM) where 128x256 tiles would leave most SMs idle; split-K on 64x64 tiles where even those do not give
+# every SM a block and K is deep enough to split.
+DEFAULT_LARGE = V9_TUNING_CONFIGS[0]["id"]
+DEFAULT_SMALL = next(c["id"] for c in TUNING_CONFIGS if (c["params"]["BM"], c["params"]["BN"]) == (64, 64))
+DEFAULT_SPLIT = next(c["id"] for c in SPLITK_TUNING_CONFIGS if (c["params"]["BM"], c["params"]["BN"]) == (64, 64))
+
+
+@dataclass(frozen=True)
+class AutoChoice:
+    """The configuration sgemm-auto runs at one shape, its predicted TFLOP/s (None for a default) and why."""
+
+    config_id: str
+    predicted_tflops: float | None
+    source: str
+
+    @property
+    def label(self) -> str:
+        """What a result records in `config`: "<config id> (tuning record <file>)" or "(default, ...)"."""
+        return f"{self.config_id} ({self.source})"
+
+
+def default_config_id(m: int, n: int, k: int, sm_count: int) -> str:
+    """The configuration by shape alone: v9 128x256 once its tiles fill at least half the SMs; else v8 64x64 where
+    its tiles reach every SM or K is too shallow to split (one split); else split-K on 64x64 tiles."""
+    large = config_by_id(DEFAULT_LARGE)
+    assert large is not None
+    if math.ceil(m / large["tile_m"]) * math.ceil(n / large["tile_n"]) * 2 >= sm_count:
+        return DEFAULT_LARGE
+    if math.ceil(m / 64) * math.ceil(n / 64) >= sm_count:
+        return DEFAULT_SMALL
+    split = config_by_id(DEFAULT_SPLIT)
+    assert split is not None
+    return DEFAULT_SPLIT if config_split_count(split, m, n, k, sm_count) > 1 else DEFAULT_SMALL
+
+
+def record_measurements(device_name: str) -> tuple[str, list[dict]] | None:
+    """The file name of this GPU's tuning record and its valid `measured` entries of the auto bases (None: no
+    readable record)."""
+    path = tuned_record_path(device_name)
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    entries = record.get("measured")
+    return path.name, [
+        e
+        for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict)
+        and (config := config_by_id(str(e.get("config", ""))))
+        and config["base"] in AUTO_BASES
+        and all(isinstance(e.get(d), int) and e[d] > 0 for d in ("m", "n", "k"))
+        and isinstance(e.get("tflops"), int | float)
+        and e["tflops"] > 0
+    ]
+
+
+def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None = None) -> AutoChoice:
+    """What sgemm-auto runs on this GPU at m x n x k: the configuration with the highest predicted TFLOP/s from the
+    GPU's tuning record, or default_config_id where the record is missing or measured none of the auto bases."""
+    sms = sm_count or _sm_count(device_name)
+    found = record_measurements(device_name)
+    if found and found[1]:
+        name, measured = found
+        scored = [
+            (tflops, config["id"])
+            for config in all_tuning_configs()
+            if config["base"] in AUTO_BASES and (tflops := predicted_tflops(measured, config, m, n, k, sms)) is not None
+        ]
+        if scored:
+            tflops, config_id = max(scored)
+            return AutoChoice(config_id, tflops, f"tuning record {name}")
+    why = f"tuning record {found[0]} measured none of {', '.join(AUTO_BASES)}" if found else "no tuning record for"
+    reason = why if found else f"{why} {device_name}"
+    return AutoChoice(default_config_id(m, n, k, sms), None, f"default, {reason}")

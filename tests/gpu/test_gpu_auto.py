@@ -1,0 +1,54 @@
+"""On a GPU: sgemm-auto runs the configuration kernels/auto.py chooses for this GPU and shape (tuning record or
+default), matches cuBLAS at small, odd and split-K shapes, stays correct over timed launches, and names its choice."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernels import auto, tuning
+from kernels.registry import get_kernel
+from profiling.gpu.jobs import BenchSettings, Job, build_tasks
+from profiling.gpu.worker import run_job
+from profiling.shape import Shape
+
+pytestmark = pytest.mark.gpu
+
+AUTO = get_kernel("sgemm-auto")
+SHAPES = [
+    Shape(1, 1, 1),
+    Shape(17, 17, 17),
+    Shape(129, 129, 129),
+    Shape(1000, 1000, 1000),
+    Shape(127, 127, 8191),
+    Shape(333, 4096, 4096),
+]
+
+
+@pytest.fixture(scope="module")
+def benched() -> tuple[dict, dict[Shape, dict]]:
+    # op "bench" verifies on a NaN-poisoned C, times, then checks the last timed launch again (a split-K choice must
+    # zero C before every launch).
+    job = Job(op="bench", tasks=build_tasks([AUTO], SHAPES), settings=BenchSettings(repeats=3, warmup=1))
+    device, results = run_job(job, task_timeout_s=120)
+    assert device is not None
+    return device, {Shape(r["m"], r["n"], r["k"]): r for r in results if r["kernel"] == AUTO.id}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.label)
+def test_auto_matches_cublas_and_stays_correct_over_timed_launches(benched, shape) -> None:
+    _device, results = benched
+    r = results[shape]
+    assert r["status"] == "ok", f"{shape.label}: {r['error']}"
+    assert r["rel_error"] <= r["tolerance"] and r["rel_error_after_timing"] <= r["tolerance"]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.label)
+def test_auto_runs_and_names_the_choice_for_this_gpu(benched, shape) -> None:
+    device, results = benched
+    choice = auto.auto_choice(device["name"], shape.m, shape.n, shape.k, device.get("sm_count"))
+    r = results[shape]
+    assert r["config"] == choice.label
+    assert "(tuning record " in r["config"] or "(default, no tuning record for " in r["config"]
+    config = tuning.config_by_id(choice.config_id)
+    splits = tuning.config_split_count(config, shape.m, shape.n, shape.k, device.get("sm_count") or 132)
+    assert r["launch"]["grid"][2] == splits and r["launch"]["block"][0] == config["params"]["THREADS"]

@@ -1,0 +1,176 @@
+"""sgemm-auto (kernels/auto.py): predictions of split-K configurations, the choice across v8-async, v9-regdb and
+v8-splitk with the committed tuning records (results/tuning/), the default without a record, the catalog entry and
+what the runner launches for it (CPU)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from kernels import auto, tuning
+from kernels.catalog import CATALOG, kernel_ids
+from kernels.registry import find_kernel, get_kernel
+from profiling.analysis.explain import ladder_steps
+from profiling.gpu.runner import _spec_and_result, launch_facts
+from profiling.nsight.runner import kernel_name_regex
+from profiling.shape import Shape
+
+H100 = "NVIDIA H100 80GB HBM3"
+RECORDS = Path(__file__).resolve().parents[1] / "results" / "tuning"
+BIG_SPLIT, SMALL_SPLIT, _ = (c["id"] for c in tuning.SPLITK_TUNING_CONFIGS)
+
+
+def _measured(device_file: str) -> list[dict]:
+    return json.loads((RECORDS / device_file).read_text())["measured"]
+
+
+def _best_measured(device_file: str, shape: tuple[int, int, int], base: str | None = None) -> dict:
+    here = [e for e in _measured(device_file) if (e["m"], e["n"], e["k"]) == shape and base in (None, e["base"])]
+    return max(here, key=lambda e: e["tflops"])
+
+
+# --- the prediction ----------------------------------------------------------------------------------------------
+
+
+def test_reduction_fill_charges_every_extra_split() -> None:
+    assert tuning.split_reduction_fill(1, 16) == 1.0
+    # 128 splits of 4 slices of 16 = 64 K each: 64 / (64 + 4 x 127) = 0.112, the ~1/8 measured at 127x127x8191.
+    assert tuning.split_reduction_fill(128, 64) == pytest.approx(64 / 572)
+    assert tuning.split_reduction_fill(64, 128) > tuning.split_reduction_fill(128, 64)
+
+
+def test_split_k_shape_efficiency_counts_splits_as_blocks_and_their_reductions() -> None:
+    config = tuning.config_by_id(BIG_SPLIT)
+    # 127x127x8191: 64 splits of 8 slices (tests/test_splitk_policy.py) -> 64 blocks of 264 slots, 2 per SM: the
+    # partial wave lasts sqrt(ceil(64 / 132) / 2); 127^2 of 128^2 useful; 8191 of 64 x 8 x 16 = 8192 K; reductions
+    # 128 / (128 + 4 x 63).
+    expected = 64 / (264 * math.sqrt(1 / 2)) * (127 / 128) ** 2 * (8191 / 8192) * (128 / (128 + 4 * 63))
+    assert tuning.shape_efficiency(config, 127, 127, 8191, 132) == pytest.approx(expected)
+    # One split: v8-async's efficiency exactly (its twin), no reduction charged.
+    twin = tuning.twin_config(config)
+    assert twin is not None and twin["id"] == tuning.TUNING_CONFIGS[0]["id"]
+    assert tuning.shape_efficiency(config, 4096, 4096, 4096, 132) == tuning.shape_efficiency(twin, 4096, 4096, 4096)
+
+
+def test_an_unmeasured_split_k_configuration_is_predicted_from_its_twin() -> None:
+    measured = _measured("nvidia-h100-80gb-hbm3.json")
+    config = tuning.config_by_id(SMALL_SPLIT)
+    twin = tuning.twin_config(config)
+    twin_here = next(e for e in measured if e["config"] == twin["id"] and (e["m"], e["n"], e["k"]) == (127, 127, 8191))
+    predicted = tuning.predicted_tflops(measured, config, 127, 127, 8191, 132)
+    # 4 tiles of 528 slots become 128 blocks: many times the twin's 0.75 TFLOP/s, never above its best anywhere.
+    assert 10 * twin_here["tflops"] < predicted < max(e["tflops"] for e in measured if e["config"] == twin["id"])
+    # At 4096^3 one split: the twin's own measurement less the zeroing launch.
+    at_4096 = tuning.predicted_tflops(measured, config, 4096, 4096, 4096, 132)
+    twin_4096 = next(e for e in measured if e["config"] == twin["id"] and e["m"] == e["k"] == 4096)["tflops"]
+    assert 0.97 * twin_4096 < at_4096 < twin_4096
+    # The 32x32 configuration has no twin: only its own measurements predict it.
+    assert tuning.predicted_tflops(measured, tuning.SPLITK_TUNING_CONFIGS[2], 127, 127, 8191, 132) is None
+
+
+def test_own_split_k_measurements_win_over_the_twin() -> None:
+    measured = _measured("nvidia-h100-80gb-hbm3.json") + [
+        {"base": "v8-splitk", "m": 127, "n": 127, "k": 8191, "config": SMALL_SPLIT, "tflops": 3.0}
+    ]
+    config = tuning.config_by_id(SMALL_SPLIT)
+    assert tuning.predicted_tflops(measured, config, 127, 127, 8191, 132) == pytest.approx(3.0)
+
+
+# --- the choice with the committed records ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device,file", [(H100, "nvidia-h100-80gb-hbm3.json"), ("NVIDIA H200", "nvidia-h200.json")])
+def test_choice_with_the_committed_records(device: str, file: str) -> None:
+    def choice(*shape: int) -> auto.AutoChoice:
+        c = auto.auto_choice(device, *shape)
+        assert c.label == f"{c.config_id} (tuning record {file})" and c.predicted_tflops
+        return c
+
+    def base(c: auto.AutoChoice) -> str:
+        return tuning.config_by_id(c.config_id)["base"]
+
+    # Large shapes: the configuration the record measured fastest there (a v9 one), whatever kernel.
+    for shape in ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 4096, 333)):
+        best = _best_measured(file, shape)
+        assert best["base"] == "v9-regdb" and choice(*shape).config_id == best["config"], shape
+    # One or four tiles for 132 SMs with K = 8191 or 65536: split-K, far above anything the record measured there.
+    for shape in ((127, 127, 8191), (64, 64, 65536)):
+        picked = choice(*shape)
+        assert (
+            base(picked) == "v8-splitk"
+            and tuning.config_split_count(tuning.config_by_id(picked.config_id), *shape) > 16
+        ), shape
+    assert choice(127, 127, 8191).predicted_tflops > 10 * _best_measured(file, (127, 127, 8191))["tflops"]
+    # 1024^3: not v9's 128x256 / 256x128 tiles, which give 32 blocks for 132 SMs (the issue's complaint).
+    at_1024 = tuning.config_by_id(choice(1024, 1024, 1024).config_id)
+    assert at_1024["tile_m"] * at_1024["tile_n"] <= 128 * 128
+
+
+def test_default_without_a_record(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
+    gpu = "NVIDIA A100-SXM4-80GB"
+
+    def default(*shape: int) -> str:
+        c = auto.auto_choice(gpu, *shape, sm_count=132)
+        assert c.label == f"{c.config_id} (default, no tuning record for {gpu})" and c.predicted_tflops is None
+        return c.config_id
+
+    v9, v8_small, split = auto.DEFAULT_LARGE, auto.DEFAULT_SMALL, auto.DEFAULT_SPLIT
+    assert get_kernel(v9).entry == get_kernel("v9-regdb").entry == get_kernel("sgemm-auto").entry
+    assert v8_small.startswith("v8-async-64x64") and split.startswith("v8-splitk-64x64")
+    # v9 128x256 tiles: 4096^2 -> 32 x 16 = 512 >= 132 / 2; 4096x4096x333 the same.
+    assert default(4096, 4096, 4096) == default(4096, 4096, 333) == default(2048, 2048, 2048) == v9
+    # 1024^2 -> 8 x 4 = 32 v9 tiles (x2 < 132) but 16 x 16 = 256 64x64 tiles; 333x4096: 3 x 16 = 48, 6 x 64 = 384.
+    assert default(1024, 1024, 1024) == default(333, 4096, 4096) == v8_small
+    # 127x127: 2 x 2 = 4 tiles of 64x64 < 132, K = 8191 splits 32 ways; 17^3 has 2 slices: no split, v8.
+    assert default(127, 127, 8191) == default(64, 64, 65536) == split
+    assert default(17, 17, 17) == default(1, 1, 1) == v8_small
+    # A record that measured none of the three kernels says so.
+    tuning.tuned_record_path(gpu).write_text(json.dumps({"device": gpu, "best": [], "measured": []}))
+    c = auto.auto_choice(gpu, 127, 127, 8191, sm_count=132)
+    assert c.config_id == split and "tuning record nvidia-a100-sxm4-80gb.json measured none of" in c.label
+
+
+# --- the catalog entry and the runner --------------------------------------------------------------------------------
+
+
+def test_catalog_entry_is_listed_but_not_a_ladder_rung() -> None:
+    spec = get_kernel("sgemm-auto")
+    assert "sgemm-auto" in kernel_ids() and spec.group == "beyond" and spec.operation == "sgemm"
+    assert spec.previous is None and all("sgemm-auto" not in step for step in ladder_steps())
+    assert [s.id for s in CATALOG if s.chooses_at_launch] == ["sgemm-auto"]
+    assert spec.title.startswith("tuned SGEMM")
+    # It borrows v9-regdb's entry, but a profiled sgemm_regdb is v9-regdb, and ncu filters sgemm-auto by NVTX only.
+    assert find_kernel("sgemm_regdb").id == "v9-regdb" and find_kernel("sgemm-auto 1024x1024x1024").id == "sgemm-auto"
+    assert kernel_name_regex(["sgemm-auto"]) is None
+
+
+def _session(name: str) -> SimpleNamespace:
+    return SimpleNamespace(device={"name": name, "cc": "9.0", "sm_count": 132})
+
+
+def test_runner_launches_the_choice_under_the_auto_id() -> None:
+    shape = Shape(127, 127, 8191)
+    spec, result = _spec_and_result(_session(H100), "sgemm-auto", shape)
+    choice = auto.auto_choice(H100, 127, 127, 8191, 132)
+    assert spec.id == result.kernel == "sgemm-auto" and spec.split_k and result.status == "ok"
+    assert spec.entry == tuning.config_by_id(choice.config_id)["entry"]
+    assert result.config == choice.label and result.config.endswith("(tuning record nvidia-h100-80gb-hbm3.json)")
+    assert launch_facts(spec, shape, 132)["split_k"] == spec.split_count(127, 127, 8191, 132) > 1
+    big = _spec_and_result(_session(H100), "sgemm-auto", Shape(4096, 4096, 4096))[0]
+    assert not big.split_k and big.entry.startswith("sgemm_regdb<")
+
+
+def test_runner_default_and_the_other_entries_unchanged(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
+    spec, result = _spec_and_result(_session("NVIDIA B200"), "sgemm-auto", Shape(4096, 4096, 4096))
+    assert result.config == f"{auto.DEFAULT_LARGE} (default, no tuning record for NVIDIA B200)"
+    assert spec.entry == get_kernel("v9-regdb").entry
+    # v8-splitk, v9-regdb and v8-async still run their own (or their own tuned) configurations.
+    for kernel_id in ("v8-splitk", "v9-regdb", "v8-async"):
+        spec, result = _spec_and_result(_session("NVIDIA B200"), kernel_id, Shape(127, 127, 8191))
+        assert spec.entry == get_kernel(kernel_id).entry and result.config == spec.entry
