@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -412,6 +412,24 @@ auto)
   $PY scripts/auto_table.py "$OUT/auto/auto_bench.json" 2>&1 | tee "$OUT/auto/auto_table.txt" "$F/auto_table.txt"
   cp results/tuning/*.json "$OUT/auto/" 2>/dev/null
   record auto "tests: $(tail -1 "$F/gpu_tests_auto.txt"); bench ok rows: $(grep -c ' ok ' "$F/bench.txt")"
+  ;;
+sannew)
+  # compute-sanitizer memcheck and racecheck on the kernels new in session 5: the v9 FFMA-order variants and warp
+  # shapes (awkward 300x264x72, so edge tiles and a partial slice run) and the split-K tile configurations at a
+  # split shape (127x127x8191) and an awkward one.
+  stage sannew
+  F="$EV/sanitizer_new"; mkdir -p "$F"
+  v9new=$($PY -c "from kernels.tuning import V9_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C[7:]))")
+  skn=$($PY -c "from kernels.tuning import SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  job /tmp/san_v9new.json verify "$v9new" 300 264 72
+  job /tmp/san_sk.json verify "$skn,sgemm-auto" 127 127 8191
+  job /tmp/san_sk2.json verify "$skn,sgemm-auto" 129 17 1000
+  for j in v9new sk sk2; do
+    timeout 300 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_$j.json > "$F/memcheck_$j.txt" 2>&1
+    timeout 300 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$F/racecheck_$j.txt" 2>&1
+  done
+  grep -h 'ERROR SUMMARY' "$F"/*.txt
+  record sannew "$(grep -h 'ERROR SUMMARY' "$F"/*.txt | sort | uniq -c | tr '\n' ';')"
   ;;
 esac; done
 
