@@ -74,14 +74,8 @@ hgemm_wgmma_tma(const __grid_constant__ hopper::TensorMap map_a, const __grid_co
     const int group = tid / 128;  // 0: producer; 1..CONSUMERS: consumers
 
     // Grouped block order (grid is (N / BN, M / BM) tiles, blockIdx.x walking columns), as in wmma-async.
-    const int grid_n = gridDim.x;
-    const int grid_m = gridDim.y;
-    const int pid = blockIdx.y * grid_n + blockIdx.x;
-    const int group_size = GROUP_M * grid_n;
-    const int first_m = (pid / group_size) * GROUP_M;
-    const int rows_in_group = min(grid_m - first_m, GROUP_M);
-    const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
-    const int bn = ((pid % group_size) / rows_in_group) * BN;
+    int bm, bn;
+    grouped_block_origin<BM, BN, GROUP_M>(bm, bn);
     const int k_tiles = (K + BK - 1) / BK;
 
     if (tid == 0) {
@@ -135,30 +129,8 @@ hgemm_wgmma_tma(const __grid_constant__ hopper::TensorMap map_a, const __grid_co
 #pragma unroll
     for (int i = 0; i < 128; ++i) d[i] = 0.0f;
 
-    for (int t = 0; t < k_tiles; ++t) {
-        const int s = t % STAGES;
-        mbar_wait(full0 + 8 * s, (t / STAGES) & 1);
-        const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * (64 * BK * 2);
-        const unsigned b_tile = smem_base + s * STAGE_BYTES + A_STAGE_BYTES;
-        fence_accumulators(d);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
-            // A, K-major: 16 halves = 32 bytes further along the swizzled 128-byte rows; 8-row groups 1024 B apart
-            // (the leading byte offset is unused for swizzled K-major layouts).
-            const unsigned long long da = make_desc(a_tile + kk * 32, 16, 1024);
-            // B, N-major: 16 K rows of 128 bytes further down each box.
-            const unsigned long long db = make_desc(b_tile + kk * 16 * 128, WGMMA_B_LBO, WGMMA_B_SBO);
-            wgmma_m64n256k16<WGMMA_TRANS_B>(d, da, db);
-        }
-        wgmma_commit();
-        // Let this slice's wgmmas run on; the previous slice's are finished after this wait, so its stage is free.
-        wgmma_wait<1>();
-        fence_accumulators(d);
-        if (t > 0 && lane == 0) mbar_arrive(empty0 + 8 * ((t - 1) % STAGES));
-    }
-    wgmma_wait<0>();
-    fence_accumulators(d);
+    consume_slices<STAGES, STAGE_BYTES, A_STAGE_BYTES, BK, WGMMA_B_LBO, WGMMA_B_SBO, WGMMA_TRANS_B>(
+        d, smem_base, full0, empty0, consumer, lane, k_tiles);
 
     // Accumulator layout of m64nN (as mma.sync's m16n8, per warp): for each 8-column chunk j, the lane holds
     // (row lane/4, columns 8j + 2*(lane%4) + {0,1}) in d[4j], d[4j+1] and the same columns 8 rows lower in

@@ -126,4 +126,57 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long 
                  : "l"(desc_a), "l"(desc_b), "n"(TRANS_B));
 }
 
+// The pipeline of wgmma-tma and wgmma-tma-store (128 x 256 block tiles, STAGES slices of BK halves, one
+// producer thread, consumer warp groups of 64 rows each). The kernels pass their own tile constants. Their
+// producer loops stay in the kernels: as a shared function taking the C prefetch as a lambda, ptxas scheduled
+// both kernels differently (scripts/sass_identity.py), so that copy is kept.
+
+// Where this block's tile starts (rows bm, columns bn of C): blocks in groups of GROUP_M block rows, walking down
+// a group's rows first, so the blocks resident together share A's row panels and B's column panels in L2.
+template <int BM, int BN, int GROUP_M>
+__device__ __forceinline__ void grouped_block_origin(int& bm, int& bn)
+{
+    const int grid_n = gridDim.x;
+    const int grid_m = gridDim.y;
+    const int pid = blockIdx.y * grid_n + blockIdx.x;
+    const int group_size = GROUP_M * grid_n;
+    const int first_m = (pid / group_size) * GROUP_M;
+    const int rows_in_group = min(grid_m - first_m, GROUP_M);
+    bm = (first_m + (pid % group_size) % rows_in_group) * BM;
+    bn = ((pid % group_size) / rows_in_group) * BN;
+}
+
+// A consumer warp group's K loop: d (zeroed by the caller) += its 64 rows of A times B over all slices, with
+// m64n256k16 from the swizzled stages (B descriptors: leading byte offset B_LBO, stride byte offset B_SBO);
+// returns when every wgmma has finished.
+template <int STAGES, int STAGE_BYTES, int A_STAGE_BYTES, int BK, int B_LBO, int B_SBO, int TRANS_B>
+__device__ __forceinline__ void consume_slices(float (&d)[128], unsigned smem_base, unsigned full0, unsigned empty0,
+                                               int consumer, int lane, int k_tiles)
+{
+    for (int t = 0; t < k_tiles; ++t) {
+        const int s = t % STAGES;
+        mbar_wait(full0 + 8 * s, (t / STAGES) & 1);
+        const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * (64 * BK * 2);
+        const unsigned b_tile = smem_base + s * STAGE_BYTES + A_STAGE_BYTES;
+        fence_accumulators(d);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+            // A, K-major: 16 halves = 32 bytes further along the swizzled 128-byte rows; 8-row groups 1024 B apart
+            // (the leading byte offset is unused for swizzled K-major layouts).
+            const unsigned long long da = make_desc(a_tile + kk * 32, 16, 1024);
+            // B, N-major: 16 K rows of 128 bytes further down each box.
+            const unsigned long long db = make_desc(b_tile + kk * 16 * 128, B_LBO, B_SBO);
+            wgmma_m64n256k16<TRANS_B>(d, da, db);
+        }
+        wgmma_commit();
+        // Let this slice's wgmmas run on; the previous slice's are finished after this wait, so its stage is free.
+        wgmma_wait<1>();
+        fence_accumulators(d);
+        if (t > 0 && lane == 0) mbar_arrive(empty0 + 8 * ((t - 1) % STAGES));
+    }
+    wgmma_wait<0>();
+    fence_accumulators(d);
+}
+
 }  // namespace hopper
