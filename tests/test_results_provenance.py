@@ -61,6 +61,10 @@ def test_source_digest_follows_the_kernel_and_gpu_code_only(repo: Path, tmp_path
     assert R.source_digest(copy) == first
     (copy / "profiling" / "gpu" / "runner.py").write_text("# the runner, changed\n")
     assert R.source_digest(copy) != first
+    # A header a kernel includes is kernel code too (v8_body.cuh holds v8-async's and v8-splitk's body).
+    second = R.source_digest(copy)
+    (copy / "kernels" / "src" / "body.cuh").write_text("// a shared kernel body\n")
+    assert R.source_digest(copy) != second
 
 
 def test_documents_record_commit_digest_and_tool_versions(monkeypatch: pytest.MonkeyPatch) -> None:

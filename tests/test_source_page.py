@@ -278,3 +278,29 @@ def test_catalog_spec_for_profiled_names() -> None:
     # A tuning configuration of v8 still maps to v8's source file.
     assert SL.catalog_spec_for("void sgemm_async<(int)64, (int)64, (int)16>(const float *)").id == "v8-async"
     assert SL.catalog_spec_for("void cutlass::Kernel2<x>(T1::Params)") is None
+
+
+def test_a_kernel_whose_body_is_in_a_header_reads_each_line_from_its_own_file() -> None:
+    """v8-async's body lives in v8_body.cuh; ncu lists such a kernel's lines in one section per file. The real
+    capture's v8-async section (built when the body was still in v8_async.cu) is repeated as a second section
+    under a header's path, as ncu names a `#line`-marked file; those lines must read the header."""
+    path = capture("source_why_1024_cuda_sass.csv.gz")
+    text = [ln for ln in gzip.open(path, "rt") if not ln.startswith("==")]
+    start = next(i for i, ln in enumerate(text) if ln.startswith('"Function Name","void sgemm_async<')) - 1
+    end = next(i for i in range(start + 2, len(text)) if text[i].startswith('"File Path"'))
+    section = text[start:end]
+    header_section = ['"File Path","/tmp/tmpab12/v8_body.cuh"\n', *section[1:]]
+    page = S.parse_source_text("".join(section + header_section), source="two files")
+    (kernel,) = page.kernels
+    assert kernel.source_note == "several files"
+    files = {Path(ln.file).name for ln in kernel.lines}
+    assert files == {Path(section[0].split('","')[1].rstrip('"\n')).name, "v8_body.cuh"}
+    SL.attach_catalog_source(page)
+    body = (ROOT / "kernels" / "src" / "v8_body.cuh").read_text().splitlines()
+    own = (ROOT / "kernels" / "src" / "v8_async.cu").read_text().splitlines()
+    for ln in kernel.lines:
+        from_header = ln.file == "kernels/src/v8_body.cuh"
+        lines = body if from_header else own
+        assert ln.file in ("kernels/src/v8_body.cuh", "kernels/src/v8_async.cu")
+        assert ln.text == (lines[ln.line - 1] if ln.line <= len(lines) else "")
+    assert sum(ln.file.endswith(".cuh") for ln in kernel.lines) == len(kernel.lines) // 2

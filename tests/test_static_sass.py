@@ -109,3 +109,16 @@ def test_missing_disassembler_is_one_line(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(GemmLensError, match="neither nvdisasm nor cuobjdump") as err:
         A.static_sass(get_kernel("v5"))
     assert "\n" not in str(err.value)
+
+
+@needs_tools
+def test_lines_of_a_header_read_the_header() -> None:
+    """v8-async's and v8-splitk's body lives in v8_body.cuh and v9-regdb's FMAs sit after cp_async.cuh's include:
+    nvcc reports each inlined line by its own file, so the text comes from that file, not from the kernel's."""
+    for kernel_id, file in (("v8-async", "v8_body.cuh"), ("v8-splitk", "v8_body.cuh"), ("v9-regdb", "v9_regdb.cu")):
+        static = A.static_sass(get_kernel(kernel_id))
+        ffma = {k for k, ins in static.function.by_source_line().items() if any(i.base == "FFMA" for i in ins)}
+        assert {f for f, _ in ffma} == {file}, kernel_id
+        assert all("acc[i][j] = fmaf(" in static.line_text(f, n) for f, n in ffma), kernel_id
+        rows = static.to_dict()["lines"]
+        assert any(r["file"] == file and "acc[i][j] = fmaf(" in r["source"] for r in rows)

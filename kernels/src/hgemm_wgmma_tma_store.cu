@@ -82,40 +82,6 @@ __device__ __forceinline__ void st_shared_f2(unsigned addr, float x, float y)
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
 }
 
-// d (64 x 256 per warp group, float) += A (64 x 16, K-major) * B (16 x 256, N-major), both from shared memory.
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long long desc_a, unsigned long long desc_b)
-{
-    asm volatile("{\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
-                 "%128, %129, 1, 1, 1, 0, %130;\n"
-                 "}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-                   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-                 : "l"(desc_a), "l"(desc_b), "n"(1));
-}
-
 }  // namespace wgmma_tma_store
 
 extern "C" __global__ void __launch_bounds__(wgmma_tma_store::THREADS, 1)
@@ -144,14 +110,8 @@ hgemm_wgmma_tma_store(const __grid_constant__ hopper::TensorMap map_a, const __g
     const int group = tid / 128;  // 0: producer; 1..CONSUMERS: consumers
 
     // Grouped block order (grid is (N / BN, M / BM) tiles, blockIdx.x walking columns), as in wgmma-tma.
-    const int grid_n = gridDim.x;
-    const int grid_m = gridDim.y;
-    const int pid = blockIdx.y * grid_n + blockIdx.x;
-    const int group_size = GROUP_M * grid_n;
-    const int first_m = (pid / group_size) * GROUP_M;
-    const int rows_in_group = min(grid_m - first_m, GROUP_M);
-    const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
-    const int bn = ((pid % group_size) / rows_in_group) * BN;
+    int bm, bn;
+    grouped_block_origin<BM, BN, GROUP_M>(bm, bn);
     const int k_tiles = (K + BK - 1) / BK;
     const bool use_c = beta != 0.0f;
 
@@ -236,28 +196,9 @@ hgemm_wgmma_tma_store(const __grid_constant__ hopper::TensorMap map_a, const __g
 #pragma unroll
     for (int i = 0; i < 128; ++i) d[i] = 0.0f;
 
-    for (int t = 0; t < k_tiles; ++t) {
-        const int s = t % STAGES;
-        mbar_wait(full0 + 8 * s, (t / STAGES) & 1);
-        const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * (64 * BK * 2);
-        const unsigned b_tile = smem_base + s * STAGE_BYTES + A_STAGE_BYTES;
-        fence_accumulators(d);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
-            const unsigned long long da = make_desc(a_tile + kk * 32, 16, 1024);
-            // B, N-major: 16 K rows of 128 bytes further down each box; 64-column boxes 8 KB apart.
-            const unsigned long long db = make_desc(b_tile + kk * 16 * 128, B_BOX_BYTES, 1024);
-            wgmma_m64n256k16(d, da, db);
-        }
-        wgmma_commit();
-        // Let this slice's wgmmas run on; the previous slice's are finished after this wait, so its stage is free.
-        wgmma_wait<1>();
-        fence_accumulators(d);
-        if (t > 0 && lane == 0) mbar_arrive(empty0 + 8 * ((t - 1) % STAGES));
-    }
-    wgmma_wait<0>();
-    fence_accumulators(d);
+    // B boxes: 64-column boxes 8 KB apart, 8-row groups 1024 bytes apart.
+    consume_slices<STAGES, STAGE_BYTES, A_STAGE_BYTES, BK, B_BOX_BYTES, 1024, 1>(d, smem_base, full0, empty0, consumer,
+                                                                               lane, k_tiles);
 
     // This consumer's boxes (consumer * 8 .. + 7) lie in epilogue stages `consumer` and `consumer + 1`; each box
     // waits for its own stage's barrier (a completed phase passes at once), so consumer 1 works on its boxes in

@@ -191,6 +191,15 @@ class SassFunction:
                 lines.setdefault(ins.line, []).append(ins)
         return dict(sorted(lines.items()))
 
+    def by_source_line(self) -> dict[tuple[str, int], list[SassInstruction]]:
+        """Instructions per innermost (file name, line): a kernel's lines and those of the headers it includes
+        (v8_body.cuh holds v8-async's body) share line numbers, so the file is part of the key."""
+        lines: dict[tuple[str, int], list[SassInstruction]] = {}
+        for ins in self.instructions:
+            if ins.line is not None:
+                lines.setdefault((Path(ins.file).name if ins.file else "", ins.line), []).append(ins)
+        return dict(sorted(lines.items()))
+
 
 @dataclass
 class StaticSass:
@@ -201,7 +210,15 @@ class StaticSass:
     arch: str
     function: SassFunction
     source_lines: list[str]
+    """The kernel's own file as nvcc compiled it (on disk, headers not pasted in)."""
     tool: str
+    headers: dict[str, list[str]] = field(default_factory=dict)
+    """Lines of our headers (kernels/src/*.cuh) by file name: inlined code reports their line numbers."""
+
+    def line_text(self, file: str | None, line: int) -> str:
+        """The text of `line` of `file` (a header of ours by its name, else the kernel's own file)."""
+        lines = self.headers.get(Path(file).name, self.source_lines) if file else self.source_lines
+        return lines[line - 1] if 0 < line <= len(lines) else ""
 
     @property
     def mix(self) -> InstructionMix:
@@ -239,12 +256,13 @@ class StaticSass:
         if listing:
             data["lines"] = [
                 {
+                    "file": file,
                     "line": line,
-                    "source": self.source_lines[line - 1] if 0 < line <= len(self.source_lines) else "",
+                    "source": self.line_text(file, line),
                     "mix": count_mix(ins).to_dict(),
                     "instructions": [i.to_dict() for i in ins],
                 }
-                for line, ins in self.function.by_line().items()
+                for (file, line), ins in self.function.by_source_line().items()
             ]
             data["instructions"] = [i.to_dict() for i in self.function.instructions]
         return data
@@ -409,4 +427,6 @@ def static_sass(spec: KernelSpec, arch: str = "sm_90") -> StaticSass:
     if not mine:
         names = ", ".join(f.name for f in functions[:8])
         raise SassError(f"{spec.entry} not found in the disassembly of {spec.source} (it holds: {names})")
-    return StaticSass(spec.id, spec.entry, arch, mine[0], text.splitlines(), tool)
+    headers = {p.name: p.read_text().splitlines() for p in spec.source_path.parent.glob("*.cuh")}
+    own = spec.source_path.read_text().splitlines()
+    return StaticSass(spec.id, spec.entry, arch, mine[0], own, tool, headers)

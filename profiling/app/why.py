@@ -286,13 +286,14 @@ def static_mix_table(static: StaticSass) -> pd.DataFrame:
 
 
 def static_lines_table(static: StaticSass) -> pd.DataFrame:
-    """Static SASS per CUDA line: the line, its text, its instruction count and the SASS."""
+    """Static SASS per CUDA line: its file (the kernel's or a header's), the line, its text, its instruction count
+    and the SASS."""
     rows = []
-    for line, instructions in static.function.by_line().items():
-        text = static.source_lines[line - 1] if 0 < line <= len(static.source_lines) else ""
+    for (file, line), instructions in static.function.by_source_line().items():
         sass = "\n".join(f"{i.predicate} {i.text}".strip() for i in instructions)
-        rows.append({"line": line, "source": text, "instructions": len(instructions), "sass": sass})
-    return pd.DataFrame(rows, columns=["line", "source", "instructions", "sass"])
+        text = static.line_text(file, line)
+        rows.append({"file": file, "line": line, "source": text, "instructions": len(instructions), "sass": sass})
+    return pd.DataFrame(rows, columns=["file", "line", "source", "instructions", "sass"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,9 +48,9 @@ def format_static(static: A.StaticSass, listing: bool = False) -> str:
     else:
         out.append("  no loop found (no backward branch around the FMAs)")
     if listing:
-        for line, instructions in static.function.by_line().items():
-            text = static.source_lines[line - 1].strip() if 0 < line <= len(static.source_lines) else ""
-            out.append(f"{line:5d}  {text}")
+        for (file, line), instructions in static.function.by_source_line().items():
+            where = f"{file}:{line}" if file.endswith(".cuh") else f"{line:5d}"
+            out.append(f"{where}  {static.line_text(file, line).strip()}")
             out.extend(
                 f"         {i.offset:05x}  {i.predicate + ' ' if i.predicate else ''}{i.text}" for i in instructions
             )

@@ -358,7 +358,8 @@ def parse_source_text(text: str, source: str = "") -> SourcePage:
         if cols.cuda and first:
             if first.isdigit():
                 text_cell = row[1] if len(row) > 1 else ""
-                line_obj = SourceLine(line=int(first), file=kernel.file or "", text=text_cell)
+                # The section's own file: a kernel whose body lives in a header has lines of two files.
+                line_obj = SourceLine(line=int(first), file=pending_file or kernel.file or "", text=text_cell)
                 kernel.lines.append(line_obj)
             continue
         address_text = row[cols.address] if len(row) > cols.address else ""

@@ -86,6 +86,12 @@ def _import_view(ncu: str, path: Path, view: str, timeout_s: float) -> SourcePag
     return parse_source_text(result.stdout, source=str(path))
 
 
+def _header_name(file: str, src_dir: Path, source: str) -> str:
+    """The kernels/src file a source-page line belongs to: a header of ours by its name, else `source`."""
+    name = Path(file.replace("\\", "/")).name if file else ""
+    return name if name.endswith(".cuh") and (src_dir / name).is_file() else source
+
+
 def catalog_spec_for(function_name: str) -> KernelSpec | None:
     """The catalog kernel a profiled function is: its template arguments decide among entries of one name
     (sgemm_tiled<8/16/32>); a tuning configuration of a templated kernel falls back to the first entry."""
@@ -107,8 +113,10 @@ def attach_catalog_source(page: SourcePage, compiled_sources: Path | None = None
     """Give each kernel's lines their text: the catalog's `.cu` file for our kernels, else what ncu embedded.
 
     The page's line numbers are those of the file CuPy compiled (`KernelSpec.read_source` pastes our headers in
-    between `#line` markers, so a kernel file's lines keep their numbers). A capture made before a kernel file
-    changed keeps the files as compiled in `compiled_sources/` beside it; those win over today's file.
+    between `#line` markers, so a kernel file's lines keep their numbers and a header's lines are named by the
+    header: ncu lists them in a section of that file, and they read that header, e.g. v8_body.cuh for v8-async).
+    A capture made before a kernel file changed keeps the files as compiled in `compiled_sources/` beside it;
+    those win over today's file.
     """
     for kernel in page.kernels:
         spec = catalog_spec_for(kernel.name)
@@ -122,10 +130,20 @@ def attach_catalog_source(page: SourcePage, compiled_sources: Path | None = None
             continue
         kept = compiled_sources / spec.source if compiled_sources is not None else None
         as_compiled = kept is not None and kept.is_file()
-        text_lines = (kept if as_compiled else spec.source_path).read_text().splitlines()
-        beyond = [ln.line for ln in kernel.lines if ln.line > len(text_lines)]
+        texts: dict[str, list[str]] = {}
+        beyond = []
         for ln in kernel.lines:
-            ln.file = f"kernels/src/{spec.source}"
+            # A line of a header of ours (v8_body.cuh holds the v8 kernels' body) reads that header; any other
+            # line the kernel's own file, as the page names the file CuPy compiled.
+            name = _header_name(ln.file, spec.source_path.parent, spec.source)
+            if name not in texts:
+                mine = compiled_sources / name if as_compiled and compiled_sources is not None else None
+                path = mine if mine is not None and mine.is_file() else spec.source_path.parent / name
+                texts[name] = path.read_text().splitlines()
+            text_lines = texts[name]
+            if ln.line > len(text_lines):
+                beyond.append(ln.line)
+            ln.file = f"kernels/src/{name}"
             ln.text = text_lines[ln.line - 1] if ln.line <= len(text_lines) else ""
         kernel.source_note = f"kernels/src/{spec.source} " + (
             "(catalog, as compiled for this capture)" if as_compiled else "(catalog)"

@@ -19,7 +19,14 @@ from profiling.runs.records import BenchResult
 
 COMMIT_ENV = "GEMMLENS_COMMIT"
 # The code a result depends on: the kernels and the GPU side that compiles, verifies and times them.
-DIGEST_GLOBS = ("kernels/**/*.cu", "kernels/**/*.py", "profiling/gpu/**/*.py", "profiling/gpu/**/*.cu")
+DIGEST_GLOBS = (
+    "kernels/**/*.cu",
+    "kernels/**/*.cuh",  # the headers the kernels include (cp_async.cuh, hopper_wgmma.cuh, v8_body.cuh)
+    "kernels/**/*.py",
+    "profiling/gpu/**/*.py",
+    "profiling/gpu/**/*.cu",
+    "profiling/gpu/**/*.cuh",
+)
 
 
 def git_commit(root: Path = SOURCE_ROOT) -> str | None:
