@@ -428,8 +428,8 @@ sannew)
     timeout 300 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_$j.json > "$F/memcheck_$j.txt" 2>&1
     timeout 300 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$F/racecheck_$j.txt" 2>&1
   done
-  grep -h 'ERROR SUMMARY' "$F"/*.txt
-  record sannew "$(grep -h 'ERROR SUMMARY' "$F"/*.txt | sort | uniq -c | tr '\n' ';')"
+  grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt
+  record sannew "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
   ;;
 esac; done
 

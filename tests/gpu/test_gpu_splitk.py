@@ -53,7 +53,11 @@ def test_launch_facts_record_the_splits(benched) -> None:
     device, results = benched
     sms = device.get("sm_count")
     for shape, r in results.items():
-        grid = SPLITK.launch_grid(shape.m, shape.n, shape.k, sms)
+        # v8-splitk is tunable: where this GPU has a record, the result names the configuration it ran.
+        ran = get_kernel(r["config"]) if r["config"] != SPLITK.entry else SPLITK
+        grid = ran.launch_grid(shape.m, shape.n, shape.k, sms)
         assert r["launch"]["grid"] == list(grid) and r["launch"]["split_k"] == grid[2], shape.label
-    assert results[Shape(127, 127, 8191)]["launch"]["split_k"] > 32  # one tile: K is what fills the GPU
+    # A few tiles: K is what fills the GPU (at least half the SMs get a block).
+    one_tile = results[Shape(127, 127, 8191)]["launch"]["grid"]
+    assert one_tile[2] > 1 and one_tile[0] * one_tile[1] * one_tile[2] >= sms // 2
     assert results[Shape(4096, 4096, 333)]["launch"]["split_k"] == 1
