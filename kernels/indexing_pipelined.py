@@ -180,18 +180,19 @@ _GROUPED = (
 
 
 class V8Model(AsyncModel):
-    source_statements = _GROUPED + (
+    # v8's body lives in v8_body.cuh (shared with v8-splitk), inside namespace v8: its names carry no prefix there.
+    source_statements = tuple(s.replace("v8::", "") for s in _GROUPED) + (
         "const int a_row0 = tid / KQ;",
         "const int a_k = (tid % KQ) * 4;",
         "const int b_row0 = tid / B_VECS_PER_ROW;",
         "const int b_col = (tid % B_VECS_PER_ROW) * 4;",
         "const int row = a_row0 + j * A_ROWS_PER_PASS;",
         "const bool ok = row_in && k < K;",
-        "v8::copy4(as + (unsigned)((a_k + e) * A_LD + row) * 4u, ok ? src + k : A, ok);",
+        "copy4(as + (unsigned)((a_k + e) * A_LD + row) * 4u, ok ? src + k : A, ok);",
         "const int row = b_row0 + j * B_ROWS_PER_PASS;",
         "const unsigned dst = bs + (unsigned)(row * BN + b_col) * 4u;",
         "const bool ok = k_in && gb_col < N;",
-        "if (next < k_tiles) load_tile(write_stage, next * BK);",
+        "if (next < k_tiles) load_tile(write_stage, k_first + next * BK);",
         "const int tm0 = (warp / WARPS_N) * WM + (lane / LANES_N) * 4;",
         "const int tn0 = (warp % WARPS_N) * WN + (lane % LANES_N) * 4;",
         "const float4 v = *reinterpret_cast<const float4*>(As + k * A_LD + tm0 + f * FRAG_STRIDE_M);",

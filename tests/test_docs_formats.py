@@ -108,7 +108,6 @@ def test_tuning_record_example_is_read_by_kernels_tuning(monkeypatch: pytest.Mon
     assert key_sets(record["best"]) == key_sets(committed["best"])
     assert record["device"] == committed["device"] and record["measured_utc"] == committed["measured_utc"]
     assert all(entry in committed["best"] for entry in record["best"])
-    # The committed records predate v8-splitk's tuning configurations: every kernel they hold is tunable.
     assert {entry["base"] for entry in record["best"]} == {e["base"] for e in committed["best"]}
     assert {e["base"] for e in committed["best"]} <= set(tuning.tunable_bases())
 

@@ -57,7 +57,8 @@ def test_split_k_shape_efficiency_counts_splits_as_blocks_and_their_reductions()
 
 
 def test_an_unmeasured_split_k_configuration_is_predicted_from_its_twin() -> None:
-    measured = _measured("nvidia-h100-80gb-hbm3.json")
+    # The committed record has split-K's own measurements since session 5: leave them out to see the twin at work.
+    measured = [e for e in _measured("nvidia-h100-80gb-hbm3.json") if e["base"] != "v8-splitk"]
     config = tuning.config_by_id(SMALL_SPLIT)
     twin = tuning.twin_config(config)
     twin_here = next(e for e in measured if e["config"] == twin["id"] and (e["m"], e["n"], e["k"]) == (127, 127, 8191))
@@ -73,7 +74,7 @@ def test_an_unmeasured_split_k_configuration_is_predicted_from_its_twin() -> Non
 
 
 def test_own_split_k_measurements_win_over_the_twin() -> None:
-    measured = _measured("nvidia-h100-80gb-hbm3.json") + [
+    measured = [e for e in _measured("nvidia-h100-80gb-hbm3.json") if e["base"] != "v8-splitk"] + [
         {"base": "v8-splitk", "m": 127, "n": 127, "k": 8191, "config": SMALL_SPLIT, "tflops": 3.0}
     ]
     config = tuning.config_by_id(SMALL_SPLIT)
@@ -104,7 +105,8 @@ def test_choice_with_the_committed_records(device: str, file: str) -> None:
             base(picked) == "v8-splitk"
             and tuning.config_split_count(tuning.config_by_id(picked.config_id), *shape) > 16
         ), shape
-    assert choice(127, 127, 8191).predicted_tflops > 10 * _best_measured(file, (127, 127, 8191))["tflops"]
+    unsplit = [e for e in _measured(file) if e["base"] != "v8-splitk" and (e["m"], e["n"], e["k"]) == (127, 127, 8191)]
+    assert choice(127, 127, 8191).predicted_tflops > 10 * max(e["tflops"] for e in unsplit)
     # 1024^3: not v9's 128x256 / 256x128 tiles, which give 32 blocks for 132 SMs (the issue's complaint).
     at_1024 = tuning.config_by_id(choice(1024, 1024, 1024).config_id)
     assert at_1024["tile_m"] * at_1024["tile_n"] <= 128 * 128
@@ -162,7 +164,7 @@ def test_runner_launches_the_choice_under_the_auto_id() -> None:
     assert result.config == choice.label and result.config.endswith("(tuning record nvidia-h100-80gb-hbm3.json)")
     assert launch_facts(spec, shape, 132)["split_k"] == spec.split_count(127, 127, 8191, 132) > 1
     big = _spec_and_result(_session(H100), "sgemm-auto", Shape(4096, 4096, 4096))[0]
-    assert not big.split_k and big.entry.startswith("sgemm_regdb<")
+    assert not big.split_k and big.entry.startswith(("sgemm_regdb<", "sgemm_regdb_ordered<"))
 
 
 def test_runner_default_and_the_other_entries_unchanged(tmp_path, monkeypatch) -> None:
