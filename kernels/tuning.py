@@ -157,6 +157,12 @@ V9_TUNING_CONFIGS: list[dict] = [
     _v9_config(256, 128, 8, 64, 64, 16, 8, 3, 256, 1, order=1),
     _v9_config(128, 256, 8, 64, 64, 8, 16, 3, 256, 1, order=1),
     _v9_config(256, 128, 16, 128, 32, 16, 8, 3, 256, 1, order=1),
+    # Round three: ORDER 3 (rows one from each fragment in turn) and ORDER 4 (the other rows reversed). (A k loop
+    # rolled two or four steps per trip, for the instruction-cache stalls, cost 6-10 % of the issue slots in loop
+    # overhead or spilled: not kept.)
+    _v9_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=3),
+    _v9_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4),
+    _v9_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, order=3),
     # Other warp shapes: 4x8 and 8x4 lanes per warp give other shared-memory broadcast patterns.
     _v9_config(128, 256, 16, 32, 128, 8, 16, 3, 256, 1),
     _v9_config(256, 128, 16, 128, 32, 16, 8, 3, 256, 1),

@@ -178,7 +178,7 @@ sgemm95)
   # 2048-8192 in one run, then the quick set (stall ratios) of cuBLAS and the candidates at 4096 for the why.
   stage sgemm95
   F="$EV/sgemm95"; mkdir -p "$F"
-  v9=$($PY -c "from kernels.tuning import V9_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  v9=${SGEMM95_KERNELS:-$($PY -c "from kernels.tuning import V9_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")}
   timeout 420 $PY -m profiling bench --kernels "cublas,$v9" --repeats "${SGEMM95_REPEATS:-30}" \
      --sizes "${SGEMM95_SIZES:-2048,4096,8192}" --json "$F/bench.json" 2>"$F/bench.log" | tee "$F/bench.txt"
   pick=${SGEMM95_NCU:-cublas,v9-regdb-256x128x16-w64x64-t16x8-s3,v9-regdb-256x128x16-w64x64-t16x8-s3-o2,v9-regdb-128x256x16-w64x64-t8x16-s3-o1,v9-regdb-128x128x8-w64x64-t8x16-s4,v9-regdb-128x256x16-w32x128-t8x16-s3}

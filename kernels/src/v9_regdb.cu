@@ -218,12 +218,30 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                         const int j = (i & 1) ? TN - 1 - jj : jj;
                         acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
                     }
-            } else {  // columns of the outer product, every other column walked backwards
+            } else if (ORDER == 2) {  // columns of the outer product, every other column walked backwards
 #pragma unroll
                 for (int j = 0; j < TN; ++j)
 #pragma unroll
                     for (int ii = 0; ii < TM; ++ii) {
                         const int i = (j & 1) ? TM - 1 - ii : ii;
+                        acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
+                    }
+            } else if (ORDER == 3) {  // as 1, the rows taken one from each 4-row fragment in turn
+#pragma unroll
+                for (int ii = 0; ii < TM; ++ii) {
+                    const int i = (ii % FRAG_M) * 4 + ii / FRAG_M;
+#pragma unroll
+                    for (int jj = 0; jj < TN; ++jj) {
+                        const int j = (ii & 1) ? TN - 1 - jj : jj;
+                        acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
+                    }
+                }
+            } else {  // ORDER 4: as 1, the even rows walked backwards instead of the odd ones
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int jj = 0; jj < TN; ++jj) {
+                        const int j = (i & 1) ? jj : TN - 1 - jj;
                         acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
                     }
             }
@@ -304,4 +322,7 @@ template __global__ void sgemm_regdb_ordered<128,128,8,64,64,8,16,4,128,2,1>(con
 template __global__ void sgemm_regdb_ordered<256,128,8,64,64,16,8,3,256,1,1>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_ordered<256,128,16,128,32,16,8,3,256,1,1>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_ordered<128,256,8,64,64,8,16,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<256,128,16,64,64,16,8,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
 #endif
