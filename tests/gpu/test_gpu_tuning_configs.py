@@ -1,0 +1,38 @@
+"""On a GPU: every tuning configuration of the templated SGEMM kernels (v8-async, v9-regdb incl. its FFMA orders,
+v8-splitk) matches cuBLAS at awkward sizes: 1, 17 and 129 cubed, M or N of 1, K not a multiple of the slice, and
+edge tiles in both directions. The catalog tests run only each kernel's default or tuned configuration; the tuned
+choice may pick any of these."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernels.registry import get_kernel
+from kernels.tuning import all_tuning_configs
+from profiling.gpu.jobs import BenchSettings, Job, build_tasks
+from profiling.gpu.worker import run_job
+from profiling.shape import Shape
+
+pytestmark = pytest.mark.gpu
+
+CONFIG_IDS = [c["id"] for c in all_tuning_configs()]
+SHAPES = [Shape(1, 1, 1), Shape(17, 17, 17), Shape(129, 129, 129), Shape(1, 333, 77), Shape(333, 1, 77),
+          Shape(300, 264, 72), Shape(257, 130, 1001)]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def verified() -> dict[tuple[str, Shape], dict]:
+    specs = [get_kernel(config_id) for config_id in CONFIG_IDS]
+    job = Job(op="verify", tasks=build_tasks(specs, SHAPES), settings=BenchSettings())
+    device, results = run_job(job, task_timeout_s=120)
+    assert device is not None
+    return {(r["kernel"], Shape(r["m"], r["n"], r["k"])): r for r in results}
+
+
+@pytest.mark.parametrize("config_id", CONFIG_IDS)
+def test_configuration_matches_cublas_at_awkward_sizes(verified, config_id: str) -> None:
+    mine = {shape: r for (kernel, shape), r in verified.items() if kernel == config_id}
+    assert set(mine) == set(SHAPES)
+    for shape, r in mine.items():
+        assert r["status"] == "ok", f"{config_id} at {shape.label}: {r['error']}"
+        assert r["rel_error"] <= r["tolerance"], f"{config_id} at {shape.label}"
