@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from kernels.catalog import CATALOG
-from profiling.gpu.jobs import BenchSettings, Job, build_tasks
+from profiling.gpu.jobs import Job, build_tasks
 from profiling.gpu.verify import fp16_output_bound
 from profiling.gpu.worker import run_job, run_selftest
 from profiling.shape import Shape
+from tests.gpu.jobs import run_by_kernel_and_shape
 
 pytestmark = pytest.mark.gpu
 
@@ -19,10 +20,7 @@ ODD_SHAPES = [Shape(4096, 1000, 333), Shape(1, 2049, 7), Shape(333, 1, 4096), Sh
 @pytest.fixture(scope="module")
 def verified() -> dict[tuple[str, Shape], dict]:
     shapes = [Shape(n, n, n) for n in SQUARE] + ODD_SHAPES
-    job = Job(op="verify", tasks=build_tasks(list(CATALOG), shapes), settings=BenchSettings())
-    device, results = run_job(job, task_timeout_s=120)
-    assert device is not None
-    return {(r["kernel"], Shape(r["m"], r["n"], r["k"])): r for r in results}
+    return run_by_kernel_and_shape("verify", list(CATALOG), shapes)[1]
 
 
 @pytest.mark.parametrize("spec", [s for s in CATALOG if not s.is_reference], ids=lambda s: s.id)

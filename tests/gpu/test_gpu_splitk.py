@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kernels.registry import get_kernel
-from profiling.gpu.jobs import BenchSettings, Job, build_tasks
-from profiling.gpu.worker import run_job
+from profiling.gpu.jobs import BenchSettings
 from profiling.shape import Shape
+from tests.gpu.jobs import run_by_kernel_and_shape
 
 pytestmark = pytest.mark.gpu
 
@@ -34,10 +34,8 @@ SHAPES = [
 def benched() -> tuple[dict, dict[Shape, dict]]:
     # op "bench" verifies once on a NaN-poisoned C, times, then checks the last timed launch again: a launcher
     # that zeroed C only once would double C on the second launch and fail that check.
-    job = Job(op="bench", tasks=build_tasks([SPLITK], SHAPES), settings=BenchSettings(repeats=3, warmup=1))
-    device, results = run_job(job, task_timeout_s=120)
-    assert device is not None
-    return device, {Shape(r["m"], r["n"], r["k"]): r for r in results if r["kernel"] == SPLITK.id}
+    device, results = run_by_kernel_and_shape("bench", [SPLITK], SHAPES, BenchSettings(repeats=3, warmup=1))
+    return device, {shape: r for (kernel, shape), r in results.items() if kernel == SPLITK.id}
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.label)

@@ -9,9 +9,8 @@ import pytest
 
 from kernels.registry import get_kernel
 from kernels.tuning import all_tuning_configs
-from profiling.gpu.jobs import BenchSettings, Job, build_tasks
-from profiling.gpu.worker import run_job
 from profiling.shape import Shape
+from tests.gpu.jobs import run_by_kernel_and_shape
 
 pytestmark = pytest.mark.gpu
 
@@ -22,11 +21,7 @@ SHAPES = [Shape(1, 1, 1), Shape(17, 17, 17), Shape(129, 129, 129), Shape(1, 333,
 
 @pytest.fixture(scope="module")
 def verified() -> dict[tuple[str, Shape], dict]:
-    specs = [get_kernel(config_id) for config_id in CONFIG_IDS]
-    job = Job(op="verify", tasks=build_tasks(specs, SHAPES), settings=BenchSettings())
-    device, results = run_job(job, task_timeout_s=120)
-    assert device is not None
-    return {(r["kernel"], Shape(r["m"], r["n"], r["k"])): r for r in results}
+    return run_by_kernel_and_shape("verify", [get_kernel(config_id) for config_id in CONFIG_IDS], SHAPES)[1]
 
 
 @pytest.mark.parametrize("config_id", CONFIG_IDS)

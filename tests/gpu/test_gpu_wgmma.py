@@ -11,9 +11,8 @@ from __future__ import annotations
 import pytest
 
 from kernels.registry import get_kernel
-from profiling.gpu.jobs import BenchSettings, Job, build_tasks
-from profiling.gpu.worker import run_job
 from profiling.shape import Shape
+from tests.gpu.jobs import run_by_kernel_and_shape
 
 pytestmark = pytest.mark.gpu
 
@@ -38,10 +37,7 @@ REFUSED = [Shape(1, 1, 1), Shape(17, 129, 33), Shape(1000, 1000, 1000)]
 
 @pytest.fixture(scope="module")
 def verified() -> tuple[dict, dict[tuple[str, Shape], dict]]:
-    job = Job(op="verify", tasks=build_tasks(SPECS, SHAPES + REFUSED), settings=BenchSettings())
-    device, results = run_job(job, task_timeout_s=120)
-    assert device is not None
-    return device, {(r["kernel"], Shape(r["m"], r["n"], r["k"])): r for r in results}
+    return run_by_kernel_and_shape("verify", SPECS, SHAPES + REFUSED)
 
 
 @pytest.mark.parametrize("kernel_id", [s.id for s in SPECS])
