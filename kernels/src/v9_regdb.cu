@@ -205,20 +205,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
             // The FFMA order decides which operand the register reuse cache can hold from one FFMA to the next
             // and so how many register-bank conflicts (dispatch stalls) the k step pays; each accumulator still
             // sums its k terms in the same order, so the result is bitwise the same for every ORDER.
-            if (ORDER == 0) {
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
-            } else if (ORDER == 1) {  // rows of the outer product, every other row walked backwards
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int jj = 0; jj < TN; ++jj) {
-                        const int j = (i & 1) ? TN - 1 - jj : jj;
-                        acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
-                    }
-            } else if (ORDER == 2) {  // columns of the outer product, every other column walked backwards
+            if (ORDER == 2) {  // columns of the outer product, every other column walked backwards
 #pragma unroll
                 for (int j = 0; j < TN; ++j)
 #pragma unroll
@@ -226,24 +213,19 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                         const int i = (j & 1) ? TM - 1 - ii : ii;
                         acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
                     }
-            } else if (ORDER == 3) {  // as 1, the rows taken one from each 4-row fragment in turn
+            } else {
+                // Rows of the outer product: in order (0, 1, 4) or one from each 4-row fragment in turn (3); every
+                // row forwards (0), or the odd (1, 3) or even (4) rows walked backwards.
 #pragma unroll
                 for (int ii = 0; ii < TM; ++ii) {
-                    const int i = (ii % FRAG_M) * 4 + ii / FRAG_M;
+                    const int i = ORDER == 3 ? (ii % FRAG_M) * 4 + ii / FRAG_M : ii;
+                    const bool backwards = ORDER == 0 ? false : ORDER == 4 ? (ii & 1) == 0 : (ii & 1) == 1;
 #pragma unroll
                     for (int jj = 0; jj < TN; ++jj) {
-                        const int j = (ii & 1) ? TN - 1 - jj : jj;
+                        const int j = backwards ? TN - 1 - jj : jj;
                         acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
                     }
                 }
-            } else {  // ORDER 4: as 1, the even rows walked backwards instead of the odd ones
-#pragma unroll
-                for (int i = 0; i < TM; ++i)
-#pragma unroll
-                    for (int jj = 0; jj < TN; ++jj) {
-                        const int j = (i & 1) ? jj : TN - 1 - jj;
-                        acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
-                    }
             }
         }
     }
