@@ -9,7 +9,6 @@ where the choice came from (AutoChoice.label).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 
@@ -24,6 +23,8 @@ from kernels.tuning import (
     config_by_id,
     config_split_count,
     predicted_tflops,
+    read_tuned_record,
+    record_entries,
     tuned_record_path,
 )
 
@@ -69,23 +70,13 @@ def default_config_id(m: int, n: int, k: int, sm_count: int) -> str:
 def record_measurements(device_name: str) -> tuple[str, list[dict]] | None:
     """The file name of this GPU's tuning record and its valid `measured` entries of the auto bases (None: no
     readable record)."""
-    path = tuned_record_path(device_name)
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
+    record = read_tuned_record(device_name)
+    if record is None:
         return None
-    if not isinstance(record, dict):
-        return None
-    entries = record.get("measured")
-    return path.name, [
+    return tuned_record_path(device_name).name, [
         e
-        for e in (entries if isinstance(entries, list) else [])
-        if isinstance(e, dict)
-        and (config := config_by_id(str(e.get("config", ""))))
-        and config["base"] in AUTO_BASES
-        and all(isinstance(e.get(d), int) and e[d] > 0 for d in ("m", "n", "k"))
-        and isinstance(e.get("tflops"), int | float)
-        and e["tflops"] > 0
+        for e in record_entries(record.get("measured"), AUTO_BASES)
+        if isinstance(e.get("tflops"), int | float) and e["tflops"] > 0
     ]
 
 

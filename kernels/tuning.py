@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
@@ -197,6 +198,28 @@ def tuned_record_path(device_name: str) -> Path:
     return TUNED_DIR / f"{device_slug(device_name)}.json"
 
 
+def read_tuned_record(device_name: str) -> dict | None:
+    """This GPU's tuning record as written (None: no record, or one that is not a JSON object)."""
+    try:
+        record = json.loads(tuned_record_path(device_name).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def record_entries(entries: object, bases: Collection[str]) -> list[dict]:
+    """The well-formed entries of a record's `best` or `measured` list: a known configuration of one of `bases`
+    at positive integer m, n, k (anything else a hand-edited or older record holds is skipped)."""
+    return [
+        e
+        for e in (entries if isinstance(entries, list) else [])
+        if isinstance(e, dict)
+        and (config := config_by_id(str(e.get("config", ""))))
+        and config["base"] in bases
+        and all(isinstance(e.get(d), int) and e[d] > 0 for d in ("m", "n", "k"))
+    ]
+
+
 # Shared memory one SM can give its blocks on sm_90 (228 KB, of which 1 KB per block is reserved).
 SHARED_BYTES_PER_SM = 233_472
 RESERVED_SHARED_PER_BLOCK = 1024
@@ -265,24 +288,10 @@ def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) 
     predicted TFLOP/s at this shape (predicted_tflops), so a size between or outside the swept ones gets tiles
     that fill the GPU; an older record with only "best" falls back to the best at the nearest swept shape.
     """
-    try:
-        record = json.loads(tuned_record_path(device_name).read_text())
-    except (OSError, ValueError):
+    record = read_tuned_record(device_name)
+    if record is None:
         return None
-    if not isinstance(record, dict):
-        return None
-
-    def own(entries: object) -> list[dict]:
-        return [
-            e
-            for e in (entries if isinstance(entries, list) else [])
-            if isinstance(e, dict)
-            and (config := config_by_id(str(e.get("config", ""))))
-            and config["base"] == base_kernel
-            and all(isinstance(e.get(d), int) and e[d] > 0 for d in ("m", "n", "k"))
-        ]
-
-    measured = own(record.get("measured"))
+    measured = record_entries(record.get("measured"), {base_kernel})
     if measured:
         sm_count = _sm_count(device_name)
         scored = [
@@ -291,7 +300,7 @@ def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) 
             if (tflops := predicted_tflops(measured, config_by_id(config_id), m, n, k, sm_count)) is not None
         ]
         return max(scored)[1] if scored else None
-    best = own(record.get("best"))
+    best = record_entries(record.get("best"), {base_kernel})
     if not best:
         return None
     return min(best, key=lambda b: _log_distance(b, m, n, k))["config"]

@@ -24,6 +24,7 @@ from kernels.tuning import (
     best_per_size,
     config_by_id,
     measured_per_shape,
+    read_tuned_record,
     tunable_bases,
     tuned_record_path,
 )
@@ -236,11 +237,7 @@ def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[
     shapes adds to the v8/v9 sweep's record instead of replacing it."""
     path = tuned_record_path(device_name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        old = json.loads(path.read_text())
-    except (OSError, ValueError):
-        old = {}
-    old = old if isinstance(old, dict) else {}
+    old = read_tuned_record(device_name) or {}
     ran = [
         (config["base"], r["kernel"], r["m"], r["n"], r["k"])
         for r in results
