@@ -100,14 +100,8 @@ hgemm_wgmma_tma(const __grid_constant__ hopper::TensorMap map_a, const __grid_co
             for (int t = 0; t < k_tiles; ++t) {
                 const int s = t % STAGES;
                 const unsigned round = t / STAGES;
-                mbar_wait(empty0 + 8 * s, (round & 1) ^ 1);  // consumers are done with this stage's last use
-                const unsigned full = full0 + 8 * s;
-                // The zero-filled out-of-bounds parts of a box count as transferred bytes too.
-                mbar_arrive_expect_tx(full, A_STAGE_BYTES + b_boxes * B_BOX_BYTES);
-                const unsigned a_dst = smem_base + s * STAGE_BYTES;
-                tma_load_2d(a_dst, &map_a, t * BK, bm, full);
-                for (int j = 0; j < b_boxes; ++j)
-                    tma_load_2d(a_dst + A_STAGE_BYTES + j * B_BOX_BYTES, &map_b, bn + j * B_BOX_N, t * BK, full);
+                load_slice<BK, B_BOX_N, A_STAGE_BYTES, B_BOX_BYTES, STAGE_BYTES>(
+                    smem_base, full0, empty0, s, round, &map_a, &map_b, t, bm, bn, b_boxes);
                 if (t == prefetch_at && beta != 0.0f) {
                     const int rows = min(BM, M - bm);
                     const unsigned bytes = (unsigned)min(BN, N - bn) * 4u;  // N % 16 == 0: a multiple of 64

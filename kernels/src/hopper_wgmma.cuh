@@ -54,6 +54,24 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap* map, 
                  : "memory");
 }
 
+// A producer's K slice t into stage s: wait until the consumers have released the stage (its use `round` rounds
+// of the ring ago), announce the bytes the copies bring (the zero-filled out-of-bounds parts of a box count too),
+// and TMA-load A's box and the `b_boxes` B boxes that overlap N (boxes wholly right of N are not loaded: their
+// stale columns are never stored).
+template <int BK, int B_BOX_N, int A_STAGE_BYTES, int B_BOX_BYTES, int STAGE_BYTES>
+__device__ __forceinline__ void load_slice(unsigned smem_base, unsigned full0, unsigned empty0, int s, unsigned round,
+                                           const TensorMap* map_a, const TensorMap* map_b, int t, int bm, int bn,
+                                           int b_boxes)
+{
+    mbar_wait(empty0 + 8 * s, (round & 1) ^ 1);
+    const unsigned full = full0 + 8 * s;
+    mbar_arrive_expect_tx(full, A_STAGE_BYTES + b_boxes * B_BOX_BYTES);
+    const unsigned a_dst = smem_base + s * STAGE_BYTES;
+    tma_load_2d(a_dst, map_a, t * BK, bm, full);
+    for (int j = 0; j < b_boxes; ++j)
+        tma_load_2d(a_dst + A_STAGE_BYTES + j * B_BOX_BYTES, map_b, bn + j * B_BOX_N, t * BK, full);
+}
+
 // wgmma shared-memory matrix descriptor: start address, leading and stride byte offsets (all >> 4), and the
 // swizzle mode in bits 62-63 (1 = 128-byte swizzle). Base offset (bits 49-51) stays 0: every swizzle atom
 // starts 1024-byte aligned.
@@ -128,8 +146,8 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long 
 
 // The pipeline of wgmma-tma and wgmma-tma-store (128 x 256 block tiles, STAGES slices of BK halves, one
 // producer thread, consumer warp groups of 64 rows each). The kernels pass their own tile constants. Their
-// producer loops stay in the kernels: as a shared function taking the C prefetch as a lambda, ptxas scheduled
-// both kernels differently (scripts/sass_identity.py), so that copy is kept.
+// producer loops stay in the kernels around the shared load_slice: as one shared function taking the C prefetch
+// as a lambda, ptxas scheduled both kernels differently (scripts/sass_identity.py).
 
 // Where this block's tile starts (rows bm, columns bn of C): blocks in groups of GROUP_M block rows, walking down
 // a group's rows first, so the blocks resident together share A's row panels and B's column panels in L2.
