@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -430,6 +430,28 @@ sannew)
   done
   grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt
   record sannew "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+  ;;
+ncurep)
+  # .ncu-rep fixtures for reading reports without ncu: our kernels and another program's, --set full with source,
+  # each with the raw-page CSV export of the same report (the values the reader must reproduce).
+  stage ncurep
+  F="$EV/ncurep"; mkdir -p "$F"
+  job /tmp/ours_rep.json profile cublas,v3,v4,v9-regdb,wgmma-tma-store 1024 1024 1024
+  timeout 240 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full --import-source yes \
+     -f -o "$F/ours_full_1024" $PY -m profiling worker --job /tmp/ours_rep.json > "$F/ours_log.txt" 2>&1
+  echo "exit=$?" >> "$F/ours_log.txt"
+  timeout 240 "$NCU" --nvtx --nvtx-include 'foreign/' --clock-control none --set full --import-source yes \
+     -f -o "$F/foreign_full" python3 scripts/foreign_program.py > "$F/foreign_log.txt" 2>&1
+  echo "exit=$?" >> "$F/foreign_log.txt"
+  for r in ours_full_1024 foreign_full; do
+    [ -f "$F/$r.ncu-rep" ] || continue
+    "$NCU" --import "$F/$r.ncu-rep" --csv --page raw > "$F/${r}_raw.csv" 2>&1
+    "$NCU" --import "$F/$r.ncu-rep" --csv --page details --print-details all > "$F/${r}_details_all.csv" 2>&1
+    "$NCU" --import "$F/$r.ncu-rep" --csv --page source --print-source cuda,sass > "$F/${r}_source_cuda_sass.csv" 2>&1
+    gzip -9 "$F/${r}_source_cuda_sass.csv" "$F/${r}_details_all.csv"
+  done
+  "$NCU" --version > "$F/ncu_version.txt" 2>&1
+  record ncurep "$(ls -la "$F" | awk '{print $5, $9}' | grep ncu-rep | tr '\n' ';')"
   ;;
 esac; done
 
