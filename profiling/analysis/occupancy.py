@@ -17,13 +17,16 @@ launch time, and on Turing, for instance, it picks 32 KB for a kernel that needs
 
 from __future__ import annotations
 
+import bisect
 import math
+import numbers
 from dataclasses import dataclass, field
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from profiling.errors import InvalidInput
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KB = 1024
 WARP_SIZE = 32
@@ -106,15 +109,14 @@ def arch_limits(cc: str) -> ArchLimits:
     return ARCHITECTURES[key]
 
 
-def _round_up(x: np.ndarray | int, unit: int) -> np.ndarray | int:
+def _round_up(x: int, unit: int) -> int:
     return -(-x // unit) * unit
 
 
-def _align_carveout(arch: ArchLimits, nbytes: np.ndarray) -> np.ndarray:
+def _align_carveout(arch: ArchLimits, nbytes: int) -> int:
     """The smallest supported carveout >= nbytes (clipped to the largest)."""
-    carveouts = np.asarray(arch.carveouts)
-    index = np.searchsorted(carveouts, nbytes, side="left")
-    return carveouts[np.minimum(index, len(carveouts) - 1)]
+    index = bisect.bisect_left(arch.carveouts, nbytes)
+    return arch.carveouts[min(index, len(arch.carveouts) - 1)]
 
 
 def _requested_carveout(arch: ArchLimits, carveout: int | None) -> int:
@@ -127,40 +129,40 @@ def _requested_carveout(arch: ArchLimits, carveout: int | None) -> int:
             f"(supported: {', '.join(str(c // KB) for c in arch.carveouts)} KB)"
         )
     # Like the driver, a preference between two supported sizes rounds up to the next one.
-    return int(_align_carveout(arch, np.asarray(carveout)))
+    return _align_carveout(arch, carveout)
 
 
-def _block_limits(
-    arch: ArchLimits, threads: np.ndarray, registers: np.ndarray, shared_mem: np.ndarray, carveout: int
-) -> dict[str, np.ndarray]:
-    """Blocks per SM each resource allows (0: one block does not fit), vectorised over the inputs."""
-    threads, registers, shared_mem = np.broadcast_arrays(
-        *(np.asarray(a, dtype=np.int64) for a in (threads, registers, shared_mem))
-    )
+def _block_limits(arch: ArchLimits, threads: int, registers: int, shared_mem: int, carveout: int) -> dict[str, int]:
+    """Blocks per SM each resource allows (0: one block does not fit), with the carveout used and warps per block.
+
+    Plain integer arithmetic, one launch at a time: `gemmlens occupancy` answers without importing numpy, and the
+    sweeps (a few thousand points) call it per point.
+    """
     warps = -(-threads // WARP_SIZE)
-    limit_warps = np.where(threads <= arch.max_threads_per_block, arch.max_warps_per_sm // warps, 0)
+    limit_warps = arch.max_warps_per_sm // warps if threads <= arch.max_threads_per_block else 0
 
     regs_per_warp = _round_up(registers * WARP_SIZE, arch.register_unit)
     # The hardware checks the per-block register limit as if warps were spread over all sub-partitions.
-    regs_fit = (regs_per_warp * _round_up(warps, arch.warp_allocation_granularity) <= arch.max_registers_per_block) & (
-        registers <= arch.max_registers_per_thread
+    regs_fit = (
+        regs_per_warp * _round_up(warps, arch.warp_allocation_granularity) <= arch.max_registers_per_block
+        and registers <= arch.max_registers_per_thread
     )
     granularity = arch.warp_allocation_granularity
-    warps_per_sm_by_regs = (arch.registers_per_sm // granularity) // np.maximum(regs_per_warp, 1) * granularity
-    limit_regs = np.where(regs_fit, warps_per_sm_by_regs // warps, 0)
+    warps_per_sm_by_regs = (arch.registers_per_sm // granularity) // max(regs_per_warp, 1) * granularity
+    limit_regs = warps_per_sm_by_regs // warps if regs_fit else 0
 
     allocated = _round_up(shared_mem + arch.reserved_shared_per_block, arch.shared_mem_unit)
-    smem_fits = shared_mem <= arch.shared_mem_per_block_optin
-    sm_shared = np.where(carveout >= allocated, carveout, _align_carveout(arch, allocated))
-    limit_smem = np.where(
-        smem_fits, np.where(allocated > 0, sm_shared // np.maximum(allocated, 1), arch.max_blocks_per_sm), 0
-    )
+    sm_shared = carveout if carveout >= allocated else _align_carveout(arch, allocated)
+    if shared_mem > arch.shared_mem_per_block_optin:
+        limit_smem = 0
+    else:
+        limit_smem = sm_shared // allocated if allocated > 0 else arch.max_blocks_per_sm
     return {
         "warps": limit_warps,
         "registers": limit_regs,
         "shared_mem": limit_smem,
-        "blocks": np.full_like(threads, arch.max_blocks_per_sm),
-        "carveout_used": np.broadcast_to(sm_shared, threads.shape),
+        "blocks": arch.max_blocks_per_sm,
+        "carveout_used": sm_shared,
         "warps_per_block": warps,
     }
 
@@ -228,8 +230,9 @@ class OccupancyResult:
 
 def _whole(value: object, what: str) -> int:
     """`value` as an int when it is a whole number (an int, or a float such as ncu's 256.0); InvalidInput otherwise."""
-    whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-    if isinstance(value, (float, np.floating)):
+    # numbers.Integral/Real: numpy's integer and float scalars register with them, so no numpy import is needed.
+    whole = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if isinstance(value, numbers.Real) and not whole and not isinstance(value, bool):
         whole = math.isfinite(value) and float(value).is_integer()
     if not whole:
         raise InvalidInput(f"{what} must be a whole number, got {value!r}")
@@ -270,16 +273,10 @@ def theoretical_occupancy(
         arch, threads_per_block, registers_per_thread, shared_mem_per_block
     )
     requested = _requested_carveout(arch, carveout)
-    limits = _block_limits(
-        arch,
-        np.asarray([threads_per_block]),
-        np.asarray([registers_per_thread]),
-        np.asarray([shared_mem_per_block]),
-        requested,
-    )
-    allowed = {name: int(limits[name][0]) for name in RESOURCES}
-    warps = int(limits["warps_per_block"][0])
-    regs_per_warp = int(_round_up(registers_per_thread * WARP_SIZE, arch.register_unit))
+    limits = _block_limits(arch, threads_per_block, registers_per_thread, shared_mem_per_block, requested)
+    allowed = {name: limits[name] for name in RESOURCES}
+    warps = limits["warps_per_block"]
+    regs_per_warp = _round_up(registers_per_thread * WARP_SIZE, arch.register_unit)
     if allowed["registers"] == 0:
         raise InvalidInput(
             f"{registers_per_thread} registers per thread x {threads_per_block} threads need "
@@ -288,7 +285,7 @@ def theoretical_occupancy(
             f"{arch.max_registers_per_block}: use fewer threads or registers"
         )
     unbounded = ()
-    allocated = int(_round_up(shared_mem_per_block + arch.reserved_shared_per_block, arch.shared_mem_unit))
+    allocated = _round_up(shared_mem_per_block + arch.reserved_shared_per_block, arch.shared_mem_unit)
     if allocated == 0:
         unbounded = ("shared_mem",)
     active = min(allowed.values())
@@ -305,7 +302,7 @@ def theoretical_occupancy(
         warps_per_block=warps,
         blocks_allowed_by=allowed,
         limiters=limiters,
-        carveout_used=int(limits["carveout_used"][0]),
+        carveout_used=limits["carveout_used"],
         shared_mem_allocated_per_block=allocated,
         registers_allocated_per_block=regs_per_warp * warps,
         unbounded=unbounded,
@@ -331,21 +328,23 @@ def occupancy_from_ncu(metrics: dict[str, float], cc: str) -> OccupancyResult:
 
 
 def _sweep_frame(
-    arch: ArchLimits, column: str, values: np.ndarray, threads, registers, shared_mem, carveout: int
+    arch: ArchLimits, column: str, values: range, threads, registers, shared_mem, carveout: int
 ) -> pd.DataFrame:
-    limits = _block_limits(arch, threads, registers, shared_mem, carveout)
-    stacked = np.vstack([limits[name] for name in RESOURCES])
-    active = stacked.min(axis=0)
-    active_warps = active * limits["warps_per_block"]
-    return pd.DataFrame(
-        {
-            column: values,
-            "active_blocks_per_sm": active,
-            "active_warps_per_sm": active_warps,
-            "occupancy_pct": 100.0 * active_warps / arch.max_warps_per_sm,
-            **{f"limit_{name}": limits[name] for name in RESOURCES},
-        }
-    )
+    """One curve: `column` takes each of `values`; threads, registers and shared_mem are each a fixed int or the
+    same `values` (the swept input)."""
+    import pandas as pd
+
+    rows = []
+    for value in values:
+        t, r, s = (value if x is values else x for x in (threads, registers, shared_mem))
+        limits = _block_limits(arch, t, r, s, carveout)
+        active = min(limits[name] for name in RESOURCES)
+        active_warps = active * limits["warps_per_block"]
+        rows.append(
+            (value, active, active_warps, 100.0 * active_warps / arch.max_warps_per_sm, *(limits[n] for n in RESOURCES))
+        )
+    columns = [column, "active_blocks_per_sm", "active_warps_per_sm", "occupancy_pct"]
+    return pd.DataFrame.from_records(rows, columns=columns + [f"limit_{name}" for name in RESOURCES])
 
 
 def sweep_threads(
@@ -353,7 +352,7 @@ def sweep_threads(
 ) -> pd.DataFrame:
     """Occupancy for every block size that is a multiple of 32, up to the per-block maximum."""
     arch = arch_limits(cc)
-    threads = np.arange(WARP_SIZE, arch.max_threads_per_block + 1, WARP_SIZE)
+    threads = range(WARP_SIZE, arch.max_threads_per_block + 1, WARP_SIZE)
     return _sweep_frame(
         arch,
         "threads_per_block",
@@ -370,7 +369,7 @@ def sweep_registers(
 ) -> pd.DataFrame:
     """Occupancy for every register count 1..255 (0 where one block no longer fits)."""
     arch = arch_limits(cc)
-    registers = np.arange(1, arch.max_registers_per_thread + 1)
+    registers = range(1, arch.max_registers_per_thread + 1)
     return _sweep_frame(
         arch,
         "registers_per_thread",
@@ -387,7 +386,7 @@ def sweep_shared_mem(
 ) -> pd.DataFrame:
     """Occupancy for every shared-memory size per block in allocation units, 0 up to the opt-in maximum."""
     arch = arch_limits(cc)
-    shared = np.arange(0, arch.shared_mem_per_block_optin + 1, arch.shared_mem_unit)
+    shared = range(0, arch.shared_mem_per_block_optin + 1, arch.shared_mem_unit)
     return _sweep_frame(
         arch,
         "shared_mem_per_block",

@@ -8,18 +8,25 @@ instruction weighted by how often it runs, and (with --compare) beside what Nsig
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from kernels.indexing import MODELS, model_for
-from profiling.analysis.access import predict_launch, warp_view
 from profiling.commands import print_json, whole_number
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
+
+if TYPE_CHECKING:
+    from profiling.analysis.access import LaunchPrediction
 
 HELP = "which addresses each lane touches: sectors per request, bank conflicts, per warp and per launch (no GPU)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kernel", required=True, help=f"kernel id, one of {', '.join(MODELS)} (or a tuning id)")
+    # The models (and numpy under them) load in run(): `--help` names examples, a wrong id lists every model.
+    parser.add_argument(
+        "--kernel",
+        required=True,
+        help="catalog kernel with an indexing model (v1 .. v9-regdb, wmma-async) or a tuning id",
+    )
     parser.add_argument("--m", type=whole_number("--m"), default=1024, help="rows of C (default 1024)")
     parser.add_argument("--n", type=whole_number("--n"), default=1024, help="columns of C (default 1024)")
     parser.add_argument("--k", type=whole_number("--k"), default=1024, help="the shared dimension (default 1024)")
@@ -44,6 +51,9 @@ def _block(text: str) -> tuple[int, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kernels.indexing import model_for
+    from profiling.analysis.access import predict_launch, warp_view
+
     model = model_for(args.kernel)
     if min(args.m, args.n, args.k) < 1:
         raise InvalidInput(f"sizes must be positive, got {args.m}x{args.n}x{args.k}")
@@ -60,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidInput(f"step {args.step} is outside 0..{model.steps(shape) - 1} (K loop iterations)")
     view = warp_view(model, shape, block, args.warp, args.step)
     prediction = predict_launch(model, shape)
-    comparisons = _compare(args.compare, model.spec.id, shape) if args.compare else None
+    comparisons = _compare(args.compare, model.spec.id, shape, prediction) if args.compare else None
     if args.json:
         out = view | {"launch": prediction.ratios(), "totals": {c: vars(t) for c, t in prediction.totals.items()}}
         if comparisons is not None:
@@ -74,13 +84,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare(path: str, kernel: str, shape: Shape) -> list:
+def _compare(path: str, kernel: str, shape: Shape, prediction: LaunchPrediction) -> list:
     # Lazy: reading a report pulls in the ncu parser, which the plain command does not need.
     from profiling.analysis.access_check import compare_launch, launch_shape
     from profiling.nsight.load import load_report
 
     report = load_report(path)
-    prediction = predict_launch(model_for(kernel), shape)
     out = []
     for launch in report.launches:
         found = launch_shape(launch, shape.k)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 
 from profiling.commands import print_json, whole_number
-from profiling.runs.store import RunStore
 
 HELP = "print the run store's audit log: who saved, imported, deleted, restored or purged which run, and when"
 
@@ -23,6 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from profiling.runs.store import RunStore
+
     with RunStore(args.db, create=False) as store:
         entries = store.audit_log(args.limit, run_id=args.run)
         where = store.display_url

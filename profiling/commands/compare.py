@@ -13,19 +13,18 @@ import argparse
 import math
 import re
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any
 
 from profiling.commands import percentage
 from profiling.errors import InvalidInput
-from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, compare_runs, slower_than, undecided, unmatched
-from profiling.runs.convert import read_run_file
 from profiling.runs.records import SavedRun
-from profiling.runs.store import RunStore
 from profiling.runs.values import iso_utc
-from profiling.runs.verdict import comparability
+from profiling.runs.verdict import DEFAULT_THRESHOLD_PCT
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from profiling.runs.store import RunStore
 
 HELP = "compare a candidate run with a baseline (run ids or results JSON files); exit 1 on a regression"
 
@@ -60,10 +59,14 @@ def _load(spec: str, stores: dict[str, RunStore], db: str | None) -> SavedRun:
     if path.exists():
         if path.is_dir():
             raise InvalidInput(f"{spec} is a directory, not a results JSON file")
+        from profiling.runs.convert import read_run_file
+
         return read_run_file(path)
     if re.fullmatch(r"\d+", spec.strip()):
         if "store" not in stores:
             # Reading only: never create an empty store just to say the run is not there.
+            from profiling.runs.store import RunStore
+
             stores["store"] = RunStore(db, create=False)
         return stores["store"].read_run(int(spec))
     raise InvalidInput(f"{spec!r} is neither a run id nor an existing results file")
@@ -90,6 +93,8 @@ def _table(comparison: pd.DataFrame) -> str:
                 row["verdict"] = r["verdict"] if status["verdict"] != "regression" else "regression"
                 notes.extend([f"{kernel} {size}".strip() + f": {r['note']}"] if r["note"] else [])
         rows.append(row)
+    import pandas as pd
+
     text = pd.DataFrame(rows).to_string(index=False)
     return text + ("\n\nnotes:\n" + "\n".join(f"  {n}" for n in dict.fromkeys(notes)) if notes else "")
 
@@ -121,6 +126,12 @@ def _not_compared(only: pd.DataFrame) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The heavy libraries load here, not at import: `gemmlens --help` imports every command module.
+    import sqlalchemy as sa
+
+    from profiling.runs.comparison import compare_runs, slower_than, undecided, unmatched
+    from profiling.runs.verdict import comparability
+
     if args.db is not None:
         # A mistyped --db must not pass unnoticed in CI just because both sides were files.
         try:

@@ -19,7 +19,7 @@ import pandas as pd
 from profiling.errors import InvalidInput
 from profiling.runs.records import RunResult, SavedRun, as_run
 from profiling.runs.values import finite_number
-from profiling.runs.verdict import DEFAULT_CONFIDENCE, Comparability, comparability, time_verdict
+from profiling.runs.verdict import DEFAULT_CONFIDENCE, DEFAULT_THRESHOLD_PCT, Comparability, comparability, time_verdict
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,6 @@ METRICS: tuple[MetricSpec, ...] = (
 
 
 METRIC_BY_KEY = {m.key: m for m in METRICS}
-
-
-DEFAULT_THRESHOLD_PCT = 2.0
 
 
 # Colours of verdicts as in Nsight Compute's baseline view: green better, red worse.

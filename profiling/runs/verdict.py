@@ -20,10 +20,13 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
+DEFAULT_THRESHOLD_PCT = 2.0
+"""The practical threshold (percent): a smaller change is "same" (the CLI's --threshold, the Review page's)."""
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 2000
 MIN_SAMPLES = 5  # fewer launches than this give no interval worth showing
@@ -69,6 +72,8 @@ class TimeVerdict:
 
 
 def _clean(times: Sequence[float] | None) -> np.ndarray:
+    import numpy as np  # only a verdict needs it: the CLI's --help and option defaults import this module
+
     values = np.asarray([t for t in (times or ()) if isinstance(t, (int, float)) and math.isfinite(t) and t > 0])
     return values.astype(float)
 
@@ -90,6 +95,8 @@ def bootstrap_ratio(
     base, cand = _clean(baseline), _clean(candidate)
     if len(base) < MIN_SAMPLES or len(cand) < MIN_SAMPLES:
         return None
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     alpha = (1.0 - confidence) / 2.0
     if paired:

@@ -1,0 +1,68 @@
+"""Commands that answer at once: `--help`, every `<command> --help` and the GPU-free calculators (`occupancy`,
+`access`) run without importing the heavy libraries, which cost a second or more before the first line appears.
+
+Checked the way a person would time it: a fresh interpreter with `python -X importtime`, whose stderr lists
+every module imported; the forbidden ones are matched by their top-level package.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from profiling.cli import COMMANDS
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = frozenset({"pandas", "numpy", "sqlalchemy", "plotly", "streamlit", "cupy", "pyarrow"})
+
+
+def imported_packages(argv: list[str]) -> tuple[int, str, set[str]]:
+    """Exit status, stdout and the top-level packages `python -X importtime -m profiling ARGV` imported."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "profiling", *argv],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=120,
+    )
+    packages = set()
+    for line in done.stderr.splitlines():
+        # "import time: self [us] | cumulative | imported package", the name indented by nesting depth
+        if line.startswith("import time:") and line.count("|") == 2:
+            name = line.rsplit("|", 1)[1].strip()
+            if name != "imported package":
+                packages.add(name.split(".")[0])
+    return done.returncode, done.stdout, packages
+
+
+def test_the_parser_of_importtime_sees_heavy_imports() -> None:
+    """The check itself works: a command that does need pandas is seen importing it."""
+    status, _, packages = imported_packages(["report", str(REPO / "tests" / "fixtures" / "ncu" / "raw.csv")])
+    assert status == 0
+    assert "pandas" in packages
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        *([name, "--help"] for name in COMMANDS),
+        ["occupancy", "--cc", "9.0", "--threads", "256", "--registers", "64", "--shared-mem", "8192"],
+        ["occupancy", "--cc", "8.6", "--threads", "128", "--registers", "255", "--json"],
+    ],
+    ids=lambda argv: " ".join(argv),
+)
+def test_commands_that_answer_at_once_import_no_heavy_library(argv: list[str]) -> None:
+    status, out, packages = imported_packages(argv)
+    assert status == 0, out
+    assert not packages & HEAVY, f"`gemmlens {' '.join(argv)}` imported {sorted(packages & HEAVY)}"
+    if argv == ["--help"]:
+        assert all(name in out for name in COMMANDS)  # every command is still listed
+    if argv[0] == "occupancy" and "--cc" in argv and "--json" not in argv:
+        assert "occupancy            50.0 %" in out  # 64 registers x 256 threads: 4 blocks, 32 of 64 warps
