@@ -226,7 +226,7 @@ def test_reports_upload_real_fixtures_and_compare() -> None:
         ("binary.csv", bytes(range(256)) * 8, "binary file"),
         ("truncated.csv", b"\n".join((NCU / "raw.csv").read_bytes().splitlines()[:2]), "no kernel launches"),
         ("wrong.csv", b"name,value\nalpha,1\n", "not an Nsight Compute CSV"),
-        ("report.ncu-rep", b"NVPERF\x00\x00\x00truncated", "ncu"),
+        ("report.ncu-rep", b"NVPERF\x00\x00\x00truncated", "could not be read by ncu-report"),
         ("**bold** <img src=x onerror=alert(1)>.csv", b"a,b\n", "not an Nsight Compute CSV"),
     ],
 )

@@ -314,16 +314,19 @@ def test_stdout_with_prof_lines_and_program_output() -> None:
     assert any("unmodified GPU clocks" in w for w in report.warnings)
 
 
-def test_ncu_rep_without_ncu_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
-    path = fixture("small.ncu-rep")
+def test_ncu_rep_is_read_without_ncu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ncu anywhere: the ncu-report wheel reads the report (tests/test_ncu_rep.py checks it value by value)."""
     monkeypatch.setattr(ncu_tools, "find_ncu", lambda setting=None: None)
-    with pytest.raises(ReportError) as info:
-        L.load_report(path)
-    message = str(info.value)
-    assert "needs Nsight Compute" in message and "--csv --page raw" in message and "\n" not in message
+    monkeypatch.setattr(ncu_tools, "run_tool", lambda *a, **k: pytest.fail("no process may be started"))
+    report = L.load_report(fixture("small.ncu-rep"))
+    assert report.layout == "raw"
+    assert [launch.name for launch in report.launches] == ["sgemm_v1_naive", "sgemm_v5_double_buffer"]
 
 
-def test_ncu_rep_goes_through_ncu_import(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ncu_rep_falls_back_to_ncu_import_only_without_the_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GPU machine without the wheel that has just written a report reads it with the ncu it ran."""
+    from profiling.nsight import ncu_rep
+
     raw, details = fixture("raw.csv").read_text(), fixture("details.csv").read_text()
     calls: list[list[str]] = []
 
@@ -332,11 +335,17 @@ def test_ncu_rep_goes_through_ncu_import(monkeypatch: pytest.MonkeyPatch) -> Non
         page = args[args.index("--page") + 1]
         return ncu_tools.ToolResult(args, 0, raw if page == "raw" else details, "", 0.8)
 
+    def no_wheel(*a, **k):
+        raise ncu_rep.ReaderMissing("reading .ncu-rep files needs NVIDIA's reader `ncu-report`")
+
     monkeypatch.setattr(ncu_tools, "run_tool", fake_run)
+    monkeypatch.setattr(ncu_rep, "read_ncu_rep", no_wheel)
     report = L.load_report(fixture("small.ncu-rep"), ncu="/opt/ncu")
     assert [c[:3] for c in calls] == [["/opt/ncu", "--import", str(fixture("small.ncu-rep"))]] * 2
     assert report.layout == "raw"
     assert report.launches
+    with pytest.raises(ReportError, match="ncu-report"):
+        L.load_report(fixture("small.ncu-rep"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -364,9 +364,9 @@ def test_the_upload_limit_is_the_parsers_and_the_servers() -> None:
         ("empty.csv", b"", "empty.csv is empty"),
         ("big.csv", b"x" * (200 * 1000 * 1000 + 1), "uploads over 200 MB are not read"),
         ("runs.json", b'{"schema": "gemmlens.runs.v1"}', "runs.json is JSON"),
-        ("v4.ncu-rep", b"NVPERF" + b"\x00" * 64, "needs Nsight Compute (ncu)"),
+        ("v4.ncu-rep", b"NVPERF" + b"\x00" * 64, "could not be read by ncu-report"),
     ],
-    ids=["empty", "oversized", "json", "ncu-rep-without-ncu"],
+    ids=["empty", "oversized", "json", "damaged-ncu-rep"],
 )
 def test_bad_uploads_are_one_line_report_errors(name: str, data: bytes, expected: str, monkeypatch) -> None:
     monkeypatch.setattr("profiling.nsight.tools.find_ncu", lambda *a, **k: None)

@@ -15,8 +15,9 @@ from profiling.nsight import metrics as M
 from profiling.nsight.model import KernelLaunch, Report
 
 # ncu 2025.3.1 prints this sampling counter as "byte" on the details page and "warp" on the raw page (the same
-# count): its value is compared, not its unit.
-NCU_UNIT_QUIRKS = {"smsp__pcsamp_warps_issue_stalled_membar"}
+# count): its value is compared, not its unit. Its raw export prints no unit for idc__requests.sum, which the
+# .ncu-rep itself (read by the ncu-report wheel) gives as "request".
+NCU_UNIT_QUIRKS = {"smsp__pcsamp_warps_issue_stalled_membar", "idc__requests.sum"}
 # ncu 2025.3.1's `--print-units base` export gets these wrong against its own default export of the same report
 # (tests/fixtures/foreign/base_units): a per-Kbyte ratio is scaled the wrong way (1.164 %/Kbyte printed as
 # 1,164 %/byte, not 0.001164), and a minimum that rounds to 0 % is printed unrounded as -0.15 %. They are listed

@@ -1,5 +1,6 @@
 """Open a report of any kind, from a file or an upload's bytes: CSV or ncu's text output is parsed here, a
-`.ncu-rep` goes through `ncu --import`; an upload that is a source page comes back as one."""
+`.ncu-rep` is read by NVIDIA's `ncu-report` wheel (profiling.nsight.ncu_rep, no ncu needed); an upload that is a
+source page comes back as one."""
 
 from __future__ import annotations
 
@@ -10,15 +11,13 @@ from pathlib import Path
 from typing import TypeAlias
 
 from profiling.errors import GemmLensError, ReportError
-from profiling.nsight import tools
+from profiling.nsight import ncu_rep
 from profiling.nsight.report import (
     MAX_REPORT_BYTES,
     NCU_REP_MAGIC,
     Report,
-    merge_findings,
     parse_report_bytes,
     parse_report_stream,
-    parse_report_text,
 )
 from profiling.nsight.report_input import SourcePageGiven
 from profiling.nsight.source import SourcePage, parse_source_bytes
@@ -44,7 +43,8 @@ def check_report_file(path: Path, what: str, hint: str = "") -> None:
 def load_report(
     path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300, ours: bool = False
 ) -> Report:
-    """Read a report file: any CSV layout, ncu's text output or stdout, or a `.ncu-rep` (through `ncu --import`).
+    """Read a report file: any CSV layout, ncu's text output or stdout, or a `.ncu-rep` (through the ncu-report
+    wheel; `ncu` and `timeout_s` are kept for callers that pass them and are not used).
 
     `ours`: the file comes from a run we made, so our kernels may be told by name where it has no NVTX ranges
     (KernelLaunch.ours). Raises ReportError with a one-line message for anything unreadable, SourcePageGiven
@@ -66,19 +66,27 @@ def load_report(
 def load_ncu_rep(
     path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300, ours: bool = False
 ) -> Report:
-    """Read a `.ncu-rep` through `ncu --import` (raw page for metrics, details page for rule findings)."""
-    path = Path(path)
-    exe = ncu or tools.find_ncu()
-    if exe is None:
-        raise ReportError(
-            f"reading {path.name} needs Nsight Compute (ncu), which is not installed here; install it "
-            "(CUDA toolkit or https://developer.nvidia.com/nsight-compute) or export CSV where it is: "
-            f"`ncu --import {path.name} --csv --page raw > report.csv`"
-        )
-    raw_text = tools.import_page(exe, path, "raw", timeout_s=timeout_s)
-    report = parse_report_text(raw_text, source=str(path), ours=ours)
+    """Read a `.ncu-rep` with the ncu-report wheel: every metric of every launch, NVTX ranges and rule findings.
+
+    No process is started. Only where the wheel is not installed and an `ncu` is given (a GPU machine that has
+    just written the report) is the report read with `ncu --import` instead.
+    """
     try:
-        details_text = tools.import_page(exe, path, "details", timeout_s=timeout_s)
+        return ncu_rep.read_ncu_rep(path, ours=ours)
+    except ncu_rep.ReaderMissing:
+        if ncu is None:
+            raise
+    return _import_with_ncu(Path(path), ncu, timeout_s, ours)
+
+
+def _import_with_ncu(path: Path, ncu: str, timeout_s: float, ours: bool) -> Report:
+    """The raw page (metrics) and details page (rule findings) of a `.ncu-rep` through `ncu --import`."""
+    from profiling.nsight import tools
+    from profiling.nsight.report import merge_findings, parse_report_text
+
+    report = parse_report_text(tools.import_page(ncu, path, "raw", timeout_s=timeout_s), source=str(path), ours=ours)
+    try:
+        details_text = tools.import_page(ncu, path, "details", timeout_s=timeout_s)
         merge_findings(report, parse_report_text(details_text, source=str(path)))
     except GemmLensError as exc:
         report.warnings.append(f"rule findings not read: {exc}")
@@ -99,7 +107,7 @@ def _gunzip(data: bytes, shown: str) -> bytes:
 
 def load_upload(name: str, data: bytes, ncu: str | None = None) -> LoadedUpload:
     """Read an uploaded report from its bytes: CSV of any ncu page, ncu's text output or stdout (plain or gzip), or
-    a `.ncu-rep` (through ncu). A source-page export (`--page source --csv`) comes back as a SourcePage.
+    a `.ncu-rep` (through the ncu-report wheel). A source-page export (`--page source --csv`) comes back as a SourcePage.
 
     Raises ReportError with a one-line message for empty, oversized, binary, truncated or foreign files.
     """
@@ -112,16 +120,11 @@ def load_upload(name: str, data: bytes, ncu: str | None = None) -> LoadedUpload:
         )
     suffix = Path(shown).suffix.lower()
     if suffix == ".ncu-rep" or data.startswith(NCU_REP_MAGIC):
-        exe = ncu or tools.find_ncu()
-        if exe is None:
-            raise ReportError(
-                f"reading {shown} needs Nsight Compute (ncu), which is not installed here; upload its CSV "
-                "export instead (ncu --import report.ncu-rep --csv --page raw > report.csv)"
-            )
+        # The wheel reads files only: the bytes go to a private temporary file for the time of the read.
         with tempfile.TemporaryDirectory(prefix="gemmlens-upload-") as tmp:
-            path = Path(tmp) / (Path(shown).stem + ".ncu-rep")
+            path = Path(tmp) / (Path(shown).stem[:100] + ".ncu-rep")
             path.write_bytes(data)
-            report = load_ncu_rep(path, ncu=exe)
+            report = ncu_rep.read_ncu_rep(path)
     elif suffix == ".json":
         raise ReportError(
             f"{shown} is JSON; import saved runs on the Review page, reports here are ncu CSV or .ncu-rep"

@@ -272,7 +272,9 @@ def parse_source_bytes(data: bytes, source: str = "") -> SourcePage:
         except (OSError, EOFError) as exc:
             raise ReportError(f"{name} is a damaged gzip file ({exc})") from None
     if data.startswith(NCU_REP_MAGIC):
-        raise ReportError(f"{name} is a .ncu-rep; read it with source_load.load_source_page (needs ncu)")
+        raise ReportError(
+            f"{name} is a .ncu-rep; read it with source_load.load_source_page (`python -m profiling source {name}`)"
+        )
     if b"\x00" in data[:65536]:
         raise ReportError(f"{name} is a binary file, not an Nsight Compute source-page CSV")
     try:

@@ -1,5 +1,5 @@
-"""Open a source page of any kind: a CSV export (plain or gzip), or a `.ncu-rep` through `ncu --import` (both
-views, merged); then give our catalog kernels' lines the text of their `.cu` file."""
+"""Open a source page of any kind: a CSV export (plain or gzip), or a `.ncu-rep` read by the ncu-report wheel (no
+ncu); then give our catalog kernels' lines the text of their `.cu` file."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 from kernels.catalog import CATALOG, KernelSpec
-from profiling.errors import ReportError
-from profiling.nsight import tools
+from profiling.nsight import ncu_rep
 from profiling.nsight.load import check_report_file
 from profiling.nsight.report import NCU_REP_MAGIC
 from profiling.nsight.source import (
@@ -16,7 +15,6 @@ from profiling.nsight.source import (
     KernelSource,
     SourcePage,
     parse_source_bytes,
-    parse_source_text,
     short_name,
 )
 
@@ -52,20 +50,15 @@ def read_source_file(path: str | os.PathLike[str]) -> SourcePage:
 
 
 def load_source_page(path: str | os.PathLike[str], ncu: str | None = None, timeout_s: float = 300) -> SourcePage:
-    """A source page from a CSV export, or from a `.ncu-rep` through `ncu --import` (both views, merged).
+    """A source page from a CSV export, or from a `.ncu-rep` through the ncu-report wheel (`ncu` and `timeout_s`
+    are kept for callers that pass them and are not used: no process is started).
 
     Our catalog's kernels get their `.cu` lines attached (see attach_catalog_source).
     """
     path = Path(path)
     if path.is_file() and (path.suffix == ".ncu-rep" or _starts_with(path, NCU_REP_MAGIC)):
-        exe = ncu or tools.find_ncu()
-        if exe is None:
-            raise ReportError(
-                f"reading {path.name} needs Nsight Compute (ncu), which is not installed here; export the source "
-                f"page where it is: `ncu --import {path.name} --page source --csv --print-source cuda,sass > source.csv`"
-            )
-        pages = [_import_view(exe, path, view, timeout_s) for view in ("cuda,sass", "sass")]
-        page = merge_views(pages[0], pages[1])
+        check_report_file(path, "reports")
+        page = ncu_rep.read_source_page(path)
     else:
         page = read_source_file(path)
     compiled = path.parent / COMPILED_SOURCES_DIR
@@ -76,14 +69,6 @@ def load_source_page(path: str | os.PathLike[str], ncu: str | None = None, timeo
 def _starts_with(path: Path, magic: bytes) -> bool:
     with path.open("rb") as fh:
         return fh.read(len(magic)) == magic
-
-
-def _import_view(ncu: str, path: Path, view: str, timeout_s: float) -> SourcePage:
-    args = [ncu, "--import", str(path), "--page", "source", "--csv", "--print-source", view]
-    result = tools.run_tool(args, timeout_s=timeout_s)
-    if result.returncode != 0 or result.timed_out:
-        raise ReportError(f"ncu could not read the source page of {path.name}: {tools.explain_failure(result)}")
-    return parse_source_text(result.stdout, source=str(path))
 
 
 def _header_name(file: str, src_dir: Path, source: str) -> str:
