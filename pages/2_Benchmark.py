@@ -72,13 +72,13 @@ if finished:
 sources = ui.bench_sources(bundle)
 if not sources:
     st.stop()
-source = st.radio("Show", list(sources), key="bench_source")
+source = st.radio("Show", list(sources), key="bench_source", format_func=ui.safe_md)
 document = sources[source]
 dev = document.get("device") or {}
 if source.startswith("bundled"):
     ui.bundled_caption(bundle)
 else:
-    st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {document.get('created_utc')}")
+    st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {ui.safe_md(document.get('created_utc'))}")
 
 results = cache.bench_frame(document)
 if results.empty:

@@ -252,18 +252,18 @@ def show_measured(kernel: str) -> None:
     """Predicted against measured in the bundled captures at 1024, with every difference spelled out."""
     frame = measured_table(kernel)
     if frame.empty:
-        st.info(f"No bundled capture holds a launch of {kernel} at 1024.")
+        st.info(f"No bundled capture holds a launch of {md_escape(kernel)} at 1024.")
         return
     lines, notes = findings(kernel, frame)
     if lines:
         st.warning(
-            f"Predicted and measured differ by more than ±{TOLERANCE_PCT:g} % for {kernel}:\n\n"
+            f"Predicted and measured differ by more than ±{TOLERANCE_PCT:g} % for {md_escape(kernel)}:\n\n"
             + "\n".join(f"- {md_escape(line)}" for line in lines)
         )
     for note in notes:
         st.info(md_escape(note))
     if not lines:
-        st.success(f"Every compared figure of {kernel} agrees within ±{TOLERANCE_PCT:g} %.")
+        st.success(f"Every compared figure of {md_escape(kernel)} agrees within ±{TOLERANCE_PCT:g} %.")
     st.dataframe(frame.drop(columns=["known gap", "kernel"]), hide_index=True, height=table_height(len(frame)),
                  column_config={"difference %": st.column_config.NumberColumn(format="%+.2f"),
                                 "predicted": NUMBER, "measured": NUMBER})  # fmt: skip

@@ -194,9 +194,9 @@ def needs_gpu_notice(what: str, bundle: Bundle | None, reason: str | None) -> No
 # ---------------------------------------------------------------------------------------------
 
 
-def safe_md(text: object) -> str:
-    """User text escaped for any Markdown-rendering element."""
-    return md_escape(text)
+safe_md = md_escape
+"""User text escaped for any Markdown-rendering element: the one helper (profiling.app.text.md_escape), under the
+name the pages use."""
 
 
 def show_error(message: object) -> None:
@@ -406,7 +406,9 @@ def review_comparison(
         for candidate in candidates:
             guard = comparability(baseline, candidate, cross_gpu=cross_gpu)
             if guard.differences:
-                (st.warning if not guard.comparable else st.caption)(f"{candidate.label}: {guard.label()}")
+                (st.warning if not guard.comparable else st.caption)(
+                    f"{safe_md(candidate.label)}: {safe_md(guard.label())}"
+                )
         st.dataframe(cache.side_by_side_plain(side), hide_index=True, width="stretch", key="side_by_side")
     only = pd.concat([unmatched(baseline, c).assign(candidate=c.label) for c in candidates], ignore_index=True)
     if not only.empty:

@@ -169,10 +169,10 @@ def explain_section(data: why.WhyData) -> None:
     cells = st.columns(3)
     for cell, (_, row) in zip(cells, view.measured.iterrows(), strict=True):
         if row["after"] is None or pd.isna(row["after"]):
-            cell.metric(row["measure"], "-")
+            cell.metric(ui.safe_md(row["measure"]), "-")
             continue
         delta = f"{row['change']} (from {row['before']:,.2f})" if row["change"] else None
-        cell.metric(row["measure"], f"{row['after']:,.2f}", delta,
+        cell.metric(ui.safe_md(row["measure"]), f"{row['after']:,.2f}", delta,
                     delta_color="inverse" if row["measure"].startswith("time") else "normal")  # fmt: skip
     st.plotly_chart(stall_figure(view.stalls, "cycles", f"Warp stalls: {base} → {cand}",
                                  why.kernel_ids(data, [base, cand])), key="step_stalls")  # fmt: skip
