@@ -52,15 +52,14 @@ def load_report(
     """
     path = Path(path)
     check_report_file(path, "reports", "(export fewer kernels or metrics)")
+    if ncu_rep.is_ncu_rep(path):
+        return load_ncu_rep(path, ncu=ncu, timeout_s=timeout_s, ours=ours)
     try:
         with path.open("rb") as fh:
-            if path.suffix != ".ncu-rep" and fh.read(len(NCU_REP_MAGIC)) != NCU_REP_MAGIC:
-                fh.seek(0)
-                # Parsed as it is read: the file's bytes are never all in memory at once.
-                return parse_report_stream(fh, source=str(path), ours=ours)
+            # Parsed as it is read: the file's bytes are never all in memory at once.
+            return parse_report_stream(fh, source=str(path), ours=ours)
     except OSError as exc:
         raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return load_ncu_rep(path, ncu=ncu, timeout_s=timeout_s, ours=ours)
 
 
 def load_ncu_rep(
@@ -119,10 +118,12 @@ def load_upload(name: str, data: bytes, ncu: str | None = None) -> LoadedUpload:
             f"{shown} is {len(data) / 1e6:.0f} MB; uploads over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read"
         )
     suffix = Path(shown).suffix.lower()
-    if suffix == ".ncu-rep" or data.startswith(NCU_REP_MAGIC):
+    if data[:2] == b"\x1f\x8b" and not shown.lower().endswith(".ncu-rep.gz"):
+        data = _gunzip(data, shown)
+    if suffix == ".ncu-rep" or data.startswith(NCU_REP_MAGIC) or shown.lower().endswith(".ncu-rep.gz"):
         # The wheel reads files only: the bytes go to a private temporary file for the time of the read.
         with tempfile.TemporaryDirectory(prefix="gemmlens-upload-") as tmp:
-            path = Path(tmp) / (Path(shown).stem[:100] + ".ncu-rep")
+            path = Path(tmp) / (Path(shown).stem[:100] + (".ncu-rep.gz" if data[:2] == b"\x1f\x8b" else ".ncu-rep"))
             path.write_bytes(data)
             report = ncu_rep.read_ncu_rep(path)
     elif suffix == ".json":
@@ -130,8 +131,6 @@ def load_upload(name: str, data: bytes, ncu: str | None = None) -> LoadedUpload:
             f"{shown} is JSON; import saved runs on the Review page, reports here are ncu CSV or .ncu-rep"
         )
     else:
-        if data[:2] == b"\x1f\x8b":
-            data = _gunzip(data, shown)
         try:
             report = parse_report_bytes(data, source=shown)
         except SourcePageGiven:

@@ -12,10 +12,14 @@ raw` of the same report gives the same values (tests/test_ncu_rep.py checks ever
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import struct
+import tempfile
+import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,8 @@ from profiling.nsight.model import Finding, KernelLaunch, Report
 WHEEL = "ncu-report"
 """The PyPI name of NVIDIA's reader (module `ncu_report`); requirements.txt pins its version."""
 
+MAX_UNPACKED_BYTES = 500 * 1000 * 1000
+"""A gzip `.ncu-rep` unpacking to more is refused (`--set full` of 17 launches is 65 MB)."""
 # ncu's message types as the details page prints them in "Rule Type".
 _RULE_TYPES = {0: "", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}
 _SPEEDUP_TYPES = {0: "", 1: "local", 2: "global"}
@@ -92,6 +98,50 @@ def file_format_version(path: Path) -> int | None:
     if len(head) < 8 or head[:4] != b"NVR\x00":
         return None
     return struct.unpack("<I", head[4:8])[0]
+
+
+def is_ncu_rep(path: Path) -> bool:
+    """Whether a file is a `.ncu-rep`, plain or gzip (told by its name or by the `NVR\\0` magic of its content)."""
+    name = path.name.lower()
+    if name.endswith((".ncu-rep", ".ncu-rep.gz", ".ncu-repz")):
+        return True
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4)
+            if head[:2] == b"\x1f\x8b":
+                fh.seek(0)
+                with gzip.open(fh) as unpacked:
+                    head = unpacked.read(4)
+    except (OSError, EOFError, zlib.error):
+        return False
+    return head == b"NVR\x00"
+
+
+@contextmanager
+def plain_file(path: Path, limit: int) -> Iterator[Path]:
+    """`path`, or for a gzip file its content unpacked to a private temporary file (refused past `limit` bytes
+    unpacked): the wheel opens files by name only."""
+    with path.open("rb") as fh:
+        packed = fh.read(2) == b"\x1f\x8b"
+    if not packed:
+        yield path
+        return
+    stem = path.name[: -len(".gz")] if path.name.endswith(".gz") else path.name
+    with tempfile.TemporaryDirectory(prefix="gemmlens-ncu-rep-") as tmp:
+        out = Path(tmp) / (Path(stem).stem[:100] + ".ncu-rep")
+        written = 0
+        try:
+            with gzip.open(path, "rb") as src, out.open("wb") as dst:
+                while chunk := src.read(1 << 20):
+                    written += len(chunk)
+                    if written > limit:
+                        raise ReportError(
+                            f"{path.name} unpacks to over {limit / 1e6:.0f} MB; reports that large are not read"
+                        )
+                    dst.write(chunk)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ReportError(f"{path.name} is a damaged gzip file ({exc})") from None
+        yield out
 
 
 def open_context(path: str | os.PathLike[str]) -> Any:
@@ -205,9 +255,16 @@ def read_ncu_rep(path: str | os.PathLike[str], ours: bool = False, extras: RepEx
     with each launch's sections, metric labels and memory-table groups. ReportError (one line) when the wheel is
     missing or cannot read the file.
     """
+    path = Path(path)
+    with plain_file(path, MAX_UNPACKED_BYTES) as plain:
+        report = _read_report(plain, ours, extras)
+    report.source = str(path)
+    return report
+
+
+def _read_report(path: Path, ours: bool, extras: RepExtras | None) -> Report:
     import numpy as np  # lazy, as pandas elsewhere
 
-    path = Path(path)
     ctx = open_context(path)
     wheel = _wheel()
     string_kind = wheel.IMetric.ValueKind_STRING
@@ -266,7 +323,7 @@ def read_ncu_rep(path: str | os.PathLike[str], ours: bool = False, extras: RepEx
         launches.append(
             KernelLaunch(
                 id=str(n),
-                name=str(action.name()),
+                name=str(action.name(action.NameBase_DEMANGLED)),
                 block=_dims(action, "launch__block_dim"),
                 grid=_dims(action, "launch__grid_dim"),
                 cc=f"{int(major)}.{int(minor)}" if major is not None and minor is not None else None,
@@ -385,8 +442,8 @@ def read_source_page(path: str | os.PathLike[str]) -> Any:
     from profiling.nsight.source import SourcePage
 
     path = Path(path)
-    ctx = open_context(path)
-    kernels = [kernel_source(action) for action in actions(ctx)]
+    with plain_file(path, MAX_UNPACKED_BYTES) as plain:
+        kernels = [kernel_source(action) for action in actions(open_context(plain))]
     warnings = []
     if not any(k.instructions for k in kernels):
         warnings.append(f"{path.name} holds no source-level counters (profile with `--set full` for them)")

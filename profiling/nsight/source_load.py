@@ -9,7 +9,6 @@ from pathlib import Path
 from kernels.catalog import CATALOG, KernelSpec
 from profiling.nsight import ncu_rep
 from profiling.nsight.load import check_report_file
-from profiling.nsight.report import NCU_REP_MAGIC
 from profiling.nsight.source import (
     UNOPENED,
     KernelSource,
@@ -56,7 +55,7 @@ def load_source_page(path: str | os.PathLike[str], ncu: str | None = None, timeo
     Our catalog's kernels get their `.cu` lines attached (see attach_catalog_source).
     """
     path = Path(path)
-    if path.is_file() and (path.suffix == ".ncu-rep" or _starts_with(path, NCU_REP_MAGIC)):
+    if path.is_file() and ncu_rep.is_ncu_rep(path):
         check_report_file(path, "reports")
         page = ncu_rep.read_source_page(path)
     else:
@@ -64,11 +63,6 @@ def load_source_page(path: str | os.PathLike[str], ncu: str | None = None, timeo
     compiled = path.parent / COMPILED_SOURCES_DIR
     attach_catalog_source(page, compiled if compiled.is_dir() else None)
     return page
-
-
-def _starts_with(path: Path, magic: bytes) -> bool:
-    with path.open("rb") as fh:
-        return fh.read(len(magic)) == magic
 
 
 def _header_name(file: str, src_dir: Path, source: str) -> str:
