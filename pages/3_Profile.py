@@ -10,9 +10,9 @@ from kernels.catalog import CATALOG
 from profiling import usecases
 from profiling.app import cache, state, tables, ui
 from profiling.errors import GemmLensError
-from profiling.gpu.jobs import parse_shape
 from profiling.nsight.tools import find_ncu, find_tool
 from profiling.runs.export import to_csv
+from profiling.shape import parse_shape
 
 st.title("Profile")
 frame = state.frame()

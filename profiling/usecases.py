@@ -45,7 +45,7 @@ from profiling.nsight.report import MAX_REPORT_BYTES, Report
 from profiling.nsight.sanitizer import SanitizerResult
 from profiling.runs.records import BenchResult
 from profiling.runs.results import add_reference_ratios, build_document, utc_now
-from profiling.shape import Shape
+from profiling.shape import Shape, as_shape
 
 METRIC_SETS = ("quick", "full")
 CLOCK_CONTROLS = ("none", "base")
@@ -74,16 +74,6 @@ def silent(progress: float | None = None, message: str | None = None, item: Any 
 # ---------------------------------------------------------------------------------------------
 # Checks shared by every use case
 # ---------------------------------------------------------------------------------------------
-
-
-def as_shape(size: Shape | Sequence[int]) -> Shape:
-    """A Shape from a Shape or an (m, n, k) sequence (the app's job factories take tuples)."""
-    if isinstance(size, Shape):
-        return size
-    dims = tuple(size)
-    if len(dims) != 3:
-        raise InvalidInput(f"a size is M, N and K; got {dims}")
-    return Shape(*(int(d) for d in dims))
 
 
 def check_seconds(value: float, what: str = "--timeout") -> float:

@@ -21,11 +21,11 @@ from profiling import usecases
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.cli import main
 from profiling.errors import InvalidInput, ReportError, WorkerError
-from profiling.gpu.jobs import INT32_MAX, BenchSettings, parse_shape, parse_sizes
+from profiling.gpu.jobs import BenchSettings, parse_sizes
 from profiling.nsight import runner as ncu_runner
 from profiling.nsight.report import MAX_REPORT_BYTES
 from profiling.nsight.sanitizer import SanitizerResult
-from profiling.shape import Shape
+from profiling.shape import INT32_MAX, Shape, parse_shape
 
 ROOT = Path(__file__).resolve().parent.parent
 NCU = ROOT / "tests" / "fixtures" / "ncu"

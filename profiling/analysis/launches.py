@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from profiling.gpu.jobs import INT32_MAX
 from profiling.nsight import report as ncu_report
 from profiling.runs.records import BenchResult
+from profiling.shape import INT32_MAX
 
 
 @dataclass(frozen=True)

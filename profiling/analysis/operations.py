@@ -8,16 +8,15 @@ kernel of 12.4 us plus splitKreduce_kernel of 7.2 us: 19.6 us under ncu, 19.2 us
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from profiling.identity import parse_nvtx
+
 TIME_METRIC = "gpu__time_duration.sum"
-# The worker's range name; the same pattern as profiling.nsight.report (kept here so runs/ can use it).
-GEMMLENS_RANGE = re.compile(r"gemmlens:([A-Za-z0-9_.+-]+):(\d{1,10})x(\d{1,10})x(\d{1,10})(?!\d)")
 ADDITIVE_SUFFIXES = (".sum",)  # counts, bytes and durations add up over the parts; ratios and averages do not
 
 
@@ -28,10 +27,11 @@ def _get(launch: Any, name: str) -> Any:
 def range_key(launch: Any) -> tuple[str, int, int, int] | None:
     """(catalog id, m, n, k) of the worker's NVTX range a launch ran in, else None."""
     text = _get(launch, "nvtx")
-    match = GEMMLENS_RANGE.search(text) if isinstance(text, str) else None
-    if match is None:
+    named = parse_nvtx(text) if isinstance(text, str) else None
+    if named is None:
         return None
-    return match.group(1), int(match.group(2)), int(match.group(3)), int(match.group(4))
+    kernel_id, shape = named
+    return kernel_id, shape.m, shape.n, shape.k
 
 
 def metric_value(launch: Any, name: str) -> float | None:

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale, sequential
 
 from kernels.catalog import CATALOG
+from profiling.shape import shape_from_label
 
 PALETTE: tuple[str, ...] = ("#d62728", "#17becf", "#e7298a", "#1b9e77", "#a6761d", "#666600")
 """Colours of kernels that are not in the catalog (a crc32 of the name picks one): hues no family uses."""
@@ -78,8 +79,8 @@ def legend_rank(kernel: str) -> int:
 
 def size_tick(size: str) -> str:
     """A size label short enough for a category tick: "4096x4096x4096" -> "4096³"; other shapes as given."""
-    parts = size.split("x")
-    return f"{parts[0]}³" if len(parts) == 3 and len(set(parts)) == 1 else size
+    shape = shape_from_label(size)
+    return f"{shape.m}³" if shape is not None and shape.is_cube else size
 
 
 def si(value: float, unit: str) -> str:

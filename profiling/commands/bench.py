@@ -16,9 +16,10 @@ from profiling.commands import (
     write_json,
 )
 from profiling.errors import InvalidInput
-from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_grid, parse_kernels, parse_shape, parse_sizes
+from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_grid, parse_kernels, parse_sizes
 from profiling.runs.results import format_table
 from profiling.runs.verdict import DEFAULT_THRESHOLD_PCT
+from profiling.shape import parse_shape
 
 HELP = "verify catalog kernels against cuBLAS and time them (CUDA events, L2 flushed, median of repeats)"
 

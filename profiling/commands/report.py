@@ -6,6 +6,7 @@ import argparse
 
 from profiling import usecases
 from profiling.commands import print_json
+from profiling.nsight import metrics as M
 from profiling.nsight import report as ncu_report
 
 HELP = "Read an Nsight Compute report (CSV of any page, ncu stdout, or .ncu-rep) and print each launch"
@@ -32,11 +33,6 @@ THROUGHPUT = (
 )
 """Nsight Compute's "GPU Speed Of Light Throughput": what its users read first, % of each unit's peak."""
 
-TENSOR_PIPE = (
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
-    "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_elapsed",
-)
 DESCRIPTION_CHARS = 160
 SMEM_NOTE = (
     "note: a warp's shared-memory access takes 1 wavefront at 32 bits per thread, 2 at 64 and 4 at 128 with no bank "
@@ -59,18 +55,6 @@ def _first_sentence(text: str) -> str:
     cut = flat.find(". ")
     line = flat[: cut + 1] if 0 < cut < DESCRIPTION_CHARS else flat
     return line if len(line) <= DESCRIPTION_CHARS else line[: DESCRIPTION_CHARS - 1] + "…"
-
-
-def _tensor_flops(launch: ncu_report.KernelLaunch) -> float | None:
-    """2MNK for a launch that did its multiply on the tensor cores, else None: the rule of
-    ncu_report.roofline_points (inside the worker's NVTX range, tensor-pipe instructions issued, and ncu's FP32
-    FLOPs far short of the GEMM, which then count only its epilogue)."""
-    shape = ncu_report.nvtx_shape(launch)
-    if shape is None or not (launch.value("sm__inst_executed_pipe_tensor.sum") or 0) > 0:
-        return None
-    _, m, n, k = shape
-    gemm = 2.0 * m * n * k
-    return gemm if (launch.derived.get("fp32_flops") or 0) < 0.5 * gemm else None
 
 
 def _conflicts(d: dict[str, float], op: str) -> str | None:
@@ -115,13 +99,14 @@ def format_report(report: ncu_report.Report) -> str:
             )
         d = launch.derived
         extras = []
-        tensor = _tensor_flops(launch)
-        pipe = next((launch.value(n) for n in TENSOR_PIPE if launch.value(n) is not None), None)
+        ident = launch.identity
+        tensor = ident.gemm_flops if ident.tensor_core else None
+        pipe = next((launch.value(n) for n in M.TENSOR_PIPE_BUSY if launch.value(n) is not None), None)
         if tensor is not None and d.get("seconds"):
             extras.append(f"tensor {tensor / d['seconds'] / 1e12:.2f} TFLOP/s (2MNK over the duration)")
         elif "fp32_flops_per_second" in d:
             extras.append(f"FP32 {d['fp32_flops_per_second'] / 1e12:.2f} TFLOP/s")
-        if pipe is not None and (tensor is not None or pipe >= 1.0):
+        if pipe is not None and ident.tensor_core:
             extras.append(f"tensor pipe {pipe:.1f}% of peak")
         if extras:
             lines.append("    " + ", ".join(extras))

@@ -9,27 +9,10 @@ from dataclasses import asdict, dataclass, field
 from kernels.catalog import CATALOG, KernelSpec, reference_for
 from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
-from profiling.shape import Shape
+from profiling.shape import INT32_MAX as INT32_MAX  # re-exported for callers that still import it from here
+from profiling.shape import Shape, dimension, is_shape_text, parse_shape
 
-# The one rule for a GEMM dimension, in the CLI and the app alike: 1 .. INT32_MAX. Kernels take M, N and K as
-# 32-bit `int` and index with 64-bit products (size_t), so any int dimension is addressable; what really bounds a
-# run is GPU memory, which the worker checks against the device's free memory (check_fits) before allocating.
-# (The profile command used to stop at 65,536 per dimension, which refused fitting shapes such as 131072x64x64.)
-INT32_MAX = 2**31 - 1
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")
-_SHAPE = re.compile(r"^\s*(\d+)\s*[xX*]\s*(\d+)\s*[xX*]\s*(\d+)\s*$")
-
-
-def _positive(text: str, what: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise InvalidInput(f"{what} must be a positive integer, got '{text}'") from None
-    if value < 1:
-        raise InvalidInput(f"{what} must be a positive integer, got {value}")
-    if value > INT32_MAX:
-        raise InvalidInput(f"{what} must be at most {INT32_MAX} (kernels index with 32-bit sizes), got {value}")
-    return value
 
 
 def parse_sizes(text: str) -> list[Shape]:
@@ -40,9 +23,9 @@ def parse_sizes(text: str) -> list[Shape]:
     shapes = []
     for part in parts:
         if _INTEGER.match(part):
-            n = _positive(part, "size")
+            n = dimension(part, "size")
             shapes.append(Shape(n, n, n))
-        elif _SHAPE.match(part):
+        elif is_shape_text(part):
             shapes.append(parse_shape(part))
         else:
             raise InvalidInput(f"size '{part}' is not N or MxNxK (whole numbers, e.g. 4096 or 4096x1000x333)")
@@ -55,7 +38,7 @@ def sweep_sizes(start: int, stop: int, factor: int = 2) -> list[Shape]:
         raise InvalidInput(f"a sweep needs 1 <= start <= stop and a factor >= 2 (got {start}..{stop} x{factor})")
     shapes, n = [], start
     while n <= stop and len(shapes) < 64:
-        shapes.append(Shape(*(_positive(str(n), "size"),) * 3))
+        shapes.append(Shape(*(dimension(str(n), "size"),) * 3))
         n *= factor
     return shapes
 
@@ -78,7 +61,7 @@ def parse_grid(text: str) -> list[Shape]:
         values = [p.strip() for p in values_text.split(",") if p.strip()]
         if not values:
             raise InvalidInput(f"--grid: {axis}= has no values")
-        axes[axis] = list(dict.fromkeys(_positive(v, f"grid {axis}") for v in values))
+        axes[axis] = list(dict.fromkeys(dimension(v, f"grid {axis}") for v in values))
     missing = [a for a in "MNK" if a not in axes]
     if missing:
         raise InvalidInput(f"--grid needs M=, N= and K=; missing {', '.join(missing)}")
@@ -86,15 +69,6 @@ def parse_grid(text: str) -> list[Shape]:
     if count > MAX_GRID_SHAPES:
         raise InvalidInput(f"--grid has {count} shapes; at most {MAX_GRID_SHAPES} per sweep")
     return [Shape(m, n, k) for k in axes["K"] for n in axes["N"] for m in axes["M"]]
-
-
-def parse_shape(text: str) -> Shape:
-    """One MxNxK shape like "4096x1000x333"."""
-    match = _SHAPE.match(text)
-    if not match:
-        raise InvalidInput(f"shape '{text}' is not of the form MxNxK (for example 4096x1000x333)")
-    m, n, k = (_positive(g, name) for g, name in zip(match.groups(), ("M", "N", "K"), strict=True))
-    return Shape(m, n, k)
 
 
 def parse_kernels(text: str) -> list[KernelSpec]:

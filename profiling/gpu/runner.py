@@ -23,6 +23,7 @@ from profiling.gpu.fp32_cupy import cupy
 from profiling.gpu.jobs import BenchSettings, check_fits, tolerance_for
 from profiling.gpu.timing import summarize, time_interleaved, time_launches
 from profiling.gpu.verify import Check, check_output
+from profiling.identity import nvtx_range_name
 from profiling.runs.records import BenchResult, TimeSummary
 from profiling.shape import Shape
 
@@ -322,7 +323,7 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
             for _ in range(settings.warmup):
                 launch()
             cupy.cuda.Device().synchronize()
-            cupy.cuda.nvtx.RangePush(f"gemmlens:{spec.id}:{shape.label}")
+            cupy.cuda.nvtx.RangePush(nvtx_range_name(spec.id, shape))
             launch()
             cupy.cuda.Device().synchronize()
             cupy.cuda.nvtx.RangePop()

@@ -190,6 +190,13 @@ def canonical_name(label: str, unit: str = "") -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 TIME = "gpu__time_duration.sum"
+TENSOR_INST = "sm__inst_executed_pipe_tensor.sum"
+TENSOR_PIPE_BUSY: tuple[str, ...] = (
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_elapsed",
+)
+"""The tensor pipe's busy share (% of peak), in the order ncu's metric sets carry it."""
 FADD = "sm__sass_thread_inst_executed_op_fadd_pred_on.sum"
 FMUL = "sm__sass_thread_inst_executed_op_fmul_pred_on.sum"
 FFMA = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"

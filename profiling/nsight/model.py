@@ -7,6 +7,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from profiling.identity import LaunchIdentity, identify
 from profiling.nsight import metrics as M
 from profiling.nsight.metric_table import Metric, MetricRow
 from profiling.nsight.names import function_name
@@ -65,6 +66,31 @@ class KernelLaunch:
     """Whether the launch comes from a run we made: True for our own captures, False for a report of unknown
     origin (an upload, a file), None for a launch built in code. Only where it is not False may the catalog be
     matched by function name, block and grid; our NVTX range proves a launch ours in any report."""
+    _identity: LaunchIdentity | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def identity(self) -> LaunchIdentity:
+        """Which kernel this is, at which size, whether ours and whether tensor-core work (profiling.identity);
+        set when the report is read (identify()), worked out on each use for a launch built in code."""
+        return self._identity if self._identity is not None else self._worked_out()
+
+    def identify(self) -> LaunchIdentity:
+        """Work out the identity from the launch's name, NVTX range, grid and counters, and keep it."""
+        self._identity = self._worked_out()
+        return self._identity
+
+    def _worked_out(self) -> LaunchIdentity:
+        pipe = next((v for v in (self.value(n) for n in M.TENSOR_PIPE_BUSY) if v is not None), None)
+        return identify(
+            function=self.function,
+            nvtx=self.nvtx,
+            block=self.block,
+            grid=self.grid,
+            from_our_run=self.ours,
+            tensor_instructions=self.value(M.TENSOR_INST),
+            tensor_pipe_pct=pipe,
+            fp32_flops=self.derived.get("fp32_flops"),
+        )
 
     @property
     def function(self) -> str:
@@ -96,6 +122,7 @@ class KernelLaunch:
             "process": self.process,
             "invocations": self.invocations,
             "nvtx": self.nvtx,
+            "identity": self.identity.to_dict(),
             "metrics": {k: m.to_dict() for k, m in self.metrics.items()},
             "derived": {k: {"value": v, "unit": M.DERIVED_UNITS.get(k, "")} for k, v in self.derived.items()},
             "findings": [f.to_dict() for f in self.findings],

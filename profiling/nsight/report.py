@@ -14,19 +14,16 @@ from __future__ import annotations
 
 import io
 import itertools
-import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from kernels.catalog import CATALOG
 from profiling.errors import ReportError
 from profiling.nsight import metrics as M
 from profiling.nsight import report_input
 from profiling.nsight.layouts import derived_metric, parse_details, parse_raw, parse_summary
 from profiling.nsight.metric_table import Metric
 from profiling.nsight.model import Finding, KernelLaunch, Layout, Report
-from profiling.nsight.names import function_name
 from profiling.nsight.text_report import parse_text
 
 if TYPE_CHECKING:
@@ -48,8 +45,6 @@ MAX_REPORT_BYTES = 200 * 1000 * 1000
 
 NCU_REP_MAGIC = b"NVR\x00"
 """First bytes of a .ncu-rep, so a renamed one is still recognised (see test_ncu_rep_magic)."""
-# Sizes are bounded: int() of a 5,000-digit string raises, and no GEMM dimension needs more than 10 digits.
-_GEMMLENS_RANGE = re.compile(r"gemmlens:([A-Za-z0-9_.+-]+):(\d{1,10})x(\d{1,10})x(\d{1,10})(?!\d)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,6 +130,7 @@ def _finish(report: Report, source: str, notes: report_input.Notes, ours: bool, 
         raise ReportError(f"{name} has a header but no kernel launches (truncated, or no kernel was profiled)")
     for launch in report.launches:
         launch.ours = ours
+        launch.identify()
     report.warnings = notes.finish()
     return report
 
@@ -154,6 +150,7 @@ def merge_findings(target: Report, details: Report) -> None:
             launch.tables.setdefault(title, rows)
         M.fill_fallbacks(launch.metrics, derived_metric)
         launch.derived = M.derive(launch.metric_values())
+        launch.identify()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,62 +158,28 @@ def merge_findings(target: Report, details: Report) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _base_name(name: str) -> str:
-    """'void sgemm_tiled<16>(float const*, ...)' -> 'sgemm_tiled' (the function's own name; see nsight.names)."""
-    return function_name(name)
-
-
 def match_catalog(launch: KernelLaunch) -> tuple[str, int, int] | None:
-    """(catalog id, m, n) for a launch of one of our kernels, else None.
-
-    The worker's NVTX range (`gemmlens:<id>:<m>x<n>x<k>`) says it outright. Without one, only a launch from a run
-    we made (`launch.ours` not False, and no other NVTX range around it) is matched by function name, block and
-    grid (templates share a name, sgemm_tiled<8/16/32>, so the block breaks the tie): another program's
-    `sgemm_tiled` is not ours.
-    """
-    shape = nvtx_shape(launch)
-    if shape is not None:
-        return shape[0], shape[1], shape[2]
-    if launch.ours is False or (launch.ours is None and launch.nvtx):
+    """(catalog id, m, n) for a launch of one of our kernels, else None: its identity (profiling.identity)."""
+    ident = launch.identity
+    if ident.kernel_id is None:
         return None
-
-    base = _base_name(launch.name)
-    block = launch.block or ()
-    for spec in CATALOG:
-        if not spec.entry or _base_name(spec.entry) != base:
-            continue
-        if block and tuple(block[:2]) != tuple(spec.block):
-            continue
-        grid = launch.grid or (0, 0)
-        if spec.grid_order == "rows_x":
-            m, n = grid[0] * spec.tile_m, grid[1] * spec.tile_n
-        else:
-            m, n = grid[1] * spec.tile_m, grid[0] * spec.tile_n
-        return spec.id, m, n
-    return None
+    if ident.shape is not None:
+        return ident.kernel_id, ident.shape.m, ident.shape.n
+    m, n = ident.grid_mn or (0, 0)
+    return ident.kernel_id, m, n
 
 
 def nvtx_shape(launch: KernelLaunch) -> tuple[str, int, int, int] | None:
     """(catalog id, m, n, k) from the worker's NVTX range name, when the launch ran inside one."""
-    if not launch.nvtx:
+    ident = launch.identity
+    if ident.kernel_id is None or ident.shape is None:
         return None
-    match = _GEMMLENS_RANGE.search(launch.nvtx)
-    if match is None:
-        return None
-    return match.group(1), int(match.group(2)), int(match.group(3)), int(match.group(4))
+    return ident.kernel_id, ident.shape.m, ident.shape.n, ident.shape.k
 
 
 def launch_label(launch: KernelLaunch) -> str:
-    """Short label: 'v3 4096x4096' for catalog kernels, else the function's own name and the launch id."""
-    shape = nvtx_shape(launch)
-    if shape is not None:
-        kid, m, n, k = shape
-        return f"{kid} {m}x{n}x{k}"
-    hit = match_catalog(launch)
-    if hit is not None:
-        kid, m, n = hit
-        return f"{kid} {m}x{n}"
-    return f"{launch.function} #{launch.id}"
+    """Short label: 'v3 4096x4096x4096' for catalog kernels, else the function's own name and the launch id."""
+    return launch.identity.label(launch.function, launch.id)
 
 
 def metric_sources(launch: KernelLaunch) -> str:
@@ -303,9 +266,9 @@ def roofline_points(report: Report) -> pd.DataFrame:
     """Hierarchical roofline points: one row per launch and memory level that has the data.
 
     Columns: kernel (function name), label, level ("L1", "L2" or "DRAM"), flops, bytes (moved at that
-    level), seconds (kernel duration), compute ("fp32" or "tensor"). A launch inside one of the worker's
-    NVTX ranges that issued tensor-core instructions and far fewer FP32 FLOPs than its GEMM counts 2*M*N*K
-    FLOPs against the tensor ceiling (ncu's FP32 counts see only its epilogue); others count fadd + fmul + 2 ffma.
+    level), seconds (kernel duration), compute ("fp32" or "tensor"). A tensor-core launch (its identity) of known
+    size counts 2*M*N*K FLOPs against the tensor ceiling (ncu's FP32 counts see only its epilogue); others count
+    fadd + fmul + 2 ffma.
     """
     import pandas as pd  # lazy: reading a report for the CLI or the worker needs no pandas
 
@@ -313,13 +276,9 @@ def roofline_points(report: Report) -> pd.DataFrame:
     for launch in report.launches:
         flops, seconds = launch.derived.get("fp32_flops"), launch.derived.get("seconds")
         compute = "fp32"
-        shape = nvtx_shape(launch)
-        if shape and (launch.value("sm__inst_executed_pipe_tensor.sum") or 0) > 0:
-            _, m, n, k = shape
-            # FP32 kernels also show a few tensor-pipe instructions; only a kernel whose FP32 work falls far
-            # short of its GEMM did its multiply on the tensor cores.
-            if (flops or 0) < 0.5 * 2.0 * m * n * k:
-                flops, compute = 2.0 * m * n * k, "tensor"
+        ident = launch.identity
+        if ident.tensor_core and ident.gemm_flops is not None:
+            flops, compute = ident.gemm_flops, "tensor"
         if not flops or not seconds:
             continue
         label = launch_label(launch)

@@ -22,6 +22,7 @@ from profiling.errors import InvalidInput, NcuError
 from profiling.gpu.env import tool_path as find_tool
 from profiling.gpu.jobs import BenchSettings, Job, Task
 from profiling.gpu.process import worker_command
+from profiling.identity import NVTX_PREFIX
 from profiling.nsight import metrics as M
 from profiling.nsight.load import load_ncu_rep
 from profiling.nsight.report import Report
@@ -41,8 +42,7 @@ MetricSet = Literal["quick", "full"]
 ClockControl = Literal["none", "base"]
 SanitizerTool = Literal["memcheck", "racecheck", "initcheck", "synccheck"]
 
-NVTX_PREFIX = "gemmlens"
-# Push/pop ranges named `gemmlens:<kernel>:<m>x<n>x<k>` in the default domain; the trailing "/" tells
+# Push/pop ranges named by profiling.identity.nvtx_range_name in the default domain; the trailing "/" tells
 # ncu the config names a push/pop range, "regex:" makes the rest a regular expression (ncu docs,
 # "NVTX Filtering").
 NVTX_INCLUDE = f"regex:{NVTX_PREFIX}:.*/"

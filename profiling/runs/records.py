@@ -33,18 +33,12 @@ from profiling.runs.values import (
     to_utc,
     unicode_text,
 )
-from profiling.shape import Shape
+from profiling.shape import Shape, shape_of
 
 BENCH_SCHEMA = "gemmlens.bench.v1"  # results files written by `python -m profiling bench --json`
 RUN_SCHEMA = "gemmlens.run.v1"  # one saved run
 EXPORT_SCHEMA = "gemmlens.runs.v1"  # several saved runs, as runs.export.export_runs_json writes them
 KINDS = ("bench", "profile", "upload")
-
-
-def _shape_of(m: Any, n: Any, k: Any) -> Shape | None:
-    if m is None or n is None or k is None:
-        return None
-    return Shape(m, n, k)
 
 
 def _kernel_of(data: Any, where: str) -> str:
@@ -82,7 +76,7 @@ def size_text(result: Mapping[str, Any] | RunResult) -> str:
     """How a result's size is shown and matched: "MxNxK", else its size label, else ""."""
     if isinstance(result, RunResult):
         return result.size
-    shape = _shape_of(result.get("m"), result.get("n"), result.get("k"))
+    shape = shape_of(result.get("m"), result.get("n"), result.get("k"))
     return shape.label if shape else str(result.get("size_label") or "")
 
 
@@ -184,7 +178,7 @@ class BenchResult:
     def from_dict(cls, data: Any, where: str = "benchmark result") -> BenchResult:
         """A result from its dict form; InvalidInput names `where` when the kernel or size is missing."""
         kernel = _kernel_of(data, where)
-        shape = _shape_of(as_int(data.get("m")), as_int(data.get("n")), as_int(data.get("k")))
+        shape = shape_of(as_int(data.get("m")), as_int(data.get("n")), as_int(data.get("k")))
         if shape is None:
             raise InvalidInput(f"{where} ({kernel}) has no size m, n, k")
 
@@ -285,7 +279,7 @@ class RunResult:
 
     @property
     def shape(self) -> Shape | None:
-        return _shape_of(self.m, self.n, self.k)
+        return shape_of(self.m, self.n, self.k)
 
     @property
     def size(self) -> str:

@@ -1,0 +1,174 @@
+"""Which launch is this? The one answer every view reads.
+
+The worker wraps each profiled operation in an NVTX push/pop range named `gemmlens:<id>:<m>x<n>x<k>` (the
+contract between profiling.gpu.runner, which writes it, and every reader of an ncu report). From that range, or
+for a run we made from the kernel's function name, block and grid, a launch gets one `LaunchIdentity`: which
+catalog kernel it is, at which size, whether it is ours, its operation and whether it did tensor-core work.
+
+The tensor-core rule lives here and nowhere else: a catalog kernel is tensor-core work when its operation is
+(kernels.operations); another program's kernel when its tensor-pipe counters say so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kernels.catalog import CATALOG
+from kernels.operations import OperationSpec
+from kernels.registry import operation_of
+from profiling.shape import Shape
+
+NVTX_PREFIX = "gemmlens"
+"""The first field of the worker's NVTX range names; ncu's --nvtx-include filter matches on it."""
+# Sizes are bounded: int() of a 5,000-digit string raises, and no GEMM dimension needs more than 10 digits.
+_NVTX_RANGE = re.compile(NVTX_PREFIX + r":([A-Za-z0-9_.+-]+):(\d{1,10})x(\d{1,10})x(\d{1,10})(?!\d)")
+
+TENSOR_PIPE_BUSY_MIN_PCT = 1.0
+"""A launch of another program with no size to weigh its FLOPs against is tensor-core work when its tensor pipe
+was busy at least this share of the time (FP32 kernels issue a few tensor-pipe instructions, never near 1 %)."""
+TENSOR_FP32_SHARE = 0.5
+"""A launch with a known size whose FP32 FLOPs fall below this share of its 2MNK did its multiply elsewhere: on
+the tensor cores when it issued tensor-pipe instructions (ncu's FP32 count then sees only the epilogue)."""
+
+
+def nvtx_range_name(kernel_id: str, shape: Shape) -> str:
+    """The NVTX range the worker pushes around one operation: 'gemmlens:v3:4096x4096x4096'."""
+    return f"{NVTX_PREFIX}:{kernel_id}:{shape.label}"
+
+
+def parse_nvtx(text: str | None) -> tuple[str, Shape] | None:
+    """(catalog id, shape) of the worker's range inside ncu's NVTX column (which may list several ranges and
+    domains around it), else None."""
+    if not text:
+        return None
+    match = _NVTX_RANGE.search(text)
+    if match is None:
+        return None
+    return match.group(1), Shape(int(match.group(2)), int(match.group(3)), int(match.group(4)))
+
+
+def uses_tensor_cores(
+    operation: OperationSpec | None,
+    shape: Shape | None,
+    tensor_instructions: float | None,
+    tensor_pipe_pct: float | None,
+    fp32_flops: float | None,
+) -> bool:
+    """Whether a launch did its multiply on the tensor cores: the operation's answer for our kernels; for another
+    program's, tensor-pipe instructions issued and FP32 FLOPs far short of the GEMM when its size is known, else
+    the tensor pipe busy at least TENSOR_PIPE_BUSY_MIN_PCT."""
+    if operation is not None:
+        return operation.is_tensor_core
+    if shape is not None:
+        return bool(tensor_instructions) and (fp32_flops or 0.0) < TENSOR_FP32_SHARE * shape.flops
+    return tensor_pipe_pct is not None and tensor_pipe_pct >= TENSOR_PIPE_BUSY_MIN_PCT
+
+
+@dataclass(frozen=True)
+class LaunchIdentity:
+    """What a launch is, decided once when its report is read.
+
+    `kernel_id`: the catalog (or tuning) id, None for another program's kernel. `shape`: M, N and K from the
+    worker's NVTX range; `grid_mn`: M and N worked out from the grid of a launch matched by name (no K there).
+    `ours`: a kernel of our catalog (the worker's range, or matched by name in a run we made). `operation`: its
+    operation, None when not ours. `tensor_core`: the one tensor-core rule (uses_tensor_cores).
+    """
+
+    kernel_id: str | None = None
+    shape: Shape | None = None
+    ours: bool = False
+    operation: OperationSpec | None = None
+    tensor_core: bool = False
+    grid_mn: tuple[int, int] | None = None
+
+    @property
+    def size(self) -> str:
+        """'4096x4096x4096' from the NVTX range, '4096x4096' from the grid, else ''."""
+        if self.shape is not None:
+            return self.shape.label
+        if self.grid_mn is not None:
+            return f"{self.grid_mn[0]}x{self.grid_mn[1]}"
+        return ""
+
+    @property
+    def m(self) -> int | None:
+        """M, from the range or the grid."""
+        if self.shape is not None:
+            return self.shape.m
+        return self.grid_mn[0] if self.grid_mn is not None else None
+
+    @property
+    def gemm_flops(self) -> float | None:
+        """2MNK when the size is known, else None."""
+        return float(self.shape.flops) if self.shape is not None else None
+
+    def label(self, function: str, launch_id: str) -> str:
+        """'v3 4096x4096x4096' for our kernels ('v3 4096x4096' without a range), else '<function> #<id>'."""
+        if self.kernel_id is not None:
+            return f"{self.kernel_id} {self.size}".strip()
+        return f"{function} #{launch_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kernel_id": self.kernel_id,
+            "size": self.size or None,
+            "ours": self.ours,
+            "operation": self.operation.name if self.operation is not None else None,
+            "tensor_core": self.tensor_core,
+        }
+
+
+def _entry_function(entry: str) -> str:
+    """A catalog entry's function name as ncu prints it: 'sgemm_tiled<16>' -> 'sgemm_tiled'."""
+    return entry.split("<", 1)[0].strip()
+
+
+def match_by_launch(
+    function: str, block: tuple[int, ...] | None, grid: tuple[int, ...] | None
+) -> tuple[str, int, int] | None:
+    """(catalog id, m, n) of the catalog kernel with this function name and block (templates share a name,
+    sgemm_tiled<8/16/32>, so the block breaks the tie), M and N worked out from the grid and the tile."""
+    for spec in CATALOG:
+        if not spec.entry or _entry_function(spec.entry) != function:
+            continue
+        if block and tuple(block[:2]) != tuple(spec.block):
+            continue
+        g = grid or (0, 0)
+        if spec.grid_order == "rows_x":
+            return spec.id, g[0] * spec.tile_m, g[1] * spec.tile_n
+        return spec.id, g[1] * spec.tile_m, g[0] * spec.tile_n
+    return None
+
+
+def identify(
+    *,
+    function: str,
+    nvtx: str | None,
+    block: tuple[int, ...] | None,
+    grid: tuple[int, ...] | None,
+    from_our_run: bool | None,
+    tensor_instructions: float | None = None,
+    tensor_pipe_pct: float | None = None,
+    fp32_flops: float | None = None,
+) -> LaunchIdentity:
+    """The identity of one launch.
+
+    The worker's NVTX range says it outright, in any report. Without one, only a launch from a run we made
+    (`from_our_run` not False, and no other NVTX range around it) is matched by function name, block and grid:
+    another program's `sgemm_tiled` is not ours.
+    """
+    kernel_id: str | None = None
+    shape: Shape | None = None
+    grid_mn: tuple[int, int] | None = None
+    named = parse_nvtx(nvtx)
+    if named is not None:
+        kernel_id, shape = named
+    elif not (from_our_run is False or (from_our_run is None and nvtx)):
+        hit = match_by_launch(function, block, grid)
+        if hit is not None:
+            kernel_id, grid_mn = hit[0], (hit[1], hit[2])
+    operation = operation_of(kernel_id) if kernel_id is not None else None
+    tensor = uses_tensor_cores(operation, shape, tensor_instructions, tensor_pipe_pct, fp32_flops)
+    return LaunchIdentity(kernel_id, shape, kernel_id is not None, operation, tensor, grid_mn)

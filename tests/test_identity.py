@@ -1,0 +1,61 @@
+"""The launch identity (profiling.identity) read from the bundled real captures: which kernel, which size, ours or
+not, and the one tensor-core rule; and the one size parser (profiling.shape)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from profiling.errors import InvalidInput
+from profiling.identity import nvtx_range_name, parse_nvtx
+from profiling.nsight.load import load_report
+from profiling.shape import Shape, parse_shape, shape_from_label
+
+ROOT = Path(__file__).resolve().parents[1]
+WHY_1024 = ROOT / "results/h100-2026-11-22/ncu_why_1024_raw.csv"
+FOREIGN = ROOT / "tests/fixtures/foreign/raw.csv"
+
+
+def _by_kernel(path: Path) -> dict[str, object]:
+    return {launch.identity.kernel_id: launch.identity for launch in load_report(path).launches}
+
+
+def test_the_nvtx_contract_round_trips_and_finds_the_range_among_others() -> None:
+    name = nvtx_range_name("v9-regdb-128x256x16-w64x64-t8x16-s3", Shape(4096, 1000, 333))
+    assert name == "gemmlens:v9-regdb-128x256x16-w64x64-t8x16-s3:4096x1000x333"
+    assert parse_nvtx(name) == ("v9-regdb-128x256x16-w64x64-t8x16-s3", Shape(4096, 1000, 333))
+    # ncu's NVTX column as the raw page prints it: a range id, the domain and trailing fields.
+    column = '1044  "<default domain>:gemmlens:wgmma-tma:4096x4096x4096:none:none:none:none:none:none"'
+    assert parse_nvtx(column) == ("wgmma-tma", Shape(4096, 4096, 4096))
+    assert parse_nvtx("gemmlens:v3:4096x4096") is None
+    assert parse_nvtx("gemmlens:v3:1x1x12345678901") is None  # more digits than any dimension has
+    assert parse_nvtx(None) is None
+
+
+def test_the_ladder_capture_identifies_each_kernel_with_its_operation() -> None:
+    ids = _by_kernel(WHY_1024)
+    v3, v4 = ids["v3"], ids["v4"]
+    assert v3.shape == Shape(1024, 1024, 1024) and v3.ours and v3.operation.name == "sgemm"
+    assert not v3.tensor_core and not v4.tensor_core  # two FP32 kernels
+    assert ids["wmma-addmm"].tensor_core and ids["wmma-addmm"].operation.name == "hgemm_addmm"
+    assert ids["cublas"].ours and not ids["cublas"].tensor_core
+
+
+def test_another_programs_kernels_are_not_ours_and_tensor_work_is_read_from_the_pipe() -> None:
+    launches = load_report(FOREIGN).launches
+    assert not any(launch.identity.ours for launch in launches)
+    tensor = sorted({launch.function for launch in launches if launch.identity.tensor_core})
+    assert tensor == [  # cuBLAS's Hopper GEMMs inside PyTorch; the elementwise and softmax kernels are not
+        "nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_NNT",
+        "nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_gelubias_NNT",
+        "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+    ]
+
+
+def test_sizes_are_parsed_in_one_place() -> None:
+    assert parse_shape(" 7X1x2 ") == Shape(7, 1, 2)
+    assert shape_from_label("4096x4096x4096") == Shape(4096, 4096, 4096)
+    assert shape_from_label("#2") is None and shape_from_label("4096x4096") is None
+    with pytest.raises(InvalidInput, match="not of the form MxNxK"):
+        parse_shape("4096x4096")
