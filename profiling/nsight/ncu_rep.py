@@ -346,6 +346,7 @@ def _read_report(path: Path, ours: bool, extras: RepExtras | None) -> Report:
         launch.metrics = row
         M.fill_fallbacks(launch.metrics, derived_metric)
         launch.derived = M.derive(launch.metric_values())
+        launch.identify()
     return Report(launches=launches, layout="raw", source=str(path), warnings=warnings)
 
 
