@@ -19,7 +19,7 @@ def admin_section(store: RunStore, actor: Identity | None) -> None:
     """An expander with the trash and the audit log, for an actor who may delete; nothing for anyone else."""
     if actor is None or not actor.may("delete"):
         return
-    trash = store.trash()
+    trash = store.trash(actor=actor)
     with st.expander(f"Admin: trash ({len(trash)}) and audit log"):
         st.subheader("Trash")
         if trash:

@@ -217,11 +217,26 @@ def _migration_raw_times(conn: Connection) -> None:
             conn.execute(sa.update(table).where(table.c.id == row_id).values(times_ms=times))
 
 
+def _migration_audit_no_replace(conn: Connection) -> None:
+    """The audit log refuses an insert that names an existing entry's id.
+
+    SQLite's REPLACE INTO, INSERT OR REPLACE and INSERT OR IGNORE resolve a primary-key conflict by deleting the old
+    row or skipping the new one, and no UPDATE or DELETE trigger fires for that, so they could rewrite an entry
+    unseen. A BEFORE INSERT trigger runs before the conflict is resolved. On PostgreSQL, INSERT ... ON CONFLICT DO
+    UPDATE and MERGE fire the row's UPDATE trigger, which refuses already; nothing to add there."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql(
+            "CREATE TRIGGER audit_no_replace BEFORE INSERT ON audit WHEN EXISTS (SELECT 1 FROM audit WHERE id = NEW.id)"
+            f" BEGIN SELECT RAISE(ABORT, '{AUDIT_APPEND_ONLY}'); END"
+        )
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _migration_1,
     _migration_2,
     _migration_team,
     _migration_raw_times,
+    _migration_audit_no_replace,
 )
 
 

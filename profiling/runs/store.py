@@ -16,7 +16,8 @@ Build runs with profiling.runs.convert (bench_run for results files, report_run 
 reports), then RunStore.save_run(), which also takes record dicts.
 
 Writes take the identity that acts (`actor`, profiling.team.roles.Identity) and check its role there, so no page
-or command can skip the check: saving needs runner, deleting (to the trash), restoring and purging need admin.
+or command can skip the check: saving needs runner, changing a run's label or notes its author or an admin (its
+author never changes), deleting (to the trash), restoring, purging and reading the trash need admin.
 Every write is logged in the append-only audit log (profiling.runs.audit) in the same transaction. A store opened
 with `require_actor` (the app with sign-in configured) refuses writes without an identity; otherwise a write
 without one is the local single user's (the command line), who keeps the author the run names.
@@ -54,7 +55,15 @@ from profiling.runs.schema import (
     schema_version,
 )
 from profiling.runs.values import STORE_INT_MAX, finite_number, iso_utc, nonempty_str, to_utc
-from profiling.team.roles import Action, Identity, PermissionDenied, check_author, local_identity, require
+from profiling.team.roles import (
+    Action,
+    Identity,
+    PermissionDenied,
+    check_author,
+    local_identity,
+    require,
+    require_author_or_admin,
+)
 
 __all__ = ["DEFAULT_DB_PATH", "RunStore", "StoreError", "default_db_url", "make_engine", "open_store"]
 
@@ -279,35 +288,33 @@ class RunStore:
             return out
 
     def update_run(
-        self,
-        run_id: int,
-        *,
-        label: str | None = None,
-        author: str | None = None,
-        notes: str | None = None,
-        actor: Identity | None = None,
+        self, run_id: int, *, label: str | None = None, notes: str | None = None, actor: Identity | None = None
     ) -> None:
-        """Change a run's label, author or notes (None leaves a field as it is); with an `actor`, the author can
-        only become the actor."""
+        """Change a run's label or notes (None leaves a field as it is). With an `actor`, only the run's author or
+        an admin may (require_author_or_admin); a run's author never changes."""
         who = self._acting(actor, "save", "changing runs")
-        if actor is not None and author is not None:
-            author = check_author(actor, author)
         values: dict[str, Any] = {}
         if label is not None:
             if not label.strip():
                 raise InvalidInput("a run label cannot be empty")
             values["label"] = label.strip()[:300]
-        if author is not None:
-            values["author"] = author.strip()[:200]
         if notes is not None:
             values["notes"] = notes
         if not values:
             return
         self._check_writable("update the run")
         with _db_errors("update the run", self.display_url), self._write_engine.begin() as conn:
-            live = sa.update(RunRow).where(RunRow.id == run_id, RunRow.deleted_at.is_(None))
-            if conn.execute(live.values(**values)).rowcount == 0:
+            # Read under the write lock (SQLite) or with the row locked (PostgreSQL): the author checked is the
+            # author of the row changed.
+            live = sa.select(RunRow.author).where(RunRow.id == run_id, RunRow.deleted_at.is_(None))
+            if conn.dialect.name != "sqlite":
+                live = live.with_for_update()
+            author = conn.execute(live).scalar()
+            if author is None:
                 raise InvalidInput(f"no run {run_id} in the run store ({self.display_url})")
+            if actor is not None:
+                require_author_or_admin(actor, author, run_id)
+            conn.execute(sa.update(RunRow).where(RunRow.id == run_id).values(**values))
             audit.record(conn, who, "update", run_id, "changed " + ", ".join(sorted(values)))
 
     def delete_run(self, run_id: int, *, actor: Identity | None = None) -> bool:
@@ -342,8 +349,10 @@ class RunStore:
                 audit.record(conn, who, "purge", run_id, f"deleted {label!r} for good")
             return [run_id for run_id, _ in gone]
 
-    def trash(self) -> list[dict[str, Any]]:
-        """The runs in the trash (profiling.runs.audit.trashed), most recently deleted first."""
+    def trash(self, *, actor: Identity | None = None) -> list[dict[str, Any]]:
+        """The runs in the trash (profiling.runs.audit.trashed), most recently deleted first; an admin's view, like
+        the audit log (only admins restore or purge what is there)."""
+        self._acting(actor, "delete", "reading the trash")
         with _db_errors("read the trash", self.display_url), self.engine.connect() as conn:
             return audit.trashed(conn)
 

@@ -108,6 +108,17 @@ def check_author(actor: Identity, author: str | None) -> str:
     return actor.id
 
 
+def require_author_or_admin(actor: Identity, author: str, run_id: int) -> None:
+    """PermissionDenied, in one line, unless `actor` may change the run `run_id` that `author` saved: its author
+    (with a role that saves) or an admin."""
+    require(actor, "save")
+    if actor.role == "admin" or actor.id == author:
+        return
+    raise PermissionDenied(
+        f"{actor.id} is a {actor.role}: only run {run_id}'s author ({author}) or an admin may change it"
+    )
+
+
 @dataclass(frozen=True)
 class RolePolicy:
     """E-mail address or domain to role, from the server's configuration; `*` is everyone else.
