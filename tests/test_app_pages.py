@@ -258,6 +258,12 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     assert labels[at.multiselect(key="candidates").value[0]].endswith("bench_1024-4096")
     side = next(d.value for d in at.dataframe if "Time (ms) Δ%" in d.value.columns)
     assert len(side) == 48  # every kernel and size of the earlier run
+    # Neither bundled run saved per-launch times: no verdict, the medians' change, and the reason said once.
+    assert set(side["Time (ms) verdict"]) == {"no verdict"}
+    v1c = side[(side["kernel"] == "v1-coalesced") & (side["size"] == "4096x4096x4096")].iloc[0]
+    assert v1c["Time (ms) interval"] == "medians only: -2.2 %, no verdict"
+    assert "Time (ms) note" not in side.columns
+    assert sum("neither run saved per-launch times" in c.value for c in at.caption) == 1
     assert any(e.label == "Not compared: 3 kernel/size pair(s) in one run only" for e in at.expander)
 
     # a candidate: the 8192 run with every time 20 % lower, imported as JSON
@@ -279,7 +285,8 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     side = next(d.value for d in at.dataframe if "Time (ms) Δ%" in d.value.columns)
     assert len(side) == len({(r["kernel"], r["m"]) for r in base["results"]})
     assert side["Time (ms) Δ%"].round(3).eq(-20.0).all()
-    assert (side["Time (ms) verdict"] == "faster").all()
+    assert (side["Time (ms) verdict"] == "no verdict").all()  # the bundled runs saved no per-launch times
+    assert (side["Time (ms) interval"] == "medians only: -20.0 %, no verdict").all()
     roof = figures(at)[0]
     assert kernel_points(roof) == {r["kernel"]: 1 for r in base["results"]}
     baseline_traces = [t for t in roof["data"] if t.get("legendgroup", "").startswith("baseline:")]

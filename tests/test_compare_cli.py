@@ -55,7 +55,8 @@ def files(tmp_path: Path) -> dict[str, Path]:
 def test_slower_candidate_fails_past_threshold(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
     assert main(["compare", str(files["base"]), str(files["slower"]), "--fail-if-slower", "5"]) == 1
     out = capsys.readouterr().out
-    assert "v3 4096x4096x4096 (+10.0%, no interval)" in out and out.rstrip().splitlines()[-1].startswith("FAIL: 1 ")
+    assert "v3 4096x4096x4096 (+10.0%, medians only, no interval)" in out
+    assert out.rstrip().splitlines()[-1].startswith("FAIL: 1 ")
     assert "v7 4096x4096x4096 (baseline)" in out  # reported as not compared, not as a failure
     # The same pair passes with a looser threshold, and without the flag it only prints.
     assert main(["compare", str(files["base"]), str(files["slower"]), "--fail-if-slower", "10.5"]) == 0
@@ -70,7 +71,8 @@ def test_faster_candidate_passes_and_prints_table(files: dict[str, Path], capsys
     header = next(line for line in lines if line.lstrip().startswith("kernel"))
     assert "base ms" in header and "cand ms" in header and "verdict" in header
     v5 = next(line for line in lines if line.lstrip().startswith("v5 "))
-    assert "-25.0%" in v5 and "faster" in v5
+    # These files saved no per-launch times: the change of the medians, and no verdict without an interval.
+    assert "medians only: -25.0 %, no verdict" in v5 and "faster" not in v5
 
 
 def test_kernel_that_breaks_fails_the_check(files: dict[str, Path], capsys: pytest.CaptureFixture) -> None:
@@ -174,3 +176,19 @@ def test_runs_of_two_gpu_models_cannot_gate_unless_cross_gpu(capsys: pytest.Capt
     assert "not comparable" in out.split("verdicts:")[1]
     main(["compare", str(h100), str(h200), "--cross-gpu"])
     assert "cross-GPU comparison" in capsys.readouterr().out
+
+
+def test_runs_without_launch_times_get_no_verdict_and_the_reason_once(capsys: pytest.CaptureFixture) -> None:
+    """The two bundled H200 runs of 2026-11-22 saved medians only: v1-coalesced at 4096 moved -2.2 %, which is no
+    verdict without an interval, and the reason is printed once for the 48 pairs, not once per row."""
+    earlier = REAL / "h200-2026-11-22" / "earlier" / "bench_1024-4096.json"
+    later = REAL / "h200-2026-11-22" / "bench_1024-4096.json"
+    assert main(["compare", str(earlier), str(later)]) == 0
+    out = capsys.readouterr().out
+    table = out.split("notes:")[0]
+    row = next(line for line in table.splitlines() if line.lstrip().startswith("v1-coalesced 4096x4096x4096"))
+    assert "medians only: -2.2 %, no verdict" in row
+    rows = [line for line in table.splitlines() if "x" in line and " ok " in line]
+    assert len(rows) == 48 and not any(word in line for line in rows for word in ("faster", "slower", "same"))
+    assert out.count("neither run saved per-launch times") == 1
+    assert "all 48 kernel/size pairs: neither run saved per-launch times" in out

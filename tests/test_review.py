@@ -44,6 +44,7 @@ def bench_doc(kernels: dict[str, float], *, size: int = 4096, created: str = "20
         "results": [
             {"kernel": name, "m": size, "n": size, "k": size, "status": "ok", "error": None, "rel_error": 1e-7,
              "time_ms": {"median": ms, "min": ms, "max": ms},
+             "times_ms": [ms * (1 + 0.0002 * (i % 5 - 2)) for i in range(10)],  # steady launches around the median
              "tflops": 2 * size**3 / (ms * 1e-3) / 1e12, "pct_cublas": 80.0,
              "compile": {"registers": 128, "shared_static_bytes": 8192}}
             for name, ms in kernels.items()
@@ -219,6 +220,20 @@ def test_html_report_is_self_contained() -> None:
     assert f'color:{VERDICT_COLORS["improvement"]};font-weight:600">1.9<' in page
 
 
+def test_html_report_says_no_verdict_without_launch_times_and_the_reason_once() -> None:
+    """The bundled H200 runs of 2026-11-22 saved medians only: the export shows the medians' change as no verdict,
+    colours no time cell as faster or slower, and gives the reason once instead of in each of the 48 rows."""
+    earlier = convert.load_run_file(RESULTS_DIR / "h200-2026-11-22" / "earlier" / "bench_1024-4096.json")
+    later = convert.load_run_file(RESULTS_DIR / "h200-2026-11-22" / "bench_1024-4096.json")
+    page = review.report_html(earlier, [later])
+    assert "medians only: -2.2 %, no verdict" in page
+    assert page.count("neither run saved per-launch times") == 1
+    comparison = compare_runs(earlier, [later])
+    v1c = comparison[(comparison["kernel"] == "v1-coalesced") & (comparison["size"] == "4096x4096x4096")]
+    time_row = v1c[v1c["metric"] == "time_median_ms"].iloc[0]
+    assert (time_row["verdict"], time_row["interval"]) == ("no verdict", "medians only: -2.2 %, no verdict")
+
+
 def test_csv_and_json_export_of_tables() -> None:
     base = record({"v3": 3.0}, 1, "base")
     cand = record({"v3": 3.3}, 2, "cand")
@@ -285,7 +300,16 @@ def test_real_results_files_load_and_compare() -> None:
             (r["kernel"], f"{r['m']}x{r['n']}x{r['k']}"): r["time_ms"].get("spread_pct", 0) for r in doc["results"]
         }
         assert all(spread[(k, s)] > 2.0 for k, s in zip(noisy["kernel"], noisy["size"], strict=True)), path
-        flagged = comparison[~comparison["verdict"].isin(["same", "n/a", "noisy"])]
+        flagged = comparison[~comparison["verdict"].isin(["same", "n/a", "noisy", "no verdict"])]
+        time_rows = comparison[comparison["metric"] == "time_median_ms"]
+        if not slow.get("times_ms"):
+            # Medians only: no interval, so no time verdict at all, and the 20 % is shown as the medians' change.
+            assert set(time_rows["verdict"]) == {"no verdict"}, path
+            assert "medians only: +20.0 %, no verdict" in set(time_rows["interval"]), path
+            assert sorted(zip(flagged["kernel"], flagged["metric"], flagged["verdict"], strict=True)) == [
+                (broken["kernel"], "status", "regression")
+            ], path
+            continue
         assert sorted(
             zip(flagged["kernel"], flagged["size"], flagged["metric"], flagged["verdict"], strict=True)
         ) == sorted(

@@ -28,7 +28,7 @@ from profiling.errors import GemmLensError, error_line, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
-from profiling.runs.comparison import unmatched
+from profiling.runs.comparison import notes_said_once, unmatched
 from profiling.runs.export import to_csv
 from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore, default_db_url
@@ -400,7 +400,8 @@ def review_comparison(
     else:
         st.caption(
             "Time verdict: faster or slower when the 95 % bootstrap interval of the median-time ratio (Time interval) "
-            "excludes no change and passes the threshold; same within it; noisy when too wide to decide. Δ% "
+            "excludes no change and passes the threshold; same within it; noisy when too wide to decide; no verdict "
+            "(medians only) when a run saved no per-launch times. Δ% "
             "relative to the baseline; the HTML report colours every metric's change."
         )
         for candidate in candidates:
@@ -409,7 +410,10 @@ def review_comparison(
                 (st.warning if not guard.comparable else st.caption)(
                     f"{safe_md(candidate.label)}: {safe_md(guard.label())}"
                 )
-        st.dataframe(cache.side_by_side_plain(side), hide_index=True, width="stretch", key="side_by_side")
+        shown, note = notes_said_once(side)
+        if note:
+            st.caption(f"Time, every row: {safe_md(note)}.")
+        st.dataframe(cache.side_by_side_plain(shown), hide_index=True, width="stretch", key="side_by_side")
     only = pd.concat([unmatched(baseline, c).assign(candidate=c.label) for c in candidates], ignore_index=True)
     if not only.empty:
         with st.expander(f"Not compared: {len(only)} kernel/size pair(s) in one run only"):

@@ -74,7 +74,8 @@ def _load(spec: str, stores: dict[str, RunStore], db: str | None) -> SavedRun:
 
 def _table(comparison: pd.DataFrame) -> str:
     wanted = {"time_median_ms": "ms", "tflops": "TFLOP/s", "pct_cublas": "%cuBLAS"}
-    rows, notes = [], []
+    rows: list[dict[str, Any]] = []
+    notes: dict[str, list[str]] = {}  # note -> the pairs it is said of: a shared reason is printed once
     for (kernel, size), part in comparison.groupby(["kernel", "size"], sort=False):
         by_metric = {r["metric"]: r for _, r in part.iterrows()}
         row: dict[str, Any] = {"kernel": kernel, "size": size}
@@ -91,12 +92,21 @@ def _table(comparison: pd.DataFrame) -> str:
             if key == "time_median_ms":
                 row["Δ time [95% interval]"] = r["interval"] or _pct(r["delta_pct"])
                 row["verdict"] = r["verdict"] if status["verdict"] != "regression" else "regression"
-                notes.extend([f"{kernel} {size}".strip() + f": {r['note']}"] if r["note"] else [])
+                if row["verdict"] == "no verdict":
+                    row["verdict"] = "-"  # the Δ column already says "..., no verdict"
+                if r["note"]:
+                    notes.setdefault(r["note"], []).append(f"{kernel} {size}".strip())
         rows.append(row)
     import pandas as pd
 
     text = pd.DataFrame(rows).to_string(index=False)
-    return text + ("\n\nnotes:\n" + "\n".join(f"  {n}" for n in dict.fromkeys(notes)) if notes else "")
+    lines = []
+    for note, pairs in notes.items():
+        if len(pairs) == 1:
+            lines.append(f"  {pairs[0]}: {note}")
+        else:
+            lines.append(f"  {'all ' if len(pairs) == len(rows) else ''}{len(pairs)} kernel/size pairs: {note}")
+    return text + ("\n\nnotes:\n" + "\n".join(lines) if lines else "")
 
 
 def _fmt(value: Any) -> str:
@@ -177,7 +187,9 @@ def run(args: argparse.Namespace) -> int:
         if r.metric == "status":
             what = f"{r.baseline}->{r.candidate}"
         else:
-            what = r.interval if isinstance(r.interval, str) and r.interval else f"{_pct(r.delta_pct)}, no interval"
+            # The gate falls back to the medians where a run saved no launches, and says there is no interval.
+            has_interval = pd.notna(r.ratio_low)
+            what = r.interval if has_interval else f"{_pct(r.delta_pct)}, medians only, no interval"
         items.append(f"{r.kernel} {r.size}".strip() + f" ({what})")
     print(
         f"\nFAIL: {len(items)} kernel/size pair(s) slower than the baseline by more than "

@@ -1,7 +1,8 @@
 """Baseline-vs-candidate comparison of saved runs: per kernel/size and metric, the change and its verdict.
 
 The time row's verdict rests on the per-launch times (profiling.runs.verdict): "faster", "slower", "same",
-"noisy" or "not comparable", with the bootstrap interval of the time ratio beside it. The other metrics
+"noisy" or "not comparable", with the bootstrap interval of the time ratio beside it; "no verdict" where a run
+saved no per-launch times, with the medians' change in the interval column. The other metrics
 keep a threshold rule: "improvement", "regression" or "same" (the change is within the threshold);
 "changed" for metrics with no better direction (registers, shared memory) that moved past it; "n/a" where
 either side has no value. Runs are SavedRun or their record dicts.
@@ -55,6 +56,7 @@ VERDICT_COLORS = {
     "same": "#57606a",
     "changed": "#9a6700",
     "noisy": "#9a6700",
+    "no verdict": "#8c959f",
     "not comparable": "#8c959f",
     "n/a": "#8c959f",
 }
@@ -207,6 +209,20 @@ def side_by_side(comparison: pd.DataFrame) -> pd.DataFrame:
             cols += [f"{label} interval", f"{label} note"]
         out = out.merge(part[keys + cols], on=keys, how="left")
     return out
+
+
+TIME_NOTE = "Time (ms) note"  # side_by_side's column of the time rows' notes
+
+
+def notes_said_once(side: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """A side_by_side table without its time-note column when every row carries the same note (e.g. neither
+    run saved per-launch times), and that note, for a view to say once above the table; else (side, "")."""
+    if TIME_NOTE not in side.columns or side.empty:
+        return side, ""
+    notes = set(side[TIME_NOTE].fillna("").astype(str))
+    if len(notes) != 1 or not next(iter(notes)):
+        return side, ""
+    return side.drop(columns=[TIME_NOTE]), notes.pop()
 
 
 def slower_than(comparison: pd.DataFrame, pct: float) -> pd.DataFrame:

@@ -24,6 +24,7 @@ from profiling.runs.comparison import (
     VERDICT_COLORS,
     WORSE_VERDICTS,
     compare_runs,
+    notes_said_once,
     side_by_side,
 )
 from profiling.runs.records import RESULT_FIELDS, SavedRun, as_run
@@ -214,10 +215,19 @@ def _table_html(frame: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _comparison_html(comparison: pd.DataFrame) -> list[str]:
+    """The side-by-side table, with a time note that every row shares said once above it."""
+    if comparison.empty:
+        return ["<p>No kernel/size in common.</p>"]
+    side, note = notes_said_once(side_by_side(comparison))
+    return ([f"<p>Time, every row: {html.escape(note)}.</p>"] if note else []) + [_table_html(side)]
+
+
 VERDICT_RULE = (
     "Time verdicts: faster or slower only when the 95 % bootstrap interval of the median-time ratio excludes "
     "no change and the change exceeds the threshold; same when the interval lies within the threshold; noisy "
-    "when it is too wide to say; not comparable across GPU models."
+    "when it is too wide to say; no verdict (medians only) when a run saved no per-launch times; not comparable "
+    "across GPU models."
 )
 
 
@@ -258,7 +268,7 @@ def report_html(
         "<h2>Runs</h2>",
         _table_html(runs.drop(columns=["notes"])),
         "<h2>Comparison</h2>",
-        _table_html(side_by_side(comparison)) if not comparison.empty else "<p>No kernel/size in common.</p>",
+        *_comparison_html(comparison),
         "<h2>Charts</h2>",
         *[f'<div class="fig">{p}</div>' for p in parts],
     ]

@@ -6,8 +6,10 @@ A time verdict compares the per-launch times of one kernel and size in two runs 
 - "same": the interval lies inside +-threshold (or the change is real but smaller than the threshold);
 - "noisy": the interval is too wide to say, with how many repeats would likely decide it;
 - "not comparable": the two runs ran on different GPU models (unless a cross-GPU comparison was asked for);
-- "n/a": a side has no time. Results saved without per-launch times fall back to the threshold on the two
-  medians, and say so in the note.
+- "no verdict": a side saved fewer than MIN_SAMPLES per-launch times (results saved before schema 4 have none), so
+  there is no interval: the change of the medians is shown ("medians only: -2.2 %, no verdict") and the note says
+  why, in words that are the same on every such row so a view can say it once;
+- "n/a": a side has no time.
 
 The bootstrap resamples the launches with numpy (fixed seed, so a verdict does not flicker between views).
 Interleaved A/B runs (bench --ab) are paired: launch i of A and of B ran back to back, so the ratio is taken
@@ -31,7 +33,7 @@ DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 2000
 MIN_SAMPLES = 5  # fewer launches than this give no interval worth showing
 MAX_REPEATS_SUGGESTED = 10_000  # the most --repeats allows (profiling.gpu.jobs.REPEATS)
-VERDICTS = ("faster", "slower", "same", "noisy", "not comparable", "n/a")
+VERDICTS = ("faster", "slower", "same", "noisy", "no verdict", "not comparable", "n/a")
 
 
 @dataclass(frozen=True)
@@ -66,9 +68,15 @@ class TimeVerdict:
     interval: RatioInterval | None = None
     repeats_needed: int | None = None  # for "noisy": launches per side that would likely decide it
     note: str = ""
+    medians_change_pct: float | None = None  # for "no verdict": the change of the medians, with no interval
 
     def interval_text(self) -> str:
-        return self.interval.text() if self.interval else ""
+        """The interval, or for "no verdict" the medians' change said to be no verdict; "" otherwise."""
+        if self.interval:
+            return self.interval.text()
+        if self.medians_change_pct is not None:
+            return f"medians only: {self.medians_change_pct:+.1f} %, no verdict"
+        return ""
 
 
 def _clean(times: Sequence[float] | None) -> np.ndarray:
@@ -170,10 +178,24 @@ def time_verdict(
     if not (baseline_median and candidate_median) or baseline_median <= 0:
         return TimeVerdict("n/a", note="no time on one side")
     change = (candidate_median / baseline_median - 1.0) * 100.0
-    verdict = "same" if abs(change) <= threshold_pct else ("slower" if change > 0 else "faster")
-    missing = "both runs" if not baseline_times and not candidate_times else "one run"
-    return TimeVerdict(
-        verdict, note=f"{missing} saved no per-launch times: {change:+.1f} % on the medians, no interval"
+    return TimeVerdict("no verdict", note=no_interval_reason(baseline_times, candidate_times),
+                       medians_change_pct=change)  # fmt: skip
+
+
+def no_interval_reason(baseline_times: Sequence[float] | None, candidate_times: Sequence[float] | None) -> str:
+    """Why two results give no interval, in words that do not depend on the kernel (a view says it once)."""
+    few = [side for side, times in (("baseline", baseline_times), ("candidate", candidate_times))
+           if len(_clean(times)) < MIN_SAMPLES]  # fmt: skip
+    none = [side for side, times in (("baseline", baseline_times), ("candidate", candidate_times)) if not times]
+    if len(none) == 2:
+        what = "neither run saved per-launch times"
+    elif none and few == none:
+        what = f"the {none[0]} saved no per-launch times"
+    else:
+        what = " and ".join(f"the {side}" for side in few) + f" saved fewer than {MIN_SAMPLES} per-launch times"
+    return (
+        f"{what}, so there is no interval and no verdict: only the medians' change is shown "
+        f"(a verdict needs at least {MIN_SAMPLES} launches per side; results saved before schema 4 have none)"
     )
 
 
