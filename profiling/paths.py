@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -16,3 +18,17 @@ APP_SCRIPT = APP_DIR / "app.py"
 STREAMLIT_CONFIG = APP_DIR / ".streamlit" / "config.toml"
 BUNDLED_RESULTS_DIR = APP_DIR / "results"
 TUNED_DIR = BUNDLED_RESULTS_DIR / "tuning"
+
+_CAPTURE_SIZE = re.compile(r"_(\d+)_raw\.csv$")
+
+
+def capture_size(raw: Path) -> int | None:
+    """The size (M) in a bundled capture's name: ncu_why_4096_raw.csv, ncu_why_hopper_4096_raw.csv; None without."""
+    match = _CAPTURE_SIZE.search(raw.name)
+    return int(match.group(1)) if match else None
+
+
+def largest_first(raws: Iterable[Path]) -> list[Path]:
+    """Bundled captures in the order offered, the first being the default: the largest size first, as
+    `explain` (whose default is the largest size) and the Why page both choose; names without a size last."""
+    return sorted(raws, key=lambda raw: (-(capture_size(raw) or -1), raw.name))

@@ -85,9 +85,36 @@ def test_source_ncu_rep_without_ncu(monkeypatch: pytest.MonkeyPatch, capsys: pyt
 def test_explain_two_catalog_ids_from_the_bundled_data(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = call(explain_cmd, ["v3", "v4", "--size", "1024"], capsys)
     assert code == 0
-    first = out.splitlines()[0]
+    data, first = out.splitlines()[:2]
+    assert data == ("data: v3 1024x1024x1024 and v4 1024x1024x1024 from the bundled capture "
+                    "results/h100-2026-11-22/ncu_why_1024_raw.csv (size 1024; --size or --data for another)")  # fmt: skip
     assert first.startswith("v3 -> v4: time -47%") and "17.0-way -> 5.0-way" in first
     assert "the step adds: aTile stored as [BK][BM]" in out and "% of cuBLAS" in out and "hot line after" in out
+
+
+def test_explain_says_which_capture_and_size_it_used_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --size: the largest bundled size (4096), named on the first line and in the JSON, the same capture
+    the Why page opens first (profiling.paths.largest_first)."""
+    code, out, _ = call(explain_cmd, ["v3", "v4"], capsys)
+    assert code == 0
+    data, first = out.splitlines()[:2]
+    assert data.startswith("data: v3 4096x4096x4096 and v4 4096x4096x4096 from the bundled capture "
+                           "results/h100-2026-11-22/ncu_why_4096_raw.csv")  # fmt: skip
+    assert first.startswith("v3 -> v4: time -50% (13,650.5 -> 6,768.0 us)")
+    code, out, _ = call(explain_cmd, ["v3", "v4", "--json"], capsys)
+    assert "results/h100-2026-11-22/ncu_why_4096_raw.csv (size 4096" in json.loads(out)["data"]
+    from profiling.app import why  # the page's default capture: the first the H100 bundle offers
+
+    assert why.bundled_captures(H100)[0][0] == explain_cmd.bundled_captures()[4096]
+
+
+def test_explain_empty_launches_fail_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    """`explain "" ""` used to explain cuBLAS against itself with exit status 0."""
+    from profiling.cli import main
+
+    assert main(["explain", "", ""]) == 2
+    err = capsys.readouterr().err
+    assert "not empty text" in err and err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_explain_files_and_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,15 +128,22 @@ def test_explain_files_and_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_explain_ladder(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = call(explain_cmd, ["--ladder", "--data", str(H100 / "ncu_why_1024_raw.csv")], capsys)
     lines = out.splitlines()
-    assert code == 0 and len(lines) == 10
-    assert lines[0].startswith("v1 -> v1-coalesced: time -92%")
+    assert code == 0 and len(lines) == 11
+    assert lines[0] == f"data: {H100 / 'ncu_why_1024_raw.csv'}"
+    assert lines[1].startswith("v1 -> v1-coalesced: time -92%")
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["v3"], "give BASELINE and CANDIDATE"),
-        (["v3", "v99"], "no single launch for 'v99'"),
+        (["v3", "v99"], "no single launch for 'v99'; it has: cublas 4096x4096x4096, v1 4096x4096x4096"),
+        (["v3", "v9"], "no single launch for 'v9': did you mean v9-regdb? It has: cublas"),
+        (["v3", "v8-asnyc"], "did you mean v8-async?"),
+        (["", ""], "must name a launch (a catalog id such as v3, or FILE[:kernel]), not empty text"),
+        (["v3", "  "], "not empty text"),
+        (["v3", "v3"], "'v3' and 'v3' are the same launch (v3 4096x4096x4096): name two different ones"),
+        (["sgemm", "v4"], "'sgemm' is part of the names of 11 kernels in the data"),
         (["v3", "v4", "--size", "777"], "no bundled capture at size 777"),
         ([f"{H100 / 'ncu_why_1024_raw.csv'}", "v4"], "no single launch for which launch"),
     ],

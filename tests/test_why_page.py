@@ -38,7 +38,8 @@ def data() -> why.WhyData:
 
 def test_bundled_captures_pair_raw_and_source_pages() -> None:
     found = why.bundled_captures(H100)
-    assert [raw.name for raw, _, _ in found] == ["ncu_why_1024_raw.csv", "ncu_why_4096_raw.csv"]
+    # the largest size first: the page's default, as the explain command's (its default is the largest size)
+    assert [raw.name for raw, _, _ in found] == ["ncu_why_4096_raw.csv", "ncu_why_1024_raw.csv"]
     assert all(cs.name.endswith("_cuda_sass.csv.gz") and s.name.endswith("_sass.csv.gz") for _, cs, s in found)
     # the quick-set ladder captures of the same folder carry no stall metrics: not offered
     assert why.bundled_captures(ROOT / "results" / "h200-2026-11-22") == []
@@ -147,7 +148,8 @@ def plain(text: str) -> str:
 def test_every_ladder_step_shows_stalls_hot_lines_and_a_summary(no_gpu) -> None:
     at = why_page()
     assert at.title[0].value == "Why"
-    assert at.selectbox(key="why_source").value.startswith("bundled NVIDIA H100 80GB HBM3, why_1024")
+    # the largest bundled size by default, as `explain` chooses
+    assert at.selectbox(key="why_source").value.startswith("bundled NVIDIA H100 80GB HBM3, why_4096")
     step_key = next(s.key for s in at.selectbox if s.key and s.key.startswith("step:"))
     options = at.selectbox(key=step_key).options
     assert options[:2] == ["v1 → v1-coalesced", "v1 → v2"] and len(options) == len(captured_steps()) + 1

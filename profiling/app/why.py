@@ -31,6 +31,7 @@ from profiling.nsight import report as ncu_report
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
 from profiling.nsight.report import KernelLaunch, match_catalog
+from profiling.paths import largest_first
 
 _RAW = re.compile(r"^ncu_(.+)_raw\.csv$")
 _STALL_MARKERS = ("issue_stalled", "Warp State Statistics")
@@ -101,9 +102,9 @@ def has_stall_data(report: ncu_report.Report) -> bool:
 
 def bundled_captures(folder: Path) -> list[tuple[Path, Path | None, Path | None]]:
     """(raw page, cuda,sass source page, sass source page) of each capture in a bundle folder whose raw page has
-    stall metrics (checked on its header line alone)."""
+    stall metrics (checked on its header line alone), the largest size first: the default, as in `explain`."""
     found = []
-    for raw in sorted(folder.glob("ncu_*_raw.csv")):
+    for raw in largest_first(folder.glob("ncu_*_raw.csv")):
         match = _RAW.match(raw.name)
         with raw.open(encoding="utf-8", errors="replace") as fh:
             header = fh.readline()

@@ -1,10 +1,12 @@
 """`python -m profiling explain BASELINE CANDIDATE [--json]`: what changed between two launches and how much each
 change explains of the time. A launch is a catalog id (found in `--data` reports, else in the bundled full-set
-captures results/*/ncu_why_<size>_raw.csv) or `FILE[:kernel]`. `--ladder` prints the summary of every step."""
+captures results/*/ncu_why_<size>_raw.csv, the largest size unless --size) or `FILE[:kernel]`. The first line says
+which capture and launches were used. `--ladder` prints the summary of every step."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from profiling.nsight import load as ncu_load
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
 from profiling.nsight.report import KernelLaunch, Report, launch_label, match_catalog
-from profiling.paths import BUNDLED_RESULTS_DIR
+from profiling.paths import BUNDLED_RESULTS_DIR, SOURCE_ROOT
 
 HELP = "Explain a step: the counters that moved most between two launches, ranked by how much they explain"
 _WHY_RAW = re.compile(r"ncu_why_(\d+)_raw\.csv$")
@@ -53,6 +55,7 @@ class Resolver:
         self.size = args.size
         self.reports: list[Report] = [ncu_load.load_report(p, ncu=args.ncu) for p in args.data]
         self.pages: list[S.SourcePage] = [SL.load_source_page(p, ncu=args.ncu) for p in args.source]
+        self.data_text = " and ".join(args.data)  # what the catalog ids were looked up in, said in the output
         if not self.reports:
             captures = bundled_captures()
             if not captures:
@@ -62,17 +65,26 @@ class Resolver:
                 raise InvalidInput(f"no bundled capture at size {size}; there are: {', '.join(map(str, captures))}")
             raw = captures[size]
             self.reports = [ncu_load.load_report(raw)]
+            self.data_text = f"the bundled capture {_shown(raw)} (size {size}; --size or --data for another)"
             page = raw.with_name(f"source_why_{size}_cuda_sass.csv.gz")
             if page.is_file() and not self.pages:
                 self.pages = [SL.load_source_page(page)]
 
     def launch(self, text: str) -> KernelLaunch:
+        if not text.strip():
+            raise InvalidInput("BASELINE and CANDIDATE must name a launch (a catalog id such as v3, or FILE[:kernel]), "
+                               "not empty text")  # fmt: skip
         path, _, selector = text.partition(":")
         if Path(path).is_file():
             report = ncu_load.load_report(path, ncu=self.ncu)
             return pick(report.launches, selector or None, source=path)
         launches = [x for r in self.reports for x in r.launches]
         return pick(launches, text, source="the data", size=self.size)
+
+    def origin(self, text: str) -> str:
+        """Where the launch named by `text` was found: its FILE, or the data the catalog ids are looked up in."""
+        path = text.partition(":")[0]
+        return _shown(Path(path)) if Path(path).is_file() else self.data_text
 
     def reference(self, launch: KernelLaunch) -> KernelLaunch | None:
         hit = match_catalog(launch)
@@ -91,6 +103,21 @@ class Resolver:
         return None
 
 
+def _shown(path: Path) -> str:
+    """A path as the reader can open it: relative to the checkout for bundled files, else as given."""
+    try:
+        return str(path.resolve().relative_to(SOURCE_ROOT))
+    except ValueError:
+        return str(path)
+
+
+def close_matches(selector: str, names: list[str]) -> list[str]:
+    """Names the reader may have meant: those that start with `selector` (v9 -> v9-regdb), then spelling
+    neighbours."""
+    starts = [n for n in names if n.startswith(selector)]
+    return list(dict.fromkeys(starts + difflib.get_close_matches(selector, names, n=3, cutoff=0.6)))[:3]
+
+
 def pick(launches: list[KernelLaunch], selector: str | None, source: str, size: int | None = None) -> KernelLaunch:
     """One launch by catalog id, launch ID ('#3') or a piece of its function name; InvalidInput naming the choices."""
     if selector is None:
@@ -104,11 +131,18 @@ def pick(launches: list[KernelLaunch], selector: str | None, source: str, size: 
         if size is not None:
             by_id = [x for x in by_id if match_catalog(x)[1] == size]
         candidates = by_id or [x for x in launches if selector in x.name]
+        functions = list(dict.fromkeys(x.function for x in candidates))
+        if not by_id and len(functions) > 1:
+            raise InvalidInput(f"'{selector}' is part of the names of {len(functions)} kernels in {source} "
+                               f"({', '.join(functions[:5])}): name one catalog id or launch ('#3')")  # fmt: skip
     if candidates and (len(candidates) == 1 or selector is not None):
         return candidates[0]  # a catalog id or name may match repeated launches: the first one
     labels = ", ".join(dict.fromkeys(launch_label(x) for x in launches))
     what = f"'{selector}'" if selector else "which launch (FILE:kernel)"
-    raise InvalidInput(f"{source} has no single launch for {what}; it has: {labels[:600]}")
+    ids = list(dict.fromkeys(hit[0] for x in launches if (hit := match_catalog(x))))
+    near = close_matches(selector, ids) if selector else []
+    hint = f": did you mean {' or '.join(near)}? It has" if near else "; it has"
+    raise InvalidInput(f"{source} has no single launch for {what}{hint}: {labels[:600]}")
 
 
 def format_explanation(expl: X.Explanation, top: int) -> str:
@@ -145,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         pairs = [(args.launches[0], args.launches[1])]
     else:
         raise InvalidInput("give BASELINE and CANDIDATE (catalog ids or FILE[:kernel]), or --ladder")
-    results = []
+    results, used = [], []
     for base_text, cand_text in pairs:
         try:
             base, cand = resolver.launch(base_text), resolver.launch(cand_text)
@@ -153,6 +187,10 @@ def run(args: argparse.Namespace) -> int:
             if args.ladder:
                 continue  # a step whose kernels are not in the data
             raise
+        if base is cand:
+            raise InvalidInput(f"'{base_text}' and '{cand_text}' are the same launch ({launch_label(base)}): "
+                               "name two different ones")  # fmt: skip
+        used.append(_used(resolver, base_text, base, cand_text, cand))
         results.append(
             X.explain(
                 base,
@@ -163,10 +201,23 @@ def run(args: argparse.Namespace) -> int:
                 resolver.source(cand),
             )
         )
+    if not results:
+        raise InvalidInput(f"no ladder step has both of its kernels in {resolver.data_text}")
     if args.json:
-        print_json([r.to_dict() for r in results] if args.ladder else results[0].to_dict())
+        docs = [{**r.to_dict(), "data": u} for r, u in zip(results, used, strict=True)]
+        print_json(docs if args.ladder else docs[0])
     elif args.ladder:
+        print(f"data: {resolver.data_text}")
         print("\n".join(r.summary for r in results))
     else:
+        print(f"data: {used[0]}")
         print(format_explanation(results[0], args.top))
     return 0
+
+
+def _used(resolver: Resolver, base_text: str, base: KernelLaunch, cand_text: str, cand: KernelLaunch) -> str:
+    """Which launches were compared and where they were found, for the first line of the output."""
+    where = [resolver.origin(base_text), resolver.origin(cand_text)]
+    if where[0] == where[1]:
+        return f"{launch_label(base)} and {launch_label(cand)} from {where[0]}"
+    return f"{launch_label(base)} from {where[0]}, {launch_label(cand)} from {where[1]}"
