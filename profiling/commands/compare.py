@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
             what = f"{r.baseline}->{r.candidate}"
         else:
             # The gate falls back to the medians where a run saved no launches, and says there is no interval.
-            has_interval = pd.notna(r.ratio_low)
+            has_interval = isinstance(r.ratio_low, (int, float)) and math.isfinite(r.ratio_low)
             what = r.interval if has_interval else f"{_pct(r.delta_pct)}, medians only, no interval"
         items.append(f"{r.kernel} {r.size}".strip() + f" ({what})")
     print(
