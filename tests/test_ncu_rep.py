@@ -15,6 +15,7 @@ from profiling.errors import ReportError
 from profiling.nsight import layout_check, ncu_rep
 from profiling.nsight import load as L
 from profiling.nsight import report as P
+from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
 from profiling.nsight import units as U
 
@@ -216,3 +217,39 @@ def test_report_command_reads_a_ncu_rep_without_ncu(monkeypatch, capsys) -> None
     assert main(["report", str(V4_FULL)]) == 0
     out = capsys.readouterr().out
     assert "sgemm_v4_transposed" in out or "v4" in out
+
+
+def _source_pairs() -> list[tuple[Path, Path]]:
+    reps = sorted(NCU_REP.glob("*.ncu-rep")) + sorted(NCU_REP.glob("*.ncu-rep.gz"))
+    pairs = []
+    for rep in reps:
+        name = rep.name.removesuffix(".gz").removesuffix(".ncu-rep")
+        pairs.extend((rep, p) for p in sorted(rep.parent.glob(f"{name}_source_*.csv*")))
+    return pairs
+
+
+@pytest.mark.parametrize("rep,export", _source_pairs(), ids=lambda p: p.name)
+def test_source_view_of_a_ncu_rep_equals_its_source_export(rep: Path, export: Path) -> None:
+    """Every instruction of ncu's source-page export that executed or was sampled is read from the report with
+    the same warp-stall samples (all, not issued, per reason), executions and memory counters."""
+    mine = ncu_rep.read_source_page(rep)
+    theirs = S.parse_source_bytes(export.read_bytes(), source=export.name)
+    assert theirs.kernels
+    compared = 0
+    for kernel in theirs.kernels:
+        (same,) = [k for k in mine.kernels if S.short_name(k.name) == S.short_name(kernel.name)]
+        # Each instruction sits on the line the report names for it; ncu's export lists an inlined instruction
+        # under its call sites too, so the export's lines include ours.
+        assert {ln.line for ln in same.lines} <= {ln.line for ln in kernel.lines}
+        for address, ins in kernel.instructions.items():
+            if not (ins.samples or ins.executed):
+                continue
+            got = same.instructions[address]
+            assert (got.samples, got.samples_not_issued, got.executed) == (
+                ins.samples, ins.samples_not_issued, ins.executed,
+            ), hex(address)  # fmt: skip
+            assert {r: v for r, v in got.stalls.items() if v} == ins.stalls, hex(address)
+            for label in (S.N_WAY, S.SHARED_EXCESSIVE, S.GLOBAL_EXCESSIVE):
+                assert got.counters.get(label) == ins.counters.get(label), (hex(address), label)
+            compared += 1
+    assert compared >= 40

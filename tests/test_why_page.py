@@ -258,3 +258,19 @@ def test_the_hopper_capture_explains_wgmma_against_mma_sync() -> None:
     by = dict(zip(tensor["measure"], tensor["after"], strict=True))
     assert set(by) == {"tensor pipe busy (ncu, % of peak)", "shared-memory bank cycles per GFLOP"}
     assert tensor.set_index("measure").loc["shared-memory bank cycles per GFLOP", "change"].startswith("-")
+
+
+def test_an_uploaded_ncu_rep_brings_its_source_view(no_gpu) -> None:
+    """A .ncu-rep upload, read by the ncu-report wheel without ncu: its launches' stalls and its own source view
+    (v4's hottest line, 29, is the shared store of the transposed A tile)."""
+    data = (ROOT / "results" / "h200-2026-11-22" / "v4_full_1024.ncu-rep").read_bytes()
+    report = L.load_upload("v4.ncu-rep", data)
+    at = why_page()
+    cache.shared_uploads().parse("v4.ncu-rep:0", "v4.ncu-rep", b"", lambda _name, _content: report)
+    at.session_state["uploads"] = {"v4.ncu-rep:0": "v4.ncu-rep"}
+    at.run()
+    at.selectbox(key="why_source").set_value("uploaded reports (this session)").run()
+    assert not at.exception, [e.value for e in at.exception]
+    hot = next(df.value for df in at.dataframe if list(df.value.columns) == why.LINE_COLUMNS)
+    assert hot.iloc[0]["line"] == 29
+    assert not any("No source page for this launch." in c.value for c in at.caption)

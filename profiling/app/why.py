@@ -135,9 +135,16 @@ def load_capture(name: str, raw: Path, cuda_sass: Path | None = None, sass: Path
 
 
 def report_data(name: str, reports: Iterable[tuple[str, ncu_report.Report]]) -> WhyData | None:
-    """Uploaded or profiled reports with stall metrics, as one data set (None when none has them)."""
+    """Uploaded or profiled reports with stall metrics, as one data set (None when none has them), with the
+    source views that `.ncu-rep` uploads carry (their kernels in upload order)."""
+    reports = list(reports)
     launches = [x for _, report in reports if has_stall_data(report) for x in report.launches]
-    return WhyData(name, launches) if launches else None
+    pages = [report.source_page for _, report in reports if report.source_page is not None]
+    page = None
+    if pages:
+        page = S.SourcePage([k for p in pages for k in p.kernels], "cuda,sass", ", ".join(p.source for p in pages))
+        SL.attach_catalog_source(page)
+    return WhyData(name, launches, page) if launches else None
 
 
 def source_page_data(name: str, page: S.SourcePage) -> WhyData:

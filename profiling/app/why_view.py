@@ -159,6 +159,9 @@ def explain_section(data: why.WhyData) -> None:
         cand = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="x_cand")
     else:
         base, cand = pairs[options.index(step)]
+    if base == cand:
+        st.caption("Pick two different launches to compare (this data set has one launch).")
+        return
     view = why.explain_step(data, base, cand)
     expl = view.explanation
     st.success(ui.safe_md(expl.summary))

@@ -126,6 +126,11 @@ def load_upload(name: str, data: bytes, ncu: str | None = None) -> LoadedUpload:
             path = Path(tmp) / (Path(shown).stem[:100] + (".ncu-rep.gz" if data[:2] == b"\x1f\x8b" else ".ncu-rep"))
             path.write_bytes(data)
             report = ncu_rep.read_ncu_rep(path)
+            # The source view is read while the file is here: an upload's bytes are not kept.
+            page = ncu_rep.read_source_page(path)
+            if any(k.instructions for k in page.kernels):
+                page.source = shown
+                report.source_page = page
     elif suffix == ".json":
         raise ReportError(
             f"{shown} is JSON; import saved runs on the Review page, reports here are ncu CSV or .ncu-rep"

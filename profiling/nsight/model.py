@@ -140,6 +140,8 @@ class Report:
     layout: Layout
     source: str = ""
     warnings: list[str] = field(default_factory=list)
+    source_page: Any = None
+    """For a `.ncu-rep` upload: its source view (profiling.nsight.source.SourcePage), where the report has one."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
