@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import urllib.parse
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import NullPool
 
 from profiling.errors import InvalidInput
 from profiling.runs.schema import StoreError
@@ -51,6 +54,33 @@ def sqlite_read_only(url: str) -> Path | None:
     return None if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK) else path
 
 
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the SQLite file `path` that sees everything its writers committed.
+
+    mode=ro reads the write-ahead log, which holds what a live writer (the team server) acknowledged but has not
+    yet folded into the file, and what a killed writer left there. Reading a WAL database needs its -shm index
+    beside it, which SQLite creates if it is missing; a read-only folder or mount cannot hold a new one. Where
+    that fails and there is no log either, the file alone is the whole store and is read as it is (immutable=1).
+    Where a log exists but cannot be read that way, reading the file alone would miss acknowledged runs: that is
+    an error saying what to do."""
+    location = urllib.parse.quote(str(path))
+    conn = sqlite3.connect(f"file:{location}?mode=ro", uri=True, timeout=60, check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL index, where there is one
+        return conn
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+        if wal.exists():
+            raise StoreError(
+                f"cannot read the run store {path}: its write-ahead log {wal.name} holds changes not yet in the file, "
+                f"and reading them needs {shm.name} beside it, which this user may not create or open ({exc}); "
+                f"open the store once as a user who may write {path.parent} (that folds the log into the file), "
+                "or copy the folder somewhere this user may write"
+            ) from None
+    return sqlite3.connect(f"file:{location}?immutable=1", uri=True, timeout=60, check_same_thread=False)
+
+
 def make_engine(url: str, *, create: bool = True, read_only: bool = False) -> Engine:
     """An engine for `url`; for an SQLite file, its directory is created when `create` is set, and with `read_only`
     the file is opened read-only (it must exist)."""
@@ -74,13 +104,12 @@ def make_engine(url: str, *, create: bool = True, read_only: bool = False) -> En
         parsed = parsed.set(database=str(path))
         kwargs["connect_args"] = {"timeout": 60}
         if read_only:
-            # mode=ro never writes the file (not even the header that switching an empty file to WAL writes). A WAL
-            # database read that way still needs a -shm file beside it, which a read-only folder cannot hold: there
-            # immutable=1 reads the file as it is (no one can be writing it where no journal can be created).
-            how = "mode=ro" if os.access(path.parent, os.W_OK) else "immutable=1"
-            parsed = parsed.set(database=f"file:{urllib.parse.quote(str(path.resolve()))}?{how}", query={"uri": "true"})
+            # Read-only connections never write the file (not even the header that switching an empty file to WAL
+            # writes) and read the WAL (_connect_read_only). Each is made when it is needed (no pool): whether a
+            # log exists is decided again for every one, since a writer may start or stop meanwhile.
+            kwargs = {"creator": partial(_connect_read_only, path.resolve()), "poolclass": NullPool}
     try:
-        engine = sa.create_engine(parsed, pool_pre_ping=True, **kwargs)
+        engine = sa.create_engine(parsed, **({"pool_pre_ping": True} | kwargs))
     except (ModuleNotFoundError, sa.exc.NoSuchModuleError) as exc:
         raise StoreError(
             f"no database driver for {parsed.drivername}: {exc} (for PostgreSQL: pip install psycopg[binary])"

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import urllib.parse
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -412,12 +411,8 @@ class RunStore:
 
 
 def _display_url(engine: Engine) -> str:
-    """The engine's URL without its password, and for an SQLite file opened read-only, without the URI wrapping."""
-    url = engine.url
-    db = url.database or ""
-    if url.get_backend_name() == "sqlite" and db.startswith("file:"):
-        return f"sqlite:///{urllib.parse.unquote(db.removeprefix('file:').split('?', 1)[0])}"
-    return url.render_as_string(hide_password=True)
+    """The engine's URL without its password."""
+    return engine.url.render_as_string(hide_password=True)
 
 
 def _saved_run(row: RunRow, results: Sequence[RunResult]) -> SavedRun:
