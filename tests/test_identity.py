@@ -59,3 +59,16 @@ def test_sizes_are_parsed_in_one_place() -> None:
     assert shape_from_label("#2") is None and shape_from_label("4096x4096") is None
     with pytest.raises(InvalidInput, match="not of the form MxNxK"):
         parse_shape("4096x4096")
+
+
+def test_no_tensor_core_rows_for_a_step_between_two_fp32_kernels() -> None:
+    from profiling.analysis import explain as X
+    from profiling.app import why
+
+    launches = load_report(WHY_1024).launches
+    v3, v4 = X.find_launch(launches, "v3"), X.find_launch(launches, "v4")
+    fp32 = X.explain(v3, v4)
+    assert not fp32.tensor_core and "tensor_pipe_busy" not in {item.key for item in fp32.items}
+    assert why.tensor_table(fp32).empty
+    tensor = X.explain(X.find_launch(launches, "wmma-addmm"), X.find_launch(launches, "wmma-async"))
+    assert tensor.tensor_core and "tensor pipe busy (ncu, % of peak)" in set(why.tensor_table(tensor)["measure"])

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 
 from kernels.indexing import MODELS, model_for
 from profiling.analysis.access import LaunchPrediction, predict_launch
-from profiling.nsight.report import KernelLaunch, Report, match_catalog, nvtx_shape
+from profiling.nsight.report import KernelLaunch, Report
 from profiling.nsight.source import Instruction
 from profiling.shape import Shape
 
@@ -185,13 +185,12 @@ def compare_launch(launch: KernelLaunch, prediction: LaunchPrediction) -> list[C
 def launch_shape(launch: KernelLaunch, k: int | None = None) -> tuple[str, Shape] | None:
     """(catalog id, shape) of one of our launches: from the worker's NVTX range, else from the grid (then K
     must be given)."""
-    named = nvtx_shape(launch)
-    if named is not None:
-        return named[0], Shape(named[1], named[2], named[3])
-    hit = match_catalog(launch)
-    if hit is None or k is None:
+    ident = launch.identity
+    if ident.kernel_id is not None and ident.shape is not None:
+        return ident.kernel_id, ident.shape
+    if ident.kernel_id is None or ident.grid_mn is None or k is None:
         return None
-    return hit[0], Shape(hit[1], hit[2], k)
+    return ident.kernel_id, Shape(ident.grid_mn[0], ident.grid_mn[1], k)
 
 
 def compare_report(report: Report, k: int | None = None, kernels: list[str] | None = None) -> list[Comparison]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from profiling.nsight.report import KernelLaunch, nvtx_shape
+from profiling.nsight.report import KernelLaunch
 
 Getter = Callable[[KernelLaunch], float | None]
 
@@ -112,10 +112,8 @@ def global_sectors_per_request(launch: KernelLaunch) -> float | None:
 
 def gemm_flops(launch: KernelLaunch) -> float | None:
     """2MNK from the worker's NVTX range; else ncu's FP32 FLOPs (fadd + fmul + 2 ffma) when measured."""
-    shape = nvtx_shape(launch)
-    if shape is not None:
-        _, m, n, k = shape
-        return 2.0 * m * n * k
+    if launch.identity.gemm_flops is not None:
+        return launch.identity.gemm_flops
     flops = launch.derived.get("fp32_flops")
     if flops is None and (ffma := ffma_instructions(launch)) is not None:
         flops = 64.0 * ffma  # 32 threads x 2 FLOPs per warp-level FFMA
@@ -139,6 +137,8 @@ class Counter:
     """"lower", "higher", or "" when neither direction is better in itself."""
     get: Getter
     meaning: str
+    applies: str = "any"
+    """"any" launch, or "tensor_core": weighed only in a step where a launch did tensor-core work."""
 
 
 def shared_busy_per_gflop(launch: KernelLaunch) -> float | None:
@@ -218,7 +218,7 @@ COUNTERS: tuple[Counter, ...] = (
         "tensor_pipe_busy", "tensor pipe busy (ncu, % of peak)", "%", (UTILIZATION,), "higher",
         first(metric("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"),
               metric("TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed")),
-        "share of cycles the tensor cores were busy (HMMA from mma.sync, GMMA from wgmma)",
+        "share of cycles the tensor cores were busy (HMMA from mma.sync, GMMA from wgmma)", "tensor_core",
     ),
     Counter(
         "shared_busy_per_gflop", "shared-memory bank cycles per GFLOP", "", SHARED, "lower", shared_busy_per_gflop,

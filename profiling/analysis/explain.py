@@ -23,7 +23,7 @@ from typing import Any
 from kernels.catalog import CATALOG
 from profiling.analysis import evidence as E
 from profiling.analysis import stalls as ST
-from profiling.nsight.report import KernelLaunch, launch_label, match_catalog, nvtx_shape
+from profiling.nsight.report import KernelLaunch, launch_label
 from profiling.nsight.source import KernelSource
 
 MAX_LOG_RATIO = math.log(64.0)
@@ -83,6 +83,8 @@ class Explanation:
     hot_lines_after: list[dict[str, Any]] = field(default_factory=list)
     summary: str = ""
     warnings: list[str] = field(default_factory=list)
+    tensor_core: bool = False
+    """Whether either launch did tensor-core work (its identity): only then are tensor-core counters weighed."""
 
     def top(self, n: int = 3) -> list[Item]:
         return self.items[:n]
@@ -166,13 +168,14 @@ def explain(
 ) -> Explanation:
     """The ranked explanation of `candidate` against `baseline` (see the module docstring). The references
     (cuBLAS of the same shape) give % of cuBLAS; the source-page kernels give the hottest lines."""
-    hb, ha = match_catalog(baseline), match_catalog(candidate)
+    hb, ha = baseline.identity, candidate.identity
     out = Explanation(
         baseline=launch_label(baseline),
         candidate=launch_label(candidate),
-        baseline_id=hb[0] if hb else None,
-        candidate_id=ha[0] if ha else None,
-        adds=next((s.adds for s in CATALOG if ha and s.id == ha[0]), None),
+        baseline_id=hb.kernel_id,
+        candidate_id=ha.kernel_id,
+        adds=next((s.adds for s in CATALOG if ha.ours and s.id == ha.kernel_id), None),
+        tensor_core=hb.tensor_core or ha.tensor_core,
         time_before_ns=baseline.value(TIME),
         time_after_ns=candidate.value(TIME),
         tflops_before=E.tflops(baseline),
@@ -184,8 +187,7 @@ def explain(
         ref_ns, ns = (ref.value(TIME) if ref else None), kernel.value(TIME)
         if ref_ns and ns:
             setattr(out, f"pct_of_reference_{side}", 100.0 * ref_ns / ns)
-    shape_b, shape_a = nvtx_shape(baseline), nvtx_shape(candidate)
-    if shape_b and shape_a and shape_b[1:] != shape_a[1:]:
+    if hb.shape and ha.shape and hb.shape != ha.shape:
         out.warnings.append("the two launches ran different sizes: compare their counters with care")
     out.terms = time_terms(baseline, candidate, out.stalls_before, out.stalls_after)
     if not out.terms:
@@ -288,6 +290,8 @@ def _term_items(b: KernelLaunch, a: KernelLaunch, out: Explanation) -> list[Item
 def _rank(b: KernelLaunch, a: KernelLaunch, out: Explanation) -> list[Item]:
     items = _term_items(b, a, out)
     for counter in E.COUNTERS:
+        if counter.applies == "tensor_core" and not out.tensor_core:
+            continue
         before, after = counter.get(b), counter.get(a)
         if before is None or after is None:
             continue
@@ -340,7 +344,7 @@ def ladder_steps() -> list[tuple[str, str]]:
 def find_launch(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> KernelLaunch | None:
     """The first launch of catalog kernel `kernel_id` (with M = `size` when given)."""
     for launch in launches:
-        hit = match_catalog(launch)
-        if hit and hit[0] == kernel_id and (size is None or hit[1] == size):
+        ident = launch.identity
+        if ident.ours and ident.kernel_id == kernel_id and (size is None or ident.m == size):
             return launch
     return None

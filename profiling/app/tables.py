@@ -177,9 +177,9 @@ def launch_names(report: ncu_report.Report) -> list[tuple[str, str, str]]:
     frame = ncu_report.key_metrics_frame(report) if report.launches else None
     rows = []
     for i, launch in enumerate(report.launches):
-        shape, hit = ncu_report.nvtx_shape(launch), ncu_report.match_catalog(launch)
-        kernel = hit[0] if hit else str(frame["kernel"].iloc[i])
-        size = f"{shape[1]}x{shape[2]}x{shape[3]}" if shape else (f"{hit[1]}x{hit[2]}" if hit else "")
+        ident = launch.identity
+        kernel = ident.kernel_id if ident.ours else str(frame["kernel"].iloc[i])
+        size = ident.size
         rows.append([f"{kernel} {size}".strip(), kernel, size, launch.id])
     names = [r[0] for r in rows]
     return [(f"{n} #{i}" if names.count(n) > 1 else n, k, size) for n, k, size, i in rows]

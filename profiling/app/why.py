@@ -30,7 +30,7 @@ from profiling.nsight import load as ncu_load
 from profiling.nsight import report as ncu_report
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
-from profiling.nsight.report import KernelLaunch, match_catalog
+from profiling.nsight.report import KernelLaunch
 from profiling.paths import largest_first
 
 _RAW = re.compile(r"^ncu_(.+)_raw\.csv$")
@@ -59,10 +59,13 @@ class WhyData:
         sections: dict[str, list[S.KernelSource]] = {}
         for kernel in self.page.kernels if self.page else ():
             sections.setdefault(S.short_name(kernel.name), []).append(kernel)
-        sizes = {hit[1] for x in self.launches if (hit := match_catalog(x))}
+        sizes = {x.identity.m for x in self.launches if x.identity.ours}
         for launch in self.launches:
-            hit = match_catalog(launch)
-            label = (hit[0] if len(sizes) == 1 else f"{hit[0]} @ {hit[1]}") if hit else S.short_name(launch.name)
+            ident = launch.identity
+            if ident.ours:
+                label = ident.kernel_id if len(sizes) == 1 else f"{ident.kernel_id} @ {ident.m}"
+            else:
+                label = S.short_name(launch.name)
             if label in self._index:
                 label = f"{label} #{launch.id}"
             same = sections.get(S.short_name(launch.name)) or []
@@ -81,8 +84,9 @@ class WhyData:
 
     def catalog_id(self, label: str) -> str | None:
         launch, kernel = self._index.get(label, (None, None))
-        hit = match_catalog(launch) if launch is not None else None
-        return hit[0] if hit else (kernel.catalog_id if kernel is not None else None)
+        if launch is not None and launch.identity.ours:
+            return launch.identity.kernel_id
+        return kernel.catalog_id if kernel is not None else None
 
     def kernel_source(self, label: str) -> S.KernelSource | None:
         """The source-page section of a label, if the data has a source page."""
@@ -90,10 +94,10 @@ class WhyData:
 
     def reference(self, launch: KernelLaunch) -> KernelLaunch | None:
         """cuBLAS (or cuBLAS HGEMM) of the same size in this data, for % of cuBLAS."""
-        hit = match_catalog(launch)
-        spec = next((s for s in CATALOG if hit and s.id == hit[0]), None)
+        ident = launch.identity
+        spec = next((s for s in CATALOG if ident.ours and s.id == ident.kernel_id), None)
         ref = reference_for(spec) if spec else None
-        return X.find_launch(self.launches, ref.id, hit[1]) if ref is not None and hit else None
+        return X.find_launch(self.launches, ref.id, ident.m) if ref is not None else None
 
 
 def has_stall_data(report: ncu_report.Report) -> bool:
@@ -363,7 +367,9 @@ TENSOR_KEYS = ("tensor_pipe_busy", "shared_busy_per_gflop")
 
 def tensor_table(expl: X.Explanation) -> pd.DataFrame:
     """The tensor-core view of a step, whatever their rank: tensor-pipe busy and shared-memory traffic per GFLOP
-    (empty when neither launch has them)."""
+    (empty when neither launch has them, or neither did tensor-core work)."""
+    if not expl.tensor_core:
+        return pd.DataFrame(columns=["measure", "before", "after", "change", "meaning"])
     rows = [
         {"measure": item.label, "before": X.fmt(item.before, item.unit), "after": X.fmt(item.after, item.unit),
          "change": X.change_text(item.before, item.after), "meaning": item.sentence.split(": ", 1)[-1]}

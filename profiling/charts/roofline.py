@@ -338,9 +338,9 @@ def report_roofline_points(reports: Sequence[tuple[str, ncu_report.Report]]) -> 
         points = ncu_report.roofline_points(report)
         if points.empty:
             continue
-        ids = {ncu_report.launch_label(launch): ncu_report.match_catalog(launch) for launch in report.launches}
+        ids = {ncu_report.launch_label(launch): launch.identity.kernel_id for launch in report.launches}
         points["kernel"] = [
-            ids[label][0] if ids.get(label) else plot_text(kernel)
+            ids[label] if ids.get(label) else plot_text(kernel)
             for kernel, label in zip(points["kernel"], points["label"], strict=True)
         ]
         points["label"] = [plot_text(label) for label in points["label"]]

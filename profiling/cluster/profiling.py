@@ -23,8 +23,7 @@ from profiling.errors import NcuError, error_line
 from profiling.gpu.jobs import BenchSettings, Job, Task
 from profiling.nsight import runner as ncu_runner
 from profiling.nsight.load import load_ncu_rep
-from profiling.nsight.model import Report
-from profiling.nsight.report import nvtx_shape
+from profiling.nsight.model import KernelLaunch, Report
 from profiling.nsight.sanitizer import SanitizerResult
 from profiling.nsight.tools import explain_failure, query_metrics, require_ncu, run_tool, validate_metric_names
 from profiling.usecases import ProfilePlan, Progress, SanitizerPlan, run_sanitizer, silent
@@ -69,6 +68,14 @@ def profile_share(tasks: list[dict[str, int | str]], plan: ProfilePlan) -> dict[
         return {"place": place, "report": report, "rep": report_path.read_bytes(), "seconds": result.seconds}
 
 
+def _range_key(launch: KernelLaunch) -> tuple[str, int, int, int]:
+    """(kernel id, m, n, k) of the worker's range a launch ran in, as the plan's tasks name them."""
+    ident = launch.identity
+    if ident.kernel_id is None or ident.shape is None:
+        return ("", 0, 0, 0)
+    return ident.kernel_id, ident.shape.m, ident.shape.n, ident.shape.k
+
+
 def _merge(shares: list[dict[str, Any]], order: list[tuple[str, int, int, int]], source: str) -> Report:
     """One Report from the workers': launches in plan order (by their NVTX range), renumbered, tagged with where."""
     launches, warnings = [], []
@@ -81,7 +88,7 @@ def _merge(shares: list[dict[str, Any]], order: list[tuple[str, int, int, int]],
                 where["cuda_visible_devices"] = place["cuda_visible_devices"]
             launches.append(dataclasses.replace(launch, attributes={**launch.attributes, **where}))
     rank = {key: i for i, key in enumerate(order)}
-    launches.sort(key=lambda launch: rank.get(nvtx_shape(launch) or ("", 0, 0, 0), len(rank)))
+    launches.sort(key=lambda launch: rank.get(_range_key(launch), len(rank)))
     launches = [dataclasses.replace(launch, id=str(i)) for i, launch in enumerate(launches)]
     return Report(launches=launches, layout=shares[0]["report"].layout, source=source, warnings=warnings)
 

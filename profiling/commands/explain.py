@@ -17,7 +17,7 @@ from profiling.errors import InvalidInput
 from profiling.nsight import load as ncu_load
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
-from profiling.nsight.report import KernelLaunch, Report, launch_label, match_catalog
+from profiling.nsight.report import KernelLaunch, Report, launch_label
 from profiling.paths import BUNDLED_RESULTS_DIR, SOURCE_ROOT
 
 HELP = "Explain a step: the counters that moved most between two launches, ranked by how much they explain"
@@ -87,18 +87,18 @@ class Resolver:
         return _shown(Path(path)) if Path(path).is_file() else self.data_text
 
     def reference(self, launch: KernelLaunch) -> KernelLaunch | None:
-        hit = match_catalog(launch)
-        spec = next((s for s in CATALOG if hit and s.id == hit[0]), None)
+        ident = launch.identity
+        spec = next((s for s in CATALOG if ident.ours and s.id == ident.kernel_id), None)
         ref = reference_for(spec) if spec else None
         if ref is None:
             return None
-        return X.find_launch([x for r in self.reports for x in r.launches], ref.id, hit[1])
+        return X.find_launch([x for r in self.reports for x in r.launches], ref.id, ident.m)
 
     def source(self, launch: KernelLaunch) -> S.KernelSource | None:
-        hit = match_catalog(launch)
+        ident = launch.identity
         for page in self.pages:
             for kernel in page.kernels:
-                if hit and kernel.catalog_id == hit[0]:
+                if ident.ours and kernel.catalog_id == ident.kernel_id:
                     return kernel
         return None
 
@@ -127,9 +127,9 @@ def pick(launches: list[KernelLaunch], selector: str | None, source: str, size: 
     elif selector.startswith("#"):
         candidates = [x for x in launches if x.id == selector[1:]]
     else:
-        by_id = [x for x in launches if (hit := match_catalog(x)) and hit[0] == selector]
+        by_id = [x for x in launches if x.identity.ours and x.identity.kernel_id == selector]
         if size is not None:
-            by_id = [x for x in by_id if match_catalog(x)[1] == size]
+            by_id = [x for x in by_id if x.identity.m == size]
         candidates = by_id or [x for x in launches if selector in x.name]
         functions = list(dict.fromkeys(x.function for x in candidates))
         if not by_id and len(functions) > 1:
