@@ -139,7 +139,7 @@ def pick(launches: list[KernelLaunch], selector: str | None, source: str, size: 
         return candidates[0]  # a catalog id or name may match repeated launches: the first one
     labels = ", ".join(dict.fromkeys(launch_label(x) for x in launches))
     what = f"'{selector}'" if selector else "which launch (FILE:kernel)"
-    ids = list(dict.fromkeys(hit[0] for x in launches if (hit := match_catalog(x))))
+    ids = list(dict.fromkeys(x.identity.kernel_id for x in launches if x.identity.ours))
     near = close_matches(selector, ids) if selector else []
     hint = f": did you mean {' or '.join(near)}? It has" if near else "; it has"
     raise InvalidInput(f"{source} has no single launch for {what}{hint}: {labels[:600]}")
