@@ -213,9 +213,23 @@ def run_tune(
     document["tuning"] = {"kernels": plan.bases, "best": best_per_size(document["results"])}
     device = document.get("device") or {}
     if record and device.get("name"):
-        path = write_tuning_record(device["name"], document["created_utc"], document["results"])
-        progress(1.0, f"recorded the fastest configurations in {path}")
+        record_tuning(document, device["name"], document["results"], progress)
     return document
+
+
+def record_tuning(
+    document: dict[str, Any], device_name: str, results: list[dict[str, Any]], progress: Progress = silent
+) -> None:
+    """write_tuning_record for one GPU type after a sweep. A record that cannot be written does not lose the sweep:
+    it is said, and noted in the document (`tuning.record_errors`, which `tune` reports once the results are kept)."""
+    try:
+        path = write_tuning_record(device_name, document["created_utc"], results)
+    except OSError as exc:
+        message = f"could not record the fastest configurations for {device_name}: {exc.strerror or exc}"
+        document["tuning"].setdefault("record_errors", []).append(f"{message} ({exc.filename or ''})")
+        progress(1.0, message)
+        return
+    progress(1.0, f"recorded the fastest configurations for {device_name} in {path}")
 
 
 def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[str, Any]]) -> Path:
@@ -302,7 +316,10 @@ def run_ceilings(
         if measured is None or measured.status != "ok" or device is None:
             raise WorkerError(f"measuring ceilings failed: {measured.error if measured else 'no result'}")
         record = {"device": device["name"], "measured_utc": utc_now(), "ceilings": measured.other["ceilings"]}
-        save_cached(record)
+        try:
+            save_cached(record)
+        except OSError as exc:  # the measurement is still shown; only the next run measures again
+            progress(1.0, f"could not cache the measured ceilings: {exc.strerror or exc} ({exc.filename or ''})")
     theoretical = ceilings_from_device_info(device)
     return CeilingsRun(
         device, record, record_ceilings(record), theoretical, cached, "cached" if cached else "measured now"

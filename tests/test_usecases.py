@@ -266,7 +266,7 @@ def test_tune_records_the_fastest_configuration(worker, monkeypatch, tmp_path: P
         "best": best,
         "measured": measured,
     }
-    assert progress.messages[-1].startswith("recorded the fastest configurations in ")
+    assert progress.messages[-1].startswith("recorded the fastest configurations for scripted GPU in ")
 
 
 def test_a_tuning_record_keeps_what_a_later_sweep_did_not_run(monkeypatch, tmp_path: Path) -> None:

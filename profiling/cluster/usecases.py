@@ -16,7 +16,7 @@ from kernels.tuning import best_per_size
 from profiling.cluster.local import ClusterInfo, gpu_workers, open_cluster
 from profiling.cluster.sweep import gpu_types, run_benchmark_on
 from profiling.errors import WorkerError
-from profiling.usecases import BenchmarkPlan, Progress, TunePlan, WorkerCommand, silent, write_tuning_record
+from profiling.usecases import BenchmarkPlan, Progress, TunePlan, WorkerCommand, record_tuning, silent
 
 
 @contextmanager
@@ -72,6 +72,5 @@ def run_tune(
     document["tuning"] = {"kernels": plan.bases, "best": first, "by_gpu_type": best}
     if record:
         for name, results in by_type.items():
-            path = write_tuning_record(name, document["created_utc"], results)
-            progress(1.0, f"recorded the fastest configurations for {name} in {path}")
+            record_tuning(document, name, results, progress)
     return document

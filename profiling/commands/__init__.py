@@ -11,7 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from profiling.errors import InvalidInput
+from profiling.commands.outputs import (
+    check_output_file,
+    check_store_writable,
+    keep_elsewhere,
+    write_output,
+)
+from profiling.errors import GemmLensError, InvalidInput, error_line
 from profiling.runs.values import jsonable
 
 
@@ -109,6 +115,33 @@ def save_document(document: dict[str, Any], label: str) -> None:
         print(f"  saved as run {run_id} in {store.display_url}", file=sys.stderr)
 
 
+def check_outputs(json_path: str | None, save_label: str | None) -> None:
+    """Before any GPU work: the `--json` file can be written and the run store opens for `--save` (both were
+    checked only after the work, and a bad path lost the results)."""
+    check_output_file(json_path, "--json")
+    if save_label:
+        check_store_writable("--save")
+
+
+def keep_results(document: dict[str, Any], json_path: str | None, save_label: str | None) -> None:
+    """After the work: write `--json`, then `--save`. Whatever fails, the results are kept (the --json file, or a
+    file in the temporary folder) and one line says so (InvalidInput, exit status 2)."""
+    problems = []
+    if json_path:
+        try:
+            write_json(json_path, document)
+        except InvalidInput as exc:
+            problems.append(str(exc))
+    if save_label:
+        try:
+            save_document(document, save_label)
+        except GemmLensError as exc:
+            kept = json_path if json_path and not problems else keep_elsewhere(json_text(document) + "\n")
+            problems.append(f"could not save the run ({error_line(exc)}); the results were kept in {kept}")
+    if problems:
+        raise InvalidInput("; ".join(problems))
+
+
 # ---------------------------------------------------------------------------------------------
 # JSON output
 # ---------------------------------------------------------------------------------------------
@@ -126,8 +159,6 @@ def print_json(data: Any, indent: int = 1) -> None:
 
 
 def write_json(path: str | Path, data: Any) -> None:
-    """A `--json FILE` document (see json_text); one line naming the file when it cannot be written."""
-    try:
-        Path(path).write_text(json_text(data) + "\n")
-    except OSError as exc:
-        raise InvalidInput(f"cannot write {path}: {exc.strerror or exc}") from None
+    """A `--json FILE` document (see json_text); when it cannot be written, the document is kept in the temporary
+    folder and one line names both (profiling.commands.outputs.write_output)."""
+    write_output(path, json_text(data) + "\n")

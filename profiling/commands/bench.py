@@ -7,13 +7,13 @@ import argparse
 from profiling import usecases
 from profiling.commands import (
     add_cluster_argument,
+    check_outputs,
+    keep_results,
     percentage,
     print_cluster_summary,
     print_progress,
-    save_document,
     seconds,
     whole_number,
-    write_json,
 )
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_grid, parse_kernels, parse_sizes
@@ -78,15 +78,17 @@ def run(args: argparse.Namespace) -> int:
         return _run_ab(args, shapes, settings)
     kernels = [spec.id for spec in parse_kernels(args.kernels)]
     plan = usecases.plan_benchmark(kernels, shapes, settings, args.verify_only, args.timeout)
+    check_outputs(args.json_path, args.save)
     if args.cluster:
         from profiling.cluster import usecases as cluster_usecases
 
         document = cluster_usecases.run_benchmark(plan, args.cluster, print_progress)
     else:
         document = usecases.run_benchmark(plan, print_progress)
-    _keep_and_name_device(args, document)
+    _name_device(document)
     print(format_table(document))
     print_cluster_summary(document)
+    keep_results(document, args.json_path, args.save)
     return 0 if usecases.all_verified(document) else 1
 
 
@@ -99,20 +101,18 @@ def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> 
         raise InvalidInput("--ab alternates two kernels on one GPU; it cannot be spread with --cluster")
     kernel_a, kernel_b = abtest.parse_pair(args.ab)
     plan = abtest.plan_ab(kernel_a, kernel_b, shapes, settings, args.timeout)
+    check_outputs(args.json_path, args.save)
     document = abtest.run_ab(plan, print_progress)
-    _keep_and_name_device(args, document)
+    _name_device(document)
     summary = abtest.ab_summary(document, kernel_a, kernel_b, paired=True, threshold_pct=args.threshold)
     print(f"interleaved A/B, B = {kernel_b} against A = {kernel_a}; 95% paired bootstrap interval of B/A")
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    keep_results(document, args.json_path, args.save)
     return 0 if usecases.all_verified(document) else 1
 
 
-def _keep_and_name_device(args: argparse.Namespace, document: dict) -> None:
-    """Save and write the results document as asked (--save, --json), then print the device line."""
-    if args.save:
-        save_document(document, args.save)
-    if args.json_path:
-        write_json(args.json_path, document)
+def _name_device(document: dict) -> None:
+    """The device line of a results document."""
     device = document["device"]
     if device:
         print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")

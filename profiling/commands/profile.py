@@ -6,6 +6,7 @@ import argparse
 
 from profiling import usecases
 from profiling.commands import add_cluster_argument, print_json, print_progress, seconds
+from profiling.commands.outputs import check_output_file
 from profiling.commands.report import format_report
 from profiling.gpu.jobs import parse_kernels, parse_sizes
 
@@ -26,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # ncu writes the report when it has profiled everything: a path it cannot write would lose all of that.
+    output = args.output if str(args.output).endswith(".ncu-rep") else f"{args.output}.ncu-rep"
+    check_output_file(output, "-o/--output")
     plan = usecases.plan_profile(
         [spec.id for spec in parse_kernels(args.kernels)],
         parse_sizes(args.sizes),

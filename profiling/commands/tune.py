@@ -7,14 +7,17 @@ import argparse
 from profiling import usecases
 from profiling.commands import (
     add_cluster_argument,
+    check_outputs,
+    keep_results,
     print_cluster_summary,
     print_progress,
-    save_document,
     seconds,
     whole_number,
-    write_json,
 )
+from profiling.commands.outputs import check_output_folder
+from profiling.errors import InvalidInput
 from profiling.gpu.jobs import REPEATS, parse_sizes
+from profiling.paths import TUNED_DIR
 from profiling.runs.results import format_table
 from profiling.shape import Shape
 
@@ -43,16 +46,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     plan = usecases.plan_tune(parse_sizes(args.sizes), args.kernels.split(","), args.repeats, args.timeout)
+    check_outputs(args.json_path, args.save)
+    if args.record:
+        check_output_folder(TUNED_DIR, "--record")
     if args.cluster:
         from profiling.cluster import usecases as cluster_usecases
 
         document = cluster_usecases.run_tune(plan, args.cluster, record=args.record, progress=print_progress)
     else:
         document = usecases.run_tune(plan, record=args.record, progress=print_progress)
-    if args.json_path:
-        write_json(args.json_path, document)
-    if args.save:
-        save_document(document, args.save)
     print(format_table(document))
     by_type = document["tuning"].get("by_gpu_type") or {None: document["tuning"]["best"]}
     for gpu, best in by_type.items():
@@ -62,4 +64,7 @@ def run(args: argparse.Namespace) -> int:
             on = f" on {gpu}" if gpu else ""
             print(f"best{on} at {size}: {b['config']} {b['tflops']:.1f} TFLOP/s ({pct})")
     print_cluster_summary(document)
+    keep_results(document, args.json_path, args.save)
+    if document["tuning"].get("record_errors"):
+        raise InvalidInput("; ".join(document["tuning"]["record_errors"]))
     return 0
