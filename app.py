@@ -23,6 +23,7 @@ navigation = st.navigation(
         st.Page(PAGES / "8_Why.py", title="Why", icon=":material/troubleshoot:"),
         st.Page(PAGES / "9_Indexing.py", title="Indexing", icon=":material/grid_on:"),
         st.Page(PAGES / "6_Reports.py", title="Reports", icon=":material/upload_file:"),
+        st.Page(PAGES / "10_Details.py", title="Details", icon=":material/analytics:"),
         st.Page(PAGES / "7_Review.py", title="Review", icon=":material/history:"),
     ]
 )

@@ -32,8 +32,9 @@ COMMANDS = (
     "explain",
     "access",
     "audit",
+    "compare-launches",
 )
-_MODULES = {"app": "profiling.app_command"}
+_MODULES = {"app": "profiling.app_command", "compare-launches": "profiling.commands.compare_launches"}
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -142,6 +142,10 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     source_page: Any = None
     """For a `.ncu-rep` upload: its source view (profiling.nsight.source.SourcePage), where the report has one."""
+    metric_labels: dict[str, str] = field(default_factory=dict)
+    """Display labels of metrics ("Duration"), where the report names them (a `.ncu-rep`)."""
+    metric_sections: dict[str, str] = field(default_factory=dict)
+    """The ncu section a metric is shown in ("GPU Speed Of Light Throughput"), where the report says (a `.ncu-rep`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

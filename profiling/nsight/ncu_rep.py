@@ -20,7 +20,6 @@ import tempfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,25 +40,6 @@ _RULE_TYPES = {0: "", 1: "INF", 2: "OPT", 3: "WRN", 4: "ERR"}
 _SPEEDUP_TYPES = {0: "", 1: "local", 2: "global"}
 # String metrics that list other metrics (a section's table, a breakdown): not values, and not on the raw page.
 _LIST_PREFIXES = ("group:", "breakdown:")
-
-
-@dataclass
-class RepSection:
-    """One section of a launch as ncu's GUI shows it: identifier, display name, and its metrics by name."""
-
-    identifier: str
-    name: str
-    metrics: list[str] = field(default_factory=list)
-
-
-@dataclass
-class RepExtras:
-    """What a `.ncu-rep` holds beyond the raw page, per launch id: sections (for the metric browser's section
-    filter), metric labels, and the metric lists of ncu's memory tables (`group:memory__*`)."""
-
-    sections: dict[str, list[RepSection]] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
-    groups: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
 
 class ReaderMissing(ReportError):
@@ -248,21 +228,21 @@ def findings(action: Any) -> list[Finding]:
     return out
 
 
-def read_ncu_rep(path: str | os.PathLike[str], ours: bool = False, extras: RepExtras | None = None) -> Report:
+def read_ncu_rep(path: str | os.PathLike[str], ours: bool = False) -> Report:
     """Every launch of a `.ncu-rep` with all its metrics (base units), NVTX ranges and rule findings.
 
-    Launch ids count launches in report order from 0, as ncu's ID column does. `extras`, when given, is filled
-    with each launch's sections, metric labels and memory-table groups. ReportError (one line) when the wheel is
-    missing or cannot read the file.
+    Launch ids count launches in report order from 0, as ncu's ID column does. The report's metric labels ("Duration")
+    and the section each metric is shown in ("GPU Speed Of Light Throughput") go to Report.metric_labels and
+    metric_sections. ReportError (one line) when the wheel is missing or cannot read the file.
     """
     path = Path(path)
     with plain_file(path, MAX_UNPACKED_BYTES) as plain:
-        report = _read_report(plain, ours, extras)
+        report = _read_report(plain, ours)
     report.source = str(path)
     return report
 
 
-def _read_report(path: Path, ours: bool, extras: RepExtras | None) -> Report:
+def _read_report(path: Path, ours: bool) -> Report:
     import numpy as np  # lazy, as pandas elsewhere
 
     ctx = open_context(path)
@@ -275,6 +255,8 @@ def _read_report(path: Path, ours: bool, extras: RepExtras | None) -> Report:
     rows: list[dict[int, float]] = []
     launches: list[KernelLaunch] = []
     warnings: list[str] = []
+    labels: dict[str, str] = {}
+    sections: dict[str, str] = {}
     for n, action in enumerate(actions(ctx)):
         values: dict[int, float] = {}
         attributes: dict[str, str] = {}
@@ -285,10 +267,7 @@ def _read_report(path: Path, ours: bool, extras: RepExtras | None) -> Report:
             kind = metric.kind()
             if kind == string_kind:
                 text = metric.as_string()
-                if name.startswith(_LIST_PREFIXES):
-                    if extras is not None and name.startswith("group:"):
-                        extras.groups.setdefault(str(n), {})[name[len("group:") :]] = text.split(",")
-                elif text:
+                if text and not name.startswith(_LIST_PREFIXES):
                     attributes[name] = text
                 continue
             if kind == unknown_kind or not metric.has_value():
@@ -299,23 +278,17 @@ def _read_report(path: Path, ours: bool, extras: RepExtras | None) -> Report:
                 factor, base = U.to_base(metric.unit())
                 units.append(base)
                 factors.append(factor)
+                label = metric.label()
+                if label:
+                    labels[name] = str(label)
             value = metric.as_double() * factors[j]
             if value == value and abs(value) != float("inf"):
                 values[j] = value
-            if extras is not None and name not in extras.labels:
-                label = metric.label()
-                if label:
-                    extras.labels[name] = label
         rows.append(values)
-        if extras is not None:
-            extras.sections[str(n)] = [
-                RepSection(
-                    s.identifier(),
-                    s.name(),
-                    [m.name() for m in (*s.header_metrics(), *s.body_metrics()) if m is not None],
-                )
-                for s in action.sections()
-            ]
+        for section in action.sections():
+            for metric in (*section.header_metrics(), *section.body_metrics()):
+                if metric is not None:
+                    sections.setdefault(str(metric.name()), str(section.name()))
         major = _number(action, "device__attribute_compute_capability_major")
         minor = _number(action, "device__attribute_compute_capability_minor")
         device = _number(action, "launch__device_id")
@@ -347,7 +320,10 @@ def _read_report(path: Path, ours: bool, extras: RepExtras | None) -> Report:
         M.fill_fallbacks(launch.metrics, derived_metric)
         launch.derived = M.derive(launch.metric_values())
         launch.identify()
-    return Report(launches=launches, layout="raw", source=str(path), warnings=warnings)
+    report = Report(launches=launches, layout="raw", source=str(path), warnings=warnings)
+    report.metric_labels = labels
+    report.metric_sections = sections
+    return report
 
 
 # ---------------------------------------------------------------------------------------------

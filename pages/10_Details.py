@@ -1,0 +1,29 @@
+"""Details: one launch as Nsight Compute's Details page shows it, every metric searchable, and two launches compared."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from profiling.app import details_view as V
+from profiling.app import state
+
+st.title("Details")
+sources = V.sources(state.frame().bundle)
+if not sources:
+    st.info("No report yet: upload an ncu report (CSV or .ncu-rep) on the Reports page.")
+    st.stop()
+reports = sources[st.selectbox("Data", list(sources), key="details_source")]()
+options = V.launch_options(reports)
+labels = list(options)
+launch = st.selectbox("Launch", labels, key="details_launch")
+tab_details, tab_metrics, tab_compare = st.tabs(["Details", "Metrics", "Compare launches"])
+with tab_details:
+    V.details_section(options[launch][1])
+with tab_metrics:
+    shown = st.multiselect("Launches side by side", labels, default=labels[:8], key="metric_launches")
+    V.browser_section(reports, shown or [launch])
+with tab_compare:
+    left, right = st.columns(2)
+    baseline = left.selectbox("Baseline", labels, key="cmp_baseline")
+    candidate = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="cmp_candidate")
+    V.compare_section(options, baseline, candidate)

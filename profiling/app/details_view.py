@@ -1,0 +1,164 @@
+"""The Details page's Streamlit parts: its data sources (uploads, the bundled `.ncu-rep` files and ncu captures) and
+its three views of launches: Details, the metric browser and the baseline comparison. The numbers come from
+profiling.analysis.details, metric_browser and launch_compare."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from profiling.analysis import details as D
+from profiling.analysis import launch_compare as C
+from profiling.analysis import metric_browser as B
+from profiling.app import state, ui
+from profiling.app.bundles import Bundle
+from profiling.charts.details import memory_flow, peak_bars
+from profiling.charts.style import si
+from profiling.nsight import load as ncu_load
+from profiling.nsight.model import KernelLaunch, Report
+
+Reports = list[tuple[str, Report]]
+ADDED = "details_added_metrics"
+"""Session key: metric names the reader added to the comparison from the metric browser."""
+
+
+@st.cache_resource(show_spinner="Reading the report…", max_entries=8)
+def _read(path: str) -> Report:
+    """A bundled report file, read once per server (read-only afterwards)."""
+    return ncu_load.load_report(path)
+
+
+def sources(bundle: Bundle | None) -> dict[str, Callable[[], Reports]]:
+    """Data sets by name: this session's uploads, then every bundled `.ncu-rep`, then the current bundle's CSV
+    captures."""
+    out: dict[str, Callable[[], Reports]] = {}
+    uploaded = state.uploaded_reports()
+    if uploaded:
+        out["uploaded reports (this session)"] = lambda: uploaded
+    for b in ui.bundles():
+        for rep in b.ncu_reps:
+            out[f"bundled {b.device_name}: {rep.name} ({b.date})"] = lambda rep=rep: [(rep.name, _read(str(rep)))]
+    if bundle is not None and bundle.ncu_groups:
+        out[f"bundled {bundle.device_name}: ncu CSV captures ({bundle.date})"] = lambda: ui.bundle_reports(bundle.name)
+    return out
+
+
+def launch_options(reports: Reports) -> dict[str, tuple[str, KernelLaunch]]:
+    """Each launch of the data set under its column title (label and report)."""
+    return {B.launch_column(src, launch): (src, launch) for src, report in reports for launch in report.launches}
+
+
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    if unit == "%":
+        return f"{value:.1f} %"
+    if unit == "ns":
+        return f"{value / 1e3:,.2f} us"
+    if unit in ("byte", "byte/second", "hz"):
+        return si(value, {"byte": "B", "byte/second": "B/s", "hz": "Hz"}[unit])
+    return f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:,.3g}"
+
+
+def details_section(launch: KernelLaunch) -> None:
+    """Speed of light, pipes, memory flow and table, occupancy, launch statistics and rules of one launch."""
+    view = D.details(launch)
+    left, right = st.columns(2)
+    left.plotly_chart(peak_bars(view.speed_of_light, "GPU Speed of Light: % of peak"), key="sol")
+    right.plotly_chart(peak_bars(view.pipes, "Pipe utilisation: % of peak while active"), key="pipes")
+    duration = next((f.value for f in view.speed_of_light if f.name == "gpu__time_duration.sum"), None)
+    st.caption(f"Duration {_fmt(duration, 'ns')}; bars the report lacks are marked n/a.")
+    st.plotly_chart(memory_flow(view), key="memory_flow")
+    memory = pd.DataFrame(
+        [
+            {
+                "level": m.level,
+                "bytes": _fmt(m.bytes, "byte"),
+                "throughput": _fmt(m.bytes_per_second, "byte/second"),
+                "hit rate": _fmt(m.hit_rate_pct, "%") if m.hit_rate_pct is not None else "-",
+                "% of peak": _fmt(m.peak_pct, "%"),
+            }
+            for m in view.memory
+        ]
+    )
+    st.dataframe(memory, hide_index=True, width="stretch", key="memory_table")
+    st.caption("Shared bytes are the L1 data pipe's shared-memory wavefronts x 128 B (bank conflicts add wavefronts).")
+    occ, launch_col = st.columns(2)
+    o = view.occupancy
+    occ.markdown(
+        f"**Occupancy:** theoretical {_fmt(o.theoretical_pct, '%')}, achieved {_fmt(o.achieved_pct, '%')}; "
+        f"limited by **{ui.safe_md(', '.join(o.limiters) or 'n/a')}**"
+    )
+    occ.dataframe(
+        pd.DataFrame({"resource": list(o.limits), "blocks per SM it allows": list(o.limits.values())}),
+        hide_index=True,
+        width="stretch",
+        key="occupancy_limits",
+    )
+    launch_col.markdown("**Launch statistics**")
+    launch_col.dataframe(
+        pd.DataFrame({"": [f.label for f in view.launch], "value": [_fmt(f.value, f.unit) for f in view.launch]}),
+        hide_index=True,
+        width="stretch",
+        key="launch_stats",
+    )
+    st.subheader(f"Rules ({len(view.rules)}), largest estimated speedup first")
+    if not view.rules:
+        st.caption(
+            "This report holds no rule results (a raw-page CSV has none: upload the .ncu-rep or its details page)."
+        )
+    for rule in view.rules:
+        speedup = f"{rule.estimated_speedup_pct:.1f} % {rule.speedup_type}" if rule.estimated_speedup_pct else "-"
+        with st.expander(f"{rule.type or 'INF'} · {rule.rule} ({rule.section}) · est. speedup {speedup}"):
+            st.markdown(ui.safe_md(rule.description))
+
+
+def browser_section(reports: Reports, columns: list[str]) -> None:
+    """Search every metric of the chosen launches; a row's checkbox adds the metric to the comparison."""
+    frame = _metric_frame(reports, tuple(columns))
+    query = st.text_input("Search metric name or label", key="metric_query", placeholder="e.g. dram bytes, hit rate")
+    left, right = st.columns(2)
+    sections = left.multiselect("Section", sorted(frame["section"].unique()), key="metric_sections")
+    units = right.multiselect("Unit", sorted(u for u in frame["unit"].unique() if u), key="metric_units")
+    found = B.search(frame, query, sections, units)
+    st.caption(f"{len(found):,} of {len(frame):,} metrics; values in base units (ns, byte, hz).")
+    added = st.session_state.setdefault(ADDED, [])
+    shown = found.head(500).copy()
+    shown.insert(0, "compare", shown["metric"].isin(added))
+    edited = st.data_editor(
+        shown, hide_index=True, width="stretch", key="metric_table", disabled=[c for c in shown.columns if c != "compare"],
+        column_config={"compare": st.column_config.CheckboxColumn("compare", help="add to the comparison")},
+    )  # fmt: skip
+    now = set(edited.loc[edited["compare"], "metric"])
+    visible = set(shown["metric"])
+    st.session_state[ADDED] = [m for m in added if m not in visible or m in now] + sorted(now - set(added))
+
+
+@st.cache_data(show_spinner=False, max_entries=8, hash_funcs={Report: id})
+def _metric_frame(reports: Reports, columns: tuple[str, ...]) -> pd.DataFrame:
+    return B.metric_frame(reports, columns)
+
+
+def compare_section(options: dict[str, tuple[str, KernelLaunch]], baseline: str, candidate: str) -> None:
+    """Every Details figure, and the metrics added from the browser, of two launches with Δ and Δ %."""
+    rows = C.compare(options[baseline][1], options[candidate][1], st.session_state.get(ADDED, []))
+    frame = pd.DataFrame(
+        {
+            "section": [r.section for r in rows],
+            "metric": [r.label for r in rows],
+            "baseline": [_fmt(r.baseline, r.unit) for r in rows],
+            "candidate": [_fmt(r.candidate, r.unit) for r in rows],
+            "Δ": [_fmt(r.delta, r.unit) if r.delta is not None else "-" for r in rows],
+            "Δ %": [r.delta_pct for r in rows],
+            "change": [r.change for r in rows],
+        }
+    )
+    colors = {"better": "background-color: #d8f0d8", "worse": "background-color: #f8d7d7"}
+    styled = frame.style.apply(lambda row: [colors.get(row["change"], "")] * len(row), axis=1).format(
+        {"Δ %": lambda v: "-" if pd.isna(v) else f"{v:+.1f} %"}
+    )
+    st.caption("Green: better by the metric's direction (time, bytes: lower; SM throughput, hit rate, occupancy: "
+               f"higher); red: worse; 'changed': a unit's share of peak, neither; 'same': under {C.SAME_PCT:g} %.")  # fmt: skip
+    st.dataframe(styled, hide_index=True, width="stretch", key="compare_table")
