@@ -80,7 +80,8 @@ def test_stall_frame_and_figure(data: why.WhyData) -> None:
 def test_source_tables(data: why.WhyData) -> None:
     kernel = data.kernel_source("v4")
     lines = why.line_table(kernel)
-    assert list(lines.columns) == why.LINE_COLUMNS and lines["line"].is_monotonic_increasing
+    assert [c for c in lines.columns if not c.startswith("stall: ") and c != why.OTHER_STALLS] == why.LINE_COLUMNS
+    assert lines["line"].is_monotonic_increasing
     hot = why.hot_lines_table(kernel)
     assert len(hot) == 10 and hot["samples"].is_monotonic_decreasing
     assert hot.iloc[0]["line"] == 29 and hot.iloc[0]["dominant stall"] == "long_scoreboard"
@@ -274,3 +275,24 @@ def test_an_uploaded_ncu_rep_brings_its_source_view(no_gpu) -> None:
     hot = next(df.value for df in at.dataframe if list(df.value.columns) == why.LINE_COLUMNS)
     assert hot.iloc[0]["line"] == 29
     assert not any("No source page for this launch." in c.value for c in at.caption)
+
+
+def test_source_view_has_a_column_per_top_stall_reason() -> None:
+    """v4's source view from its .ncu-rep: the kernel's five top reasons each get a column and the rest are summed,
+    so a line's stall columns add up to its samples (line 29, the transposed store: 7,018 samples, 6,649 of them
+    long_scoreboard); every SASS row names its source line, and the SASS of a line carries the same columns."""
+    page = SL.load_source_page(ROOT / "results" / "h200-2026-11-22" / "v4_full_1024.ncu-rep")
+    (kernel,) = page.kernels
+    lines = why.line_table(kernel)
+    stall = [c for c in lines.columns if c.startswith("stall: ")]
+    assert stall == ["stall: long_scoreboard", "stall: selected", "stall: short_scoreboard", "stall: barrier",
+                     "stall: not_selected"]  # fmt: skip
+    row = lines[lines["line"] == 29].iloc[0]
+    assert row["samples"] == 7018 and row["stall: long_scoreboard"] == 6649
+    assert sum(row[c] for c in [*stall, why.OTHER_STALLS]) == row["samples"]
+    assert (lines[[*stall, why.OTHER_STALLS]].sum(axis=1) == lines["samples"]).all()
+    sass = why.sass_table(kernel)
+    hottest = sass.loc[sass["samples"].idxmax()]
+    assert hottest["sass"].startswith("STS") and hottest["lines"] == "29"
+    under = why.line_sass_table(kernel, 29)
+    assert stall[0] in under.columns and under["samples"].sum() == 7018

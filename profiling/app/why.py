@@ -238,10 +238,37 @@ def _row(summary: dict[str, Any], first: str, first_value: Any, text: str) -> di
     }
 
 
+STALL_COLUMNS_SHOWN = 5
+"""Stall reasons given a column of their own in the source view (the kernel's top reasons); the rest are summed."""
+OTHER_STALLS = "other stalls"
+
+
+def stall_columns(
+    kernel: S.KernelSource, stalls: list[dict[str, float]], top: int = STALL_COLUMNS_SHOWN
+) -> dict[str, list[float]]:
+    """One column per stall reason for rows whose samples per reason are `stalls`: the kernel's `top` reasons by
+    samples, each "stall: <reason>", then OTHER_STALLS summing every other reason, so a row's columns add up to its
+    samples."""
+    reasons = list(kernel.stall_totals())[:top]
+    columns = {f"stall: {r}": [row.get(r, 0.0) for row in stalls] for r in reasons}
+    columns[OTHER_STALLS] = [sum(v for r, v in row.items() if r not in reasons) for row in stalls]
+    return columns
+
+
+def _with_stalls(table: pd.DataFrame, kernel: S.KernelSource, stalls: list[dict[str, float]]) -> pd.DataFrame:
+    at = list(table.columns).index("dominant stall") + 1
+    for offset, (name, values) in enumerate(stall_columns(kernel, stalls).items()):
+        table.insert(at + offset, name, values)
+    return table
+
+
 def line_table(kernel: S.KernelSource) -> pd.DataFrame:
-    """Every CUDA line ncu lists for the kernel, in line order, with its costs (LINE_COLUMNS)."""
-    rows = [_row(s, "line", s["line"], s["source"]) for s in (kernel.line_summary(ln) for ln in kernel.lines)]
-    return pd.DataFrame(rows, columns=LINE_COLUMNS).sort_values("line", kind="stable").reset_index(drop=True)
+    """Every CUDA line ncu lists for the kernel, in line order, with its costs (LINE_COLUMNS) and its samples per
+    stall reason (stall_columns)."""
+    summaries = sorted((kernel.line_summary(ln) for ln in kernel.lines), key=lambda s: s["line"])
+    rows = [_row(s, "line", s["line"], s["source"]) for s in summaries]
+    table = pd.DataFrame(rows, columns=LINE_COLUMNS)
+    return _with_stalls(table, kernel, [s["stalls"] for s in summaries])
 
 
 def hot_lines_table(kernel: S.KernelSource, top: int = 10, compact: bool = False) -> pd.DataFrame:
@@ -274,9 +301,18 @@ def instruction_table(kernel: S.KernelSource, instructions: Iterable[S.Instructi
 
 
 def line_sass_table(kernel: S.KernelSource, line: int) -> pd.DataFrame:
-    """The SASS ncu lists under one CUDA line."""
+    """The SASS ncu lists under one CUDA line, with its samples per stall reason (stall_columns)."""
     source_line = next((ln for ln in kernel.lines if ln.line == line), None)
-    return instruction_table(kernel, kernel.line_instructions(source_line) if source_line else [])
+    instructions = kernel.line_instructions(source_line) if source_line else []
+    return _with_stalls(instruction_table(kernel, instructions), kernel, [i.stalls for i in instructions])
+
+
+def sass_table(kernel: S.KernelSource) -> pd.DataFrame:
+    """Every SASS instruction in address order, with its source line(s) ("lines") and samples per stall reason."""
+    instructions = [kernel.instructions[a] for a in sorted(kernel.instructions)]
+    table = _with_stalls(instruction_table(kernel, instructions), kernel, [i.stalls for i in instructions])
+    table.insert(1, "lines", [", ".join(str(n) for n in i.lines) for i in instructions])
+    return table
 
 
 def static_mix_table(static: StaticSass) -> pd.DataFrame:

@@ -123,6 +123,17 @@ def source_section(data: why.WhyData) -> None:
             line = int(lines.iloc[rows[0]]["line"]) if rows else int(why.hot_lines_table(kernel, 1).iloc[0]["line"])
             st.markdown(f"**SASS of line {line}**" + ("" if rows else " (the hottest; select a row for another)"))
             _table(why.line_sass_table(kernel, line), key=f"sass:{data.name}:{label}")
+        with st.expander("All SASS instructions (select one for its source line)"):
+            sass = why.sass_table(kernel)
+            event = _table(sass, key=f"all_sass:{data.name}:{label}", select=True, height=420)
+            picked = event.selection.rows if event is not None else []
+            if picked:
+                lines = [int(n) for n in str(sass.iloc[picked[0]]["lines"]).split(", ") if n]
+                texts = {ln.line: ln.text.strip() for ln in kernel.lines}
+                for n in lines:
+                    st.markdown(f"**Line {n}:** `{ui.safe_md(texts.get(n, ''))}`" if texts.get(n) else f"**Line {n}**")
+                if not lines:
+                    st.caption("No source line for this instruction (no line information).")
     else:
         st.info("No source counters for this kernel in the chosen data: showing its static SASS (nvcc, no GPU).")
     kid = data.catalog_id(label)
