@@ -1,9 +1,10 @@
-"""Apply deliberate bugs to the verifier, the timer and their neighbours one at a time, run tests, restore.
+"""Apply deliberate bugs to the verifier, the timer, the analyses and the verdicts one at a time, run tests, restore.
 
-Evidence for issue 19: every bug must make at least one test fail. Each bug is a literal text replacement,
+Every bug must make at least one test fail. Each bug is a literal text replacement,
 so the script refuses to run when the code it targets has changed (update the entry instead).
 
     python scripts/deliberate_bugs.py                          # every bug against the CPU suite
+    python scripts/deliberate_bugs.py --targeted               # each bug against the CPU test files of its code
     python scripts/deliberate_bugs.py --only 1 3 8 -- tests/gpu/test_gpu_wrong_kernels.py tests/gpu/test_gpu_flush.py
 
 Files are restored from memory (not from git) after each run, also on the GPU machines, whose copy of the
@@ -53,12 +54,63 @@ BUGS: list[tuple[int, str, str, str, str]] = [
     (11, "ncu unit conversion: K taken as 1024", "profiling/nsight/units.py",
      '_SI: dict[str, float] = {"K": 1e3, "k": 1e3,', '_SI: dict[str, float] = {"K": 1024.0, "k": 1024.0,'),
     (12, "occupancy: register limit not rounded to the warp allocation granularity", "profiling/analysis/occupancy.py",
-     "    warps_per_sm_by_regs = (arch.registers_per_sm // granularity) // np.maximum(regs_per_warp, 1) * granularity",
-     "    warps_per_sm_by_regs = arch.registers_per_sm // np.maximum(regs_per_warp, 1)"),
+     "    warps_per_sm_by_regs = (arch.registers_per_sm // granularity) // max(regs_per_warp, 1) * granularity",
+     "    warps_per_sm_by_regs = arch.registers_per_sm // max(regs_per_warp, 1)"),
     (13, "compare verdicts: improvement and regression swapped", "profiling/runs/comparison.py",
      '    return "improvement" if (pct < 0) == (better == "lower") else "regression"',
      '    return "regression" if (pct < 0) == (better == "lower") else "improvement"'),
+    # Round two: bugs a tired developer could write that the CPU suite once let through.
+    (14, "access: the shared-memory bank taken from the byte address instead of the 4-byte word",
+     "profiling/analysis/access.py",
+     "    return [[(int(w % BANKS), int(w)) for w in row] if a else []",
+     "    return [[(int(w * BANK_BYTES % BANKS), int(w)) for w in row] if a else []"),
+    (15, "access: a lane's last byte taken as addr+width, one past the end", "profiling/analysis/access.py",
+     "{int(acc.addr[lane]) // SECTOR_BYTES, (int(acc.addr[lane]) + acc.width - 1) // SECTOR_BYTES}",
+     "{int(acc.addr[lane]) // SECTOR_BYTES, (int(acc.addr[lane]) + acc.width) // SECTOR_BYTES}"),
+    (16, "occupancy: Turing (7.5) given a 128-byte shared-memory allocation unit instead of 256",
+     "profiling/analysis/occupancy.py",
+     '"7.5": ArchLimits("7.5", 32, 16, _CARVEOUTS_TURING, 64 * KB, shared_mem_unit=256,',
+     '"7.5": ArchLimits("7.5", 32, 16, _CARVEOUTS_TURING, 64 * KB, shared_mem_unit=128,'),
+    (17, "source: a line's n-way taken as the sum of its instructions' n-ways instead of the maximum",
+     "profiling/nsight/source.py",
+     '"bank_conflict_n_way": max(n_ways) if n_ways else None,',
+     '"bank_conflict_n_way": sum(n_ways) if n_ways else None,'),
+    (18, "source: dominant_stall may return \"selected\" (issuing is not a stall)", "profiling/nsight/source.py",
+     '    for _, reason in ranked:\n        if reason != "selected":\n            return reason\n',
+     "    for _, reason in ranked:\n        return reason\n"),
+    (19, "explain: a second counter of the same stall group no longer halved", "profiling/analysis/explain.py",
+     "            if group in seen:\n                item.score *= 0.5\n",
+     "            if group in seen:\n                item.score *= 1.0\n"),
+    (20, "verdict: alpha = 1 - confidence (a 90 % interval labelled 95 %)", "profiling/runs/verdict.py",
+     "    alpha = (1.0 - confidence) / 2.0", "    alpha = 1.0 - confidence"),
+    (21, "verdict: \"faster\" even when the interval includes 1", "profiling/runs/verdict.py",
+     "    if interval.high < 1.0 and change < -t:", "    if change < -t:"),
+    (22, "verdict: capping warned about only when both runs were capped", "profiling/runs/verdict.py",
+     "    if b_cap or c_cap:", "    if b_cap and c_cap:"),
+    (23, "tuning.shape_efficiency: the split-K count computed for 132 SMs on every GPU", "kernels/tuning.py",
+     "    splits = config_split_count(config, m, n, k, sm_count)\n    blocks = tiles * splits",
+     "    splits = config_split_count(config, m, n, k)\n    blocks = tiles * splits"),
+    (24, "splitk_policy: the fill rounded down instead of up", "kernels/splitk_policy.py",
+     "        fill = math.ceil(sm_count / tiles)", "        fill = sm_count // tiles"),
 ]  # fmt: skip
+
+
+# The CPU test files that cover each bug's code: --targeted runs each bug against these alone, which takes minutes
+# instead of the whole suite once per bug.
+TARGETED: dict[int, list[str]] = {
+    **dict.fromkeys((1, 2, 3, 4, 5), ["tests/test_verify.py"]),
+    **dict.fromkeys((6, 7, 8, 9, 10), ["tests/test_timing.py"]),
+    11: ["tests/test_metrics.py", "tests/test_ncu_rep.py"],
+    12: ["tests/test_occupancy.py"],
+    13: ["tests/test_review.py", "tests/test_compare_cli.py"],
+    **dict.fromkeys((14, 15), ["tests/test_access_charts.py"]),
+    16: ["tests/test_occupancy.py"],
+    **dict.fromkeys((17, 18), ["tests/test_source_page.py"]),
+    19: ["tests/test_explain.py"],
+    **dict.fromkeys((20, 21, 22), ["tests/test_verdict.py"]),
+    23: ["tests/test_tuning.py"],
+    24: ["tests/test_splitk_policy.py"],
+}
 
 
 def run_one(number: int, what: str, path: str, original: str, broken: str, pytest_args: list[str]) -> dict:
@@ -88,13 +140,15 @@ def run_one(number: int, what: str, path: str, original: str, broken: str, pytes
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", type=int, nargs="*", help="bug numbers to apply (default: all)")
+    parser.add_argument("--targeted", action="store_true", help="each bug against its own test files (TARGETED)")
     parser.add_argument("pytest_args", nargs="*", help="tests to run (default: the CPU suite)")
     args = parser.parse_args(argv)
     missed = 0
     for number, what, path, original, broken in BUGS:
         if args.only and number not in args.only:
             continue
-        record = run_one(number, what, path, original, broken, args.pytest_args or CPU_SUITE)
+        tests = TARGETED[number] if args.targeted else (args.pytest_args or CPU_SUITE)
+        record = run_one(number, what, path, original, broken, tests)
         print(json.dumps(record), flush=True)
         missed += not record["caught"]
     return 1 if missed else 0

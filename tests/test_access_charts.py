@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from kernels.indexing import MODELS, model_for
-from profiling.analysis.access import bank_schedule, global_cost, shared_cost, tile_map, warp_view
+from profiling.analysis.access import (
+    access_record,
+    bank_schedule,
+    global_cost,
+    lane_bytes,
+    shared_cost,
+    tile_map,
+    warp_view,
+)
 from profiling.charts.access import access_figure, access_pair_figure, block_tile_figure, matrix_figure
 from profiling.shape import Shape
 
@@ -153,3 +161,41 @@ def test_v1_and_v1_coalesced_warps_lie_across_each_other() -> None:
         rows, cols = np.nonzero(~np.isnan(z))
         shapes[kernel] = (len(set(rows)), len(set(cols)))
     assert shapes == {"v1": (32, 1), "v1-coalesced": (1, 32)}
+
+
+@pytest.mark.parametrize("kernel", list(MODELS))
+def test_each_lanes_sectors_and_banks_are_those_its_bytes_fall_in(kernel: str) -> None:
+    """The warp record (the access command's lanes, the Indexing page's tables): an active lane lists the 32-byte
+    sectors from its first to its last byte (addr + width - 1) and the banks of the 4-byte words it touches (word
+    mod 32, never byte mod 32), as the bank picture places them; the union of the sectors is the request's count."""
+    model = model_for(kernel)
+    shape = Shape(1008, 1008, 1008)
+    for acc in model.step_accesses(shape, (0, 0), 1, 1) + model.epilogue_accesses(shape, (0, 0), 1):
+        record = access_record(acc)
+        touched = lane_bytes(acc)
+        active = np.flatnonzero(acc.active)
+        if acc.space == "global":
+            union: set[int] = set()
+            for lane in active:
+                sectors = sorted(set((touched[lane] // 32).tolist()))
+                assert record["lanes"][lane]["sectors"] == sectors, (acc.label, lane)
+                union |= set(sectors)
+            assert len(union) == global_cost(acc).sectors, acc.label
+        else:
+            schedule = bank_schedule(acc)
+            for lane in active:
+                banks = sorted(set((touched[lane] // 4 % 32).tolist()))
+                assert record["lanes"][lane]["banks"] == banks, (acc.label, lane)
+                assert banks == sorted(set(schedule.bank[schedule.lane == lane].tolist())), (acc.label, lane)
+
+
+def test_a_16_byte_lane_spans_one_sector_and_four_banks() -> None:
+    """v6's A loads are 16 bytes per lane at 16-byte-aligned addresses: one sector each, not two; its shared reads
+    of a 16-byte word group touch four consecutive banks."""
+    ldg = first("v6-vectorized", lambda a: a.space == "global" and a.width == 16)
+    lanes = access_record(ldg)["lanes"]
+    assert all(len(lane["sectors"]) == 1 for lane in lanes if lane["active"])
+    lds = first("v6-vectorized", lambda a: a.space == "shared" and a.width == 16 and a.op == "ld")
+    lane0 = access_record(lds)["lanes"][0]
+    start = lane0["address"] // 4 % 32
+    assert lane0["banks"] == sorted((start + i) % 32 for i in range(4))

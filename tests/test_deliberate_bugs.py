@@ -23,3 +23,10 @@ def test_each_bug_applies_to_the_current_code(bug) -> None:
 def test_bug_numbers_are_unique() -> None:
     numbers = [bug[0] for bug in deliberate_bugs.BUGS]
     assert len(numbers) == len(set(numbers)) >= 10
+
+
+def test_every_bug_has_its_targeted_test_files() -> None:
+    assert set(deliberate_bugs.TARGETED) == {bug[0] for bug in deliberate_bugs.BUGS}
+    assert len(deliberate_bugs.BUGS) == 24
+    for files in deliberate_bugs.TARGETED.values():
+        assert files and all((ROOT / f).is_file() for f in files)

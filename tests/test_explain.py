@@ -155,3 +155,39 @@ def test_counter_formatting() -> None:
     assert X.fmt(17.0, "-way") == "17.0-way" and X.fmt(318.2e6, "bytes") == "318.2 MB"
     assert X.change_text(0, 5) == "new" and X.change_text(5, 0) == "gone" and X.change_text(1, 20) == "20x"
     assert X.change_text(100, 65) == "-35%"
+
+
+# The top three of every ladder step, in order, on each H100 capture. A counter whose stall reasons an earlier one
+# already stands for (n-way and wavefronts of the same loads) counts half: without that, v3 -> v4 would list
+# shared wavefronts before short_scoreboard, and other steps would repeat one story three times.
+TOP_THREE = {
+    1024: {
+        ("v1", "v1-coalesced"): ["global_excess_sectors", "stall:lg_throttle", "global_sectors_per_request"],
+        ("v1", "v2"): ["global_loads", "stall:lg_throttle", "shared_wavefronts"],
+        ("v2", "v3"): ["instructions", "stall:mio_throttle", "tensor_pipe_busy"],
+        ("v3", "v4"): ["shared_ld_n_way", "stall:short_scoreboard", "shared_wavefronts"],
+        ("v4", "v5"): ["stall:long_scoreboard", "stall:short_scoreboard", "stall:not_selected"],
+        ("v5", "v6-vectorized"): ["global_excess_sectors", "shared_st_n_way", "global_loads"],
+        ("v6-vectorized", "v7-warptile"): ["shared_ld_n_way", "stall:short_scoreboard", "shared_wavefronts"],
+        ("v7-warptile", "v8-async"): ["global_loads", "ldgsts", "shared_wavefronts"],
+        ("wmma-addmm", "wmma-async"): ["ldgsts", "sm_utilization", "stall:long_scoreboard"],
+        ("v8-async", "v9-regdb"): ["sm_utilization", "tensor_pipe_busy", "stall:short_scoreboard"],
+    },
+    4096: {
+        ("v1", "v1-coalesced"): ["global_excess_sectors", "stall:lg_throttle", "global_sectors_per_request"],
+        ("v1", "v2"): ["global_loads", "stall:lg_throttle", "shared_wavefronts"],
+        ("v2", "v3"): ["stall:mio_throttle", "ffma_per_shared_load", "instructions"],
+        ("v3", "v4"): ["shared_ld_n_way", "stall:short_scoreboard", "shared_wavefronts"],
+        ("v4", "v5"): ["stall:long_scoreboard", "stall:short_scoreboard", "stall:mio_throttle"],
+        ("v5", "v6-vectorized"): ["shared_st_n_way", "stall:short_scoreboard", "stall:mio_throttle"],
+        ("v6-vectorized", "v7-warptile"): ["shared_ld_n_way", "stall:short_scoreboard", "stall:not_selected"],
+        ("v7-warptile", "v8-async"): ["global_loads", "ldgsts", "shared_busy_per_gflop"],
+        ("wmma-addmm", "wmma-async"): ["ldgsts", "stall:short_scoreboard", "shared_wavefronts"],
+        ("v8-async", "v9-regdb"): ["stall:selected", "registers", "instructions"],
+    },
+}
+
+
+def test_the_top_three_of_every_ladder_step(steps: tuple) -> None:
+    size, found = steps
+    assert {step: top_keys(expl) for step, expl in found.items()} == TOP_THREE[size]

@@ -295,3 +295,14 @@ def test_odd_launch_values_are_invalid_input(
 
 def test_whole_floats_are_accepted_as_ncu_writes_them() -> None:
     assert theoretical_occupancy("9.0", 256.0, 64.0, 0.0) == theoretical_occupancy("9.0", 256, 64, 0)  # type: ignore[arg-type]
+
+
+def test_turing_allocates_shared_memory_in_256_byte_units() -> None:
+    """cuda_occupancy.h: 7.x allocates shared memory in 256-byte units. A block asking 1,100 B gets 1,280 B, the
+    same as the 320-float reduction kernel that ncu measured on Turing at 25 blocks in 32 KB (test_known_ncu_cases);
+    128-byte units would give 1,152 B and 28 blocks."""
+    r = theoretical_occupancy("7.5", 256, 16, 1100, 32 * 1024)
+    assert r.shared_mem_allocated_per_block == 1280
+    assert r.blocks_allowed_by["shared_mem"] == 25
+    assert theoretical_occupancy("7.5", 128, 32, 100).shared_mem_allocated_per_block == 256
+    assert arch_limits("7.5").shared_mem_unit == arch_limits("7.0").shared_mem_unit == 256

@@ -304,3 +304,37 @@ def test_a_kernel_whose_body_is_in_a_header_reads_each_line_from_its_own_file() 
         assert ln.file in ("kernels/src/v8_body.cuh", "kernels/src/v8_async.cu")
         assert ln.text == (lines[ln.line - 1] if ln.line <= len(lines) else "")
     assert sum(ln.file.endswith(".cuh") for ln in kernel.lines) == len(kernel.lines) // 2
+
+
+# The hottest line of each kernel in both H100 captures: its dominant stall (never "selected": issuing is not a
+# stall) and its worst n-way (the largest of its instructions', not their sum).
+HOTTEST = {
+    "v3": (47, "short_scoreboard", 32.0),
+    "v4": (29, "long_scoreboard", 8.0),
+    "v5": (61, "short_scoreboard", 8.0),
+    "v7-warptile": (135, "not_selected", None),
+    "v8-async": (192, "short_scoreboard", None),
+    "v9-regdb": (228, "not_selected", None),
+}
+
+
+def test_hottest_lines_name_a_stall_and_the_worst_n_way(pages: dict) -> None:
+    kernels = {k.catalog_id: k for k in pages["cuda"].kernels}
+    for kid, (line, stall, n_way) in HOTTEST.items():
+        hot = kernels[kid].hottest_lines(1)[0]
+        assert (hot["line"], hot["dominant_stall"], hot["bank_conflict_n_way"]) == (line, stall, n_way), kid
+    # v7, v8 and v9's hottest lines sample "selected" most: the FFMA loop issuing, which is not the cause.
+    for kid in ("v7-warptile", "v8-async", "v9-regdb"):
+        hot = kernels[kid].hottest_lines(1)[0]
+        assert next(iter(hot["stalls"])) == "selected" and hot["dominant_stall"] != "selected", kid
+    # v3's line 47 mixes 2-way and 32-way shared loads: the line reads 32-way, the worst of them.
+    v3 = kernels["v3"]
+    line = next(x for x in v3.lines if x.line == 47)
+    n_ways = {i.counters[S.N_WAY] for i in v3.line_instructions(line) if S.N_WAY in i.counters}
+    assert n_ways == {2.0, 32.0} and v3.line_summary(line)["bank_conflict_n_way"] == 32.0
+
+
+def test_dominant_stall_skips_selected_unless_it_is_all_there_is() -> None:
+    assert S.dominant_stall({"selected": 10.0, "not_selected": 3.0, "wait": 1.0}) == "not_selected"
+    assert S.dominant_stall({"selected": 10.0}) == "selected"
+    assert S.dominant_stall({}) is None

@@ -94,3 +94,10 @@ def test_a_configuration_may_prefer_deeper_splits() -> None:
 def test_no_split_where_k_is_short_or_the_tiles_fill_a_wave(tiles: int, slices: int) -> None:
     # Fewer than 2 x 4 slices, or room for fewer than two blocks per tile in one wave of 264.
     assert split_count_for(tiles, slices, SMS, 2) == 1
+
+
+def test_the_fill_rounds_up_to_a_block_on_every_sm() -> None:
+    """7 tiles on 132 SMs need ceil(132 / 7) = 19 splits for a block on every SM (18 leave 6 idle): with 200
+    slices, deep = 12 and isqrt(19 x 12 = 228) = 15; rounding the fill down gives isqrt(216) = 14."""
+    assert split_count_for(7, 200, 132, 2) == 15
+    assert split_count_for(7, 200, 126, 2) == 14  # 126 / 7 = 18 exactly: isqrt(216) = 14

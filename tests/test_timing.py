@@ -168,3 +168,35 @@ def test_interleaved_pairs_respect_the_time_budget() -> None:
     cuda = FakeCuda([1000.0] * 40)  # a pair takes 2 s: a 4 s budget fits 2 pairs, the minimum is 3
     times_a, times_b = T.time_interleaved(SimpleNamespace(cuda=cuda), cuda.launch, cuda.launch, 0, 30, 4.0, None)
     assert len(times_a) == len(times_b) == 3
+
+
+@pytest.mark.parametrize("flush_l2", [True, False])
+def test_a_bench_task_hands_the_sessions_flush_buffer_to_the_timer(monkeypatch: pytest.MonkeyPatch, flush_l2) -> None:
+    """runner.run_task (what the worker runs per kernel and shape) times with the session's L2 flush buffer when the
+    settings ask for the flush, and with none when they do not; the GPU parts stand in (CPU only)."""
+    session = SimpleNamespace(nvml=None, device={"name": "NVIDIA H100 80GB HBM3"}, flush_buffer=lambda: FLUSH)
+    spec = SimpleNamespace(is_reference=True)
+    result = SimpleNamespace(status="ok", tolerance=0.0, to_dict=lambda: {"status": "ok"})
+    handed: list[object] = []
+    monkeypatch.setattr(runner, "_spec_and_result", lambda *_: (spec, result))
+    monkeypatch.setattr(runner, "_verified_launch", lambda *_: (None, lambda: None))
+    monkeypatch.setattr(runner, "_time_launches", lambda launch, settings, flush: handed.append(flush) or [1.0] * 3)
+    monkeypatch.setattr(runner, "_record_times", lambda *_: None)
+
+    class Sampler:
+        def __init__(self, nvml) -> None:
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            pass
+
+        def summary(self) -> dict:
+            return {}
+
+    monkeypatch.setattr(runner, "NvmlSampler", Sampler)
+    settings = BenchSettings(repeats=3, warmup=1, max_seconds_per_run=4.0, flush_l2=flush_l2)
+    assert runner.run_task(session, "cublas", None, settings, "bench") == {"status": "ok"}
+    assert handed == [FLUSH if flush_l2 else None]

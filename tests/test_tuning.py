@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,24 @@ def test_shape_aware_choice_finds_the_best_configuration_of_a_shape_it_never_saw
         predicted = {c: tuning.predicted_tflops(others, _config(c), *shape, 132) for c in here}
         pick = max(predicted, key=lambda c: predicted[c] or 0.0)
         assert here[pick] >= 0.95 * max(here.values()), (shape, pick)
+
+
+@pytest.mark.parametrize("sm_count", [108, 114])
+def test_shape_efficiency_splits_for_the_gpus_own_sm_count(sm_count: int) -> None:
+    """On an A100 (108 SMs) or an H100 PCIe (114), the split-K configurations split as that GPU's launch would
+    (spec.split_count with its SM count), not as on 132 SMs. At 1024^3 the 64x64 configuration does not split
+    there (it splits in two on 132 SMs), so its useful share is its v8-async twin's; the 128x128 one splits in 3,
+    not 4."""
+    big, small = tuning.SPLITK_TUNING_CONFIGS[0], tuning.SPLITK_TUNING_CONFIGS[1]
+    assert tuning.config_split_count(small, 1024, 1024, 1024, sm_count) == 1
+    assert tuning.config_split_count(small, 1024, 1024, 1024, 132) == 2
+    twin = tuning.twin_config(small)
+    assert tuning.shape_efficiency(small, 1024, 1024, 1024, sm_count) == pytest.approx(
+        tuning.shape_efficiency(twin, 1024, 1024, 1024, sm_count)
+    )
+    assert tuning.config_split_count(big, 1024, 1024, 1024, sm_count) == 3
+    # 64 tiles x 3 splits = 192 blocks, 2 per SM: one partial wave; BK 16, 64 slices -> 22 per split (66 padded).
+    per_sm = tuning.blocks_per_sm(big)
+    wave = math.sqrt(math.ceil(192 / sm_count) / per_sm)
+    expected = 192 / (sm_count * per_sm * wave) * (64 / 66) * tuning.split_reduction_fill(3, 22 * 16)
+    assert tuning.shape_efficiency(big, 1024, 1024, 1024, sm_count) == pytest.approx(expected)

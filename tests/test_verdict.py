@@ -8,6 +8,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from profiling.runs import convert
@@ -152,3 +153,65 @@ def test_undecided_growth_is_reported_not_failed() -> None:
     }
     table = compare_runs(convert.bench_run(base_doc), [convert.bench_run(cand_doc)])
     assert slower_than(table, 2.0).empty and len(undecided(table, 2.0)) == 1
+
+
+def test_the_interval_is_the_two_sided_95_percent_percentile_bootstrap() -> None:
+    """The interval against a recomputation with the same seed: 2,000 resamples of each run's launches, the
+    median of each, and the 2.5 % and 97.5 % quantiles of their ratio (a 95 % interval has 2.5 % in each tail, not
+    5 %). Two back-to-back H100 runs of v7-warptile at 4096, 10 launches each; and the A/B pairs of v8 against v7."""
+    base = times(run_of(VERDICTS / "seq_4096_r10.json"), "v7-warptile")
+    cand = times(run_of(VERDICTS / "seq_4096_r30.json"), "v7-warptile")
+    rng = np.random.default_rng(0)
+    b, c = np.asarray(base), np.asarray(cand)
+    b_boot = np.median(b[rng.integers(0, len(b), size=(2000, len(b)))], axis=1)
+    c_boot = np.median(c[rng.integers(0, len(c), size=(2000, len(c)))], axis=1)
+    point = float(np.median(c) / np.median(b))
+    low, high = np.quantile(c_boot / b_boot, [0.025, 0.975])
+    found = bootstrap_ratio(base, cand)
+    assert found.confidence == 0.95 and found.ratio == pytest.approx(point, rel=1e-12)
+    assert (found.low, found.high) == pytest.approx((min(low, point), max(high, point)), rel=1e-12)
+    narrower = np.quantile(c_boot / b_boot, [0.05, 0.95])
+    assert found.high - found.low > narrower[1] - narrower[0]  # the data tell 95 % from 90 % apart
+
+    ab = run_of(VERDICTS / "ab_4096_r30.json")
+    a7, b8 = np.asarray(times(ab, "v7-warptile")), np.asarray(times(ab, "v8-async"))
+    ratios = b8 / a7
+    rng = np.random.default_rng(0)
+    boot = np.median(ratios[rng.integers(0, len(ratios), size=(2000, len(ratios)))], axis=1)
+    paired = bootstrap_ratio(times(ab, "v7-warptile"), times(ab, "v8-async"), paired=True)
+    expected = np.quantile(boot, [0.025, 0.975])
+    assert (paired.low, paired.high) == pytest.approx(
+        (min(expected[0], paired.ratio), max(expected[1], paired.ratio)), rel=1e-12
+    )
+
+
+def test_no_decided_verdict_rests_on_an_interval_that_includes_no_change() -> None:
+    """The committed H100 sweep, 512 results of 10 launches: the first five against the last five and back, 1,024
+    comparisons. "faster" needs the whole interval below 1 and "slower" above it: 29 comparisons whose medians
+    moved by more than 2 % with an interval that still includes 1 are noisy, not faster."""
+    doc = json.loads(SWEEP.read_text())
+    counts: dict[str, int] = {}
+    for row in doc["results"]:
+        t = row["times_ms"]
+        for a, b in ((t[:5], t[5:]), (t[5:], t[:5])):
+            found = time_verdict(a, b, None, None, threshold_pct=2.0)
+            counts[found.verdict] = counts.get(found.verdict, 0) + 1
+            if found.verdict == "faster":
+                assert found.interval.high < 1.0, (row["kernel"], row["m"], row["n"], row["k"])
+            if found.verdict == "slower":
+                assert found.interval.low > 1.0, (row["kernel"], row["m"], row["n"], row["k"])
+    assert counts == {"noisy": 235, "same": 766, "slower": 12, "faster": 11}
+
+
+def test_capping_in_either_run_is_a_warning() -> None:
+    """The H100 wgmma_store run was power-capped while timed (NVML: SwPowerCap); the verdicts run was not. The guard
+    says so whichever side is capped, and says nothing about capping between two uncapped runs."""
+    capped = run_of(ROOT / "results" / "h100-2026-11-24" / "wgmma_store" / "bench.json")
+    calm = run_of(VERDICTS / "seq_4096_r100.json")
+    for base, cand, text in ((calm, capped, "none -> SwPowerCap"), (capped, calm, "SwPowerCap -> none")):
+        guard = comparability(base, cand)
+        assert guard.comparable
+        assert f"power/thermal capping: {text}" in guard.warnings
+    assert "power/thermal capping: SwPowerCap -> SwPowerCap" in comparability(capped, capped).warnings
+    quiet = comparability(calm, run_of(VERDICTS / "again_seq_4096_r100.json"))
+    assert not any(d.what == "power/thermal capping" for d in quiet.differences)
