@@ -164,14 +164,14 @@ TOP_THREE = {
     1024: {
         ("v1", "v1-coalesced"): ["global_excess_sectors", "stall:lg_throttle", "global_sectors_per_request"],
         ("v1", "v2"): ["global_loads", "stall:lg_throttle", "shared_wavefronts"],
-        ("v2", "v3"): ["instructions", "stall:mio_throttle", "tensor_pipe_busy"],
+        ("v2", "v3"): ["instructions", "stall:mio_throttle", "sm_utilization"],
         ("v3", "v4"): ["shared_ld_n_way", "stall:short_scoreboard", "shared_wavefronts"],
         ("v4", "v5"): ["stall:long_scoreboard", "stall:short_scoreboard", "stall:not_selected"],
         ("v5", "v6-vectorized"): ["global_excess_sectors", "shared_st_n_way", "global_loads"],
         ("v6-vectorized", "v7-warptile"): ["shared_ld_n_way", "stall:short_scoreboard", "shared_wavefronts"],
         ("v7-warptile", "v8-async"): ["global_loads", "ldgsts", "shared_wavefronts"],
         ("wmma-addmm", "wmma-async"): ["ldgsts", "sm_utilization", "stall:long_scoreboard"],
-        ("v8-async", "v9-regdb"): ["sm_utilization", "tensor_pipe_busy", "stall:short_scoreboard"],
+        ("v8-async", "v9-regdb"): ["sm_utilization", "stall:short_scoreboard", "instructions"],
     },
     4096: {
         ("v1", "v1-coalesced"): ["global_excess_sectors", "stall:lg_throttle", "global_sectors_per_request"],
