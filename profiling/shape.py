@@ -89,3 +89,8 @@ def shape_of(m: Any, n: Any, k: Any) -> Shape | None:
     if m is None or n is None or k is None:
         return None
     return Shape(m, n, k)
+
+
+def tflops(flops: float | None, seconds: float | None) -> float | None:
+    """TFLOP/s: `flops` over `seconds`, None when either is missing or zero. The one rate every view shows."""
+    return flops / seconds / 1e12 if flops and seconds else None

@@ -107,7 +107,7 @@ def test_each_step_is_explained_by_what_it_changed(steps: tuple) -> None:
 def test_summary_lines_are_derived_from_the_data(steps: tuple) -> None:
     _, ex = steps
     line = ex[("v3", "v4")].summary
-    assert line.startswith("v3 -> v4: time -") and "shared-load bank conflicts 17.0-way -> 5.0-way" in line
+    assert line.startswith("v3 -> v4: time -") and "shared-load wavefronts per request 17.0 -> 5.0" in line
     for expl in ex.values():
         assert expl.summary.count(";") == 3  # time, then the top three
         assert all(i.sentence and i.short for i in expl.items)
@@ -152,7 +152,7 @@ def test_explain_is_fast_after_parsing() -> None:
 
 
 def test_counter_formatting() -> None:
-    assert X.fmt(17.0, "-way") == "17.0-way" and X.fmt(318.2e6, "bytes") == "318.2 MB"
+    assert X.fmt(17.0, "wavefronts") == "17.0" and X.fmt(318.2e6, "bytes") == "318.2 MB"
     assert X.change_text(0, 5) == "new" and X.change_text(5, 0) == "gone" and X.change_text(1, 20) == "20x"
     assert X.change_text(100, 65) == "-35%"
 

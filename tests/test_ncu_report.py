@@ -521,5 +521,5 @@ def test_report_text_tensor_throughput_and_conflict_wording() -> None:
     assert "tensor 761.65 TFLOP/s (2MNK over the duration)" in hgemm and "FP32" not in hgemm
     v8 = next(b for b in text.split("\n[")[1:] if b.split("] ")[1].startswith("v8-async"))
     assert "FP32 39.59 TFLOP/s" in v8 and "tensor" not in v8
-    assert "smem loads: 0.0% of wavefronts are bank conflicts (ideal 0%); 3.0 wavefronts per instruction" in v8
-    assert "-way" not in text and text.count("note: a warp's shared-memory access") == 1
+    assert "shared-load conflict rate 0.0%; shared-load wavefronts per request 3.0" in v8
+    assert "-way" not in text and text.count("note: wavefronts per request: 1 is conflict-free") == 1

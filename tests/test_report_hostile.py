@@ -87,7 +87,7 @@ def test_nan_metric_is_missing_with_one_warning_naming_it(tmp_path: Path, capsys
     for a, b in zip(report.launches, plain.launches, strict=True):
         assert {k: m for k, m in b.metrics.items() if k != REGS} == dict(a.metrics.items())
     code, out, err = run_cli(["report", str(path)], capsys)
-    assert code == 0 and "regs -" in out and "Traceback" not in out + err
+    assert code == 0 and "registers -" in out and "Traceback" not in out + err
     code, out, _ = run_cli(["report", str(path), "--json"], capsys)
     assert code == 0 and "NaN" not in out
 

@@ -88,7 +88,7 @@ def test_explain_two_catalog_ids_from_the_bundled_data(capsys: pytest.CaptureFix
     data, first = out.splitlines()[:2]
     assert data == ("data: v3 1024x1024x1024 and v4 1024x1024x1024 from the bundled capture "
                     "results/h100-2026-11-22/ncu_why_1024_raw.csv (size 1024; --size or --data for another)")  # fmt: skip
-    assert first.startswith("v3 -> v4: time -47%") and "17.0-way -> 5.0-way" in first
+    assert first.startswith("v3 -> v4: time -47%") and "wavefronts per request 17.0 -> 5.0" in first
     assert "the step adds: aTile stored as [BK][BM]" in out and "% of cuBLAS" in out and "hot line after" in out
 
 

@@ -97,8 +97,8 @@ def test_source_tables(data: why.WhyData) -> None:
 def test_explain_step_view(data: why.WhyData) -> None:
     view = why.explain_step(data, "v3", "v4")
     assert view.explanation.summary.startswith("v3 -> v4: time -47%")
-    assert view.ranked.iloc[0]["what moved"] == "shared-load bank conflicts"
-    assert view.ranked.iloc[0]["before"] == "17.0-way" and view.ranked.iloc[0]["after"] == "5.0-way"
+    assert view.ranked.iloc[0]["what moved"] == "shared-load wavefronts per request"
+    assert view.ranked.iloc[0]["before"] == "17.0" and view.ranked.iloc[0]["after"] == "5.0"
     measured = view.measured.set_index("measure")
     assert measured.loc["time (us)", "after"] == pytest.approx(273.8, abs=0.1)
     assert 0 < measured.loc["% of cuBLAS", "before"] < measured.loc["% of cuBLAS", "after"] < 100

@@ -9,8 +9,8 @@ and warp cycles per issued instruction is the sum of its stall reasons (profilin
 ln(time after / time before) is a sum of terms: the instruction count, one term per stall reason (its cycles per
 issued instruction divided by the active warps: its share of each scheduler's issue slots), idle SMs (too few
 blocks, a tail) and the clock. The "selected" reason is one cycle per instruction, so its term is the change in
-warps per scheduler. The terms rank the stall reasons; other counters (profiling.analysis.evidence: bank-conflict
-n-way, bytes, occupancy, FFMA per shared load...) rank by their own relative change weighted by the terms of the
+warps per scheduler. The terms rank the stall reasons; other counters (profiling.analysis.evidence: wavefronts
+per shared request, bytes, occupancy, FFMA per shared load...) rank by their own relative change weighted by the terms of the
 stall reasons they drive, i.e. by what limits the kernel. Every number and sentence comes from the two launches.
 """
 
@@ -23,16 +23,14 @@ from typing import Any
 from kernels.catalog import CATALOG
 from profiling.analysis import evidence as E
 from profiling.analysis import stalls as ST
+from profiling.nsight import metric_registry as R
+from profiling.nsight import metrics as M
 from profiling.nsight.report import KernelLaunch, launch_label
 from profiling.nsight.source import KernelSource
 
 MAX_LOG_RATIO = math.log(64.0)
 """A counter that appears or vanishes (0 -> x) counts as a 64x change, no more."""
-TIME = "gpu__time_duration.sum"
-ISSUED = "smsp__inst_issued.sum"
-WARPS = "smsp__warps_active.avg.per_cycle_active"
-ACTIVE = "smsp__cycles_active.avg"
-ELAPSED = "smsp__cycles_elapsed.avg"
+TIME, ISSUED, WARPS, ACTIVE, ELAPSED = M.TIME, M.ISSUED, M.WARPS_PER_SCHEDULER, M.SMSP_ACTIVE_CYCLES, M.SMSP_CYCLES
 
 
 @dataclass
@@ -113,9 +111,9 @@ def _log_mean(a: float, b: float) -> float:
 
 
 def fmt(value: float, unit: str = "") -> str:
-    """A counter value for a sentence: '17.0-way', '48%', '318.2 MB', '41.94M', '16.00'."""
-    if unit == "-way":
-        return f"{value:.1f}-way"
+    """A counter value for a sentence: '17.0' (wavefronts), '48%', '318.2 MB', '41.94M', '16.00'."""
+    if unit == "wavefronts":
+        return f"{value:.1f}"
     if unit == "%":
         return f"{value:.0f}%"
     if unit == "bytes":
@@ -178,8 +176,8 @@ def explain(
         tensor_core=hb.tensor_core or ha.tensor_core,
         time_before_ns=baseline.value(TIME),
         time_after_ns=candidate.value(TIME),
-        tflops_before=E.tflops(baseline),
-        tflops_after=E.tflops(candidate),
+        tflops_before=R.launch_tflops(baseline),
+        tflops_after=R.launch_tflops(candidate),
         stalls_before=ST.stall_breakdown(baseline),
         stalls_after=ST.stall_breakdown(candidate),
     )
@@ -311,8 +309,8 @@ def _rank(b: KernelLaunch, a: KernelLaunch, out: Explanation) -> list[Item]:
         short = f"{counter.label} {fmt(before, counter.unit)} -> {fmt(after, counter.unit)}"
         items.append(Item(counter.key, counter.label, counter.unit, before, after, score, carried, sentence, short))
     items.sort(key=lambda i: -i.score)
-    # A counter whose stall reasons an earlier counter already stands for adds less: n-way and wavefronts of the
-    # same loads tell one story.
+    # A counter whose stall reasons an earlier counter already stands for adds less: wavefronts per request and
+    # the wavefront total of the same loads tell one story.
     seen: set[tuple[str, ...]] = set()
     groups = {c.key: c.reasons for c in E.COUNTERS}
     for item in items:
@@ -326,7 +324,7 @@ def _rank(b: KernelLaunch, a: KernelLaunch, out: Explanation) -> list[Item]:
 
 
 def summary_line(expl: Explanation, top: int = 3) -> str:
-    """'v3 -> v4: time -47% (512.6 -> 273.8 us); shared-load bank conflicts 17.0-way -> 5.0-way; ...'."""
+    """'v3 -> v4: time -47% (512.6 -> 273.8 us); shared-load wavefronts per request 17.0 -> 5.0; ...'."""
     head = f"{expl.baseline_id or expl.baseline} -> {expl.candidate_id or expl.candidate}"
     parts = []
     if expl.time_before_ns and expl.time_after_ns:

@@ -24,7 +24,7 @@ def number_format(column: str, values: pd.Series) -> str | None:
         return "{:.1f}"
     if "(ms)" in name or "(µs)" in name or name in ("value",) or "intensity" in name:
         return "{:.4g}"
-    if "TFLOP/s" in name or "TB/s" in name or "n-way" in name:
+    if "TFLOP/s" in name or "TB/s" in name or "per request" in name:
         return "{:.2f}"
     if "(MB)" in name or "(KB)" in name or "(MHz)" in name:
         return "{:.1f}"

@@ -23,6 +23,7 @@ from profiling.charts.roofline import roofline_points
 from profiling.errors import InvalidInput, first_line
 from profiling.gpu.env import tool_path
 from profiling.nsight import report as ncu_report
+from profiling.nsight.metric_registry import key_table_columns
 from profiling.nsight.tools import find_ncu, find_tool
 from profiling.runs.comparison import BETTER_VERDICTS, METRIC_BY_KEY, METRICS, VERDICT_COLORS, WORSE_VERDICTS
 from profiling.runs.records import SavedRun, as_run
@@ -148,23 +149,8 @@ def bench_table(frame: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 
-KEY_TABLE_COLUMNS: dict[str, tuple[str, float]] = {
-    "duration_ns": ("duration (µs)", 1e-3),
-    "registers": ("registers", 1),
-    "smem_static_bytes": ("smem static (KB)", 1 / 1024),
-    "smem_dynamic_bytes": ("smem dynamic (KB)", 1 / 1024),
-    "theoretical_occupancy_pct": ("theoretical occ. (%)", 1),
-    "achieved_occupancy_pct": ("achieved occ. (%)", 1),
-    "shared_ld_bank_conflict_pct": ("ld bank conflicts (%)", 1),
-    "shared_ld_n_way": ("ld n-way", 1),
-    "shared_st_bank_conflict_pct": ("st bank conflicts (%)", 1),
-    "shared_st_n_way": ("st n-way", 1),
-    "dram_bytes": ("DRAM (MB)", 1e-6),
-    "l2_bytes": ("L2 (MB)", 1e-6),
-    "l1_bytes": ("L1 (MB)", 1e-6),
-    "fp32_flops_per_second": ("FP32 TFLOP/s", 1e-12),
-    "fp32_pct_of_peak": ("% of FP32 peak", 1),
-}
+KEY_TABLE_COLUMNS: dict[str, tuple[str, float]] = key_table_columns()
+"""Frame column -> (heading, display scale): the metric registry's KEY_TABLE."""
 
 
 def launch_names(report: ncu_report.Report) -> list[tuple[str, str, str]]:

@@ -30,6 +30,7 @@ from profiling.nsight import load as ncu_load
 from profiling.nsight import report as ncu_report
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
+from profiling.nsight.metric_registry import N_WAY_LABEL
 from profiling.nsight.report import KernelLaunch
 from profiling.paths import largest_first
 
@@ -218,7 +219,7 @@ def kernel_ids(data: WhyData, labels: Iterable[str]) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 
 LINE_COLUMNS = [
-    "line", "% samples", "source", "dominant stall", "samples", "instructions executed", "bank conflicts (n-way)",
+    "line", "% samples", "source", "dominant stall", "samples", "instructions executed", N_WAY_LABEL,
     "excess shared wavefronts", "excess global sectors",
 ]  # fmt: skip
 COMPACT_COLUMNS = ["line", "% samples", "dominant stall", "source"]
@@ -232,7 +233,7 @@ def _row(summary: dict[str, Any], first: str, first_value: Any, text: str) -> di
         "dominant stall": summary["dominant_stall"] or "",
         "samples": summary["samples"],
         "instructions executed": summary["executed"],
-        "bank conflicts (n-way)": summary["bank_conflict_n_way"],
+        N_WAY_LABEL: summary["bank_conflict_n_way"],
         "excess shared wavefronts": summary["shared_excessive_wavefronts"],
         "excess global sectors": summary["global_excessive_sectors"],
     }

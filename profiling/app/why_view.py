@@ -18,6 +18,7 @@ from profiling.app.bundles import Bundle
 from profiling.app.cache import cached_stall_figure as stall_figure
 from profiling.errors import GemmLensError
 from profiling.gpu.env import tool_path
+from profiling.nsight.metric_registry import N_WAY_LABEL, N_WAY_MEANING
 from profiling.paths import BUNDLED_RESULTS_DIR
 
 Loader = Callable[[], why.WhyData]
@@ -28,8 +29,8 @@ COLUMNS = {
     ),
     "samples": st.column_config.NumberColumn("samples", format="localized", help="warp-stall samples (ncu)"),
     "instructions executed": st.column_config.NumberColumn("instructions executed", format="localized"),
-    "bank conflicts (n-way)": st.column_config.NumberColumn(
-        "bank conflicts (n-way)", format="%.0f", help="L1 Conflicts Shared N-Way: worst shared access of the line"
+    N_WAY_LABEL: st.column_config.NumberColumn(
+        N_WAY_LABEL, format="%.0f", help=f"the line's worst shared-memory instruction: {N_WAY_MEANING}"
     ),
     "excess shared wavefronts": st.column_config.NumberColumn("excess shared wavefronts", format="localized"),
     "excess global sectors": st.column_config.NumberColumn("excess global sectors", format="localized"),

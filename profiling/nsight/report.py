@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from profiling.errors import ReportError
+from profiling.nsight import metric_registry as R
 from profiling.nsight import metrics as M
 from profiling.nsight import report_input
 from profiling.nsight.layouts import derived_metric, parse_details, parse_raw, parse_summary
@@ -193,22 +194,7 @@ def metric_sources(launch: KernelLaunch) -> str:
     return "; ".join(found)
 
 
-KEY_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("duration_ns", "gpu__time_duration.sum"),
-    ("registers", "launch__registers_per_thread"),
-    ("smem_static_bytes", "launch__shared_mem_per_block_static"),
-    ("smem_dynamic_bytes", "launch__shared_mem_per_block_dynamic"),
-    ("smem_driver_bytes", "launch__shared_mem_per_block_driver"),
-    ("limit_registers", "launch__occupancy_limit_registers"),
-    ("limit_shared_mem", "launch__occupancy_limit_shared_mem"),
-    ("limit_warps", "launch__occupancy_limit_warps"),
-    ("limit_blocks", "launch__occupancy_limit_blocks"),
-    ("waves_per_sm", "launch__waves_per_multiprocessor"),
-    ("dram_bytes", "dram__bytes.sum"),
-    ("l2_bytes", "lts__t_bytes.sum"),
-    ("l1_bytes", "l1tex__t_bytes.sum"),
-    ("tensor_inst", "sm__inst_executed_pipe_tensor.sum"),
-)
+KEY_COLUMNS: tuple[tuple[str, str], ...] = tuple((d.key, d.names[0]) for d in R.FRAME_COLUMNS)
 KEY_DERIVED: tuple[str, ...] = (
     "theoretical_occupancy_pct",
     "achieved_occupancy_pct",

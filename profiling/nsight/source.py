@@ -153,7 +153,10 @@ class KernelSource:
             for reason, n in i.stalls.items():
                 stalls[reason] = stalls.get(reason, 0.0) + n
         samples = sum(i.samples for i in ins)
-        n_ways = [i.counters[N_WAY] for i in ins if N_WAY in i.counters]
+        # A barrier line holds no shared-memory access of its own: the loads ncu files under `__syncthreads();` are
+        # ones the compiler moved there, and keep their n-way on their own instruction rows.
+        barrier = any(i.sass.startswith("BAR") for i in ins)
+        n_ways = [] if barrier else [i.counters[N_WAY] for i in ins if N_WAY in i.counters]
         return {
             "line": line.line,
             "file": line.file,
