@@ -173,7 +173,14 @@ def test_key_metrics_table_on_bundled_capture(reports) -> None:
     assert v1["duration (µs)"] == pytest.approx(4420.992)
     assert v1["registers"] == 32
     assert v1["achieved occ. (%)"] == pytest.approx(92.83, abs=0.01)
-    for column in ("shared-load conflict rate (%)", "shared-store wavefronts per request", "DRAM (MB)", "L2 (MB)", "L1 (MB)", "FP32 TFLOP/s"):
+    for column in (
+        "shared-load conflict rate (%)",
+        "shared-store wavefronts per request",
+        "DRAM (MB)",
+        "L2 (MB)",
+        "L1 (MB)",
+        "FP32 TFLOP/s",
+    ):
         assert column in table.columns
     side = tables.compare_launches(table, [table.launch[1], table.launch[9]])
     assert list(side.columns) == [table.launch[1], table.launch[9]]
