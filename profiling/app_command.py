@@ -50,11 +50,31 @@ def streamlit_command(passthrough: list[str]) -> list[str]:
     return [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), *config_flags(), *passthrough]
 
 
+def history_check() -> list[str]:
+    """At start, for a PostgreSQL store (GEMMLENS_DB_URL): the warnings of the app's database role, printed on
+    stderr, where it could rewrite the audit log (profiling.runs.privileges). An SQLite file is left to the app,
+    which creates it on first use; a store that cannot be opened is reported by the pages too."""
+    url = os.environ.get("GEMMLENS_DB_URL", "").strip()
+    if not url.startswith("postgresql"):
+        return []
+    from profiling.runs.store import RunStore
+
+    try:
+        with RunStore(url) as store:
+            warnings = store.warnings
+    except GemmLensError as exc:
+        warnings = [str(exc)]
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    return warnings
+
+
 def run(args: argparse.Namespace) -> int:
     if not APP_SCRIPT.is_file():
         raise GemmLensError(f"the dashboard is missing: no {APP_SCRIPT}; reinstall GEMM Lens")
     if importlib.util.find_spec("streamlit") is None:
         raise GemmLensError("streamlit is not installed; install GEMM Lens's requirements (pip install .)")
+    history_check()
     command = streamlit_command(args.passthrough)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -33,6 +33,7 @@ COMMANDS = (
     "access",
     "audit",
     "compare-launches",
+    "migrate",
 )
 _MODULES = {"app": "profiling.app_command", "compare-launches": "profiling.commands.compare_launches"}
 

@@ -19,6 +19,8 @@ def admin_section(store: RunStore, actor: Identity | None) -> None:
     """An expander with the trash and the audit log, for an actor who may delete; nothing for anyone else."""
     if actor is None or not actor.may("delete"):
         return
+    for warning in store.warnings:  # the database role could rewrite the audit log: the deployment needs fixing
+        st.warning(md_escape(warning))
     trash = store.trash(actor=actor)
     with st.expander(f"Admin: trash ({len(trash)}) and audit log"):
         st.subheader("Trash")

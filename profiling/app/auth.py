@@ -25,9 +25,9 @@ def sign_in_configured() -> bool:
 
 
 def role_policy() -> RolePolicy:
-    """The `[gemmlens.roles]` table of secrets.toml (InvalidInput naming a bad entry)."""
+    """The `[gemmlens.roles]` table and `require_verified_email` of secrets.toml (InvalidInput naming a bad entry)."""
     section = st.secrets.get("gemmlens") or {}
-    return RolePolicy.from_mapping(dict(section.get("roles") or {}))
+    return RolePolicy.from_mapping(dict(section.get("roles") or {}), section.get("require_verified_email", False))
 
 
 def current_identity() -> Identity | None:
@@ -38,7 +38,9 @@ def current_identity() -> Identity | None:
     if not st.user.is_logged_in:
         return None
     email = st.user.get("email")
-    return role_policy().identity(str(email) if email else None, str(st.user.get("name") or ""))
+    return role_policy().identity(
+        str(email) if email else None, str(st.user.get("name") or ""), st.user.get("email_verified")
+    )
 
 
 def may(action: Action) -> bool:
@@ -65,7 +67,12 @@ def sign_in_gate() -> Identity:
         st.stop()
     if who is None:
         st.title("GEMM Lens")
-        st.warning(f"{md_escape(st.user.get('email') or 'This account')} has no role on this server: ask an admin.")
+        email = st.user.get("email")
+        unverified = role_policy().unverified(str(email) if email else None, st.user.get("email_verified"))
+        if unverified:
+            st.warning(md_escape(unverified[0].upper() + unverified[1:]) + ".")
+        else:
+            st.warning(f"{md_escape(email or 'This account')} has no role on this server: ask an admin.")
         if st.button("Sign out"):
             st.logout()
         st.stop()

@@ -7,7 +7,8 @@ The schema version is kept in `schema_version`; MIGRATIONS run in one transactio
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -256,6 +257,21 @@ def schema_version(conn: Connection) -> int:
     return int(conn.execute(sa.select(sa.func.max(_VERSION_TABLE.c.version))).scalar() or 0)
 
 
+@contextmanager
+def _owner_needed(version: int, target: int) -> Iterator[None]:
+    """A migration refused for want of privileges (PostgreSQL's 42501, an app role that owns no table) as one line
+    saying who must run it."""
+    try:
+        yield
+    except sa.exc.DBAPIError as exc:
+        if getattr(exc.orig, "sqlstate", None) != "42501":
+            raise
+        raise StoreError(
+            f"the run store has schema version {version} and this GEMM Lens needs {target}, but this database role "
+            "may not change the tables: run `gemmlens migrate` as the role that owns them (docs/team-store.md)"
+        ) from None
+
+
 def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
     """Bring the database up to `target` in one transaction; return the version it had before."""
     if not 0 < target <= SCHEMA_VERSION:
@@ -267,7 +283,7 @@ def migrate(engine: Engine, target: int = SCHEMA_VERSION) -> int:
         if before >= target and before <= SCHEMA_VERSION:
             return before
         conn = conn.execution_options(gemmlens_write=True)
-        with conn.begin():
+        with _owner_needed(before, target), conn.begin():
             if conn.dialect.name == "postgresql":
                 # Two processes starting on a new shared database must not both create the tables.
                 conn.exec_driver_sql("SELECT pg_advisory_xact_lock(74110007)")

@@ -43,6 +43,7 @@ from sqlalchemy.orm import Session
 from profiling.errors import InvalidInput, error_line
 from profiling.runs import audit
 from profiling.runs.engine import make_engine, sqlite_read_only
+from profiling.runs.privileges import history_warning
 from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
 from profiling.runs.schema import (
     SCHEMA_VERSION,
@@ -124,11 +125,17 @@ class RunStore:
         self.display_url = _display_url(self.engine)
         # Saves go through this view of the engine so that SQLite takes its write lock at BEGIN.
         self._write_engine = self.engine.execution_options(gemmlens_write=True)
+        self.warnings: list[str] = []
+        """What the operator should know about this store: where the database role could rewrite the audit log
+        (profiling.runs.privileges), shown by `gemmlens app` at start, the commands that save, and to admins."""
         with _db_errors("open the run store", self.display_url):
             if create and not self.read_only:
                 migrate(self.engine)
             else:
                 self._check_schema()
+            if not self.read_only and self.engine.dialect.name == "postgresql":
+                with self.engine.connect() as conn:
+                    self.warnings = [w for w in [history_warning(conn)] if w]
 
     @property
     def read_only(self) -> bool:

@@ -119,20 +119,39 @@ def require_author_or_admin(actor: Identity, author: str, run_id: int) -> None:
     )
 
 
+def claim_true(value: object) -> bool | None:
+    """An ID token's boolean claim: True or False, also as the strings "true" and "false" (some providers, such as
+    Amazon Cognito, send those); None where the claim is absent or neither."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return None
+
+
 @dataclass(frozen=True)
 class RolePolicy:
     """E-mail address or domain to role, from the server's configuration; `*` is everyone else.
 
     An exact address wins over its domain, and the domain over `*`. A signed-in user whom none of them names
     has no role, and sees only a message saying so.
+
+    The address is trusted only when the provider vouches for it: a provider that sends the `email_verified`
+    claim must send it true (an account whose unverified address is ann@example.com is not Ann). A provider that
+    does not send the claim at all is trusted as it is, unless `require_verified` (`require_verified_email = true`
+    in `[gemmlens]`) turns that into a refusal too (docs/team-store.md lists providers).
     """
 
     roles: Mapping[str, Role]
+    require_verified: bool = False
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, Any] | None) -> RolePolicy:
+    def from_mapping(cls, mapping: Mapping[str, Any] | None, require_verified: object = False) -> RolePolicy:
         """Check a mapping such as the `[gemmlens.roles]` table of secrets.toml: keys are addresses
-        (ann@example.com), domains (example.com or @example.com) or `*`; values are role names."""
+        (ann@example.com), domains (example.com or @example.com) or `*`; values are role names. `require_verified`
+        is `[gemmlens] require_verified_email` (true or false)."""
+        if not isinstance(require_verified, bool):
+            raise InvalidInput(f"require_verified_email must be true or false, not {require_verified!r}")
         clean: dict[str, Role] = {}
         for key, role in (mapping or {}).items():
             who = str(key).strip().lower().removeprefix("@")
@@ -141,7 +160,7 @@ class RolePolicy:
             if role not in ROLES:
                 raise InvalidInput(f"roles table: {key} = {role!r} is not a role; roles: {', '.join(ROLES)}")
             clean[who] = role
-        return cls(clean)
+        return cls(clean, require_verified)
 
     def role_for(self, email: str | None) -> Role | None:
         """The role of the user with this address (None: no role on this server)."""
@@ -153,9 +172,29 @@ class RolePolicy:
             return self.roles[domain]
         return self.roles.get("*")
 
-    def identity(self, email: str | None, name: str | None = None) -> Identity | None:
-        """The signed-in user's identity, or None when the policy gives this address no role."""
+    def unverified(self, email: str | None, email_verified: object = None) -> str | None:
+        """Why the signed-in address cannot be trusted (one line for the sign-in screen), or None where it can:
+        `email_verified` is the ID token's claim (None where the provider sent none)."""
+        who = (email or "").strip() or "this account"
+        verified = claim_true(email_verified)
+        if verified is True:
+            return None
+        if verified is False or email_verified is not None:
+            return (
+                f"the sign-in provider has not verified the address {who} (email_verified is {email_verified!r}): "
+                "verify it with the provider, then sign in again"
+            )
+        if self.require_verified:
+            return (
+                f"the sign-in provider did not say whether {who} is verified (no email_verified claim), and this "
+                "server requires it (require_verified_email): ask an admin"
+            )
+        return None
+
+    def identity(self, email: str | None, name: str | None = None, email_verified: object = None) -> Identity | None:
+        """The signed-in user's identity, or None when the address is not verified (unverified) or the policy gives
+        it no role."""
         role = self.role_for(email)
-        if role is None or not (email or "").strip():
+        if role is None or not (email or "").strip() or self.unverified(email, email_verified):
             return None
         return Identity((email or "").strip().lower()[:200], role, (name or "").strip(), signed_in=True)
