@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -75,34 +76,61 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, db_path: Path, extra_args: list[str]) -> subprocess.Popen:
-    """`streamlit run app.py` headless, GPU work off, on a seeded temporary run store; returns once healthy."""
+APPS = {"gemmlens": "app.py", "minimal": "scripts/minimal_app.py"}
+"""The app under test and the in-run reference: a minimal Streamlit app with the same page titles (a title, a
+20-row dataframe, a 100-point plotly line and an uploader per page), the floor any Streamlit app pays here."""
+
+
+def seed_store(db_path: Path) -> None:
+    """A run store holding every bundled benchmark run, so the Review page compares runs as it does in use."""
     store = RunStore(f"sqlite:///{db_path}")
     for bundle in discover_bundles():
         store.import_runs(bundled_runs(bundle))
     store.close()
-    env = {**os.environ, "GEMMLENS_GPU": "off", "GEMMLENS_DB_PATH": str(db_path)}
-    env.pop("GEMMLENS_DB_URL", None)
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+
+
+def start_server(
+    port: int, db_path: Path, extra_args: list[str], app: str = "gemmlens", env_extra: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """`streamlit run APP` headless, GPU work off, on a seeded run store (db_path, seeded once by the caller or
+    here when it does not exist); returns once healthy, with the seconds from launch to health as `started_s`."""
+    if not db_path.exists():
+        seed_store(db_path)
+    env = {**os.environ, "GEMMLENS_GPU": "off", "GEMMLENS_DB_PATH": str(db_path), **(env_extra or {})}
+    if not (env_extra or {}).get("GEMMLENS_DB_URL"):
+        env.pop("GEMMLENS_DB_URL", None)
+    cmd = [sys.executable, "-m", "streamlit", "run", APPS[app], "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", *extra_args]  # fmt: skip
+    launched = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise SystemExit(f"streamlit exited: {proc.stderr.read().decode()[-2000:]}")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/_stcore/health", timeout=1).text.strip() == "ok":
+                proc.started_s = time.perf_counter() - launched  # type: ignore[attr-defined]
                 return proc
         except httpx.HTTPError:
-            time.sleep(0.1)
-    raise SystemExit("streamlit did not start in 60 s")
+            time.sleep(0.05)
+    raise SystemExit("streamlit did not start in 120 s")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class MemorySampler:
     """RSS of a process and its children, sampled every `period_s` in a thread; keeps the peak."""
 
-    def __init__(self, pid: int | None, period_s: float = 0.25) -> None:
+    def __init__(self, pid: int | None, period_s: float = 0.25, more_pids: tuple[int, ...] = ()) -> None:
         self.proc = psutil.Process(pid) if pid else None
+        self.more = [psutil.Process(p) for p in more_pids]  # the other server processes of a deployment
         self.period_s, self.peak, self._stop = period_s, 0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -111,7 +139,7 @@ class MemorySampler:
         if self.proc is None:
             return 0
         total = 0
-        for p in [self.proc, *self.proc.children(recursive=True)]:
+        for p in [q for top in (self.proc, *self.more) for q in (top, *top.children(recursive=True))]:
             try:
                 total += p.memory_info().rss
             except psutil.Error:
@@ -123,8 +151,7 @@ class MemorySampler:
         machine does not inflate as much as the wall time."""
         if self.proc is None:
             return 0.0
-        times = self.proc.cpu_times()
-        return times.user + times.system
+        return sum(t.user + t.system for t in (p.cpu_times() for p in (self.proc, *self.more)))
 
     def reset_peak(self) -> None:
         self.peak = self.rss()
@@ -153,8 +180,12 @@ class Person:
     async def __aenter__(self) -> Person:
         self.http = httpx.AsyncClient(base_url=self.base, timeout=120)
         await self.http.get("/_stcore/health")  # sets the XSRF cookie, as the page load does in a browser
+        # The browser sends its cookies with the websocket: behind nginx (profiling/deploy.py) the route cookie
+        # keeps the session's websocket and uploads on the process that served its page.
+        cookies = "; ".join(f"{name}={value}" for name, value in self.http.cookies.items())
         self.ws = await connect(self.base.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],
-                                max_size=None, open_timeout=60, ping_interval=None)  # fmt: skip
+                                max_size=None, open_timeout=60, ping_interval=None,
+                                additional_headers={"Cookie": cookies} if cookies else None)  # fmt: skip
         return self
 
     async def __aexit__(self, *_exc: object) -> None:
@@ -331,6 +362,122 @@ def leave_watch(memory: MemorySampler, idle: int, seconds: int) -> dict[str, Any
             "within_100mb_of_idle_after_s": back_at, "load": load()}  # fmt: skip
 
 
+async def first_visits(base: str) -> tuple[dict[str, float], dict[str, float], list[str]]:
+    """One person on a fresh server: every page once in menu order (the first visits, each page's cold cost),
+    then every page again (later visits); ({page: first s}, {page: later s}, errors)."""
+    first: dict[str, float] = {}
+    later: dict[str, float] = {}
+    async with Person(base) as person:
+        seconds = await person.visit()  # the default page; its run also sends the page list
+        names = list(person.pages)
+        first[names[0] if names else ""] = seconds
+        for page in names[1:]:
+            first[page] = await person.visit(page)
+        for page in names:
+            later[page] = await person.visit(page)
+        return first, later, person.errors
+
+
+async def first_visit_scenario(apps: list[str], runs: int, db_path: Path, extra_args: list[str]) -> dict[str, Any]:
+    """Fresh servers of each app in turn (`runs` rounds, apps interleaved so both see the same machine load): the
+    seconds from launch to health, and each page's first and later visit, medians over the rounds."""
+    raw: dict[str, dict[str, Any]] = {a: {"started_s": [], "first": {}, "later": {}, "errors": []} for a in apps}
+    for _ in range(runs):
+        for app in apps:
+            proc = start_server(free_port(), db_path, extra_args, app=app)
+            try:
+                base = f"http://127.0.0.1:{proc.args[proc.args.index('--server.port') + 1]}"
+                first, later, errors = await first_visits(base)
+            finally:
+                stop_server(proc)
+            raw[app]["started_s"].append(proc.started_s)  # type: ignore[attr-defined]
+            raw[app]["errors"] += errors
+            for page, t in first.items():
+                raw[app]["first"].setdefault(page, []).append(t)
+            for page, t in later.items():
+                raw[app]["later"].setdefault(page, []).append(t)
+    out: dict[str, Any] = {"scenario": f"first visits ({runs} fresh servers each)", "load": load()}
+    for app, r in raw.items():
+        out[app] = {"started_s": round(statistics.median(r["started_s"]), 2), "errors": len(r["errors"]),
+                    "first_s": {k: round(statistics.median(v), 3) for k, v in r["first"].items()},
+                    "later_s": {k: round(statistics.median(v), 3) for k, v in r["later"].items()}}  # fmt: skip
+    if "minimal" in out and "gemmlens" in out:
+        ref = out["minimal"]["first_s"]
+        out["first_vs_minimal"] = {k: round(v / ref[k], 2) for k, v in out["gemmlens"]["first_s"].items() if ref.get(k)}
+    return out
+
+
+def postgres_url() -> tuple[str, Any]:
+    """A PostgreSQL store for the processes scenario: GEMMLENS_TEST_PG_URL, else a throwaway server of
+    .ci/postgres.sh; (url, how to stop it)."""
+    if os.environ.get("GEMMLENS_TEST_PG_URL"):
+        return os.environ["GEMMLENS_TEST_PG_URL"], lambda: None
+    done = subprocess.run(["bash", str(ROOT / ".ci" / "postgres.sh")], capture_output=True, text=True, check=True)
+    exports = dict(line.removeprefix("export ").split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    env = {**os.environ, **exports}
+    return exports["GEMMLENS_TEST_PG_URL"], lambda: subprocess.run(
+        ["bash", str(ROOT / ".ci" / "postgres.sh"), "stop"], env=env, capture_output=True, check=False
+    )
+
+
+async def processes_scenario(
+    counts: list[int], people: int, tours: int, rounds: int, pg_url: str, cache_dir: Path, extra_args: list[str]
+) -> list[dict[str, Any]]:
+    """`people` touring GEMM Lens behind nginx with 1, 2, ... Streamlit processes sharing one PostgreSQL store
+    and one cache folder (profiling/deploy.py), each count `rounds` times in turn (1, 2, 1, 2 ...) so all see
+    the same machine load; each process is warmed by one tour on its own port first."""
+    from profiling.deploy import Deployment
+
+    out = []
+    env = {"GEMMLENS_GPU": "off", "GEMMLENS_DB_URL": pg_url, "GEMMLENS_CACHE_DIR": str(cache_dir)}
+    for _ in range(rounds):
+        for n in counts:
+            port = free_port()
+            while any(_busy(port + i) for i in range(n + 1)):
+                port = free_port()
+            with tempfile.TemporaryDirectory(prefix="gemmlens-nginx-") as run_dir:
+                with Deployment(n, port, Path(run_dir), env=env, streamlit_args=extra_args) as deployment:
+                    for backend in deployment.backends:
+                        async with Person(f"http://{backend}") as warm:
+                            await warm.visit()
+                            await tour(warm, 1, [])
+                    pids = [p.pid for p in deployment.procs]
+                    memory = MemorySampler(pids[0], more_pids=tuple(pids[1:]))
+                    try:
+                        result = await tour_scenario(deployment.url, people, tours, memory)
+                    finally:
+                        memory.stop()
+            result["scenario"] = f"tour x{people}, {n} process{'es' if n > 1 else ''} behind nginx"
+            result["processes"] = n
+            out.append(result)
+            print(json.dumps(result), flush=True)
+    return out
+
+
+def process_ratios(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Throughput (visits/s) and p95 of each process count against one process, medians over the rounds."""
+    by_n: dict[int, list[dict[str, Any]]] = {}
+    for r in runs:
+        by_n.setdefault(r["processes"], []).append(r)
+    if 1 not in by_n:
+        return []
+    base_rate = statistics.median(r["visits_per_s"] for r in by_n[1])
+    base_p95 = statistics.median(r["p95_s"] for r in by_n[1])
+    return [{"scenario": f"{n} processes against 1", "processes": n,
+             "visits_per_s": round(statistics.median(r["visits_per_s"] for r in rs), 2),
+             "p95_s": round(statistics.median(r["p95_s"] for r in rs), 3),
+             "throughput_ratio": round(statistics.median(r["visits_per_s"] for r in rs) / base_rate, 2),
+             "p95_ratio": round(statistics.median(r["p95_s"] for r in rs) / base_p95, 2), "load": load()}
+            for n, rs in sorted(by_n.items()) if n != 1]  # fmt: skip
+
+
+def _busy(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 # Run in a fresh interpreter: the memory a parsed upload holds once its bytes are gone (tracemalloc counts every
 # Python allocation, numpy's included), and the parse's own seconds, as the app does it (usecases.load_upload).
 _HELD = """
@@ -382,57 +529,137 @@ def upload_file(size_mb: float) -> bytes:
         path.parent.rmdir()
 
 
-async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = []
-    tmp = Path(tempfile.mkdtemp(prefix="gemmlens-load-"))
-    proc = None
-    if args.url:
-        base, pid = args.url.rstrip("/"), args.server_pid
-    else:
-        port = free_port()
-        proc = start_server(port, tmp / "runs.sqlite", args.server_arg)
-        base, pid = f"http://127.0.0.1:{port}", proc.pid
-    memory = MemorySampler(pid)
-    try:
-        async with Person(base) as warm:  # fills the server-wide caches of the bundled data, as a first visitor
+class Server:
+    """A server under test: started here (and stopped) or given by --url; its memory sampler."""
+
+    def __init__(self, app: str, args: argparse.Namespace, db_path: Path) -> None:
+        self.app, self.proc = app, None
+        if args.url and app == "gemmlens":
+            self.base, pid = args.url.rstrip("/"), args.server_pid
+        else:
+            port = free_port()
+            self.proc = start_server(port, db_path, args.server_arg, app=app)
+            self.base, pid = f"http://127.0.0.1:{port}", self.proc.pid
+        self.memory = MemorySampler(pid)
+        self.idle = 0
+
+    async def warm_up(self) -> None:
+        """One tour fills the server-wide caches of the bundled data, as a first visitor does."""
+        async with Person(self.base) as warm:
             await warm.visit()
             await tour(warm, 1, [])
         await asyncio.sleep(3)
-        idle = memory.rss()
-        print(json.dumps({"scenario": "idle after one warm-up tour", "rss_mb": round(idle / 1e6), "load": load()}))
+        self.idle = self.memory.rss()
+        print(json.dumps({"scenario": f"{self.app}: idle after one warm-up tour", "rss_mb": round(self.idle / 1e6),
+                          "load": load()}), flush=True)  # fmt: skip
+
+    def stop(self) -> None:
+        self.memory.stop()
+        if self.proc is not None:
+            stop_server(self.proc)
+
+
+def versus(ours: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
+    """GEMM Lens's tour against the minimal app's with as many people, measured back to back."""
+    return {"scenario": f"{ours['scenario']}: GEMM Lens / minimal app",
+            "p50_ratio": round(ours["p50_s"] / ref["p50_s"], 2), "p95_ratio": round(ours["p95_s"] / ref["p95_s"], 2),
+            "minimal_p50_s": ref["p50_s"], "minimal_p95_s": ref["p95_s"], "load": load()}  # fmt: skip
+
+
+async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    tmp = Path(tempfile.mkdtemp(prefix="gemmlens-load-"))
+    db_path = tmp / "runs.sqlite"
+
+    def report(result: dict[str, Any]) -> None:
+        results.append(result)
+        print(json.dumps(result), flush=True)
+
+    servers: list[Server] = []
+    try:
+        seed_store(db_path)
+        apps = ["gemmlens", "minimal"] if args.reference else ["gemmlens"]
+        if args.first_visits and not args.url:
+            report(await first_visit_scenario(apps, args.first_visits, db_path, args.server_arg))
+        if args.people or not args.no_upload or args.watch:
+            servers = [Server(app, args, db_path) for app in apps]
+            for server in servers:
+                await server.warm_up()
+        ours = servers[0] if servers else None
         for people in args.people:
-            results.append(await tour_scenario(base, people, args.tours, memory))
-            print(json.dumps(results[-1]), flush=True)
-        if not args.no_upload:
+            runs = []
+            for server in servers:  # back to back, so both see the same load on a shared machine
+                runs.append(await tour_scenario(server.base, people, args.tours, server.memory))
+                runs[-1]["app"] = server.app
+                report(runs[-1])
+            if len(runs) == 2:
+                report(versus(runs[0], runs[1]))
+        if ours is not None and not args.no_upload:
             data = upload_file(args.upload_mb)
-            results.append(await upload_scenario(base, args.uploaders, args.bystanders, data, memory))
-            print(json.dumps(results[-1]), flush=True)
+            report(await upload_scenario(ours.base, args.uploaders, args.bystanders, data, ours.memory))
             held = held_by_parsed_upload(data)
             print(json.dumps({"scenario": "one parse in a fresh process", **held, "load": load()}), flush=True)
             del data
-        if args.watch:
-            results.append(leave_watch(memory, idle, args.watch))
-            print(json.dumps(results[-1]), flush=True)
+        if ours is not None and args.watch:
+            report(leave_watch(ours.memory, ours.idle, args.watch))
+        for server in servers:  # the deployments below need the machine to themselves
+            server.stop()
+        servers = []
+        if args.processes:
+            pg_url, stop_pg = postgres_url()
+            try:
+                store = RunStore(pg_url)
+                if not store.count_runs():
+                    for bundle in discover_bundles():
+                        store.import_runs(bundled_runs(bundle))
+                store.close()
+                runs = await processes_scenario(args.processes, args.process_people, args.tours, args.process_rounds,
+                                                pg_url, tmp / "cache", args.server_arg)  # fmt: skip
+                results.extend(runs)
+                for ratio in process_ratios(runs):
+                    report(ratio)
+            finally:
+                stop_pg()
     finally:
-        memory.stop()
-        if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=30)
-        for f in tmp.iterdir():
-            f.unlink()
-        tmp.rmdir()
+        for server in servers:
+            server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
     return results
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
-    rows = ["| scenario | visits | p50 (s) | p95 (s) | max (s) | errors | peak RSS (MB) | load avg |",
-            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = ["| scenario | app | visits | p50 (s) | p95 (s) | max (s) | visits/s | errors | peak RSS (MB) | load avg |",
+            "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in results:
         if "visits" in r or "bystanders" in r:
             s = r.get("bystanders", r)
-            rows.append(f"| {r['scenario']} | {s.get('visits', 0)} | {s.get('p50_s', '')} | {s.get('p95_s', '')} | "
-                        f"{s.get('max_s', '')} | {r['errors']} | {r['peak_rss_mb']} | {r['load']} |")  # fmt: skip
-    return "\n".join(rows)
+            rows.append(f"| {r['scenario']} | {r.get('app', 'gemmlens')} | {s.get('visits', 0)} | {s.get('p50_s', '')} | "
+                        f"{s.get('p95_s', '')} | {s.get('max_s', '')} | {r.get('visits_per_s', '')} | {r['errors']} | "
+                        f"{r['peak_rss_mb']} | {r['load']} |")  # fmt: skip
+    out = "\n".join(rows)
+    ratios = [r for r in results if "p95_ratio" in r]
+    if ratios:
+        out += "\n\n| tour | p50 GEMM Lens / minimal | p95 GEMM Lens / minimal | load avg |\n|---|---|---|---|\n"
+        out += "\n".join(f"| {r['scenario'].split(':')[0]} | {r['p50_ratio']} | {r['p95_ratio']} | {r['load']} |"
+                         for r in ratios)  # fmt: skip
+    scaling = [r for r in results if "throughput_ratio" in r]
+    if scaling:
+        out += "\n\n| processes | visits/s | p95 (s) | throughput / 1 process | p95 / 1 process | load avg |\n"
+        out += "|---|---|---|---|---|---|\n"
+        out += "\n".join(f"| {r['processes']} | {r['visits_per_s']} | {r['p95_s']} | {r['throughput_ratio']} | "
+                         f"{r['p95_ratio']} | {r['load']} |" for r in scaling)  # fmt: skip
+    for r in results:
+        if r.get("scenario", "").startswith("first visits"):
+            ours, ref = r["gemmlens"], r.get("minimal")
+            out += (f"\n\n{r['scenario']}, load avg {r['load']}; launch to health: GEMM Lens {ours['started_s']} s"
+                    + (f", minimal {ref['started_s']} s" if ref else "") + "\n\n")  # fmt: skip
+            out += "| page | first visit (s) | later visit (s) | minimal first (s) | first / minimal first |\n"
+            out += "|---|---|---|---|---|\n"
+            for page, first in ours["first_s"].items():
+                m = ref["first_s"].get(page, "") if ref else ""
+                ratio = r.get("first_vs_minimal", {}).get(page, "")
+                out += f"| {page} | {first} | {ours['later_s'].get(page, '')} | {m} | {ratio} |\n"
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -447,6 +674,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bystanders", type=int, default=1)
     parser.add_argument("--watch", type=int, default=180, help="seconds of RSS samples after everyone left")
     parser.add_argument("--server-arg", action="append", default=[], help="extra `streamlit run` option")
+    parser.add_argument(
+        "--first-visits",
+        type=int,
+        default=1,
+        metavar="N",
+        help="rounds of fresh servers for the first-visit times per page (0: none; default 1)",
+    )
+    parser.add_argument(
+        "--no-reference", dest="reference", action="store_false", help="skip the minimal Streamlit app's run"
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        nargs="*",
+        default=[],
+        metavar="N",
+        help="also tour behind nginx with N Streamlit processes on one PostgreSQL store, e.g. --processes 1 2",
+    )
+    parser.add_argument("--process-people", type=int, default=40, help="people in the processes scenario")
+    parser.add_argument("--process-rounds", type=int, default=1, help="rounds of the process counts, in turn")
     args = parser.parse_args(argv)
     print(f"{os.cpu_count()} CPUs; load average {load()}", flush=True)
     results = asyncio.run(main_async(args))

@@ -25,20 +25,22 @@ def no_gpu(monkeypatch, tmp_path: Path):
     monkeypatch.setenv("GEMMLENS_GPU", "off")
     monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
     monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    # The parsed uploads every server process shares on disk: empty for each test, so parses can be counted.
+    monkeypatch.setattr(upload_parse, "SHARED_DIR", str(tmp_path / "uploads"))
     st.cache_data.clear()
     st.cache_resource.clear()
 
 
 def counting_parser(monkeypatch) -> list[str]:
-    """Count real parses (upload_parse.parse_in_child, as the app calls it: in a child process) by file name."""
+    """Count real parses (the child process upload_parse starts, as the app calls it) by file name."""
     calls: list[str] = []
-    real = upload_parse.parse_in_child
+    real = upload_parse._child_answer
 
-    def counted(name: str, data: bytes, ncu: str | None = None):
+    def counted(name: str, data: bytes, *args):
         calls.append(name)
-        return real(name, data, ncu)
+        return real(name, data, *args)
 
-    monkeypatch.setattr(upload_parse, "parse_in_child", counted)
+    monkeypatch.setattr(upload_parse, "_child_answer", counted)
     return calls
 
 

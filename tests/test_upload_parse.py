@@ -3,6 +3,8 @@ that hangs or dies fails only that upload."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,8 @@ from profiling.app import upload_parse
 from profiling.errors import GemmLensError, ReportError
 from profiling.nsight.load import load_upload
 
-RAW = Path(__file__).resolve().parent / "fixtures" / "ncu" / "raw.csv"
+ROOT = Path(__file__).resolve().parent.parent
+RAW = ROOT / "tests" / "fixtures" / "ncu" / "raw.csv"
 
 
 def test_a_real_capture_parses_in_the_child_like_in_the_server() -> None:
@@ -38,3 +41,36 @@ def test_a_hanging_or_dying_parser_fails_that_upload_alone(monkeypatch: pytest.M
                             ("upload_children.die", "parser stopped .*Segmentation fault")):  # fmt: skip
         with pytest.raises(ReportError, match=message):
             upload_parse.parse_in_child("x.csv", RAW.read_bytes(), timeout_s=2, module=module)
+
+
+def test_a_file_parsed_by_one_server_process_is_read_back_by_another(tmp_path, monkeypatch) -> None:
+    """Server processes share parsed uploads on disk: another process's parse is read back, not parsed again."""
+    data = RAW.read_bytes()
+    key = f"{RAW.name}:abc"
+    script = (
+        "import sys; from pathlib import Path; from profiling.app import upload_parse as u; "
+        f"r = u.parse_shared({key!r}, {RAW.name!r}, Path({str(RAW)!r}).read_bytes(), Path({str(tmp_path)!r})); "
+        "print(len(r.launches))"
+    )
+    other = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert other.stdout.strip() == "10"
+    parses = []
+    monkeypatch.setattr(upload_parse, "_child_answer", lambda *a: parses.append(a) or b"")
+    here = upload_parse.parse_shared(key, RAW.name, data, tmp_path)
+    assert parses == []  # read from the other process's answer
+    assert [x.name for x in here.launches] == [x.name for x in load_upload(RAW.name, data).launches]
+    assert here.launches[0].value("gpu__time_duration.sum") == load_upload(RAW.name, data).launches[0].value(
+        "gpu__time_duration.sum"
+    )
+
+
+def test_errors_are_not_kept_and_file_names_never_become_paths(tmp_path) -> None:
+    bad = b"\x00\x01 not a report"
+    for _ in range(2):  # parsed (and refused) each time: a refusal is not kept
+        with pytest.raises(GemmLensError):
+            upload_parse.parse_shared("../../x.csv:1", "../../x.csv", bad, tmp_path / "uploads")
+    assert list((tmp_path / "uploads").glob("*.pickle")) == []
+    assert sorted(p.parent for p in tmp_path.rglob("*") if p.is_file()) == [tmp_path / "uploads"]
+    upload_parse.parse_shared("../../raw.csv:2", "../../raw.csv", RAW.read_bytes(), tmp_path / "uploads")
+    kept = list((tmp_path / "uploads").glob("*.pickle"))
+    assert len(kept) == 1 and ".." not in kept[0].name and "raw" not in kept[0].name

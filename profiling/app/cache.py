@@ -9,6 +9,7 @@ time, so memory comes back when people leave. Objects that Streamlit cannot hash
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import uuid
@@ -371,7 +372,8 @@ def shared_uploads() -> UploadCache:
 
 
 def parse_upload(key: str, name: str, content: bytes) -> LoadedUpload:
-    """The parsed report of an upload (usecases.load_upload, run in a child process: upload_parse), shared across sessions by `key`."""
-    from profiling.app.upload_parse import parse_in_child
+    """The parsed report of an upload (usecases.load_upload, run in a child process: upload_parse), shared across
+    sessions by `key`, and across server processes through the folder of parsed uploads on disk."""
+    from profiling.app.upload_parse import parse_shared
 
-    return shared_uploads().parse(key, name, content, parse_in_child)
+    return shared_uploads().parse(key, name, content, functools.partial(parse_shared, key))

@@ -8,14 +8,24 @@ crashes or hangs fails that upload alone, with a message, after PARSE_TIMEOUT_S.
 
 The child is `python -m profiling.app.upload_parse` with the bytes on stdin and the pickled result on stdout (a
 plain subprocess: multiprocessing would re-run the server's main script, app.py, in the child).
+
+Several server processes (docs/deploy.md) share one folder of parsed uploads on disk (`parse_shared`): the
+child's answer is kept there under the upload's key (the SHA-256 of its name and bytes), so a file parsed by one
+process is read back by every other, never parsed again; a file lock makes processes that get the same file at
+once wait for one parse. The folder holds pickles the server's own children wrote: it must be writable by the
+server's user alone (GEMMLENS_CACHE_DIR, see profiling.app.precompute).
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
+import os
 import pickle
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from profiling import errors
@@ -32,6 +42,11 @@ def parse_in_child(
     """profiling.nsight.load.load_upload(name, data) in a child process: the same result, or the same error class
     with the same message; ReportError when the child dies or runs past `timeout_s`. `module` is the child's
     entry (tests substitute one that misbehaves)."""
+    return _answer(name, _child_answer(name, data, ncu, timeout_s, module))
+
+
+def _child_answer(name: str, data: bytes, ncu: str | None, timeout_s: float, module: str) -> bytes:
+    """The child's pickled answer, or ReportError when it ran too long."""
     header = json.dumps({"name": name, "ncu": ncu}).encode() + b"\n"
     try:
         done = subprocess.run(
@@ -42,17 +57,76 @@ def parse_in_child(
         raise ReportError(
             f"reading {name} took longer than {timeout_s:.0f} s and was stopped; is it an ncu report?"
         ) from None
-    try:
-        kind, *rest = pickle.loads(done.stdout)
-    except Exception:  # noqa: BLE001 - no answer: the child died
+    if not done.stdout:
         why = errors.last_line(done.stderr.decode(errors="replace"), limit=200) or f"exit code {done.returncode}"
-        raise ReportError(f"the parser stopped while reading {name} ({why}); nothing was kept") from None
+        raise ReportError(f"the parser stopped while reading {name} ({why}); nothing was kept")
+    return done.stdout
+
+
+def _answer(name: str, answer: bytes) -> Any:
+    """The report in a child's pickled answer, or its error raised again."""
+    try:
+        kind, *rest = pickle.loads(answer)
+    except Exception:  # noqa: BLE001 - a cut-off answer: the child died while writing it
+        raise ReportError(f"the parser stopped while reading {name}; nothing was kept") from None
     if kind == "ok":
         return rest[0]
     error_class = getattr(errors, rest[0], ReportError)
     if not (isinstance(error_class, type) and issubclass(error_class, GemmLensError)):
         error_class = ReportError
     raise error_class(rest[1])
+
+
+SHARED_DIR = "uploads"
+"""The folder of parsed uploads under the cache folder (profiling.app.precompute.cache_root)."""
+SHARED_BYTES = 2 * 10**9
+"""What the shared folder may hold; the least recently used answers go first."""
+
+
+def parse_shared(key: str, name: str, data: bytes, folder: Path | None = None, module: str = CHILD_MODULE) -> Any:
+    """parse_in_child, through the folder of parsed uploads that every server process shares: a key another
+    process (or this one, earlier) parsed is read from there; otherwise one parse, its answer kept for the others.
+    Errors are not kept (a later try parses again). Without a usable folder it parses as parse_in_child does."""
+    from profiling.app.precompute import cache_root
+
+    folder = folder or cache_root() / SHARED_DIR
+    stem = hashlib.sha256(key.encode()).hexdigest()[:40]  # the key holds the user's file name: never a path
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = open(folder / f"{stem}.lock", "wb")  # noqa: SIM115 - held across the parse, closed below
+    except OSError:
+        return parse_in_child(name, data, module=module)
+    path = folder / f"{stem}.pickle"
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one parse per key across processes; the others wait and read its answer
+        try:
+            answer = path.read_bytes()
+        except OSError:
+            answer = None
+        if answer is not None:
+            os.utime(path)  # recently used: pruned last
+            return _answer(name, answer)
+        answer = _child_answer(name, data, None, PARSE_TIMEOUT_S, module)
+        report = _answer(name, answer)  # an error raises here: nothing is kept
+        _keep(folder, path, answer)
+        return report
+
+
+def _keep(folder: Path, path: Path, answer: bytes) -> None:
+    """Write the answer atomically (a reader never sees half of one), then prune the folder to SHARED_BYTES."""
+    try:
+        staging = path.with_suffix(f".{os.getpid()}.tmp")
+        staging.write_bytes(answer)
+        os.replace(staging, path)
+        kept = sorted(folder.glob("*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+        total = 0
+        for old in kept:
+            total += old.stat().st_size
+            if total > SHARED_BYTES and old != path:
+                old.unlink(missing_ok=True)
+                (folder / f"{old.stem}.lock").unlink(missing_ok=True)
+    except OSError:
+        pass  # a full disk or a file pruned by another process meanwhile: this parse still serves
 
 
 def _child_main() -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,14 +25,15 @@ from kernels.registry import get_kernel
 from profiling.analysis import explain as X
 from profiling.analysis import stalls as ST
 from profiling.analysis.sass import StaticSass
-from profiling.app import kernel_facts, state
+from profiling.app import kernel_facts, precompute, state
 from profiling.nsight import load as ncu_load
 from profiling.nsight import report as ncu_report
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
+from profiling.nsight import source_table
 from profiling.nsight.metric_registry import N_WAY_LABEL
 from profiling.nsight.report import KernelLaunch
-from profiling.paths import largest_first
+from profiling.paths import BUNDLED_RESULTS_DIR, largest_first
 
 _RAW = re.compile(r"^ncu_(.+)_raw\.csv$")
 _STALL_MARKERS = ("issue_stalled", "Warp State Statistics")
@@ -51,6 +52,8 @@ class WhyData:
     name: str
     launches: list[KernelLaunch] = field(default_factory=list)
     page: S.SourcePage | None = None
+    fill: Callable[[S.KernelSource], S.KernelSource] | None = field(default=None, repr=False, compare=False)
+    """For a page read lazily: gives a section its instructions (kernel_source calls it before handing one out)."""
     _index: dict[str, tuple[KernelLaunch | None, S.KernelSource | None]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -91,7 +94,8 @@ class WhyData:
 
     def kernel_source(self, label: str) -> S.KernelSource | None:
         """The source-page section of a label, if the data has a source page."""
-        return self._index.get(label, (None, None))[1]
+        kernel = self._index.get(label, (None, None))[1]
+        return self.fill(kernel) if kernel is not None and self.fill is not None else kernel
 
     def reference(self, launch: KernelLaunch) -> KernelLaunch | None:
         """cuBLAS (or cuBLAS HGEMM) of the same size in this data, for % of cuBLAS."""
@@ -131,12 +135,34 @@ def load_capture(name: str, raw: Path, cuda_sass: Path | None = None, sass: Path
     are there too), the catalog's .cu text attached."""
     report = ncu_load.load_report(raw)
     page = None
-    views = [SL.read_source_file(p) for p in (cuda_sass, sass) if p is not None]
+    # Lazily: the sections get their instructions when the page first shows them (WhyData.kernel_source).
+    loaded = [source_table.lazy_page(source_tables(p)) for p in (cuda_sass, sass) if p is not None]
+    views = [view for view, _ in loaded]
     if views:
         page = SL.merge_views(views[0], views[1]) if len(views) == 2 else views[0]
         compiled = raw.parent / SL.COMPILED_SOURCES_DIR
         SL.attach_catalog_source(page, compiled if compiled.is_dir() else None)
-    return WhyData(name, report.launches, page)
+
+    def fill(kernel: S.KernelSource) -> S.KernelSource:
+        for fill_view in (f for _, f in loaded):
+            fill_view(kernel)
+        return kernel
+
+    return WhyData(name, report.launches, page, fill=fill if loaded else None)
+
+
+def source_tables(path: Path) -> dict[str, pd.DataFrame]:
+    """A bundled source-page export as tables (profiling.nsight.source_table), parsed once per content and parser
+    version and kept as Parquet (profiling.app.precompute): a fresh server reads them instead of parsing the CSV."""
+    key = precompute.content_key([path], code=[S])
+    return precompute.cached_tables("source_page", key, lambda: source_table.page_tables(SL.read_source_file(path)))
+
+
+def bundled_source_pages(root: Path = BUNDLED_RESULTS_DIR) -> list[Path]:
+    """Every source-page export of the bundled captures (for building their tables at install time)."""
+    folders = [p for p in sorted(root.iterdir()) if p.is_dir()] if root.is_dir() else []
+    captures = [c for folder in folders for c in bundled_captures(folder)] + later_captures(root)
+    return [page for capture in captures for page in capture[1:] if page is not None]
 
 
 def report_data(name: str, reports: Iterable[tuple[str, ncu_report.Report]]) -> WhyData | None:
