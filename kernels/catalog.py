@@ -415,6 +415,100 @@ CATALOG: tuple[KernelSpec, ...] = (
         operand_args="tensor_maps_cd",
     ),
     KernelSpec(
+        id="wgmma-persistent",
+        title="Hopper AddMM: persistent wgmma with a C buffer of its own",
+        adds="wgmma-tma-store's warp-specialised 128x256 block (a producer warp group that gives its registers away "
+        "with setmaxnreg, two consumer warp groups of 64x256 accumulators each) made persistent: one block per SM "
+        "walks the tiles in grouped order (8 tile rows per group), and its producer streams K slices through the "
+        "stage ring across tile boundaries, so the next tile's first slices are in shared memory when the "
+        "consumers finish a tile. The float C tile gets a 128 KB buffer of its own, copied in by TMA during the "
+        "tile's K loop instead of into freed stages at its end; the consumers write alpha*acc + beta*C there and "
+        "TMA stores it to D while they multiply the next tile. To fit the ring beside it, slices are 32 halves "
+        "deep (4 stages of 24 KB; A in the 64-byte swizzle).",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_persistent.cu",
+        entry="hgemm_wgmma_persistent",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=256,
+            BK=32,
+            STAGES=4,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=256,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            A_SWIZZLE_BYTES=64,
+            OUT_BOX_ROWS=64,
+            OUT_BOX_COLS=32,
+            GROUP_M=8,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=230400,
+        backend="nvcc",
+        design_doc="CUTLASS KernelTmaWarpSpecializedCooperative with its persistent tile scheduler and TMA epilogue; "
+        "PTX ISA wgmma matrix descriptors (64-byte swizzle), cp.async.bulk.tensor, mbarrier; builds on "
+        "wgmma-tma-store",
+        previous="wgmma-tma-store",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps_cd",
+        persistent=True,
+    ),
+    KernelSpec(
+        id="wgmma-cluster",
+        title="Hopper AddMM: 2-block clusters multicasting B",
+        adds="wgmma-persistent run as thread-block clusters of two blocks on neighbouring SMs that take vertically "
+        "adjacent 128x256 tiles, which need the same slices of B: each block's producer loads two of the four "
+        "64-column B boxes of a slice and multicasts them by TMA into both blocks' stages, so B leaves L2 once per "
+        "pair (16 KB instead of 24 KB per block and slice from L2). A stage is refilled only when the consumers "
+        "of both blocks have released it (their warps arrive on both blocks' barriers).",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_cluster.cu",
+        entry="hgemm_wgmma_cluster",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=256,
+            BK=32,
+            STAGES=4,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=256,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            A_SWIZZLE_BYTES=64,
+            OUT_BOX_ROWS=64,
+            OUT_BOX_COLS=32,
+            GROUP_M=8,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=230400,
+        backend="nvcc",
+        design_doc="CUDA Programming Guide, thread block clusters and distributed shared memory; PTX ISA "
+        "cp.async.bulk.tensor .multicast::cluster, mapa, mbarrier.arrive .shared::cluster, barrier.cluster; "
+        "builds on wgmma-persistent",
+        previous="wgmma-persistent",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps_cd",
+        persistent=True,
+        cluster=2,
+    ),
+    KernelSpec(
         id="v9-regdb",
         title="v9 register double buffering, 8x16 thread tiles",
         adds="v8's cp.async pipeline with the next k step's A and B fragments loaded from shared memory while the "

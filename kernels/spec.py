@@ -38,7 +38,9 @@ class KernelSpec:
     it never runs on another GPU (`device_problem`). `operand_args` "tensor_maps" passes A and B as TMA tensor
     maps (profiling/gpu/tensor_map.py) instead of pointers; "tensor_maps_cd" passes C and D as tensor maps too
     (kernel arguments: map_a, map_b, map_c, map_d, M, N, K, alpha, beta). A `persistent` kernel is launched with one
-    block per SM (at most one per tile), each block looping over the tiles itself. A `split_k` kernel splits K over
+    block per SM (at most one per tile), each block looping over the tiles itself; with `cluster` > 1 its blocks run
+    in thread-block clusters of that many (the source's __cluster_dims__), which take `cluster` vertically adjacent
+    tiles together, so the grid is a multiple of `cluster`. A `split_k` kernel splits K over
     gridDim.z blocks per tile (`split_count`), each adding its partial product into C, which a first launch
     (SPLIT_K_ZERO_ENTRY) zeroes: one operation of two launches. An entry that `chooses_at_launch` (sgemm-auto) is
     resolved by the runner, per GPU and shape, to another kernel's tuning configuration (kernels.auto); its own
@@ -67,6 +69,7 @@ class KernelSpec:
     arch: str | None = None
     operand_args: OperandArgs = "pointers"
     persistent: bool = False
+    cluster: int = 1
     split_k: bool = False
     chooses_at_launch: bool = False
 
@@ -94,10 +97,12 @@ class KernelSpec:
 
     def grid(self, m: int, n: int, sm_count: int | None = None) -> tuple[int, int]:
         """Launch grid (x, y) covering an m x n output; for a persistent kernel (x, 1) with x the GPU's SM count
-        (`sm_count`, DEFAULT_SM_COUNT when not given) or the number of tiles, whichever is smaller."""
+        (`sm_count`, DEFAULT_SM_COUNT when not given) or the number of tiles, whichever is smaller; with clusters,
+        x counts whole clusters of `cluster` blocks, each taking `cluster` vertically adjacent tiles."""
         rows, cols = math.ceil(m / self.tile_m), math.ceil(n / self.tile_n)
         if self.persistent:
-            return (max(1, min(rows * cols, sm_count or DEFAULT_SM_COUNT)), 1)
+            units = math.ceil(rows / self.cluster) * cols
+            return (self.cluster * max(1, min(units, (sm_count or DEFAULT_SM_COUNT) // self.cluster)), 1)
         return (rows, cols) if self.grid_order == "rows_x" else (cols, rows)
 
     def split_count(self, m: int, n: int, k: int, sm_count: int | None = None) -> int:

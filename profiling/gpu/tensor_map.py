@@ -24,7 +24,7 @@ DATA_TYPE_FLOAT16 = 6
 DATA_TYPE_FLOAT32 = 7
 DATA_TYPES = {2: DATA_TYPE_FLOAT16, 4: DATA_TYPE_FLOAT32}  # by element size: half A and B, float C and D
 INTERLEAVE_NONE = 0
-SWIZZLE_128B = 3
+SWIZZLES = {32: 1, 64: 2, 128: 3}  # CU_TENSOR_MAP_SWIZZLE_32B / _64B / _128B, by the swizzle span in bytes
 L2_PROMOTION_256B = 3
 OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds elements read as zero
 
@@ -32,13 +32,15 @@ OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds elements r
 @dataclass(frozen=True)
 class TileMap:
     """A 2-D row-major matrix of `rows` x `cols` (half, or float with `element_bytes` 4) read or written in boxes
-    of `box_rows` x `box_cols`, in the driver's order: dimension 0 is the contiguous one (columns)."""
+    of `box_rows` x `box_cols`, in the driver's order: dimension 0 is the contiguous one (columns); shared memory
+    holds the boxes in the `swizzle_bytes` swizzle (128, 64 or 32), which the kernel's wgmma descriptors name too."""
 
     rows: int
     cols: int
     box_rows: int
     box_cols: int
     element_bytes: int = 2
+    swizzle_bytes: int = 128
 
     @property
     def global_dims(self) -> tuple[int, int]:
@@ -64,17 +66,21 @@ class TileMap:
             )
         if not (0 < self.box_cols <= 256 and 0 < self.box_rows <= 256) or (self.box_cols * width) % 16:
             return f"box {self.box_rows}x{self.box_cols} is outside TMA's limits"
-        if self.box_cols * width > 128:
-            return f"a box row of {self.box_cols * width} bytes exceeds the 128-byte swizzle span"
+        if self.swizzle_bytes not in SWIZZLES:
+            return f"no {self.swizzle_bytes}-byte swizzle (TMA has 32, 64 and 128)"
+        if self.box_cols * width > self.swizzle_bytes:
+            return f"a box row of {self.box_cols * width} bytes exceeds the {self.swizzle_bytes}-byte swizzle span"
         return None
 
 
 def operand_maps(spec: KernelSpec, m: int, n: int, k: int) -> tuple[TileMap, TileMap]:
     """The tensor maps of A (m x k) and B (k x n) as the kernel reads them: A in BM x BK boxes, B in BK x 64 boxes
-    (a 128-byte swizzle row holds 64 halves, so a BN-wide B tile is several boxes)."""
+    (a 128-byte swizzle row holds 64 halves, so a BN-wide B tile is several boxes). A's swizzle is
+    params["A_SWIZZLE_BYTES"] where a kernel's K slice is narrower than 128 bytes, else SWIZZLE_BYTES."""
     p = spec.params
     b_box_cols = p["SWIZZLE_BYTES"] // 2
-    return TileMap(m, k, p["BM"], p["BK"]), TileMap(k, n, p["BK"], b_box_cols)
+    a_swizzle = p.get("A_SWIZZLE_BYTES", p["SWIZZLE_BYTES"])
+    return TileMap(m, k, p["BM"], p["BK"], swizzle_bytes=a_swizzle), TileMap(k, n, p["BK"], b_box_cols)
 
 
 def output_map(spec: KernelSpec, m: int, n: int) -> TileMap:
@@ -125,7 +131,7 @@ def encode(tile: TileMap, address: int) -> np.ndarray:
     element_strides = (ctypes.c_uint32 * 2)(1, 1)
     status = lib.cuTensorMapEncodeTiled(
         aligned, DATA_TYPES[tile.element_bytes], 2, address, dims, strides, box, element_strides,
-        INTERLEAVE_NONE, SWIZZLE_128B, L2_PROMOTION_256B, OOB_FILL_ZERO,
+        INTERLEAVE_NONE, SWIZZLES[tile.swizzle_bytes], L2_PROMOTION_256B, OOB_FILL_ZERO,
     )  # fmt: skip
     if status != 0:
         text = ctypes.c_char_p()
