@@ -25,13 +25,25 @@
 
 namespace wgmma_persistent {
 
+// Slice depth and ring length: 32 x 4 (A in the 64-byte swizzle) or 64 x 2 (A in the 128-byte swizzle) fit beside
+// the epilogue buffer; scripts/wgmma_variants.py builds both.
+#ifndef PERSISTENT_BK
+#define PERSISTENT_BK 32
+#endif
+#ifndef PERSISTENT_STAGES
+#define PERSISTENT_STAGES 4
+#endif
+#ifndef PERSISTENT_GROUP_M
+#define PERSISTENT_GROUP_M 8
+#endif
 constexpr int BM = 128;
 constexpr int BN = 256;
-constexpr int BK = 32;        // halves per K slice: one 64-byte swizzle row of A
-constexpr int STAGES = 4;
+constexpr int BK = PERSISTENT_BK;  // halves per K slice: one swizzle row of A (64 or 128 bytes)
+constexpr int STAGES = PERSISTENT_STAGES;
+static_assert(BK == 32 || BK == 64, "A's swizzle is 64 bytes for 32-deep slices, 128 bytes for 64-deep ones");
 constexpr int CONSUMERS = 2;  // warp groups that multiply, 64 rows each
 constexpr int THREADS = 128 * (CONSUMERS + 1);
-constexpr int GROUP_M = 8;    // tile rows per group of the tile order
+constexpr int GROUP_M = PERSISTENT_GROUP_M;  // tile rows per group of the tile order
 constexpr int B_BOX_N = 64;   // a 128-byte swizzled box of B holds 64 halves across
 constexpr int B_BOXES = BN / B_BOX_N;
 constexpr int A_STAGE_BYTES = BM * BK * 2;                          // 8 KB
@@ -80,11 +92,13 @@ __device__ __forceinline__ void tma_store_2d(const hopper::TensorMap* map, int c
                  : "memory");
 }
 
-// Arrive on the barrier at the same shared-memory offset in block `rank` of the cluster (this block included).
+// Arrive on the barrier at the same shared-memory offset in block `rank` of the cluster (this block included). The
+// default CTA-scope release: with .release.cluster ptxas puts a MEMBAR.ALL.GPU before every arrive, which made the
+// clustered kernel four times slower (the stage's reads by wgmma are complete after wgmma.wait_group anyway).
 __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank)
 {
     asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
-                 " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
+                 " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
                  ::"r"(bar), "r"(rank)
                  : "memory");
 }
@@ -280,8 +294,9 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 wgmma_fence();
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk) {
-                    // A, K-major: 16 halves = 32 bytes along the 64-byte swizzled rows; 8-row groups 512 B apart.
-                    const unsigned long long da = make_desc_sw64(a_tile + kk * 32, 512);
+                    // A, K-major: 16 halves = 32 bytes along the swizzled rows; 8-row groups 8 rows apart.
+                    const unsigned long long da = BK == 32 ? make_desc_sw64(a_tile + kk * 32, 512)
+                                                           : make_desc(a_tile + kk * 32, 16, 1024);
                     // B, N-major: 16 K rows of 128 bytes further down each box; boxes B_BOX_BYTES apart.
                     const unsigned long long db = make_desc(b_tile + kk * 16 * 128, B_BOX_BYTES, 1024);
                     wgmma_m64n256k16<1>(d, da, db);
