@@ -437,7 +437,7 @@ CATALOG: tuple[KernelSpec, ...] = (
             BM=128,
             BN=256,
             BK=32,
-            STAGES=4,
+            STAGES=9,
             CONSUMERS=2,
             WGMMA_M=64,
             WGMMA_N=256,
@@ -446,12 +446,12 @@ CATALOG: tuple[KernelSpec, ...] = (
             A_SWIZZLE_BYTES=64,
             OUT_BOX_ROWS=64,
             OUT_BOX_COLS=32,
-            GROUP_M=8,
+            GROUP_M=16,
             THREADS=384,
             MIN_BLOCKS=1,
         ),  # fmt: skip
         multiple_of=16,
-        dynamic_smem_bytes=230400,
+        dynamic_smem_bytes=222208,
         backend="nvcc",
         design_doc="CUTLASS KernelTmaWarpSpecializedCooperative with its persistent tile scheduler and TMA epilogue; "
         "PTX ISA wgmma matrix descriptors (64-byte swizzle), cp.async.bulk.tensor, mbarrier; builds on "
@@ -482,7 +482,7 @@ CATALOG: tuple[KernelSpec, ...] = (
             BM=128,
             BN=256,
             BK=32,
-            STAGES=4,
+            STAGES=9,
             CONSUMERS=2,
             WGMMA_M=64,
             WGMMA_N=256,
@@ -491,12 +491,12 @@ CATALOG: tuple[KernelSpec, ...] = (
             A_SWIZZLE_BYTES=64,
             OUT_BOX_ROWS=64,
             OUT_BOX_COLS=32,
-            GROUP_M=8,
+            GROUP_M=16,
             THREADS=384,
             MIN_BLOCKS=1,
         ),  # fmt: skip
         multiple_of=16,
-        dynamic_smem_bytes=230400,
+        dynamic_smem_bytes=222208,
         backend="nvcc",
         design_doc="CUDA Programming Guide, thread block clusters and distributed shared memory; PTX ISA "
         "cp.async.bulk.tensor .multicast::cluster, mapa, mbarrier.arrive .shared::cluster, barrier.cluster; "

@@ -22,15 +22,14 @@ from kernels.registry import get_kernel  # noqa: E402
 from profiling.gpu.tensor_map import encode, operand_maps, output_map  # noqa: E402
 from profiling.gpu.timing import time_launches  # noqa: E402
 
-BK64 = ["-DPERSISTENT_BK=64", "-DPERSISTENT_STAGES=2"]
-# (label, catalog id, macros): the catalog build first, then the variants.
+# (label, catalog id, macros): the catalog builds first, then the variants.
 VARIANTS = [
     ("store (catalog)", "wgmma-tma-store", []),
-    ("persistent bk32x4", "wgmma-persistent", []),
-    ("persistent bk64x2", "wgmma-persistent", BK64),
-    ("persistent bk32x4 g16", "wgmma-persistent", ["-DPERSISTENT_GROUP_M=16"]),
-    ("cluster bk32x4", "wgmma-cluster", []),
-    ("cluster bk64x2", "wgmma-cluster", BK64),
+    ("persistent 9x32 g16", "wgmma-persistent", []),
+    ("persistent 9x32 g8", "wgmma-persistent", ["-DPERSISTENT_GROUP_M=8"]),
+    ("persistent 8x32 g16", "wgmma-persistent", ["-DPERSISTENT_STAGES=8"]),
+    ("cluster 9x32 g16", "wgmma-cluster", []),
+    ("cluster 9x32 g8", "wgmma-cluster", ["-DPERSISTENT_GROUP_M=8"]),
 ]
 
 
@@ -38,6 +37,10 @@ def variant_spec(kernel_id: str, macros: list[str]):
     spec = get_kernel(kernel_id)
     if "-DPERSISTENT_BK=64" in macros:
         spec = replace(spec, params={**spec.params, "BK": 64, "A_SWIZZLE_BYTES": 128})
+    for macro in macros:
+        if macro.startswith("-DPERSISTENT_STAGES="):
+            stages = int(macro.split("=")[1])
+            spec = replace(spec, dynamic_smem_bytes=stages * 24576 + 1024)
     return spec
 
 

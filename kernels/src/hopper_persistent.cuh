@@ -1,23 +1,27 @@
 // The persistent Hopper AddMM body shared by wgmma-persistent (CLUSTER 1) and wgmma-cluster (CLUSTER 2): one block
-// per SM walks output tiles of 128 x 256 in grouped order; a producer warp group (one thread issues the TMA
-// copies) streams 32-deep K slices through a 4-stage ring across tile boundaries, and the float C tile of each
-// block tile into a dedicated 128 KB epilogue buffer while the tile's K loop runs; two consumer warp groups
-// multiply (m64n256k16, 64 rows each) and write alpha * acc + beta * C in that buffer, which TMA stores to D.
-// Same operation, operands and edge rules as wgmma-tma-store (D = alpha*A*B + beta*C, half A and B row-major, float
-// C and D, all four as TMA tensor maps; M, N, K multiples of 16; edges zero-filled on load and clipped on store).
+// per SM walks output tiles of 128 x 256 in grouped order; a producer warp group (one thread issues the TMA copies)
+// streams 32-deep K slices through a 9-slot ring across tile boundaries; two consumer warp groups multiply
+// (m64n256k16, 64 rows each). Same operation, operands and edge rules as wgmma-tma-store (D = alpha*A*B + beta*C,
+// half A and B row-major, float C and D, all four as TMA tensor maps; M, N, K multiples of 16; edges zero-filled on
+// load and clipped on store).
 //
-// Shared memory (230,400 bytes, one block per SM): the ring, 4 x 24 KB, and the epilogue buffer, 16 boxes of 64 x 32
-// floats. A slice is 32 halves deep so that the ring and a whole C tile fit together: A's box rows are then 64
-// bytes, so A uses the 64-byte swizzle (its wgmma descriptors say so); B's boxes stay 64 columns x 128 bytes.
+// Shared memory (222,208 bytes, one block per SM) is the ring alone: 9 slots of 24 KB. A slice is 32 halves deep
+// (A's box rows are then 64 bytes, so A uses the 64-byte swizzle, which its wgmma descriptors name), so that many
+// small slots keep 7 of them (168 KB) in flight while the consumers hold two: with a ring of 4 slots beside a
+// 128 KB buffer for C (72 KB in flight) the same kernel ran at 74 % of cuBLAS, and with 2 slots of 64-deep slices
+// at 57 % (scripts/wgmma_variants.py, H100).
+// The C tile of a block tile (16 boxes of 64 x 32 floats, 3 per slot) travels through the ring as 6 more slots
+// after the tile's K slices: the consumers add alpha * acc + beta * C in place there and TMA stores the boxes to D.
+// Those slots return to the ring a slice or two into the next tile, once TMA has read them, while the next tile's
+// first slices (loaded during the epilogue into the other slots) are multiplied. C was prefetched into L2 well
+// before, so its copies into the slots do not wait for DRAM.
 //
-// Ordering between the roles, all through mbarriers (a phase's parity is what a wait checks):
-// - full[s] / empty[s]: the ring. A stage is refilled when every consumer warp that read it (of every block of the
-//   cluster, whose copies land in it too) has released it.
-// - epi_full[c] / epi_empty[c] (per consumer, its 8 boxes): the producer copies C into consumer c's boxes (or, with
-//   beta == 0, only signals) once c's TMA stores of the previous tile have read them; c's storing thread waits for
-//   those reads a few slices into the next tile, so it never holds up the multiplies.
-// With CLUSTER 2 the two blocks of a cluster take vertically adjacent tiles (same columns of B): each block's
-// producer loads half of the B boxes and multicasts them into both blocks' stages, so B crosses L2 once per pair.
+// Ordering, all through mbarriers (a phase's parity is what a wait checks): full[s] / empty[s] per slot. A slot is
+// refilled when every consumer warp that read it, of every block of the cluster, has released it: for K slices
+// each warp arrives once; for C slots each consumer's storing thread arrives for its 4 warps once its stores have
+// been read. With CLUSTER 2 the two blocks of a cluster take vertically adjacent tiles (same columns of B): each
+// block's producer loads half of the B boxes and multicasts them into both blocks' slots, so B crosses L2 once per
+// pair; both blocks walk the same ring positions, so a block's slot is refilled only when both have released it.
 
 #pragma once
 
@@ -25,16 +29,15 @@
 
 namespace wgmma_persistent {
 
-// Slice depth and ring length: 32 x 4 (A in the 64-byte swizzle) or 64 x 2 (A in the 128-byte swizzle) fit beside
-// the epilogue buffer; scripts/wgmma_variants.py builds both.
+// Slice depth, ring length and tile-order group height (scripts/wgmma_variants.py builds variants of them).
 #ifndef PERSISTENT_BK
 #define PERSISTENT_BK 32
 #endif
 #ifndef PERSISTENT_STAGES
-#define PERSISTENT_STAGES 4
+#define PERSISTENT_STAGES 9
 #endif
 #ifndef PERSISTENT_GROUP_M
-#define PERSISTENT_GROUP_M 8
+#define PERSISTENT_GROUP_M 16
 #endif
 constexpr int BM = 128;
 constexpr int BN = 256;
@@ -54,17 +57,28 @@ constexpr int OUT_BOX_ROWS = 64;  // C and D boxes: one consumer's rows x one 12
 constexpr int OUT_BOX_COLS = 32;
 constexpr int OUT_BOX_BYTES = OUT_BOX_ROWS * OUT_BOX_COLS * 4;  // 8 KB
 constexpr int OUT_BOXES_PER_CONSUMER = BN / OUT_BOX_COLS;       // 8
-constexpr int EPI_BYTES = CONSUMERS * OUT_BOXES_PER_CONSUMER * OUT_BOX_BYTES;  // 128 KB
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + EPI_BYTES + 1024;  // + slack to align to 1024 bytes
+constexpr int OUT_BOXES = CONSUMERS * OUT_BOXES_PER_CONSUMER;   // 16
+constexpr int OUT_BOXES_PER_SLOT = STAGE_BYTES / OUT_BOX_BYTES;  // 3 (a box never straddles two slots)
+constexpr int C_SLOTS = (OUT_BOXES + OUT_BOXES_PER_SLOT - 1) / OUT_BOXES_PER_SLOT;  // 6
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + slack to align to 1024 bytes
 constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
-// When the producer copies a tile's C: after this many of the tile's slices (or its last), so that the consumers'
-// storing threads have released the previous tile's boxes (they do at slice EPI_RELEASE_SLICE) and it never waits.
-constexpr int C_LOAD_SLICE = 2 * STAGES;
-constexpr int EPI_RELEASE_SLICE = 2;
-static_assert(SMEM_BYTES + 128 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
+// The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
+// threads release the previous tile's C slots after this slice of the next tile (or its last).
+constexpr int C_PREFETCH_SLICES = 16;
+constexpr int C_RELEASE_SLICE = 1;
+static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
-static_assert(EPI_RELEASE_SLICE < C_LOAD_SLICE, "the producer waits for the release only after it happened");
+static_assert(OUT_BOX_BYTES * OUT_BOXES_PER_SLOT == STAGE_BYTES, "C boxes tile a slot");
+// The next tile's slices up to C_RELEASE_SLICE must fit in the slots the C slots leave, or the producer would wait
+// for the release that waits for them.
+static_assert(STAGES - C_SLOTS > C_RELEASE_SLICE, "ring long enough for the C slots and the next tile's first slices");
+
+// Which rows and columns of the block tile epilogue box `box` covers (box = consumer * 8 + column strip), and
+// whether any of it lies inside D (`rows`, `cols`: D's rows and columns from the tile's origin on).
+__device__ __forceinline__ int box_row(int box) { return (box / OUT_BOXES_PER_CONSUMER) * OUT_BOX_ROWS; }
+__device__ __forceinline__ int box_col(int box) { return (box % OUT_BOXES_PER_CONSUMER) * OUT_BOX_COLS; }
+__device__ __forceinline__ bool box_in_d(int box, int rows, int cols) { return box_row(box) < rows && box_col(box) < cols; }
 
 // wgmma descriptor of a K-major operand in the 64-byte swizzle (layout type 2 in bits 62-63): 8-row groups of 64-byte
 // rows, `sbo` bytes apart; the leading byte offset is unused for swizzled K-major layouts.
@@ -92,27 +106,35 @@ __device__ __forceinline__ void tma_store_2d(const hopper::TensorMap* map, int c
                  : "memory");
 }
 
-// Arrive on the barrier at the same shared-memory offset in block `rank` of the cluster (this block included). The
-// default CTA-scope release: with .release.cluster ptxas puts a MEMBAR.ALL.GPU before every arrive, which made the
-// clustered kernel four times slower (the stage's reads by wgmma are complete after wgmma.wait_group anyway).
-__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank)
+__device__ __forceinline__ void tma_prefetch_l2_2d(const hopper::TensorMap* map, int c0, int c1)
 {
-    asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
-                 " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
-                 ::"r"(bar), "r"(rank)
+    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n"
+                 ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1)
                  : "memory");
 }
 
-// A consumer warp is done with a stage: tell this block's producer and, with clusters, the other blocks' (whose
-// multicasts also write into this block's stage).
+// `count` arrivals on the barrier at the same shared-memory offset in block `rank` of the cluster (this block
+// included). The default CTA-scope release: with .release.cluster ptxas puts a MEMBAR.ALL.GPU before every arrive,
+// which made the clustered kernel four times slower (a slot's reads by wgmma are complete after wgmma.wait_group,
+// and by TMA after cp.async.bulk.wait_group.read).
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank, unsigned count)
+{
+    asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 " mbarrier.arrive.shared::cluster.b64 _, [remote], %2;\n}\n"
+                 ::"r"(bar), "r"(rank), "r"(count)
+                 : "memory");
+}
+
+// `count` consumer warps are done with a slot: tell this block's producer and, with clusters, the other blocks'
+// (whose multicasts also write into this block's slot).
 template <int CLUSTER>
-__device__ __forceinline__ void release_stage(unsigned empty_bar)
+__device__ __forceinline__ void release_stage(unsigned empty_bar, unsigned count)
 {
     if constexpr (CLUSTER == 1) {
-        hopper::mbar_arrive(empty_bar);
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(empty_bar), "r"(count) : "memory");
     } else {
 #pragma unroll
-        for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar, r);
+        for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar, r, count);
     }
 }
 
@@ -172,16 +194,11 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) unsigned long long full_bar[STAGES];
     __shared__ __align__(8) unsigned long long empty_bar[STAGES];
-    __shared__ __align__(8) unsigned long long epi_full_bar[CONSUMERS];
-    __shared__ __align__(8) unsigned long long epi_empty_bar[CONSUMERS];
 
     // Swizzled tiles must start on 1024-byte boundaries for TMA's and wgmma's swizzle patterns to agree.
     const unsigned smem_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-    const unsigned epi_base = smem_base + STAGES * STAGE_BYTES;
     const unsigned full0 = smem_u32(&full_bar[0]);
     const unsigned empty0 = smem_u32(&empty_bar[0]);
-    const unsigned epi_full0 = smem_u32(&epi_full_bar[0]);
-    const unsigned epi_empty0 = smem_u32(&epi_empty_bar[0]);
 
     const int tid = threadIdx.x;
     const int group = tid / 128;  // 0: producer; 1..CONSUMERS: consumers
@@ -190,10 +207,6 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);                          // the producer's arrive.expect_tx
             mbar_init(empty0 + 8 * s, 4 * CONSUMERS * CLUSTER);  // each consumer warp of each block of the cluster
-        }
-        for (int c = 0; c < CONSUMERS; ++c) {
-            mbar_init(epi_full0 + 8 * c, 1);   // the producer's arrive.expect_tx (C's boxes, or none)
-            mbar_init(epi_empty0 + 8 * c, 1);  // consumer c's storing thread, once TMA has read its boxes
         }
         // Make the initialised barriers visible to the async proxy (TMA) and to the other blocks of the cluster.
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -208,22 +221,19 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
         if (tid == 0) {
             const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-            const int first_unit = blockIdx.x / CLUSTER;
-            const int unit_stride = gridDim.x / CLUSTER;
             const TileOrder<CLUSTER> order(M, N);
             const int k_tiles = (K + BK - 1) / BK;
             const bool use_c = beta != 0.0f;
-            unsigned slice = 0;  // slices issued by this block so far: the ring position and round
-            int iter = 0;
-            for (int unit = first_unit; unit < order.count; unit += unit_stride, ++iter) {
+            const int prefetch_at = max(0, k_tiles - C_PREFETCH_SLICES);
+            unsigned pos = 0;  // ring positions filled so far (K slices and C slots): the slot and its round
+            for (int unit = blockIdx.x / CLUSTER; unit < order.count; unit += gridDim.x / CLUSTER) {
                 int bm, bn;
                 order.origin(unit, rank, bm, bn);
                 // B boxes wholly right of N are not loaded (their stale columns are never stored).
                 const int b_boxes = min(B_BOXES, (N - bn + B_BOX_N - 1) / B_BOX_N);
-                const int c_at = min(k_tiles - 1, C_LOAD_SLICE);
-                for (int t = 0; t < k_tiles; ++t, ++slice) {
-                    const int s = slice % STAGES;
-                    mbar_wait(empty0 + 8 * s, ((slice / STAGES) & 1) ^ 1);
+                for (int t = 0; t < k_tiles; ++t, ++pos) {
+                    const int s = pos % STAGES;
+                    mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
                     const unsigned full = full0 + 8 * s;
                     mbar_arrive_expect_tx(full, A_STAGE_BYTES + b_boxes * B_BOX_BYTES);
                     const unsigned dst = smem_base + s * STAGE_BYTES;
@@ -238,20 +248,26 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             tma_load_2d(b_dst, &map_b, bn + j * B_BOX_N, t * BK, full);
                         }
                     }
-                    if (t == c_at) {
-                        // This tile's C into each consumer's boxes, once its stores of the last tile have read them.
-                        for (int c = 0; c < CONSUMERS; ++c) {
-                            mbar_wait(epi_empty0 + 8 * c, (iter & 1) ^ 1);
-                            const int r = c * OUT_BOX_ROWS;
-                            const bool rows_in = use_c && r < M - bm;
-                            int boxes = 0;
-                            for (int j = 0; j < OUT_BOXES_PER_CONSUMER; ++j) boxes += rows_in && j * OUT_BOX_COLS < N - bn;
-                            const unsigned bar = epi_full0 + 8 * c;
-                            mbar_arrive_expect_tx(bar, boxes * OUT_BOX_BYTES);
-                            for (int j = 0; j < boxes; ++j)
-                                tma_load_2d(epi_base + (c * OUT_BOXES_PER_CONSUMER + j) * OUT_BOX_BYTES, &map_c,
-                                            bn + j * OUT_BOX_COLS, bm + r, bar);
-                        }
+                    if (t == prefetch_at && use_c) {
+                        for (int box = 0; box < OUT_BOXES; ++box)
+                            if (box_in_d(box, M - bm, N - bn)) tma_prefetch_l2_2d(&map_c, bn + box_col(box), bm + box_row(box));
+                    }
+                }
+                // The tile's C into the next C_SLOTS ring slots (OUT_BOXES_PER_SLOT boxes each), or, with
+                // beta == 0 or boxes outside D, only the signal: the consumers wait for these slots as for slices.
+                for (int o = 0; o < C_SLOTS; ++o, ++pos) {
+                    const int s = pos % STAGES;
+                    mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
+                    const unsigned full = full0 + 8 * s;
+                    const int first = o * OUT_BOXES_PER_SLOT;
+                    const int last = min(first + OUT_BOXES_PER_SLOT, OUT_BOXES);
+                    int bytes = 0;
+                    for (int box = first; box < last; ++box) bytes += use_c && box_in_d(box, M - bm, N - bn) ? OUT_BOX_BYTES : 0;
+                    mbar_arrive_expect_tx(full, bytes);
+                    for (int box = first; box < last; ++box) {
+                        if (use_c && box_in_d(box, M - bm, N - bn))
+                            tma_load_2d(smem_base + s * STAGE_BYTES + (box - first) * OUT_BOX_BYTES, &map_c,
+                                        bn + box_col(box), bm + box_row(box), full);
                     }
                 }
             }
@@ -259,8 +275,6 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
         const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
-        const int first_unit = blockIdx.x / CLUSTER;
-        const int unit_stride = gridDim.x / CLUSTER;
         const TileOrder<CLUSTER> order(M, N);
         const int k_tiles = (K + BK - 1) / BK;
         const bool use_c = beta != 0.0f;
@@ -268,26 +282,24 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         const int warp = (tid / 32) % 4;  // warp within the warp group: rows 16*warp .. +15 of its 64
         const int lane = tid % 32;
         const bool storer = warp == 0 && lane == 0;
-        const unsigned my_boxes = epi_base + consumer * OUT_BOXES_PER_CONSUMER * OUT_BOX_BYTES;
+        const int first_box = consumer * OUT_BOXES_PER_CONSUMER;
         // Accumulator layout of m64nN (per warp as mma.sync's m16n8): for each 8-column chunk j the lane holds
         // (row lane/4, columns 8j + 2*(lane%4) + {0,1}) in d[4j], d[4j+1], and the same columns 8 rows lower in
         // d[4j+2], d[4j+3]. In a box (64 rows of 128 bytes, 128-byte swizzled) row r's 16-byte chunk q sits at
         // r*128 + 16*(q ^ (r % 8)); here r % 8 == lane / 4.
         const int row_in_box = warp * 16 + lane / 4;
         const unsigned swz = lane / 4;
+        const int release_at = min(k_tiles - 1, C_RELEASE_SLICE);
 
-        unsigned slice = 0;
-        int iter = 0;
+        unsigned pos = 0;         // ring positions consumed so far, as the producer counts them
+        int held_c = -1;          // ring position of the previous tile's first C slot until its D stores are read
         float d[128];
-        for (int unit = first_unit; unit < order.count; unit += unit_stride, ++iter) {
-            int bm, bn;
-            order.origin(unit, rank, bm, bn);
+        for (int unit = blockIdx.x / CLUSTER; unit < order.count; unit += gridDim.x / CLUSTER) {
 #pragma unroll
             for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-            const int release_at = min(k_tiles - 1, EPI_RELEASE_SLICE);
-            for (int t = 0; t < k_tiles; ++t, ++slice) {
-                const int s = slice % STAGES;
-                mbar_wait(full0 + 8 * s, (slice / STAGES) & 1);
+            for (int t = 0; t < k_tiles; ++t, ++pos) {
+                const int s = pos % STAGES;
+                mbar_wait(full0 + 8 * s, (pos / STAGES) & 1);
                 const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * A_CONSUMER_BYTES;
                 const unsigned b_tile = smem_base + s * STAGE_BYTES + A_STAGE_BYTES;
                 fence_accumulators(d);
@@ -305,27 +317,35 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 // Let this slice's wgmmas run on; the previous slice's are finished after this wait.
                 wgmma_wait<1>();
                 fence_accumulators(d);
-                if (t > 0 && lane == 0) release_stage<CLUSTER>(empty0 + 8 * ((slice - 1) % STAGES));
-                if (iter > 0 && t == release_at && storer) {
-                    // The previous tile's D stores have read this consumer's boxes: C of this tile may come in.
+                if (t > 0 && lane == 0) release_stage<CLUSTER>(empty0 + 8 * ((pos - 1) % STAGES), 1);
+                if (t == release_at && held_c >= 0 && storer) {
+                    // The previous tile's D stores have read its C slots: they may take the next slices.
                     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-                    mbar_arrive(epi_empty0 + 8 * consumer);
+                    for (int o = 0; o < C_SLOTS; ++o) release_stage<CLUSTER>(empty0 + 8 * ((held_c + o) % STAGES), 4);
                 }
             }
             wgmma_wait<0>();
             fence_accumulators(d);
-            if (lane == 0) release_stage<CLUSTER>(empty0 + 8 * ((slice - 1) % STAGES));
+            if (lane == 0) release_stage<CLUSTER>(empty0 + 8 * ((pos - 1) % STAGES), 1);
+            held_c = static_cast<int>(pos);
+            pos += C_SLOTS;
 
-            // Epilogue: alpha * acc + beta * C in place in this consumer's boxes, then TMA stores them to D.
-            mbar_wait(epi_full0 + 8 * consumer, iter & 1);
+            // Epilogue: alpha * acc + beta * C in place in this consumer's boxes of the C slots, then TMA stores
+            // them to D; the slots are released a slice or two into the next tile, once TMA has read them.
+            int bm, bn;
+            order.origin(unit, rank, bm, bn);
 #pragma unroll
             for (int j = 0; j < BN / 8; ++j) {
-                const unsigned box = my_boxes + (j / 4) * OUT_BOX_BYTES;
+                const int box = first_box + j / 4;
+                const int slot_pos = held_c + box / OUT_BOXES_PER_SLOT;
+                if (j % 4 == 0) mbar_wait(full0 + 8 * (slot_pos % STAGES), (slot_pos / STAGES) & 1);
+                const unsigned box_addr =
+                    smem_base + (slot_pos % STAGES) * STAGE_BYTES + (box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
                 const unsigned chunk = (j % 4) * 2 + (lane % 4) / 2;
                 const unsigned in_row = ((chunk ^ swz) * 16) + (lane % 2) * 8;
 #pragma unroll
                 for (int half = 0; half < 2; ++half) {
-                    const unsigned addr = box + (row_in_box + half * 8) * 128 + in_row;
+                    const unsigned addr = box_addr + (row_in_box + half * 8) * 128 + in_row;
                     float x = alpha * d[4 * j + 2 * half];
                     float y = alpha * d[4 * j + 2 * half + 1];
                     if (use_c) {
@@ -344,11 +364,12 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
             else
                 asm volatile("bar.sync 2, 128;\n" ::: "memory");
             if (storer) {
-                const int r = consumer * OUT_BOX_ROWS;
-                if (r < M - bm) {
-                    for (int j = 0; j < OUT_BOXES_PER_CONSUMER; ++j) {
-                        const int c = j * OUT_BOX_COLS;
-                        if (c < N - bn) tma_store_2d(&map_d, bn + c, bm + r, my_boxes + j * OUT_BOX_BYTES);
+                for (int box = first_box; box < first_box + OUT_BOXES_PER_CONSUMER; ++box) {
+                    if (box_in_d(box, M - bm, N - bn)) {
+                        const int slot_pos = held_c + box / OUT_BOXES_PER_SLOT;
+                        tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box),
+                                     smem_base + (slot_pos % STAGES) * STAGE_BYTES +
+                                         (box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES);
                     }
                 }
                 asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
