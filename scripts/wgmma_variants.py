@@ -22,26 +22,31 @@ from kernels.registry import get_kernel  # noqa: E402
 from profiling.gpu.tensor_map import encode, operand_maps, output_map  # noqa: E402
 from profiling.gpu.timing import time_launches  # noqa: E402
 
+BK64 = ["-DPERSISTENT_BK=64", "-DPERSISTENT_STAGES=4", "-DPERSISTENT_C_RELEASE=0"]
 # (label, catalog id, macros): the catalog builds first, then the variants.
 VARIANTS = [
     ("store (catalog)", "wgmma-tma-store", []),
-    ("persistent 9x32 g16", "wgmma-persistent", []),
-    ("persistent 9x32 g8", "wgmma-persistent", ["-DPERSISTENT_GROUP_M=8"]),
-    ("persistent 8x32 g16", "wgmma-persistent", ["-DPERSISTENT_STAGES=8"]),
-    ("cluster 9x32 g16", "wgmma-cluster", []),
-    ("cluster 9x32 g8", "wgmma-cluster", ["-DPERSISTENT_GROUP_M=8"]),
+    ("persistent 9x32 w1", "wgmma-persistent", []),
+    ("persistent 8x32 w1", "wgmma-persistent", ["-DPERSISTENT_STAGES=8"]),
+    ("persistent 8x32 w2", "wgmma-persistent", ["-DPERSISTENT_STAGES=8", "-DPERSISTENT_WAIT=2"]),
+    ("persistent 8x32 w3", "wgmma-persistent", ["-DPERSISTENT_STAGES=8", "-DPERSISTENT_WAIT=3"]),
+    ("persistent 4x64 w1", "wgmma-persistent", BK64),
+    ("cluster 8x32 w2", "wgmma-cluster", ["-DPERSISTENT_STAGES=8", "-DPERSISTENT_WAIT=2"]),
+    ("cluster 4x64 w1", "wgmma-cluster", BK64),
 ]
 
 
 def variant_spec(kernel_id: str, macros: list[str]):
+    """The catalog entry with the slice depth, A's swizzle and the shared memory its macros change."""
     spec = get_kernel(kernel_id)
-    if "-DPERSISTENT_BK=64" in macros:
-        spec = replace(spec, params={**spec.params, "BK": 64, "A_SWIZZLE_BYTES": 128})
-    for macro in macros:
-        if macro.startswith("-DPERSISTENT_STAGES="):
-            stages = int(macro.split("=")[1])
-            spec = replace(spec, dynamic_smem_bytes=stages * 24576 + 1024)
-    return spec
+    values = dict(m.removeprefix("-D").split("=") for m in macros)
+    if not any(k.startswith("PERSISTENT_") for k in values):
+        return spec
+    bk = int(values.get("PERSISTENT_BK", spec.params["BK"]))
+    stages = int(values.get("PERSISTENT_STAGES", spec.params["STAGES"]))
+    p = spec.params
+    params = {**p, "BK": bk, "STAGES": stages, "A_SWIZZLE_BYTES": 2 * bk}
+    return replace(spec, params=params, dynamic_smem_bytes=stages * (p["BM"] + p["BN"]) * bk * 2 + 1024)
 
 
 def build(cp, spec, macros: list[str], tag: int):

@@ -65,14 +65,23 @@ constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
+#ifndef PERSISTENT_WAIT
+#define PERSISTENT_WAIT 1
+#endif
+#ifndef PERSISTENT_C_RELEASE
+#define PERSISTENT_C_RELEASE 1
+#endif
 constexpr int C_PREFETCH_SLICES = 16;
-constexpr int C_RELEASE_SLICE = 1;
+constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
+// Slices of wgmmas a consumer leaves running while it issues the next (wgmma.wait_group's argument).
+constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
 static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
 static_assert(OUT_BOX_BYTES * OUT_BOXES_PER_SLOT == STAGE_BYTES, "C boxes tile a slot");
 // The next tile's slices up to C_RELEASE_SLICE must fit in the slots the C slots leave, or the producer would wait
 // for the release that waits for them.
 static_assert(STAGES - C_SLOTS > C_RELEASE_SLICE, "ring long enough for the C slots and the next tile's first slices");
+static_assert(STAGES > WGMMA_IN_FLIGHT + 1, "the consumers hold WGMMA_IN_FLIGHT + 1 slots");
 
 // Which rows and columns of the block tile epilogue box `box` covers (box = consumer * 8 + column strip), and
 // whether any of it lies inside D (`rows`, `cols`: D's rows and columns from the tile's origin on).
@@ -314,10 +323,11 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     wgmma_m64n256k16<1>(d, da, db);
                 }
                 wgmma_commit();
-                // Let this slice's wgmmas run on; the previous slice's are finished after this wait.
-                wgmma_wait<1>();
+                // Let the last WGMMA_IN_FLIGHT slices' wgmmas run on; the one before them is finished after this.
+                wgmma_wait<WGMMA_IN_FLIGHT>();
                 fence_accumulators(d);
-                if (t > 0 && lane == 0) release_stage<CLUSTER>(empty0 + 8 * ((pos - 1) % STAGES), 1);
+                if (t >= WGMMA_IN_FLIGHT && lane == 0)
+                    release_stage<CLUSTER>(empty0 + 8 * ((pos - WGMMA_IN_FLIGHT) % STAGES), 1);
                 if (t == release_at && held_c >= 0 && storer) {
                     // The previous tile's D stores have read its C slots: they may take the next slices.
                     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
@@ -326,7 +336,10 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
             }
             wgmma_wait<0>();
             fence_accumulators(d);
-            if (lane == 0) release_stage<CLUSTER>(empty0 + 8 * ((pos - 1) % STAGES), 1);
+            if (lane == 0) {
+                for (int i = min(WGMMA_IN_FLIGHT, k_tiles); i >= 1; --i)
+                    release_stage<CLUSTER>(empty0 + 8 * ((pos - i) % STAGES), 1);
+            }
             held_c = static_cast<int>(pos);
             pos += C_SLOTS;
 
