@@ -68,6 +68,10 @@ constexpr int CONSUMER_REGS = 232;
 #ifndef PERSISTENT_WAIT
 #define PERSISTENT_WAIT 1
 #endif
+// PERSISTENT_NO_EPILOGUE 1 (measurement only, D is not written): the main loop alone.
+#ifndef PERSISTENT_NO_EPILOGUE
+#define PERSISTENT_NO_EPILOGUE 0
+#endif
 #ifndef PERSISTENT_C_RELEASE
 #define PERSISTENT_C_RELEASE 1
 #endif
@@ -262,6 +266,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             if (box_in_d(box, M - bm, N - bn)) tma_prefetch_l2_2d(&map_c, bn + box_col(box), bm + box_row(box));
                     }
                 }
+                if (PERSISTENT_NO_EPILOGUE) continue;
                 // The tile's C into the next C_SLOTS ring slots (OUT_BOXES_PER_SLOT boxes each), or, with
                 // beta == 0 or boxes outside D, only the signal: the consumers wait for these slots as for slices.
                 for (int o = 0; o < C_SLOTS; ++o, ++pos) {
@@ -340,6 +345,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 for (int i = min(WGMMA_IN_FLIGHT, k_tiles); i >= 1; --i)
                     release_stage<CLUSTER>(empty0 + 8 * ((pos - i) % STAGES), 1);
             }
+            if (PERSISTENT_NO_EPILOGUE) continue;
             held_c = static_cast<int>(pos);
             pos += C_SLOTS;
 
