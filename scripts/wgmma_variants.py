@@ -28,12 +28,12 @@ NO_EPILOGUE = "-DPERSISTENT_NO_EPILOGUE=1"  # the main loop alone: D is not writ
 VARIANTS = [
     ("store (catalog)", "wgmma-tma-store", []),
     ("persistent 4x64 w1", "wgmma-persistent", BK64),
-    ("persistent 4x64 w0", "wgmma-persistent", [*BK64, "-DPERSISTENT_WAIT=0"]),
     ("persistent 4x64 w1 noepi", "wgmma-persistent", [*BK64, NO_EPILOGUE]),
-    ("persistent 4x64 w0 noepi", "wgmma-persistent", [*BK64, "-DPERSISTENT_WAIT=0", NO_EPILOGUE]),
+    ("cluster 4x64 w1", "wgmma-cluster", BK64),
     ("cluster 4x64 w0", "wgmma-cluster", [*BK64, "-DPERSISTENT_WAIT=0"]),
     ("cluster 4x64 w1 noepi", "wgmma-cluster", [*BK64, NO_EPILOGUE]),
-    ("persistent 8x32 w1 noepi", "wgmma-persistent", ["-DPERSISTENT_STAGES=8", NO_EPILOGUE]),
+    ("cluster 4x64 w0 noepi", "wgmma-cluster", [*BK64, "-DPERSISTENT_WAIT=0", NO_EPILOGUE]),
+    ("cluster 4x64 w0 g8", "wgmma-cluster", [*BK64, "-DPERSISTENT_WAIT=0", "-DPERSISTENT_GROUP_M=8"]),
 ]
 
 

@@ -345,7 +345,17 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 for (int i = min(WGMMA_IN_FLIGHT, k_tiles); i >= 1; --i)
                     release_stage<CLUSTER>(empty0 + 8 * ((pos - i) % STAGES), 1);
             }
-            if (PERSISTENT_NO_EPILOGUE) continue;
+            if (PERSISTENT_NO_EPILOGUE) {
+                // Keeps every accumulator live (never taken with the measured beta): unused wgmma results are
+                // otherwise dropped by ptxas, and the main loop would run a quarter of its multiplies.
+                if (beta == 1234.5f) {
+                    float sum = 0.0f;
+#pragma unroll
+                    for (int i = 0; i < 128; ++i) sum += d[i];
+                    st_shared_f2(smem_base, sum, sum);
+                }
+                continue;
+            }
             held_c = static_cast<int>(pos);
             pos += C_SLOTS;
 
