@@ -4,8 +4,9 @@
 #   tests     tests/gpu/test_gpu_wgmma_persistent.py
 #   bench     cuBLAS HGEMM, wgmma-tma-store and the new kernels at 4096 and 8192, 30 L2-flushed launches each
 #   sanitize  memcheck and racecheck through the real worker at 272x400x96 and 1136x4112x528 (cluster edge tiles)
+#   variants  scripts/wgmma_variants.py: the catalog builds and the variants measured before choosing them
 # Usage (device tool): GEMMLENS_COMMIT=<commit> bash scripts/wgmma_round3.sh probe tests bench sanitize
-# Writes under $OUT: env.txt, probe.txt, gpu_tests.txt, bench.json, bench.txt, sanitize.txt.
+# Writes under $OUT: env.txt, probe.txt, gpu_tests.txt, bench.json, bench.txt, bench.log, sanitize.txt, variants.txt.
 set -u
 PY=${PY:-python3}
 O=${OUT:-/tmp/wgmma_round3}
@@ -37,7 +38,7 @@ probe)
   ;;
 tests)
   echo "=== tests $(date -u +%T)"
-  timeout 240 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$O/gpu_tests.txt" 2>&1
+  timeout 240 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py tests/gpu/test_gpu_wgmma.py -q -m gpu -p no:cacheprovider > "$O/gpu_tests.txt" 2>&1
   tail -8 "$O/gpu_tests.txt"
   ;;
 bench)
@@ -57,5 +58,10 @@ sanitize)
     done
   done
   grep -E "^---|ERROR SUMMARY|RACECHECK SUMMARY|\"status\"" "$O/sanitize.txt" | cut -c1-200
+  ;;
+variants)
+  echo "=== variants $(date -u +%T)"
+  timeout 240 $PY scripts/wgmma_variants.py 4096,8192 30 > "$O/variants.txt" 2>&1
+  tail -18 "$O/variants.txt"
   ;;
 esac; done

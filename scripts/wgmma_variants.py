@@ -22,18 +22,17 @@ from kernels.registry import get_kernel  # noqa: E402
 from profiling.gpu.tensor_map import encode, operand_maps, output_map  # noqa: E402
 from profiling.gpu.timing import time_launches  # noqa: E402
 
-BK64 = ["-DPERSISTENT_BK=64", "-DPERSISTENT_STAGES=4", "-DPERSISTENT_C_RELEASE=0"]
-# (label, catalog id, macros): the catalog builds first, then the variants.
 NO_EPILOGUE = "-DPERSISTENT_NO_EPILOGUE=1"  # the main loop alone: D is not written, so it is timed unchecked
+BK32 = ["-DPERSISTENT_BK=32", "-DPERSISTENT_STAGES=9", "-DPERSISTENT_C_RELEASE=1", "-DPERSISTENT_WAIT=1"]
+# (label, catalog id, macros): the catalog builds first, then the variants measured before choosing them.
 VARIANTS = [
     ("store (catalog)", "wgmma-tma-store", []),
-    ("persistent 4x64 w1", "wgmma-persistent", BK64),
-    ("persistent 4x64 w1 noepi", "wgmma-persistent", [*BK64, NO_EPILOGUE]),
-    ("cluster 4x64 w1", "wgmma-cluster", BK64),
-    ("cluster 4x64 w0", "wgmma-cluster", [*BK64, "-DPERSISTENT_WAIT=0"]),
-    ("cluster 4x64 w1 noepi", "wgmma-cluster", [*BK64, NO_EPILOGUE]),
-    ("cluster 4x64 w0 noepi", "wgmma-cluster", [*BK64, "-DPERSISTENT_WAIT=0", NO_EPILOGUE]),
-    ("cluster 4x64 w0 g8", "wgmma-cluster", [*BK64, "-DPERSISTENT_WAIT=0", "-DPERSISTENT_GROUP_M=8"]),
+    ("persistent (catalog)", "wgmma-persistent", []),
+    ("cluster (catalog)", "wgmma-cluster", []),
+    ("persistent wait 1", "wgmma-persistent", ["-DPERSISTENT_WAIT=1"]),
+    ("persistent 9x32", "wgmma-persistent", BK32),
+    ("persistent main loop", "wgmma-persistent", [NO_EPILOGUE]),
+    ("cluster main loop", "wgmma-cluster", [NO_EPILOGUE]),
 ]
 
 

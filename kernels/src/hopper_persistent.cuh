@@ -1,20 +1,19 @@
 // The persistent Hopper AddMM body shared by wgmma-persistent (CLUSTER 1) and wgmma-cluster (CLUSTER 2): one block
 // per SM walks output tiles of 128 x 256 in grouped order; a producer warp group (one thread issues the TMA copies)
-// streams 32-deep K slices through a 9-slot ring across tile boundaries; two consumer warp groups multiply
+// streams 64-deep K slices through a 4-slot ring across tile boundaries; two consumer warp groups multiply
 // (m64n256k16, 64 rows each). Same operation, operands and edge rules as wgmma-tma-store (D = alpha*A*B + beta*C,
 // half A and B row-major, float C and D, all four as TMA tensor maps; M, N, K multiples of 16; edges zero-filled on
 // load and clipped on store).
 //
-// Shared memory (222,208 bytes, one block per SM) is the ring alone: 9 slots of 24 KB. A slice is 32 halves deep
-// (A's box rows are then 64 bytes, so A uses the 64-byte swizzle, which its wgmma descriptors name), so that many
-// small slots keep 7 of them (168 KB) in flight while the consumers hold two: with a ring of 4 slots beside a
-// 128 KB buffer for C (72 KB in flight) the same kernel ran at 74 % of cuBLAS, and with 2 slots of 64-deep slices
-// at 57 % (scripts/wgmma_variants.py, H100).
-// The C tile of a block tile (16 boxes of 64 x 32 floats, 3 per slot) travels through the ring as 6 more slots
-// after the tile's K slices: the consumers add alpha * acc + beta * C in place there and TMA stores the boxes to D.
-// Those slots return to the ring a slice or two into the next tile, once TMA has read them, while the next tile's
-// first slices (loaded during the epilogue into the other slots) are multiplied. C was prefetched into L2 well
-// before, so its copies into the slots do not wait for DRAM.
+// Shared memory (197,632 bytes, one block per SM) is the ring alone: 4 slots of 48 KB. The C tile of a block tile
+// (16 boxes of 64 x 32 floats, 6 per slot) travels through the ring as 3 more slots after the tile's K slices: the
+// consumers add alpha * acc + beta * C in place there and TMA stores the boxes to D. Those slots return to the ring
+// at the next tile's first slice, once TMA has read them, while that slice (loaded during the epilogue into the
+// fourth slot) is multiplied. C was prefetched into L2 16 slices before, so its copies do not wait for DRAM.
+// Measured alternatives (scripts/wgmma_variants.py, H100, % of cuBLAS HGEMM at 4096 / 8192): 32-deep slices in 4
+// slots beside a 128 KB buffer of C's own 74 / 72 %, in 8 or 9 slots with C through the ring 71-76 % (A's box rows
+// are then 64 bytes, the 64-byte swizzle, kept as PERSISTENT_BK 32); 64-deep slices in 2 slots beside the buffer
+// 57 / 64 %; this ring 85 / 82-83 %.
 //
 // Ordering, all through mbarriers (a phase's parity is what a wait checks): full[s] / empty[s] per slot. A slot is
 // refilled when every consumer warp that read it, of every block of the cluster, has released it: for K slices
@@ -29,15 +28,26 @@
 
 namespace wgmma_persistent {
 
-// Slice depth, ring length and tile-order group height (scripts/wgmma_variants.py builds variants of them).
+// Slice depth, ring length, tile-order group height, wgmma slices left in flight, the slice of the next tile at
+// which C's slots are released: the catalog's build uses the defaults; scripts/wgmma_variants.py builds others.
 #ifndef PERSISTENT_BK
-#define PERSISTENT_BK 32
+#define PERSISTENT_BK 64
 #endif
 #ifndef PERSISTENT_STAGES
-#define PERSISTENT_STAGES 9
+#define PERSISTENT_STAGES 4
 #endif
 #ifndef PERSISTENT_GROUP_M
 #define PERSISTENT_GROUP_M 16
+#endif
+#ifndef PERSISTENT_WAIT
+#define PERSISTENT_WAIT 0
+#endif
+#ifndef PERSISTENT_C_RELEASE
+#define PERSISTENT_C_RELEASE 0
+#endif
+// PERSISTENT_NO_EPILOGUE 1 (measurement only, D is not written): the main loop alone.
+#ifndef PERSISTENT_NO_EPILOGUE
+#define PERSISTENT_NO_EPILOGUE 0
 #endif
 constexpr int BM = 128;
 constexpr int BN = 256;
@@ -49,32 +59,22 @@ constexpr int THREADS = 128 * (CONSUMERS + 1);
 constexpr int GROUP_M = PERSISTENT_GROUP_M;  // tile rows per group of the tile order
 constexpr int B_BOX_N = 64;   // a 128-byte swizzled box of B holds 64 halves across
 constexpr int B_BOXES = BN / B_BOX_N;
-constexpr int A_STAGE_BYTES = BM * BK * 2;                          // 8 KB
-constexpr int A_CONSUMER_BYTES = 64 * BK * 2;                       // 4 KB: one consumer's 64 rows
-constexpr int B_BOX_BYTES = B_BOX_N * BK * 2;                       // 4 KB: 32 K rows of 128 bytes
-constexpr int STAGE_BYTES = A_STAGE_BYTES + B_BOXES * B_BOX_BYTES;  // 24 KB
+constexpr int A_STAGE_BYTES = BM * BK * 2;                          // 16 KB
+constexpr int A_CONSUMER_BYTES = 64 * BK * 2;                       // 8 KB: one consumer's 64 rows
+constexpr int B_BOX_BYTES = B_BOX_N * BK * 2;                       // 8 KB: 64 K rows of 128 bytes
+constexpr int STAGE_BYTES = A_STAGE_BYTES + B_BOXES * B_BOX_BYTES;  // 48 KB
 constexpr int OUT_BOX_ROWS = 64;  // C and D boxes: one consumer's rows x one 128-byte swizzle row of floats
 constexpr int OUT_BOX_COLS = 32;
 constexpr int OUT_BOX_BYTES = OUT_BOX_ROWS * OUT_BOX_COLS * 4;  // 8 KB
 constexpr int OUT_BOXES_PER_CONSUMER = BN / OUT_BOX_COLS;       // 8
 constexpr int OUT_BOXES = CONSUMERS * OUT_BOXES_PER_CONSUMER;   // 16
-constexpr int OUT_BOXES_PER_SLOT = STAGE_BYTES / OUT_BOX_BYTES;  // 3 (a box never straddles two slots)
-constexpr int C_SLOTS = (OUT_BOXES + OUT_BOXES_PER_SLOT - 1) / OUT_BOXES_PER_SLOT;  // 6
+constexpr int OUT_BOXES_PER_SLOT = STAGE_BYTES / OUT_BOX_BYTES;  // 6 (a box never straddles two slots)
+constexpr int C_SLOTS = (OUT_BOXES + OUT_BOXES_PER_SLOT - 1) / OUT_BOXES_PER_SLOT;  // 3
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + slack to align to 1024 bytes
 constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
-#ifndef PERSISTENT_WAIT
-#define PERSISTENT_WAIT 1
-#endif
-// PERSISTENT_NO_EPILOGUE 1 (measurement only, D is not written): the main loop alone.
-#ifndef PERSISTENT_NO_EPILOGUE
-#define PERSISTENT_NO_EPILOGUE 0
-#endif
-#ifndef PERSISTENT_C_RELEASE
-#define PERSISTENT_C_RELEASE 1
-#endif
 constexpr int C_PREFETCH_SLICES = 16;
 constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
 // Slices of wgmmas a consumer leaves running while it issues the next (wgmma.wait_group's argument).

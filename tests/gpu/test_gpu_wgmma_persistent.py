@@ -2,9 +2,9 @@
 match float32 arithmetic on their half inputs at awkward sizes, and any other GPU than compute capability 9.0
 refuses them.
 
-The shapes aim at their own ordering rules: K of one, two and three 32-deep slices with many tiles per block run
-the stage ring and the per-consumer epilogue buffer through many rounds across tile boundaries (a parity mistake
-shows as wrong tiles or a hang); K not a multiple of the slice; M and N cutting the last tiles; an odd number of
+The shapes aim at their own ordering rules: K of one and two 64-deep slices with many tiles per block run the ring
+(K slices and the C slots after each tile's) through many rounds across tile boundaries (a parity or release
+mistake shows as wrong tiles or a hang); K not a multiple of the slice; M and N cutting the last tiles; an odd number of
 tile rows, so that the last cluster's second block has no rows of D at all yet still loads and multicasts its half
 of B; a single 16 x 16 tile, where one block of a cluster is wholly outside."""
 
@@ -28,9 +28,10 @@ SHAPES = [
     Shape(48, 80, 1040),
     Shape(272, 400, 96),
     Shape(4096, 4096, 4096),
-    Shape(4096, 4096, 16),  # 512 tiles of one (half-filled) slice: 3-4 tiles per block
-    Shape(6144, 6144, 64),  # 1152 tiles of two slices: 8-9 tiles per block
-    Shape(2064, 2048, 80),  # three slices, the last K slice half outside; a last tile row 16 high
+    Shape(4096, 4096, 16),  # 512 tiles of one (quarter-filled) slice: 3-4 tiles per block
+    Shape(6144, 6144, 64),  # 1152 tiles of one slice: 8-9 tiles per block
+    Shape(6144, 6144, 128),  # two slices per tile
+    Shape(2064, 2048, 80),  # two slices, the last one mostly outside K; a last tile row 16 high
     Shape(1136, 4112, 528),  # 9 tile rows (the last cluster's second block is outside M), N cuts a B box
     Shape(8192, 8192, 8192),
 ]
