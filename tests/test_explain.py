@@ -34,9 +34,14 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
     for base, cand in X.ladder_steps():
         before, after = X.find_launch(report.launches, base), X.find_launch(report.launches, cand)
         if before is None or after is None:
-            assert cand in ("wgmma-tma", "wgmma-pingpong", "wgmma-tma-store", "v8-splitk"), (
-                f"{base} -> {cand} is missing from the bundled capture"
-            )
+            assert cand in (
+                "wgmma-tma",
+                "wgmma-pingpong",
+                "wgmma-tma-store",
+                "wgmma-persistent",
+                "wgmma-cluster",
+                "v8-splitk",
+            ), f"{base} -> {cand} is missing from the bundled capture"
             continue  # newer than the bundled H100 capture (issue 15); its step needs a new capture
         out[(base, cand)] = X.explain(before, after)
     return request.param, out

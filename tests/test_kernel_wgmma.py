@@ -21,7 +21,7 @@ from profiling.shape import Shape
 SPEC = get_kernel("wgmma-tma")
 PINGPONG = get_kernel("wgmma-pingpong")
 STORE = get_kernel("wgmma-tma-store")
-HOPPER = ("wgmma-tma", "wgmma-pingpong", "wgmma-tma-store")
+HOPPER = ("wgmma-tma", "wgmma-pingpong", "wgmma-tma-store", "wgmma-persistent", "wgmma-cluster")
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
 
 
@@ -192,3 +192,80 @@ def test_tma_store_sass_stores_d_by_tma_and_no_thread_touches_c_or_d_in_global_m
     assert "UTMALDG.2D" in text and "UTMASTG.2D" in text, "TMA loads (A, B, C) and the TMA store of D"
     assert "UTMACMDFLUSH" in text or "DEPBAR" in text, "the bulk group is committed and waited for"
     assert not re.search(r"\b(STG|LDG)\.", text), "no per-thread global loads or stores left"
+
+
+PERSISTENT = get_kernel("wgmma-persistent")
+CLUSTER = get_kernel("wgmma-cluster")
+
+
+def test_persistent_steps_follow_wgmma_tma_store_one_idea_each() -> None:
+    ids = [s.id for s in CATALOG]
+    assert ids.index("wgmma-persistent") == ids.index("wgmma-tma-store") + 1
+    assert ids.index("wgmma-cluster") == ids.index("wgmma-persistent") + 1
+    assert (PERSISTENT.previous, CLUSTER.previous) == ("wgmma-tma-store", "wgmma-persistent")
+    for spec in (PERSISTENT, CLUSTER):
+        assert (spec.arch, spec.operand_args, spec.persistent, spec.operation) == (
+            "sm_90a",
+            "tensor_maps_cd",
+            True,
+            "hgemm_addmm",
+        )
+        # The block, tile and slices of wgmma-tma-store: what changes is the schedule (and the cluster).
+        assert (spec.block, spec.tile_m, spec.tile_n) == (STORE.block, STORE.tile_m, STORE.tile_n)
+        assert {k: spec.params[k] for k in ("BM", "BN", "BK", "STAGES", "CONSUMERS")} == {
+            k: STORE.params[k] for k in ("BM", "BN", "BK", "STAGES", "CONSUMERS")
+        }
+    assert (PERSISTENT.cluster, CLUSTER.cluster, STORE.cluster) == (1, 2, 1)
+
+
+def test_a_clustered_persistent_grid_is_whole_clusters_of_vertically_adjacent_tiles() -> None:
+    assert PERSISTENT.grid(4096, 4096, 132) == (132, 1)  # 512 tiles of 128 x 256
+    assert PERSISTENT.grid(128, 512, 132) == (2, 1)
+    assert CLUSTER.grid(4096, 4096, 132) == (132, 1)  # 256 units of two tiles: 66 clusters
+    assert CLUSTER.grid(4096, 4096, 133) == (132, 1)  # never half a cluster
+    assert CLUSTER.grid(16, 16, 132) == (2, 1)  # one tile: its cluster's second block is wholly outside
+    assert CLUSTER.grid(384, 256, 132) == (4, 1)  # 3 tile rows: 2 units
+    assert CLUSTER.grid(8192, 8192) == (132, 1)
+
+
+def test_persistent_kernels_read_c_and_d_in_the_boxes_of_wgmma_tma_store() -> None:
+    for spec in (PERSISTENT, CLUSTER):
+        assert operand_maps(spec, 1008, 4096, 272) == operand_maps(STORE, 1008, 4096, 272)
+        assert output_map(spec, 1008, 4096) == output_map(STORE, 1008, 4096)
+        # The C tile (16 boxes of 8 KB) goes through three of the four 48 KB stages, six boxes each.
+        stage_bytes = (spec.dynamic_smem_bytes - 1024) // spec.params["STAGES"]
+        assert stage_bytes == 48 * 1024 and 128 * 256 * 4 <= 3 * stage_bytes
+
+
+def test_a_narrower_slice_names_its_swizzle_and_the_driver_limits_hold() -> None:
+    narrow = TileMap(4096, 4096, 128, 32, swizzle_bytes=64)  # 32-deep slices of A: 64-byte rows
+    assert narrow.problem() is None
+    assert "64-byte swizzle" in TileMap(4096, 4096, 128, 64, swizzle_bytes=64).problem()
+    assert "no 48-byte swizzle" in TileMap(4096, 4096, 128, 16, swizzle_bytes=48).problem()
+
+
+@needs_nvcc
+@pytest.mark.parametrize("kernel_id", ["wgmma-persistent", "wgmma-cluster"])
+def test_persistent_kernels_build_without_spills_for_one_block_per_sm(kernel_id: str) -> None:
+    spec = get_kernel(kernel_id)
+    resources, log = nvcc_resources(spec.source_path, "sm_90a")
+    (r,) = [r for r in resources if entry_matches(r.name, spec.entry)]
+    assert r.arch == "sm_90a" and r.spills == 0 and r.stack_bytes == 0, log
+    assert r.registers <= 168
+    assert r.shared_bytes + spec.dynamic_smem_bytes <= 227 * 1024
+
+
+@needs_nvcc
+def test_cluster_sass_multicasts_b_and_arrives_on_the_other_blocks_barriers_without_a_gpu_fence() -> None:
+    try:
+        sass = static_sass(CLUSTER, arch="sm_90")
+    except Exception as exc:  # noqa: BLE001 - the disassembler wheels may be absent
+        pytest.skip(f"no disassembler: {exc}")
+    text = [i.text for i in sass.function.instructions]
+    joined = "\n".join(text)
+    assert len([t for t in text if re.search(r"HGMMA\.64x256x16\.F32.*tnspB", t)]) == 4
+    assert "UTMALDG.2D.MULTICAST" in joined and "UTMASTG.2D" in joined
+    assert "SYNCS.ARRIVE.TRANS64.RED" in joined, "arrivals on the other block's barriers (distributed shared memory)"
+    # Only the two cluster barriers (start and end) may fence: none in the K loop.
+    assert sum("MEMBAR.ALL.GPU" in t for t in text) <= 2
+    assert not re.search(r"\b(STG|LDG)\.", joined), "no per-thread global loads or stores"

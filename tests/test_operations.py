@@ -35,7 +35,16 @@ def test_input_element_size_matches_the_kernels_dtype(spec) -> None:
 def test_tensor_core_work_is_exactly_the_half_precision_operation() -> None:
     assert [op.name for op in OPERATIONS.values() if op.is_tensor_core] == ["hgemm_addmm"]
     tensor = {s.id for s in CATALOG if s.is_tensor_core}
-    assert tensor == {"cublas-hgemm", "wmma-addmm", "wmma-async", "wgmma-tma", "wgmma-pingpong", "wgmma-tma-store"}
+    assert tensor == {
+        "cublas-hgemm",
+        "wmma-addmm",
+        "wmma-async",
+        "wgmma-tma",
+        "wgmma-pingpong",
+        "wgmma-tma-store",
+        "wgmma-persistent",
+        "wgmma-cluster",
+    }
     assert all(s.group in ("tensor-core", "reference") for s in CATALOG if s.is_tensor_core)
     assert OPERATIONS["sgemm"].compute == "fp32" and OPERATIONS["hgemm_addmm"].compute == "tensor"
 

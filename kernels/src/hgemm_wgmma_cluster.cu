@@ -1,8 +1,8 @@
 // wgmma-cluster: wgmma-persistent run by clusters of two blocks (sm_90a only). Same operation, operands, tiles and
-// edge rules. Two blocks on neighbouring SMs take vertically adjacent 128 x 256 tiles, which need the same 32 x 256
+// edge rules. Two blocks on neighbouring SMs take vertically adjacent 128 x 256 tiles, which need the same 64 x 256
 // slices of B: each block's producer loads two of the four 64-column B boxes and multicasts them into both blocks'
 // stages, so every B slice leaves L2 once per pair instead of twice (the L2-to-SM traffic per slice drops from
-// 24 KB to 16 KB per block). A stage is refilled only when the consumers of both blocks have released it.
+// 48 KB to 32 KB per block). A stage is refilled only when the consumers of both blocks have released it.
 
 #include "hopper_persistent.cuh"
 

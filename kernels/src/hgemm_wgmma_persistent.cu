@@ -1,9 +1,8 @@
 // wgmma-persistent: wgmma-tma-store's warp-specialised 128 x 256 block made persistent (sm_90a only). Same
 // operation, operands and edge rules. What wgmma-tma-store leaves on the table at 4096^3: 512 blocks in 3.9 waves,
-// each starting on an empty pipeline, and each block's C tile copied into stages the next K slices then cannot use.
-// Here one block per SM walks the tiles in grouped order, its producer streaming the next tile's slices while the
-// consumers finish the current one, and C comes into a buffer of its own during the tile's K loop
-// (kernels/src/hopper_persistent.cuh has the body and its ordering rules).
+// each starting on an empty pipeline. Here one block per SM walks the tiles in grouped order, its producer
+// streaming the next tile's first slice while the consumers finish the current one, and C travels through the
+// same stage ring after each tile's slices (kernels/src/hopper_persistent.cuh has the body and its ordering rules).
 
 #include "hopper_persistent.cuh"
 

@@ -1,0 +1,236 @@
+"""The Hopper (sm_90a) entries of the kernel catalog: wgmma + TMA AddMM kernels from wgmma-tma on, in ladder order.
+kernels.catalog places them after wmma-async; each entry's `previous` names the step it is explained against."""
+
+from __future__ import annotations
+
+from kernels.spec import KernelSpec
+
+HOPPER_KERNELS: tuple[KernelSpec, ...] = (
+    KernelSpec(
+        id="wgmma-tma",
+        title="Hopper AddMM: TMA + wgmma, warp-specialised",
+        adds="Hopper's own tensor-core path (sm_90a only), against wmma-async's cp.async + ldmatrix + mma.sync: "
+        "the Tensor Memory Accelerator copies each 128x64 A tile and 64x256 B tile (tensor maps, one thread "
+        "issues the bulk copies, edges zero-filled by the hardware) into 128-byte swizzled shared memory; "
+        "wgmma.mma_async multiplies 64x256x16 per warp-group instruction straight from shared memory "
+        "(no ldmatrix, no fragment registers); a 4-stage mbarrier pipeline with transaction counts replaces "
+        "__syncthreads; a producer warp group (registers given away with setmaxnreg) feeds two consumer warp "
+        "groups that each hold 64x256 float accumulators; alpha/beta epilogue from registers, C prefetched "
+        "into L2 by the producer.",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_tma.cu",
+        entry="hgemm_wgmma_tma",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=256,
+            BK=64,
+            STAGES=4,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=256,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=197632,
+        backend="nvcc",
+        design_doc="PTX ISA: wgmma.mma_async (matrix descriptors, 128-byte swizzle, N-major B via imm-trans-b), "
+        "cp.async.bulk.tensor, mbarrier transaction counts, setmaxnreg; CUDA driver API cuTensorMapEncodeTiled; "
+        "builds on wmma-async",
+        previous="wmma-async",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps",
+    ),
+    KernelSpec(
+        id="wgmma-pingpong",
+        title="Hopper AddMM: persistent ping-pong wgmma",
+        adds="wgmma-tma's TMA + wgmma + mbarrier machinery, made persistent (one block per SM loops over the "
+        "tiles in grouped order) and ping-pong: each consumer warp group owns a whole 128x128 tile (two "
+        "m64n128k16 per K step, 128 float accumulators per thread) and the two take alternate tiles, so one "
+        "group's alpha/beta epilogue (the float32 C read and D write) overlaps the other's multiplies; the "
+        "producer runs up to 6 slices ahead across tile boundaries, so no tile starts on an empty pipeline; a "
+        "turn barrier orders the two groups' K loops.",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_pingpong.cu",
+        entry="hgemm_wgmma_pingpong",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=128,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=128,
+            BK=64,
+            STAGES=6,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=128,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=197632,
+        backend="nvcc",
+        design_doc="CUTLASS KernelTmaWarpSpecializedPingpong (persistent tile scheduler, ordered math warp "
+        "groups); PTX ISA wgmma.mma_async m64n128k16, mbarrier parity waits; builds on wgmma-tma",
+        previous="wgmma-tma",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps",
+        persistent=True,
+    ),
+    KernelSpec(
+        id="wgmma-tma-store",
+        title="Hopper AddMM: wgmma-tma with a TMA store epilogue",
+        adds="wgmma-tma's block, main loop and 128x256 tile, with its epilogue moved onto the Tensor Memory "
+        "Accelerator: once the consumers release the stages of the last slices but one, the producer copies the "
+        "block's float C tile by TMA into three of the freed stage buffers (16 boxes of 64x32 floats, 128-byte "
+        "swizzled) while the last slice is multiplied; each consumer warp group adds alpha*acc + beta*C there "
+        "(conflict-free through the swizzle) and one thread issues TMA bulk tensor stores of D, waiting only "
+        "until TMA has read shared memory: the block exits and its D writes drain while the next block on the "
+        "SM multiplies. C and D come as tensor maps too.",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_tma_store.cu",
+        entry="hgemm_wgmma_tma_store",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=256,
+            BK=64,
+            STAGES=4,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=256,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            OUT_BOX_ROWS=64,
+            OUT_BOX_COLS=32,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=197632,
+        backend="nvcc",
+        design_doc="CUTLASS sm90 TMA epilogue (smem staging, bulk tensor store); PTX ISA cp.async.bulk.tensor "
+        "shared::cta -> global with bulk_group, cp.async.bulk.wait_group.read, fence.proxy.async; builds on "
+        "wgmma-tma",
+        previous="wgmma-tma",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps_cd",
+    ),
+    KernelSpec(
+        id="wgmma-persistent",
+        title="Hopper AddMM: persistent wgmma, C through the stage ring",
+        adds="wgmma-tma-store's warp-specialised 128x256 block (a producer warp group that gives its registers away "
+        "with setmaxnreg, two consumer warp groups of 64x256 accumulators each, 4 stages of 64-deep slices) made "
+        "persistent: one block per SM walks the tiles in grouped order (16 tile rows per group), and its producer "
+        "streams the K slices of all its tiles through one stage ring, so a tile's first slice is in shared "
+        "memory when the consumers finish the previous tile. The float C tile travels through the same ring as "
+        "three more slots after each tile's slices (prefetched into L2 16 slices earlier); the consumers add "
+        "alpha*acc + beta*C in place and TMA stores D from there, and those slots return to the ring at the next "
+        "tile's first slice, once TMA has read them. Each consumer waits for its own slice's wgmmas before "
+        "releasing the stage (wgmma.wait_group 0): the other consumer's keep the tensor cores busy. Measured "
+        "(H100): about as fast as wgmma-tma-store at 4096^3 (85 %), slower at 8192^3 (81-88 % against 84-92 %); "
+        "its main loop alone runs at 97-99 % of cuBLAS HGEMM, so the epilogue (a float C read and a float D "
+        "write per tile, while the tensor cores idle) costs the rest.",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_persistent.cu",
+        entry="hgemm_wgmma_persistent",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=256,
+            BK=64,
+            STAGES=4,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=256,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            OUT_BOX_ROWS=64,
+            OUT_BOX_COLS=32,
+            GROUP_M=16,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=197632,
+        backend="nvcc",
+        design_doc="CUTLASS KernelTmaWarpSpecializedCooperative with its persistent tile scheduler and TMA epilogue; "
+        "PTX ISA wgmma matrix descriptors (64-byte swizzle), cp.async.bulk.tensor, mbarrier; builds on "
+        "wgmma-tma-store",
+        previous="wgmma-tma-store",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps_cd",
+        persistent=True,
+    ),
+    KernelSpec(
+        id="wgmma-cluster",
+        title="Hopper AddMM: 2-block clusters multicasting B",
+        adds="wgmma-persistent run as thread-block clusters of two blocks on neighbouring SMs that take vertically "
+        "adjacent 128x256 tiles, which need the same slices of B: each block's producer loads two of the four "
+        "64-column B boxes of a slice and multicasts them by TMA into both blocks' stages, so B leaves L2 once per "
+        "pair (32 KB instead of 48 KB per block and slice from L2). A stage is refilled only when the consumers "
+        "of both blocks have released it (their warps arrive on both blocks' barriers, with CTA-scope release: "
+        "cluster scope put a MEMBAR.ALL.GPU before every arrive and made it four times slower). Measured (H100): "
+        "84 % of cuBLAS HGEMM at 4096^3, 82-94 % at 8192^3 (noisy under the power cap): no clear gain over "
+        "wgmma-persistent, whose operand traffic from L2 is not its limit.",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_cluster.cu",
+        entry="hgemm_wgmma_cluster",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(
+            BM=128,
+            BN=256,
+            BK=64,
+            STAGES=4,
+            CONSUMERS=2,
+            WGMMA_M=64,
+            WGMMA_N=256,
+            WGMMA_K=16,
+            SWIZZLE_BYTES=128,
+            OUT_BOX_ROWS=64,
+            OUT_BOX_COLS=32,
+            GROUP_M=16,
+            THREADS=384,
+            MIN_BLOCKS=1,
+        ),  # fmt: skip
+        multiple_of=16,
+        dynamic_smem_bytes=197632,
+        backend="nvcc",
+        design_doc="CUDA Programming Guide, thread block clusters and distributed shared memory; PTX ISA "
+        "cp.async.bulk.tensor .multicast::cluster, mapa, mbarrier.arrive .shared::cluster, barrier.cluster; "
+        "builds on wgmma-persistent",
+        previous="wgmma-persistent",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps_cd",
+        persistent=True,
+        cluster=2,
+    ),
+)
