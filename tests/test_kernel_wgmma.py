@@ -87,6 +87,9 @@ def test_any_gpu_other_than_compute_capability_9_0_is_refused(cc: str) -> None:
     assert SPEC.device_problem("9.0") is None
     assert PINGPONG.device_problem(cc) and PINGPONG.device_problem("9.0") is None
     assert STORE.device_problem(cc) and STORE.device_problem("9.0") is None
+    for kernel_id in ("wgmma-persistent", "wgmma-cluster"):
+        message = get_kernel(kernel_id).device_problem(cc)
+        assert message and message.startswith(kernel_id) and get_kernel(kernel_id).device_problem("9.0") is None
     assert all(s.device_problem(cc) is None for s in CATALOG if s.id not in HOPPER)
 
 
