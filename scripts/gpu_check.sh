@@ -271,7 +271,7 @@ why_hopper)
   # source counters, exported like the `why` stage; the Why page reads results/<gpu>-<date>/why/.
   stage why_hopper
   F="$EV/why"; mkdir -p "$F"
-  job /tmp/why_hopper.json profile wmma-async,wgmma-tma,wgmma-tma-store 4096 4096 4096
+  job /tmp/why_hopper.json profile "${WHY_HOPPER_KERNELS:-wmma-async,wgmma-tma,wgmma-tma-store}" 4096 4096 4096
   timeout 300 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full --import-source yes \
      -f -o /tmp/why_hopper $PY -m profiling worker --job /tmp/why_hopper.json > "$F/why_hopper_4096_log.txt" 2>&1
   echo "exit=$?" >> "$F/why_hopper_4096_log.txt"
