@@ -96,10 +96,10 @@ def test_details_of_a_csv_without_the_full_set_say_n_a() -> None:
 
 def test_memory_flow_chart_names_bytes_throughput_and_hit_rate(v4) -> None:
     fig = memory_flow(D.details(v4.launches[0]))
-    labels = fig.data[0].node.label
-    assert labels[3].startswith("L2 · 123 MB · 457 GB/s · hit 92.1 %")
-    assert labels[4].startswith("DRAM · 8.41 MB · 31.3 GB/s")
-    assert list(fig.data[0].link.value)[-1] == 8_406_528
+    texts = [a.text for a in fig.layout.annotations]
+    assert "<b>L2</b><br>123 MB<br>457 GB/s<br>hit 92.1 %<br>7.3 % of peak" in texts
+    assert "<b>DRAM</b><br>8.41 MB<br>31.3 GB/s<br>0.7 % of peak" in texts
+    assert "8.41 MB" in texts and "101 MB" in texts  # L2 -> DRAM and L1/TEX <-> L2 on the arrows
 
 
 def test_comparison_v3_to_v4_sorted_by_size_and_coloured_by_direction(ours) -> None:

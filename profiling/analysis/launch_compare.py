@@ -81,11 +81,9 @@ def compare(
         )
 
     def size(row: MetricChange) -> tuple[int, float]:
-        if row.delta is None:
-            return (2, 0.0)
-        if row.delta_pct is None:  # from zero: an infinite relative change, ranked by its absolute size
-            return (0, -math.inf if row.delta else 0.0)
-        return (1 if row.change == "same" else 0, -abs(row.delta_pct))
+        """Changes first, the largest |Δ %| first (one from zero counts as infinite), then "same", then "n/a"."""
+        group = {"n/a": 2, "same": 1}.get(row.change, 0)
+        return (group, -math.inf if row.delta_pct is None else -abs(row.delta_pct))
 
     return sorted(rows, key=size)
 

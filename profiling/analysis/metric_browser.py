@@ -89,3 +89,9 @@ def search(
         mask = hit if mask is None else mask & hit
     shown = frame if mask is None else frame[mask]
     return shown.drop(columns=[_KEY])
+
+
+def reading_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns as the browser shows them: name and label, the launches' values, then unit and section."""
+    values = [c for c in frame.columns if c not in INFO_COLUMNS and c != _KEY]
+    return frame[["metric", "label", *values, "unit", "section"]]

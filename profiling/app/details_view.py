@@ -58,6 +58,8 @@ def _fmt(value: float | None, unit: str) -> str:
     if unit == "ns":
         return f"{value / 1e3:,.2f} us"
     if unit in ("byte", "byte/second", "hz"):
+        if abs(value) < 1e6:
+            return f"{value:,.0f} {'B' if unit == 'byte' else unit}"
         return si(value, {"byte": "B", "byte/second": "B/s", "hz": "Hz"}[unit])
     return f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:,.3g}"
 
@@ -66,8 +68,8 @@ def details_section(launch: KernelLaunch) -> None:
     """Speed of light, pipes, memory flow and table, occupancy, launch statistics and rules of one launch."""
     view = D.details(launch)
     left, right = st.columns(2)
-    left.plotly_chart(peak_bars(view.speed_of_light, "GPU Speed of Light: % of peak"), key="sol")
-    right.plotly_chart(peak_bars(view.pipes, "Pipe utilisation: % of peak while active"), key="pipes")
+    left.plotly_chart(peak_bars(view.speed_of_light, "Speed of Light"), key="sol")
+    right.plotly_chart(peak_bars(view.pipes, "Pipe utilisation (active)"), key="pipes")
     duration = next((f.value for f in view.speed_of_light if f.name == "gpu__time_duration.sum"), None)
     st.caption(f"Duration {_fmt(duration, 'ns')}; bars the report lacks are marked n/a.")
     st.plotly_chart(memory_flow(view), key="memory_flow")
@@ -125,7 +127,7 @@ def browser_section(reports: Reports, columns: list[str]) -> None:
     found = B.search(frame, query, sections, units)
     st.caption(f"{len(found):,} of {len(frame):,} metrics; values in base units (ns, byte, hz).")
     added = st.session_state.setdefault(ADDED, [])
-    shown = found.head(500).copy()
+    shown = B.reading_order(found.head(500)).copy()
     shown.insert(0, "compare", shown["metric"].isin(added))
     edited = st.data_editor(
         shown, hide_index=True, width="stretch", key="metric_table", disabled=[c for c in shown.columns if c != "compare"],
@@ -146,19 +148,17 @@ def compare_section(options: dict[str, tuple[str, KernelLaunch]], baseline: str,
     rows = C.compare(options[baseline][1], options[candidate][1], st.session_state.get(ADDED, []))
     frame = pd.DataFrame(
         {
-            "section": [r.section for r in rows],
             "metric": [r.label for r in rows],
+            "change": [r.change for r in rows],
+            "Δ %": ["-" if r.delta_pct is None else f"{r.delta_pct:+.1f} %" for r in rows],
             "baseline": [_fmt(r.baseline, r.unit) for r in rows],
             "candidate": [_fmt(r.candidate, r.unit) for r in rows],
             "Δ": [_fmt(r.delta, r.unit) if r.delta is not None else "-" for r in rows],
-            "Δ %": [r.delta_pct for r in rows],
-            "change": [r.change for r in rows],
+            "section": [r.section for r in rows],
         }
     )
     colors = {"better": "background-color: #d8f0d8", "worse": "background-color: #f8d7d7"}
-    styled = frame.style.apply(lambda row: [colors.get(row["change"], "")] * len(row), axis=1).format(
-        {"Δ %": lambda v: "-" if pd.isna(v) else f"{v:+.1f} %"}
-    )
+    styled = frame.style.apply(lambda row: [colors.get(row["change"], "")] * len(row), axis=1)
     st.caption("Green: better by the metric's direction (time, bytes: lower; SM throughput, hit rate, occupancy: "
                f"higher); red: worse; 'changed': a unit's share of peak, neither; 'same': under {C.SAME_PCT:g} %.")  # fmt: skip
     st.dataframe(styled, hide_index=True, width="stretch", key="compare_table")

@@ -102,7 +102,9 @@ def stall_section(data: why.WhyData) -> None:
 
 def _table(frame: pd.DataFrame, key: str, select: bool = False, height: int | None = None):
     kwargs = {"on_select": "rerun", "selection_mode": "single-row"} if select else {}
-    return st.dataframe(frame, hide_index=True, width="stretch", column_config=COLUMNS, key=key,
+    stalls = {c: st.column_config.NumberColumn(c, format="localized", help="warp-stall samples of this reason")
+              for c in frame.columns if c.startswith("stall: ") or c == why.OTHER_STALLS}  # fmt: skip
+    return st.dataframe(frame, hide_index=True, width="stretch", column_config={**COLUMNS, **stalls}, key=key,
                         height=height or "auto", **kwargs)  # fmt: skip
 
 

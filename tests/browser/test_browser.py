@@ -17,7 +17,19 @@ RAW_CSV = ROOT / "tests" / "fixtures" / "ncu" / "raw.csv"
 SCREENSHOT = ROOT / "docs" / "screenshot-reports.png"
 
 
-PAGES = ["Overview", "Kernels", "Benchmark", "Profile", "Roofline", "Occupancy", "Why", "Indexing", "Reports", "Review"]
+PAGES = [
+    "Overview",
+    "Kernels",
+    "Benchmark",
+    "Profile",
+    "Roofline",
+    "Occupancy",
+    "Why",
+    "Indexing",
+    "Reports",
+    "Details",
+    "Review",
+]
 SHOTS = ROOT / "docs" / "screenshots"
 UPLOAD_PAGES = ("Roofline", "Occupancy", "Reports")  # the pages an upload changes (their screenshots: -upload-)
 
