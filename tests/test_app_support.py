@@ -580,3 +580,14 @@ def test_display_rounds_and_leaves_gaps_empty() -> None:
     assert shown["registers"].tolist() == [32, 40] and shown["registers"].dtype == "int64"
     assert shown["% of cuBLAS"].tolist() == [91.2, 50.0]
     assert "None" not in shown.astype(str).to_string() and "nan" not in shown.astype(str).to_string()
+
+
+def test_md_escape_keeps_bare_urls_and_addresses_from_becoming_links() -> None:
+    """GitHub-flavoured Markdown links http://, https://, www. and name@host in the text even when every character
+    is escaped; a word joiner inside each stops that, and the text reads the same."""
+    escaped = text.md_escape("see http://evil.example, HTTPS://x.y, www.evil.example and ann@evil.example")
+    assert escaped.replace(text.WORD_JOINER, "").replace("\\", "") == (
+        "see http://evil.example, HTTPS://x.y, www.evil.example and ann@evil.example"
+    )
+    for linked in ("http\\:", "HTTPS\\:", "www\\.", "n@"):
+        assert linked not in escaped

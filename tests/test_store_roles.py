@@ -409,6 +409,6 @@ def test_the_sign_in_screen_refuses_an_unverified_address(
     assert not at.exception, [e.value for e in at.exception]
     signed_in = [c.value for c in at.sidebar.caption if c.value.startswith("Signed in as")]
     if shown is None:
-        assert signed_in == [r"Signed in as Ada \<ada@example\.com\> (admin)"]
+        assert signed_in == ["Signed in as Ada \\<ada\u2060@example\\.com\\> (admin)"]
     else:
-        assert signed_in == [] and any(shown in w.value.replace("\\", "") for w in at.warning), at.warning.values
+        assert signed_in == [] and any(shown in w.value.replace("\\", "").replace("\u2060", "") for w in at.warning)

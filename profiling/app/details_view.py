@@ -112,8 +112,10 @@ def details_section(launch: KernelLaunch) -> None:
             "This report holds no rule results (a raw-page CSV has none: upload the .ncu-rep or its details page)."
         )
     for rule in view.rules:
-        speedup = f"{rule.estimated_speedup_pct:.1f} % {rule.speedup_type}" if rule.estimated_speedup_pct else "-"
-        with st.expander(f"{rule.type or 'INF'} · {rule.rule} ({rule.section}) · est. speedup {speedup}"):
+        kind = ui.safe_md(rule.speedup_type)  # rule names and words come from the report file: escaped
+        speedup = f"{rule.estimated_speedup_pct:.1f} % {kind}" if rule.estimated_speedup_pct else "-"
+        title = f"{ui.safe_md(rule.type or 'INF')} · {ui.safe_md(rule.rule)} ({ui.safe_md(rule.section)})"
+        with st.expander(f"{title} · est. speedup {speedup}"):
             st.markdown(ui.safe_md(rule.description))
 
 

@@ -6,7 +6,16 @@ import re
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&\"'^])")
 
+# GitHub-flavoured Markdown turns bare URLs and addresses into links after escapes are resolved (Streamlit's
+# renderer finds `http://`, `https://`, `www.` and `name@host.tld` in the text itself), so no backslash stops them.
+# A word joiner (U+2060, invisible, no width) inside each pattern does: "http\u2060://" is no URL to it.
+_AUTOLINK = re.compile(r"(?i)(https?|ftp|www)(?=[:.])|(?=@)")
+WORD_JOINER = "\u2060"
+
 
 def md_escape(text: object) -> str:
-    """Backslash-escape every Markdown/HTML-significant character so user text shows literally in st.markdown."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ")
+    """User text as Markdown that shows it literally in st.markdown and every element that renders Markdown:
+    every Markdown/HTML-significant character backslash-escaped, and bare URLs and e-mail addresses kept from
+    becoming links."""
+    unlinked = _AUTOLINK.sub(lambda m: (m.group(1) or "") + WORD_JOINER, str(text))
+    return _MD_SPECIAL.sub(r"\\\1", unlinked).replace("\n", " ")
