@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from profiling.gpu.env import tool_path
+from profiling.paths import tool_path
 
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+a?)'")
 _PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernels.catalog import KernelSpec, catalog_entry
-from profiling.analysis.device_model import GPU_TABLE, device_slug, table_name_for
+from profiling.device_model import GPU_TABLE, device_slug, table_name_for
 from profiling.paths import TUNED_DIR
 
 BASE_KERNEL_ID = "v8-async"

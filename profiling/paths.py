@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import glob
+import os
 import re
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -32,3 +35,30 @@ def largest_first(raws: Iterable[Path]) -> list[Path]:
     """Bundled captures in the order offered, the first being the default: the largest size first, as
     `explain` (whose default is the largest size) and the Why page both choose; names without a size last."""
     return sorted(raws, key=lambda raw: (-(capture_size(raw) or -1), raw.name))
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", path))
+
+
+def tool_path(name: str) -> str | None:
+    """Path of a CUDA command-line tool (nvcc, ncu, compute-sanitizer): PATH, then $CUDA_HOME/bin or
+    $CUDA_PATH/bin, /usr/local/cuda/bin, and the tool's own install folders (newest Nsight Compute first)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    candidates = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(var)
+        if home:
+            candidates.append(os.path.join(home, "bin", name))
+    candidates.append(os.path.join("/usr/local/cuda/bin", name))
+    if name == "ncu":
+        installed = glob.glob("/opt/nvidia/nsight-compute/*/ncu")
+        candidates.extend(sorted(installed, key=_version_key, reverse=True))
+    if name == "compute-sanitizer":
+        candidates.append("/usr/local/cuda/compute-sanitizer/compute-sanitizer")
+    for path in candidates:
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None

@@ -35,7 +35,7 @@ from profiling.analysis.ceilings import (
     recorded_measurements,
     save_cached,
 )
-from profiling.analysis.device_model import Ceilings, ceilings_from_device_info
+from profiling.device_model import Ceilings, ceilings_from_device_info
 from profiling.errors import InvalidInput, WorkerError
 from profiling.gpu.jobs import BenchSettings, Job, Task, build_tasks
 from profiling.gpu.worker import run_job, worker_command

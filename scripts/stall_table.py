@@ -14,6 +14,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from profiling import metric_names as MN  # noqa: E402
 from profiling.analysis.stalls import stall_breakdown
 from profiling.errors import GemmLensError
 from profiling.nsight.load import load_report
@@ -23,7 +24,7 @@ STALLS = ("dispatch_stall", "not_selected", "short_scoreboard", "long_scoreboard
 COLUMNS = {
     "issue_%": "smsp__issue_active.avg.pct_of_peak_sustained_active",
     "fma_%": "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
-    "regs": "launch__registers_per_thread",
+    "regs": MN.REGISTERS,
 }
 
 
@@ -32,7 +33,7 @@ def stall_table(path: str) -> pd.DataFrame:
     out."""
     records = []
     for launch in load_report(path).launches:
-        time_ns = launch.value("gpu__time_duration.sum")
+        time_ns = launch.value(MN.TIME)
         row = {"kernel": launch.name[:60], "time_us": time_ns / 1e3 if time_ns is not None else None}
         row |= {label: launch.value(metric) for label, metric in COLUMNS.items()}
         breakdown = stall_breakdown(launch)

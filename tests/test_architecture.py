@@ -1,5 +1,5 @@
-"""The shape of the tree: no import circle between files of profiling/ and kernels/, no module over ~500 lines,
-no page over ~120 lines (issue 10's "done means")."""
+"""The shape of the tree: no import circle between files of profiling/ and kernels/, nor between their packages (the
+layers), no module over ~500 lines, no page over ~120 lines."""
 
 from __future__ import annotations
 
@@ -92,6 +92,29 @@ def circles(graph: Mapping[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
+SUBPACKAGES = ("analysis", "app", "charts", "cluster", "commands", "gpu", "nsight", "runs", "team")
+
+
+def package_of(module: str) -> str:
+    """The package a module belongs to for the layer check: kernels, a sub-package of profiling
+    (profiling.nsight), or a module at the top of profiling (profiling.shape, profiling.identity) on its own."""
+    parts = module.split(".")
+    if parts[0] == "kernels":
+        return "kernels"
+    if len(parts) >= 2 and parts[1] in SUBPACKAGES:
+        return ".".join(parts[:2])
+    return module
+
+
+def package_graph(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """Package -> the packages its modules import (itself left out)."""
+    out: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        source = package_of(module)
+        out.setdefault(source, set()).update(package_of(m) for m in imported if package_of(m) != source)
+    return out
+
+
 def lines(path: Path) -> int:
     return len(path.read_text().splitlines())
 
@@ -121,6 +144,29 @@ def test_no_import_circle_between_files() -> None:
     found = circles(graph)
     described = ["; ".join(f"{m} -> {', '.join(sorted(graph[m] & set(group)))}" for m in group) for group in found]
     assert found == [], "import circles:\n" + "\n".join(described)
+
+
+def test_no_import_circle_between_packages() -> None:
+    """The layers: errors, paths, shape, metric_names and device_model at the bottom, then kernels, identity and
+    launch_operations, runs, gpu, nsight, analysis, charts, and the commands and the app on top. A module may
+    import from its own layer or below; a circle between packages means one import runs up the layers."""
+    graph = import_graph()
+    packages = package_graph(graph)
+    found = circles(packages)
+    described = []
+    for group in found:
+        for a in group:
+            for b in sorted(packages[a] & set(group)):
+                edges = sorted(
+                    f"{m} -> {d}" for m in graph if package_of(m) == a for d in graph[m] if package_of(d) == b
+                )
+                described.append(f"{a} -> {b}: {', '.join(edges[:3])}")
+    assert found == [], "import circles between packages:\n" + "\n".join(described)
+
+
+def test_the_package_check_sees_an_upward_import() -> None:
+    graph = {"kernels.tuning": {"profiling.analysis.x"}, "profiling.analysis.x": {"kernels.catalog"}}
+    assert circles(package_graph(graph)) == [["kernels", "profiling.analysis"]]
 
 
 @pytest.mark.parametrize("name", sorted(module_files()), ids=str)

@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 
 from kernels.catalog import CATALOG, OPERATIONS
-from profiling.analysis.device_model import Ceiling, Ceilings, best_ceilings
 from profiling.charts import (
     LEVEL_SYMBOLS,
     PALETTE,
@@ -26,6 +25,7 @@ from profiling.charts import (
     roofline_points,
 )
 from profiling.charts.roofline import WEBGL_POINTS, operation_point, roofline, with_fallback
+from profiling.device_model import Ceiling, Ceilings, best_ceilings
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from profiling.analysis.device_model import (
+from profiling.device_model import (
     FP32_LANES_PER_SM,
     GPU_TABLE,
     best_ceilings,

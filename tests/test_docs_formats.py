@@ -15,8 +15,8 @@ import pytest
 
 from kernels import tuning
 from profiling.analysis import ceilings
-from profiling.analysis.device_model import ceilings_from_device_info
 from profiling.cli import main
+from profiling.device_model import ceilings_from_device_info
 from profiling.runs.results import load_document, results_frame
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,7 +84,7 @@ def test_report_example_has_the_keys_report_json_writes_and_real_values(capsys: 
     real = next(r for r in details["launches"] if r["id"] == launch["id"])
     assert example["layout"] == details["layout"] and example["source"] == "tests/fixtures/ncu/details.csv"
     assert example["warnings"] == details["warnings"]
-    for field in ("name", "block", "grid", "cc", "device", "process", "invocations", "nvtx", "findings"):
+    for field in ("name", "block", "grid", "cc", "device", "process", "invocations", "nvtx", "identity", "findings"):
         assert launch[field] == real[field], field
     for field in ("unmapped", "attributes"):
         assert launch[field] == real[field], field

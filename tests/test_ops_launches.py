@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling.analysis.operations import group_operations, operations_frame
+from profiling.launch_operations import group_operations, operations_frame
 from profiling.nsight.report import parse_report_bytes
 from profiling.runs.convert import report_run
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from profiling.charts import history_figure
+from profiling.charts import history_figure, review_html
 from profiling.errors import InvalidInput
 from profiling.runs import convert, records, review
 from profiling.runs.comparison import (
@@ -208,7 +208,7 @@ def test_kernel_history_per_device(tmp_path: Path) -> None:
 def test_html_report_is_self_contained() -> None:
     base = record({"v3": 3.0, "v5": 2.0}, 1, "base <b>")
     cand = record({"v3": 3.3, "v5": 1.9}, 2, "cand")
-    page = review.report_html(base, [cand], title="Weekly review")
+    page = review_html.report_html(base, [cand], title="Weekly review")
     assert page.startswith("<!DOCTYPE html>") and "<title>Weekly review</title>" in page
     # plotly.js is inlined exactly once and nothing is fetched from the network.
     assert page.count("* plotly.js v") == 1
@@ -225,7 +225,7 @@ def test_html_report_says_no_verdict_without_launch_times_and_the_reason_once() 
     colours no time cell as faster or slower, and gives the reason once instead of in each of the 48 rows."""
     earlier = convert.load_run_file(RESULTS_DIR / "h200-2026-11-22" / "earlier" / "bench_1024-4096.json")
     later = convert.load_run_file(RESULTS_DIR / "h200-2026-11-22" / "bench_1024-4096.json")
-    page = review.report_html(earlier, [later])
+    page = review_html.report_html(earlier, [later])
     assert "medians only: -2.2 %, no verdict" in page
     assert page.count("neither run saved per-launch times") == 1
     comparison = compare_runs(earlier, [later])

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from kernels.indexing import MODELS, model_for
+from profiling import metric_names as MN
 from profiling.analysis.access import LaunchPrediction, predict_launch
 from profiling.nsight.report import KernelLaunch, Report
 from profiling.nsight.source import Instruction
@@ -28,32 +29,32 @@ TOLERANCE_PCT = 2.0
 # instructions are counted apart from smsp__sass_inst_executed_op_shared_ld.
 RATIO_METRICS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "global_ld_sectors_per_request": (
-        ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",),
-        ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",),
+        (MN.GLOBAL_LD_SECTORS,),
+        (MN.GLOBAL_LD_REQUESTS,),
     ),
     "global_st_sectors_per_request": (
         ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",),
         ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",),
     ),
     "shared_ld_wavefronts_per_instruction": (
-        ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",),
-        ("smsp__sass_inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_ldsm.sum"),
+        (MN.SHARED_LD_WAVEFRONTS,),
+        (MN.SHARED_LD_INST, MN.LDSM_INST),
     ),
     "shared_st_wavefronts_per_instruction": (
-        ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",),
-        ("smsp__sass_inst_executed_op_shared_st.sum",),
+        (MN.SHARED_ST_WAVEFRONTS,),
+        (MN.SHARED_ST_INST,),
     ),
     "shared_ld_conflicts_per_instruction": (
-        ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",),
-        ("smsp__sass_inst_executed_op_shared_ld.sum", "smsp__inst_executed_op_ldsm.sum"),
+        (MN.SHARED_LD_CONFLICTS,),
+        (MN.SHARED_LD_INST, MN.LDSM_INST),
     ),
     "shared_st_conflicts_per_instruction": (
-        ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",),
-        ("smsp__sass_inst_executed_op_shared_st.sum",),
+        (MN.SHARED_ST_CONFLICTS,),
+        (MN.SHARED_ST_INST,),
     ),
 }
 # Metrics a capture may lack where they would be zero (the quick set has no ldmatrix counter).
-OPTIONAL_ZERO = {"smsp__inst_executed_op_ldsm.sum"}
+OPTIONAL_ZERO = {MN.LDSM_INST}
 
 QUANTITY_LABELS = {
     "global_ld_sectors_per_request": "global load sectors / request",
@@ -122,9 +123,9 @@ def _sum(launch: KernelLaunch, names: tuple[str, ...]) -> float | None:
 def measured_ratio(launch: KernelLaunch, quantity: str, prediction: LaunchPrediction | None = None) -> float | None:
     """A per-request or per-instruction figure from a launch's counters (None: counters missing or zero)."""
     num_names, den_names = RATIO_METRICS[quantity]
-    if prediction is not None and "smsp__inst_executed_op_ldsm.sum" in den_names:
+    if prediction is not None and MN.LDSM_INST in den_names:
         has_ldsm = any(cat == "shared_ld" and sass.startswith("LDSM") for cat, sass in prediction.by_sass)
-        if has_ldsm and launch.value("smsp__inst_executed_op_ldsm.sum") is None:
+        if has_ldsm and launch.value(MN.LDSM_INST) is None:
             return None  # ldmatrix instructions would be missing from the denominator
     num, den = _sum(launch, num_names), _sum(launch, den_names)
     return num / den if num is not None and den else None
@@ -162,12 +163,12 @@ def compare_launch(launch: KernelLaunch, prediction: LaunchPrediction) -> list[C
         ),
         "shared_st_instructions": (
             t["shared_st"].instructions,
-            launch.value("smsp__sass_inst_executed_op_shared_st.sum"),
+            launch.value(MN.SHARED_ST_INST),
             "hardware counters",
         ),
         "global_ld_requests": (
             t["global_ld"].requests,
-            launch.value("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+            launch.value(MN.GLOBAL_LD_REQUESTS),
             "hardware counters",
         ),
         "global_st_requests": (

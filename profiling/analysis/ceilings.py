@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from profiling.analysis.device_model import Ceiling, Ceilings, best_ceilings, device_slug
+from profiling.device_model import Ceiling, Ceilings, best_ceilings, device_slug
 from profiling.errors import InvalidInput
 from profiling.nsight.report import Report
 from profiling.paths import BUNDLED_RESULTS_DIR

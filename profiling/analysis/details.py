@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from profiling import metric_names as MN
 from profiling.nsight.model import Finding, KernelLaunch
 
 Direction = Literal["higher", "lower", "neutral"]
@@ -42,14 +43,12 @@ _OCC = "Occupancy"
 _LAUNCH = "Launch"
 
 DETAIL_METRICS: tuple[DetailMetric, ...] = (
-    DetailMetric(_SOL, "Duration", "gpu__time_duration.sum", "ns", "lower"),
-    DetailMetric(_SOL, "Compute (SM) throughput", "sm__throughput.avg.pct_of_peak_sustained_elapsed", "%", "higher"),
-    DetailMetric(
-        _SOL, "Memory throughput", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "%", "neutral"
-    ),
+    DetailMetric(_SOL, "Duration", MN.TIME, "ns", "lower"),
+    DetailMetric(_SOL, "Compute (SM) throughput", MN.SM_THROUGHPUT, "%", "higher"),
+    DetailMetric(_SOL, "Memory throughput", MN.MEMORY_THROUGHPUT, "%", "neutral"),
     DetailMetric(_SOL, "L1/TEX throughput", "l1tex__throughput.avg.pct_of_peak_sustained_active", "%", "neutral"),
     DetailMetric(_SOL, "L2 throughput", "lts__throughput.avg.pct_of_peak_sustained_elapsed", "%", "neutral"),
-    DetailMetric(_SOL, "DRAM throughput", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "%", "neutral"),
+    DetailMetric(_SOL, "DRAM throughput", MN.DRAM_THROUGHPUT, "%", "neutral"),
     DetailMetric(_SOL, "Elapsed cycles", "gpc__cycles_elapsed.max", "cycle", "lower"),
     DetailMetric(_SOL, "SM frequency", "gpc__cycles_elapsed.avg.per_second", "hz", "neutral"),
     DetailMetric(_PIPES, "FMA", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "%", "neutral"),
@@ -75,24 +74,24 @@ DETAIL_METRICS: tuple[DetailMetric, ...] = (
     DetailMetric(_MEMORY, "L1/TEX bytes (global, local)", "l1tex_bytes", "byte", "lower"),
     DetailMetric(_MEMORY, "L1/TEX hit rate", "l1tex__t_sector_hit_rate.pct", "%", "higher"),
     DetailMetric(_MEMORY, "Shared bytes", "shared_bytes", "byte", "lower"),
-    DetailMetric(_MEMORY, "Shared wavefronts", "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "", "lower"),
-    DetailMetric(_MEMORY, "L2 bytes", "lts__t_bytes.sum", "byte", "lower"),
+    DetailMetric(_MEMORY, "Shared wavefronts", MN.SHARED_WAVEFRONTS, "", "lower"),
+    DetailMetric(_MEMORY, "L2 bytes", MN.L2_BYTES, "byte", "lower"),
     DetailMetric(_MEMORY, "L2 hit rate", "lts__t_sector_hit_rate.pct", "%", "higher"),
-    DetailMetric(_MEMORY, "DRAM bytes", "dram__bytes.sum", "byte", "lower"),
+    DetailMetric(_MEMORY, "DRAM bytes", MN.DRAM_BYTES, "byte", "lower"),
     DetailMetric(_MEMORY, "DRAM bandwidth", "dram__bytes.sum.per_second", "byte/second", "neutral"),
-    DetailMetric(_OCC, "Theoretical occupancy", "sm__maximum_warps_per_active_cycle_pct", "%", "higher"),
-    DetailMetric(_OCC, "Achieved occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active", "%", "higher"),
-    DetailMetric(_OCC, "Block limit: registers", "launch__occupancy_limit_registers", "block", "higher"),
-    DetailMetric(_OCC, "Block limit: shared memory", "launch__occupancy_limit_shared_mem", "block", "higher"),
-    DetailMetric(_OCC, "Block limit: warps", "launch__occupancy_limit_warps", "block", "higher"),
-    DetailMetric(_OCC, "Block limit: SM", "launch__occupancy_limit_blocks", "block", "higher"),
+    DetailMetric(_OCC, "Theoretical occupancy", MN.THEORETICAL_OCC, "%", "higher"),
+    DetailMetric(_OCC, "Achieved occupancy", MN.ACHIEVED_OCC, "%", "higher"),
+    DetailMetric(_OCC, "Block limit: registers", MN.LIMIT_REGISTERS, "block", "higher"),
+    DetailMetric(_OCC, "Block limit: shared memory", MN.LIMIT_SHARED, "block", "higher"),
+    DetailMetric(_OCC, "Block limit: warps", MN.LIMIT_WARPS, "block", "higher"),
+    DetailMetric(_OCC, "Block limit: SM", MN.LIMIT_BLOCKS, "block", "higher"),
     DetailMetric(_OCC, "Block limit: barriers", "launch__occupancy_limit_barriers", "block", "higher"),
     DetailMetric(_LAUNCH, "Grid size", "launch__grid_size", "block", "neutral"),
     DetailMetric(_LAUNCH, "Block size", "launch__block_size", "thread", "neutral"),
-    DetailMetric(_LAUNCH, "Registers per thread", "launch__registers_per_thread", "register", "lower"),
-    DetailMetric(_LAUNCH, "Static shared memory per block", "launch__shared_mem_per_block_static", "byte", "neutral"),
-    DetailMetric(_LAUNCH, "Dynamic shared memory per block", "launch__shared_mem_per_block_dynamic", "byte", "neutral"),
-    DetailMetric(_LAUNCH, "Waves per SM", "launch__waves_per_multiprocessor", "", "neutral"),
+    DetailMetric(_LAUNCH, "Registers per thread", MN.REGISTERS, "register", "lower"),
+    DetailMetric(_LAUNCH, "Static shared memory per block", MN.SMEM_STATIC, "byte", "neutral"),
+    DetailMetric(_LAUNCH, "Dynamic shared memory per block", MN.SMEM_DYNAMIC, "byte", "neutral"),
+    DetailMetric(_LAUNCH, "Waves per SM", MN.WAVES, "", "neutral"),
     DetailMetric(_LAUNCH, "Threads", "launch__thread_count", "thread", "neutral"),
     DetailMetric(_LAUNCH, "SMs", "launch__sm_count", "SM", "neutral"),
 )
@@ -106,10 +105,10 @@ _L1_SECTORS = tuple(
     if not (space == "local" and op in ("atom", "red"))
 )
 _LIMITS = {
-    "launch__occupancy_limit_registers": "registers",
-    "launch__occupancy_limit_shared_mem": "shared memory",
-    "launch__occupancy_limit_warps": "warps",
-    "launch__occupancy_limit_blocks": "blocks per SM",
+    MN.LIMIT_REGISTERS: "registers",
+    MN.LIMIT_SHARED: "shared memory",
+    MN.LIMIT_WARPS: "warps",
+    MN.LIMIT_BLOCKS: "blocks per SM",
     "launch__occupancy_limit_barriers": "barriers",
 }
 
@@ -118,13 +117,13 @@ def value(launch: KernelLaunch, name: str) -> float | None:
     """A Details figure of a launch: a metric of the report, or one of the two products listed here (L1/TEX bytes
     from its sectors, shared bytes from its wavefronts); None when the report lacks what it needs."""
     if name == "l1tex_bytes":
-        direct = launch.value("l1tex__t_bytes.sum")
+        direct = launch.value(MN.L1_BYTES)
         if direct is not None:
             return direct
         sectors = [launch.value(n) for n in _L1_SECTORS]
         return SECTOR_BYTES * sum(s for s in sectors if s is not None) if any(s is not None for s in sectors) else None
     if name == "shared_bytes":
-        wavefronts = launch.value("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum")
+        wavefronts = launch.value(MN.SHARED_WAVEFRONTS)
         return None if wavefronts is None else WAVEFRONT_BYTES * wavefronts
     return launch.value(name)
 
@@ -196,12 +195,12 @@ def rules_by_speedup(findings: list[Finding]) -> list[Finding]:
 
 def details(launch: KernelLaunch) -> Details:
     """The Details view of one launch (see the module docstring)."""
-    duration = launch.value("gpu__time_duration.sum")
+    duration = launch.value(MN.TIME)
     seconds = duration / 1e9 if duration else None
     l1 = value(launch, "l1tex_bytes")
     shared = value(launch, "shared_bytes")
-    l2 = launch.value("lts__t_bytes.sum")
-    dram = launch.value("dram__bytes.sum")
+    l2 = launch.value(MN.L2_BYTES)
+    dram = launch.value(MN.DRAM_BYTES)
     memory = [
         MemoryLevel(
             "L1/TEX", l1, _rate(l1, seconds), launch.value("l1tex__t_sector_hit_rate.pct"),
@@ -217,7 +216,7 @@ def details(launch: KernelLaunch) -> Details:
         ),
         MemoryLevel(
             "DRAM", dram, launch.value("dram__bytes.sum.per_second") or _rate(dram, seconds), None,
-            launch.value("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"),
+            launch.value(MN.DRAM_THROUGHPUT),
         ),
     ]  # fmt: skip
     l1_to_l2 = [launch.value("l1tex__m_xbar2l1tex_read_bytes.sum"), launch.value("l1tex__m_l1tex2xbar_write_bytes.sum")]
@@ -234,8 +233,8 @@ def details(launch: KernelLaunch) -> Details:
         memory=memory,
         flows=[(a, b, v) for a, b, v in flows if v],
         occupancy=Occupancy(
-            launch.value("sm__maximum_warps_per_active_cycle_pct"),
-            launch.value("sm__warps_active.avg.pct_of_peak_sustained_active"),
+            launch.value(MN.THEORETICAL_OCC),
+            launch.value(MN.ACHIEVED_OCC),
             {k: v for k, v in limits.items() if v is not None},
         ),
         launch=_figures(launch, _LAUNCH),

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernels.catalog import CATALOG
+from profiling import metric_names as M
 from profiling.analysis import evidence as E
 from profiling.analysis import stalls as ST
 from profiling.nsight import metric_registry as R
-from profiling.nsight import metrics as M
 from profiling.nsight.report import KernelLaunch, launch_label
 from profiling.nsight.source import KernelSource
 

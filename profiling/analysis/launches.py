@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from profiling import metric_names as MN
 from profiling.nsight import report as ncu_report
 from profiling.runs.records import BenchResult
 from profiling.shape import INT32_MAX
@@ -48,11 +49,8 @@ def launch_configs_from_reports(reports: Sequence[tuple[str, ncu_report.Report]]
     for source, report in reports:
         for launch in report.launches:
             threads = _count(launch.value("launch__block_size") or (math.prod(launch.block) if launch.block else None))
-            regs = _count(launch.value("launch__registers_per_thread"))
-            smem = _count(
-                (launch.value("launch__shared_mem_per_block_static") or 0)
-                + (launch.value("launch__shared_mem_per_block_dynamic") or 0)
-            )
+            regs = _count(launch.value(MN.REGISTERS))
+            smem = _count((launch.value(MN.SMEM_STATIC) or 0) + (launch.value(MN.SMEM_DYNAMIC) or 0))
             if not threads or not regs or smem is None:
                 continue
             out.append(
@@ -65,7 +63,7 @@ def launch_configs_from_reports(reports: Sequence[tuple[str, ncu_report.Report]]
                     shared_mem=smem,
                     achieved_pct=launch.derived.get("achieved_occupancy_pct"),
                     ncu_theoretical_pct=launch.derived.get("theoretical_occupancy_pct"),
-                    waves_per_sm=launch.value("launch__waves_per_multiprocessor"),
+                    waves_per_sm=launch.value(MN.WAVES),
                 )
             )
     return out

@@ -23,6 +23,7 @@ import numbers
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from profiling import metric_names as MN
 from profiling.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -32,10 +33,10 @@ KB = 1024
 WARP_SIZE = 32
 RESOURCES = ("warps", "registers", "shared_mem", "blocks")
 NCU_LIMIT_METRICS = {
-    "warps": "launch__occupancy_limit_warps",
-    "registers": "launch__occupancy_limit_registers",
-    "shared_mem": "launch__occupancy_limit_shared_mem",
-    "blocks": "launch__occupancy_limit_blocks",
+    "warps": MN.LIMIT_WARPS,
+    "registers": MN.LIMIT_REGISTERS,
+    "shared_mem": MN.LIMIT_SHARED,
+    "blocks": MN.LIMIT_BLOCKS,
 }
 
 _CARVEOUTS_VOLTA = tuple(k * KB for k in (0, 8, 16, 32, 64, 96))
@@ -317,12 +318,10 @@ def occupancy_from_ncu(metrics: dict[str, float], cc: str) -> OccupancyResult:
     """
     try:
         threads = int(metrics["launch__block_size"])
-        registers = int(metrics["launch__registers_per_thread"])
+        registers = int(metrics[MN.REGISTERS])
     except KeyError as exc:
         raise InvalidInput(f"ncu metrics lack {exc.args[0]}; profile with the LaunchStats section") from None
-    shared = int(metrics.get("launch__shared_mem_per_block_static", 0)) + int(
-        metrics.get("launch__shared_mem_per_block_dynamic", 0)
-    )
+    shared = int(metrics.get(MN.SMEM_STATIC, 0)) + int(metrics.get(MN.SMEM_DYNAMIC, 0))
     carveout = metrics.get("launch__shared_mem_config_size")
     return theoretical_occupancy(cc, threads, registers, shared, None if carveout is None else int(carveout))
 

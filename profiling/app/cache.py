@@ -23,13 +23,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling import charts
-from profiling.analysis.device_model import Ceilings
-from profiling.analysis.operations import operations_frame
 from profiling.app import tables
-from profiling.charts import devices
+from profiling.charts import devices, review_html
+from profiling.device_model import Ceilings
+from profiling.launch_operations import operations_frame
 from profiling.nsight.load import LoadedUpload
 from profiling.nsight.report import Report
-from profiling.runs import by_device, review
+from profiling.runs import by_device
 from profiling.runs.by_device import GpuIdentity
 from profiling.runs.comparison import compare_runs, side_by_side
 from profiling.runs.export import export_runs_json
@@ -288,7 +288,9 @@ def review_exports(
     candidates = list(candidates)
 
     def html() -> str:
-        return review.report_html(baseline, candidates, compared, threshold_pct=threshold_pct, extra_figures=[roof])
+        return review_html.report_html(
+            baseline, candidates, compared, threshold_pct=threshold_pct, extra_figures=[roof]
+        )
 
     def runs_json() -> str:
         return export_runs_json([baseline, *candidates])

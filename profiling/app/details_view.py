@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from profiling import metric_names as MN
 from profiling.analysis import details as D
 from profiling.analysis import launch_compare as C
 from profiling.analysis import metric_browser as B
@@ -70,7 +71,7 @@ def details_section(launch: KernelLaunch) -> None:
     left, right = st.columns(2)
     left.plotly_chart(peak_bars(view.speed_of_light, "Speed of Light"), key="sol")
     right.plotly_chart(peak_bars(view.pipes, "Pipe utilisation (active)"), key="pipes")
-    duration = next((f.value for f in view.speed_of_light if f.name == "gpu__time_duration.sum"), None)
+    duration = next((f.value for f in view.speed_of_light if f.name == MN.TIME), None)
     st.caption(f"Duration {_fmt(duration, 'ns')}; bars the report lacks are marked n/a.")
     st.plotly_chart(memory_flow(view), key="memory_flow")
     memory = pd.DataFrame(

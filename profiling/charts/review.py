@@ -12,9 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from kernels.registry import operation_of
-from profiling.analysis.device_model import Ceilings
 from profiling.charts.roofline import operation_point, roofline
 from profiling.charts.style import kernel_color, legend_below, log_ticks, plot_text, size_tick
+from profiling.device_model import Ceilings
 from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
 from profiling.runs.records import SavedRun, as_run
 from profiling.runs.values import finite_number

@@ -12,7 +12,6 @@ import plotly.graph_objects as go
 
 from kernels.catalog import OPERATIONS, OperationSpec
 from kernels.registry import operation_of
-from profiling.analysis.device_model import Ceiling, Ceilings
 from profiling.charts.style import (
     GROUP_TITLES,
     kernel_color,
@@ -23,6 +22,7 @@ from profiling.charts.style import (
     plot_text,
     si,
 )
+from profiling.device_model import Ceiling, Ceilings
 from profiling.errors import InvalidInput
 from profiling.nsight import report as ncu_report
 from profiling.shape import Shape

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from profiling import metric_names as N
 from profiling import usecases
 from profiling.commands import print_json
 from profiling.nsight import metric_registry as R
-from profiling.nsight import metrics as M
 from profiling.nsight import report as ncu_report
 from profiling.shape import tflops
 
@@ -82,7 +82,7 @@ def format_report(report: ncu_report.Report) -> str:
         extras = []
         ident = launch.identity
         tensor = ident.gemm_flops if ident.tensor_core else None
-        pipe = next((launch.value(n) for n in M.TENSOR_PIPE_BUSY if launch.value(n) is not None), None)
+        pipe = next((launch.value(n) for n in N.TENSOR_PIPE_BUSY if launch.value(n) is not None), None)
         rate = tflops(tensor, d.get("seconds"))
         if rate is not None:
             extras.append(f"tensor {rate:.2f} TFLOP/s (2MNK over the duration)")

@@ -8,7 +8,7 @@ import statistics
 import threading
 from typing import Any
 
-from profiling.analysis.device_model import fp32_lanes_per_sm
+from profiling.device_model import fp32_lanes_per_sm
 from profiling.errors import InvalidInput
 from profiling.gpu.fp32_cupy import cupy
 

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import ctypes.util
 import functools
-import glob
-import os
-import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from profiling.errors import last_line
+from profiling.paths import tool_path as tool_path  # re-exported: callers find CUDA tools here too
 
 
 @functools.cache
@@ -70,30 +67,3 @@ def cuda_start_failure(error: str, prefix: str = "no usable CUDA GPU") -> str:
     """One line for a CUDA start-up that failed with `error`: no_gpu_or_driver() where that is the reason, else
     `prefix` and the error."""
     return no_gpu_or_driver() or f"{prefix} ({error})"
-
-
-def _version_key(path: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", path))
-
-
-def tool_path(name: str) -> str | None:
-    """Path of a CUDA command-line tool (nvcc, ncu, compute-sanitizer): PATH, then $CUDA_HOME/bin or
-    $CUDA_PATH/bin, /usr/local/cuda/bin, and the tool's own install folders (newest Nsight Compute first)."""
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = []
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        home = os.environ.get(var)
-        if home:
-            candidates.append(os.path.join(home, "bin", name))
-    candidates.append(os.path.join("/usr/local/cuda/bin", name))
-    if name == "ncu":
-        installed = glob.glob("/opt/nvidia/nsight-compute/*/ncu")
-        candidates.extend(sorted(installed, key=_version_key, reverse=True))
-    if name == "compute-sanitizer":
-        candidates.append("/usr/local/cuda/compute-sanitizer/compute-sanitizer")
-    for path in candidates:
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from profiling.nsight import metrics as M
+from profiling import metric_names as M
 from profiling.nsight.model import KernelLaunch
 from profiling.shape import tflops
 

@@ -17,66 +17,12 @@ import re
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from profiling import metric_names as MN
+from profiling.metric_names import ACHIEVED_OCC, FADD, FFMA, FMUL, SMSP_CYCLES, THEORETICAL_OCC, TIME
+
 if TYPE_CHECKING:
     import numpy as np
 
-# ---------------------------------------------------------------------------------------------
-# Metric names the product reads by name: each typed here once, imported everywhere else
-# (profiling.nsight.metric_registry says what each shown quantity is).
-# ---------------------------------------------------------------------------------------------
-
-TIME = "gpu__time_duration.sum"
-REGISTERS = "launch__registers_per_thread"
-SMEM_STATIC = "launch__shared_mem_per_block_static"
-SMEM_DYNAMIC = "launch__shared_mem_per_block_dynamic"
-SMEM_DRIVER = "launch__shared_mem_per_block_driver"
-LIMIT_REGISTERS = "launch__occupancy_limit_registers"
-LIMIT_SHARED = "launch__occupancy_limit_shared_mem"
-LIMIT_WARPS = "launch__occupancy_limit_warps"
-LIMIT_BLOCKS = "launch__occupancy_limit_blocks"
-WAVES = "launch__waves_per_multiprocessor"
-ACHIEVED_OCC = "sm__warps_active.avg.pct_of_peak_sustained_active"
-THEORETICAL_OCC = "sm__maximum_warps_per_active_cycle_pct"
-SHARED_LD_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
-SHARED_ST_CONFLICTS = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
-SHARED_LD_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
-SHARED_ST_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
-SHARED_WAVEFRONTS = "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"
-SHARED_LD_INST = "smsp__sass_inst_executed_op_shared_ld.sum"
-SHARED_ST_INST = "smsp__sass_inst_executed_op_shared_st.sum"
-LDSM_INST = "smsp__inst_executed_op_ldsm.sum"
-LDGSTS_INST = "smsp__inst_executed_op_ldgsts.sum"
-GLOBAL_LD_INST = "smsp__sass_inst_executed_op_global_ld.sum"
-GLOBAL_LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
-GLOBAL_LD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
-GLOBAL_EXCESS_SECTORS = "derived__memory_l2_theoretical_sectors_global_excessive"
-BANK_READS_PCT = "l1tex__data_bank_reads.sum.pct_of_peak_sustained_elapsed"
-BANK_WRITES_PCT = "l1tex__data_bank_writes.sum.pct_of_peak_sustained_elapsed"
-DRAM_BYTES = "dram__bytes.sum"
-DRAM_READ = "dram__bytes_read.sum"
-DRAM_WRITE = "dram__bytes_write.sum"
-L2_BYTES = "lts__t_bytes.sum"
-L2_SECTORS = "lts__t_sectors.sum"
-L1_BYTES = "l1tex__t_bytes.sum"
-SM_CYCLES = "sm__cycles_elapsed.avg"
-SMSP_CYCLES = "smsp__cycles_elapsed.avg"
-FADD = "sm__sass_thread_inst_executed_op_fadd_pred_on.sum"
-FMUL = "sm__sass_thread_inst_executed_op_fmul_pred_on.sum"
-FFMA = "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"
-FFMA_PER_CYCLE = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed"
-TENSOR_INST = "sm__inst_executed_pipe_tensor.sum"
-TENSOR_PIPE_BUSY: tuple[str, ...] = (
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
-    "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
-    "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_elapsed",
-)
-"""The tensor pipe's busy share (% of peak), in the order ncu's metric sets carry it."""
-SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
-MEMORY_THROUGHPUT = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"
-DRAM_THROUGHPUT = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed"
-ISSUED = "smsp__inst_issued.sum"
-WARPS_PER_SCHEDULER = "smsp__warps_active.avg.per_cycle_active"
-SMSP_ACTIVE_CYCLES = "smsp__cycles_active.avg"
 
 # ---------------------------------------------------------------------------------------------
 # The quick metric set (raw names). Every name here was checked against gh100 (docs/measured-facts.md);
@@ -87,41 +33,41 @@ LAUNCH_METRICS: tuple[str, ...] = (
     "launch__block_size",
     "launch__grid_size",
     "launch__thread_count",
-    "launch__registers_per_thread",
-    "launch__shared_mem_per_block_static",
-    "launch__shared_mem_per_block_dynamic",
-    "launch__shared_mem_per_block_driver",
-    "launch__waves_per_multiprocessor",
+    MN.REGISTERS,
+    MN.SMEM_STATIC,
+    MN.SMEM_DYNAMIC,
+    MN.SMEM_DRIVER,
+    MN.WAVES,
 )
 
 OCCUPANCY_METRICS: tuple[str, ...] = (
-    "launch__occupancy_limit_registers",
-    "launch__occupancy_limit_shared_mem",
-    "launch__occupancy_limit_warps",
-    "launch__occupancy_limit_blocks",
-    "sm__maximum_warps_per_active_cycle_pct",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    MN.LIMIT_REGISTERS,
+    MN.LIMIT_SHARED,
+    MN.LIMIT_WARPS,
+    MN.LIMIT_BLOCKS,
+    MN.THEORETICAL_OCC,
+    MN.ACHIEVED_OCC,
 )
 
 BANK_CONFLICT_METRICS: tuple[str, ...] = (
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "smsp__sass_inst_executed_op_shared_ld.sum",
-    "smsp__sass_inst_executed_op_shared_st.sum",
+    MN.SHARED_LD_CONFLICTS,
+    MN.SHARED_ST_CONFLICTS,
+    MN.SHARED_LD_WAVEFRONTS,
+    MN.SHARED_ST_WAVEFRONTS,
+    MN.SHARED_LD_INST,
+    MN.SHARED_ST_INST,
 )
 
 WORK_METRICS: tuple[str, ...] = (
-    "gpu__time_duration.sum",
-    "sm__sass_thread_inst_executed_op_fadd_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_fmul_pred_on.sum",
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    MN.TIME,
+    MN.FADD,
+    MN.FMUL,
+    MN.FFMA,
     # Hopper's wgmma/hmma op-path counters differ per architecture; the pipe counter exists everywhere.
-    "sm__inst_executed_pipe_tensor.sum",
-    "dram__bytes.sum",
-    "lts__t_bytes.sum",
-    "l1tex__t_bytes.sum",
+    MN.TENSOR_INST,
+    MN.DRAM_BYTES,
+    MN.L2_BYTES,
+    MN.L1_BYTES,
 )
 
 CEILING_METRICS: tuple[str, ...] = (
@@ -145,10 +91,10 @@ STALL_REASONS_PER_ISSUE: tuple[str, ...] = (
 STALL_METRICS: tuple[str, ...] = (
     *(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS_PER_ISSUE),
     "smsp__average_warp_latency_per_inst_issued.ratio",
-    "smsp__inst_issued.sum",
-    "smsp__warps_active.avg.per_cycle_active",
-    "smsp__cycles_active.avg",
-    "smsp__cycles_elapsed.avg",
+    MN.ISSUED,
+    MN.WARPS_PER_SCHEDULER,
+    MN.SMSP_ACTIVE_CYCLES,
+    MN.SMSP_CYCLES,
 )
 
 QUICK_METRICS: tuple[str, ...] = (
@@ -170,27 +116,27 @@ QUICK_METRICS: tuple[str, ...] = (
 # byte/second rate in Memory Workload Analysis), so those are keyed by the unit's kind below.
 LABEL_TO_METRIC: dict[str, str] = {
     # Speed Of Light
-    "Duration": "gpu__time_duration.sum",
+    "Duration": MN.TIME,
     "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
     # ncu 2025.3's Speed Of Light section prints gpc__cycles_elapsed.avg.per_second as "SM Frequency"
     # (`--print-metric-name name` of the same report, tests/fixtures/foreign/details_names.csv).
     "SM Frequency": "gpc__cycles_elapsed.avg.per_second",
     "Elapsed Cycles": "gpc__cycles_elapsed.max",
     "SM Active Cycles": "sm__cycles_active.avg",
-    "Compute (SM) Throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "DRAM Throughput": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "Compute (SM) Throughput": MN.SM_THROUGHPUT,
+    "DRAM Throughput": MN.DRAM_THROUGHPUT,
     "L1/TEX Cache Throughput": "l1tex__throughput.avg.pct_of_peak_sustained_active",
     "L2 Cache Throughput": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
     # Launch Statistics
     "Block Size": "launch__block_size",
     "Grid Size": "launch__grid_size",
     "Threads": "launch__thread_count",
-    "Registers Per Thread": "launch__registers_per_thread",
-    "Static Shared Memory Per Block": "launch__shared_mem_per_block_static",
-    "Dynamic Shared Memory Per Block": "launch__shared_mem_per_block_dynamic",
-    "Driver Shared Memory Per Block": "launch__shared_mem_per_block_driver",
+    "Registers Per Thread": MN.REGISTERS,
+    "Static Shared Memory Per Block": MN.SMEM_STATIC,
+    "Dynamic Shared Memory Per Block": MN.SMEM_DYNAMIC,
+    "Driver Shared Memory Per Block": MN.SMEM_DRIVER,
     "Shared Memory Configuration Size": "launch__shared_mem_config_size",
-    "Waves Per SM": "launch__waves_per_multiprocessor",
+    "Waves Per SM": MN.WAVES,
     "# SMs": "launch__sm_count",
     "Stack Size": "launch__stack_size",
     "Function Cache Configuration": "launch__func_cache_config",
@@ -204,14 +150,14 @@ LABEL_TO_METRIC: dict[str, str] = {
     "Overall GPU Occupancy": "launch__occupancy_cluster_gpu_pct",
     "Cluster Occupancy": "launch__occupancy_cluster_pct",
     # Occupancy
-    "Block Limit Registers": "launch__occupancy_limit_registers",
-    "Block Limit Shared Mem": "launch__occupancy_limit_shared_mem",
-    "Block Limit Warps": "launch__occupancy_limit_warps",
-    "Block Limit SM": "launch__occupancy_limit_blocks",
+    "Block Limit Registers": MN.LIMIT_REGISTERS,
+    "Block Limit Shared Mem": MN.LIMIT_SHARED,
+    "Block Limit Warps": MN.LIMIT_WARPS,
+    "Block Limit SM": MN.LIMIT_BLOCKS,
     "Block Limit Barriers": "launch__occupancy_limit_barriers",
-    "Theoretical Occupancy": "sm__maximum_warps_per_active_cycle_pct",
+    "Theoretical Occupancy": MN.THEORETICAL_OCC,
     "Theoretical Active Warps per SM": "sm__maximum_warps_avg_per_active_cycle",
-    "Achieved Occupancy": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "Achieved Occupancy": MN.ACHIEVED_OCC,
     "Achieved Active Warps Per SM": "sm__warps_active.avg.per_cycle_active",
     # Memory / compute workload
     "L1/TEX Hit Rate": "l1tex__t_sector_hit_rate.pct",
@@ -222,7 +168,7 @@ LABEL_TO_METRIC: dict[str, str] = {
 
 # (label, unit kind) -> canonical name, for labels whose meaning depends on the unit.
 LABEL_BY_KIND: dict[tuple[str, str], str] = {
-    ("Memory Throughput", "percent"): "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    ("Memory Throughput", "percent"): MN.MEMORY_THROUGHPUT,
     ("Memory Throughput", "rate"): "dram__bytes.sum.per_second",
 }
 
@@ -250,9 +196,9 @@ def canonical_name(label: str, unit: str = "") -> str | None:
 
 # level -> (bytes metric, peak bytes/cycle metric, cycles/second metric)
 LEVEL_BYTES: dict[str, tuple[str, str, str]] = {
-    "L1": ("l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"),
-    "L2": ("lts__t_bytes.sum", "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),
-    "DRAM": ("dram__bytes.sum", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
+    "L1": (MN.L1_BYTES, "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"),
+    "L2": (MN.L2_BYTES, "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),
+    "DRAM": (MN.DRAM_BYTES, "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
 }
 
 # Derived metric name -> unit (base units, as the canonical metrics).
@@ -309,13 +255,13 @@ DERIVED_NAMES: tuple[str, ...] = (
 # inputs (arrays or floats). The first whose inputs are all present wins; a metric the report holds is never replaced.
 FALLBACKS: tuple[tuple[str, str, tuple[str, ...], str, Callable[..., Any]], ...] = (
     (
-        "dram__bytes.sum",
+        MN.DRAM_BYTES,
         "byte",
-        ("dram__bytes_read.sum", "dram__bytes_write.sum"),
+        (MN.DRAM_READ, MN.DRAM_WRITE),
         "dram__bytes_read.sum + dram__bytes_write.sum",
         lambda read, write: read + write,
     ),
-    ("lts__t_bytes.sum", "byte", ("lts__t_sectors.sum",), "lts__t_sectors.sum x 32 bytes", lambda s: 32.0 * s),
+    (MN.L2_BYTES, "byte", (MN.L2_SECTORS,), "lts__t_sectors.sum x 32 bytes", lambda s: 32.0 * s),
     (
         "sm__cycles_elapsed.avg.per_second",
         "hz",

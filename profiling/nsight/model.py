@@ -7,6 +7,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from profiling import metric_names as N
 from profiling.identity import LaunchIdentity, identify
 from profiling.nsight import metrics as M
 from profiling.nsight.metric_table import Metric, MetricRow
@@ -80,14 +81,14 @@ class KernelLaunch:
         return self._identity
 
     def _worked_out(self) -> LaunchIdentity:
-        pipe = next((v for v in (self.value(n) for n in M.TENSOR_PIPE_BUSY) if v is not None), None)
+        pipe = next((v for v in (self.value(n) for n in N.TENSOR_PIPE_BUSY) if v is not None), None)
         return identify(
             function=self.function,
             nvtx=self.nvtx,
             block=self.block,
             grid=self.grid,
             from_our_run=self.ours,
-            tensor_instructions=self.value(M.TENSOR_INST),
+            tensor_instructions=self.value(N.TENSOR_INST),
             tensor_pipe_pct=pipe,
             fp32_flops=self.derived.get("fp32_flops"),
         )

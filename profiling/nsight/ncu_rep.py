@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from profiling import metric_names as MN
 from profiling.errors import ReportError
 from profiling.nsight import metrics as M
 from profiling.nsight import units as U
@@ -337,7 +338,7 @@ _REASON_NAMES = {"no_instructions": "no_instruction"}
 _SOURCE_COUNTERS = {
     "derived__memory_l1_conflicts_shared_nway": "L1 Conflicts Shared N-Way",
     "derived__memory_l1_wavefronts_shared_excessive": "L1 Wavefronts Shared Excessive",
-    "derived__memory_l2_theoretical_sectors_global_excessive": "L2 Theoretical Sectors Global Excessive",
+    MN.GLOBAL_EXCESS_SECTORS: "L2 Theoretical Sectors Global Excessive",
     "memory_l1_wavefronts_shared": "L1 Wavefronts Shared",
     "memory_l1_wavefronts_shared_ideal": "L1 Wavefronts Shared Ideal",
     "memory_l2_theoretical_sectors_global": "L2 Theoretical Sectors Global",

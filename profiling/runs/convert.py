@@ -13,26 +13,27 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from profiling.analysis.operations import group_operations, merged_metrics
+from profiling import metric_names as MN
 from profiling.errors import InvalidInput, error_line
+from profiling.launch_operations import group_operations, merged_metrics
 from profiling.runs.records import BENCH_SCHEMA, EXPORT_SCHEMA, RUN_SCHEMA, BenchResult, RunResult, SavedRun
 from profiling.runs.values import MAX_JSON_DEPTH, finite_number, parse_json
 
 # Canonical ncu metric names (see profiling/nsight/metrics.py) that feed the comparison columns.
-NCU_TIME = "gpu__time_duration.sum"  # nanoseconds
-NCU_REGISTERS = "launch__registers_per_thread"
-NCU_SMEM_STATIC = "launch__shared_mem_per_block_static"
-NCU_SMEM_DYNAMIC = "launch__shared_mem_per_block_dynamic"
-NCU_OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
+NCU_TIME = MN.TIME  # nanoseconds
+NCU_REGISTERS = MN.REGISTERS
+NCU_SMEM_STATIC = MN.SMEM_STATIC
+NCU_SMEM_DYNAMIC = MN.SMEM_DYNAMIC
+NCU_OCCUPANCY = MN.ACHIEVED_OCC
 NCU_BANK_CONFLICTS = (
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    MN.SHARED_LD_CONFLICTS,
+    MN.SHARED_ST_CONFLICTS,
 )
-NCU_DRAM_BYTES = "dram__bytes.sum"
+NCU_DRAM_BYTES = MN.DRAM_BYTES
 NCU_FP32 = {
-    "sm__sass_thread_inst_executed_op_fadd_pred_on.sum": 1,
-    "sm__sass_thread_inst_executed_op_fmul_pred_on.sum": 1,
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": 2,
+    MN.FADD: 1,
+    MN.FMUL: 1,
+    MN.FFMA: 2,
 }
 MAX_RESULTS_FILE_BYTES = 200 * 1000 * 1000
 """The largest results JSON file read (the largest report too: profiling.nsight.report.MAX_REPORT_BYTES)."""

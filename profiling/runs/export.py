@@ -1,5 +1,5 @@
 """Export and import of review data: any review table as CSV or JSON, and whole runs as one JSON document
-(`gemmlens.runs.v1`) that another store imports. The HTML report is review.report_html.
+(`gemmlens.runs.v1`) that another store imports. The HTML report is profiling.charts.review_html.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 from profiling import charts
 from profiling.analysis.ceilings import recorded_device_ceilings
 from profiling.app import bundles
-from profiling.runs import review
+from profiling.charts import review_html
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW_CSV = ROOT / "tests" / "fixtures" / "ncu" / "raw.csv"
@@ -102,7 +102,7 @@ def test_exported_review_html_renders_offline(browser, tmp_path: Path) -> None:
     cand = replace(base, id=2, label="candidate", results=faster)
     roof = charts.review_roofline(base, [cand], recorded_device_ceilings(base.device, base.device_name))
     path = tmp_path / "review.html"
-    path.write_text(review.report_html(base, [cand], extra_figures=[roof]))
+    path.write_text(review_html.report_html(base, [cand], extra_figures=[roof]))
 
     context = browser.new_context(offline=True)  # the report must carry plotly.js itself
     page = context.new_page()
