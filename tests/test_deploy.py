@@ -51,9 +51,7 @@ def _established(pid: int, port: int) -> int:
 
 
 @needs_nginx
-@pytest.mark.skipif(
-    not PG_URL, reason='GEMMLENS_TEST_PG_URL is not set (start a server with `eval "$(.ci/postgres.sh)"`)'
-)
+@pytest.mark.skipif(not PG_URL, reason='GEMMLENS_TEST_PG_URL is not set (start a server with `eval "$(.ci/postgres.sh)"`)')
 def test_two_processes_behind_nginx_keep_sessions_and_share_parsed_uploads(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
     from load_test import Person, free_port
@@ -76,9 +74,8 @@ def test_two_processes_behind_nginx_keep_sessions_and_share_parsed_uploads(tmp_p
                            for p, b in zip(deployment.procs, deployment.backends, strict=True)]  # fmt: skip
             assert sum(per_process) >= len(people) and all(n > 0 for n in per_process), per_process
             # An upload reaches the session's own process (another process refuses an unknown session's file).
-            first, second = (
-                people[0],
-                next(p for p in people[1:] if p.http.cookies[ROUTE_COOKIE] != people[0].http.cookies[ROUTE_COOKIE]),
+            first, second = people[0], next(
+                p for p in people[1:] if p.http.cookies[ROUTE_COOKIE] != people[0].http.cookies[ROUTE_COOKIE]
             )
             await first.visit("Reports")
             await first.upload("raw.csv", data)
