@@ -65,9 +65,9 @@ def _cell(row: Sequence[str], index: int | None) -> str:
 
 
 def _dims(text: str) -> tuple[int, ...] | None:
-    """'(16, 16, 1)' -> (16, 16, 1); None when there is none, or a number has more than 18 digits."""
+    """'(16, 16, 1)' -> (16, 16, 1); None when there is none, a number has more than 18 digits or is negative."""
     found = _DIM_RE.findall(text)
-    if not found or any(len(x) > 18 for x in found):
+    if not found or any(len(x) > 18 or x.startswith("-") for x in found):
         return None
     return tuple(int(x) for x in found)
 
@@ -80,11 +80,37 @@ def _finite(value: float | None, what: str, text: str, notes: report_input.Notes
     return None
 
 
+def _count(value: float | None, what: str, text: str, where: str, notes: report_input.Notes) -> float | None:
+    """`value` as a count (finite, not negative), else None with a warning once per `what`."""
+    value = _finite(value, what, text, notes)
+    if value is not None and value < 0:
+        notes.once(what, U.negative_note(what, text, where))
+        return None
+    if value is None and U.malformed_number(text):
+        notes.once(what, U.malformed_note(what, text, where))
+    return value
+
+
+def repeated_header(cells: Sequence[str], header: Sequence[str]) -> bool:
+    """Whether a body row is a header again (two exports in one file): its ID and Kernel Name cells name those
+    columns."""
+    names = {"ID", "Kernel Name", "Function Name"}
+    found = [c.strip() for c, h in zip(cells, header, strict=False) if h in names]
+    return bool(found) and all(c in names for c in found)
+
+
 class _Identity:
     """Column positions of the launch-identity fields in one header."""
 
-    def __init__(self, header: Sequence[str]):
-        pos = {h: i for i, h in enumerate(header)}
+    def __init__(self, header: Sequence[str], notes: report_input.Notes | None = None):
+        pos: dict[str, int] = {}
+        for i, h in enumerate(header):
+            if h in pos and h in _ID_COLUMNS and notes is not None:
+                notes.add(
+                    f"column {h!r} appears more than once (columns {pos[h] + 1} and {i + 1}): the first is read",
+                    kind="repeated columns",
+                )
+            pos.setdefault(h, i)
         self.id = pos.get("ID")
         self.name = pos.get("Kernel Name", pos.get("Function Name"))
         self.block = pos.get("Block Size")
@@ -124,14 +150,20 @@ class _Identity:
 
     def launch(self, row: Sequence[str], fallback_id: int, notes: report_input.Notes) -> KernelLaunch:
         invocations = None
+        launch_id = _cell(row, self.id) or str(fallback_id)
+        where = f"launch {launch_id[:40]}"
         if self.invocations is not None:
             text = _cell(row, self.invocations)
-            invocations = _finite(U.parse_number(text), "Invocations", text, notes)
+            invocations = _count(U.parse_number(text), "Invocations", text, where, notes)
+        block, grid = _cell(row, self.block), _cell(row, self.grid)
+        for what, text in (("Block Size", block), ("Grid Size", grid)):
+            if "-" in text and _DIM_RE.search(text):
+                notes.once(what, U.negative_note(what, text, where))
         return KernelLaunch(
-            id=_cell(row, self.id) or str(fallback_id),
+            id=launch_id,
             name=_cell(row, self.name),
-            block=self.dims(_cell(row, self.block)),
-            grid=self.dims(_cell(row, self.grid)),
+            block=self.dims(block),
+            grid=self.dims(grid),
             cc=_cell(row, self.cc) or None,
             device=_cell(row, self.device) or None,
             process=_cell(row, self.process) or None,
@@ -142,7 +174,7 @@ class _Identity:
 
 def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Notes, name: str) -> Report:
     """Raw page: one column per metric, a units row, then one row per launch."""
-    ident = _Identity(header)
+    ident = _Identity(header, notes)
     metric_cols = [i for i, h in enumerate(header) if h not in _ID_COLUMNS and not h.startswith(_NVTX_COLUMN_PREFIXES)]
     if not metric_cols:
         raise ReportError("the CSV has kernel columns but no metric columns; expected `--page raw` output")
@@ -167,15 +199,21 @@ def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Not
             notes.add(f"column {header[i]!r} appears more than once: the first is read", kind="repeated columns")
             continue
         seen.add(header[i])
+        problem = U.unit_problem(units[i])
+        if problem is not None:
+            notes.add(f"column {header[i][:80]!r}: {problem}; its values are not read", kind="unknown units")
+            continue
         factor, base = U.to_base(units[i])
-        columns.append(raw_page.MetricColumn(i, header[i], factor, base))
+        columns.append(raw_page.MetricColumn(i, header[i], factor, base, U.never_negative(base)))
     identity = ident.columns()
     present = set(header)
     # Metrics this page lacks but can derive (M.FALLBACKS): only then is each launch looked at for them.
     fallbacks = any(set(inputs) <= present and target not in present for target, _, inputs, _, _ in M.FALLBACKS)
     launches: list[KernelLaunch] = []
     row = [""] * width  # one row of identity cells, reused: the metric cells live in the table
-    for n, raw in enumerate(raw_page.read_raw_rows(records, width, identity, columns, ident.id, notes, name)):
+    repeat = raw_page.Repeat(header, units)
+    rows = raw_page.read_raw_rows(records, width, identity, columns, ident.id, notes, name, repeat)
+    for n, raw in enumerate(rows):
         for i, cell in zip(identity, raw.cells, strict=True):
             row[i] = cell
         if not _cell(row, ident.name):
@@ -231,17 +269,27 @@ def _add_labelled(
     canonical = M.canonical_name(label, unit) if not body or "__" in label else None
     key = " : ".join(p for p in (section, body) if p).replace(" : ", ": ")
     key = f"{key}: {label}" if key else label
+    where = f"launch {launch.id[:40]}"
     if value is None and "(" in text:
         match = _INSTANCES_RE.match(text)
         if match is not None:
             value = U.parse_number(match.group(1))
             launch.attributes[f"{canonical or key} (instances)"] = match.group(2).strip()
     if value is None:
-        if text and text != "n/a":
+        if U.malformed_number(text):
+            notes.once(canonical or key, U.malformed_note(canonical or key, text, where))
+        elif text and text != "n/a":
             launch.attributes[canonical or key] = text
+        return
+    problem = U.unit_problem(unit)
+    if problem is not None:
+        notes.once(canonical or key, f"{canonical or key}: {problem}; its values are not read")
         return
     value = _finite(_scale(value, factor), canonical or key, text, notes)
     if value is None:
+        return
+    if value < 0 and U.never_negative(base):
+        notes.once(canonical or key, U.negative_note(canonical or key, text, where))
         return
     metric = Metric(value, base)
     if minmax is not None:
@@ -261,7 +309,7 @@ def parse_details(header: list[str], rows: Iterable[list[str]], notes: report_in
     With `--print-details all` ncu also prints a section's body tables (the NUMA Affinity table) and notes (the
     NVLink topology's) between the launch's rows, without the launch columns: they belong to the launch above.
     """
-    ident = _Identity(header)
+    ident = _Identity(header, notes)
     col = _details_columns(header)
     body_layout = col["Body Item Label"] is not None
     launch_width = min(i for i in (col["Section Name"], col["Metric Name"]) if i is not None) if body_layout else 0
@@ -275,6 +323,11 @@ def parse_details(header: list[str], rows: Iterable[list[str]], notes: report_in
             else:
                 cells = [cell.strip() for cell in row]
                 launch.tables.setdefault(section if len(cells) > 1 else "notes", []).append(cells)
+            continue
+        if repeated_header(row, header):
+            if _second_export(row, header, n, notes):
+                break
+            launch = None
             continue
         key = ident.key(row)
         launch = launches.get(key)
@@ -306,10 +359,14 @@ def parse_details(header: list[str], rows: Iterable[list[str]], notes: report_in
 
 def parse_summary(header: list[str], rows: Iterable[list[str]], notes: report_input.Notes) -> Report:
     """`--print-summary per-kernel`: one row per (kernel, metric) with Minimum / Maximum / Average."""
-    ident = _Identity(header)
+    ident = _Identity(header, notes)
     col = _details_columns(header)
     launches: dict[tuple[str, ...], KernelLaunch] = {}
-    for row in rows:
+    for n, row in enumerate(rows):
+        if repeated_header(row, header):
+            if _second_export(row, header, n, notes):
+                break
+            continue
         key = ident.key(row)
         launch = launches.get(key)
         if launch is None:
@@ -330,6 +387,20 @@ def parse_summary(header: list[str], rows: Iterable[list[str]], notes: report_in
         )
     _derive(launches.values())
     return Report(launches=list(launches.values()), layout="summary")
+
+
+def _second_export(row: Sequence[str], header: Sequence[str], n: int, notes: report_input.Notes) -> bool:
+    """A header row in the body (two exports in one file): True, with a warning, when it differs from the first
+    header (reading on would put its cells under the wrong columns); False, with a warning, when it repeats it."""
+    cells = [c.strip() for c in row]
+    if cells != list(header):
+        notes.add(
+            f"row {n + 2} starts a second export with other columns (two files in one?): it and the rows after "
+            "it are not read; split the file"
+        )
+        return True
+    notes.add(f"row {n + 2} repeats the header (two exports in one file?): skipped, the rows after it are read")
+    return False
 
 
 def derived_metric(value: float, unit: str, formula: str) -> Metric:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 import tempfile
-import zlib
 from pathlib import Path
 from typing import TypeAlias
 
 from profiling.errors import GemmLensError, ReportError
-from profiling.nsight import ncu_rep
+from profiling.nsight import ncu_rep, report_input
 from profiling.nsight.report import (
     MAX_REPORT_BYTES,
     NCU_REP_MAGIC,
@@ -92,18 +91,6 @@ def _import_with_ncu(path: Path, ncu: str, timeout_s: float, ours: bool) -> Repo
     return report
 
 
-def _gunzip(data: bytes, shown: str) -> bytes:
-    """The bytes of a gzip upload, refused past MAX_REPORT_BYTES unpacked (a small file can unpack to gigabytes)."""
-    unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        out = unpacker.decompress(data, MAX_REPORT_BYTES + 1)
-    except zlib.error as exc:
-        raise ReportError(f"{shown} is a damaged gzip file ({exc})") from None
-    if len(out) > MAX_REPORT_BYTES:
-        raise ReportError(f"{shown} unpacks to over {MAX_REPORT_BYTES / 1e6:.0f} MB; reports that large are not read")
-    return out
-
-
 def load_upload(name: str, data: bytes, ncu: str | None = None) -> LoadedUpload:
     """Read an uploaded report from its bytes: CSV of any ncu page, ncu's text output or stdout (plain or gzip), or
     a `.ncu-rep` (through the ncu-report wheel). A source-page export (`--page source --csv`) comes back as a SourcePage.
@@ -118,8 +105,8 @@ def load_upload(name: str, data: bytes, ncu: str | None = None) -> LoadedUpload:
             f"{shown} is {len(data) / 1e6:.0f} MB; uploads over {MAX_REPORT_BYTES / 1e6:.0f} MB are not read"
         )
     suffix = Path(shown).suffix.lower()
-    if data[:2] == b"\x1f\x8b" and not shown.lower().endswith(".ncu-rep.gz"):
-        data = _gunzip(data, shown)
+    if data[:2] == report_input.GZIP_MAGIC and not shown.lower().endswith(".ncu-rep.gz"):
+        data = report_input.gunzip(data, shown, MAX_REPORT_BYTES)
     if suffix == ".ncu-rep" or data.startswith(NCU_REP_MAGIC) or shown.lower().endswith(".ncu-rep.gz"):
         # The wheel reads files only: the bytes go to a private temporary file for the time of the read.
         with tempfile.TemporaryDirectory(prefix="gemmlens-upload-") as tmp:

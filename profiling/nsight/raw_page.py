@@ -13,6 +13,7 @@ import csv
 import io
 import itertools
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -40,6 +41,17 @@ class MetricColumn:
     name: str
     factor: float
     unit: str
+    nonnegative: bool = False
+    """Values below zero are wrong here (durations, sizes, counts: units.never_negative) and are not read."""
+
+
+class Repeat:
+    """A raw page's header and units row, to tell a second export's header in the body (two files in one)."""
+
+    def __init__(self, header: Sequence[str], units: Sequence[str]) -> None:
+        self.header = list(header)
+        self.units = [u.strip() for u in units]
+        self.units_next = False  # a repeated header was just read: its units row follows
 
 
 @dataclass
@@ -68,16 +80,29 @@ def round3(values: np.ndarray) -> np.ndarray:
 
 
 def _checked_records(
-    records: Iterator[str], width: int, identity: Sequence[int], id_index: int | None, notes: Notes, passed: list[int]
+    records: Iterator[str],
+    width: int,
+    identity: Sequence[int],
+    id_index: int | None,
+    notes: Notes,
+    passed: list[int],
+    repeat: Repeat | None = None,
 ) -> Iterator[str]:
     """Records with the header's field count, counted in passed[0]; longer ones are dropped, shorter ones noted.
 
     ncu quotes every cell, so a full row has exactly width - 1 '","' separators; only other rows are split by
     csv to count their fields. A short row is a cut one: its last field may be cut mid-number ("4." of
-    "4.420992"), so a metric there is not read.
+    "4.420992"), so a metric there is not read. A header in the body (`repeat`: two exports in one file) is
+    skipped with its units row when both repeat the first ones; otherwise reading stops there, with a warning.
     """
     separators = width - 1
     for number, record in enumerate(records, start=1):
+        if repeat is not None and (repeat.units_next or record.startswith('"ID","')):
+            verdict = _second_header(record, number, repeat, notes)
+            if verdict == "stop":
+                return
+            if verdict == "skip":
+                continue
         if record.count('","') == separators and record[:1] == '"' and record.rstrip("\n")[-1:] == '"':
             passed[0] += 1
             yield record
@@ -98,14 +123,45 @@ def _checked_records(
         yield record
 
 
+def _second_header(record: str, number: int, repeat: Repeat, notes: Notes) -> str | None:
+    """A header row (or the units row after one) in the body: "skip" it, "stop" reading there, or None when it is
+    neither (a launch row, read as usual)."""
+    cells = [cell.strip() for cell in record_cells(record)]
+    if repeat.units_next:
+        repeat.units_next = False
+        if cells == repeat.units:
+            return "skip"
+        if not (cells and cells[0] == ""):  # no units row: a launch row, which is read as usual
+            return None
+        notes.add(
+            f"row {number + 2} gives the second export's units, which differ from the first's: it and the rows after "
+            "it are not read (their values would be scaled wrongly); split the file"
+        )
+        return "stop"
+    if cells != repeat.header:
+        if not (cells and cells[0] == "ID"):
+            return None
+        notes.add(
+            f"row {number + 2} starts a second export with other columns (two files in one?): it and the rows after "
+            "it are not read; split the file"
+        )
+        return "stop"
+    notes.add(f"row {number + 2} repeats the header (two exports in one file?): skipped, the rows after it are read")
+    repeat.units_next = True
+    return "skip"
+
+
 def _quoted(cells: list[str]) -> str:
     out = io.StringIO()
     csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow(cells)
     return out.getvalue()
 
 
-def _column_values(series: pd.Series, column: MetricColumn, notes: Notes) -> tuple[np.ndarray, list[tuple[int, str]]]:
-    """One column of a block: float64 values in the column's unit (NaN = missing) and its text cells."""
+def _column_values(
+    series: pd.Series, column: MetricColumn, notes: Notes, ids: pd.Series | None = None
+) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    """One column of a block: float64 values in the column's unit (NaN = missing) and its text cells (`ids`: the
+    block's launch ids, to name where a warning's cell is)."""
     import numpy as np
     import pandas as pd
 
@@ -128,8 +184,9 @@ def _column_values(series: pd.Series, column: MetricColumn, notes: Notes) -> tup
     # Thousands separators ("1,073,741,824") leave the numbers to Python's float(): pandas' own parsing of
     # them is off by one in the last bit for 17-digit values. One join, replace and split is C-speed.
     joined = "\x1f".join(cells)
+    grouped = "," not in joined or all(_GROUPED.match(c) for c in cells if "," in c)
     texts = joined.replace(",", "").split("\x1f") if "," in joined else cells.tolist()
-    if len(texts) == len(cells):
+    if grouped and len(texts) == len(cells):
         for i in np.flatnonzero(missing):
             texts[i] = "nan"
         try:
@@ -150,7 +207,10 @@ def _column_values(series: pd.Series, column: MetricColumn, notes: Notes) -> tup
         value = parsed[cell] if cell in parsed else parsed.setdefault(cell, U.parse_number(cell))
         if value is None:
             text = cell.strip()
-            if text and text != "n/a":
+            if U.malformed_number(text):
+                where = f"launch {ids.iloc[i]}" if ids is not None else f"row {i + 1}"
+                notes.once(column.name, U.malformed_note(column.name, text, where))
+            elif text and text != "n/a":
                 found.append((i, text))
         elif math.isfinite(value):
             values[i] = value
@@ -169,10 +229,20 @@ def _arrow_numbers(series: pd.Series) -> np.ndarray | None:
         import pyarrow as pa  # comes with pandas' pyarrow-backed strings, which are the only way here
         import pyarrow.compute as pc
 
-        numbers = pc.cast(pc.replace_substring(pa.array(series.array), ",", ""), pa.float64())
+        cells = pa.array(series.array)
+        commas = pc.match_substring(cells, ",")
+        if (
+            pc.any(commas).as_py()
+            and not pc.all(pc.or_(pc.invert(commas), pc.match_substring_regex(cells, U.GROUPED_NUMBER))).as_py()
+        ):
+            return None  # a comma that is no thousands separator ("1.234,5"): cell by cell, with a warning
+        numbers = pc.cast(pc.replace_substring(cells, ",", ""), pa.float64())
     except (ImportError, ValueError, TypeError, ArithmeticError):  # pyarrow.ArrowInvalid is a ValueError
         return None
     return numbers.to_numpy(zero_copy_only=False)
+
+
+_GROUPED = re.compile(U.GROUPED_NUMBER)
 
 
 def _not_finite(name: str, cell: str) -> str:
@@ -187,6 +257,7 @@ def read_raw_rows(
     id_index: int | None,
     notes: Notes,
     name: str,
+    repeat: Repeat | None = None,
 ) -> Iterator[RawRow]:
     """Parse the raw page's launch rows (after the units row) block by block.
 
@@ -198,7 +269,7 @@ def read_raw_rows(
     table = MetricTable([c.name for c in columns], [c.unit for c in columns])
     identity = list(identity)
     passed = [0]
-    checked = _checked_records(records, width, identity, id_index, notes, passed)
+    checked = _checked_records(records, width, identity, id_index, notes, passed, repeat)
     first = next(checked, None)
     if first is None:
         return  # pandas cannot make a frame of no rows with these options
@@ -216,6 +287,7 @@ def read_raw_rows(
             on_bad_lines="skip",
             skip_blank_lines=True,
             chunksize=CHUNK_ROWS,
+            low_memory=False,  # a block is parsed whole (no DtypeWarning for a column of numbers and text)
             engine="c",
         )
     except (UnicodeDecodeError, ReportError, OSError):  # a re-read as Latin-1, our own message, a failing disk
@@ -235,7 +307,7 @@ def read_raw_rows(
             raise ReportError(f"{name}: the raw page is unreadable near row {got + 1} ({_one_line(exc)})") from None
         got += len(chunk)
         if len(chunk):
-            yield from _block_rows(chunk, table, identity, columns, notes, interned)
+            yield from _block_rows(chunk, table, identity, columns, notes, interned, id_index)
     skipped = passed[0] - got
     if skipped > 0:
         notes.add(f"{skipped} row(s) the CSV parser could not split into the header's {width} fields: skipped")
@@ -251,6 +323,7 @@ def _block_rows(
     columns: Sequence[MetricColumn],
     notes: Notes,
     interned: dict[str, str],
+    id_index: int | None = None,
 ) -> Iterator[RawRow]:
     """The launches of one block of rows, with their derived metrics computed for the whole block at once."""
     import numpy as np
@@ -258,8 +331,9 @@ def _block_rows(
     rows = len(chunk)
     block = np.empty((rows, table.width), dtype=np.float64)
     texts: list[tuple[str, list[tuple[int, str]]]] = []
+    ids = chunk[id_index] if id_index is not None else None
     for j, column in enumerate(columns):
-        values, found = _column_values(chunk[column.index], column, notes)
+        values, found = _column_values(chunk[column.index], column, notes, ids)
         if column.factor != 1.0:
             with np.errstate(over="ignore"):  # an overflow to inf is caught just below
                 values = values * column.factor
@@ -270,6 +344,14 @@ def _block_rows(
         if bad.any():
             notes.once(column.name, _not_finite(column.name, str(chunk[column.index].iloc[int(np.argmax(bad))])))
             values = np.where(bad, np.nan, values)
+        if column.nonnegative:
+            with np.errstate(invalid="ignore"):
+                negative = values < 0
+            if negative.any():
+                at = int(np.argmax(negative))
+                where = f"launch {ids.iloc[at]}" if ids is not None else f"row {at + 1}"
+                notes.once(column.name, U.negative_note(column.name, str(chunk[column.index].iloc[at]), where))
+                values = np.where(negative, np.nan, values)
         block[:, j] = values
         if found:
             texts.append((column.name, [(i, interned.setdefault(t, t)) for i, t in found]))

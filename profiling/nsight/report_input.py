@@ -10,6 +10,7 @@ import codecs
 import csv
 import io
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -96,6 +97,48 @@ class Notes:
             if kind and count > MAX_NOTES_PER_KIND:
                 self.lines.append(f"... and {count - MAX_NOTES_PER_KIND} more warnings like these ({kind})")
         return self.lines
+
+
+# ---------------------------------------------------------------------------------------------
+# gzip
+# ---------------------------------------------------------------------------------------------
+
+GZIP_MAGIC = b"\x1f\x8b"
+_GUNZIP_STEP = 1 << 20
+
+
+def gunzip(data: bytes, name: str, limit: int) -> bytearray:
+    """The bytes a gzip file unpacks to, every member of it (`cat a.gz b.gz` is one valid gzip file), read as a
+    stream and refused with one line once they pass `limit` bytes (a 2 MB file can unpack to gigabytes).
+
+    ReportError for a damaged or cut file, and for bytes after the last member that are no gzip member.
+    """
+    out = bytearray()
+    rest = memoryview(data)
+    members = 0
+    while len(rest):
+        if members and not any(rest[:4096]) and not bytes(rest).strip(b"\x00"):
+            break  # zero padding after the last member (tape and block devices add it), as gzip allows
+        if bytes(rest[:2]) != GZIP_MAGIC:
+            raise ReportError(f"{name} is a damaged gzip file (bytes after member {members} are no gzip member)")
+        unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        pending = bytes(rest)
+        try:
+            while pending and not unpacker.eof:
+                out += unpacker.decompress(pending, _GUNZIP_STEP)
+                pending = unpacker.unconsumed_tail
+                if len(out) > limit:
+                    raise ReportError(
+                        f"{name} unpacks to over {limit / 1e6:.0f} MB; reports that large are not read (export fewer "
+                        "kernels or metrics)"
+                    )
+        except zlib.error as exc:
+            raise ReportError(f"{name} is a damaged gzip file ({exc})") from None
+        if not unpacker.eof:
+            raise ReportError(f"{name} is a cut gzip file (it ends inside member {members + 1})")
+        members += 1
+        rest = memoryview(unpacker.unused_data)
+    return out  # not bytes(out): that would hold the report twice
 
 
 # ---------------------------------------------------------------------------------------------

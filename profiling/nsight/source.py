@@ -16,14 +16,14 @@ page says "<Unable to open source file>"; `attach_catalog_source` puts the catal
 from __future__ import annotations
 
 import csv
-import gzip
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from profiling.errors import InvalidInput, ReportError
-from profiling.nsight.report import NCU_REP_MAGIC
+from profiling.nsight import report_input
+from profiling.nsight.report import MAX_REPORT_BYTES, NCU_REP_MAGIC
 
 View = Literal["sass", "cuda,sass"]
 
@@ -266,14 +266,11 @@ def short_name(name: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_source_bytes(data: bytes, source: str = "") -> SourcePage:
-    """Parse a source-page export (plain or gzip CSV)."""
+def parse_source_bytes(data: bytes | bytearray, source: str = "") -> SourcePage:
+    """Parse a source-page export (plain or gzip CSV); a gzip one is unpacked as a stream, up to MAX_REPORT_BYTES."""
     name = Path(source).name or "the page"
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise ReportError(f"{name} is a damaged gzip file ({exc})") from None
+    if data[:2] == report_input.GZIP_MAGIC:
+        data = report_input.gunzip(data, name, MAX_REPORT_BYTES)
     if data.startswith(NCU_REP_MAGIC):
         raise ReportError(
             f"{name} is a .ncu-rep; read it with source_load.load_source_page (`python -m profiling source {name}`)"
