@@ -110,10 +110,14 @@ class MetricRow(MutableMapping[str, Metric]):
         v = self._flat[self._start + j]
         return v == v
 
+    def _row(self) -> np.ndarray:
+        """This launch's values as a numpy view (NaN = missing)."""
+        return self._block.reshape(-1)[self._start : self._start + self._table.width]
+
     def _present(self) -> list[int]:
-        width = self._table.width
-        values = self._flat[self._start : self._start + width].tolist()
-        return [j for j, v in enumerate(values) if v == v]
+        import numpy as np
+
+        return np.flatnonzero(~np.isnan(self._row())).tolist()
 
     def __iter__(self) -> Iterator[str]:
         names = self._table.names
@@ -124,9 +128,15 @@ class MetricRow(MutableMapping[str, Metric]):
         yield from extra
 
     def __len__(self) -> int:
-        extra = self._extra or {}
-        names = self._table.names
-        return sum(1 for j in self._present() if names[j] not in extra) + len(extra)
+        import numpy as np
+
+        row = self._row()
+        count = int(len(row) - np.count_nonzero(np.isnan(row)))
+        for name in self._extra or ():
+            j = self._table.index.get(name)
+            if j is None or row[j] != row[j]:  # not also a value of the table (counted above)
+                count += 1
+        return count
 
     def __setitem__(self, name: str, metric: Metric) -> None:
         j = self._table.index.get(name)

@@ -1,10 +1,12 @@
-"""The raw page's launch rows, read in blocks by pandas' C parser into a MetricTable (launch x metric, float64).
+"""The raw page's launch rows, read in blocks by Arrow into a MetricTable (launch x metric, float64).
 
-Reading a 200 MB raw page cell by cell in Python took minutes and 30 times the file's size in memory; pandas
-parses the numbers in C, and each block of rows becomes one float64 array. Values are exact: numbers come out
-of pandas' parser or `float()` of the cell (thousands separators removed), and ncu's auto units are scaled to
-base units as `round(value * factor, 3)` does (see `round3`). A value that is not finite (`nan`, `inf`,
-`1e400`, or one that overflows when scaled) is missing, with one warning per metric.
+Reading a 200 MB raw page cell by cell in Python took minutes and 30 times the file's size in memory, and
+reading it column by column (pandas) took minutes on a page of 100,000 columns. Here a block of rows (a bounded
+number of cells, whatever the page's shape) is split into cells and cast to float64 in Arrow, so only text cells
+become Python objects. Values are exact: Arrow's cast rounds as `float()` does, cells it would read otherwise go
+through `float()` (units.parse_number), and ncu's auto units are scaled to base units as `round(value * factor,
+3)` does (see `round3`). A value that is not finite (`nan`, `inf`, `1e400`, or one that overflows when scaled),
+a negative duration, size or count, and a decimal comma are missing, with one warning per metric.
 """
 
 from __future__ import annotations
@@ -22,15 +24,15 @@ from profiling.errors import ReportError
 from profiling.nsight import metrics as M
 from profiling.nsight import units as U
 from profiling.nsight.metric_table import MetricRow, MetricTable
-from profiling.nsight.report_input import Notes, RecordStream, record_cells
+from profiling.nsight.report_input import Notes, record_cells
 
 if TYPE_CHECKING:
     import numpy as np
-    import pandas as pd
 
 CHUNK_ROWS = 2048
-"""Launch rows parsed per block: small enough that a block's strings stay a few MB."""
-_NA_TEXTS = ["", "n/a"]
+"""Launch rows parsed per block at most."""
+CELLS_PER_BLOCK = 1 << 18
+"""Cells parsed per block (rows = this / the header's width): a block's cells stay a few MB however wide the page."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class RawRow:
 
 def round3(values: np.ndarray) -> np.ndarray:
     """`round(v, 3)` of each value, exactly as Python rounds (numpy's rint(v * 1000) / 1000 differs near ties)."""
-    import numpy as np  # lazy, as pandas below
+    import numpy as np  # lazy: the CLI and the worker start without numpy
 
     with np.errstate(over="ignore", invalid="ignore"):  # huge values: Python's round() takes them below
         scaled = values * 1000.0
@@ -157,96 +159,111 @@ def _quoted(cells: list[str]) -> str:
     return out.getvalue()
 
 
-def _column_values(
-    series: pd.Series, column: MetricColumn, notes: Notes, ids: pd.Series | None = None
-) -> tuple[np.ndarray, list[tuple[int, str]]]:
-    """One column of a block: float64 values in the column's unit (NaN = missing) and its text cells (`ids`: the
-    block's launch ids, to name where a warning's cell is)."""
-    import numpy as np
-    import pandas as pd
-
-    kind = series.dtype.kind
-    if kind in "iuf":
-        return series.to_numpy(dtype=np.float64, na_value=np.nan), []
-    fast = _arrow_numbers(series)
-    if fast is not None:
-        nan_cells = np.isnan(fast) & ~series.isna().to_numpy()
-        if nan_cells.any():
-            notes.once(column.name, _not_finite(column.name, str(series.iloc[int(np.argmax(nan_cells))])))
-        return fast, []
-    cells = series.to_numpy(dtype=object)
-    if kind == "b":  # pandas reads a column of only true/false as booleans
-        return np.full(len(cells), np.nan), [(i, str(c)) for i, c in enumerate(cells) if isinstance(c, bool)]
-    missing = pd.isna(cells)
-    if missing.any():
-        cells = cells.copy()
-        cells[missing] = ""
-    # Thousands separators ("1,073,741,824") leave the numbers to Python's float(): pandas' own parsing of
-    # them is off by one in the last bit for 17-digit values. One join, replace and split is C-speed.
-    joined = "\x1f".join(cells)
-    grouped = "," not in joined or all(_GROUPED.match(c) for c in cells if "," in c)
-    texts = joined.replace(",", "").split("\x1f") if "," in joined else cells.tolist()
-    if grouped and len(texts) == len(cells):
-        for i in np.flatnonzero(missing):
-            texts[i] = "nan"
-        try:
-            values = np.array(texts, dtype=np.float64)
-        except ValueError:
-            pass  # some cell is text: one by one below
-        else:
-            nan_cells = np.isnan(values) & ~missing
-            if nan_cells.any():
-                notes.once(column.name, _not_finite(column.name, cells[int(np.argmax(nan_cells))]))
-            return values, []
-    values = np.full(len(cells), np.nan)
-    found: list[tuple[int, str]] = []
-    parsed: dict[str, float | None] = {}
-    for i, cell in enumerate(cells):
-        if not cell:
-            continue
-        value = parsed[cell] if cell in parsed else parsed.setdefault(cell, U.parse_number(cell))
-        if value is None:
-            text = cell.strip()
-            if U.malformed_number(text):
-                where = f"launch {ids.iloc[i]}" if ids is not None else f"row {i + 1}"
-                notes.once(column.name, U.malformed_note(column.name, text, where))
-            elif text and text != "n/a":
-                found.append((i, text))
-        elif math.isfinite(value):
-            values[i] = value
-        else:
-            notes.once(column.name, _not_finite(column.name, cell))
-    return values, found
-
-
-def _arrow_numbers(series: pd.Series) -> np.ndarray | None:
-    """float64 of a pyarrow-backed text column whose every cell is a number once thousands separators go, else
-    None. Arrow parses in C++ and rounds correctly, as float() does; it refuses what float() would also read
-    differently (spaces, "1_000"), and those columns take the path through Python."""
-    if getattr(series.dtype, "storage", None) != "pyarrow":
-        return None
-    try:
-        import pyarrow as pa  # comes with pandas' pyarrow-backed strings, which are the only way here
-        import pyarrow.compute as pc
-
-        cells = pa.array(series.array)
-        commas = pc.match_substring(cells, ",")
-        if (
-            pc.any(commas).as_py()
-            and not pc.all(pc.or_(pc.invert(commas), pc.match_substring_regex(cells, U.GROUPED_NUMBER))).as_py()
-        ):
-            return None  # a comma that is no thousands separator ("1.234,5"): cell by cell, with a warning
-        numbers = pc.cast(pc.replace_substring(cells, ",", ""), pa.float64())
-    except (ImportError, ValueError, TypeError, ArithmeticError):  # pyarrow.ArrowInvalid is a ValueError
-        return None
-    return numbers.to_numpy(zero_copy_only=False)
-
-
 _GROUPED = re.compile(U.GROUPED_NUMBER)
+# What Arrow's cast reads exactly as float() does: digits with an optional point and exponent, or ncu's thousands
+# groups. Anything else (spaces, "inf", "1_000", text) is read cell by cell through units.parse_number.
+_ARROW_NUMBER = r"^[-+]?(?:\d+\.?\d*|\.\d+|\d{1,3}(?:,\d{3})+(?:\.\d*)?)(?:[eE][-+]?\d+)?$"
 
 
 def _not_finite(name: str, cell: str) -> str:
     return f"{name}: value {cell.strip()[:40]!r} is not a finite number; taken as missing"
+
+
+class _Columns:
+    """Where a block's cells go: identity positions, metric positions with their scaling, as numpy arrays."""
+
+    def __init__(self, width: int, identity: Sequence[int], columns: Sequence[MetricColumn]) -> None:
+        import numpy as np
+
+        self.width = width
+        self.identity = np.asarray(list(identity), dtype=np.int64)
+        self.metrics = np.asarray([c.index for c in columns], dtype=np.int64)
+        self.names = [c.name for c in columns]
+        factors = np.asarray([c.factor for c in columns], dtype=np.float64)
+        self.scaled = np.flatnonzero(factors != 1.0)
+        self.scaled_up = np.flatnonzero(factors > 1.0)
+        self.factors = factors
+        self.nonnegative = np.flatnonzero(np.asarray([c.nonnegative for c in columns], dtype=bool))
+
+
+def _split_block(records: list[str], width: int):  # -> pyarrow.StringArray
+    """The cells of a block of records, row after row, each row exactly `width` cells (short rows padded with "").
+
+    ncu quotes every cell, so a row without escaped quotes splits on '","' in Arrow (no Python object per cell);
+    any other row is read by csv.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    pieces = []
+    plain: list[str] = []
+    separators = width - 1
+
+    def flush() -> None:
+        if plain:
+            pieces.append(pc.split_pattern(pa.array(plain, type=pa.string()), '","').flatten())
+            plain.clear()
+
+    for record in records:
+        line = record.rstrip("\r\n")
+        if '""' not in line and line[:1] == '"' and line[-1:] == '"' and len(line) > 1:
+            if line.count('","') == separators:
+                plain.append(line[1:-1])
+                continue
+        flush()
+        cells = record_cells(record)[:width]
+        pieces.append(pa.array(cells + [""] * (width - len(cells)), type=pa.string()))
+    flush()
+    return pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]
+
+
+_EMPTY = None  # pyarrow array of "" and "n/a", made on first use (pyarrow is imported lazily)
+
+
+def _numbers(cells, notes: Notes, names: list[str], where, parsed: dict[str, tuple[float | None, bool]]):
+    """float64 values of a row-major (rows x metrics) block of metric cells, NaN where missing, and the text cells
+    as (flat index, text). Numbers Arrow reads exactly are cast there; the rest one by one (units.parse_number)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    global _EMPTY
+    if _EMPTY is None:
+        _EMPTY = pa.array(["", "n/a"], type=pa.string())
+    width = len(names)
+    numeric = pc.match_substring_regex(cells, _ARROW_NUMBER)
+    commas = pc.any(pc.match_substring(cells, ",")).as_py()
+    cast_from = pc.replace_substring(cells, ",", "") if commas else cells
+    try:
+        values = pc.cast(pc.if_else(numeric, cast_from, None), pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, ValueError):  # a number Arrow does not take after all: every cell through Python
+        numeric = pa.array(np.zeros(len(cells), dtype=bool))
+        values = np.full(len(cells), np.nan)
+    values = np.array(values, dtype=np.float64)  # writable, and a copy that owns its memory
+    others = pc.and_not(pc.invert(numeric), pc.is_in(cells, value_set=_EMPTY))
+    found: list[tuple[int, str]] = []
+    at = np.flatnonzero(others.to_numpy(zero_copy_only=False))
+    if len(at):
+        for i, cell in zip(at.tolist(), pc.take(cells, pa.array(at)).to_pylist(), strict=True):
+            known = parsed.get(cell)
+            if known is None:
+                number = U.parse_number(cell)
+                known = (number, number is None and U.malformed_number(cell.strip()))
+                if len(parsed) < 100_000:  # a report repeats a few texts; a hostile one need not
+                    parsed[cell] = known
+            value, malformed = known
+            if value is None:
+                text = cell.strip()
+                if malformed:
+                    name = names[i % width]
+                    notes.once(name, U.malformed_note(name, text, where(i // width)))
+                elif text and text != "n/a":
+                    found.append((i, text))
+            elif math.isfinite(value):
+                values[i] = value
+            else:
+                notes.once(names[i % width], _not_finite(names[i % width], cell))
+    return values, found
 
 
 def read_raw_rows(
@@ -262,113 +279,107 @@ def read_raw_rows(
     """Parse the raw page's launch rows (after the units row) block by block.
 
     `identity` are the positions of the launch-identity columns (their cells come back as stripped text, in that
-    order); `columns` the metric columns, with unique names. Text cells in metric columns become attributes.
+    order); `columns` the metric columns, with unique names. Text cells in metric columns become attributes. A
+    block holds at most CELLS_PER_BLOCK cells (and CHUNK_ROWS rows), so a wide page (100,000 columns) and a long one
+    cost the same per cell: the cells live in Arrow arrays, and only text cells become Python strings.
     """
-    import pandas as pd  # lazy: the CLI and the worker start without pandas
-
     table = MetricTable([c.name for c in columns], [c.unit for c in columns])
-    identity = list(identity)
-    passed = [0]
-    checked = _checked_records(records, width, identity, id_index, notes, passed, repeat)
-    first = next(checked, None)
-    if first is None:
-        return  # pandas cannot make a frame of no rows with these options
-    stream = RecordStream(itertools.chain([first], checked))
-    try:
-        chunks = pd.read_csv(
-            stream,
-            header=None,
-            names=list(range(width)),
-            usecols=sorted(set(identity) | {c.index for c in columns}),
-            index_col=False,
-            dtype={i: object for i in identity},
-            keep_default_na=False,
-            na_values={c.index: _NA_TEXTS for c in columns},
-            on_bad_lines="skip",
-            skip_blank_lines=True,
-            chunksize=CHUNK_ROWS,
-            low_memory=False,  # a block is parsed whole (no DtypeWarning for a column of numbers and text)
-            engine="c",
-        )
-    except (UnicodeDecodeError, ReportError, OSError):  # a re-read as Latin-1, our own message, a failing disk
-        raise
-    except Exception as exc:  # pandas' parser is a boundary: whatever it raises on bad input is one line
-        raise ReportError(f"{name}: the raw page is unreadable ({_one_line(exc)})") from None
-    got = 0
+    layout = _Columns(width, identity, columns)
+    checked = _checked_records(records, width, list(identity), id_index, notes, [0], repeat)
+    per_block = max(1, min(CHUNK_ROWS, CELLS_PER_BLOCK // max(1, width)))
     interned: dict[str, str] = {}
+    parsed: dict[str, tuple[float | None, bool]] = {}
     while True:
+        block = list(itertools.islice(checked, per_block))
+        if not block:
+            return
         try:
-            chunk = next(chunks)
-        except StopIteration:
-            break
-        except (UnicodeDecodeError, ReportError, OSError):
+            cells = _split_block(block, width)
+        except (ReportError, OSError):
             raise
-        except Exception as exc:  # as above
-            raise ReportError(f"{name}: the raw page is unreadable near row {got + 1} ({_one_line(exc)})") from None
-        got += len(chunk)
-        if len(chunk):
-            yield from _block_rows(chunk, table, identity, columns, notes, interned, id_index)
-    skipped = passed[0] - got
-    if skipped > 0:
-        notes.add(f"{skipped} row(s) the CSV parser could not split into the header's {width} fields: skipped")
+        except Exception as exc:  # Arrow is a boundary: whatever it raises on bad input is one line
+            raise ReportError(f"{name}: the raw page is unreadable ({_one_line(exc)})") from None
+        yield from _block_rows(cells, len(block), table, layout, notes, interned, parsed, id_index)
 
 
 _DERIVED = MetricTable(M.DERIVED_NAMES, [M.DERIVED_UNITS.get(name, "") for name in M.DERIVED_NAMES])
 
 
 def _block_rows(
-    chunk: pd.DataFrame,
+    cells,  # pyarrow.StringArray, rows x width, row-major
+    rows: int,
     table: MetricTable,
-    identity: list[int],
-    columns: Sequence[MetricColumn],
+    layout: _Columns,
     notes: Notes,
     interned: dict[str, str],
+    parsed: dict[str, tuple[float | None, bool]],
     id_index: int | None = None,
 ) -> Iterator[RawRow]:
     """The launches of one block of rows, with their derived metrics computed for the whole block at once."""
     import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    rows = len(chunk)
-    block = np.empty((rows, table.width), dtype=np.float64)
-    texts: list[tuple[str, list[tuple[int, str]]]] = []
-    ids = chunk[id_index] if id_index is not None else None
-    for j, column in enumerate(columns):
-        values, found = _column_values(chunk[column.index], column, notes, ids)
-        if column.factor != 1.0:
-            with np.errstate(over="ignore"):  # an overflow to inf is caught just below
-                values = values * column.factor
-            if column.factor > 1.0:
-                # "0.509472" ms is 509,472 ns exactly; drop the float noise of the scaling.
-                values = round3(values)
-        bad = np.isinf(values)
-        if bad.any():
-            notes.once(column.name, _not_finite(column.name, str(chunk[column.index].iloc[int(np.argmax(bad))])))
-            values = np.where(bad, np.nan, values)
-        if column.nonnegative:
-            with np.errstate(invalid="ignore"):
-                negative = values < 0
-            if negative.any():
-                at = int(np.argmax(negative))
-                where = f"launch {ids.iloc[at]}" if ids is not None else f"row {at + 1}"
-                notes.once(column.name, U.negative_note(column.name, str(chunk[column.index].iloc[at]), where))
-                values = np.where(negative, np.nan, values)
-        block[:, j] = values
-        if found:
-            texts.append((column.name, [(i, interned.setdefault(t, t)) for i, t in found]))
+    starts = np.arange(rows, dtype=np.int64)[:, None] * layout.width
+    ident_cells = pc.take(cells, pa.array((starts + layout.identity[None, :]).ravel())).to_pylist()
+    n_ident = len(layout.identity)
+    id_at = list(layout.identity).index(id_index) if id_index is not None and id_index in layout.identity else None
+
+    def where(r: int) -> str:
+        return f"launch {ident_cells[r * n_ident + id_at].strip()[:40]}" if id_at is not None else f"row {r + 1}"
+
+    metric_cells = pc.take(cells, pa.array((starts + layout.metrics[None, :]).ravel()))
+    del cells
+    values, found = _numbers(metric_cells, notes, layout.names, where, parsed)
+    block = values.reshape(rows, table.width)
+    if len(layout.scaled):
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow to inf is caught just below
+            block[:, layout.scaled] *= layout.factors[layout.scaled]
+        if len(layout.scaled_up):
+            # "0.509472" ms is 509,472 ns exactly; drop the float noise of the scaling.
+            up = block[:, layout.scaled_up]
+            block[:, layout.scaled_up] = round3(up.ravel()).reshape(up.shape)
+    bad = np.isinf(block)
+    if bad.any():
+        for r, j in _first_per_column(bad):
+            name = layout.names[j]
+            notes.once(name, _not_finite(name, _cell_text(metric_cells, r * table.width + j)))
+        block[bad] = np.nan
+    if len(layout.nonnegative):
+        sub = block[:, layout.nonnegative]
+        with np.errstate(invalid="ignore"):
+            negative = sub < 0
+        if negative.any():
+            for r, k in _first_per_column(negative):
+                j = int(layout.nonnegative[k])
+                name = layout.names[j]
+                notes.once(name, U.negative_note(name, _cell_text(metric_cells, r * table.width + j), where(r)))
+            sub[negative] = np.nan
+            block[:, layout.nonnegative] = sub
     nothing = np.full(rows, np.nan)
     derived = M.derive_columns(lambda name: block[:, table.index[name]] if name in table.index else nothing)
     derived_block = np.ascontiguousarray(np.column_stack([derived[name] for name in M.DERIVED_NAMES]))
-    cells_by_column = [
-        [interned.setdefault(c, c) if isinstance(c, str) else "" for c in chunk[i].tolist()] for i in identity
-    ]
-    views = table.rows(block)
+    views = table.rows(np.ascontiguousarray(block))
     derived_views = _DERIVED.rows(derived_block)
     attributes: list[dict[str, str]] = [{} for _ in range(rows)]
-    for column_name, found in texts:
-        for i, text in found:
-            attributes[i][column_name] = text
+    width, names = table.width, layout.names
+    for i, text in found:
+        attributes[i // width][names[i % width]] = interned.setdefault(text, text)
     for r in range(rows):
-        yield RawRow([column[r].strip() for column in cells_by_column], views[r], derived_views[r], attributes[r])
+        ident = [interned.setdefault(c, c).strip() for c in ident_cells[r * n_ident : (r + 1) * n_ident]]
+        yield RawRow(ident, views[r], derived_views[r], attributes[r])
+
+
+def _first_per_column(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(row, column) of the first True of each column that has one."""
+    import numpy as np
+
+    cols = np.flatnonzero(mask.any(axis=0))
+    return [(int(np.argmax(mask[:, j])), int(j)) for j in cols]
+
+
+def _cell_text(cells, i: int) -> str:
+    return str(cells[i].as_py() or "")
 
 
 def _one_line(exc: BaseException) -> str:

@@ -135,7 +135,7 @@ def gunzip(data: bytes, name: str, limit: int) -> bytearray:
         except zlib.error as exc:
             raise ReportError(f"{name} is a damaged gzip file ({exc})") from None
         if not unpacker.eof:
-            raise ReportError(f"{name} is a cut gzip file (it ends inside member {members + 1})")
+            raise ReportError(f"{name} is a damaged gzip file (cut: it ends inside member {members + 1})")
         members += 1
         rest = memoryview(unpacker.unused_data)
     return out  # not bytes(out): that would hold the report twice
