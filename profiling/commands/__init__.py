@@ -147,7 +147,7 @@ def keep_results(document: dict[str, Any], json_path: str | None, save_label: st
 # ---------------------------------------------------------------------------------------------
 
 
-def json_text(data: Any, indent: int = 1) -> str:
+def json_text(data: Any, indent: int | None = 1) -> str:
     """Strict JSON (RFC 8259) of `data`: NaN and infinities become null, units and other keys stay, so jq and
     JavaScript's JSON.parse read what `--json` writes."""
     return json.dumps(jsonable(data), indent=indent, allow_nan=False)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterator
 
 from profiling import metric_names as N
 from profiling import usecases
-from profiling.commands import print_json
+from profiling.commands import json_text
 from profiling.nsight import metric_registry as R
 from profiling.nsight import report as ncu_report
+from profiling.nsight.metric_table import MetricRow
 from profiling.shape import tflops
 
 HELP = "Read an Nsight Compute report (CSV of any page, ncu stdout, or .ncu-rep) and print each launch"
@@ -104,10 +107,27 @@ def format_report(report: ncu_report.Report) -> str:
     return "\n".join(lines)
 
 
+def json_chunks(report: ncu_report.Report) -> Iterator[str]:
+    """`report --json` as pieces of strict JSON, one launch each: the document Report.to_dict() gives, without
+    holding it whole (a 100 MB raw page makes a JSON text several times its size)."""
+    head = json_text({"source": report.source, "layout": report.layout}, indent=None)
+    yield head[:-1] + ', "launches": ['
+    for i, launch in enumerate(report.launches):
+        text = json_text(launch.to_dict(metrics=False), indent=None)
+        if isinstance(launch.metrics, MetricRow):
+            members = launch.metrics.json_members()
+        else:
+            members = json_text({k: m.to_dict() for k, m in launch.metrics.items()}, indent=None)[1:-1]
+        yield ("," if i else "") + "\n" + text[:-1] + ', "metrics": {' + members + "}}"
+    yield "\n], " + json_text({"warnings": report.warnings}, indent=None)[1:] + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
     report = usecases.load_report(args.file, ncu=args.ncu)
     if args.json:
-        print_json(report.to_dict())
+        write = sys.stdout.write
+        for chunk in json_chunks(report):
+            write(chunk)
     else:
         print(format_report(report))
     return 0

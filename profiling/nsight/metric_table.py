@@ -46,10 +46,22 @@ class MetricTable:
         self.names: list[str] = list(names)
         self.units: list[str] = list(units)
         self.index: dict[str, int] = {name: j for j, name in enumerate(self.names)}
+        self._json_keys: list[tuple[str, str]] | None = None
 
     @property
     def width(self) -> int:
         return len(self.names)
+
+    def json_keys(self) -> list[tuple[str, str]]:
+        """Per column, the JSON text before and after its value in MetricRow.json_members."""
+        if self._json_keys is None:
+            import json
+
+            self._json_keys = [
+                (json.dumps(name) + ': {"value": ', ', "unit": ' + json.dumps(unit) + "}")
+                for name, unit in zip(self.names, self.units, strict=True)
+            ]
+        return self._json_keys
 
     def rows(self, block: np.ndarray) -> list[MetricRow]:
         """One view per row of `block` (float64, C-contiguous, `width` columns, NaN = missing)."""
@@ -167,6 +179,23 @@ class MetricRow(MutableMapping[str, Metric]):
             found = True
         if not found:
             raise KeyError(name)
+
+    def json_members(self) -> str:
+        """The members of this row's JSON object, `"name": {"value": 1.5, "unit": "byte"}, ...`, as json.dumps of
+        {name: metric.to_dict()} writes them, without a Metric or dict per value (report --json of 30,000 launches
+        x 400 metrics)."""
+        import json
+
+        keys = self._table.json_keys()
+        row = self._row()
+        extra = self._extra or {}
+        present = self._present()
+        values = row.tolist()
+        parts = [
+            keys[j][0] + repr(values[j]) + keys[j][1] for j in present if not extra or self._table.names[j] not in extra
+        ]
+        parts += [json.dumps(name) + ": " + json.dumps(m.to_dict(), allow_nan=False) for name, m in extra.items()]
+        return ", ".join(parts)
 
     def floats(self) -> Mapping[str, float]:
         """name -> value in base units, without building Metric objects (what derive() reads)."""

@@ -111,8 +111,10 @@ class KernelLaunch:
             return self.metrics.floats()
         return {k: m.value for k, m in self.metrics.items()}
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
+    def to_dict(self, metrics: bool = True) -> dict[str, Any]:
+        """The launch as plain data; without `metrics` (report --json writes them itself, see
+        MetricRow.json_members) the "metrics" key is left out."""
+        data = {
             "id": self.id,
             "name": self.name,
             "function": self.function,
@@ -124,13 +126,16 @@ class KernelLaunch:
             "invocations": self.invocations,
             "nvtx": self.nvtx,
             "identity": self.identity.to_dict(),
-            "metrics": {k: m.to_dict() for k, m in self.metrics.items()},
+            "metrics": {k: m.to_dict() for k, m in self.metrics.items()} if metrics else None,
             "derived": {k: {"value": v, "unit": M.DERIVED_UNITS.get(k, "")} for k, v in self.derived.items()},
             "findings": [f.to_dict() for f in self.findings],
             "unmapped": {k: m.to_dict() for k, m in self.unmapped.items()},
             "attributes": self.attributes,
             "tables": self.tables,
         }
+        if not metrics:
+            del data["metrics"]
+        return data
 
 
 @dataclass
