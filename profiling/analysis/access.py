@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kernels.indexing_base import LANES, Access, KernelModel
+from profiling.errors import InvalidInput
 from profiling.shape import Shape
 
 SECTOR_BYTES = 32
@@ -238,12 +239,40 @@ def _classes(items: list, key) -> list[tuple[object, int]]:
     return [(rep, count) for rep, count in reps.values()]
 
 
+MAX_BLOCKS = 16384 * 16384 // (8 * 8)
+"""The most blocks a launch the model follows may have: the Indexing page's largest C (16384 x 16384) in the
+smallest tiles (8 x 8). Each block is looked at to class it, so the work grows with the grid."""
+MAX_STEPS = 16384
+"""The most K-loop iterations: the page's largest K (16384) at one element per step (v1)."""
+
+
+def work_problem(model: KernelModel, shape: Shape) -> str | None:
+    """Why the model will not follow `shape` (too many blocks or K steps to look at), or None when it will."""
+    gx, gy = model.grid(shape)
+    steps = model.steps(shape)
+    what = f"{model.spec.id} at {shape.label}"
+    if gx * gy > MAX_BLOCKS:
+        return (
+            f"{what} launches {gx * gy:,} blocks; the access model looks at each and follows at most {MAX_BLOCKS:,} "
+            "(C of 16384 x 16384 in 8 x 8 tiles): pick smaller M and N"
+        )
+    if steps > MAX_STEPS:
+        return (
+            f"{what} runs {steps:,} K-loop iterations; the access model follows at most {MAX_STEPS:,}: pick a smaller K"
+        )
+    return None
+
+
 def predict_launch(model: KernelModel, shape: Shape, exhaustive: bool = False) -> LaunchPrediction:
     """Every memory instruction of the launch, weighted by how often it runs.
 
     Blocks and K steps with equal keys (KernelModel.block_key / step_key) cost the same, so one of each is
     evaluated and counted as many times as it occurs; `exhaustive` evaluates every block and step (tests).
+    InvalidInput (work_problem) for a launch too big to follow, before any work.
     """
+    problem = work_problem(model, shape)
+    if problem:
+        raise InvalidInput(problem)
     prediction = LaunchPrediction(model.spec.id, shape)
     shared_costs: dict[tuple, SharedCost] = {}  # the same shared addresses recur in every block and step
 

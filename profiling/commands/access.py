@@ -52,7 +52,7 @@ def _block(text: str) -> tuple[int, int]:
 
 def run(args: argparse.Namespace) -> int:
     from kernels.indexing import model_for
-    from profiling.analysis.access import predict_launch, warp_view
+    from profiling.analysis.access import predict_launch, warp_view, work_problem
 
     model = model_for(args.kernel)
     if min(args.m, args.n, args.k) < 1:
@@ -61,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         raise InvalidInput(problem)
     shape = Shape(args.m, args.n, args.k)
+    problem = work_problem(model, shape)  # at once, before any block is looked at
+    if problem:
+        raise InvalidInput(problem)
     block, (gx, gy) = _block(args.block), model.grid(shape)
     if not (0 <= block[0] < gx and 0 <= block[1] < gy):
         raise InvalidInput(f"block {block[0]},{block[1]} is outside the grid {gx}x{gy}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import stat
 
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import Job
@@ -16,10 +18,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--job", required=True, help="job description JSON file")
 
 
-def run(args: argparse.Namespace) -> int:
+MAX_JOB_BYTES = 4 * 1000 * 1000
+"""A job file names kernels, sizes and settings: a few KB. More is no job file (`--job /dev/zero`)."""
+
+
+def read_job(path: str) -> Job:
+    """The job in `path`: a regular file of at most MAX_JOB_BYTES of JSON; InvalidInput with one line otherwise."""
     try:
-        with open(args.job) as fh:
-            job = Job.from_dict(json.load(fh))
+        with open(path, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise InvalidInput(f"job file {path} is not a regular file (a device, pipe or folder)")
+            data = fh.read(MAX_JOB_BYTES + 1)
+        if len(data) > MAX_JOB_BYTES:
+            raise InvalidInput(f"job file {path} is over {MAX_JOB_BYTES / 1e6:.0f} MB; job files are a few KB")
+        return Job.from_dict(json.loads(data))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InvalidInput(f"cannot read job file {args.job}: {exc}") from None
-    return child_main(job)
+        raise InvalidInput(f"cannot read job file {path}: {exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    return child_main(read_job(args.job))

@@ -58,11 +58,16 @@ def raw_times(value: Any) -> list[float] | None:
     """Per-launch times (ms) from a JSON list: positive finite numbers only; None when there is no usable list.
 
     A list with any non-number, non-finite or non-positive entry is dropped whole: statistics on a silently
-    filtered sample would look more certain than the run was."""
+    filtered sample would look more certain than the run was. A list of more than MAX_RAW_TIMES is refused
+    (InvalidInput): no run of ours has that many (bench --repeats allows 10,000), and dropping it would turn the
+    verdict into one on medians without a word."""
     if not isinstance(value, Sequence) or isinstance(value, (str, bytes)) or not value:
         return None
     if len(value) > MAX_RAW_TIMES:
-        return None
+        raise InvalidInput(
+            f"times_ms holds {len(value):,} launch times; at most {MAX_RAW_TIMES:,} are read (bench --repeats "
+            "allows 10,000): keep a sample of them"
+        )
     out = []
     for v in value:
         number = json_number(v)
@@ -70,6 +75,14 @@ def raw_times(value: Any) -> list[float] | None:
             return None
         out.append(number)
     return out
+
+
+def _times(data: Mapping[str, Any], where: str, kernel: str) -> list[float] | None:
+    """raw_times of a result's dict form, its InvalidInput naming the result."""
+    try:
+        return raw_times(data.get("times_ms"))
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where} ({kernel[:60]} {size_text(data)}): {exc}".replace(" )", ")")) from None
 
 
 def size_text(result: Mapping[str, Any] | RunResult) -> str:
@@ -204,7 +217,7 @@ class BenchResult:
             pct_peak=json_number(data.get("pct_peak")),
             rel_error_after_timing=json_number(data.get("rel_error_after_timing")),
             pct_cublas=json_number(data.get("pct_cublas")),
-            times_ms=raw_times(data.get("times_ms")),
+            times_ms=_times(data, where, kernel),
             other={k: v for k, v in data.items() if k not in _BENCH_KEYS},
         )
 
@@ -300,6 +313,9 @@ class RunResult:
                 raise InvalidInput(f"{where} ({kernel[:60]}): {name} {exc}") from None
         values["kernel"] = kernel.strip()
         values["status"] = values["status"] or "ok"
+        problem = _value_problem(values, data)
+        if problem:
+            raise InvalidInput(f"{where} ({kernel[:60]}): {problem}")
         for part in ("metrics", "derived"):
             raw = data.get(part) or {}
             if not isinstance(raw, Mapping):
@@ -307,7 +323,7 @@ class RunResult:
             values[part] = {unicode_text(name): finite_number(v) for name, v in raw.items()}
         extra = data.get("extra") or {}
         values["extra"] = jsonable(extra) if isinstance(extra, Mapping) else {"value": jsonable(extra)}
-        times = raw_times(data.get("times_ms"))
+        times = _times(data, where, kernel)
         values["times_ms"] = None if times is None else tuple(times)
         return cls(**values)
 
@@ -323,6 +339,33 @@ class RunResult:
             "extra": dict(self.extra),
             "times_ms": None if self.times_ms is None else list(self.times_ms),
         }
+
+
+_POSITIVE_FIELDS = ("time_median_ms", "time_min_ms", "time_max_ms")
+_NONNEGATIVE_FIELDS = (
+    "tflops", "pct_cublas", "rel_error", "registers", "shared_bytes", "occupancy_pct", "bank_conflicts", "dram_bytes",
+)  # fmt: skip
+
+
+def _value_problem(values: Mapping[str, Any], data: Mapping[str, Any]) -> str | None:
+    """Why a result's columns cannot be stored as they are, or None: a size (m, n, k) that is no whole number from 1
+    (-2048, 0, 2.5, true), a time that is not above zero, or a negative count, size or rate. Stored, each would give
+    a wrong comparison ("-246 % faster") without a word."""
+    for name in ("m", "n", "k"):
+        raw = data.get(name)
+        if raw is None:
+            continue
+        number = json_number(raw) if not isinstance(raw, str) else finite_number(raw)
+        if isinstance(raw, bool) or number is None or number != int(number) or number < 1:
+            shown = "true" if raw is True else "false" if raw is False else repr(raw)[:40]
+            return f"{name} {shown} is not a size (a whole number from 1)"
+    for name in _POSITIVE_FIELDS:
+        if values.get(name) is not None and values[name] <= 0:
+            return f"{name} {values[name]:g} is not a time (times are above zero)"
+    for name in _NONNEGATIVE_FIELDS:
+        if values.get(name) is not None and values[name] < 0:
+            return f"{name} {values[name]:g} is negative, which it cannot be"
+    return None
 
 
 # The parts of a result kept in JSON columns; every other field is a column of its own (RESULT_FIELDS).

@@ -148,13 +148,19 @@ def check_json_tree(doc: Any, source: str) -> None:
             continue
         if depth >= MAX_JSON_DEPTH:
             raise InvalidInput(f"{source} nests deeper than {MAX_JSON_DEPTH} levels (at {path[:120]})")
+        # Only containers and text that is not valid are kept to visit (in document order, so that the first bad
+        # place is named): a list of millions of numbers or strings costs no entry, and no path text, each.
+        items: list[tuple[Any, str, int]] = []
         if isinstance(value, dict):
-            for key in value:
+            for key, v in value.items():
                 if not _encodable(key):
                     raise InvalidInput(f"{source}: a key in {path or 'the document'} holds a lone surrogate")
-            items = [(v, f"{path}.{k}" if path else str(k), depth + 1) for k, v in value.items()]
+                if isinstance(v, (dict, list)) or (isinstance(v, str) and not _encodable(v)):
+                    items.append((v, f"{path}.{key}" if path else str(key), depth + 1))
         else:
-            items = [(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
+            for i, v in enumerate(value):
+                if isinstance(v, (dict, list)) or (isinstance(v, str) and not _encodable(v)):
+                    items.append((v, f"{path}[{i}]", depth + 1))
         stack.extend(reversed(items))  # depth-first in document order: the first bad place is named
 
 
