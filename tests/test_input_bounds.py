@@ -20,7 +20,8 @@ from profiling.commands.report import json_chunks
 from profiling.errors import InvalidInput
 from profiling.nsight import load as L
 from profiling.runs.convert import read_run_file
-from profiling.runs.records import MAX_RAW_TIMES, RunResult, SavedRun
+from profiling.runs.records import RunResult, SavedRun
+from profiling.runs.values import MAX_RAW_TIMES
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = ROOT / "tests" / "fixtures" / "ncu" / "raw.csv"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,8 @@ from profiling.runs.values import (
     json_number,
     jsonable,
     nonempty_str,
+    raw_times,
+    result_value_problem,
     store_int,
     text_or_none,
     to_utc,
@@ -49,32 +50,6 @@ def _kernel_of(data: Any, where: str) -> str:
     if not isinstance(kernel, str) or not kernel.strip():
         raise InvalidInput(f"{where} has no kernel name")
     return unicode_text(kernel)
-
-
-MAX_RAW_TIMES = 100_000
-
-
-def raw_times(value: Any) -> list[float] | None:
-    """Per-launch times (ms) from a JSON list: positive finite numbers only; None when there is no usable list.
-
-    A list with any non-number, non-finite or non-positive entry is dropped whole: statistics on a silently
-    filtered sample would look more certain than the run was. A list of more than MAX_RAW_TIMES is refused
-    (InvalidInput): no run of ours has that many (bench --repeats allows 10,000), and dropping it would turn the
-    verdict into one on medians without a word."""
-    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)) or not value:
-        return None
-    if len(value) > MAX_RAW_TIMES:
-        raise InvalidInput(
-            f"times_ms holds {len(value):,} launch times; at most {MAX_RAW_TIMES:,} are read (bench --repeats "
-            "allows 10,000): keep a sample of them"
-        )
-    out = []
-    for v in value:
-        number = json_number(v)
-        if number is None or not math.isfinite(number) or number <= 0:
-            return None
-        out.append(number)
-    return out
 
 
 def _times(data: Mapping[str, Any], where: str, kernel: str) -> list[float] | None:
@@ -313,7 +288,7 @@ class RunResult:
                 raise InvalidInput(f"{where} ({kernel[:60]}): {name} {exc}") from None
         values["kernel"] = kernel.strip()
         values["status"] = values["status"] or "ok"
-        problem = _value_problem(values, data)
+        problem = result_value_problem(values, data)
         if problem:
             raise InvalidInput(f"{where} ({kernel[:60]}): {problem}")
         for part in ("metrics", "derived"):
@@ -339,33 +314,6 @@ class RunResult:
             "extra": dict(self.extra),
             "times_ms": None if self.times_ms is None else list(self.times_ms),
         }
-
-
-_POSITIVE_FIELDS = ("time_median_ms", "time_min_ms", "time_max_ms")
-_NONNEGATIVE_FIELDS = (
-    "tflops", "pct_cublas", "rel_error", "registers", "shared_bytes", "occupancy_pct", "bank_conflicts", "dram_bytes",
-)  # fmt: skip
-
-
-def _value_problem(values: Mapping[str, Any], data: Mapping[str, Any]) -> str | None:
-    """Why a result's columns cannot be stored as they are, or None: a size (m, n, k) that is no whole number from 1
-    (-2048, 0, 2.5, true), a time that is not above zero, or a negative count, size or rate. Stored, each would give
-    a wrong comparison ("-246 % faster") without a word."""
-    for name in ("m", "n", "k"):
-        raw = data.get(name)
-        if raw is None:
-            continue
-        number = json_number(raw) if not isinstance(raw, str) else finite_number(raw)
-        if isinstance(raw, bool) or number is None or number != int(number) or number < 1:
-            shown = "true" if raw is True else "false" if raw is False else repr(raw)[:40]
-            return f"{name} {shown} is not a size (a whole number from 1)"
-    for name in _POSITIVE_FIELDS:
-        if values.get(name) is not None and values[name] <= 0:
-            return f"{name} {values[name]:g} is not a time (times are above zero)"
-    for name in _NONNEGATIVE_FIELDS:
-        if values.get(name) is not None and values[name] < 0:
-            return f"{name} {values[name]:g} is negative, which it cannot be"
-    return None
 
 
 # The parts of a result kept in JSON columns; every other field is a column of its own (RESULT_FIELDS).
