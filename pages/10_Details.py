@@ -15,6 +15,9 @@ if not sources:
 reports = sources[st.selectbox("Data", list(sources), key="details_source")]()
 options = V.launch_options(reports)
 labels = list(options)
+if not labels:
+    st.info("No launch matches these filters.")
+    st.stop()
 launch = st.selectbox("Launch", labels, key="details_launch")
 tab_details, tab_metrics, tab_compare = st.tabs(["Details", "Metrics", "Compare launches"])
 with tab_details:

@@ -49,6 +49,30 @@ def parse_nvtx(text: str | None) -> tuple[str, Shape] | None:
     return match.group(1), Shape(int(match.group(2)), int(match.group(3)), int(match.group(4)))
 
 
+# ncu's raw and details pages print each push/pop range as "<domain>:<name>:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:
+# Msg" in quotes, after the thread id; the name itself may hold ":" (gemmlens:v4:1024x1024x1024).
+_QUOTED = re.compile(r'"([^"]*)"')
+_RANGE_TAIL = 6
+
+
+def nvtx_label(text: str | None) -> str:
+    """The NVTX range(s) around a launch as their names, outermost first and joined by " / ", the same for every
+    input: ncu's CSV column ('849  "<default domain>:foreign:none:none:none:none:none:none"'), its text output
+    ("foreign") and a `.ncu-rep` ("foreign") all give "foreign"; "" when there is none."""
+    if not text:
+        return ""
+    quoted = _QUOTED.findall(text)
+    if not quoted:
+        return text.strip()
+    names = []
+    for item in quoted:
+        domain, _, rest = item.partition(":")
+        parts = rest.split(":")
+        name = ":".join(parts[:-_RANGE_TAIL]) if len(parts) > _RANGE_TAIL else rest
+        names.append(name or domain)
+    return " / ".join(n for n in names if n)
+
+
 def uses_tensor_cores(
     operation: OperationSpec | None,
     shape: Shape | None,

@@ -204,3 +204,42 @@ def test_metric_browser_on_the_page_adds_to_the_comparison(no_gpu) -> None:
     at.run()
     compared = next(df.value for df in at.dataframe if "Δ %" in df.value.columns)
     assert "lts__t_sector_hit_rate.pct.peak_sustained" in set(compared["metric"])
+
+
+def test_nvtx_range_reads_the_same_from_csv_text_and_ncu_rep() -> None:
+    """One range, three inputs of the PyTorch+Triton program: ncu's raw CSV column, its text output and the
+    .ncu-rep all name it "foreign"; our worker's range keeps its own colons."""
+    from profiling.identity import nvtx_label
+
+    inputs = [
+        ROOT / "tests" / "fixtures" / "ncu_rep" / "foreign_full_raw.csv",
+        ROOT / "tests" / "fixtures" / "foreign" / "details_text.txt",
+        FOREIGN,
+    ]
+    for path in inputs:
+        report = L.load_report(path)
+        assert {nvtx_label(launch.nvtx) for launch in report.launches} == {"foreign"}, path.name
+    (csv_launch,) = L.load_report(ROOT / "tests" / "fixtures" / "ncu" / "full_raw.csv").launches
+    assert nvtx_label(csv_launch.nvtx) == nvtx_label(L.load_report(V4_FULL).launches[0].nvtx)
+    assert nvtx_label(csv_launch.nvtx) == "gemmlens:v4:1024x1024x1024"
+    assert nvtx_label(None) == ""
+
+
+def test_longest_launches_filtered_by_kernel_and_nvtx(foreign, ours) -> None:
+    from profiling.analysis import launch_select as S
+
+    reports = [("foreign", foreign), ("ours", L.load_report(OURS))]
+    assert S.nvtx_ranges(reports)[:2] == ["foreign", "gemmlens:cublas:1024x1024x1024"]
+    top = S.select_launches(reports, top=3)
+    times = [launch.value("gpu__time_duration.sum") for _, launch in top]
+    assert len(top) == 3 and times == sorted(times, reverse=True)
+    elementwise = S.select_launches(reports, kernel="ELEMENTWISE", nvtx="foreign")
+    assert len(elementwise) == 9 and all("elementwise" in launch.name for _, launch in elementwise)
+    ours_only = S.select_launches(reports, nvtx="gemmlens:v4:1024x1024x1024")
+    assert [launch_label(launch) for _, launch in ours_only] == ["v4 1024x1024x1024"]
+
+
+def test_report_command_reads_a_gzip_csv(capsys) -> None:
+    assert main(["report", str(ROOT / "tests" / "fixtures" / "foreign" / "details_all.csv.gz")]) == 0
+    out = capsys.readouterr().out
+    assert "details_all.csv.gz: 17 launch(es), details layout" in out.splitlines()[0]

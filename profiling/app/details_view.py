@@ -12,6 +12,7 @@ import streamlit as st
 from profiling import metric_names as MN
 from profiling.analysis import details as D
 from profiling.analysis import launch_compare as C
+from profiling.analysis import launch_select as S
 from profiling.analysis import metric_browser as B
 from profiling.app import state, ui
 from profiling.app.bundles import Bundle
@@ -47,8 +48,21 @@ def sources(bundle: Bundle | None) -> dict[str, Callable[[], Reports]]:
 
 
 def launch_options(reports: Reports) -> dict[str, tuple[str, KernelLaunch]]:
-    """Each launch of the data set under its column title (label and report)."""
-    return {B.launch_column(src, launch): (src, launch) for src, report in reports for launch in report.launches}
+    """The launches to pick from, under their column titles (label and report): for a large report the longest N,
+    filtered by kernel name and NVTX range (asked for when the data set has more than a few launches)."""
+    count = sum(len(report.launches) for _, report in reports)
+    kernel, nvtx, top = "", "", None
+    if count > 8:
+        left, middle, right = st.columns([2, 2, 1])
+        kernel = left.text_input("Kernel name contains", key="details_kernel_filter")
+        ranges = S.nvtx_ranges(reports)
+        nvtx = middle.selectbox("NVTX range", ["(any)", *ranges], key="details_nvtx") if ranges else "(any)"
+        top = int(right.number_input("Longest", min_value=1, value=min(50, count), step=5, key="details_top"))
+        nvtx = "" if nvtx == "(any)" else nvtx
+    picked = S.select_launches(reports, kernel, nvtx, top)
+    if count > 8:
+        st.caption(f"{len(picked)} of {count} launches, the longest first.")
+    return {B.launch_column(src, launch): (src, launch) for src, launch in picked}
 
 
 def _fmt(value: float | None, unit: str) -> str:

@@ -55,6 +55,10 @@ def load_report(
         return load_ncu_rep(path, ncu=ncu, timeout_s=timeout_s, ours=ours)
     try:
         with path.open("rb") as fh:
+            if fh.read(2) == b"\x1f\x8b":  # a gzip export (`.csv.gz`), as the uploader and `source` take them
+                fh.seek(0)
+                return parse_report_bytes(_gunzip(fh.read(), path.name), source=str(path), ours=ours)
+            fh.seek(0)
             # Parsed as it is read: the file's bytes are never all in memory at once.
             return parse_report_stream(fh, source=str(path), ours=ours)
     except OSError as exc:

@@ -87,7 +87,7 @@ class _Reader:
         self.finish_rule()
         self.finish_table()
         if self.launch is not None and self.nvtx:
-            self.launch.nvtx = " ".join(self.nvtx)
+            self.launch.nvtx = " / ".join(self.nvtx)
 
     def finish_rule(self) -> None:
         if self.rule is None or self.launch is None:
@@ -183,8 +183,11 @@ class _Reader:
             self.section, self.body = match.group(1), ""
             return
         if self.in_nvtx and text.strip().startswith("<"):
+            # "<default domain>" names the domain; "<0,foreign>" a range in it (level, name): ranges are kept.
             name = text.strip()[1:-1]
-            self.nvtx.append(name.split(",", 1)[1] if name[:1].isdigit() and "," in name else name)
+            level, comma, range_name = name.partition(",")
+            if comma and level.isdigit():
+                self.nvtx.append(range_name)
             return
         self.in_nvtx = False
         match = _RULE.match(text)
