@@ -57,7 +57,8 @@ def load_report(
         with path.open("rb") as fh:
             if fh.read(2) == b"\x1f\x8b":  # a gzip export (`.csv.gz`), as the uploader and `source` take them
                 fh.seek(0)
-                return parse_report_bytes(_gunzip(fh.read(), path.name), source=str(path), ours=ours)
+                data = report_input.gunzip(fh.read(), path.name, MAX_REPORT_BYTES)
+                return parse_report_bytes(data, source=str(path), ours=ours)
             fh.seek(0)
             # Parsed as it is read: the file's bytes are never all in memory at once.
             return parse_report_stream(fh, source=str(path), ours=ours)
