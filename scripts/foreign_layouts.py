@@ -14,9 +14,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from profiling.analysis.roofline import launch_points  # noqa: E402
 from profiling.errors import ReportError  # noqa: E402
 from profiling.nsight import layout_check  # noqa: E402
-from profiling.nsight.report import Report, parse_report_bytes, roofline_points  # noqa: E402
+from profiling.nsight.report import Report, parse_report_bytes  # noqa: E402
 from profiling.nsight.source import parse_source_bytes  # noqa: E402
 
 FOREIGN = ROOT / "tests" / "fixtures" / "foreign"
@@ -96,7 +97,7 @@ def derived_lines() -> list[str]:
     out = []
     for name in ("ncu_why_1024_raw.csv", "ncu_why_4096_raw.csv"):
         report: Report = parse_report_bytes((WHY / name).read_bytes(), source=name)
-        points = roofline_points(report)
+        points = launch_points(report)
         sources = layout_check.derived_sources(report)
         levels = ", ".join(f"{lv} {n}" for lv, n in points.groupby("level").size().items()) or "none"
         out.append(f"- results/h100-2026-11-22/{name}: {len(report.launches)} launches, roofline points: {levels}.")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from profiling.analysis.roofline import launch_points
 from profiling.errors import ReportError
 from profiling.nsight import layout_check
 from profiling.nsight import load as L
@@ -192,7 +193,7 @@ def test_dram_l2_and_fp32_derived_with_their_sources() -> None:
     assert launch.to_dict()["metrics"]["dram__bytes.sum"]["derived_from"] == dram.derived_from
     frame = P.key_metrics_frame(report)
     assert frame["dram_bytes"].notna().all() and frame["derived_from"].str.contains("dram__bytes_read.sum").all()
-    points = P.roofline_points(report)
+    points = launch_points(report)
     assert set(points["level"]) == {"DRAM", "L2"} and len(points) >= 32
     # FP32 FLOPs from the rates per elapsed cycle: an SGEMM at 1024^3 does 2 * 1024^3 of them.
     sgemm = next(x for x in report.launches if P.nvtx_shape(x) and P.nvtx_shape(x)[0] == "v1")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from profiling.analysis.roofline import launch_points
 from profiling.errors import ReportError
 from profiling.nsight import load as L
 from profiling.nsight import report as P
@@ -117,7 +118,7 @@ def check(report_or_error) -> None:
 
     json.dumps(report.to_dict(), allow_nan=False)
     P.key_metrics_frame(report)
-    P.roofline_points(report)
+    launch_points(report)
 
 
 def outcome(parse, *args):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from profiling.analysis.roofline import launch_points
 from profiling.commands.report import format_report
 from profiling.errors import ReportError
 from profiling.nsight import load as L
@@ -359,7 +360,7 @@ def test_key_metrics_frame_and_roofline_points() -> None:
     assert len(frame) == len(report.launches)
     assert {"id", "kernel", "label", "duration_ns", "registers", "fp32_flops", "ai_dram"} <= set(frame.columns)
     assert frame["duration_ns"].notna().all()
-    points = P.roofline_points(report)
+    points = launch_points(report)
     assert list(points.columns) == ["kernel", "label", "level", "flops", "bytes", "seconds", "compute"]
     assert set(points["level"]) <= {"L1", "L2", "DRAM"}
     assert (points["bytes"] > 0).all() and (points["seconds"] > 0).all()
@@ -367,7 +368,7 @@ def test_key_metrics_frame_and_roofline_points() -> None:
 
 def test_empty_roofline_has_columns() -> None:
     empty = P.Report(launches=[], layout="raw")
-    assert list(P.roofline_points(empty).columns) == [
+    assert list(launch_points(empty).columns) == [
         "kernel",
         "label",
         "level",
@@ -482,10 +483,9 @@ def test_tensor_core_launches_count_their_gemm_flops_on_the_tensor_roofline() ->
     from pathlib import Path
 
     from profiling.nsight.load import load_report
-    from profiling.nsight.report import roofline_points
 
     path = Path(__file__).resolve().parent.parent / "results" / "h200-2026-11-22" / "ncu_fast_4096_raw.csv"
-    points = roofline_points(load_report(path))
+    points = launch_points(load_report(path))
     by_kernel = points.drop_duplicates("label").set_index("label")
     tensor = by_kernel[by_kernel["compute"] == "tensor"]
     assert {label.split(" ")[0] for label in tensor.index} == {"cublas-hgemm", "wmma-addmm", "wmma-async"}

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from profiling.analysis.roofline import launch_points
 from profiling.cli import main
 from profiling.errors import ReportError
 from profiling.nsight import load as L
@@ -359,7 +360,7 @@ def test_hostile_file_gives_a_finite_report_or_one_line(path: Path, capsys: pyte
         for launch in report.launches:
             P.launch_label(launch)  # the NVTX range's sizes and the block/grid go through int()
         P.key_metrics_frame(report)
-        P.roofline_points(report)
+        launch_points(report)
         for args in (["report", str(path)], ["report", str(path), "--json"]):
             code, out, err = run_cli(args, capsys)
             assert code == 0 and "Traceback" not in out + err

@@ -1,4 +1,5 @@
-"""Roofline figures and their points: algorithmic (benchmark) and hierarchical (ncu L1/L2/DRAM). No I/O."""
+"""Roofline figures of algorithmic (benchmark) and hierarchical (ncu L1/L2/DRAM) points (profiling.analysis.roofline
+builds the points). No I/O."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from kernels.catalog import OPERATIONS, OperationSpec
 from kernels.registry import operation_of
+from profiling.analysis.roofline import (
+    launch_points,
+    operation_point,
+    roofline_points,
+)
 from profiling.charts.style import (
     GROUP_TITLES,
     kernel_color,
@@ -23,83 +28,12 @@ from profiling.charts.style import (
     si,
 )
 from profiling.device_model import Ceiling, Ceilings
-from profiling.errors import InvalidInput
 from profiling.nsight import report as ncu_report
 from profiling.shape import Shape
 
 LEVEL_SYMBOLS = {"DRAM": "circle", "L2": "square", "L1": "diamond", "algorithmic": "star"}
-POINT_COLUMNS = ("kernel", "label", "level", "flops", "bytes", "seconds")
 # Ceilings in colours no kernel family uses (families: blues, oranges, purples, greens, greys).
 CEILING_COLORS = {"compute": "#333333", "tensor": "#333333", "DRAM": "#8c564b", "L2": "#bcbd22", "L1": "#e377c2"}
-
-
-def algorithmic_point(
-    kernel: str, m: int, n: int, k: int, seconds: float, bytes_per_element: int = 4, label: str | None = None
-) -> dict:
-    """A roofline point from the problem alone: 2MNK FLOPs over the minimum traffic (read A, B; write C)."""
-    return {
-        "kernel": kernel,
-        "label": label or Shape(m, n, k).label,
-        "level": "algorithmic",
-        "flops": 2.0 * m * n * k,
-        "bytes": float(bytes_per_element) * (m * k + k * n + m * n),
-        "seconds": float(seconds),
-    }
-
-
-def operation_point(
-    kernel: str, shape: Shape, seconds: float, operation: OperationSpec | None, label: str | None = None
-) -> dict:
-    """The algorithmic point of one run of `operation` (None: a kernel that is not ours, drawn as FP32 SGEMM),
-    with its FLOP count, element size and compute ceiling ("fp32" | "tensor") from the operation table.
-
-    Every element of A, B and C is counted at the operation's input size, as the figures always have.
-    """
-    op = operation or OPERATIONS["sgemm"]
-    point = algorithmic_point(kernel, shape.m, shape.n, shape.k, seconds, op.input_bytes, label=label)
-    point["flops"] = float(op.flops(shape.m, shape.n, shape.k))
-    point["compute"] = op.compute
-    return point
-
-
-def roofline_points(points: pd.DataFrame, ceilings: Ceilings) -> pd.DataFrame:
-    """Points with arithmetic intensity, achieved FLOP/s, the binding ceiling and % of it added.
-
-    The compute ceiling is FP32 unless a point's optional "compute" column says "tensor".
-    """
-    missing = [c for c in POINT_COLUMNS if c not in points.columns]
-    if missing:
-        raise InvalidInput(f"roofline points lack column(s) {', '.join(missing)}")
-    bad_levels = sorted(set(points["level"]) - set(LEVEL_SYMBOLS))
-    if bad_levels:
-        raise InvalidInput(f"unknown roofline level(s) {bad_levels}; use {', '.join(LEVEL_SYMBOLS)}")
-    df = points.copy()
-    df = df[(df["flops"] > 0) & (df["bytes"] > 0) & (df["seconds"] > 0)]
-    df["intensity"] = df["flops"] / df["bytes"]
-    df["achieved"] = df["flops"] / df["seconds"]
-    kinds = df["compute"] if "compute" in df.columns else pd.Series("fp32", index=df.index)
-    bound, binds = [], []
-    for level, intensity, kind in zip(df["level"], df["intensity"], kinds, strict=True):
-        use_tensor = kind == "tensor"
-        compute = ceilings.tensor_fp16_flops if use_tensor else ceilings.fp32_flops
-        compute_name = "FP16 tensor" if use_tensor else "FP32"
-        bandwidth = ceilings.bandwidth(level)
-        memory_roof = bandwidth.value * intensity if bandwidth else math.inf
-        compute_roof = compute.value if compute else math.inf
-        memory_name = "DRAM" if level == "algorithmic" else level
-        if memory_roof < compute_roof:
-            bound.append(memory_roof)
-            binds.append(f"{memory_name} bandwidth")
-        elif compute_roof < math.inf:
-            bound.append(compute_roof)
-            binds.append(f"{compute_name} compute")
-        else:
-            bound.append(math.nan)
-            binds.append("no ceiling known")
-    df["roof"] = bound
-    df["binding_ceiling"] = binds
-    df["pct_of_roof"] = 100.0 * df["achieved"] / df["roof"]
-    return df
 
 
 SOURCE_TEXT = {"live device": "device properties"}
@@ -335,7 +269,7 @@ def report_roofline_points(reports: Sequence[tuple[str, ncu_report.Report]]) -> 
     """Hierarchical (L1/L2/DRAM) points of every launch; kernel = catalog id when the launch is ours."""
     frames = []
     for source, report in reports:
-        points = ncu_report.roofline_points(report)
+        points = launch_points(report)
         if points.empty:
             continue
         ids = {ncu_report.launch_label(launch): launch.identity.kernel_id for launch in report.launches}

@@ -25,7 +25,7 @@ from profiling.gpu.timing import summarize, time_interleaved, time_launches
 from profiling.gpu.verify import Check, check_output
 from profiling.identity import nvtx_range_name
 from profiling.runs.records import BenchResult, TimeSummary
-from profiling.shape import Shape
+from profiling.shape import Shape, tflops
 
 STICKY_CUDA_ERRORS = (
     "cudaErrorIllegalAddress",
@@ -290,11 +290,11 @@ def _record_times(session: Session, spec: KernelSpec, result: BenchResult, times
     timing = TimeSummary(**summarize(times))
     result.time_ms, result.nvml = timing, nvml
     result.times_ms = list(times)
-    tflops = result.shape.flops / (timing.median / 1000.0) / 1e12
-    result.tflops = tflops
+    rate = tflops(result.shape.flops, timing.median / 1000.0)
+    result.tflops = rate
     peak = session.device.get("fp32_peak_tflops")
-    if peak and spec.operation == "sgemm":
-        result.pct_peak = 100.0 * tflops / peak
+    if peak and rate is not None and spec.operation == "sgemm":
+        result.pct_peak = 100.0 * rate / peak
 
 
 def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSettings, op: str) -> dict[str, Any]:

@@ -248,44 +248,6 @@ def key_metrics_frame(report: Report) -> pd.DataFrame:
     return frame
 
 
-def roofline_points(report: Report) -> pd.DataFrame:
-    """Hierarchical roofline points: one row per launch and memory level that has the data.
-
-    Columns: kernel (function name), label, level ("L1", "L2" or "DRAM"), flops, bytes (moved at that
-    level), seconds (kernel duration), compute ("fp32" or "tensor"). A tensor-core launch (its identity) of known
-    size counts 2*M*N*K FLOPs against the tensor ceiling (ncu's FP32 counts see only its epilogue); others count
-    fadd + fmul + 2 ffma.
-    """
-    import pandas as pd  # lazy: reading a report for the CLI or the worker needs no pandas
-
-    records = []
-    for launch in report.launches:
-        flops, seconds = launch.derived.get("fp32_flops"), launch.derived.get("seconds")
-        compute = "fp32"
-        ident = launch.identity
-        if ident.tensor_core and ident.gemm_flops is not None:
-            flops, compute = ident.gemm_flops, "tensor"
-        if not flops or not seconds:
-            continue
-        label = launch_label(launch)
-        for level, (bytes_name, _, _) in M.LEVEL_BYTES.items():
-            moved = launch.value(bytes_name)
-            if moved:
-                records.append(
-                    {
-                        "kernel": launch.function,
-                        "label": label,
-                        "level": level,
-                        "flops": flops,
-                        "bytes": moved,
-                        "seconds": seconds,
-                        "compute": compute,
-                    }
-                )
-    columns = ["kernel", "label", "level", "flops", "bytes", "seconds", "compute"]
-    return pd.DataFrame.from_records(records, columns=columns)
-
-
 def iter_metric_names(report: Report) -> Iterable[str]:
     """Every canonical metric name present in any launch, in first-seen order."""
     seen: dict[str, None] = {}

@@ -18,6 +18,7 @@ from profiling.errors import InvalidInput, error_line
 from profiling.launch_operations import group_operations, merged_metrics
 from profiling.runs.records import BENCH_SCHEMA, EXPORT_SCHEMA, RUN_SCHEMA, BenchResult, RunResult, SavedRun
 from profiling.runs.values import MAX_JSON_DEPTH, finite_number, parse_json
+from profiling.shape import tflops
 
 # Canonical ncu metric names (see profiling/nsight/metrics.py) that feed the comparison columns.
 NCU_TIME = MN.TIME  # nanoseconds
@@ -152,7 +153,7 @@ def _launch_result(launch: Any, i: int, size_label: Any) -> dict[str, Any]:
         "m": _get(launch, "m"), "n": _get(launch, "n"), "k": _get(launch, "k"),
         "status": "ok",
         "time_median_ms": None if time_ns is None else time_ns / 1e6,
-        "tflops": flops / time_ns / 1e3 if flops and time_ns else None,
+        "tflops": tflops(flops, time_ns * 1e-9 if time_ns else None),
         "registers": _metric(metrics, NCU_REGISTERS),
         "shared_bytes": _sum_metrics(metrics, (NCU_SMEM_STATIC, NCU_SMEM_DYNAMIC)),
         "occupancy_pct": _metric(metrics, NCU_OCCUPANCY),
