@@ -8,7 +8,7 @@ from profiling.app import admin, auth, bundles, cache, device_view, state, store
 from profiling.errors import GemmLensError
 from profiling.runs import review
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
-from profiling.runs.export import read_runs_json
+from profiling.runs.export import MAX_IMPORT_BYTES, read_runs_upload
 
 st.title("Review")
 bundle = state.frame().bundle
@@ -31,12 +31,19 @@ with st.expander("Add runs: bundled measurements or an exported JSON"):
             ids = store.import_runs(bundles.bundled_runs(bundle), actor=who)
             st.success(f"Saved run(s) {', '.join(f'#{i}' for i in ids)}.")
             st.rerun()
-    imported = st.file_uploader("Import runs (JSON exported from this page)", key="import_json")
-    if imported is not None and st.button("Import"):
-        with ui.user_errors():
-            ids = store.import_runs(read_runs_json(imported.getvalue(), imported.name), actor=who)
-            st.success(f"Imported run(s) {', '.join(f'#{i}' for i in ids)}.")
-            st.rerun()
+    # No upload field for a role that may not save: its bytes would reach the server before any refusal.
+    if auth.may("save"):
+        imported = st.file_uploader(
+            f"Import runs (JSON exported from this page, up to {MAX_IMPORT_BYTES / 1e6:.0f} MB)", key="import_json"
+        )
+        if imported is not None and st.button("Import"):
+            with ui.user_errors():
+                runs_in = read_runs_upload(who, imported.name, imported.size, imported.getvalue)
+                ids = store.import_runs(runs_in, actor=who)
+                st.success(f"Imported run(s) {', '.join(f'#{i}' for i in ids)}.")
+                st.rerun()
+    else:
+        st.caption("Importing runs needs the runner or admin role.")
 
 if not summaries:
     st.info("No saved runs yet: save a benchmark, an uploaded report, or the bundled measurements above.")

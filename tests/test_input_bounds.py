@@ -228,3 +228,60 @@ def test_negative_median_time_no_longer_gives_a_faster_verdict(
     code, out, err = cli(["compare", str(BENCH), str(path)], capsys)
     assert code == 2 and "faster" not in out
     assert "time_median_ms" in err and "is not a time (times are above zero)" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Review's JSON import: the role before a byte is read, then the size
+# ---------------------------------------------------------------------------------------------
+
+
+def _export_bytes() -> bytes:
+    from profiling.runs.export import export_runs_json
+
+    return export_runs_json([read_run_file(BENCH)]).encode()
+
+
+def test_a_viewer_import_is_refused_before_a_byte_is_read() -> None:
+    from profiling.runs.export import read_runs_upload
+    from profiling.team.roles import Identity, PermissionDenied
+
+    def never() -> bytes:
+        raise AssertionError("the upload was read before the role was checked")
+
+    viewer = Identity("vera@example.com", "viewer", "Vera", signed_in=True)
+    with pytest.raises(PermissionDenied, match="^vera@example.com is a viewer: .* needs the runner or admin role"):
+        read_runs_upload(viewer, "runs.json", 90_000_000, never)
+    with pytest.raises(PermissionDenied, match="^sign in first: importing runs needs a signed-in identity$"):
+        read_runs_upload(None, "runs.json", 10, never)
+
+
+def test_an_import_over_the_cap_is_refused_before_it_is_read() -> None:
+    from profiling.runs.export import MAX_IMPORT_BYTES, read_runs_upload
+    from profiling.team.roles import Identity
+
+    runner = Identity("rui@example.com", "runner", "Rui", signed_in=True)
+    with pytest.raises(InvalidInput, match="^runs.json is 90 MB; run imports over 25 MB are not read"):
+        read_runs_upload(runner, "runs.json", 90_000_000, lambda: pytest.fail("read before the size was checked"))
+    data = _export_bytes()
+    assert len(data) < MAX_IMPORT_BYTES
+    (run,) = read_runs_upload(runner, "runs.json", len(data), lambda: data)
+    assert run.results[0].kernel == "cublas" and len(run.results) == len(read_run_file(BENCH).results)
+
+
+def test_review_page_offers_no_import_to_a_viewer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from profiling.app import auth
+    from profiling.team.roles import Identity
+
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    viewer = Identity("vera@example.com", "viewer", "Vera", signed_in=True)
+    monkeypatch.setattr(auth, "current_identity", lambda: viewer)
+    monkeypatch.setattr(auth, "may", lambda action: viewer.may(action))
+    page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    page.switch_page("pages/7_Review.py").run()
+    assert not page.exception, [e.value for e in page.exception]
+    assert not page.get("file_uploader")
+    assert "Importing runs needs the runner or admin role." in [c.value for c in page.caption]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -15,6 +15,7 @@ import pandas as pd
 from profiling.errors import InvalidInput
 from profiling.runs.records import EXPORT_SCHEMA, RUN_SCHEMA, SavedRun, as_run
 from profiling.runs.values import iso_utc, parse_json, to_utc
+from profiling.team.roles import Identity, PermissionDenied, require
 
 # A cell starting with one of these is a formula to Excel, LibreOffice or Google Sheets (OWASP's "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -85,6 +86,27 @@ def read_runs_json(text: str | bytes, source: str = "the import") -> list[SavedR
         except InvalidInput as exc:
             raise InvalidInput(f"run {i + 1} of the export: {exc}") from exc
     return out
+
+
+MAX_IMPORT_BYTES = 25 * 1000 * 1000
+"""The largest runs export imported on the Review page. An export of a 48-result benchmark with every launch's time
+is about 100 KB; parsing JSON takes about 25 times its size in memory, so the cap keeps one import from taking the
+server's memory."""
+
+
+def read_runs_upload(actor: Identity | None, name: str, size: int, read: Callable[[], bytes]) -> list[SavedRun]:
+    """The runs of an uploaded export, checked in the order that costs least: the role first (before a byte is
+    read: `read` is called only for an identity that may save runs), then the size (MAX_IMPORT_BYTES), then the
+    content (read_runs_json). PermissionDenied or InvalidInput with one line."""
+    if actor is None:
+        raise PermissionDenied("sign in first: importing runs needs a signed-in identity")
+    require(actor, "save")
+    if size > MAX_IMPORT_BYTES:
+        raise InvalidInput(
+            f"{name} is {size / 1e6:.0f} MB; run imports over {MAX_IMPORT_BYTES / 1e6:.0f} MB are not read (export "
+            "fewer runs at a time)"
+        )
+    return read_runs_json(read(), name)
 
 
 def import_runs_json(text: str | bytes) -> list[dict[str, Any]]:
