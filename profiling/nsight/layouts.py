@@ -285,10 +285,11 @@ def _add_labelled(
     if problem is not None:
         notes.once(canonical or key, f"{canonical or key}: {problem}; its values are not read")
         return
+    negative = value < 0
     value = _finite(_scale(value, factor), canonical or key, text, notes)
     if value is None:
         return
-    if value < 0 and U.never_negative(base):
+    if negative and U.never_negative(base):
         notes.once(canonical or key, U.negative_note(canonical or key, text, where))
         return
     metric = Metric(value, base)

@@ -332,6 +332,17 @@ def _block_rows(
     del cells
     values, found = _numbers(metric_cells, notes, layout.names, where, parsed)
     block = values.reshape(rows, table.width)
+    if len(layout.nonnegative):  # before scaling: a tiny negative value must not round to -0.0
+        sub = block[:, layout.nonnegative]
+        with np.errstate(invalid="ignore"):
+            negative = (sub < 0) & np.isfinite(sub)  # -inf is named as not finite, below
+        if negative.any():
+            for r, k in _first_per_column(negative):
+                j = int(layout.nonnegative[k])
+                name = layout.names[j]
+                notes.once(name, U.negative_note(name, _cell_text(metric_cells, r * table.width + j), where(r)))
+            sub[negative] = np.nan
+            block[:, layout.nonnegative] = sub
     if len(layout.scaled):
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow to inf is caught just below
             block[:, layout.scaled] *= layout.factors[layout.scaled]
@@ -345,17 +356,6 @@ def _block_rows(
             name = layout.names[j]
             notes.once(name, _not_finite(name, _cell_text(metric_cells, r * table.width + j)))
         block[bad] = np.nan
-    if len(layout.nonnegative):
-        sub = block[:, layout.nonnegative]
-        with np.errstate(invalid="ignore"):
-            negative = sub < 0
-        if negative.any():
-            for r, k in _first_per_column(negative):
-                j = int(layout.nonnegative[k])
-                name = layout.names[j]
-                notes.once(name, U.negative_note(name, _cell_text(metric_cells, r * table.width + j), where(r)))
-            sub[negative] = np.nan
-            block[:, layout.nonnegative] = sub
     nothing = np.full(rows, np.nan)
     derived = M.derive_columns(lambda name: block[:, table.index[name]] if name in table.index else nothing)
     derived_block = np.ascontiguousarray(np.column_stack([derived[name] for name in M.DERIVED_NAMES]))
