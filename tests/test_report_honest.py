@@ -193,8 +193,9 @@ def test_two_concatenated_raw_exports_read_both_without_a_header_launch() -> Non
     assert [launch.value(M.TIME) for launch in report.launches[10:]] == [
         launch.value(M.TIME) for launch in plain().launches
     ]
-    assert "row 13 repeats the header (two exports in one file?): skipped, the rows after it are read" in (
-        report.warnings
+    assert (
+        "row 13 repeats the header (two exports in one file?): skipped with its units row, the rows after them are read"
+        in report.warnings
     )
 
 
@@ -204,7 +205,7 @@ def test_second_export_with_other_units_or_columns_is_not_read() -> None:
     other[1][other[0].index(M.TIME)] = "usecond"  # the same columns, scaled otherwise
     report = P.parse_report_bytes(csv_bytes(rows + other), "two_units.csv")
     assert len(report.launches) == 10
-    assert any(w.startswith("row 14 gives the second export's units, which differ") for w in report.warnings)
+    assert any(w.startswith("row 13 repeats the header but the units row after it differs") for w in report.warnings)
 
     details = rows_of("details.csv")
     report = P.parse_report_bytes(csv_bytes(rows + details), "raw_then_details.csv")
@@ -302,3 +303,24 @@ def test_report_json_of_a_repaired_file_is_strict(capsys: pytest.CaptureFixture[
     doc = json.loads(out)
     assert code == 0 and M.TIME not in doc["launches"][0]["metrics"]
     assert any("is negative" in w for w in doc["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("name", "launches", "warned"),
+    [
+        ("handmade_decimal_comma.csv", 2, ["value '1.234,5' (launch 0) is not a number", "value '0,5' (launch 0)"]),
+        ("handmade_negative_counts.csv", 2, ["value '-5952' (launch 0) is negative", "Invocations: value '-3'"]),
+        ("handmade_unknown_unit.csv", 1, ["unit 'fortnight' is not an Nsight Compute unit", "unit 'Kfortnight'"]),
+        ("handmade_two_exports.csv", 2, ["row 4 repeats the header", "row 7 repeats the header but the units row"]),
+        ("handmade_duplicate_identity_columns.csv", 1, ["column 'ID' appears more than once (columns 1 and 5)"]),
+        ("handmade_two_members.csv.gz", 3, []),
+    ],
+)
+def test_hostile_corpus_of_wrong_numbers(name: str, launches: int, warned: list[str]) -> None:
+    report = L.load_report(FIXTURES / "hostile" / name)
+    assert len(report.launches) == launches
+    for text in warned:
+        assert any(text in w for w in report.warnings), (text, report.warnings)
+    durations = [launch.value(M.TIME) for launch in report.launches]
+    assert all(d is None or d > 0 for d in durations)
+    assert all(launch.id != "ID" and launch.name == "k" for launch in report.launches)

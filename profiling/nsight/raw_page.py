@@ -131,13 +131,16 @@ def _second_header(record: str, number: int, repeat: Repeat, notes: Notes) -> st
     cells = [cell.strip() for cell in record_cells(record)]
     if repeat.units_next:
         repeat.units_next = False
+        again = f"row {number + 1} repeats the header (two exports in one file?): skipped"
         if cells == repeat.units:
+            notes.add(f"{again} with its units row, the rows after them are read")
             return "skip"
         if not (cells and cells[0] == ""):  # no units row: a launch row, which is read as usual
+            notes.add(f"{again}, the rows after it are read")
             return None
         notes.add(
-            f"row {number + 2} gives the second export's units, which differ from the first's: it and the rows after "
-            "it are not read (their values would be scaled wrongly); split the file"
+            f"row {number + 1} repeats the header but the units row after it differs from the first's: the rows from "
+            f"there on are not read (their values would be scaled otherwise); split the file"
         )
         return "stop"
     if cells != repeat.header:
@@ -148,8 +151,7 @@ def _second_header(record: str, number: int, repeat: Repeat, notes: Notes) -> st
             "it are not read; split the file"
         )
         return "stop"
-    notes.add(f"row {number + 2} repeats the header (two exports in one file?): skipped, the rows after it are read")
-    repeat.units_next = True
+    repeat.units_next = True  # the warning waits for the row after it: a units row, the same or not, or a launch
     return "skip"
 
 
