@@ -77,7 +77,7 @@ def test_the_page_draws_the_pair_and_compares_with_the_captures(kernel: str, oth
     per_instruction = frame_with(at, "predicted cost")
     assert len(per_instruction) == len(indexing.instructions(model_for(kernel), indexing.clamped(model_for(kernel),
                indexing.Selection(kernel, None, S1024, (0, 0), 0, 0))))  # fmt: skip
-    launch = frame_with(at, "per instruction")
+    launch = frame_with(at, "per request")
     assert "global loads" in set(launch["family"])
     measured = frame_with(at, "measured")
     assert "global load sectors / request" in set(measured["quantity"])

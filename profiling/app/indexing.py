@@ -128,7 +128,8 @@ def instruction_table(items: list[tuple[str, Access]]) -> pd.DataFrame:
 
 @st.cache_data(show_spinner="Predicting the whole launch...", max_entries=64)
 def launch_table(kernel: str, m: int, n: int, k: int) -> pd.DataFrame:
-    """The whole launch, per counter family: instructions, sectors or wavefronts, per request or instruction."""
+    """The whole launch, per counter family: instructions, sectors or wavefronts, and per request (a shared-memory
+    request is one instruction)."""
     names = {"global_ld": "global loads", "global_st": "global stores", "shared_ld": "shared loads",
              "shared_st": "shared stores", "ldgsts": "cp.async shared writes (bank view)"}  # fmt: skip
     rows = []
@@ -137,11 +138,11 @@ def launch_table(kernel: str, m: int, n: int, k: int) -> pd.DataFrame:
             continue
         if cat.startswith("global"):
             rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts": t.sectors,
-                         "per instruction": t.sectors / t.requests if t.requests else None,
+                         "per request": t.sectors / t.requests if t.requests else None,
                          "above conflict-free": None})  # fmt: skip
         else:
             rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts":
-                         t.wavefronts, "per instruction": t.wavefronts / t.instructions,
+                         t.wavefronts, "per request": t.wavefronts / t.instructions,
                          "above conflict-free": (t.wavefronts - t.ideal) / t.instructions})  # fmt: skip
     return pd.DataFrame(rows)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from profiling.errors import InvalidInput, NcuError, ReportError, first_line, last_line
 from profiling.gpu.env import tool_path as find_tool
 from profiling.gpu.process import kill_process_group
+from profiling.identity import NVTX_PREFIX
 from profiling.nsight import metrics as M
 
 INSTALL_HINT = (
@@ -157,7 +158,7 @@ def explain_failure(result: ToolResult, tool: str = "ncu") -> str:
         ours = [k for k in seen if not k.startswith(("cupy_", "Device", "execute_", "init_"))]
         listed = f"; kernels that ran: {', '.join(ours[:6])}" if ours else ""
         return (
-            "no kernel matched the filters (NVTX range gemmlens:* and the catalog kernel names): "
+            f"no kernel matched the filters (NVTX range {NVTX_PREFIX}:* and the catalog kernel names): "
             f"the kernels ran outside the worker's NVTX ranges, or under other names{listed}"
         )
     detail = ncu_errors(text)

@@ -1,0 +1,149 @@
+"""One definition per fact: each of these is written in exactly one module, and a second copy fails here.
+
+- every ncu metric name the product reads by name: profiling/metric_names.py;
+- the NVTX contract (`gemmlens:<id>:<MxNxK>`, its regex): profiling/identity.py;
+- the tensor-core rule (which launch reads the tensor-pipe counters to decide): profiling/identity.py;
+- size parsing (MxNxK text into a Shape): profiling/shape.py;
+- TFLOP/s (FLOPs over seconds, in 1e12): profiling/shape.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from profiling import metric_names
+from profiling.nsight import metric_registry as R
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted(
+    [*ROOT.glob("profiling/**/*.py"), *ROOT.glob("kernels/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "app.py"]
+    + sorted(ROOT.glob("scripts/*.py"))
+)
+
+
+def relative(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def string_literals(path: Path) -> list[tuple[int, str]]:
+    """(line, value) of every plain string literal of a file, docstrings included, f-strings left out."""
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
+        if tok.type == tokenize.STRING and not tok.string.lstrip("rRbBuU").startswith(("f", "F")):
+            try:
+                value = ast.literal_eval(tok.string)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(value, str):
+                out.append((tok.start[0], value))
+    return out
+
+
+def code_lines(path: Path) -> list[tuple[int, str]]:
+    """(number, text) of each line that is code: comments and docstrings left out."""
+    source = path.read_text()
+    doc_lines: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                doc_lines.update(range(body[0].lineno, body[0].end_lineno + 1))
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            doc_lines.update(range(node.lineno, node.end_lineno + 1))  # attribute docstrings
+    return [
+        (n, line.split("#", 1)[0] if not line.lstrip().startswith("#") else "")
+        for n, line in enumerate(source.splitlines(), 1)
+        if n not in doc_lines
+    ]
+
+
+def names_in_module() -> set[str]:
+    out = set()
+    for name in dir(metric_names):
+        value = getattr(metric_names, name)
+        if name.isupper() and isinstance(value, str):
+            out.add(value)
+        elif name.isupper() and isinstance(value, tuple):
+            out.update(v for v in value if isinstance(v, str))
+    return out
+
+
+NAMES = names_in_module()
+
+
+def test_the_metric_names_module_holds_the_names_the_registry_reads() -> None:
+    defs = [v for v in vars(R).values() if isinstance(v, R.MetricDef)]
+    assert len(defs) >= 30
+    read = {name for d in defs for name in d.names}
+    prefixed = {n for n in read if n.startswith("TPC.")}  # a details page's section prefix on a known name
+    assert read - prefixed <= NAMES, sorted(read - prefixed - NAMES)
+    assert {n.split(".", 2)[2] for n in prefixed} <= NAMES
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if p.name != "metric_names.py"], ids=relative)
+def test_no_metric_name_is_typed_twice(path: Path) -> None:
+    typed = [(line, value) for line, value in string_literals(path) if value in NAMES]
+    assert typed == [], f"{relative(path)} types metric names profiling/metric_names.py defines: {typed[:5]}"
+
+
+NVTX_PATTERN = re.compile(r"gemmlens:[\[(]|gemmlens:\{|\\d\{1,10\}\)x")
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if p.name != "identity.py"], ids=relative)
+def test_the_nvtx_contract_is_written_and_read_in_one_module(path: Path) -> None:
+    found = [(n, line.strip()) for n, line in code_lines(path) if NVTX_PATTERN.search(line) or "gemmlens:" in line]
+    assert found == [], f"{relative(path)} writes or parses the NVTX range itself: {found[:3]}"
+
+
+TENSOR_DECISION = re.compile(
+    r"(?i)tensor\w*\W[^\n]*[<>]=?\s*[\d.]|[<>]=?\s*[\d.]+[^\n]*(?i:tensor)|uses_tensor_cores\("
+)
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if p.name != "identity.py"], ids=relative)
+def test_only_the_identity_decides_tensor_core_work(path: Path) -> None:
+    """No module but profiling/identity.py weighs tensor-pipe counters against a threshold or calls the rule; a
+    view asks launch.identity.tensor_core (the catalog's OperationSpec.is_tensor_core answers for our kernels)."""
+    found = [(n, line.strip()) for n, line in code_lines(path) if TENSOR_DECISION.search(line)]
+    assert found == [], f"{relative(path)} decides tensor-core work itself (read launch.identity): {found[:3]}"
+
+
+SIZE_PARSING = re.compile(r"""split\(\s*["'][xX]["']|\[xX\*?\]|\[xX\]|\(\\d\+\)\s*x""")
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if p.name not in ("shape.py", "identity.py")], ids=relative)
+def test_sizes_are_parsed_in_one_module(path: Path) -> None:
+    found = [(n, line.strip()) for n, line in code_lines(path) if SIZE_PARSING.search(line)]
+    assert found == [], f"{relative(path)} parses MxNxK itself (use profiling.shape): {found[:3]}"
+
+
+TFLOPS = re.compile(r"\bflops\b[^#\n]*/[^#\n]*1e12|\bflops\b[^#\n]*/\s*\w*_ns\b\s*/\s*1e3|1e-12\s*\*[^#\n]*\bflops\b")
+"""A rate of FLOPs over a time in TFLOP/s (a peak worked out from clocks, or a FLOP/s figure scaled for display,
+is not one)."""
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if p.name != "shape.py"], ids=relative)
+def test_tflops_is_computed_in_one_function(path: Path) -> None:
+    found = [(n, line.strip()) for n, line in code_lines(path) if TFLOPS.search(line)]
+    assert found == [], f"{relative(path)} computes TFLOP/s itself (use profiling.shape.tflops): {found[:3]}"
+
+
+def test_the_checks_catch_a_second_copy(tmp_path: Path) -> None:
+    copy = tmp_path / "copy.py"
+    copy.write_text(
+        'T = "gpu__time_duration.sum"\n'
+        'RANGE = re.compile(r"gemmlens:([A-Za-z0-9_.+-]+):(\\d{1,10})x(\\d{1,10})x(\\d{1,10})")\n'
+        'm, n, k = text.split("x")\n'
+        "rate = flops / seconds / 1e12\n"
+        "tensor = pipe_busy >= 1.0 and tensor_inst > 0\n"
+    )
+    assert [v for _, v in string_literals(copy) if v in NAMES] == ["gpu__time_duration.sum"]
+    lines = [line for _, line in code_lines(copy)]
+    assert NVTX_PATTERN.search(lines[1]) and SIZE_PARSING.search(lines[2]) and TFLOPS.search(lines[3])
+    assert TENSOR_DECISION.search(lines[4])
