@@ -12,14 +12,16 @@ sources = V.sources(state.frame().bundle)
 if not sources:
     st.info("No report yet: upload an ncu report (CSV or .ncu-rep) on the Reports page.")
     st.stop()
-reports = sources[st.selectbox("Data", list(sources), key="details_source")]()
+# Every selection is bound to the URL (bind="query-params"), so a copied link opens this view.
+reports = sources[st.selectbox("Data", list(sources), key="details_source", bind="query-params")]()
 options = V.launch_options(reports)
 labels = list(options)
 if not labels:
     st.info("No launch matches these filters.")
     st.stop()
-launch = st.selectbox("Launch", labels, key="details_launch")
-tab_details, tab_metrics, tab_compare = st.tabs(["Details", "Metrics", "Compare launches"])
+launch = st.selectbox("Launch", labels, key="details_launch", bind="query-params")
+tab_details, tab_metrics, tab_compare = st.tabs(["Details", "Metrics", "Compare launches"], key="details_tab",
+                                                bind="query-params")  # fmt: skip
 with tab_details:
     V.details_section(options[launch][1])
 with tab_metrics:
@@ -27,6 +29,7 @@ with tab_metrics:
     V.browser_section(reports, shown or [launch])
 with tab_compare:
     left, right = st.columns(2)
-    baseline = left.selectbox("Baseline", labels, key="cmp_baseline")
-    candidate = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="cmp_candidate")
+    baseline = left.selectbox("Baseline", labels, key="cmp_baseline", bind="query-params")
+    candidate = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="cmp_candidate",
+                                bind="query-params")  # fmt: skip
     V.compare_section(options, baseline, candidate)

@@ -44,7 +44,9 @@ table = cache.key_metrics_table(reports)
 st.subheader("Key metrics")
 st.dataframe(tables.display(table), hide_index=True, width="stretch")
 
-tab_roof, tab_find, tab_occ, tab_cmp = st.tabs(["Roofline", "Findings", "Occupancy", "Compare side by side"])
+tab_roof, tab_find, tab_occ, tab_cmp = st.tabs(
+    ["Roofline", "Findings", "Occupancy", "Compare side by side"], key="reports_tab", bind="query-params"
+)
 with tab_roof:
     points = cache.report_roofline_points(reports)
     if points.empty:

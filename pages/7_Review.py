@@ -77,10 +77,12 @@ tab_cmp, tab_dev, tab_open, tab_hist = st.tabs(["Compare", "By device", "Open / 
 with tab_cmp:
     c1, c2, c3 = st.columns([1, 2, 1])
     base_at = ids.index(pair[0]) if pair else len(ids) - 1
-    base_id = c1.selectbox("Baseline", ids, index=base_at, format_func=names.get, key="baseline")
+    base_id = c1.selectbox("Baseline", ids, index=base_at, format_func=names.get, key="baseline", bind="query-params")
     others = [i for i in ids if i != base_id]
     first = [pair[1]] if pair and pair[0] == base_id and pair[1] in others else others[:1]
-    cand_ids = c2.multiselect("Candidates", others, default=first, format_func=names.get, key="candidates")
+    cand_ids = c2.multiselect(
+        "Candidates", others, default=first, format_func=names.get, key="candidates", bind="query-params"
+    )
     threshold = c3.number_input(
         "Practical threshold (%)", 0.0, 100.0, DEFAULT_THRESHOLD_PCT, key="threshold",
         help="A change smaller than this is 'same' even when the interval shows it is real.",

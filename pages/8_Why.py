@@ -16,7 +16,7 @@ sources = why_view.data_sources(state.frame().bundle)
 if not sources:
     st.info("No capture with warp-stall data: profile with the quick or full set, or upload a report or source page.")
     st.stop()
-name = st.selectbox("Data", list(sources), key="why_source")
+name = st.selectbox("Data", list(sources), key="why_source", bind="query-params")  # a link opens this data set
 data = sources[name]()
 
 st.header("Warp-stall breakdown")

@@ -198,12 +198,18 @@ def controls() -> Selection:
     """Kernel, kernel beside it, shape, block, warp and K step (the bounds follow the kernel and shape)."""
     wanted = st.query_params.get("kernel")
     c1, c2, c3, c4, c5 = st.columns([2, 2, 1, 1, 1])
-    kernel = c1.selectbox("Kernel", KERNELS, index=KERNELS.index(wanted) if wanted in KERNELS else 0, key="idx_kernel")
+    kernel = c1.selectbox(
+        "Kernel",
+        KERNELS,
+        index=KERNELS.index(wanted) if wanted in KERNELS else 0,
+        key="idx_kernel",
+        bind="query-params",
+    )
     others = ["(none)", *[k for k in KERNELS if k != kernel]]
     other = c2.selectbox("Beside it", others, index=others.index(partner(kernel)), key=f"idx_other_{kernel}")
-    m = c3.number_input("M", 1, 16384, 1024, key="idx_m")
-    n = c4.number_input("N", 1, 16384, 1024, key="idx_n")
-    k = c5.number_input("K", 1, 16384, 1024, key="idx_k")
+    m = c3.number_input("M", 1, 16384, 1024, key="idx_m", bind="query-params")
+    n = c4.number_input("N", 1, 16384, 1024, key="idx_n", bind="query-params")
+    k = c5.number_input("K", 1, 16384, 1024, key="idx_k", bind="query-params")
     model, shape = model_for(kernel), Shape(int(m), int(n), int(k))
     problem = model.spec.size_problem(shape.m, shape.n, shape.k)
     if problem:

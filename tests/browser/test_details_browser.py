@@ -73,6 +73,7 @@ def test_details_metrics_and_compare_tabs_read_at(width: int, browser, server) -
     page.get_by_role("option", name=re.compile("ncu CSV captures")).click()
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(2000)
+    assert "details_source=" in page.url  # the selection is in the link (bind="query-params")
     page.get_by_role("tab", name="Compare launches").click()
     page.get_by_text("Green: better by the metric's direction").wait_for(timeout=60_000)
     page.wait_for_timeout(1500)

@@ -1,0 +1,93 @@
+"""A link to what you see: a fresh session opened with a page's query parameters shows the same selection (AppTest).
+
+The pages bind their selections to the URL with Streamlit's own `bind="query-params"` (a widget's key is its
+parameter): Details (data set, launch, tab, baseline and candidate), Why (data set), Indexing (kernel, M, N, K),
+Reports (tab) and Review (baseline and candidate runs). A stale or hostile value is ignored, never an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from profiling.runs import convert
+from profiling.runs.store import RunStore
+from tests.test_review import bench_doc
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def no_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    db = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(db))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    return db
+
+
+def opened(page: str, params: dict[str, str]) -> AppTest:
+    """A fresh session that opens a copied link: app.py's frame, then the page, with the link's parameters."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    at.switch_page(f"pages/{page}").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_details_link_opens_the_same_data_launch_and_comparison() -> None:
+    csv = "bundled NVIDIA H200: ncu CSV captures (2026-11-22)"
+    params = {
+        "details_source": csv,
+        "details_launch": "v4 4096x4096x4096 · ncu_ladder_4096_raw.csv",
+        "details_tab": "Compare launches",
+        "cmp_baseline": "v3 4096x4096x4096 · ncu_ladder_4096_raw.csv",
+        "cmp_candidate": "v4 4096x4096x4096 · ncu_ladder_4096_raw.csv",
+    }
+    at = opened("10_Details.py", params)
+    for key, value in params.items():
+        if key != "details_tab":
+            assert at.selectbox(key=key).value == value, key
+    compared = next(df.value for df in at.dataframe if "Δ %" in df.value.columns)
+    duration = compared[compared["metric"] == "Duration"].iloc[0]
+    assert duration["change"] == "better"  # v4 is faster than v3 at 4096
+
+
+def test_a_stale_or_hostile_link_is_ignored() -> None:
+    at = opened("10_Details.py", {"details_source": "no such data", "details_launch": "<script>alert(1)</script>"})
+    assert at.selectbox(key="details_source").value.endswith("v4_full_1024.ncu-rep (2026-11-22)")
+    assert at.selectbox(key="details_launch").value.startswith("v4 1024x1024x1024")
+
+
+def test_why_link_opens_the_same_data_set() -> None:
+    first = opened("8_Why.py", {})
+    other = first.selectbox(key="why_source").options[1]
+    at = opened("8_Why.py", {"why_source": other})
+    assert at.selectbox(key="why_source").value == other
+
+
+def test_indexing_link_opens_the_same_kernel_and_size() -> None:
+    at = opened("9_Indexing.py", {"idx_kernel": "v4", "idx_m": "512", "idx_n": "256", "idx_k": "128"})
+    assert at.selectbox(key="idx_kernel").value == "v4"
+    assert (at.number_input(key="idx_m").value, at.number_input(key="idx_n").value) == (512, 256)
+    assert at.number_input(key="idx_k").value == 128
+    assert any("512 x 256 x 128" in h.value for h in at.subheader)
+
+
+def test_review_link_opens_the_same_runs(no_gpu: Path) -> None:
+    with RunStore(f"sqlite:///{no_gpu}") as store:
+        ids = [
+            store.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v4": 2.0}), label=label))
+            for label in ("first", "second", "third")
+        ]
+    # Streamlit binds a widget by the option as shown: the run's number and label.
+    at = opened("7_Review.py", {"baseline": f"#{ids[2]} third", "candidates": f"#{ids[0]} first"})
+    assert at.selectbox(key="baseline").value == ids[2]
+    assert at.multiselect(key="candidates").value == [ids[0]]
