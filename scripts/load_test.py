@@ -637,7 +637,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
                         f"{s.get('p95_s', '')} | {s.get('max_s', '')} | {r.get('visits_per_s', '')} | {r['errors']} | "
                         f"{r['peak_rss_mb']} | {r['load']} |")  # fmt: skip
     out = "\n".join(rows)
-    ratios = [r for r in results if "p95_ratio" in r]
+    ratios = [r for r in results if "p50_ratio" in r]
     if ratios:
         out += "\n\n| tour | p50 GEMM Lens / minimal | p95 GEMM Lens / minimal | load avg |\n|---|---|---|---|\n"
         out += "\n".join(f"| {r['scenario'].split(':')[0]} | {r['p50_ratio']} | {r['p95_ratio']} | {r['load']} |"

@@ -105,7 +105,7 @@ def test_upload_cache_is_bounded_by_entries_and_bytes() -> None:
 
 
 def test_figure_and_table_caches_are_bounded() -> None:
-    for cached in (cache.key_metrics_table, cache.roofline, cache.occupancy_figures, cache.comparison):
+    for cached in (cache.key_metrics_table, cache.roofline, cache.occupancy_figures, cache.review_view):
         assert cached._info.max_entries is not None and cached._info.ttl is not None
 
 
@@ -142,8 +142,8 @@ def test_review_exports_are_not_built_on_a_plain_visit(monkeypatch, tmp_path: Pa
 def _comparison_inputs(tmp_path: Path):
     store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
     runs = [store.read_run(int(s["id"])) for s in store.list_runs()]
-    compared, _ = cache.comparison(runs[0], runs[1:], 5.0)
-    return runs[0], runs[1:], compared, 5.0, cache.review_roofline(runs[0], runs[1:], None)
+    view = cache.review_view(runs[0], runs[1:], 5.0, False, None)
+    return runs[0], runs[1:], view.comparison, 5.0, view.roofline
 
 
 def test_list_runs_pages_newest_first(tmp_path: Path) -> None:

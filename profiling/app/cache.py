@@ -16,6 +16,7 @@ import uuid
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -31,9 +32,10 @@ from profiling.nsight.load import LoadedUpload
 from profiling.nsight.report import Report
 from profiling.runs import by_device
 from profiling.runs.by_device import GpuIdentity
-from profiling.runs.comparison import compare_runs, side_by_side
+from profiling.runs.comparison import compare_runs, notes_said_once, side_by_side, unmatched
 from profiling.runs.export import export_runs_json
 from profiling.runs.records import SavedRun
+from profiling.runs.verdict import Comparability, comparability
 
 TTL_S = 30 * 60
 """How long a cached table or figure lives unused: long enough for a team's session, short enough to free memory."""
@@ -172,12 +174,6 @@ def cached_stall_figure(frame: pd.DataFrame, scale: str, title: str, kernel_ids:
 
 
 @_table
-def side_by_side_plain(side: pd.DataFrame) -> pd.DataFrame:
-    """tables.side_by_side_plain, cached."""
-    return tables.side_by_side_plain(side)
-
-
-@_table
 def operations_table(reports: Reports) -> pd.DataFrame:
     """Operations of more than one launch in the reports (profiling.analysis.operations), cached."""
     frames = [operations_frame(report.launches) for _, report in reports]
@@ -245,13 +241,44 @@ def history_figure(history: pd.DataFrame, kernel: str, metric: str) -> go.Figure
     return charts.history_figure(history, kernel, metric)
 
 
-@_table
-def comparison(
-    baseline: SavedRun, candidates: list[SavedRun], threshold_pct: float, cross_gpu: bool = False
-) -> tuple[pd.DataFrame, ...]:
-    """(compare_runs, its side_by_side table), cached."""
+@dataclass(frozen=True)
+class ReviewView:
+    """Everything the Review page draws for one comparison, computed once per runs, threshold and ceilings and
+    shared by every session (read-only): a visit hashes the runs' memoised fingerprints, not their tables."""
+
+    comparison: pd.DataFrame
+    side: pd.DataFrame
+    table: pd.DataFrame
+    """The side-by-side rows as shown (tables.side_by_side_plain of the rows without the repeated note)."""
+    note: str
+    """The note every time row shares, said once above the table ('' when none)."""
+    guards: tuple[tuple[str, Comparability], ...]
+    """(candidate label, what differs from the baseline) for each candidate."""
+    unmatched: pd.DataFrame
+    """Kernel/size pairs in one run only, ready to show."""
+    roofline: go.Figure
+    figures: tuple[go.Figure, ...]
+
+
+@_figure
+def review_view(
+    baseline: SavedRun, candidates: list[SavedRun], threshold_pct: float, cross_gpu: bool, ceilings: Ceilings | None
+) -> ReviewView:
+    """The Review page's comparison of `baseline` with `candidates` (see ReviewView), cached."""
     compared = compare_runs(baseline, candidates, threshold_pct=threshold_pct, cross_gpu=cross_gpu)
-    return compared, side_by_side(compared)
+    side = side_by_side(compared)
+    shown, note = notes_said_once(side) if not side.empty else (side, "")
+    only = pd.concat([unmatched(baseline, c).assign(candidate=c.label) for c in candidates], ignore_index=True)
+    return ReviewView(
+        comparison=compared,
+        side=side,
+        table=tables.side_by_side_plain(shown) if not side.empty else side,
+        note=note or "",
+        guards=tuple((c.label, comparability(baseline, c, cross_gpu=cross_gpu)) for c in candidates),
+        unmatched=tables.display(only.rename(columns={"only_in": "only in"})) if not only.empty else only,
+        roofline=charts.review_roofline(baseline, candidates, ceilings),
+        figures=tuple(charts.comparison_figures(baseline, candidates, compared)),
+    )
 
 
 @_table
@@ -266,18 +293,6 @@ def device_groups(runs: list[SavedRun]) -> tuple[list[GpuIdentity], pd.DataFrame
 def device_tflops_figure(models: pd.DataFrame) -> go.Figure:
     """charts.devices.device_tflops_figure, cached."""
     return devices.device_tflops_figure(models)
-
-
-@_figure
-def review_roofline(baseline: SavedRun, candidates: list[SavedRun], ceilings: Ceilings | None) -> go.Figure:
-    """charts.review_roofline, cached."""
-    return charts.review_roofline(baseline, candidates, ceilings)
-
-
-@_figure
-def comparison_figures(baseline: SavedRun, candidates: list[SavedRun], compared: pd.DataFrame) -> list[go.Figure]:
-    """charts.comparison_figures, cached."""
-    return charts.comparison_figures(baseline, candidates, compared)
 
 
 def review_exports(

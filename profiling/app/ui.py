@@ -19,7 +19,7 @@ import streamlit as st
 
 from profiling import usecases
 from profiling.analysis.ceilings import recorded_device_ceilings
-from profiling.app import auth, cache, state, store_cache, tables
+from profiling.app import auth, cache, state, store_cache
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
@@ -28,11 +28,9 @@ from profiling.errors import GemmLensError, error_line, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
-from profiling.runs.comparison import notes_said_once, unmatched
 from profiling.runs.export import to_csv
 from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore, default_db_url
-from profiling.runs.verdict import comparability
 from profiling.team.roles import SERVER, Identity
 
 GPU_SWITCH = "GEMMLENS_GPU"
@@ -394,8 +392,9 @@ def review_comparison(
     """Baseline vs candidates: the side-by-side table coloured by verdict, the roofline (ceilings of the baseline's
     device), the time figures, and the downloads (all cached by the runs' content, the exports built on click)."""
     candidates = list(candidates)
-    comparison, side = cache.comparison(baseline, candidates, threshold_pct, cross_gpu)
-    if side.empty:
+    ceilings = recorded_device_ceilings(baseline.device, baseline.device_name)
+    view = cache.review_view(baseline, candidates, threshold_pct, cross_gpu, ceilings)
+    if view.side.empty:
         st.info("The baseline and candidates have no kernel and size in common.")
     else:
         st.caption(
@@ -404,26 +403,19 @@ def review_comparison(
             "(medians only) when a run saved no per-launch times. Δ% "
             "relative to the baseline; the HTML report colours every metric's change."
         )
-        for candidate in candidates:
-            guard = comparability(baseline, candidate, cross_gpu=cross_gpu)
+        for label, guard in view.guards:
             if guard.differences:
-                (st.warning if not guard.comparable else st.caption)(
-                    f"{safe_md(candidate.label)}: {safe_md(guard.label())}"
-                )
-        shown, note = notes_said_once(side)
-        if note:
-            st.caption(f"Time, every row: {safe_md(note)}.")
-        st.dataframe(cache.side_by_side_plain(shown), hide_index=True, width="stretch", key="side_by_side")
-    only = pd.concat([unmatched(baseline, c).assign(candidate=c.label) for c in candidates], ignore_index=True)
-    if not only.empty:
-        with st.expander(f"Not compared: {len(only)} kernel/size pair(s) in one run only"):
-            st.dataframe(tables.display(only.rename(columns={"only_in": "only in"})), hide_index=True, width="stretch")
-    ceilings = recorded_device_ceilings(baseline.device, baseline.device_name)
-    roof = cache.review_roofline(baseline, candidates, ceilings)
-    st.plotly_chart(roof, key="review_roofline")
-    for i, fig in enumerate(cache.comparison_figures(baseline, candidates, comparison)):
+                (st.warning if not guard.comparable else st.caption)(f"{safe_md(label)}: {safe_md(guard.label())}")
+        if view.note:
+            st.caption(f"Time, every row: {safe_md(view.note)}.")
+        st.dataframe(view.table, hide_index=True, width="stretch", key="side_by_side")
+    if not view.unmatched.empty:
+        with st.expander(f"Not compared: {len(view.unmatched)} kernel/size pair(s) in one run only"):
+            st.dataframe(view.unmatched, hide_index=True, width="stretch")
+    st.plotly_chart(view.roofline, key="review_roofline")
+    for i, fig in enumerate(view.figures):
         st.plotly_chart(fig, key=f"cmp_fig{i}")
-    review_downloads(baseline, candidates, comparison, side, threshold_pct, roof)
+    review_downloads(baseline, candidates, view.comparison, view.side, threshold_pct, view.roofline)
 
 
 def review_downloads(
