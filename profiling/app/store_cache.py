@@ -9,7 +9,7 @@ figure and table caches key it by identity instead of hashing its whole content 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -17,7 +17,9 @@ import streamlit as st
 from profiling.app.cache import TTL_S
 from profiling.runs import review
 from profiling.runs.records import SavedRun
-from profiling.runs.store import RunStore
+
+if TYPE_CHECKING:  # SQLAlchemy loads with the first page that opens the store, not with every first visit
+    from profiling.runs.store import RunStore
 
 RUN_ENTRIES = 256
 LIST_ENTRIES = 32

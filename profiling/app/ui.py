@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -30,8 +30,10 @@ from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
 from profiling.runs.export import to_csv
 from profiling.runs.records import SavedRun
-from profiling.runs.store import RunStore, default_db_url
 from profiling.team.roles import SERVER, Identity
+
+if TYPE_CHECKING:
+    from profiling.runs.store import RunStore
 
 GPU_SWITCH = "GEMMLENS_GPU"
 """Set to "off" to serve bundled measurements only (a shared review server, or tests)."""
@@ -88,12 +90,17 @@ def _bundle(name: str) -> Bundle:
 
 @st.cache_resource(show_spinner=False)
 def _store(url: str, require_actor: bool) -> RunStore:
+    # Imported here: SQLAlchemy and the schema take a second to load, which only pages that use the store pay.
+    from profiling.runs.store import RunStore
+
     return RunStore(url, require_actor=require_actor)
 
 
 def run_store() -> RunStore:
     """The run store at GEMMLENS_DB_URL / GEMMLENS_DB_PATH (opened and migrated once per URL); with sign-in
     configured, it refuses writes that name no signed-in identity."""
+    from profiling.runs.store import default_db_url
+
     return _store(default_db_url(), auth.sign_in_configured())
 
 
