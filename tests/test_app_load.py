@@ -126,7 +126,7 @@ def test_review_exports_are_not_built_on_a_plain_visit(monkeypatch, tmp_path: Pa
     store.import_runs(bundles.bundled_runs(BUNDLE))
     store.close()
     built = []
-    monkeypatch.setattr(cache.review, "report_html", lambda *a, **k: built.append("html") or "<html></html>")
+    monkeypatch.setattr(cache.review_html, "report_html", lambda *a, **k: built.append("html") or "<html></html>")
     monkeypatch.setattr(cache, "export_runs_json", lambda *a, **k: built.append("json") or "[]")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
