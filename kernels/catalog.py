@@ -146,7 +146,7 @@ CATALOG: tuple[KernelSpec, ...] = (
         design_doc=f"{SEED_LADDER} section 'SGEMM v5'",
         previous="v4",
     ),
-    # --- beyond the ladder (issue 6) ---
+    # --- beyond the ladder ---
     KernelSpec(
         id="cublas-hgemm",
         title="cuBLAS HGEMM AddMM",

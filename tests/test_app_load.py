@@ -1,4 +1,4 @@
-"""The app under load (issue 21), without timing anything: identical uploads share one parse, the caches are
+"""The app under load, without timing anything: identical uploads share one parse, the caches are
 bounded, exports are built only when asked, the run list pages. Speed lives in scripts/load_test.py's output."""
 
 from __future__ import annotations

@@ -519,7 +519,7 @@ def test_occupancy_gap_is_explained_on_real_launches() -> None:
     assert launches.occupancy_gap_note(50.0, None, None) is None
 
 
-# --- issue 13: readable charts and tables ---------------------------------------------------------
+# --- readable charts and tables ---------------------------------------------------------
 
 
 def test_tflops_chart_has_an_fp32_and_a_tensor_core_panel(doc) -> None:
@@ -559,7 +559,7 @@ def test_a_comparable_pair_is_picked_from_the_bundled_runs(bundle) -> None:
 
 def test_one_launch_naming_rule_across_layouts() -> None:
     """One rule: catalog id and size where the report proves the launch ours (our NVTX range), else the kernel
-    function's own name (issue 18). An uploaded summary page has no NVTX ranges, so our kernels keep their
+    function's own name. An uploaded summary page has no NVTX ranges, so our kernels keep their
     function names there, the same names the raw page's launches have underneath."""
     raw = usecases.load_upload("raw.csv", (NCU / "raw.csv").read_bytes())
     summary = usecases.load_upload("summary.csv", (NCU / "summary.csv").read_bytes())

@@ -119,9 +119,6 @@ def lines(path: Path) -> int:
     return len(path.read_text().splitlines())
 
 
-# ---------------------------------------------------------------------------------------------
-
-
 def test_the_circle_finder_and_import_reader_see_what_they_must() -> None:
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert circles({"a": {"b"}, "b": set(), "c": {"b"}}) == []

@@ -245,7 +245,7 @@ def test_occupancy_figures_reject_impossible_config():
         occupancy_figures("9.0", 2048, 32, 0)
 
 
-# --- issue 13: readable charts --------------------------------------------------------------------
+# --- readable charts --------------------------------------------------------------------
 
 
 def test_roofline_axis_stays_on_the_data_and_names_the_outlier(points, ceilings):

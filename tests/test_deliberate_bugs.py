@@ -1,4 +1,4 @@
-"""scripts/deliberate_bugs.py (issue 19's evidence) still targets the code: each bug's text is found exactly once."""
+"""scripts/deliberate_bugs.py still targets the code: each bug's text is found exactly once."""
 
 from __future__ import annotations
 

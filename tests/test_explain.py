@@ -42,7 +42,7 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
                 "wgmma-cluster",
                 "v8-splitk",
             ), f"{base} -> {cand} is missing from the bundled capture"
-            continue  # newer than the bundled H100 capture (issue 15); its step needs a new capture
+            continue  # newer than the bundled H100 capture; its step needs a new capture
         out[(base, cand)] = X.explain(before, after)
     return request.param, out
 

@@ -1,5 +1,5 @@
 """Hostile JSON given to `compare` and to the Review page's import: each case is one line naming the first bad
-field, never a traceback (issue 11, items 2 and 3)."""
+field, never a traceback."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def shapes_for(kernel_id: str, small: bool = False) -> list[Shape]:
 
 def test_every_source_kernel_of_the_catalog_has_a_model_and_references_have_none() -> None:
     # TMA kernels have no per-lane loads to draw: the copy engine, not the threads, computes the addresses.
-    # v8-splitk (issue 15) is not modelled yet: v8-async's lanes with K offset per split and reductions into C.
+    # v8-splitk is not modelled yet: v8-async's lanes with K offset per split and reductions into C.
     # sgemm-auto runs another kernel's configuration, chosen per shape: that kernel's model is the one to look at.
     assert set(MODELS) == {
         s.id

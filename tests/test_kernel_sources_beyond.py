@@ -1,4 +1,4 @@
-"""The beyond-the-ladder kernels (issue 6) build cleanly: no spills, registers within their launch bounds,
+"""The beyond-the-ladder kernels build cleanly: no spills, registers within their launch bounds,
 shared memory within the per-block and per-SM limits, tuning configurations valid (CPU; compiling needs nvcc).
 
 NVIDIA's limits used here (CUDA Programming Guide, compute capability table): per-block opt-in shared

@@ -1,4 +1,4 @@
-"""The Hopper kernels (wgmma-tma, wgmma-pingpong and wgmma-tma-store, issue 15) on the CPU: it builds for sm_90a with no spills and with the Hopper
+"""The Hopper kernels (wgmma-tma, wgmma-pingpong and wgmma-tma-store) on the CPU: it builds for sm_90a with no spills and with the Hopper
 instructions in its SASS, every other GPU and every size that is not a multiple of 16 is refused with a message
 before anything is compiled or launched, and its tensor maps describe A and B as the kernel reads them."""
 

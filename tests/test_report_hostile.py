@@ -1,4 +1,4 @@
-"""The report parser on hostile input (issue 11): values that are not finite, unreadable files, huge cells,
+"""The report parser on hostile input: values that are not finite, unreadable files, huge cells,
 chatty programs before the CSV, other text encodings, and the hand-made corpus in tests/fixtures/hostile.
 
 Variants of real captures (tests/fixtures/ncu) are made here by editing their cells; only the corpus files

@@ -64,9 +64,6 @@ def by(comparison: pd.DataFrame, kernel: str, metric: str) -> pd.Series:
     return rows.iloc[0]
 
 
-# ---------------------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize(
     ("better", "base", "cand", "verdict"),
     [
@@ -147,9 +144,6 @@ def test_bad_threshold_is_refused() -> None:
         compare_runs(base, [base], threshold_pct=-1)
 
 
-# ---------------------------------------------------------------------------------------------
-
-
 def test_filter_runs() -> None:
     runs = review.runs_frame(
         [
@@ -200,9 +194,6 @@ def test_kernel_history_per_device(tmp_path: Path) -> None:
     assert sorted(set(both["device_name"])) == ["A100", "NVIDIA H100 80GB HBM3"]
     fig = history_figure(both, "v3", "tflops")
     assert sorted(t.name for t in fig.data) == ["A100 4096x4096x4096", "NVIDIA H100 80GB HBM3 4096x4096x4096"]
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 def test_html_report_is_self_contained() -> None:

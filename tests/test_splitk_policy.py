@@ -1,4 +1,4 @@
-"""The split-count rule (kernels/splitk_policy.py) at issue 15's shapes, for each split-K tuning configuration, against
+"""The split-count rule (kernels/splitk_policy.py) at the split-K study's shapes, for each split-K tuning configuration, against
 counts worked out by hand below (an H100's 132 SMs)."""
 
 from __future__ import annotations

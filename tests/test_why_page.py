@@ -22,7 +22,7 @@ WHY_PAGE = "pages/8_Why.py"
 
 
 def captured_steps() -> list[tuple[str, str]]:
-    """The catalog's ladder steps that the bundled H100 capture holds: the Hopper kernels and v8-splitk (issue 15)
+    """The catalog's ladder steps that the bundled H100 capture holds: the Hopper kernels and v8-splitk
     are newer."""
     newer = {"wgmma-tma", "wgmma-pingpong", "wgmma-tma-store", "wgmma-persistent", "wgmma-cluster", "v8-splitk"}
     return [step for step in X.ladder_steps() if not newer & set(step)]
@@ -211,7 +211,7 @@ def test_a_source_page_uploaded_on_the_reports_page_is_offered(no_gpu) -> None:
 def test_uploaded_reports_with_stalls_and_any_two_launches(no_gpu) -> None:
     at = why_page()
     report = L.load_report(H100 / "ncu_why_4096_raw.csv")
-    # Parsed uploads live in the server's shared cache; the session keeps key -> file name (issue 21).
+    # Parsed uploads live in the server's shared cache; the session keeps key -> file name.
     cache.shared_uploads().parse("why.csv:0", "why.csv", b"", lambda _name, _content: report)
     at.session_state["uploads"] = {"why.csv:0": "why.csv"}
     at.run()
@@ -244,7 +244,7 @@ def test_static_sass_toggle(no_gpu) -> None:
 
 def test_the_hopper_capture_explains_wgmma_against_mma_sync() -> None:
     """The H100 capture of 2026-11-24 (results/h100-2026-11-24/why/): wmma-async against wgmma-tma, the pair
-    issue 15 asks the why views to explain: stalls, tensor-pipe busy and shared-memory traffic per FLOP."""
+    the why views explain: stalls, tensor-pipe busy and shared-memory traffic per FLOP."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/8_Why.py").run()

@@ -226,7 +226,7 @@ def controls() -> Selection:
 
 
 # The pictures depend only on the selection (a few small values), not on the session: one copy per server,
-# shared read-only, so 20 people on this page do not each rebuild them (issue 21).
+# shared read-only, so 20 people on this page do not each rebuild them.
 @st.cache_resource(max_entries=128, show_spinner=False)
 def access_figure(sel: Selection, pick: int, paired: bool, _sides: list[tuple[str, Access]]):  # noqa: ANN201
     """The lane-by-lane picture of one instruction (and its counterpart): fixed by the selection and the pick."""

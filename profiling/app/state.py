@@ -134,7 +134,7 @@ REPORT_FILES_CHANGED: Final = "report_files_changed"
 
 def mark_report_files_changed() -> None:
     """The Reports page's uploader callback. A module function, not a lambda in the page: a callback's globals stay
-    referenced after its session has gone, and a page's globals hold every report it showed (issue 21)."""
+    referenced after its session has gone, and a page's globals hold every report it showed."""
     st.session_state[REPORT_FILES_CHANGED] = True
 
 

@@ -5,7 +5,7 @@ A `WhyData` is one set of launches (a raw or details page) and, where there is o
 report. Bundled captures (results/<device>-<date>/ncu_<name>_raw.csv with source_<name>_{cuda_sass,sass}.csv.gz
 beside it), uploaded reports and uploaded source pages all become one.
 
-For the Reports page (issue 18): `offer_source_page(name, page)` hands an uploaded, parsed source page to the Why
+For the Reports page: `offer_source_page(name, page)` hands an uploaded, parsed source page to the Why
 page for this session; `source_page_data(name, page)` is the conversion it uses.
 """
 
