@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import admin, auth, bundles, cache, device_view, state, store_cache, tables, ui
+from profiling.app import admin, auth, bundles, cache, comments_view, device_view, state, store_cache, tables, ui
 from profiling.errors import GemmLensError
 from profiling.runs import review
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
@@ -104,6 +104,7 @@ with tab_open:
     st.dataframe(tables.display(tables.run_info_table(run)), hide_index=True, width="stretch")
     st.dataframe(tables.display(tables.run_results_table(run)), hide_index=True, width="stretch")
     ui.delete_run_button(store, open_id, len(run.results), who)
+    comments_view.comments_section(store, run, who)
 with tab_hist:
     kernels = sorted(results["kernel"].dropna().unique())
     if kernels:

@@ -91,3 +91,47 @@ def test_review_link_opens_the_same_runs(no_gpu: Path) -> None:
     at = opened("7_Review.py", {"baseline": f"#{ids[2]} third", "candidates": f"#{ids[0]} first"})
     assert at.selectbox(key="baseline").value == ids[2]
     assert at.multiselect(key="candidates").value == [ids[0]]
+
+
+def test_comments_on_runs_and_launches_are_kept_with_author_and_time(no_gpu: Path) -> None:
+    """A comment on a run and one on a launch: in the store with author and time, in the audit log, escaped in the
+    HTML report; an empty one is refused in one line; a purged run takes its comments with it."""
+    from profiling.charts import review_html
+    from profiling.errors import InvalidInput
+    from profiling.team.roles import Identity
+
+    with RunStore(f"sqlite:///{no_gpu}") as store:
+        base = store.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v4": 2.0}), label="before"))
+        cand = store.save_run(convert.run_from_bench(bench_doc({"v3": 3.1, "v4": 1.5}), label="after"))
+        viewer = Identity("ana@example.com", "viewer")
+        store.add_comment(base, "baseline from the H100 box", actor=viewer)
+        store.add_comment(cand, "v4 <b>gained</b> 25 %", launch="v4 4096x4096x4096", actor=viewer)
+        with pytest.raises(InvalidInput, match="1 to 5,000 characters"):
+            store.add_comment(cand, "   ", actor=viewer)
+        found = store.comments([base, cand])
+        assert [(c["run_id"], c["launch"], c["author"]) for c in found] == [
+            (base, "", "ana@example.com"),
+            (cand, "v4 4096x4096x4096", "ana@example.com"),
+        ]
+        assert found[1]["at"].endswith("Z")
+        assert store.audit_log(limit=1)[0]["action"] == "comment"
+        page = review_html.report_html(store.read_run(base), [store.read_run(cand)], comments=found)
+        assert "<h2>Comments</h2>" in page and "baseline from the H100 box" in page
+        assert "v4 &lt;b&gt;gained&lt;/b&gt; 25 %" in page and "<b>gained</b>" not in page
+        admin = Identity("lead@example.com", "admin")
+        store.delete_run(cand, actor=admin)
+        store.purge_trash([cand], actor=admin)
+        assert [c["run_id"] for c in store.comments([base, cand])] == [base]
+
+
+def test_a_comment_added_on_the_review_page_is_shown(no_gpu: Path) -> None:
+    with RunStore(f"sqlite:///{no_gpu}") as store:
+        run_id = store.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v4": 2.0}), label="only"))
+    at = opened("7_Review.py", {})
+    at.selectbox(key="c_launch").set_value("v4 4096x4096x4096")
+    at.text_area(key="c_text").input("the FFMA loop is the hot spot")
+    next(b for b in at.button if b.label == "Add comment").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("on v4 4096x4096x4096" in m.value and "the FFMA loop is the hot spot" in m.value for m in at.markdown)
+    with RunStore(f"sqlite:///{no_gpu}") as store:
+        assert [c["text"] for c in store.comments([run_id])] == ["the FFMA loop is the hot spot"]

@@ -223,7 +223,7 @@ def test_v1_database_is_migrated_on_open(db_url: str) -> None:
 
     with RunStore(db_url) as s:
         with s.engine.connect() as conn:
-            assert schema.schema_version(conn) == schema.SCHEMA_VERSION == 5
+            assert schema.schema_version(conn) == schema.SCHEMA_VERSION == 6
         old = s.get_run(old_id)
         assert old["label"] == "old run" and old["author"] == "ann" and old["meta"] == {}
         assert old["created_utc"] == "2025-01-02T03:04:05Z"

@@ -296,7 +296,12 @@ def device_tflops_figure(models: pd.DataFrame) -> go.Figure:
 
 
 def review_exports(
-    baseline: SavedRun, candidates: Sequence[SavedRun], compared: pd.DataFrame, threshold_pct: float, roof: go.Figure
+    baseline: SavedRun,
+    candidates: Sequence[SavedRun],
+    compared: pd.DataFrame,
+    threshold_pct: float,
+    roof: go.Figure,
+    comments: Sequence[dict[str, Any]] = (),
 ) -> tuple[Callable[[], str], Callable[[], str]]:
     """(HTML report, runs JSON) as callables for st.download_button's `data`: built when the reader clicks, not
     on every visit (Streamlit runs them on their own thread and keeps no bytes in the session meanwhile)."""
@@ -304,7 +309,7 @@ def review_exports(
 
     def html() -> str:
         return review_html.report_html(
-            baseline, candidates, compared, threshold_pct=threshold_pct, extra_figures=[roof]
+            baseline, candidates, compared, threshold_pct=threshold_pct, extra_figures=[roof], comments=comments
         )
 
     def runs_json() -> str:

@@ -436,7 +436,9 @@ def review_downloads(
     """Download buttons for a comparison: the self-contained HTML report, the side-by-side table (CSV) and the
     runs (JSON); each file is built when its button is clicked, not on every visit."""
     e1, e2, e3 = st.columns(3)
-    html_doc, runs_json = cache.review_exports(baseline, candidates, comparison, threshold_pct, roofline)
+    ids = [r.id for r in (baseline, *candidates) if r.id is not None]
+    comments = run_store().comments(ids) if ids else []
+    html_doc, runs_json = cache.review_exports(baseline, candidates, comparison, threshold_pct, roofline, comments)
     e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
     e2.download_button("Export comparison CSV", lambda: to_csv(side), "gemmlens-comparison.csv", "text/csv")
     e3.download_button("Export runs JSON", runs_json, "gemmlens-runs.json", "application/json")

@@ -84,9 +84,11 @@ def report_html(
     threshold_pct: float = DEFAULT_THRESHOLD_PCT,
     extra_figures: Sequence[go.Figure] = (),
     history: pd.DataFrame | None = None,
+    comments: Sequence[Mapping[str, Any]] = (),
 ) -> str:
     """A self-contained HTML review: runs, side-by-side table, charts (plotly.js inlined once, so the file
-    works offline), plus any extra figures (e.g. the app's roofline) and a history table."""
+    works offline), plus any extra figures (e.g. the app's roofline), a history table, and the runs' comments
+    (RunStore.comments: each with its run, launch, author and time)."""
     baseline, candidates = as_run(baseline), [as_run(c) for c in candidates]
     if comparison is None:
         comparison = compare_runs(baseline, candidates, threshold_pct=threshold_pct)
@@ -118,6 +120,17 @@ def report_html(
     ]
     if history is not None and not history.empty:
         sections += ["<h2>History</h2>", _table_html(history)]
+    if comments:
+        frame = pd.DataFrame(
+            {
+                "run": [f"#{c['run_id']}" for c in comments],
+                "launch": [c.get("launch") or "(the run)" for c in comments],
+                "author": [c["author"] for c in comments],
+                "at (UTC)": [c["at"] for c in comments],
+                "comment": [c["text"] for c in comments],
+            }
+        )
+        sections += ["<h2>Comments</h2>", _table_html(frame)]
     style = (
         "body{font-family:system-ui,sans-serif;margin:2em;color:#1f2328}"
         "table{border-collapse:collapse;margin:1em 0;font-size:13px}"

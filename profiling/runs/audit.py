@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from profiling.runs.schema import AuditRow, ResultRow, RunRow
 from profiling.runs.values import iso_utc, to_utc
 
-ACTIONS = ("save", "import", "update", "delete", "restore", "purge")
+ACTIONS = ("save", "import", "update", "delete", "restore", "purge", "comment")
 
 
 def record(conn: Connection, actor: str, action: str, run_id: int | None, detail: str = "") -> None:

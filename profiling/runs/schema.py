@@ -97,6 +97,19 @@ class AuditRow(Base):
     detail: Mapped[str] = mapped_column(sa.Text, default="")
 
 
+class CommentRow(Base):
+    """A comment on a run, or on one launch of it (`launch`: the kernel and size it names), with author and time."""
+
+    __tablename__ = "comments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(sa.ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    launch: Mapped[str] = mapped_column(sa.String(300), default="")
+    author: Mapped[str] = mapped_column(sa.String(200))
+    at: Mapped[dt.datetime] = mapped_column(sa.DateTime)  # naive UTC
+    text: Mapped[str] = mapped_column(sa.Text)
+
+
 # ---------------------------------------------------------------------------------------------
 # Migrations: append only. Each step is frozen DDL (never the ORM models, which follow the newest
 # schema), so that an old database upgrades through exactly the steps it has not seen.
@@ -232,12 +245,29 @@ def _migration_audit_no_replace(conn: Connection) -> None:
         )
 
 
+def _migration_comments(conn: Connection) -> None:
+    """Comments on runs and launches, with author and time (a review meeting's notes, kept with the runs)."""
+    md = sa.MetaData()
+    sa.Table("runs", md, sa.Column("id", sa.Integer, primary_key=True))
+    sa.Table(
+        "comments", md,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
+        sa.Column("launch", sa.String(300), nullable=False),
+        sa.Column("author", sa.String(200), nullable=False),
+        sa.Column("at", sa.DateTime, nullable=False),
+        sa.Column("text", sa.Text, nullable=False),
+    )  # fmt: skip
+    md.tables["comments"].create(conn)
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
     _migration_1,
     _migration_2,
     _migration_team,
     _migration_raw_times,
     _migration_audit_no_replace,
+    _migration_comments,
 )
 
 

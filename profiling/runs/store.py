@@ -48,6 +48,7 @@ from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
 from profiling.runs.schema import (
     SCHEMA_VERSION,
     AuditRow,
+    CommentRow,
     ResultRow,
     RunRow,
     StoreError,
@@ -98,6 +99,10 @@ def _db_errors(action: str, url: str) -> Iterator[None]:
     except sa.exc.SQLAlchemyError as exc:
         cause = getattr(exc, "orig", None) or exc  # the driver's own error, without SQLAlchemy's SQL dump
         raise StoreError(f"could not {action} ({url}): {error_line(cause)}") from exc
+
+
+MAX_COMMENT_CHARS = 5000
+"""A comment is a note for a review, not a document."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,6 +327,31 @@ class RunStore:
                 require_author_or_admin(actor, author, run_id)
             conn.execute(sa.update(RunRow).where(RunRow.id == run_id).values(**values))
             audit.record(conn, who, "update", run_id, "changed " + ", ".join(sorted(values)))
+
+    def add_comment(self, run_id: int, text: str, *, launch: str = "", actor: Identity | None = None) -> int:
+        """Comment on a run, or on one of its launches (`launch`: the kernel and size, as the run's results name
+        them); anyone who may read runs may comment. The comment keeps its author (the acting identity) and time."""
+        who = self._acting(actor, "read", "commenting")
+        text = text.strip()
+        if not text or len(text) > MAX_COMMENT_CHARS:
+            raise InvalidInput(f"a comment needs 1 to {MAX_COMMENT_CHARS:,} characters of text")
+        self._check_writable("save the comment")
+        with _db_errors("save the comment", self.display_url), self._write_engine.begin() as conn:
+            live = sa.select(RunRow.id).where(RunRow.id == run_id, RunRow.deleted_at.is_(None))
+            if conn.execute(live).scalar() is None:
+                raise InvalidInput(f"no run {run_id} in the run store ({self.display_url})")
+            values = {"run_id": run_id, "launch": launch[:300], "author": who[:200], "at": to_utc(None), "text": text}
+            comment_id = conn.execute(sa.insert(CommentRow).values(**values)).inserted_primary_key[0]
+            audit.record(conn, who, "comment", run_id, f"comment {comment_id}" + (f" on {launch}" if launch else ""))
+            return int(comment_id)
+
+    def comments(self, run_ids: Sequence[int]) -> list[dict[str, Any]]:
+        """The comments on these runs, oldest first: id, run_id, launch, author, at (ISO UTC), text."""
+        with _db_errors("read comments", self.display_url), self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(CommentRow).where(CommentRow.run_id.in_(list(run_ids))).order_by(CommentRow.id)
+            ).mappings()
+            return [{**dict(r), "at": iso_utc(r["at"])} for r in rows]
 
     def delete_run(self, run_id: int, *, actor: Identity | None = None) -> bool:
         """Move a run to the trash (an admin's action; restore_run brings it back, purge_trash deletes it for
