@@ -522,4 +522,4 @@ def test_report_text_tensor_throughput_and_conflict_wording() -> None:
     v8 = next(b for b in text.split("\n[")[1:] if b.split("] ")[1].startswith("v8-async"))
     assert "FP32 39.59 TFLOP/s" in v8 and "tensor" not in v8
     assert "shared-load conflict rate 0.0%; shared-load wavefronts per request 3.0" in v8
-    assert "-way" not in text and text.count("note: wavefronts per request: 1 is conflict-free") == 1
+    assert "-way" not in text and text.count("note: shared-memory wavefronts: 1 per request is conflict-free") == 1

@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 DESCRIPTION_CHARS = 160
-SMEM_NOTE = f"note: {R.WAVEFRONTS_PER_REQUEST_MEANING}; the conflict rate is {R.CONFLICT_RATE_MEANING}"
+SMEM_NOTE = f"note: shared-memory wavefronts: {R.WAVEFRONTS_PER_REQUEST_MEANING}; the conflict rate is {R.CONFLICT_RATE_MEANING}"
 
 
 def _fmt(shown: float | None, unit: str) -> str:

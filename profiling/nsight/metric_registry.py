@@ -29,8 +29,8 @@ Applies = Literal["any", "tensor_core"]
 Compute = Callable[[KernelLaunch], "float | None"]
 
 WAVEFRONTS_PER_REQUEST_MEANING = (
-    "wavefronts per request: 1 is conflict-free at 32 bits per thread, 2 at 64 and 4 at 128; each one above that "
-    "is a bank conflict the warp waits for"
+    "1 per request is conflict-free at 32 bits per thread, 2 at 64 and 4 at 128; each one above that is a bank "
+    "conflict the warp waits for"
 )
 CONFLICT_RATE_MEANING = "excess wavefronts / all wavefronts: 0 % is conflict-free whatever the access width"
 N_WAY_LABEL = "n-way"
