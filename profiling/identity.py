@@ -28,6 +28,9 @@ _NVTX_RANGE = re.compile(NVTX_PREFIX + r":([A-Za-z0-9_.+-]+):(\d{1,10})x(\d{1,10
 TENSOR_PIPE_BUSY_MIN_PCT = 1.0
 """A launch of another program with no size to weigh its FLOPs against is tensor-core work when its tensor pipe
 was busy at least this share of the time (FP32 kernels issue a few tensor-pipe instructions, never near 1 %)."""
+TENSOR_PIPE_IDLE_PCT = 0.1
+"""A launch of a tensor-core operation whose tensor pipe was busy less than this share of the time (or that issued
+no tensor-pipe instruction) is a helper part of it, such as cuBLAS's split-K reduction, not tensor-core work."""
 TENSOR_FP32_SHARE = 0.5
 """A launch with a known size whose FP32 FLOPs fall below this share of its 2MNK did its multiply elsewhere: on
 the tensor cores when it issued tensor-pipe instructions (ncu's FP32 count then sees only the epilogue)."""
@@ -80,11 +83,13 @@ def uses_tensor_cores(
     tensor_pipe_pct: float | None,
     fp32_flops: float | None,
 ) -> bool:
-    """Whether a launch did its multiply on the tensor cores: the operation's answer for our kernels; for another
-    program's, tensor-pipe instructions issued and FP32 FLOPs far short of the GEMM when its size is known, else
-    the tensor pipe busy at least TENSOR_PIPE_BUSY_MIN_PCT."""
+    """Whether a launch did its multiply on the tensor cores: the operation's answer for our kernels (but not for a
+    part of the operation whose own counters show an idle tensor pipe); for another program's, tensor-pipe
+    instructions issued and FP32 FLOPs far short of the GEMM when its size is known, else the tensor pipe busy at
+    least TENSOR_PIPE_BUSY_MIN_PCT."""
     if operation is not None:
-        return operation.is_tensor_core
+        idle = tensor_instructions == 0 or (tensor_pipe_pct is not None and tensor_pipe_pct < TENSOR_PIPE_IDLE_PCT)
+        return operation.is_tensor_core and not idle
     if shape is not None:
         return bool(tensor_instructions) and (fp32_flops or 0.0) < TENSOR_FP32_SHARE * shape.flops
     return tensor_pipe_pct is not None and tensor_pipe_pct >= TENSOR_PIPE_BUSY_MIN_PCT

@@ -72,3 +72,14 @@ def test_no_tensor_core_rows_for_a_step_between_two_fp32_kernels() -> None:
     assert why.tensor_table(fp32).empty
     tensor = X.explain(X.find_launch(launches, "wmma-addmm"), X.find_launch(launches, "wmma-async"))
     assert tensor.tensor_core and "tensor pipe busy (ncu, % of peak)" in set(why.tensor_table(tensor)["measure"])
+
+
+def test_a_helper_launch_of_a_tensor_core_operation_is_not_tensor_work() -> None:
+    """cuBLAS HGEMM at 127x127x8191 runs a tensor-core kernel and a split-K reduction in one NVTX range: both are
+    cublas-hgemm, only the first did tensor-core work (its pipe 5.1 % busy, the reduction's 0.01 %)."""
+    launches = load_report(ROOT / "results/h100-2026-11-24/verdicts/ops_raw.csv").launches
+    hgemm = [x for x in launches if x.identity.kernel_id == "cublas-hgemm" and x.identity.shape.m == 127]
+    assert [(x.function, x.identity.tensor_core) for x in hgemm] == [
+        ("Kernel2", True),
+        ("splitKreduce_kernel", False),
+    ]
