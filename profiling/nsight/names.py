@@ -11,6 +11,7 @@ function. The full name stays in `KernelLaunch.name`.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Tokens whose brackets are not nesting: anonymous namespaces and lambdas, as ncu and c++filt print them.
@@ -54,6 +55,7 @@ def _top_level(masked: str) -> list[tuple[int, int, str]]:
     return runs
 
 
+@functools.lru_cache(maxsize=4096)  # a report names a few kernels thousands of times
 def qualified_name(name: str) -> str:
     """The qualified function name without return type, template arguments or parameters:
     'void at::<unnamed>::foo<float>(int)' -> 'at::<unnamed>::foo'."""
@@ -77,6 +79,7 @@ def qualified_name(name: str) -> str:
     return text.strip() or name
 
 
+@functools.lru_cache(maxsize=4096)
 def function_name(name: str) -> str:
     """The function's own name, for tables and charts: 'void at::<unnamed>::distribution_elementwise_grid_stride_
     kernel<float, 4, ...>(...)' -> 'distribution_elementwise_grid_stride_kernel'; a plain name comes back as is."""
