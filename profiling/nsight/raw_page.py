@@ -165,6 +165,7 @@ _GROUPED = re.compile(U.GROUPED_NUMBER)
 # What Arrow's cast reads exactly as float() does: digits with an optional point and exponent, or ncu's thousands
 # groups. Anything else (spaces, "inf", "1_000", text) is read cell by cell through units.parse_number.
 _ARROW_NUMBER = r"^[-+]?(?:\d+\.?\d*|\.\d+|\d{1,3}(?:,\d{3})+(?:\.\d*)?)(?:[eE][-+]?\d+)?$"
+_ARROW_GROUPED = r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][-+]?\d+)?$"
 
 
 def _not_finite(name: str, cell: str) -> str:
@@ -222,9 +223,45 @@ def _split_block(records: list[str], width: int):  # -> pyarrow.StringArray
 _EMPTY = None  # pyarrow array of "" and "n/a", made on first use (pyarrow is imported lazily)
 
 
-def _numbers(cells, notes: Notes, names: list[str], where, parsed: dict[str, tuple[float | None, bool]]):
+def _cast_known(cells, width: int, text_columns: set[int]):
+    """(float64 values, mask of the cells cast) when every cell outside `text_columns` (columns that held text in an
+    earlier block) is empty or a number Arrow takes, else None: most blocks need no regex then. A comma that is no
+    thousands separator keeps its cell out of the cast (it goes through Python, and is named there)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    skip = pc.is_in(cells, value_set=_EMPTY).to_numpy(zero_copy_only=False)
+    if text_columns:
+        by_column = np.zeros(width, dtype=bool)
+        by_column[list(text_columns)] = True
+        skip = skip | np.tile(by_column, len(cells) // width)
+    source = cells
+    commas = pc.match_substring(cells, ",")
+    if pc.any(commas).as_py():
+        at = np.flatnonzero(commas.to_numpy(zero_copy_only=False) & ~skip)
+        if len(at):
+            grouped = pc.match_substring_regex(pc.take(cells, pa.array(at)), _ARROW_GROUPED)
+            skip[at[~grouped.to_numpy(zero_copy_only=False)]] = True
+        source = pc.replace_substring(cells, ",", "")
+    try:
+        values = pc.cast(pc.if_else(pa.array(skip), None, source), pa.float64())
+    except (pa.ArrowInvalid, ValueError):
+        return None
+    return np.array(values.to_numpy(zero_copy_only=False), dtype=np.float64), ~skip
+
+
+def _numbers(
+    cells,
+    notes: Notes,
+    names: list[str],
+    where,
+    parsed: dict[str, tuple[float | None, bool]],
+    text_columns: set[int],
+):
     """float64 values of a row-major (rows x metrics) block of metric cells, NaN where missing, and the text cells
-    as (flat index, text). Numbers Arrow reads exactly are cast there; the rest one by one (units.parse_number)."""
+    as (flat index, text). Numbers Arrow reads exactly are cast there; the rest one by one (units.parse_number).
+    `text_columns` (columns with a cell Arrow did not cast) grows as blocks are read."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -233,19 +270,28 @@ def _numbers(cells, notes: Notes, names: list[str], where, parsed: dict[str, tup
     if _EMPTY is None:
         _EMPTY = pa.array(["", "n/a"], type=pa.string())
     width = len(names)
-    numeric = pc.match_substring_regex(cells, _ARROW_NUMBER)
-    commas = pc.any(pc.match_substring(cells, ",")).as_py()
-    cast_from = pc.replace_substring(cells, ",", "") if commas else cells
-    try:
-        values = pc.cast(pc.if_else(numeric, cast_from, None), pa.float64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, ValueError):  # a number Arrow does not take after all: every cell through Python
-        numeric = pa.array(np.zeros(len(cells), dtype=bool))
-        values = np.full(len(cells), np.nan)
-    values = np.array(values, dtype=np.float64)  # writable, and a copy that owns its memory
+    fast = _cast_known(cells, width, text_columns)
+    if fast is not None:
+        values, cast = fast
+        nan_cast = np.flatnonzero(np.isnan(values) & cast)  # "nan" is a number to Arrow: named here
+        for i, cell in zip(nan_cast.tolist(), pc.take(cells, pa.array(nan_cast)).to_pylist(), strict=True):
+            notes.once(names[i % width], _not_finite(names[i % width], cell))
+        numeric = pa.array(cast)
+    else:
+        numeric = pc.match_substring_regex(cells, _ARROW_NUMBER)
+        commas = pc.any(pc.match_substring(cells, ",")).as_py()
+        cast_from = pc.replace_substring(cells, ",", "") if commas else cells
+        try:
+            values = pc.cast(pc.if_else(numeric, cast_from, None), pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, ValueError):  # a number Arrow does not take after all: every cell through Python
+            numeric = pa.array(np.zeros(len(cells), dtype=bool))
+            values = np.full(len(cells), np.nan)
+        values = np.array(values, dtype=np.float64)  # writable, and a copy that owns its memory
     others = pc.and_not(pc.invert(numeric), pc.is_in(cells, value_set=_EMPTY))
     found: list[tuple[int, str]] = []
     at = np.flatnonzero(others.to_numpy(zero_copy_only=False))
     if len(at):
+        text_columns.update(np.unique(at % width).tolist())
         for i, cell in zip(at.tolist(), pc.take(cells, pa.array(at)).to_pylist(), strict=True):
             known = parsed.get(cell)
             if known is None:
@@ -291,6 +337,7 @@ def read_raw_rows(
     per_block = max(1, min(CHUNK_ROWS, CELLS_PER_BLOCK // max(1, width)))
     interned: dict[str, str] = {}
     parsed: dict[str, tuple[float | None, bool]] = {}
+    text_columns: set[int] = set()
     while True:
         block = list(itertools.islice(checked, per_block))
         if not block:
@@ -301,7 +348,7 @@ def read_raw_rows(
             raise
         except Exception as exc:  # Arrow is a boundary: whatever it raises on bad input is one line
             raise ReportError(f"{name}: the raw page is unreadable ({_one_line(exc)})") from None
-        yield from _block_rows(cells, len(block), table, layout, notes, interned, parsed, id_index)
+        yield from _block_rows(cells, len(block), table, layout, notes, interned, parsed, text_columns, id_index)
 
 
 _DERIVED = MetricTable(M.DERIVED_NAMES, [M.DERIVED_UNITS.get(name, "") for name in M.DERIVED_NAMES])
@@ -315,6 +362,7 @@ def _block_rows(
     notes: Notes,
     interned: dict[str, str],
     parsed: dict[str, tuple[float | None, bool]],
+    text_columns: set[int],
     id_index: int | None = None,
 ) -> Iterator[RawRow]:
     """The launches of one block of rows, with their derived metrics computed for the whole block at once."""
@@ -332,7 +380,7 @@ def _block_rows(
 
     metric_cells = pc.take(cells, pa.array((starts + layout.metrics[None, :]).ravel()))
     del cells
-    values, found = _numbers(metric_cells, notes, layout.names, where, parsed)
+    values, found = _numbers(metric_cells, notes, layout.names, where, parsed, text_columns)
     block = values.reshape(rows, table.width)
     if len(layout.nonnegative):  # before scaling: a tiny negative value must not round to -0.0
         sub = block[:, layout.nonnegative]
