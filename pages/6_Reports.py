@@ -42,7 +42,12 @@ else:
 
 table = cache.key_metrics_table(reports)
 st.subheader("Key metrics")
-st.dataframe(tables.display(table), hide_index=True, width="stretch")
+st.dataframe(
+    tables.display(table),
+    hide_index=True,
+    width="stretch",
+    column_config={title: st.column_config.Column(help=text) for title, text in tables.KEY_TABLE_HELP.items()},
+)
 
 tab_roof, tab_find, tab_occ, tab_cmp = st.tabs(
     ["Roofline", "Findings", "Occupancy", "Compare side by side"], key="reports_tab", bind="query-params"

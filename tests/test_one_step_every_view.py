@@ -82,3 +82,8 @@ def test_source_command_shows_n_way_only_on_shared_memory_instructions(capsys: p
     assert barrier and all(line.split()[3] == "-" for line in barrier)
     instructions = out.split("hottest instructions", 1)[1].splitlines()[1:]
     assert all(line.split()[3].startswith(("LDS", "STS", "LDSM")) for line in instructions if "-way" in line)
+
+
+def test_the_reports_columns_explain_themselves_in_the_registrys_words() -> None:
+    assert tables.KEY_TABLE_HELP[PER_REQUEST.title] == R.WAVEFRONTS_PER_REQUEST_MEANING
+    assert tables.KEY_TABLE_HELP[R.LD_CONFLICT_RATE.title] == R.CONFLICT_RATE_MEANING

@@ -23,7 +23,7 @@ from profiling.device_model import Ceilings
 from profiling.errors import InvalidInput, first_line
 from profiling.gpu.env import tool_path
 from profiling.nsight import report as ncu_report
-from profiling.nsight.metric_registry import key_table_columns
+from profiling.nsight.metric_registry import key_table_columns, key_table_help
 from profiling.nsight.tools import find_ncu, find_tool
 from profiling.runs.comparison import BETTER_VERDICTS, METRIC_BY_KEY, METRICS, VERDICT_COLORS, WORSE_VERDICTS
 from profiling.runs.records import SavedRun, as_run
@@ -151,6 +151,8 @@ def bench_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 KEY_TABLE_COLUMNS: dict[str, tuple[str, float]] = key_table_columns()
 """Frame column -> (heading, display scale): the metric registry's KEY_TABLE."""
+KEY_TABLE_HELP: dict[str, str] = key_table_help()
+"""Heading -> the registry's one-line meaning, for the columns' tooltips."""
 
 
 def launch_names(report: ncu_report.Report) -> list[tuple[str, str, str]]:

@@ -177,8 +177,22 @@ DURATION = _d("duration_ns", "duration", "µs", 1e-3, "kernel time on the GPU", 
 REGISTERS = _d(
     "registers", "registers", "", 1, "registers bound how many warps fit, and buy reuse", names=(M.REGISTERS,)
 )
-SMEM_STATIC = _d("smem_static_bytes", "smem static", "KB", 1 / 1024, "", names=(M.SMEM_STATIC,))
-SMEM_DYNAMIC = _d("smem_dynamic_bytes", "smem dynamic", "KB", 1 / 1024, "", names=(M.SMEM_DYNAMIC,))
+SMEM_STATIC = _d(
+    "smem_static_bytes",
+    "smem static",
+    "KB",
+    1 / 1024,
+    "shared memory per block declared in the kernel",
+    names=(M.SMEM_STATIC,),
+)
+SMEM_DYNAMIC = _d(
+    "smem_dynamic_bytes",
+    "smem dynamic",
+    "KB",
+    1 / 1024,
+    "shared memory per block requested at launch",
+    names=(M.SMEM_DYNAMIC,),
+)
 SMEM_DRIVER = _d("smem_driver_bytes", "smem driver", "KB", 1 / 1024, "", names=(M.SMEM_DRIVER,))
 LIMIT_REGISTERS = _d("limit_registers", "block limit registers", "", 1, "", names=(M.LIMIT_REGISTERS,))
 LIMIT_SHARED = _d("limit_shared_mem", "block limit shared mem", "", 1, "", names=(M.LIMIT_SHARED,))
@@ -189,7 +203,9 @@ WAVES = _d(
     names=(M.WAVES,),
 )  # fmt: skip
 THEORETICAL_OCC = _d(
-    "theoretical_occupancy_pct", "theoretical occ.", "%", 1, "", derived="theoretical_occupancy_pct",
+    "theoretical_occupancy_pct", "theoretical occ.", "%", 1,
+    "the most warps the SM can hold for this launch's registers, shared memory and block size, as a share of 64",
+    derived="theoretical_occupancy_pct",
     names=(M.THEORETICAL_OCC,),
 )  # fmt: skip
 ACHIEVED_OCC = _d(
@@ -225,7 +241,8 @@ FP32_TFLOPS = _d(
     derived="fp32_flops_per_second", formula=f"({M.FADD} + {M.FMUL} + 2 x {M.FFMA}) / {M.TIME}",
 )  # fmt: skip
 FP32_PCT_OF_PEAK = _d(
-    "fp32_pct_of_peak", "% of FP32 peak", "%", 1, "", "higher", derived="fp32_pct_of_peak",
+    "fp32_pct_of_peak", "% of FP32 peak", "%", 1, "FP32 TFLOP/s against the FMA peak at the report's clock",
+    "higher", derived="fp32_pct_of_peak",
 )  # fmt: skip
 SM_THROUGHPUT = _d("sm_throughput_pct", "SM", "%", 1, "", names=(M.SM_THROUGHPUT,))
 MEMORY_THROUGHPUT = _d(
@@ -311,3 +328,8 @@ FRAME_COLUMNS: tuple[MetricDef, ...] = (
 def key_table_columns() -> dict[str, tuple[str, float]]:
     """Frame column -> (table heading, display scale) of KEY_TABLE."""
     return {d.key: (d.title, d.scale) for d in KEY_TABLE}
+
+
+def key_table_help() -> dict[str, str]:
+    """Table heading -> the one-line meaning a column's tooltip shows."""
+    return {d.title: d.meaning for d in KEY_TABLE if d.meaning}
