@@ -41,9 +41,12 @@ def no_gpu(monkeypatch, tmp_path: Path):
 OVERVIEW = "pages/0_Overview.py"
 
 
-def page(name: str) -> AppTest:
-    """The frame app.py showing pages/<name> (it opens on the Overview)."""
+def page(name: str, bundle: str | None = BUNDLE.name) -> AppTest:
+    """The frame app.py showing pages/<name> (it opens on the Overview) with `bundle` chosen in the sidebar (the
+    H200 bundle whose values these tests pin; None: the default, the newest)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if bundle is not None:
+        at.session_state["bundle"] = bundle  # the sidebar's picker (AppTest cannot pick a formatted option)
     at.run()
     if name != OVERVIEW:
         assert not at.exception, [e.value for e in at.exception]

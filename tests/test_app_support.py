@@ -89,6 +89,39 @@ def test_new_result_folders_are_discovered_newest_first(tmp_path: Path) -> None:
     assert [p.name for p in found[0].bench_files] == ["bench_8192.json"]  # the broken file is skipped
 
 
+def test_every_results_folder_with_a_bench_document_is_a_bundle_newest_first() -> None:
+    """The README's 2026-11-24 headline runs (auto_round3, wgmma_store) are bundles of their own; the default (first)
+    is the newest benchmark committed: H100 auto_round3, written 16:07:46 UTC, after the H200's at 16:03:02."""
+    found = {b.name: b for b in bundles.discover_bundles()}
+    for name in ("h100-2026-11-24/auto_round3", "h200-2026-11-24/auto_round3", "h100-2026-11-24/wgmma_store"):
+        assert name in found, name
+    auto = found["h100-2026-11-24/auto_round3"]
+    assert (auto.device_name, auto.date, [p.name for p in auto.bench_files]) == (
+        "NVIDIA H100 80GB HBM3", "2026-11-24", ["auto_bench.json"]
+    )
+    assert auto.label == "NVIDIA H100 80GB HBM3, measured 2026-11-24 (results/h100-2026-11-24/auto_round3)"
+    store = found["h100-2026-11-24/wgmma_store"]
+    assert [[p.name for p in g] for g in store.ncu_groups] == [["raw_4096.csv", "details_4096.csv"]]
+    assert "wgmma-tma-store" in set(tables.bench_frame(bundles.load_bench(store))["kernel"])
+    assert [b.name for b in bundles.discover_bundles()][0] == "h100-2026-11-24/auto_round3"
+    # folders without a benchmark document (tuning records, a cluster run, the earlier runs) are not bundles
+    assert not {"h100-2026-11-24/tune", "h100-2026-11-24/cluster1", "h200-2026-11-22/earlier"} & set(found)
+    runs = bundles.bundled_runs(auto)
+    assert [r.label for r in runs] == ["bundled NVIDIA H100 80GB HBM3 2026-11-24 auto_round3/auto_bench"]
+
+
+def test_a_run_subfolder_is_a_bundle_only_with_a_bench_document(tmp_path: Path) -> None:
+    day = tmp_path / "h200-2026-11-22"
+    for sub in ("round1", "tune", "earlier"):
+        (day / sub).mkdir(parents=True)
+    shutil.copy(H200 / "bench_8192.json", day / "round1" / "auto_bench.json")
+    shutil.copy(H200 / "tuning.json", day / "tune" / "tuning.json")
+    shutil.copy(H200 / "bench_8192.json", day / "earlier" / "bench_8192.json")
+    found = bundles.discover_bundles(tmp_path)
+    assert [b.name for b in found] == ["h200-2026-11-22/round1"]
+    assert found[0].date == "2026-11-22" and found[0].device_name == "NVIDIA H200"
+
+
 def test_merged_bench_has_every_result(doc) -> None:
     frame = tables.bench_frame(doc)
     bench = [d for n, d in _results_docs().items() if n.startswith("bench")]

@@ -39,61 +39,81 @@ class Bundle:
         return f"{self.device_name}, measured {self.date} (results/{self.name})"
 
 
+_PAGE = re.compile(r"^(raw|details|summary)_|_(raw|details|summary)$")
+"""The page an ncu CSV export holds, from its name: `ncu_ladder_1024_raw.csv` or, in a run's subfolder, `raw_4096.csv`."""
+
+
 def _ncu_groups(folder: Path) -> tuple[tuple[Path, ...], ...]:
     """ncu CSVs grouped by capture: `X_raw.csv` with its `X_details.csv` (findings), others alone."""
-    csvs = sorted(p for p in folder.glob("*.csv") if p.name.startswith("ncu"))
+    csvs = sorted(p for p in folder.glob("*.csv") if p.name.startswith("ncu") or _PAGE.search(p.stem))
     groups: dict[str, list[Path]] = {}
     for path in csvs:
-        stem = path.stem
-        key = re.sub(r"_(raw|details|summary)$", "", stem)
-        groups.setdefault(key, []).append(path)
+        groups.setdefault(_PAGE.sub("", path.stem), []).append(path)
+
+    def page(path: Path) -> str:
+        found = _PAGE.search(path.stem)
+        return (found.group(1) or found.group(2)) if found else ""
+
     # raw first: it carries every metric; details adds the rule findings
     order = {"raw": 0, "details": 1}
-    return tuple(
-        tuple(sorted(paths, key=lambda p: order.get(p.stem.rsplit("_", 1)[-1], 2)))
-        for _, paths in sorted(groups.items())
-    )
+    return tuple(tuple(sorted(paths, key=lambda p: order.get(page(p), 2))) for _, paths in sorted(groups.items()))
 
 
 def discover_bundles(root: Path = BUNDLED_RESULTS_DIR) -> list[Bundle]:
-    """Every results/<device>-<date>/ folder holding a results JSON or an ncu capture, newest first.
+    """Every committed results folder, newest first: each results/<device>-<date>/ folder holding a results JSON
+    or an ncu capture, and each of its subfolders (one run of the day: `auto_round3/`, `wgmma_store/`) holding a
+    benchmark document (`*bench*.json`). Newest = the latest date, then the latest benchmark document written.
 
-    `bench*.json` files form the bundle's benchmark (merged); other results documents in the folder (a
-    tuning sweep, say) are kept apart in `other_results`. Files that are not results documents are skipped.
+    A folder's `bench*.json` files (in a subfolder, its `*bench*.json`) form the bundle's benchmark (merged);
+    other results documents in the folder (a tuning sweep, say) are kept apart in `other_results`. Files that are
+    not results documents are skipped.
     """
-    bundles = []
     if not root.is_dir():
         return []
+    found: list[tuple[str, Bundle]] = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        bench = []
-        for path in sorted(folder.glob("*.json")):
-            try:
-                bench.append((path, load_document(path)))
-            except InvalidInput:
-                continue
-        groups, reps = _ncu_groups(folder), tuple(sorted(folder.glob("*.ncu-rep")))
-        if not bench and not groups and not reps:
-            continue
-        main = [(p, d) for p, d in bench if p.stem.startswith("bench")] or bench
-        others = tuple(p for p, _ in bench if all(p != q for q, _ in main))
-        device = dict(main[0][1].get("device") or {}) if main else {}
         match = _DATE.search(folder.name)
-        date = match.group(1) if match else (bench[0][1].get("created_utc", "")[:10] if bench else "unknown date")
-        name = device.get("name") or folder.name.removesuffix(f"-{date}").upper()
-        bundles.append(
-            Bundle(
-                name=folder.name,
-                path=folder,
-                device=device,
-                device_name=str(name),
-                date=date,
-                bench_files=tuple(p for p, _ in main),
-                ncu_groups=groups,
-                ncu_reps=reps,
-                other_results=others,
-            )
-        )
-    return sorted(bundles, key=lambda b: (b.date, b.name), reverse=True)
+        top = _bundle(folder, folder.name, match.group(1) if match else None, bench_prefix=True)
+        if top is not None:
+            found.append(top)
+        for sub in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != EARLIER):
+            run = _bundle(sub, f"{folder.name}/{sub.name}", match.group(1) if match else None, bench_prefix=False)
+            if run is not None and run[1].bench_files:
+                found.append(run)
+    found.sort(key=lambda item: (item[1].date, item[0], item[1].name), reverse=True)
+    return [b for _, b in found]
+
+
+def _bundle(folder: Path, name: str, date: str | None, bench_prefix: bool) -> tuple[str, Bundle] | None:
+    """(when its newest benchmark document was written, the Bundle) of one folder; None when it holds no data."""
+    docs = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            docs.append((path, load_document(path)))
+        except InvalidInput:
+            continue
+    groups, reps = _ncu_groups(folder), tuple(sorted(folder.glob("*.ncu-rep")))
+    if not docs and not groups and not reps:
+        return None
+    is_bench = (lambda p: p.stem.startswith("bench")) if bench_prefix else (lambda p: "bench" in p.stem)
+    main = [(p, d) for p, d in docs if is_bench(p)] or (docs if bench_prefix else [])
+    others = tuple(p for p, _ in docs if all(p != q for q, _ in main))
+    device = dict(main[0][1].get("device") or {}) if main else {}
+    date = date or (docs[0][1].get("created_utc", "")[:10] if docs else "unknown date")
+    device_name = device.get("name") or name.split("/")[0].removesuffix(f"-{date}").upper()
+    written = max((str(d.get("created_utc", "")) for _, d in main), default="")
+    bundle = Bundle(
+        name=name,
+        path=folder,
+        device=device,
+        device_name=str(device_name),
+        date=date,
+        bench_files=tuple(p for p, _ in main),
+        ncu_groups=groups,
+        ncu_reps=reps,
+        other_results=others,
+    )
+    return written, bundle
 
 
 def load_bench(bundle: Bundle) -> dict[str, Any]:
@@ -132,8 +152,9 @@ own: discover_bundles() reads only top-level folders, and only a bundle's top-le
 def bundled_runs(bundle: Bundle) -> list[SavedRun]:
     """Runs (to save in the run store) of the bundle's results files, labelled with device, date and file; then the
     earlier runs in its `earlier/` folder, labelled with their time."""
+    run = bundle.name.partition("/")[2]  # a run of the day kept in its own subfolder: its name tells runs apart
     runs = [
-        bench_run(load_document(p), label=f"bundled {bundle.device_name} {bundle.date} {p.stem}")
+        bench_run(load_document(p), label=f"bundled {bundle.device_name} {bundle.date} {run + '/' if run else ''}{p.stem}")
         for p in bundle.bench_files
     ]
     for p in sorted((bundle.path / EARLIER).glob("bench*.json")):
