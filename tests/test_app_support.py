@@ -97,7 +97,9 @@ def test_every_results_folder_with_a_bench_document_is_a_bundle_newest_first() -
         assert name in found, name
     auto = found["h100-2026-11-24/auto_round3"]
     assert (auto.device_name, auto.date, [p.name for p in auto.bench_files]) == (
-        "NVIDIA H100 80GB HBM3", "2026-11-24", ["auto_bench.json"]
+        "NVIDIA H100 80GB HBM3",
+        "2026-11-24",
+        ["auto_bench.json"],
     )
     assert auto.label == "NVIDIA H100 80GB HBM3, measured 2026-11-24 (results/h100-2026-11-24/auto_round3)"
     store = found["h100-2026-11-24/wgmma_store"]

@@ -154,7 +154,9 @@ def bundled_runs(bundle: Bundle) -> list[SavedRun]:
     earlier runs in its `earlier/` folder, labelled with their time."""
     run = bundle.name.partition("/")[2]  # a run of the day kept in its own subfolder: its name tells runs apart
     runs = [
-        bench_run(load_document(p), label=f"bundled {bundle.device_name} {bundle.date} {run + '/' if run else ''}{p.stem}")
+        bench_run(
+            load_document(p), label=f"bundled {bundle.device_name} {bundle.date} {run + '/' if run else ''}{p.stem}"
+        )
         for p in bundle.bench_files
     ]
     for p in sorted((bundle.path / EARLIER).glob("bench*.json")):
