@@ -27,12 +27,14 @@ if st.session_state.pop(state.REPORT_FILES_CHANGED, False) or files:
     for _name, error in ui.sync_uploads(files or []):
         ui.show_error(error)
 
-uploaded = state.uploaded_reports()
+uploaded, merged = ui.uploaded_reports()
 for _name, _page in state.uploaded_source_pages():
     st.info(f"{ui.safe_md(_name)} is a source page ({len(_page.kernels)} kernel sections): see the Why page.")
 if uploaded:
     reports = uploaded
     st.caption(f"{len(uploaded)} uploaded report(s): " + ", ".join(ui.safe_md(n) for n, _ in uploaded))
+    for note in merged:
+        st.info(ui.safe_md(note))
 elif bundle is not None and bundle.ncu_groups:
     reports = ui.bundle_reports(bundle.name)
     st.caption("No upload yet: showing the bundled ncu capture.")

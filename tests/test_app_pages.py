@@ -211,14 +211,23 @@ def test_reports_upload_real_fixtures_and_compare() -> None:
     at.file_uploader(key="report_files").set_value(
         [("raw.csv", raw, "text/csv"), ("details.csv", details, "text/csv")]
     ).run()
+    # the raw and details pages of one capture: each of the 10 launches once, with the metrics of both files
     table = at.dataframe[0].value
-    assert len(table) == 20 and table["launch"].is_unique
+    assert len(table) == 10 and table["launch"].is_unique and set(table["source"]) == {"raw.csv"}
+    assert [plain(i.value) for i in at.info] == [
+        "details.csv holds the same 10 launches as raw.csv (same process, ID and kernel): each is shown once, "
+        "with the metrics and findings of both files"
+    ]
+    frames = [d.value for d in at.dataframe]
+    assert len(next(f for f in frames if "ncu achieved (%)" in f.columns)) == 10  # Occupancy: a row per launch
+    findings = next(f for f in frames if "rule" in f.columns)
+    assert len(findings) == 17 and findings["launch"].nunique() == 10  # the details page's rule findings, kept
     compare = next(m for m in at.multiselect if m.label == "Launches to compare")
     assert compare.value == list(table["launch"][:2])  # two launches of the upload by default, not none
-    chosen = [table["launch"][1], table["launch"][11]]
+    chosen = [table["launch"][1], table["launch"][7]]
     compare.set_value(chosen).run()
     side = next(d.value for d in at.dataframe if list(d.value.columns) == chosen)
-    assert side.loc["registers"].tolist() == ["32", "32"]  # each metric rounded to its unit, as text
+    assert side.loc["registers"].tolist() == ["32", "128"]  # v1 and v3; each metric rounded to its unit, as text
     assert not side.isna().any().any() and "None" not in side.to_numpy().ravel().tolist()
 
 

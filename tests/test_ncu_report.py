@@ -523,3 +523,25 @@ def test_report_text_tensor_throughput_and_conflict_wording() -> None:
     assert "FP32 39.59 TFLOP/s" in v8 and "tensor" not in v8
     assert "shared-load conflict rate 0.0%; shared-load wavefronts per request 3.0" in v8
     assert "-way" not in text and text.count("note: shared-memory wavefronts: 1 per request is conflict-free") == 1
+
+
+def test_the_raw_and_details_pages_of_one_capture_merge_into_one_launch_each() -> None:
+    """The real raw and details pages of one ncu run hold the same 10 launches (process, ID and kernel): read
+    together they are 10 launches, each with the raw page's metrics and the details page's rule findings."""
+    raw, details = L.load_report(FIXTURES / "raw.csv"), L.load_report(FIXTURES / "details.csv")
+    merged, notes = P.merge_pages([("raw.csv", raw), ("details.csv", details)])
+    assert [name for name, _ in merged] == ["raw.csv"]
+    launches = merged[0][1].launches
+    assert [launch.id for launch in launches] == [str(i) for i in range(10)]
+    assert [len(launch.findings) for launch in launches] == [len(d.findings) for d in details.launches]
+    assert sum(len(launch.findings) for launch in launches) == 17
+    assert launches[7].value("launch__registers_per_thread") == raw.launches[7].value("launch__registers_per_thread")
+    assert notes == [
+        "details.csv holds the same 10 launches as raw.csv (same process, ID and kernel): each is shown once, "
+        "with the metrics and findings of both files"
+    ]
+    assert all(not launch.findings for launch in raw.launches)  # the reports read are not changed (shared)
+    # another capture's launches stay apart, however similar
+    summary = L.load_report(FIXTURES / "full_raw.csv")
+    apart, notes = P.merge_pages([("raw.csv", raw), ("full_raw.csv", summary)])
+    assert [name for name, _ in apart] == ["raw.csv", "full_raw.csv"] and notes == []

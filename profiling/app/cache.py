@@ -29,7 +29,7 @@ from profiling.charts import devices, review_html
 from profiling.device_model import Ceilings
 from profiling.launch_operations import operations_frame
 from profiling.nsight.load import LoadedUpload
-from profiling.nsight.report import Report
+from profiling.nsight.report import Report, merge_pages
 from profiling.runs import by_device
 from profiling.runs.by_device import GpuIdentity
 from profiling.runs.comparison import compare_runs, notes_said_once, side_by_side, unmatched
@@ -130,6 +130,14 @@ def clear_shared() -> None:
 # ---------------------------------------------------------------------------------------------
 
 Reports = Sequence[tuple[str, Report]]
+
+
+def _merged_pages(reports: Reports) -> tuple[list[tuple[str, Report]], list[str]]:
+    """ncu_report.merge_pages, one shared result per set of reports (read-only, like the reports it merges)."""
+    return merge_pages(reports)
+
+
+merged_pages = _figure(_merged_pages)
 
 
 @_table

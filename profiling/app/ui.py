@@ -325,10 +325,16 @@ def bench_sources(bundle: Bundle | None) -> dict[str, dict[str, Any]]:
     return out
 
 
+def uploaded_reports() -> tuple[list[tuple[str, ncu_report.Report]], list[str]]:
+    """This session's uploaded reports with the pages of one capture merged (raw and details uploaded together hold
+    the same launches: each is shown once), and a note per merge (ncu_report.merge_pages)."""
+    return cache.merged_pages(state.uploaded_reports())
+
+
 def report_sources(bundle: Bundle | None) -> dict[str, list[tuple[str, ncu_report.Report]]]:
     """ncu reports available in this session: uploads, this session's profile, then the bundled captures."""
     out: dict[str, list[tuple[str, ncu_report.Report]]] = {}
-    uploads = state.uploaded_reports()
+    uploads, _ = uploaded_reports()
     if uploads:
         out["uploaded reports"] = uploads
     live = state.live_profile()

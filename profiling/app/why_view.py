@@ -72,7 +72,7 @@ def data_sources(chosen: Bundle | None) -> dict[str, Loader]:
         label = f"measured {raw.parent.parent.name}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
         paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
         out[label] = lambda label=label, paths=paths: _capture(label, *paths)
-    session = why.report_data("uploaded reports (this session)", state.uploaded_reports())
+    session = why.report_data("uploaded reports (this session)", ui.uploaded_reports()[0])
     if session is not None:
         out[session.name] = lambda data=session: data
     live = state.live_profile()

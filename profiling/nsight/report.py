@@ -12,9 +12,10 @@ raw page's values are kept in one float64 table per report (profiling.nsight.met
 
 from __future__ import annotations
 
+import copy
 import io
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -141,17 +142,70 @@ def merge_findings(target: Report, details: Report) -> None:
     by_id = {launch.id: launch for launch in details.launches}
     for launch in target.launches:
         other = by_id.get(launch.id)
-        if other is None:
+        if other is not None:
+            _merge_launch(launch, other)
+
+
+def _merge_launch(launch: KernelLaunch, other: KernelLaunch) -> None:
+    """`other`'s findings, and its metrics, unmapped rows and tables that `launch` lacks, added to `launch`."""
+    launch.findings.extend(other.findings)
+    for name, metric in other.metrics.items():
+        launch.metrics.setdefault(name, metric)
+    launch.unmapped.update(other.unmapped)
+    for title, rows in other.tables.items():
+        launch.tables.setdefault(title, rows)
+    M.fill_fallbacks(launch.metrics, derived_metric)
+    launch.derived = M.derive(launch.metric_values())
+    launch.identify()
+
+
+def launch_key(launch: KernelLaunch) -> tuple[str | None, str, str]:
+    """What identifies one launch across the pages of one capture: (process, ncu's launch ID, kernel name)."""
+    return launch.process, launch.id, launch.name
+
+
+def merge_pages(reports: Sequence[tuple[str, Report]]) -> tuple[list[tuple[str, Report]], list[str]]:
+    """Reports read together, with the launches that several of them hold (the raw and details pages of one
+    capture) merged into one launch with the union of their metrics and findings, and a note per merge.
+
+    A launch is the same when process, ncu ID and kernel name agree (launch_key). It is kept in the first report
+    that has it; a report left with no launch of its own is dropped. The reports given are not changed (they may
+    be shared between sessions): a report that takes in another's launches is a copy.
+    """
+    first: dict[tuple[str | None, str, str], tuple[int, KernelLaunch]] = {}
+    out: list[tuple[str, Report]] = []
+    copied: set[int] = set()
+    notes: list[str] = []
+    for name, report in reports:
+        own, merged_into = [], {}
+        for launch in report.launches:
+            seen = first.get(launch_key(launch))
+            if seen is None:
+                own.append(launch)
+                continue
+            at, _ = seen
+            if at not in copied:
+                out[at] = (out[at][0], copy.deepcopy(out[at][1]))
+                copied.add(at)
+                first.update({launch_key(lc): (at, lc) for lc in out[at][1].launches})
+            _merge_launch(first[launch_key(launch)][1], launch)
+            merged_into[out[at][0]] = merged_into.get(out[at][0], 0) + 1
+        for target, count in merged_into.items():
+            held = f"the same {count} launches as" if not own else f"{count} launch(es) also in"
+            notes.append(
+                f"{name} holds {held} {target} (same process, ID and kernel): each is shown once, with the "
+                "metrics and findings of both files"
+            )
+        if not own:
             continue
-        launch.findings.extend(other.findings)
-        for name, metric in other.metrics.items():
-            launch.metrics.setdefault(name, metric)
-        launch.unmapped.update(other.unmapped)
-        for title, rows in other.tables.items():
-            launch.tables.setdefault(title, rows)
-        M.fill_fallbacks(launch.metrics, derived_metric)
-        launch.derived = M.derive(launch.metric_values())
-        launch.identify()
+        if len(own) < len(report.launches):
+            kept = copy.copy(report)
+            kept.launches = own
+            report = kept
+        for launch in own:
+            first[launch_key(launch)] = (len(out), launch)
+        out.append((name, report))
+    return out, notes
 
 
 # ---------------------------------------------------------------------------------------------
