@@ -26,22 +26,18 @@ st.caption(
 )
 
 with st.expander("Add runs: bundled measurements or an exported JSON"):
-    if bundle is not None and bundle.bench_files and st.button(f"Save the bundled measurements ({bundle.date})"):
-        with ui.user_errors():
-            ids = store.import_runs(bundles.bundled_runs(bundle), actor=who)
-            st.success(f"Saved run(s) {', '.join(f'#{i}' for i in ids)}.")
-            st.rerun()
+    if bundle is not None and bundle.bench_files:
+        label = f"Save the bundled measurements ({bundle.name})"
+        ui.save_runs_button(store, label, lambda: bundles.bundled_runs(bundle), who, key="save_bundled")
     # No upload field for a role that may not save: its bytes would reach the server before any refusal.
     if auth.may("save"):
         imported = st.file_uploader(
             f"Import runs (JSON exported from this page, up to {MAX_IMPORT_BYTES / 1e6:.0f} MB)", key="import_json"
         )
-        if imported is not None and st.button("Import"):
+        if imported is not None:
             with ui.user_errors():
-                runs_in = read_runs_upload(who, imported.name, imported.size, imported.getvalue)
-                ids = store.import_runs(runs_in, actor=who)
-                st.success(f"Imported run(s) {', '.join(f'#{i}' for i in ids)}.")
-                st.rerun()
+                read = read_runs_upload(who, imported.name, imported.size, imported.getvalue)
+                ui.save_runs_button(store, "Import", lambda: read, who, key="import_runs")
     else:
         st.caption("Importing runs needs the runner or admin role.")
 

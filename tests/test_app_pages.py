@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -254,6 +255,38 @@ def test_reports_bad_uploads_show_one_line_error(name: str, content: bytes, expe
     # user text is escaped: no raw Markdown emphasis or HTML tag survives
     assert re.search(r"(?<!\\)[*<>\[\]`]", message) is None
     assert len(at.dataframe[0].value) == N_LAUNCHES  # the page still shows the bundled captures
+
+
+def test_saving_the_bundled_measurements_twice_asks_first() -> None:
+    """The second click finds the three runs in the store by their content and asks; "Save nothing" keeps 3 runs,
+    "Save all again" makes 6."""
+    at = page("pages/7_Review.py")
+    save = next(b for b in at.button if b.label == "Save the bundled measurements (h200-2026-11-22)")
+    save.click().run()
+    assert not at.exception and len(at.dataframe[0].value) == 3 and not at.warning
+    next(b for b in at.button if b.label.startswith("Save the bundled measurements")).click().run()
+    assert not at.exception and len(at.dataframe[0].value) == 3  # nothing saved yet
+    ids = sorted(int(i) for i in at.dataframe[0].value["id"])
+    assert [plain(w.value) for w in at.warning] == [
+        "The run store already holds 3 of these 3 run(s) with the same measurements "
+        f"(run {', '.join(f'#{i}' for i in ids)}). Saving them again would list each twice."
+    ]
+    assert not any(b.label.endswith("new run(s) only") for b in at.button)  # none of the three is new
+    next(b for b in at.button if b.label == "Save nothing").click().run()
+    assert not at.warning and len(at.dataframe[0].value) == 3
+    next(b for b in at.button if b.label.startswith("Save the bundled measurements")).click().run()
+    next(b for b in at.button if b.label == "Save all again").click().run()
+    assert not at.exception and not at.warning and len(at.dataframe[0].value) == 6
+
+
+def test_identical_runs_are_found_by_content_not_label(tmp_path: Path) -> None:
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    runs = bundles.bundled_runs(BUNDLE)
+    assert store.identical_runs(runs) == [None, None, None]
+    ids = store.import_runs(runs[:2])
+    relabelled = replace(runs[0], label="the same file, another label", notes="typed later")
+    slower = replace(runs[1], results=(replace(runs[1].results[0], time_median_ms=9.0), *runs[1].results[1:]))
+    assert store.identical_runs([*runs, relabelled, slower]) == [ids[0], ids[1], None, ids[0], None]
 
 
 def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:

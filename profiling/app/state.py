@@ -31,6 +31,7 @@ LIVE_BENCH: Final = "live_bench"
 LIVE_PROFILE: Final = "live_profile"
 DELETE_PENDING: Final = "confirm_delete"
 PURGE_PENDING: Final = "confirm_purge"
+SAVE_PENDING: Final = "confirm_save_again"
 PROFILE_FOLDERS: Final = "profile_folders"
 SOURCE_PAGES: Final = "why_source_pages"
 
@@ -204,3 +205,15 @@ def purge_pending() -> bool:
 
 def set_purge_pending(pending: bool) -> None:
     st.session_state[PURGE_PENDING] = pending
+
+
+def save_pending() -> str | None:
+    """The save (by its button's key) that waits for the reader's answer: its runs are in the store already."""
+    return st.session_state.get(SAVE_PENDING)
+
+
+def set_save_pending(key: str | None) -> None:
+    if key is None:
+        st.session_state.pop(SAVE_PENDING, None)
+    else:
+        st.session_state[SAVE_PENDING] = key

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -445,6 +447,16 @@ class SavedRun:
         out.update(catalog_commit=self.catalog_commit, meta=dict(self.meta))
         out["results"] = [r.to_dict() for r in self.results]
         return out
+
+
+def content_fingerprint(run: SavedRun | Mapping[str, Any]) -> str:
+    """What makes two runs the same measurement: kind, when it was measured, device, settings and every result
+    (launch times included). The label, author and notes a saver gives it, and the store's id and save time, are
+    not part of it, so the same file saved twice under another label is still found."""
+    record = as_run(run).to_dict(store_fields=False)
+    for name in ("label", "author", "notes"):
+        record.pop(name, None)
+    return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _run_id(value: Any) -> int | None:
