@@ -24,11 +24,27 @@ if device is None and not frame.probing:
 elif device is not None and ncu is None:
     st.info("Profiling needs Nsight Compute (ncu): install it with the CUDA toolkit or set NCU_PATH.")
 
+live = state.live_profile()
+captures = {group[0].name: group for group in bundle.ncu_groups} if bundle is not None else {}
+if live is not None:
+    reports = [(live.report_path.name, live.report)]
+    files = [live.report_path]
+elif captures:  # one capture: raw page + its details page; the one chosen below (its selectbox keeps the choice)
+    shown = st.session_state.get("prof_capture") if st.session_state.get("prof_capture") in captures else None
+    shown = shown or next(iter(captures))
+    reports = [r for r in ui.bundle_reports(bundle.name) if r[0] == shown]
+    files = list(captures[shown])
+else:
+    reports, files = [], []
 kernel_ids = [s.id for s in CATALOG if s.source]
+# The form starts from the capture shown below: its kernels and size (keyed by it, so another capture resets them).
+shown_kernels, shown_size = tables.capture_kernels(reports, kernel_ids)
+shown_key = files[0].name if files else "none"
 with st.form("profile"):
-    chosen = st.multiselect("Kernels", kernel_ids, default=["v3", "v4", "v5"], key="prof_kernels")
+    chosen = st.multiselect("Kernels", kernel_ids, default=shown_kernels or ["v3", "v4", "v5"],
+                            key=f"prof_kernels:{shown_key}")  # fmt: skip
     c1, c2, c3 = st.columns(3)
-    size_text = c1.text_input("Size (MxNxK)", "1024x1024x1024", key="prof_size")
+    size_text = c1.text_input("Size (MxNxK)", shown_size or "1024x1024x1024", key=f"prof_size:{shown_key}")
     metric_set = c2.selectbox("Metric set", ["quick", "full"], key="prof_set")
     clock = c3.selectbox("Clock control", ["none", "base"], key="prof_clock")
     extra = st.text_input("Extra ncu metrics (comma list)", "", key="prof_extra")
@@ -45,22 +61,18 @@ if run:
         ui.submit_job(state.PROFILE_JOB, f"ncu {', '.join(chosen)} {shape.label}", fn)
 
 profiled = ui.job_result(state.PROFILE_JOB)
-if profiled is not None:
+if profiled is not None and profiled is not live:
     state.set_live_profile(profiled)
+    st.rerun()  # show the new profile, and start the form from its kernels
 
-live = state.live_profile()
 if live is not None:
-    reports = [(live.report_path.name, live.report)]
     st.caption(f"Profiled now ({live.metric_set} set, clock control {live.clock_control}, {live.seconds:.1f} s)")
-    files = [live.report_path]
-elif bundle is not None and bundle.ncu_groups:
-    captures = {group[0].name: group for group in bundle.ncu_groups}  # one capture: raw page + its details page
-    name = st.selectbox("Capture", list(captures), key="prof_capture", help="One ncu capture at a time: each "
-                        "was profiled at one size, in one ncu process.")  # fmt: skip
-    reports = [r for r in ui.bundle_reports(bundle.name) if r[0] == name]
-    files = list(captures[name])
+elif captures:
+    st.selectbox("Capture", list(captures), key="prof_capture", help="One ncu capture at a time: each was profiled "
+                 "at one size, in one ncu process.")  # fmt: skip
     ui.bundled_caption(bundle)
 else:
+    ui.no_capture_notice(bundle)
     st.stop()
 
 table = cache.key_metrics_table(reports)

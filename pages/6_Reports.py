@@ -40,6 +40,7 @@ elif bundle is not None and bundle.ncu_groups:
     st.caption("No upload yet: showing the bundled ncu capture.")
     ui.bundled_caption(bundle)
 else:
+    ui.no_capture_notice(bundle)
     st.stop()
 
 table = cache.key_metrics_table(reports)

@@ -12,11 +12,14 @@ st.caption(
     "Why one kernel beats another: where its warps wait (stall reasons), which source lines and SASS instructions "
     "they wait on, and which counters moved between two versions."
 )
-sources = why_view.data_sources(state.frame().bundle)
+bundle = state.frame().bundle
+sources, devices = why_view.data_sources(bundle)
 if not sources:
     st.info("No capture with warp-stall data: profile with the quick or full set, or upload a report or source page.")
     st.stop()
+why_view.follow_sidebar("why_source", bundle)
 name = st.selectbox("Data", list(sources), key="why_source", bind="query-params")  # a link opens this data set
+why_view.context_note(bundle, name, devices)
 data = sources[name]()
 
 st.header("Warp-stall breakdown")

@@ -296,3 +296,61 @@ def test_source_view_has_a_column_per_top_stall_reason() -> None:
     assert hottest["sass"].startswith("STS") and hottest["lines"] == "29"
     under = why.line_sass_table(kernel, 29)
     assert stall[0] in under.columns and under["samples"].sum() == 7018
+
+
+def test_captures_follow_the_sidebar_bundle_then_its_gpu() -> None:
+    captures = [
+        ("h100 why_1024", "NVIDIA H100 80GB HBM3", "h100-2026-11-22", 1),
+        ("h100 hopper", "NVIDIA H100 80GB HBM3", "h100-2026-11-24", 2),
+        ("h200 ladder", "NVIDIA H200", "h200-2026-11-22", 3),
+        ("h200 later", "NVIDIA H200", "h200-2026-11-24", 4),
+    ]
+    order = why.context_order(captures, "h200-2026-11-24", "NVIDIA H200")
+    assert [c[3] for c in order] == [4, 3, 1, 2]  # the bundle's own, then its GPU's, then the rest in order
+    assert [c[3] for c in why.context_order(captures, "h100-2026-11-24/auto_round3", "NVIDIA H100 80GB HBM3")] == [
+        1,
+        2,
+        3,
+        4,
+    ]
+
+
+def test_the_why_page_shows_the_sidebar_gpu_or_says_whose_capture_it_shows(no_gpu) -> None:
+    for bundle, note in [
+        ("h100-2026-11-22", []),
+        (
+            "h200-2026-11-22",
+            [
+                "No warp-stall capture of the NVIDIA H200 (the sidebar's bundle) is bundled: this is the NVIDIA H100 "
+                "80GB HBM3's. Upload a report with stall metrics (ncu --set full) to see your GPU."
+            ],
+        ),
+    ]:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.session_state["bundle"] = bundle
+        at.run()
+        at.switch_page(WHY_PAGE).run()
+        assert not at.exception
+        assert at.selectbox(key="why_source").value.startswith("bundled NVIDIA H100 80GB HBM3, why_1024")
+        assert [plain(i.value) for i in at.info][: len(note) or None] == note
+
+
+FOLLOWER = """
+from types import SimpleNamespace
+import streamlit as st
+from profiling.app import why_view
+why_view.follow_sidebar("pick", SimpleNamespace(name=st.session_state.get("sidebar")))
+st.selectbox("Data", ["first", "second"], key="pick")
+"""
+
+
+def test_a_choice_made_for_one_bundle_is_forgotten_when_the_sidebar_changes() -> None:
+    at = AppTest.from_string(FOLLOWER)
+    at.session_state["sidebar"] = "h100-2026-11-22"
+    at.run()
+    at.selectbox(key="pick").set_value("second").run()
+    at.run()
+    assert at.selectbox(key="pick").value == "second"  # kept while the bundle stays
+    at.session_state["sidebar"] = "h200-2026-11-22"
+    at.run()
+    assert at.selectbox(key="pick").value == "first"

@@ -129,7 +129,8 @@ def instruction_table(items: list[tuple[str, Access]]) -> pd.DataFrame:
 @st.cache_data(show_spinner="Predicting the whole launch...", max_entries=64)
 def launch_table(kernel: str, m: int, n: int, k: int) -> pd.DataFrame:
     """The whole launch, per counter family: instructions, sectors or wavefronts, and per request (a shared-memory
-    request is one instruction)."""
+    request is one instruction); for shared memory the wavefronts per instruction above the conflict-free count
+    (global memory has no banks: the cell says so rather than staying empty)."""
     names = {"global_ld": "global loads", "global_st": "global stores", "shared_ld": "shared loads",
              "shared_st": "shared stores", "ldgsts": "cp.async shared writes (bank view)"}  # fmt: skip
     rows = []
@@ -138,17 +139,21 @@ def launch_table(kernel: str, m: int, n: int, k: int) -> pd.DataFrame:
             continue
         if cat.startswith("global"):
             rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts": t.sectors,
-                         "per request": t.sectors / t.requests if t.requests else None,
-                         "above conflict-free": None})  # fmt: skip
+                         "per request": t.sectors / t.requests if t.requests else 0.0,
+                         "above conflict-free": NO_BANKS})  # fmt: skip
         else:
             rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts":
                          t.wavefronts, "per request": t.wavefronts / t.instructions,
-                         "above conflict-free": (t.wavefronts - t.ideal) / t.instructions})  # fmt: skip
+                         "above conflict-free": f"{(t.wavefronts - t.ideal) / t.instructions:.2f}"})  # fmt: skip
     return pd.DataFrame(rows)
 
 
 MEASURED_COLUMNS = ["quantity", "predicted", "measured", "difference %", "agrees", "capture", "counters", "kernel",
                     "known gap"]  # fmt: skip
+
+
+NO_BANKS = "– (sectors: no banks)"
+"""The whole-launch table's "above conflict-free" cell for a global-memory family."""
 
 
 @st.cache_resource(show_spinner="Reading the bundled ncu captures...")
@@ -306,4 +311,5 @@ def table_height(rows: int) -> int:
 def show_launch(sel: Selection) -> None:
     """The whole launch's predicted totals per counter family."""
     frame = launch_table(sel.kernel, sel.shape.m, sel.shape.n, sel.shape.k)
-    st.dataframe(frame, hide_index=True, column_config={c: NUMBER for c in frame.columns if c != "family"})
+    numbers = ("instructions", "sectors / wavefronts", "per request")
+    st.dataframe(frame, hide_index=True, column_config={c: NUMBER for c in numbers})

@@ -188,6 +188,18 @@ def bundled_caption(bundle: Bundle | None) -> None:
         st.caption(f"Bundled real measurements: {safe_md(bundle.label)}")
 
 
+def no_capture_notice(bundle: Bundle | None) -> None:
+    """What Profile and Reports say when there is no ncu capture to show: the chosen bundle has none."""
+    where = (
+        f"The bundled measurements chosen in the sidebar ({safe_md(bundle.label)}) hold no ncu capture. "
+        if bundle
+        else ""
+    )
+    with_one = [b for b in bundles() if b.ncu_groups]
+    other = f" or choose bundled measurements with one, such as {safe_md(with_one[0].label)}" if with_one else ""
+    st.info(f"{where}Upload an ncu report on the Reports page{other}.")
+
+
 def needs_gpu_notice(what: str, bundle: Bundle | None, reason: str | None) -> None:
     """The explanation Benchmark and Profile show when they cannot run here."""
     where = f" Showing bundled measurements from {safe_md(bundle.device_name)} on {bundle.date}." if bundle else ""

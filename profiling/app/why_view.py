@@ -29,8 +29,9 @@ COLUMNS = {
     ),
     "samples": st.column_config.NumberColumn("samples", format="localized", help="warp-stall samples (ncu)"),
     "instructions executed": st.column_config.NumberColumn("instructions executed", format="localized"),
-    N_WAY_LABEL: st.column_config.NumberColumn(
-        N_WAY_LABEL, format="%.0f", help=f"the line's worst shared-memory instruction: {N_WAY_MEANING}"
+    N_WAY_LABEL: st.column_config.TextColumn(
+        N_WAY_LABEL,
+        help=f"the line's worst shared-memory instruction: {N_WAY_MEANING}; – where the line has no shared access",
     ),
     "excess shared wavefronts": st.column_config.NumberColumn("excess shared wavefronts", format="localized"),
     "excess global sectors": st.column_config.NumberColumn("excess global sectors", format="localized"),
@@ -56,22 +57,30 @@ def _static(kernel_id: str) -> A.StaticSass | str:
         return str(exc)
 
 
-def data_sources(chosen: Bundle | None) -> dict[str, Loader]:
-    """Label -> loader: the bundled full-set captures (the chosen bundle's first), then this session's uploads,
-    its profile and the source pages handed over by the Reports page."""
-    out: dict[str, Loader] = {}
+def data_sources(chosen: Bundle | None) -> tuple[dict[str, Loader], dict[str, str]]:
+    """(label -> loader, label -> GPU of a bundled capture): the bundled full-set captures, those of the sidebar's
+    bundle first, then those of its GPU (why.context_order); then this session's uploads, its profile and the source
+    pages handed over by the Reports page."""
+    bundled: list[tuple[str, str, str, Loader]] = []
     found = ui.bundles()
-    for bundle in sorted(found, key=lambda b: chosen is None or b.name != chosen.name):
+    for bundle in found:
         for raw, cuda_sass, sass in why.bundled_captures(bundle.path):
             label = (
                 f"bundled {bundle.device_name}, {raw.stem.removeprefix('ncu_').removesuffix('_raw')} ({bundle.date})"
             )
             paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
-            out[label] = lambda label=label, paths=paths: _capture(label, *paths)
+            bundled.append(
+                (label, bundle.device_name, bundle.name, lambda label=label, paths=paths: _capture(label, *paths))
+            )
+    gpus = {b.name.split("/")[0]: b.device_name for b in found}
     for raw, cuda_sass, sass in why.later_captures(BUNDLED_RESULTS_DIR):
-        label = f"measured {raw.parent.parent.name}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
+        folder = raw.parent.parent.name
+        label = f"measured {folder}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
         paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
-        out[label] = lambda label=label, paths=paths: _capture(label, *paths)
+        bundled.append((label, gpus.get(folder, ""), folder, lambda label=label, paths=paths: _capture(label, *paths)))
+    ordered = why.context_order(bundled, chosen.name if chosen else None, chosen.device_name if chosen else None)
+    out: dict[str, Loader] = {label: loader for label, _, _, loader in ordered}
+    devices = {label: device for label, device, _, _ in ordered}
     session = why.report_data("uploaded reports (this session)", ui.uploaded_reports()[0])
     if session is not None:
         out[session.name] = lambda data=session: data
@@ -82,7 +91,28 @@ def data_sources(chosen: Bundle | None) -> dict[str, Loader]:
     handed = {**dict(state.uploaded_source_pages()), **state.source_pages()}
     for name, page in handed.items():
         out[f"source page {name} (uploaded)"] = lambda name=name, page=page: why.source_page_data(name, page)
-    return out
+    return out, devices
+
+
+def follow_sidebar(key: str, bundle: Bundle | None) -> None:
+    """Forget the choice of widget `key` when the sidebar's bundle has changed since it was made, so the page starts
+    again from the new bundle's (or its GPU's) data instead of keeping another GPU's."""
+    mark = f"{key}:bundle"
+    name = bundle.name if bundle else None
+    if st.session_state.get(mark, name) != name:
+        st.session_state.pop(key, None)
+    st.session_state[mark] = name
+
+
+def context_note(chosen: Bundle | None, shown: str, devices: dict[str, str]) -> None:
+    """A caption when the data shown is not of the sidebar's GPU (no capture of that GPU is bundled)."""
+    gpu = devices.get(shown)
+    if chosen is None or gpu is None or gpu == chosen.device_name:
+        return
+    st.info(
+        f"No warp-stall capture of the {ui.safe_md(chosen.device_name)} (the sidebar's bundle) is bundled: this is "
+        f"the {ui.safe_md(gpu)}'s. Upload a report with stall metrics (ncu --set full) to see your GPU."
+    )
 
 
 def stall_section(data: why.WhyData) -> None:
