@@ -71,12 +71,13 @@ results = store_cache.results_frame(store, ids)
 pair = tables.comparable_pair(results)  # default: the two runs with the most kernel/size pairs in common
 tab_cmp, tab_dev, tab_open, tab_hist = st.tabs(["Compare", "By device", "Open / delete", "History"])
 with tab_cmp:
-    c1, c2, c3 = st.columns([1, 2, 1])
+    # Baseline and candidates each as wide as the page: run labels are long, and a narrow box cut them off.
+    c1, c3 = st.columns([3, 1])
     base_at = ids.index(pair[0]) if pair else len(ids) - 1
     base_id = c1.selectbox("Baseline", ids, index=base_at, format_func=names.get, key="baseline", bind="query-params")
     others = [i for i in ids if i != base_id]
     first = [pair[1]] if pair and pair[0] == base_id and pair[1] in others else others[:1]
-    cand_ids = c2.multiselect(
+    cand_ids = c1.multiselect(
         "Candidates", others, default=first, format_func=names.get, key="candidates", bind="query-params"
     )
     threshold = c3.number_input(

@@ -76,7 +76,7 @@ def kernel_points(fig: dict) -> dict[str, int]:
     counts: dict[str, int] = {}
     for trace in fig["data"]:
         group = trace.get("legendgroup", "")
-        if group.startswith("kernel:"):
+        if group.startswith("kernel:") and "meta" not in trace:  # the Review roofline's baselines and arrows aside
             counts[group[7:]] = counts.get(group[7:], 0) + n_values(trace["x"])
     return counts
 
@@ -355,8 +355,9 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     assert (side["Time (ms) interval"] == "medians only: -20.0 %, no verdict").all()
     roof = figures(at)[0]
     assert kernel_points(roof) == {r["kernel"]: 1 for r in base["results"]}
-    baseline_traces = [t for t in roof["data"] if t.get("legendgroup", "").startswith("baseline:")]
+    baseline_traces = [t for t in roof["data"] if t.get("meta") == "baseline"]
     assert len(baseline_traces) == len({r["kernel"] for r in base["results"]})
+    assert not any(t.get("showlegend", True) and "baseline)" in t.get("name", "") for t in roof["data"])
     assert {b.label for b in at.get("download_button")} >= {"Export HTML report", "Export comparison CSV"}
 
     at.text_input(key="f_label").set_value("candidate").run()

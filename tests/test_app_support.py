@@ -363,11 +363,23 @@ def test_review_styles_and_roofline(bundle) -> None:
     assert set(side["Time (ms) verdict"]) == {"no verdict"}  # the bundled runs saved no per-launch times
     assert "Time (ms) verdict" not in html
     fig = charts.review_roofline(base, [cand], ceilings.recorded_device_ceilings(base.device, base.device_name))
-    baseline_traces = [t for t in fig.data if (t.legendgroup or "").startswith("baseline:")]
-    links = [t for t in fig.data if (t.legendgroup or "").startswith("link:")]
-    assert len(baseline_traces) == len({r.kernel for r in base.results})
-    assert len(links) == len(base.results)
+    kernels = {r.kernel for r in base.results}
+    baseline_traces = [t for t in fig.data if t.meta == "baseline"]
+    arrows = [t for t in fig.data if t.meta == "arrow"]
+    assert len(baseline_traces) == len(kernels)
+    # one arrow trace per kernel, in its colour, an arrow head per kernel and size, from the baseline point
+    assert sorted(t.legendgroup for t in arrows) == sorted(f"kernel:{k}" for k in kernels)
+    assert sum(list(t.marker.symbol).count("arrow") for t in arrows) == len(base.results)
+    for t in arrows:
+        assert t.line.color == charts.kernel_color(t.legendgroup.removeprefix("kernel:")) and t.showlegend is False
+    v3 = next(t for t in arrows if t.legendgroup == "kernel:v3")
+    b = next(t for t in baseline_traces if t.legendgroup == "kernel:v3")
+    assert v3.x[0] == b.x[0] and v3.y[0] == b.y[0] and v3.y[2] == pytest.approx(v3.y[0] / 0.8)  # 20 % faster
     assert charts.kernel_points(fig) == {r.kernel: 1 for r in base.results}
+    # the legend: a row per kernel and the run key, not a baseline entry per kernel
+    entries = [t.name for t in fig.data if t.showlegend is not False and t.name]
+    assert len(entries) == len(kernels) + 3 + len([t for t in fig.data if t.legendgroup in ("ceilings", "levels")])
+    assert not any("baseline)" in name for name in entries)
 
 
 def test_run_tables(bundle) -> None:
@@ -572,15 +584,35 @@ def test_tflops_chart_has_an_fp32_and_a_tensor_core_panel(doc) -> None:
 def test_review_time_bars_use_a_log_axis_and_history_uses_run_order(bundle) -> None:
     earlier, later = bundles.bundled_runs(bundle)[2], bundles.bundled_runs(bundle)[0]
     earlier, later = replace(earlier, id=3), replace(later, id=1)
-    bars = charts.comparison_figures(earlier, [later], compare_runs(earlier, [later]))[0]
+    bars, delta = charts.comparison_figures(earlier, [later], compare_runs(earlier, [later]))
     assert bars.layout.yaxis.type == "log" and all(t.endswith(" ms") for t in bars.layout.yaxis.ticktext)
+    # the verdict on each bar ("same") at the legend's size, outside the bar, never shrunk to fit it
+    assert delta.data[0].textposition == "outside" and delta.data[0].textfont.size == 12
+    assert delta.layout.uniformtext.minsize == 12 and delta.layout.uniformtext.mode == "show"
     history = pd.DataFrame(
         {"created": pd.to_datetime(["2026-11-22T00:29:14Z", "2026-11-22T00:43:14Z"], utc=True), "run_id": [3, 1],
          "run_label": ["earlier", "later"], "device_name": ["NVIDIA H200"] * 2, "size": ["4096x4096x4096"] * 2,
          "value": [3.47, 3.47]}
     )  # fmt: skip
     fig = charts.history_figure(history, "v8-async")
-    assert fig.layout.xaxis.type == "category" and list(fig.layout.xaxis.categoryarray) == ["#3 earlier", "#1 later"]
+    assert fig.layout.xaxis.type == "category" and list(fig.layout.xaxis.categoryarray) == ["#3", "#1"]
+    assert list(fig.data[0].text) == ["earlier", "later"] and fig.layout.xaxis.tickangle == 0  # labels in the hover
+
+
+def test_history_is_a_panel_per_size_each_with_its_own_axis() -> None:
+    """1024³ times are a hundredth of 8192³ ones: on one linear axis the small sizes lie flat. Each size gets its
+    own panel and y axis, one legend entry per device, and the x ticks are short run ids (no rotated labels)."""
+    sizes = ["8192x8192x8192", "1024x1024x1024", "2048x2048x2048"]
+    history = pd.DataFrame(
+        {"created": pd.to_datetime(["2026-11-22T00:29:14Z"] * 3 + ["2026-11-22T00:43:14Z"] * 3, utc=True),
+         "run_id": [3, 3, 3, 1, 1, 1], "run_label": ["earlier"] * 3 + ["later"] * 3,
+         "device_name": ["NVIDIA H200"] * 6, "size": sizes * 2, "value": [310.0, 0.62, 4.9, 300.0, 0.61, 4.8]}
+    )  # fmt: skip
+    fig = charts.history_figure(history, "v3")
+    assert [a.text for a in fig.layout.annotations] == ["1024³", "2048³", "8192³"]
+    assert [t.yaxis for t in fig.data] == ["y", "y2", "y3"] and [list(t.y) for t in fig.data][0] == [0.62, 0.61]
+    assert [t.showlegend for t in fig.data] == [True, False, False] and fig.data[0].name == "NVIDIA H200"
+    assert all(len(tick) <= 4 for tick in fig.layout.xaxis.categoryarray)
 
 
 def test_a_comparable_pair_is_picked_from_the_bundled_runs(bundle) -> None:
@@ -626,3 +658,21 @@ def test_md_escape_keeps_bare_urls_and_addresses_from_becoming_links() -> None:
     )
     for linked in ("http\\:", "HTTPS\\:", "www\\.", "n@"):
         assert linked not in escaped
+
+
+def test_every_kernel_of_the_bundled_captures_sits_under_its_own_family_in_the_roofline_legend(reports) -> None:
+    """The H200 captures hold the ladder, the tile-width study, cuBLAS, the kernels beyond the ladder and the
+    tensor-core ones: each family is a legend of its own (title at its left, rows of its own), so no kernel reads
+    as another family's (v3, v4, v5 and cublas-hgemm used to wrap under "tile-width study")."""
+    from profiling.charts.style import GROUP_TITLES, kernel_group
+
+    points = charts.report_roofline_points(reports)
+    fig = charts.roofline(points, ceilings.ceilings_for(None, reports[0][1]), "Roofline")
+    entries = [t for t in fig.data if (t.legendgroup or "").startswith("kernel:") and t.showlegend]
+    titles = {t.name: fig.layout[t.legend].title.text for t in entries}
+    assert {titles[k] for k in ("v3", "v4", "v5")} == {"SGEMM ladder"}
+    assert titles["cublas-hgemm"] == titles["cublas"] == "reference (cuBLAS)"
+    assert titles["tiled-8"] == "tile-width study" and titles["v9-regdb"] == "beyond the ladder"
+    assert titles["wmma-async"] == "tensor core"
+    assert all(titles[t.name] == GROUP_TITLES[kernel_group(t.name)] for t in entries)
+    assert len({fig.layout[t.legend].y for t in entries}) == 5  # five families, five rows of legends

@@ -25,6 +25,7 @@ from profiling.charts import (
     roofline_points,
 )
 from profiling.charts.roofline import WEBGL_POINTS, operation_point, roofline, with_fallback
+from profiling.charts.style import GROUP_TITLES, kernel_group
 from profiling.device_model import Ceiling, Ceilings, best_ceilings
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
@@ -300,6 +301,13 @@ def test_many_points_draw_with_webgl_and_say_so(ceilings):
 def test_kernel_legend_is_grouped_by_family(points, ceilings):
     fig = roofline_figure(points, ceilings)
     first = next(t for t in fig.data if t.legendgroup == "kernel:v3" and t.showlegend)
-    assert first.legendgrouptitle.text == "SGEMM ladder"
+    assert fig.layout[first.legend].title.text == "SGEMM ladder"
+    # every kernel sits in its own family's legend, each legend on rows of its own under the previous one
+    entries = [t for t in fig.data if (t.legendgroup or "").startswith("kernel:") and t.showlegend]
+    for t in entries:
+        assert fig.layout[t.legend].title.text == GROUP_TITLES[kernel_group(t.name)], t.name
+    legends = sorted({t.legend for t in entries}, key=lambda lid: int(lid.removeprefix("legend")))
+    tops = [fig.layout.legend.y, *(fig.layout[lid].y for lid in legends)]
+    assert tops == sorted(tops, reverse=True) and len(set(tops)) == len(tops)
     ranks = {t.name: t.legendrank for t in fig.data if (t.legendgroup or "").startswith("kernel:") and t.showlegend}
     assert ranks["v1"] < ranks["v3"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import datetime as dt
 import io
 import json
@@ -193,7 +194,8 @@ def test_kernel_history_per_device(tmp_path: Path) -> None:
     both = review.kernel_history(rows, "v3", metric="tflops")
     assert sorted(set(both["device_name"])) == ["A100", "NVIDIA H100 80GB HBM3"]
     fig = history_figure(both, "v3", "tflops")
-    assert sorted(t.name for t in fig.data) == ["A100 4096x4096x4096", "NVIDIA H100 80GB HBM3 4096x4096x4096"]
+    assert sorted(t.name for t in fig.data) == ["A100", "NVIDIA H100 80GB HBM3"]  # a line per device
+    assert [a.text for a in fig.layout.annotations] == ["4096³"]  # in the one size's panel
 
 
 def test_html_report_is_self_contained() -> None:
@@ -354,3 +356,22 @@ def test_csv_export_neutralises_formulas_and_keeps_numbers(formula: str) -> None
                 float(cell)  # only a number may start so (a negative Δ%), and it stays a number
     side = pd.read_csv(io.StringIO(to_csv(side_by_side(compare_runs(base, [cand])))))
     assert (side.select_dtypes("number").to_numpy() < 0).any()
+
+
+def test_html_report_rounds_changes_says_a_shared_note_once_and_drops_empty_columns() -> None:
+    """The real earlier and later H200 runs (medians only, no commit recorded): deltas to 0.1 % with a sign, the
+    note that every row shares said once above the table, no empty catalog_commit column, wide tables in a
+    scrolling box."""
+    from profiling.app import bundles
+
+    bundle = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
+    runs = bundles.bundled_runs(bundle)  # bench_1024-4096, bench_8192, then the earlier bench_1024-4096
+    later, earlier = records.as_run(runs[0]), records.as_run(runs[2])
+    comparison = compare_runs(earlier, [later])
+    page = review_html.report_html(earlier, [later], comparison)
+    side = review.side_by_side(comparison)
+    raw = [v for v in side["Time (ms) Δ%"] if v == v]
+    assert any(f"{v:+.1f}" in page for v in raw) and "-0.4472" not in page
+    assert page.count("no per-launch times") == 1  # the shared reason, said once above the table
+    assert "catalog_commit" not in page and "<th>Time (ms) note</th>" not in page
+    assert page.count('<div class="wide"><table>') == 2 and ".wide{max-width:100%;overflow-x:auto}" in page

@@ -11,11 +11,12 @@ from plotly.subplots import make_subplots
 from kernels.catalog import reference_ids
 from kernels.registry import operation_of
 from profiling.charts.style import (
-    GROUP_TITLES,
+    family_legend,
     kernel_color,
     kernel_group,
     legend_below,
     legend_rank,
+    legends_below,
     plot_text,
     size_tick,
 )
@@ -48,15 +49,10 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
     panels = [(kind, name) for kind, name in PANELS if (kinds == kind).any()] or [PANELS[0]]
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[name for _, name in panels], horizontal_spacing=0.1)
     refs = set(reference_ids().values())
-    titled: set[str] = set()
     for col, (kind, _) in enumerate(panels, start=1):
         for name, color, part in _per_kernel(ok[kinds == kind]):
             kernel = str(part["kernel"].iloc[0])
             family = kernel_group(kernel)
-            extra = {}
-            if family not in titled:
-                extra["legendgrouptitle_text"] = GROUP_TITLES[family]
-                titled.add(family)
             reference = kernel in refs
             fig.add_trace(
                 go.Scatter(
@@ -64,11 +60,10 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
                     y=part["tflops"],
                     mode="lines+markers",
                     name=name,
-                    legendgroup=family,
+                    legend=family_legend(family),
                     legendrank=legend_rank(kernel),
                     line={"color": color, "dash": "dash" if reference else "solid", "width": 3 if reference else 2},
                     hovertemplate="%{x}<br>%{y:.2f} TFLOP/s<extra>%{fullData.name}</extra>",
-                    **extra,
                 ),
                 row=1,
                 col=col,
@@ -78,8 +73,8 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
                      type="category", categoryorder="array", categoryarray=sizes, tickvals=sizes,
                      ticktext=[size_tick(s) for s in sizes], tickangle=0)  # fmt: skip
     fig.update_annotations(font_size=12)  # the panel titles
-    fig.update_layout(title_text=title, template="plotly_white", legend={"groupclick": "toggleitem"})
-    return legend_below(fig)
+    fig.update_layout(title_text=title, template="plotly_white")
+    return legends_below(fig)
 
 
 def pct_cublas_figure(

@@ -5,15 +5,26 @@ run label, device, size) reaches plotly through plot_text: legends, ticks and ho
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from kernels.registry import operation_of
 from profiling.charts.roofline import operation_point, roofline
-from profiling.charts.style import kernel_color, legend_below, log_ticks, plot_text, size_tick
+from profiling.charts.style import (
+    family_legend,
+    kernel_color,
+    kernel_group,
+    legend_below,
+    legends_below,
+    log_ticks,
+    plot_text,
+    size_tick,
+)
 from profiling.device_model import Ceilings
 from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
 from profiling.runs.records import SavedRun, as_run
@@ -28,9 +39,10 @@ def review_roofline(
     candidates: Sequence[SavedRun | Mapping[str, Any]],
     ceilings: Ceilings | None,
 ) -> go.Figure:
-    """Algorithmic roofline of the baseline (open markers) and candidates (filled), each candidate point
-    linked to the baseline point of the same kernel and size by a dotted line; `ceilings` are those of the
-    baseline's device (None: a titled empty figure)."""
+    """Algorithmic roofline of the candidates (filled markers, a legend row per kernel family) with an arrow from
+    the baseline point (open circle) of the same kernel and size to each, in the kernel's colour, so the move
+    reads without a legend entry per run and kernel; `ceilings` are those of the baseline's device (None: a titled
+    empty figure)."""
 
     def points(run: SavedRun) -> pd.DataFrame:
         rows = []
@@ -52,66 +64,132 @@ def review_roofline(
         fig.update_layout(title_text="Roofline: no ceilings known for this device")
         return fig
     filled = pd.concat(cands, ignore_index=True) if cands else base.iloc[0:0]
-    fig = roofline(filled if len(filled) else base, ceilings, "Roofline: baseline (open stars), candidates (filled)")
+    fig = roofline(
+        filled if len(filled) else base, ceilings, "Roofline: baseline (open circle) → candidate (filled), per kernel"
+    )
+    base_at = {(r.kernel, r.label): r for r in base.itertuples()}
     for kernel, part in base.groupby("kernel", sort=False):
+        # Toggled with the kernel's legend entry: the same legend group, no entry of its own.
         fig.add_trace(
             go.Scatter(
                 x=part["flops"] / part["bytes"],
                 y=part["flops"] / part["seconds"],
                 mode="markers",
                 name=f"{kernel} (baseline)",
-                legendgroup=f"baseline:{kernel}",
-                marker={"color": kernel_color(str(kernel)), "symbol": "star-open", "size": 13, "line": {"width": 2}},
+                meta="baseline",
+                legend=family_legend(kernel_group(str(kernel))),
+                legendgroup=f"kernel:{kernel}",
+                showlegend=False,
+                marker={"color": kernel_color(str(kernel)), "symbol": "circle-open", "size": 11, "line": {"width": 2}},
                 text=part["run"] + " " + part["label"],
                 hovertemplate="<b>%{fullData.name}</b> %{text}<br>%{y:.3s}FLOP/s<extra></extra>",
             )
         )
-    base_at = {(r.kernel, r.label): r for r in base.itertuples()}
     for cand in cands:
-        for r in cand.itertuples():
-            b = base_at.get((r.kernel, r.label))
-            if b is None:
+        for kernel, part in cand.groupby("kernel", sort=False):
+            xs, ys, symbols = [], [], []
+            for r in part.itertuples():
+                b = base_at.get((r.kernel, r.label))
+                if b is None:
+                    continue
+                start = (b.flops / b.bytes, b.flops / b.seconds)
+                end = (r.flops / r.bytes, r.flops / r.seconds)
+                head = _toward(start, end, ARROW_AT)
+                xs += [start[0], head[0], end[0], None]
+                ys += [start[1], head[1], end[1], None]
+                symbols += ["circle", "arrow", "circle", "circle"]
+            if not xs:
                 continue
             fig.add_trace(
                 go.Scatter(
-                    x=[b.flops / b.bytes, r.flops / r.bytes],
-                    y=[b.flops / b.seconds, r.flops / r.seconds],
-                    mode="lines",
-                    line={"color": kernel_color(str(r.kernel)), "dash": "dot", "width": 1},
-                    legendgroup=f"link:{r.kernel}",
+                    x=xs,
+                    y=ys,
+                    mode="lines+markers",
+                    name=f"{kernel}: baseline → candidate",
+                    meta="arrow",
+                    legend=family_legend(kernel_group(str(kernel))),
+                    legendgroup=f"kernel:{kernel}",
                     showlegend=False,
+                    line={"color": kernel_color(str(kernel)), "width": 1.5},
+                    marker={"symbol": symbols, "size": [0, 11, 0, 0] * (len(xs) // 4), "angleref": "previous",
+                            "color": kernel_color(str(kernel))},
                     hoverinfo="skip",
                 )
+            )  # fmt: skip
+    for name, symbol in (("baseline", "circle-open"), ("candidate", "circle"), ("baseline → candidate", "arrow")):
+        fig.add_trace(
+            go.Scatter(
+                x=[None], y=[None], mode="markers", name=name, legendgroup="runs", legendgrouptitle_text="Runs",
+                marker={"color": "#666666", "symbol": symbol, "size": 10, "angle": 90 if symbol == "arrow" else 0},
+                hoverinfo="skip",
             )
-    return legend_below(fig, base_height=560)
+        )  # fmt: skip
+    return legends_below(fig, base_height=560)
+
+
+ARROW_AT = 0.8
+"""Where along a baseline -> candidate segment (in log space) the arrow head sits: before the candidate's marker."""
+
+
+def _toward(start: tuple[float, float], end: tuple[float, float], fraction: float) -> tuple[float, float]:
+    """The point `fraction` of the way from `start` to `end` on log-log axes."""
+    return tuple(
+        10 ** (math.log10(a) + fraction * (math.log10(b) - math.log10(a))) for a, b in zip(start, end, strict=True)
+    )
 
 
 def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_median_ms") -> go.Figure:
-    """Line chart of review.kernel_history(): one trace per device and size, x = the runs in date order (one
-    category per run, "#id label"), so runs saved seconds apart are as readable as runs weeks apart; each run's
-    date is in the hover."""
+    """review.kernel_history() as small multiples: a panel per size, each with its own y axis (a 1024³ time is
+    a hundredth of an 8192³ one; on one axis it would lie flat), a line per device (one colour and legend entry per
+    device across panels). x = the runs in date order, one category per run ("#id", its label and date in the
+    hover), so runs saved seconds apart read as well as runs weeks apart and no tick label runs into the legend."""
     label = METRIC_BY_KEY[metric].label if metric in METRIC_BY_KEY else metric
     ordered = history.sort_values(["created", "run_id"]) if len(history) else history
-    runs = list(dict.fromkeys(_run_tick(r) for r in ordered.itertuples()))
-    fig = go.Figure()
-    for (device, size), part in ordered.groupby(["device_name", "size"], dropna=False, sort=True):
-        fig.add_trace(
-            go.Scatter(
-                x=[_run_tick(r) for r in part.itertuples()], y=part["value"], mode="lines+markers",
-                name=plot_text(f"{device or 'unknown device'} {size}".strip()),
-                text=[plot_text(r) for r in part["run_label"]],
-                customdata=[str(c)[:19].replace("T", " ") for c in part["created"]],
-                hovertemplate="%{text}<br>saved %{customdata} UTC<br>%{y:.4g}<extra></extra>",
-            )
-        )  # fmt: skip
-    fig.update_xaxes(title_text="saved run (oldest first)", type="category", categoryorder="array", categoryarray=runs)
-    fig.update_yaxes(title_text=label)
-    fig.update_layout(title=plot_text(f"{kernel}: {label} across runs"), template="plotly_white")
-    return legend_below(fig)
+    runs = list(dict.fromkeys(f"#{r.run_id}" for r in ordered.itertuples()))
+    sizes = sorted(set(ordered["size"]) if len(ordered) else (), key=_size_order)
+    fig = make_subplots(
+        rows=max(1, len(sizes)), cols=1, shared_xaxes=True, vertical_spacing=0.12 / max(1, len(sizes)),
+        subplot_titles=[plot_text(size_tick(str(z))) for z in sizes] or None,
+    )  # fmt: skip
+    device_of = ordered["device_name"].where(ordered["device_name"].fillna("") != "", "unknown device")
+    devices = sorted(set(device_of))
+    shown: set[str] = set()
+    for row, size in enumerate(sizes, start=1):
+        for i, device in enumerate(devices):
+            part = ordered[(ordered["size"] == size) & (device_of == device)]
+            if part.empty:
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=[f"#{r.run_id}" for r in part.itertuples()], y=part["value"], mode="lines+markers",
+                    name=plot_text(device), legendgroup=plot_text(device), showlegend=device not in shown,
+                    line={"color": RUN_COLORS[(i + 1) % len(RUN_COLORS)]},
+                    text=[plot_text(r) for r in part["run_label"]],
+                    customdata=[str(c)[:19].replace("T", " ") for c in part["created"]],
+                    hovertemplate="%{x} %{text}<br>saved %{customdata} UTC<br>%{y:.4g}<extra>%{fullData.name}</extra>",
+                ),
+                row=row, col=1,
+            )  # fmt: skip
+            shown.add(device)
+        fig.update_yaxes(title_text=label if len(label) < 24 else "", rangemode="tozero", row=row, col=1)
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=runs, tickangle=0)
+    fig.update_xaxes(title_text="saved run (oldest first; hover for its label)", row=max(1, len(sizes)), col=1)
+    fig.update_annotations(font_size=12)  # the panel titles
+    fig.update_layout(title=plot_text(f"{kernel}: {label} across runs, a panel per size"), template="plotly_white")
+    return legend_below(fig, base_height=260 + 200 * max(1, len(sizes)))
 
 
-def _run_tick(row: object) -> str:
-    return plot_text(f"#{row.run_id} {row.run_label}")
+VERDICT_TEXT_PX = 12
+"""The verdict written on each bar of the time-change chart (same, faster, ...): the legend's size, not smaller."""
+
+
+def _size_order(size: object) -> tuple:
+    """Sizes by their FLOP count ("1024x1024x1024" before "8192x8192x8192"), text sizes after."""
+    try:
+        m, n, k = (int(v) for v in str(size).split("x"))
+        return (0, m * n * k, str(size))
+    except ValueError:
+        return (1, 0, str(size))
 
 
 def comparison_figures(
@@ -158,13 +236,18 @@ def comparison_figures(
                     name=plot_text(label),
                     marker_color=[VERDICT_COLORS[v] for v in part["verdict"]],
                     text=part["verdict"],
+                    # outside the bar and upright at a fixed size: inside, plotly shrinks the word to the bar
+                    textposition="outside",
+                    textangle=-90,
+                    textfont={"size": VERDICT_TEXT_PX},
+                    cliponaxis=False,
                 )
             )
         delta.add_hline(y=0, line_color="#666666", line_width=1)
         delta.update_xaxes(title_text="kernel and size", tickangle=-45)
         delta.update_yaxes(title_text="time change vs baseline (%)", ticksuffix=" %")
         delta.update_layout(title="Time change vs baseline (%; negative is faster; colour = verdict)",
-                            template="plotly_white")  # fmt: skip
+                            template="plotly_white", uniformtext={"minsize": VERDICT_TEXT_PX, "mode": "show"})  # fmt: skip
         figs.append(legend_below(delta, base_height=600, axis_px=170))
     return figs
 

@@ -27,12 +27,24 @@ from profiling.runs.review import runs_frame
 from profiling.runs.verdict import comparability
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: Any, column: str = "") -> str:
+    """A cell's text: a change in % to 0.1 with its sign ("-0.4 %" reads better than -0.4472), other numbers to 4
+    significant digits, a missing value empty."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    if isinstance(value, (int, float)) and str(column).endswith("Δ%"):
+        return f"{value:+.1f}"
     if isinstance(value, float):
-        return "inf" if math.isinf(value) else f"{value:.4g}"
+        return f"{value:.4g}"
     return str(value)
+
+
+def _without_empty_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table less columns that no row fills (a run list without commits need not show the column)."""
+    empty = [c for c in frame.columns if all(_fmt(v) == "" for v in frame[c])]
+    return frame.drop(columns=empty)
 
 
 def _table_html(frame: pd.DataFrame) -> str:
@@ -51,12 +63,13 @@ def _table_html(frame: pd.DataFrame) -> str:
             coloured = (*BETTER_VERDICTS, *WORSE_VERDICTS, "noisy")
             if isinstance(verdict, str) and verdict in coloured and not str(c).endswith("(base)"):
                 style = f' style="color:{VERDICT_COLORS[verdict]};font-weight:600"'
-            cells.append(f"<td{style}>{html.escape(_fmt(row[c]))}</td>")
+            cells.append(f"<td{style}>{html.escape(_fmt(row[c], str(c)))}</td>")
         if row_verdict:
             v = str(row["verdict"])
             cells.append(f'<td style="color:{VERDICT_COLORS.get(v, "#000")}">{html.escape(v)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    # a wide table scrolls inside its box instead of pushing the page wider than the window
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def _comparison_html(comparison: pd.DataFrame) -> list[str]:
@@ -112,7 +125,7 @@ def report_html(
             for c in candidates
         ],
         "<h2>Runs</h2>",
-        _table_html(runs.drop(columns=["notes"])),
+        _table_html(_without_empty_columns(runs.drop(columns=["notes"]))),
         "<h2>Comparison</h2>",
         *_comparison_html(comparison),
         "<h2>Charts</h2>",
@@ -135,7 +148,7 @@ def report_html(
         "body{font-family:system-ui,sans-serif;margin:2em;color:#1f2328}"
         "table{border-collapse:collapse;margin:1em 0;font-size:13px}"
         "th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:right}th{background:#f6f8fa}"
-        ".fig{margin:1em 0}"
+        ".wide{max-width:100%;overflow-x:auto}.fig{margin:1em 0;max-width:100%;overflow-x:auto}"
     )
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'

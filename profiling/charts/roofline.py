@@ -18,11 +18,11 @@ from profiling.analysis.roofline import (
     roofline_points,
 )
 from profiling.charts.style import (
-    GROUP_TITLES,
+    family_legend,
     kernel_color,
     kernel_group,
-    legend_below,
     legend_rank,
+    legends_below,
     log_ticks,
     plot_text,
     si,
@@ -89,7 +89,7 @@ def roofline_figure(
     Points need columns kernel, label, level ("L1", "L2", "DRAM", "algorithmic"), flops, bytes, seconds.
     Colour = kernel (its family's shade; legend group, so clicking a kernel hides all its points); symbol = level.
     `show_tensor` adds the FP16 tensor ceiling; points with compute == "tensor" are measured against it.
-    The legend sits under the plot, ordered level key, ceilings, then kernels by family; ticks carry units.
+    The legends sit under the plot: level key and ceilings, then a row per kernel family; ticks carry units.
     Points far right of every ridge are drawn at the axis edge and named in a note; above WEBGL_POINTS points
     the kernel traces use WebGL.
     """
@@ -146,7 +146,6 @@ def roofline_figure(
         )
 
     scatter = go.Scattergl if len(df) > WEBGL_POINTS else go.Scatter
-    titled: set[str] = set()
     for kernel, group in df.groupby("kernel", sort=False):
         color = kernel_color(str(kernel))
         family = kernel_group(str(kernel))
@@ -163,16 +162,13 @@ def roofline_figure(
                     sub["binding_ceiling"],
                 ]
             )
-            group_title = {}
-            if first and family not in titled:
-                group_title = {"legendgrouptitle_text": GROUP_TITLES[family]}
-                titled.add(family)
             fig.add_trace(
                 scatter(
                     x=shown_x[sub.index],
                     y=sub["achieved"],
                     mode="markers",
                     name=str(kernel),
+                    legend=family_legend(family),
                     legendgroup=f"kernel:{kernel}",
                     legendrank=legend_rank(str(kernel)),
                     showlegend=first,
@@ -189,7 +185,6 @@ def roofline_figure(
                         "<br>achieved: %{customdata[4]}"
                         "<br>%{customdata[5]:.1f}% of the %{customdata[6]} ceiling<extra></extra>"
                     ),
-                    **group_title,
                 )
             )
             first = False
@@ -245,7 +240,7 @@ def roofline_figure(
         legend={"groupclick": "togglegroup"},
         template="plotly_white",
     )
-    return legend_below(fig, base_height=560)
+    return legends_below(fig, base_height=560)
 
 
 def bench_roofline_points(frame: pd.DataFrame, size: str | None = None) -> pd.DataFrame:
@@ -292,10 +287,11 @@ def roofline(points: pd.DataFrame, ceilings: Ceilings, title: str) -> go.Figure:
 
 
 def kernel_points(fig: go.Figure) -> dict[str, int]:
-    """Number of plotted points per kernel trace in a roofline figure (ceilings and the level key excluded)."""
+    """Number of plotted points per kernel trace in a roofline figure (ceilings, the level key and the Review
+    roofline's baseline markers and arrows, marked by their `meta`, excluded)."""
     counts: dict[str, int] = {}
     for trace in fig.data:
         group = trace.legendgroup or ""
-        if group.startswith("kernel:"):
+        if group.startswith("kernel:") and trace.meta is None:
             counts[group.removeprefix("kernel:")] = counts.get(group.removeprefix("kernel:"), 0) + len(trace.x)
     return counts

@@ -131,6 +131,53 @@ def legend_below(fig: go.Figure, base_height: int = 460, axis_px: int = 80) -> g
     return fig
 
 
+FAMILY_ORDER: tuple[str, ...] = ("reference", "ladder", "tile-width", "beyond", "tensor-core", "other")
+"""The order of the kernel families' legend rows (family_legend)."""
+
+
+def family_legend(family: str) -> str:
+    """The plotly legend ("legend2", "legend3", ...) of a kernel family's own row in legends_below."""
+    return f"legend{2 + FAMILY_ORDER.index(family if family in FAMILY_ORDER else 'other')}"
+
+
+def legends_below(fig: go.Figure, base_height: int = 460, axis_px: int = 80) -> go.Figure:
+    """The main legend and then each kernel family's legend (traces with `legend=family_legend(...)`) under the
+    plot, each family on rows of its own with its title at the left: in one wrapped legend a group title runs on
+    into the next family's kernels and reads as theirs. Rows are estimated from the entries' text at
+    LEGEND_ROW_PX a row (the main legend's titled groups stack their entries: a row per entry, one for the title);
+    the figure grows by the legends' height. Clicking a kernel still hides all its points (legendgroup)."""
+    shown = [t for t in fig.data if t.showlegend is not False and t.name]
+    by_legend: dict[str, list] = {}
+    for trace in shown:
+        by_legend.setdefault(trace.legend or "legend", []).append(trace)
+    order = sorted(by_legend, key=lambda lid: 0 if lid == "legend" else int(lid.removeprefix("legend")))
+    plot_px = base_height - 70 - axis_px
+    top = axis_px
+    layout: dict = {}
+    for lid in order:
+        traces = by_legend[lid]
+        width = sum(46 + 6.2 * len(html.unescape(str(t.name))) for t in traces)
+        groups: dict[str, int] = {}
+        for t in traces:
+            groups[t.legendgroup or t.name] = groups.get(t.legendgroup or t.name, 0) + 1
+        titled = any(t.legendgrouptitle and t.legendgrouptitle.text for t in traces)
+        if lid == "legend":
+            rows = max(groups.values()) + 1 if titled else max(1, math.ceil(width / LEGEND_ROW_PX))
+            title = {}
+        else:
+            family = FAMILY_ORDER[int(lid.removeprefix("legend")) - 2]
+            rows = max(1, math.ceil((width + 7 * len(GROUP_TITLES[family])) / LEGEND_ROW_PX))
+            title = {"title": {"text": GROUP_TITLES[family], "side": "left", "font": {"size": 11}}}
+        layout[lid] = {
+            "orientation": "h", "yanchor": "top", "y": -top / plot_px, "xanchor": "left", "x": 0,
+            "font": {"size": 11}, "groupclick": "togglegroup", **title,
+        }  # fmt: skip
+        top += 22 * rows + 6
+    extra = top - axis_px
+    fig.update_layout(**layout, height=base_height + extra, margin={"b": axis_px + 10 + extra, "t": 60})
+    return fig
+
+
 def plot_text(text: object) -> str:
     """Text for plotly labels and hovers: plotly reads a subset of HTML, so user text is entity-escaped."""
     return html.escape(str(text), quote=False)

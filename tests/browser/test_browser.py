@@ -117,6 +117,10 @@ def test_exported_review_html_renders_offline(browser, tmp_path: Path) -> None:
     assert plots.nth(2).locator(".scatterlayer .point").count() >= 2 * n  # candidate and baseline points
     assert "GEMM Lens review" in page.title()
     assert not errors, errors
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.wait_for_timeout(500)
+    width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], width  # the wide comparison table scrolls in its box, the page does not
     context.close()
 
 
