@@ -34,10 +34,9 @@ with st.expander("Add runs: bundled measurements or an exported JSON"):
         imported = st.file_uploader(
             f"Import runs (JSON exported from this page, up to {MAX_IMPORT_BYTES / 1e6:.0f} MB)", key="import_json"
         )
-        if imported is not None:
-            with ui.user_errors():
-                read = read_runs_upload(who, imported.name, imported.size, imported.getvalue)
-                ui.save_runs_button(store, "Import", lambda: read, who, key="import_runs")
+        if imported is not None:  # read when Import is clicked: a file that is not runs is a one-line error then
+            read = lambda: read_runs_upload(who, imported.name, imported.size, imported.getvalue)  # noqa: E731
+            ui.save_runs_button(store, "Import", read, who, key="import_runs")
     else:
         st.caption("Importing runs needs the runner or admin role.")
 

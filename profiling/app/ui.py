@@ -466,7 +466,15 @@ def save_runs_button(
     store: RunStore, label: str, make_runs: Callable[[], Sequence[SavedRun]], actor: Identity | None, key: str
 ) -> None:
     """A button that saves runs, asking first when the store already holds runs with the same measurements
-    (RunStore.identical_runs: the same file saved or imported twice): save only the new ones, all again, or none."""
+    (RunStore.identical_runs: the same file saved or imported twice): save only the new ones, all again, or none.
+    `make_runs` is called on the click (a file that is not runs is then a one-line error)."""
+    with user_errors():
+        _save_runs_asking(store, label, make_runs, actor, key)
+
+
+def _save_runs_asking(
+    store: RunStore, label: str, make_runs: Callable[[], Sequence[SavedRun]], actor: Identity | None, key: str
+) -> None:
     if st.button(label, key=key):
         runs = make_runs()
         if not any(i is not None for i in store.identical_runs(runs)):
