@@ -50,6 +50,7 @@ def build_parser(only: str | None = None, prog: str = "python -m profiling") -> 
     must not need the dashboard's packages)."""
     parser = OneLineParser(prog=prog, description="GEMM Lens command line")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    shown: list[str] = []
     for name in COMMANDS if only is None else (only,):
         module_name = _MODULES.get(name, f"profiling.commands.{name}")
         try:
@@ -58,9 +59,15 @@ def build_parser(only: str | None = None, prog: str = "python -m profiling") -> 
             if exc.name == module_name:
                 continue
             raise
-        command_parser = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        internal = getattr(module, "INTERNAL", False)
+        # An internal command (the worker) parses as any other but is not listed: no help line, not in the choices.
+        listed = {} if internal else {"help": module.HELP}
+        command_parser = sub.add_parser(name, description=module.HELP, **listed)
         module.add_arguments(command_parser)
         command_parser.set_defaults(handler=module.run, takes_passthrough=getattr(module, "PASSTHROUGH", False))
+        if not internal:
+            shown.append(name)
+    sub.metavar = "{" + ",".join(shown) + "}"
     return parser
 
 

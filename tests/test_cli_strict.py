@@ -137,3 +137,19 @@ def test_report_json_is_strict_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_json_file_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(commands.InvalidInput, match="cannot write"):
         commands.write_json(tmp_path / "missing" / "out.json", {"a": 1})
+
+
+def test_help_lists_the_public_commands_in_one_style() -> None:
+    """`--help` does not offer the internal worker (it still runs), and every command's line starts the same way:
+    lower case, no closing full stop."""
+    text = cli.build_parser().format_help()
+    assert "worker" not in text
+    public = [c for c in cli.COMMANDS if c != "worker"]
+    assert "{" + ",".join(public) + "}" in text
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    assert sorted(helps) == sorted(public)
+    for name, line in helps.items():
+        assert line[0].islower() and not line.endswith("."), (name, line)
+    assert cli.build_parser().parse_args(["worker", "--job", "x.json"]).command == "worker"

@@ -20,7 +20,7 @@ from profiling.nsight import source_load as SL
 from profiling.nsight.report import KernelLaunch, Report, launch_label
 from profiling.paths import BUNDLED_RESULTS_DIR, SOURCE_ROOT
 
-HELP = "Explain a step: the counters that moved most between two launches, ranked by how much they explain"
+HELP = "explain a step: the counters that moved most between two launches, ranked by how much they explain"
 _WHY_RAW = re.compile(r"ncu_why_(\d+)_raw\.csv$")
 
 

@@ -7,7 +7,7 @@ import argparse
 from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
 from profiling.commands import print_json, whole_number
 
-HELP = "Theoretical occupancy (NVIDIA's calculator rules) for a block size, register count and shared memory."
+HELP = "theoretical occupancy (NVIDIA's calculator rules) for a block size, register count and shared memory"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ from profiling.commands.outputs import check_output_file
 from profiling.commands.report import format_report
 from profiling.gpu.jobs import parse_kernels, parse_sizes
 
-HELP = "Profile catalog kernels with Nsight Compute in one ncu process and print their key metrics"
+HELP = "profile catalog kernels with Nsight Compute in one ncu process and print their key metrics"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -14,7 +14,7 @@ from profiling.nsight import report as ncu_report
 from profiling.nsight.metric_table import MetricRow
 from profiling.shape import tflops
 
-HELP = "Read an Nsight Compute report (CSV of any page, ncu stdout, or .ncu-rep) and print each launch"
+HELP = "read an Nsight Compute report (CSV of any page, ncu stdout, or .ncu-rep) and print each launch"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from profiling.commands import add_cluster_argument, print_json, print_progress,
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import parse_sizes
 
-HELP = "Run compute-sanitizer (memcheck, racecheck, ...) on one catalog kernel; exit 1 when it finds errors"
+HELP = "run compute-sanitizer (memcheck, racecheck, ...) on one catalog kernel; exit 1 when it finds errors"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from kernels import get_kernel
 from profiling.analysis import sass as A
 from profiling.commands import print_json
 
-HELP = "Static SASS of a catalog kernel: instruction mix of its main loop and SASS per CUDA line (no GPU)"
+HELP = "static SASS of a catalog kernel: instruction mix of its main loop and SASS per CUDA line (no GPU)"
 
 _SHOWN = (
     ("FFMA", "ffma"),

@@ -10,7 +10,7 @@ from profiling.errors import InvalidInput
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
 
-HELP = "Hottest source lines and SASS instructions of each kernel, from an Nsight Compute source page"
+HELP = "hottest source lines and SASS instructions of each kernel, from an Nsight Compute source page"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

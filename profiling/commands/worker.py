@@ -12,6 +12,8 @@ from profiling.gpu.jobs import Job
 from profiling.gpu.worker import child_main
 
 HELP = "run a GPU job file in this process (internal: started by GEMM Lens, ncu or compute-sanitizer)"
+INTERNAL = True
+"""Not listed in `--help`: only GEMM Lens itself starts it."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
