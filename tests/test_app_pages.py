@@ -117,6 +117,25 @@ def test_kernels_page_shows_every_kernel_source_and_diff() -> None:
     assert facts and facts[0]["registers"].iloc[0] == 119
 
 
+CJK = re.compile(r"[\u3000-\u9fff]")
+
+
+def test_kernels_page_quotes_the_design_notes_in_english_and_names_no_file() -> None:
+    """The seed notes are Chinese and not in this repository: the page quotes them in English, keeps the original in
+    an expander (where a reader without a CJK font sees no empty boxes unless they open it) and names no file."""
+    at = page("pages/1_Kernels.py")
+    for spec in CATALOG:
+        at.selectbox(key="kernel").set_value(spec.id).run()
+        shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+        assert not any(re.search(r"\d{3}_[0-9a-f]{16}\.txt|not in this repository", t) for t in shown), spec.id
+        assert not any(CJK.search(t) for t in shown), spec.id
+    at.selectbox(key="kernel").set_value("v3").run()
+    quote = next(plain(c.value) for c in at.caption if c.value.startswith(">"))
+    assert quote.startswith("> Each thread is responsible for an 8*8 matrix, and each thread block shrinks to 16*16")
+    (original,) = [e for e in at.expander if e.label == "The passage in the original Chinese"]
+    assert original.text[0].value == "每个线程负责 8*8 的矩阵，每个 thread block 缩小到 16*16 个 thread"
+
+
 def test_benchmark_page_bundled_results_and_gpu_notice() -> None:
     at = page("pages/2_Benchmark.py")
     assert "needs a CUDA GPU" in at.info[0].value

@@ -31,3 +31,10 @@ def test_quotes_are_in_the_documents() -> None:
         flat = re.sub(r"\$([^$]*)\$", r"\1", text).replace("\\times", "×").replace(" × ", "×").replace("**", "")
         for part in p.quote.split(" / "):
             assert part in flat, (kernel, part)
+
+
+def test_every_passage_has_its_quote_and_section_in_english() -> None:
+    for kernel, p in PASSAGES.items():
+        for text in (p.english, p.section, p.gist):
+            assert text and not re.search(r"[\u3000-\u9fff]", text), (kernel, text)
+        assert re.search(r"[\u3000-\u9fff]", p.quote), kernel  # the original stays as written
