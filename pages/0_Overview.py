@@ -7,6 +7,19 @@ import streamlit as st
 from profiling.app import auth, cache, state, tables, ui
 from profiling.errors import first_line
 
+PAGES_GUIDE = (
+    "- **Kernels**: each kernel's source, what it adds, its diff against the previous version, compile facts.\n"
+    "- **Benchmark**: time kernels against cuBLAS; TFLOP/s and % of cuBLAS per size; A/B runs and shape sweeps.\n"
+    "- **Profile**: Nsight Compute key metrics and findings; compute-sanitizer.\n"
+    "- **Roofline** and **Occupancy**: where each kernel sits, and what limits its occupancy.\n"
+    "- **Why**: where each kernel's warps wait (stall reasons), on which source lines and SASS, and which counters "
+    "moved between two versions.\n"
+    "- **Indexing**: which elements and bytes each lane of a warp touches, against 32-byte sectors and the 32 "
+    "shared-memory banks, predicted and checked against the captures.\n"
+    "- **Reports**: upload ncu CSV or .ncu-rep files and compare kernels side by side.\n"
+    "- **Review**: saved runs, baseline vs candidates, history, export."
+)
+
 st.title("GEMM Lens")
 st.caption("Profile CUDA GEMM kernels: catalog → benchmark → Nsight Compute → roofline and occupancy → review.")
 frame = state.frame()
@@ -26,16 +39,18 @@ else:
         ui.reprobe()
         st.rerun()
 
+# Grids, not Markdown tables: a grid keeps to its column at 1024 px (a long path scrolls inside it).
 left, right = st.columns(2)
 with left:
     st.subheader("Device" if device else "Device of the bundled measurements")
     shown = device or (bundle.device if bundle else {})
-    st.markdown(tables.markdown_table(cache.device_rows(shown)))
+    st.dataframe(tables.display(cache.device_rows(shown)), hide_index=True, width="stretch", key="device_rows")
 with right:
     st.subheader("CUDA tools on this machine")
-    st.markdown(tables.markdown_table(tables.tool_rows()))
-    st.subheader("Bundled measurements")
-    st.dataframe(tables.display(tables.bundles_table(ui.bundles())), hide_index=True, width="stretch")
+    st.dataframe(tables.display(tables.tool_rows()), hide_index=True, width="stretch", key="tool_rows")
+st.subheader("Bundled measurements")
+st.caption("Every committed results folder with a benchmark: pick one in the sidebar (the newest is the default).")
+st.dataframe(tables.display(tables.bundles_table(ui.bundles())), hide_index=True, width="stretch", key="bundle_rows")
 
 if bundle is not None and bundle.bench_files:
     st.subheader("Bundled benchmark at a glance")
@@ -45,11 +60,4 @@ if bundle is not None and bundle.bench_files:
     st.plotly_chart(cache.tflops_figure(cache.bench_frame(ui.bench_document(bundle.name))), key="glance")
 
 st.subheader("Pages")
-st.markdown(
-    "- **Kernels**: each kernel's source, what it adds, its diff against the previous version, compile facts.\n"
-    "- **Benchmark**: time kernels against cuBLAS; TFLOP/s and % of cuBLAS per size.\n"
-    "- **Profile**: Nsight Compute key metrics and findings; compute-sanitizer.\n"
-    "- **Roofline** and **Occupancy**: where each kernel sits, and what limits its occupancy.\n"
-    "- **Reports**: upload ncu CSV or .ncu-rep files and compare kernels side by side.\n"
-    "- **Review**: saved runs, baseline vs candidates, history, export."
-)
+st.markdown(PAGES_GUIDE)

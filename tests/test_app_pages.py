@@ -85,15 +85,18 @@ def test_overview_banner_names_the_bundled_device_and_date() -> None:
     at = page(OVERVIEW)
     banner = plain(at.warning[0].value)
     assert banner == "No GPU found; showing bundled measurements from NVIDIA H200 on 2026-11-22."
-    tables = [plain(m.value) for m in at.markdown if m.value.startswith("| property")]
-    device = dict(line.strip("| ").split(" | ")[:2] for line in tables[0].splitlines()[2:])
+    device = dict(at.dataframe[0].value.astype(str).values.tolist())
     assert device["GPU"] == "NVIDIA H200" and device["SMs"] == "132" and device["CUDA runtime"] == "13.2"
-    tools = [plain(m.value) for m in at.markdown if m.value.startswith("| tool")][0]
-    assert [line.split(" | ")[0].strip("| ") for line in tools.splitlines()[2:]] == ["ncu", "compute-sanitizer", "nvcc"]
-    bundles = at.dataframe[0].value.set_index("folder")
+    tools = at.dataframe[1].value
+    assert list(tools["tool"]) == ["ncu", "compute-sanitizer", "nvcc"]
+    bundles = at.dataframe[2].value.set_index("folder")
     assert bundles.loc["results/h200-2026-11-22", "device"] == "NVIDIA H200"
     (glance,) = figures(at)
     assert {t["name"] for t in glance["data"]} == set(BENCH["kernel"])
+    # the guide names every page of the sidebar
+    guide = next(m.value for m in at.markdown if m.value.startswith("- **Kernels**"))
+    for title in ("Kernels", "Benchmark", "Profile", "Roofline", "Occupancy", "Why", "Indexing", "Reports", "Review"):
+        assert f"**{title}**" in guide, title
 
 
 def test_kernels_page_shows_every_kernel_source_and_diff() -> None:
