@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -242,3 +243,11 @@ def test_app_command_serves_the_dashboard_from_another_directory(tmp_path: Path)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_the_readme_says_which_python_the_package_needs() -> None:
+    """pyproject's requires-python, said where the README says how to start the app."""
+    root = Path(__file__).resolve().parent.parent
+    needs = re.search(r'requires-python = ">=(\d+\.\d+)"', (root / "pyproject.toml").read_text()).group(1)
+    start = (root / "README.md").read_text().split("## Start the app", 1)[1][:400]
+    assert f"Python {needs} or newer" in start
