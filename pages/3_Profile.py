@@ -8,7 +8,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import cache, state, tables, ui
+from profiling.app import cache, profile_view, state, tables, ui
 from profiling.errors import GemmLensError
 from profiling.nsight.tools import find_ncu, find_tool
 from profiling.runs.export import to_csv
@@ -25,20 +25,10 @@ elif device is not None and ncu is None:
     st.info("Profiling needs Nsight Compute (ncu): install it with the CUDA toolkit or set NCU_PATH.")
 
 live = state.live_profile()
-captures = {group[0].name: group for group in bundle.ncu_groups} if bundle is not None else {}
-if live is not None:
-    reports = [(live.report_path.name, live.report)]
-    files = [live.report_path]
-elif captures:  # one capture: raw page + its details page; the one chosen below (its selectbox keeps the choice)
-    shown = st.session_state.get("prof_capture") if st.session_state.get("prof_capture") in captures else None
-    shown = shown or next(iter(captures))
-    reports = [r for r in ui.bundle_reports(bundle.name) if r[0] == shown]
-    files = list(captures[shown])
-else:
-    reports, files = [], []
+reports, files = profile_view.shown_capture(bundle)
 kernel_ids = [s.id for s in CATALOG if s.source]
 # The form starts from the capture shown below: its kernels and size (keyed by it, so another capture resets them).
-shown_kernels, shown_size = tables.capture_kernels(reports, kernel_ids)
+shown_kernels, shown_size = profile_view.capture_kernels(reports, kernel_ids)
 shown_key = files[0].name if files else "none"
 with st.form("profile"):
     chosen = st.multiselect("Kernels", kernel_ids, default=shown_kernels or ["v3", "v4", "v5"],
@@ -67,9 +57,8 @@ if profiled is not None and profiled is not live:
 
 if live is not None:
     st.caption(f"Profiled now ({live.metric_set} set, clock control {live.clock_control}, {live.seconds:.1f} s)")
-elif captures:
-    st.selectbox("Capture", list(captures), key="prof_capture", help="One ncu capture at a time: each was profiled "
-                 "at one size, in one ncu process.")  # fmt: skip
+elif files:
+    profile_view.capture_picker(bundle)
     ui.bundled_caption(bundle)
 else:
     ui.no_capture_notice(bundle)

@@ -304,7 +304,7 @@ def test_saving_the_bundled_measurements_twice_asks_first() -> None:
     """The second click finds the three runs in the store by their content and asks; "Save nothing" keeps 3 runs,
     "Save all again" makes 6."""
     at = page("pages/7_Review.py")
-    save = next(b for b in at.button if b.label == "Save the bundled measurements (h200-2026-11-22)")
+    save = next(b for b in at.button if plain(b.label) == "Save the bundled measurements (h200-2026-11-22)")
     save.click().run()
     assert not at.exception and len(at.dataframe[0].value) == 3 and not at.warning
     next(b for b in at.button if b.label.startswith("Save the bundled measurements")).click().run()

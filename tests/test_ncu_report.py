@@ -541,7 +541,9 @@ def test_the_raw_and_details_pages_of_one_capture_merge_into_one_launch_each() -
         "with the metrics and findings of both files"
     ]
     assert all(not launch.findings for launch in raw.launches)  # the reports read are not changed (shared)
-    # another capture's launches stay apart, however similar
-    summary = L.load_report(FIXTURES / "full_raw.csv")
-    apart, notes = P.merge_pages([("raw.csv", raw), ("full_raw.csv", summary)])
+    # another capture's launches stay apart, however similar; so do two raw pages (two runs repeat IDs and names)
+    other = L.load_report(FIXTURES / "full_raw.csv")
+    apart, notes = P.merge_pages([("raw.csv", raw), ("full_raw.csv", other)])
     assert [name for name, _ in apart] == ["raw.csv", "full_raw.csv"] and notes == []
+    again, notes = P.merge_pages([("raw.csv", raw), ("run2.csv", L.load_report(FIXTURES / "raw.csv"))])
+    assert [len(r.launches) for _, r in again] == [10, 10] and notes == []

@@ -331,7 +331,7 @@ def test_the_why_page_shows_the_sidebar_gpu_or_says_whose_capture_it_shows(no_gp
         at.run()
         at.switch_page(WHY_PAGE).run()
         assert not at.exception
-        assert at.selectbox(key="why_source").value.startswith("bundled NVIDIA H100 80GB HBM3, why_1024")
+        assert at.selectbox(key="why_source").value.startswith("bundled NVIDIA H100 80GB HBM3, why_")  # its GPU first
         assert [plain(i.value) for i in at.info][: len(note) or None] == note
 
 

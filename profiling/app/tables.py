@@ -173,24 +173,6 @@ def launch_names(report: ncu_report.Report) -> list[tuple[str, str, str]]:
     return [(f"{n} #{i}" if names.count(n) > 1 else n, k, size) for n, k, size, i in rows]
 
 
-def capture_kernels(
-    reports: Sequence[tuple[str, ncu_report.Report]], kernel_ids: Sequence[str]
-) -> tuple[list[str], str | None]:
-    """The catalog kernels (of `kernel_ids`, in that order) that the reports' launches ran, and the size they ran at
-    when all share one ("4096x4096x4096"): what the Profile form offers to profile again by default."""
-    found: set[str] = set()
-    sizes: set[str] = set()
-    for _, report in reports:
-        for launch in report.launches:
-            shape = ncu_report.nvtx_shape(launch)
-            if shape is not None:
-                found.add(shape[0])
-                sizes.add(f"{shape[1]}x{shape[2]}x{shape[3]}")
-            elif (hit := ncu_report.match_catalog(launch)) is not None:
-                found.add(hit[0])
-    return [k for k in kernel_ids if k in found], (sizes.pop() if len(sizes) == 1 else None)
-
-
 def key_metrics_table(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.DataFrame:
     """One row per launch of every report: launch (unique key), kernel, size, source, then the key metrics in
     display units (µs, KB, MB, %, TFLOP/s). Launch names follow launch_names(); they come from the files and are

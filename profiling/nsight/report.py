@@ -159,36 +159,38 @@ def _merge_launch(launch: KernelLaunch, other: KernelLaunch) -> None:
     launch.identify()
 
 
-def launch_key(launch: KernelLaunch) -> tuple[str | None, str, str]:
-    """What identifies one launch across the pages of one capture: (process, ncu's launch ID, kernel name)."""
-    return launch.process, launch.id, launch.name
+def launch_key(launch: KernelLaunch) -> tuple:
+    """What identifies one launch across the pages of one capture: process, ncu's launch ID, kernel name, and
+    the block, grid, device and NVTX range that each page repeats."""
+    return launch.process, launch.id, launch.name, launch.block, launch.grid, launch.device, launch.nvtx
 
 
 def merge_pages(reports: Sequence[tuple[str, Report]]) -> tuple[list[tuple[str, Report]], list[str]]:
-    """Reports read together, with the launches that several of them hold (the raw and details pages of one
-    capture) merged into one launch with the union of their metrics and findings, and a note per merge.
+    """Reports read together, with the launches that several pages of one capture hold (its raw and details
+    pages) merged into one launch with the union of their metrics and findings, and a note per merge.
 
-    A launch is the same when process, ncu ID and kernel name agree (launch_key). It is kept in the first report
+    A launch is the same when launch_key agrees and the two reports are different pages (layouts): two raw pages
+    are two runs, whose IDs and names repeat (the process is known by name only). It is kept in the first report
     that has it; a report left with no launch of its own is dropped. The reports given are not changed (they may
     be shared between sessions): a report that takes in another's launches is a copy.
     """
-    first: dict[tuple[str | None, str, str], tuple[int, KernelLaunch]] = {}
+    first: dict[tuple, list[int]] = {}  # launch key -> indexes in `out` of the reports holding it
     out: list[tuple[str, Report]] = []
     copied: set[int] = set()
     notes: list[str] = []
     for name, report in reports:
         own, merged_into = [], {}
         for launch in report.launches:
-            seen = first.get(launch_key(launch))
-            if seen is None:
+            key = launch_key(launch)
+            at = next((i for i in first.get(key, ()) if out[i][1].layout != report.layout), None)
+            if at is None:
                 own.append(launch)
                 continue
-            at, _ = seen
             if at not in copied:
                 out[at] = (out[at][0], copy.deepcopy(out[at][1]))
                 copied.add(at)
-                first.update({launch_key(lc): (at, lc) for lc in out[at][1].launches})
-            _merge_launch(first[launch_key(launch)][1], launch)
+            target = next(lc for lc in out[at][1].launches if launch_key(lc) == key)
+            _merge_launch(target, launch)
             merged_into[out[at][0]] = merged_into.get(out[at][0], 0) + 1
         for target, count in merged_into.items():
             held = f"the same {count} launches as" if not own else f"{count} launch(es) also in"
@@ -203,7 +205,7 @@ def merge_pages(reports: Sequence[tuple[str, Report]]) -> tuple[list[tuple[str, 
             kept.launches = own
             report = kept
         for launch in own:
-            first[launch_key(launch)] = (len(out), launch)
+            first.setdefault(launch_key(launch), []).append(len(out))
         out.append((name, report))
     return out, notes
 
