@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import html
 import datetime as dt
 import io
 import json

@@ -33,13 +33,15 @@ PAGES = [
 SHOTS = ROOT / "docs" / "screenshots"
 UPLOAD_PAGES = ("Roofline", "Occupancy", "Reports")  # the pages an upload changes (their screenshots: -upload-)
 
-# Every plotly chart on the page: its kernels (legend groups "kernel:<name>") and the legend's entries, and whether
-# the legend overflows (plotly then draws a scroll bar).
+# Every plotly chart on the page: its kernels (legend groups "kernel:<name>") and the entries of its legends (a
+# chart may have several: "legend", "legend2", ... one per kernel family), and whether a legend overflows (plotly
+# then draws a scroll bar).
 CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => ({
   kernels: [...new Set((gd.data || []).filter(t => (t.legendgroup || '').startsWith('kernel:'))
                                       .map(t => t.legendgroup.slice(7)))],
-  legend: Array.from(gd.querySelectorAll('.legend .legendtext')).map(e => e.textContent),
-  scrollbar: Array.from(gd.querySelectorAll('.legend .scrollbar')).some(e => e.getBoundingClientRect().height > 0),
+  legend: Array.from(gd.querySelectorAll('.infolayer > g[class^="legend"] .legendtext')).map(e => e.textContent),
+  scrollbar: Array.from(gd.querySelectorAll('.infolayer > g[class^="legend"] .scrollbar'))
+             .some(e => e.getBoundingClientRect().height > 0),
   width: gd.getBoundingClientRect().width,
   parent: gd.parentElement.getBoundingClientRect().width,
 }))"""
