@@ -17,6 +17,8 @@ PAGES_GUIDE = (
     "- **Indexing**: which elements and bytes each lane of a warp touches, against 32-byte sectors and the 32 "
     "shared-memory banks, predicted and checked against the captures.\n"
     "- **Reports**: upload ncu CSV or .ncu-rep files and compare kernels side by side.\n"
+    "- **Details**: one launch as Nsight Compute's Details page shows it, every metric searchable, two launches "
+    "compared.\n"
     "- **Review**: saved runs, baseline vs candidates, history, export."
 )
 
