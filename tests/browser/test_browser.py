@@ -207,6 +207,9 @@ def test_every_page_bundled_and_after_an_upload(browser, server, width: int) -> 
             page.get_by_text("No saved runs yet").or_(page.locator("h3", has_text="Runs")).first.wait_for(
                 timeout=30_000
             )
+        if title == "Roofline":  # its chart waits for the bundle's captures to be read
+            page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+            _settle(page)
         if title == "Review" and page.get_by_text("No saved runs yet").count():
             page.get_by_text("Add runs: bundled measurements").click()
             page.get_by_role("button", name="Save the bundled measurements").click()
