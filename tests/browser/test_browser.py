@@ -39,7 +39,8 @@ UPLOAD_PAGES = ("Roofline", "Occupancy", "Reports")  # the pages an upload chang
 CHARTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => ({
   kernels: [...new Set((gd.data || []).filter(t => (t.legendgroup || '').startsWith('kernel:'))
                                       .map(t => t.legendgroup.slice(7)))],
-  legend: Array.from(gd.querySelectorAll('.infolayer > g[class^="legend"] .legendtext')).map(e => e.textContent),
+  legend: Array.from(gd.querySelectorAll('.infolayer > g[class^="legend"] text'))
+              .filter(e => /^legend\\d*text$/.test(e.getAttribute('class'))).map(e => e.textContent),
   scrollbar: Array.from(gd.querySelectorAll('.infolayer > g[class^="legend"] .scrollbar'))
              .some(e => e.getBoundingClientRect().height > 0),
   width: gd.getBoundingClientRect().width,
