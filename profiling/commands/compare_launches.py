@@ -8,7 +8,7 @@ import argparse
 from profiling.commands import print_json
 from profiling.errors import InvalidInput
 
-HELP = "Compare two launches (FILE[@LAUNCH], LAUNCH an id, label or kernel name): Details figures, change and percent"
+HELP = "compare two launches (FILE[@LAUNCH], LAUNCH an id, label or kernel name): Details figures, change and percent"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
