@@ -90,8 +90,8 @@ def test_new_result_folders_are_discovered_newest_first(tmp_path: Path) -> None:
 
 
 def test_every_results_folder_with_a_bench_document_is_a_bundle_newest_first() -> None:
-    """The README's 2026-11-24 headline runs (auto_round3, wgmma_store) are bundles of their own; the default (first)
-    is the newest benchmark committed: H100 auto_round3, written 16:07:46 UTC, after the H200's at 16:03:02."""
+    """The README's 2026-11-24 headline runs (auto_round3, wgmma_store) are bundles of their own, newest first: of
+    one day, the benchmark written last (H100 auto_round3 at 16:07:46 UTC before the H200's at 16:03:02)."""
     found = {b.name: b for b in bundles.discover_bundles()}
     for name in ("h100-2026-11-24/auto_round3", "h200-2026-11-24/auto_round3", "h100-2026-11-24/wgmma_store"):
         assert name in found, name
@@ -105,7 +105,10 @@ def test_every_results_folder_with_a_bench_document_is_a_bundle_newest_first() -
     store = found["h100-2026-11-24/wgmma_store"]
     assert [[p.name for p in g] for g in store.ncu_groups] == [["raw_4096.csv", "details_4096.csv"]]
     assert "wgmma-tma-store" in set(tables.bench_frame(bundles.load_bench(store))["kernel"])
-    assert [b.name for b in bundles.discover_bundles()][0] == "h100-2026-11-24/auto_round3"
+    order = [b.name for b in bundles.discover_bundles()]
+    assert order.index("h100-2026-11-24/auto_round3") < order.index("h200-2026-11-24/auto_round3")
+    dates = [b.date for b in bundles.discover_bundles()]
+    assert dates == sorted(dates, reverse=True)  # the default (first) is of the latest date
     # folders without a benchmark document (tuning records, a cluster run, the earlier runs) are not bundles
     assert not {"h100-2026-11-24/tune", "h100-2026-11-24/cluster1", "h200-2026-11-22/earlier"} & set(found)
     runs = bundles.bundled_runs(auto)
