@@ -592,6 +592,9 @@ def test_review_time_bars_use_a_log_axis_and_history_uses_run_order(bundle) -> N
     # the verdict on each bar ("same") at the legend's size, outside the bar, never shrunk to fit it
     assert delta.data[0].textposition == "outside" and delta.data[0].textfont.size == 12
     assert delta.layout.uniformtext.minsize == 12 and delta.layout.uniformtext.mode == "show"
+    changes = [y for t in delta.data for y in t.y]
+    low, high = delta.layout.yaxis.range
+    assert low < min(changes) - 0.3 * (max(changes) - min(changes)) and high > max(changes)  # room for the words
     history = pd.DataFrame(
         {"created": pd.to_datetime(["2026-11-22T00:29:14Z", "2026-11-22T00:43:14Z"], utc=True), "run_id": [3, 1],
          "run_label": ["earlier", "later"], "device_name": ["NVIDIA H200"] * 2, "size": ["4096x4096x4096"] * 2,

@@ -179,6 +179,8 @@ def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_media
     return legend_below(fig, base_height=260 + 200 * max(1, len(sizes)))
 
 
+VERDICT_ROOM = 0.35
+"""Share of the time-change chart's data range added beyond the longest bar for its verdict word."""
 VERDICT_TEXT_PX = 12
 """The verdict written on each bar of the time-change chart (same, faster, ...): the legend's size, not smaller."""
 
@@ -245,7 +247,13 @@ def comparison_figures(
             )
         delta.add_hline(y=0, line_color="#666666", line_width=1)
         delta.update_xaxes(title_text="kernel and size", tickangle=-45)
-        delta.update_yaxes(title_text="time change vs baseline (%)", ticksuffix=" %")
+        # Room beyond the longest bars for the upright verdict words written outside them (plotly's autorange
+        # leaves none, and below the axis they ran into the tick labels).
+        shown = times["delta_pct"].clip(-1000, 1000)
+        low, high = min(0.0, float(shown.min())), max(0.0, float(shown.max()))
+        pad = VERDICT_ROOM * max(high - low, 1.0)
+        delta.update_yaxes(title_text="time change vs baseline (%)", ticksuffix=" %",
+                           range=[low - (pad if low < 0 else 0), high + (pad if high > 0 else 0)])  # fmt: skip
         delta.update_layout(title="Time change vs baseline (%; negative is faster; colour = verdict)",
                             template="plotly_white", uniformtext={"minsize": VERDICT_TEXT_PX, "mode": "show"})  # fmt: skip
         figs.append(legend_below(delta, base_height=600, axis_px=170))
