@@ -25,8 +25,8 @@ if seed is not None:
     doc, part = seed
     st.markdown(f"**Design document.** {ui.safe_md(doc.title)}, section “{ui.safe_md(part.section)}”: "
                 f"{ui.safe_md(part.gist)}")  # fmt: skip
-    st.caption(f"> {ui.safe_md(part.english)}\n\nQuoted in English from the project's seed notes, which cover "
-               f"{ui.safe_md(doc.covers)}.")  # fmt: skip
+    st.markdown(f"> {ui.safe_md(part.english)}")
+    st.caption(f"Quoted in English from the project's seed notes, which cover {ui.safe_md(doc.covers)}.")
     with st.expander("The passage in the original Chinese"):
         # st.text: shown in the browser's own fonts; where no CJK font is installed it still names what it is
         st.text((f"{part.section_original}: " if part.section_original else "") + part.quote)

@@ -135,7 +135,7 @@ def test_kernels_page_quotes_the_design_notes_in_english_and_names_no_file() -> 
         assert not any(re.search(r"\d{3}_[0-9a-f]{16}\.txt|not in this repository", t) for t in shown), spec.id
         assert not any(CJK.search(t) for t in shown), spec.id
     at.selectbox(key="kernel").set_value("v3").run()
-    quote = next(plain(c.value) for c in at.caption if c.value.startswith(">"))
+    quote = next(plain(m.value) for m in at.markdown if m.value.startswith(">"))
     assert quote.startswith("> Each thread is responsible for an 8*8 matrix, and each thread block shrinks to 16*16")
     (original,) = [e for e in at.expander if e.label == "The passage in the original Chinese"]
     assert original.text[0].value == "每个线程负责 8*8 的矩阵，每个 thread block 缩小到 16*16 个 thread"
