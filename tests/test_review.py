@@ -368,7 +368,7 @@ def test_html_report_rounds_changes_says_a_shared_note_once_and_drops_empty_colu
     later, earlier = records.as_run(runs[0]), records.as_run(runs[2])
     comparison = compare_runs(earlier, [later])
     page = review_html.report_html(earlier, [later], comparison)
-    side = review.side_by_side(comparison)
+    side = side_by_side(comparison)
     raw = [v for v in side["Time (ms) Δ%"] if v == v]
     assert any(f"{v:+.1f}" in page for v in raw) and "-0.4472" not in page
     assert page.count("no per-launch times") == 1  # the shared reason, said once above the table
