@@ -4,19 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import (
-    admin,
-    auth,
-    bundles,
-    cache,
-    comments_view,
-    device_view,
-    saving,
-    state,
-    store_cache,
-    tables,
-    ui,
-)  # fmt: skip
+from profiling.app import admin, auth, bundles, cache, comments_view, device_view, state, store_cache, tables, ui
+from profiling.app.saving import save_runs_button
 from profiling.errors import GemmLensError
 from profiling.runs import review
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
@@ -40,7 +29,7 @@ st.caption(
 with st.expander("Add runs: bundled measurements or an exported JSON"):
     if bundle is not None and bundle.bench_files:
         label = f"Save the bundled measurements ({bundle.name})"
-        saving.save_runs_button(store, label, lambda: bundles.bundled_runs(bundle), who, key="save_bundled")
+        save_runs_button(store, label, lambda: bundles.bundled_runs(bundle), who, key="save_bundled")
     # No upload field for a role that may not save: its bytes would reach the server before any refusal.
     if auth.may("save"):
         imported = st.file_uploader(
@@ -48,7 +37,7 @@ with st.expander("Add runs: bundled measurements or an exported JSON"):
         )
         if imported is not None:  # read when Import is clicked: a file that is not runs is a one-line error then
             read = lambda: read_runs_upload(who, imported.name, imported.size, imported.getvalue)  # noqa: E731
-            saving.save_runs_button(store, "Import", read, who, key="import_runs")
+            save_runs_button(store, "Import", read, who, key="import_runs")
     else:
         st.caption("Importing runs needs the runner or admin role.")
 

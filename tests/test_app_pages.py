@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.app import bundles, kernel_facts, tables
+from profiling.runs.duplicates import identical_runs
 from profiling.runs.export import export_runs_json
 from profiling.runs.store import RunStore
 
@@ -327,11 +328,11 @@ def test_saving_the_bundled_measurements_twice_asks_first() -> None:
 def test_identical_runs_are_found_by_content_not_label(tmp_path: Path) -> None:
     store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
     runs = bundles.bundled_runs(BUNDLE)
-    assert store.identical_runs(runs) == [None, None, None]
+    assert identical_runs(store, runs) == [None, None, None]
     ids = store.import_runs(runs[:2])
     relabelled = replace(runs[0], label="the same file, another label", notes="typed later")
     slower = replace(runs[1], results=(replace(runs[1].results[0], time_median_ms=9.0), *runs[1].results[1:]))
-    assert store.identical_runs([*runs, relabelled, slower]) == [ids[0], ids[1], None, ids[0], None]
+    assert identical_runs(store, [*runs, relabelled, slower]) == [ids[0], ids[1], None, ids[0], None]
 
 
 def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from profiling.analysis import explain as X
-from profiling.app import cache, why
+from profiling.app import cache, why, why_view
 from profiling.charts.stalls import REASON_COLORS, stall_figure
 from profiling.nsight import load as L
 from profiling.nsight import source_load as SL
@@ -305,9 +305,9 @@ def test_captures_follow_the_sidebar_bundle_then_its_gpu() -> None:
         ("h200 ladder", "NVIDIA H200", "h200-2026-11-22", 3),
         ("h200 later", "NVIDIA H200", "h200-2026-11-24", 4),
     ]
-    order = why.context_order(captures, "h200-2026-11-24", "NVIDIA H200")
+    order = why_view.context_order(captures, "h200-2026-11-24", "NVIDIA H200")
     assert [c[3] for c in order] == [4, 3, 1, 2]  # the bundle's own, then its GPU's, then the rest in order
-    assert [c[3] for c in why.context_order(captures, "h100-2026-11-24/auto_round3", "NVIDIA H100 80GB HBM3")] == [
+    assert [c[3] for c in why_view.context_order(captures, "h100-2026-11-24/auto_round3", "NVIDIA H100 80GB HBM3")] == [
         1,
         2,
         3,

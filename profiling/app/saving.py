@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from profiling.app import state, ui
+from profiling.runs.duplicates import identical_runs
 from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore
 from profiling.team.roles import Identity
@@ -16,7 +17,7 @@ def save_runs_button(
     store: RunStore, label: str, make_runs: Callable[[], Sequence[SavedRun]], actor: Identity | None, key: str
 ) -> None:
     """A button that saves runs, asking first when the store already holds runs with the same measurements
-    (RunStore.identical_runs: the same file saved or imported twice): save only the new ones, all again, or none.
+    (duplicates.identical_runs: the same file saved or imported twice): save only the new ones, all again, or none.
     `make_runs` is called on the click (a file that is not runs is then a one-line error)."""
     with ui.user_errors():
         _save_runs_asking(store, label, make_runs, actor, key)
@@ -27,14 +28,14 @@ def _save_runs_asking(
 ) -> None:
     if st.button(ui.safe_md(label), key=key):
         runs = make_runs()
-        if not any(i is not None for i in store.identical_runs(runs)):
+        if not any(i is not None for i in identical_runs(store, runs)):
             _save_runs(store, runs, actor)
             return
         state.set_save_pending(key)
     if state.save_pending() != key:
         return
     runs = make_runs()
-    same = store.identical_runs(runs)
+    same = identical_runs(store, runs)
     held = sorted({i for i in same if i is not None})
     new = [run for run, i in zip(runs, same, strict=True) if i is None]
     if not held:

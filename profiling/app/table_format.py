@@ -68,3 +68,12 @@ def compare_display(side: pd.DataFrame) -> pd.DataFrame:
         fmt = number_format(str(metric), row) or "{}"
         out.loc[metric] = ["" if missing(v) else fmt.format(v) for v in row]
     return out
+
+
+NO_SHARED = "–"
+"""The n-way cell of a line or instruction without a shared-memory access (ncu counts no conflict there)."""
+
+
+def n_way_text(n_way: float | None) -> str:
+    """The worst bank-conflict degree as the table shows it: "8" for an 8-way access, NO_SHARED for none."""
+    return NO_SHARED if n_way is None or n_way != n_way else f"{n_way:.0f}"

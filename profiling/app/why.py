@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pandas as pd
 
@@ -25,7 +25,7 @@ from kernels.registry import get_kernel
 from profiling.analysis import explain as X
 from profiling.analysis import stalls as ST
 from profiling.analysis.sass import StaticSass
-from profiling.app import kernel_facts, precompute, state
+from profiling.app import kernel_facts, precompute, state, table_format
 from profiling.nsight import load as ncu_load
 from profiling.nsight import report as ncu_report
 from profiling.nsight import source as S
@@ -128,20 +128,6 @@ def later_captures(root: Path) -> list[tuple[Path, Path | None, Path | None]]:
     """Captures kept in results/<gpu>-<date>/why/ (a stage's output, not a bundle), newest folder first."""
     folders = sorted(root.glob("*/why"), key=lambda f: f.parent.name[-10:], reverse=True) if root.is_dir() else []
     return [capture for folder in folders for capture in bundled_captures(folder)]
-
-
-T = TypeVar("T")
-
-
-def context_order(captures: list[tuple[str, str, str, T]], bundle: str | None, device: str | None) -> list:
-    """Captures (label, GPU name, bundle or folder name, anything) in the order the reader's context asks: those of
-    the sidebar's bundle first, then those of its GPU, then the rest, each group in the order given."""
-
-    def rank(capture: tuple[str, str, str, T]) -> tuple[bool, bool]:
-        _, gpu, where, _ = capture
-        return where != bundle, gpu != device
-
-    return sorted(captures, key=rank)
 
 
 def load_capture(name: str, raw: Path, cuda_sass: Path | None = None, sass: Path | None = None) -> WhyData:
@@ -273,7 +259,7 @@ def _row(summary: dict[str, Any], first: str, first_value: Any, text: str) -> di
         "dominant stall": summary["dominant_stall"] or "",
         "samples": summary["samples"],
         "instructions executed": summary["executed"],
-        N_WAY_LABEL: n_way_text(summary["bank_conflict_n_way"]),
+        N_WAY_LABEL: table_format.n_way_text(summary["bank_conflict_n_way"]),
         "excess shared wavefronts": summary["shared_excessive_wavefronts"],
         "excess global sectors": summary["global_excessive_sectors"],
     }
@@ -301,15 +287,6 @@ def _with_stalls(table: pd.DataFrame, kernel: S.KernelSource, stalls: list[dict[
     for offset, (name, values) in enumerate(stall_columns(kernel, stalls).items()):
         table.insert(at + offset, name, values)
     return table
-
-
-NO_SHARED = "–"
-"""The n-way cell of a line or instruction without a shared-memory access (ncu counts no conflict there)."""
-
-
-def n_way_text(n_way: float | None) -> str:
-    """The worst bank-conflict degree as the table shows it: "8" for an 8-way access, NO_SHARED for none."""
-    return NO_SHARED if n_way is None or n_way != n_way else f"{n_way:.0f}"
 
 
 def line_table(kernel: S.KernelSource) -> pd.DataFrame:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -57,9 +58,23 @@ def _static(kernel_id: str) -> A.StaticSass | str:
         return str(exc)
 
 
+T = TypeVar("T")
+
+
+def context_order(captures: list[tuple[str, str, str, T]], bundle: str | None, device: str | None) -> list:
+    """Captures (label, GPU name, bundle or folder name, anything) in the order the reader's context asks: those of
+    the sidebar's bundle first, then those of its GPU, then the rest, each group in the order given."""
+
+    def rank(capture: tuple[str, str, str, T]) -> tuple[bool, bool]:
+        _, gpu, where, _ = capture
+        return where != bundle, gpu != device
+
+    return sorted(captures, key=rank)
+
+
 def data_sources(chosen: Bundle | None) -> tuple[dict[str, Loader], dict[str, str]]:
     """(label -> loader, label -> GPU of a bundled capture): the bundled full-set captures, those of the sidebar's
-    bundle first, then those of its GPU (why.context_order); then this session's uploads, its profile and the source
+    bundle first, then those of its GPU (context_order); then this session's uploads, its profile and the source
     pages handed over by the Reports page."""
     bundled: list[tuple[str, str, str, Loader]] = []
     found = ui.bundles()
@@ -78,7 +93,7 @@ def data_sources(chosen: Bundle | None) -> tuple[dict[str, Loader], dict[str, st
         label = f"measured {folder}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
         paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
         bundled.append((label, gpus.get(folder, ""), folder, lambda label=label, paths=paths: _capture(label, *paths)))
-    ordered = why.context_order(bundled, chosen.name if chosen else None, chosen.device_name if chosen else None)
+    ordered = context_order(bundled, chosen.name if chosen else None, chosen.device_name if chosen else None)
     out: dict[str, Loader] = {label: loader for label, _, _, loader in ordered}
     devices = {label: device for label, device, _, _ in ordered}
     session = why.report_data("uploaded reports (this session)", ui.uploaded_reports()[0])

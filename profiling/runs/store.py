@@ -44,7 +44,7 @@ from profiling.errors import InvalidInput, error_line
 from profiling.runs import audit
 from profiling.runs.engine import make_engine, sqlite_read_only
 from profiling.runs.privileges import history_warning
-from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run, content_fingerprint
+from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
 from profiling.runs.schema import (
     SCHEMA_VERSION,
     AuditRow,
@@ -258,24 +258,6 @@ class RunStore:
                 del summary["results"]
                 summaries.append(summary | {"n_results": counts.get(r.id, 0), "kernels": sorted(kernels.get(r.id, ()))})
             return summaries
-
-    def identical_runs(self, runs: Sequence[SavedRun | Mapping[str, Any]]) -> list[int | None]:
-        """For each run, the id of a stored run (outside the trash) holding the same measurement
-        (records.content_fingerprint), else None: what to ask about before saving a run a second time. Only
-        stored runs of the same kind measured at the same second are read."""
-        wanted = [as_run(r) for r in runs]
-        with _db_errors("look for identical runs", self.display_url), Session(self.engine) as session:
-            same_time = session.execute(
-                sa.select(RunRow.id, RunRow.kind, RunRow.created_at)
-                .where(RunRow.deleted_at.is_(None))
-                .where(RunRow.created_at.in_({r.created for r in wanted}))
-                .order_by(RunRow.id)
-            ).all()
-        by_print: dict[str, int] = {}
-        for run_id, kind, created in same_time:
-            if any(r.kind == kind and r.created == created for r in wanted):
-                by_print.setdefault(content_fingerprint(self.read_run(run_id)), run_id)
-        return [by_print.get(content_fingerprint(r)) for r in wanted]
 
     def revision(self) -> int:
         """A number that grows with every change to the store (its newest audit entry: every save, import, update,
