@@ -316,25 +316,3 @@ def csv_rows(records: Iterator[str], name: str) -> Iterator[list[str]]:
             raise ReportError(f"{name}: CSV row {reader.line_num} is unreadable ({exc})") from None
         if row and any(cell.strip() for cell in row):
             yield row
-
-
-class RecordStream:
-    """A read()-able text stream over records, for pandas.read_csv (which reads from file-like objects)."""
-
-    def __init__(self, records: Iterator[str]) -> None:
-        self._records = records
-
-    def read(self, size: int = -1) -> str:
-        if size is None or size < 0:
-            return "".join(self._records)
-        parts: list[str] = []
-        got = 0
-        for record in self._records:
-            parts.append(record)
-            got += len(record)
-            if got >= size:
-                break
-        return "".join(parts)
-
-    def __iter__(self) -> Iterator[str]:
-        return self._records
