@@ -192,27 +192,32 @@ class _Columns:
 def _split_block(records: list[str], width: int):  # -> pyarrow.StringArray
     """The cells of a block of records, row after row, each row exactly `width` cells (short rows padded with "").
 
-    ncu quotes every cell, so a row without escaped quotes splits on '","' in Arrow (no Python object per cell);
-    any other row is read by csv.
+    ncu quotes every cell, so a row with the header's count of '","' separators splits on them in Arrow (no Python
+    object per cell), and its doubled quotes ('""' inside a cell: ncu's NVTX column has them) are undone after;
+    a quoted '","' inside a cell would add a separator, so such a row, like any other odd one, is read by csv.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     pieces = []
     plain: list[str] = []
+    quoted = [False]
     separators = width - 1
 
     def flush() -> None:
         if plain:
-            pieces.append(pc.split_pattern(pa.array(plain, type=pa.string()), '","').flatten())
+            cells = pc.split_pattern(pa.array(plain, type=pa.string()), '","').flatten()
+            pieces.append(pc.replace_substring(cells, '""', '"') if quoted[0] else cells)
             plain.clear()
+            quoted[0] = False
 
     for record in records:
         line = record.rstrip("\r\n")
-        if '""' not in line and line[:1] == '"' and line[-1:] == '"' and len(line) > 1:
-            if line.count('","') == separators:
-                plain.append(line[1:-1])
-                continue
+        if line[:1] == '"' and line[-1:] == '"' and len(line) > 1 and line.count('","') == separators:
+            inner = line[1:-1]
+            plain.append(inner)
+            quoted[0] = quoted[0] or '"' in inner.replace('","', "")
+            continue
         flush()
         cells = record_cells(record)[:width]
         pieces.append(pa.array(cells + [""] * (width - len(cells)), type=pa.string()))

@@ -8,6 +8,7 @@ comma, "1,5") is not a thousands separator, and such a cell is no number rather 
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Time in a numerator is stored in nanoseconds (ncu's base for gpu__time_duration); time in a
@@ -113,6 +114,7 @@ def _known_word(word: str) -> bool:
     return base in _TIME_TO_NS or base in _PREFIXABLE or base in _OTHER_WORDS or base == "%"
 
 
+@functools.lru_cache(maxsize=4096)  # a page of 100,000 columns has a few dozen units
 def unit_problem(unit: str) -> str | None:
     """Why `unit` is not one of ncu's ("'fortnight' is not an Nsight Compute unit"), or None when it is (or empty)."""
     text = unit.strip()
@@ -129,6 +131,7 @@ def unit_problem(unit: str) -> str | None:
 _NONNEGATIVE_WORDS = frozenset({*_TIME_TO_NS, "nsecond", *_PREFIXABLE, *_OTHER_WORDS})
 
 
+@functools.lru_cache(maxsize=4096)
 def never_negative(base_unit: str) -> bool:
     """Whether values in `base_unit` (a to_base result) are durations, sizes, counts or rates of them, which are
     never below zero ("nsecond", "byte", "register/thread", "byte/second")."""
