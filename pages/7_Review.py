@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling.app import admin, auth, bundles, cache, comments_view, device_view, state, store_cache, tables, ui
+from profiling.app.review_view import delete_run_button, listed_runs, review_comparison
 from profiling.app.saving import save_runs_button
 from profiling.errors import GemmLensError
 from profiling.runs import review
@@ -16,8 +17,7 @@ bundle = state.frame().bundle
 who = auth.current_identity()
 
 try:
-    store = ui.run_store()
-    summaries = ui.listed_runs(store)
+    summaries = listed_runs(store := ui.run_store())
 except GemmLensError as exc:
     ui.show_error(exc)
     st.stop()
@@ -91,7 +91,7 @@ with tab_cmp:
     )
     if cand_ids:
         baseline, candidates = store_cache.read_run(store, base_id), store_cache.read_runs(store, cand_ids)
-        ui.review_comparison(baseline, candidates, threshold, cross_gpu)
+        review_comparison(baseline, candidates, threshold, cross_gpu)
 with tab_dev:  # the Compare tab's runs by default: a mixed cluster run alone, or runs of different GPUs
     chosen = device_view.chosen_runs(ids, [base_id, *cand_ids], names)
     device_view.by_device_section(store_cache.read_runs(store, chosen))
@@ -100,7 +100,7 @@ with tab_open:
     run = store_cache.read_run(store, open_id)
     st.dataframe(tables.display(tables.run_info_table(run)), hide_index=True, width="stretch")
     st.dataframe(tables.display(tables.run_results_table(run)), hide_index=True, width="stretch")
-    ui.delete_run_button(store, open_id, len(run.results), who)
+    delete_run_button(store, open_id, len(run.results), who)
     comments_view.comments_section(store, run, who)
 with tab_hist:
     kernels = sorted(results["kernel"].dropna().unique())

@@ -8,18 +8,15 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from profiling import usecases
-from profiling.analysis.ceilings import recorded_device_ceilings
-from profiling.app import auth, cache, state, store_cache
+from profiling.app import auth, cache, state
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
@@ -28,9 +25,7 @@ from profiling.errors import GemmLensError, error_line, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
-from profiling.runs.export import to_csv
-from profiling.runs.records import SavedRun
-from profiling.team.roles import SERVER, Identity
+from profiling.team.roles import SERVER
 
 if TYPE_CHECKING:
     from profiling.runs.store import RunStore
@@ -393,90 +388,3 @@ def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
     for key in [k for k in failed if k not in keep]:
         del failed[key]
     return errors
-
-
-# ---------------------------------------------------------------------------------------------
-# Review page
-# ---------------------------------------------------------------------------------------------
-
-
-RUNS_SHOWN = 500
-"""The newest runs the Review page lists (and filters); older ones stay in the store, out of the page's way."""
-
-
-def listed_runs(store: RunStore) -> list[dict[str, Any]]:
-    """Summaries of the newest RUNS_SHOWN runs (RunStore.list_runs, one page), with a caption when there are more."""
-    summaries, total = store_cache.listed_runs(store, RUNS_SHOWN)
-    if total is not None and total > RUNS_SHOWN:
-        st.caption(f"Listing the newest {RUNS_SHOWN} of {total} saved runs.")
-    return summaries
-
-
-def review_comparison(
-    baseline: SavedRun, candidates: Sequence[SavedRun], threshold_pct: float, cross_gpu: bool = False
-) -> None:
-    """Baseline vs candidates: the side-by-side table coloured by verdict, the roofline (ceilings of the baseline's
-    device), the time figures, and the downloads (all cached by the runs' content, the exports built on click)."""
-    candidates = list(candidates)
-    ceilings = recorded_device_ceilings(baseline.device, baseline.device_name)
-    view = cache.review_view(baseline, candidates, threshold_pct, cross_gpu, ceilings)
-    if view.side.empty:
-        st.info("The baseline and candidates have no kernel and size in common.")
-    else:
-        st.caption(
-            "Time verdict: faster or slower when the 95 % bootstrap interval of the median-time ratio (Time interval) "
-            "excludes no change and passes the threshold; same within it; noisy when too wide to decide; no verdict "
-            "(medians only) when a run saved no per-launch times. Δ% "
-            "relative to the baseline; the HTML report colours every metric's change."
-        )
-        for label, guard in view.guards:
-            if guard.differences:
-                (st.warning if not guard.comparable else st.caption)(f"{safe_md(label)}: {safe_md(guard.label())}")
-        if view.note:
-            st.caption(f"Time, every row: {safe_md(view.note)}.")
-        st.dataframe(view.table, hide_index=True, width="stretch", key="side_by_side")
-    if not view.unmatched.empty:
-        with st.expander(f"Not compared: {len(view.unmatched)} kernel/size pair(s) in one run only"):
-            st.dataframe(view.unmatched, hide_index=True, width="stretch")
-    st.plotly_chart(view.roofline, key="review_roofline")
-    for i, fig in enumerate(view.figures):
-        st.plotly_chart(fig, key=f"cmp_fig{i}")
-    review_downloads(baseline, candidates, view.comparison, view.side, threshold_pct, view.roofline)
-
-
-def review_downloads(
-    baseline: SavedRun,
-    candidates: Sequence[SavedRun],
-    comparison: pd.DataFrame,
-    side: pd.DataFrame,
-    threshold_pct: float,
-    roofline: go.Figure,
-) -> None:
-    """Download buttons for a comparison: the self-contained HTML report, the side-by-side table (CSV) and the
-    runs (JSON); each file is built when its button is clicked, not on every visit."""
-    e1, e2, e3 = st.columns(3)
-    ids = [r.id for r in (baseline, *candidates) if r.id is not None]
-    comments = run_store().comments(ids) if ids else []
-    html_doc, runs_json = cache.review_exports(baseline, candidates, comparison, threshold_pct, roofline, comments)
-    e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
-    e2.download_button("Export comparison CSV", lambda: to_csv(side), "gemmlens-comparison.csv", "text/csv")
-    e3.download_button("Export runs JSON", runs_json, "gemmlens-runs.json", "application/json")
-
-
-def delete_run_button(store: RunStore, run_id: int, n_results: int, actor: Identity | None) -> None:
-    """For those who may delete: move a saved run to the trash, after the reader confirms with a second button."""
-    if actor is None or not actor.may("delete"):
-        return
-    if st.button(f"Delete run #{run_id}", key="delete"):
-        state.set_delete_pending(run_id)
-    if state.delete_pending() != run_id:
-        return
-    st.warning(f"Move run #{run_id} and its {n_results} results to the trash? An admin can restore it from there.")
-    yes, no = st.columns(2)
-    if yes.button("Yes, delete", key="delete_yes", type="primary"):
-        store.delete_run(run_id, actor=actor)
-        state.set_delete_pending(None)
-        st.rerun()
-    if no.button("Keep it", key="delete_no"):
-        state.set_delete_pending(None)
-        st.rerun()
