@@ -29,6 +29,7 @@ from profiling.device_model import Ceilings
 from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
 from profiling.runs.records import SavedRun, as_run
 from profiling.runs.values import finite_number
+from profiling.shape import shape_from_label
 
 RUN_COLORS = ("#7a7a7a", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b")
 """Run colours in the time bars: the baseline grey, candidates in order (runs are not kernels)."""
@@ -187,11 +188,8 @@ VERDICT_TEXT_PX = 12
 
 def _size_order(size: object) -> tuple:
     """Sizes by their FLOP count ("1024x1024x1024" before "8192x8192x8192"), text sizes after."""
-    try:
-        m, n, k = (int(v) for v in str(size).split("x"))
-        return (0, m * n * k, str(size))
-    except ValueError:
-        return (1, 0, str(size))
+    shape = shape_from_label(str(size))
+    return (0, shape.flops, str(size)) if shape is not None else (1, 0, str(size))
 
 
 def comparison_figures(
