@@ -43,3 +43,5 @@ state.set_frame(state.Frame(bundle=bundle, device=device, no_gpu_reason=reason, 
 if (page_file := state.deep_link()) is not None:
     st.switch_page(PAGES / page_file)
 navigation.run()
+# After the page is drawn (a page that stops early leaves it to the next run): the other pages' imports, once.
+ui.warm_imports()

@@ -161,3 +161,13 @@ def test_list_runs_pages_newest_first(tmp_path: Path) -> None:
     assert all(r["n_results"] == len(base["results"]) and r["kernels"] for r in first + second)
     assert "results" not in first[0]
     assert export_runs_json([store.read_run(int(first[0]["id"]))])  # a listed run opens with its results
+
+
+def test_the_modules_warmed_after_the_first_page_exist() -> None:
+    """The background warm-up skips a module it cannot import (the page reports it): a renamed one must fail here."""
+    import importlib
+
+    from profiling.app import ui
+
+    for name in ui.WARM_MODULES:
+        importlib.import_module(name)
