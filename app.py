@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from profiling.app import auth, cache, memory, state, ui
+from profiling.app import auth, cache, memory, state, ui, warm
 
 PAGES = Path(__file__).parent / "pages"
 ICON = "🔎"
@@ -44,4 +44,4 @@ if (page_file := state.deep_link()) is not None:
     st.switch_page(PAGES / page_file)
 navigation.run()
 # After the page is drawn (a page that stops early leaves it to the next run): the other pages' imports, once.
-ui.warm_imports()
+warm.warm_imports()

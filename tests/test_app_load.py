@@ -167,7 +167,7 @@ def test_the_modules_warmed_after_the_first_page_exist() -> None:
     """The background warm-up skips a module it cannot import (the page reports it): a renamed one must fail here."""
     import importlib
 
-    from profiling.app import ui
+    from profiling.app import warm
 
-    for name in ui.WARM_MODULES:
+    for name in warm.WARM_MODULES:
         importlib.import_module(name)

@@ -6,7 +6,6 @@ st.code, st.dataframe or `show_error`/`safe_md`, which escape Markdown and HTML.
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -90,43 +89,6 @@ def _store(url: str, require_actor: bool) -> RunStore:
     from profiling.runs.store import RunStore
 
     return RunStore(url, require_actor=require_actor)
-
-
-# What the pages import beyond the frame, in the order a tour meets them: imported in the background once the first
-# page is drawn, so the first visit of each later page does not pay for it (the run store's SQLAlchemy and schema,
-# the Why and Indexing pages' models and parsers: about a second each on a busy machine).
-WARM_MODULES = (
-    "profiling.abtest",
-    "profiling.app.sweep",
-    "profiling.runs.convert",
-    "profiling.app.why_view",
-    "profiling.app.indexing",
-    "profiling.app.details_view",
-    "profiling.runs.store",
-    "profiling.app.store_cache",
-    "profiling.app.admin",
-    "profiling.app.device_view",
-)
-
-
-@st.cache_resource(show_spinner=False)
-def warm_imports() -> threading.Thread:
-    """Once per server (called after the first page's script): import WARM_MODULES on a background thread.
-
-    Python's import lock makes a page that needs one of them meanwhile wait for that import, never import it twice;
-    a module that fails to import is left to the page that needs it, which reports the error as it always did.
-    """
-
-    def run() -> None:
-        for name in WARM_MODULES:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001, S112 - the page importing it shows the real error
-                continue
-
-    thread = threading.Thread(target=run, name="gemmlens-warm-imports", daemon=True)
-    thread.start()
-    return thread
 
 
 def run_store() -> RunStore:
