@@ -383,6 +383,10 @@ def test_review_styles_and_roofline(bundle) -> None:
     entries = [t.name for t in fig.data if t.showlegend is not False and t.name]
     assert len(entries) == len(kernels) + 3 + len([t for t in fig.data if t.legendgroup in ("ceilings", "levels")])
     assert not any("baseline)" in name for name in entries)
+    # a run against itself moves nothing: no arrow heads sitting on the points
+    same = charts.review_roofline(base, [replace(base, id=98)], fig_ceilings := ceilings.recorded_device_ceilings(
+        base.device, base.device_name))  # fmt: skip
+    assert fig_ceilings is not None and not [t for t in same.data if t.meta == "arrow"]
 
 
 def test_run_tables(bundle) -> None:

@@ -95,6 +95,8 @@ def review_roofline(
                     continue
                 start = (b.flops / b.bytes, b.flops / b.seconds)
                 end = (r.flops / r.bytes, r.flops / r.seconds)
+                if max(abs(math.log10(e / s)) for s, e in zip(start, end, strict=True)) < MIN_MOVE_DECADES:
+                    continue  # no visible move: an arrow head on a point would point anywhere
                 head = _toward(start, end, ARROW_AT)
                 xs += [start[0], head[0], end[0], None]
                 ys += [start[1], head[1], end[1], None]
@@ -117,7 +119,11 @@ def review_roofline(
                     hoverinfo="skip",
                 )
             )  # fmt: skip
-    for name, symbol in (("baseline", "circle-open"), ("candidate", "circle"), ("baseline → candidate", "arrow")):
+    for name, symbol in (
+        ("baseline", "circle-open"),
+        ("candidate", "star"),
+        (f"baseline → candidate (moves over {10**MIN_MOVE_DECADES - 1:.0%})", "arrow"),
+    ):
         fig.add_trace(
             go.Scatter(
                 x=[None], y=[None], mode="markers", name=name, legendgroup="runs", legendgrouptitle_text="Runs",
@@ -128,6 +134,8 @@ def review_roofline(
     return legends_below(fig, base_height=560)
 
 
+MIN_MOVE_DECADES = 0.01
+"""Moves shorter than this on both log axes (about 2 %) get no arrow: it would sit on the point, pointing anywhere."""
 ARROW_AT = 0.8
 """Where along a baseline -> candidate segment (in log space) the arrow head sits: before the candidate's marker."""
 
