@@ -8,10 +8,11 @@ import streamlit as st
 
 from profiling import usecases
 from profiling.analysis.ceilings import ceilings_for
-from profiling.app import auth, cache, state, tables, ui
+from profiling.app import auth, cache, permalink, state, tables, ui
 from profiling.runs.convert import report_run
 
 st.title("Reports")
+permalink.check("reports")
 bundle = state.frame().bundle
 
 files = st.file_uploader(
@@ -52,9 +53,8 @@ st.dataframe(
     column_config={title: st.column_config.Column(help=text) for title, text in tables.KEY_TABLE_HELP.items()},
 )
 
-tab_roof, tab_find, tab_occ, tab_cmp = st.tabs(
-    ["Roofline", "Findings", "Occupancy", "Compare side by side"], key="reports_tab", bind="query-params"
-)
+tabs = ["Roofline", "Findings", "Occupancy", "Compare side by side"]
+tab_roof, tab_find, tab_occ, tab_cmp = permalink.tabs("tab", "reports_tab", tabs)
 with tab_roof:
     points = cache.report_roofline_points(reports)
     if points.empty:
@@ -84,9 +84,11 @@ with tab_cmp:
     # The key follows the launches shown: after an upload the choice starts again from the first two launches
     # instead of keeping the bundled ones, which the new list no longer has.
     key = "cmp-" + hashlib.sha1("\n".join(launches).encode()).hexdigest()[:12]
+    permalink.bind("launches", key, launches, multi=True)
     chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key=key)
     if chosen:
         st.dataframe(tables.compare_display(tables.compare_launches(table, chosen)), width="stretch")
+permalink.publish("reports")
 
 if uploaded:
     with st.expander("Save the uploaded reports to the store (Review page)"):

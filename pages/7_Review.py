@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import admin, auth, bundles, cache, comments_view, device_view, state, store_cache, tables, ui
+from profiling.app import admin, auth, bundles, cache, device_view, permalink, state, store_cache, tables, ui
+from profiling.app.comments_view import comments_section
 from profiling.app.review_view import delete_run_button, listed_runs, review_comparison
 from profiling.app.saving import save_runs_button
 from profiling.errors import GemmLensError
@@ -13,6 +14,7 @@ from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METR
 from profiling.runs.export import MAX_IMPORT_BYTES, read_runs_upload
 
 st.title("Review")
+permalink.check("review")
 bundle = state.frame().bundle
 who = auth.current_identity()
 
@@ -48,14 +50,9 @@ if not summaries:
 
 runs = review.runs_frame(summaries)
 st.subheader("Runs")
-f1, f2, f3, f4, f5 = st.columns(5)
-filters = {
-    "device": f1.text_input("Device", key="f_device"),
-    "kernel": f2.text_input("Kernel", key="f_kernel"),
-    "label": f3.text_input("Label", key="f_label"),
-    "author": f4.text_input("Author", key="f_author"),
-    "since": f5.text_input("Since (YYYY-MM-DD)", key="f_since"),
-}
+FILTERS = {"device": "Device", "kernel": "Kernel", "label": "Label", "author": "Author", "since": "Since (YYYY-MM-DD)"}
+filters = {name: column.text_input(FILTERS[name], key=permalink.bind(name, f"f_{name}"))
+           for column, name in zip(st.columns(5), FILTERS, strict=True)}  # fmt: skip
 try:
     shown = review.filter_runs(runs, **{k: v.strip() or None for k, v in filters.items()})
 except GemmLensError as exc:
@@ -69,24 +66,26 @@ if not ids:
 
 results = store_cache.results_frame(store, ids)
 pair = tables.comparable_pair(results)  # default: the two runs with the most kernel/size pairs in common
-tab_cmp, tab_dev, tab_open, tab_hist = st.tabs(["Compare", "By device", "Open / delete", "History"])
+tab_cmp, tab_dev, tab_open, tab_hist = permalink.tabs("tab", "review_tab", ["Compare", "By device", "Open / delete",
+                                                                          "History"])  # fmt: skip
 with tab_cmp:
     # Baseline and candidates each as wide as the page: run labels are long, and a narrow box cut them off.
     c1, c3 = st.columns([3, 1])
     base_at = ids.index(pair[0]) if pair else len(ids) - 1
-    base_id = c1.selectbox("Baseline", ids, index=base_at, format_func=names.get, key="baseline", bind="query-params")
+    permalink.bind_run("baseline", "baseline", ids)
+    base_id = c1.selectbox("Baseline", ids, index=base_at, format_func=names.get, key="baseline")
     others = [i for i in ids if i != base_id]
     first = [pair[1]] if pair and pair[0] == base_id and pair[1] in others else others[:1]
-    cand_ids = c1.multiselect(
-        "Candidates", others, default=first, format_func=names.get, key="candidates", bind="query-params"
-    )
+    permalink.bind_run("candidates", "candidates", others, multi=True)
+    cand_ids = c1.multiselect("Candidates", others, default=first, format_func=names.get, key="candidates")
+    permalink.bind("threshold", "threshold", parse=permalink.parse_percent, default=DEFAULT_THRESHOLD_PCT)
     threshold = c3.number_input(
         "Practical threshold (%)", 0.0, 100.0, DEFAULT_THRESHOLD_PCT, key="threshold",
         help="A change smaller than this is 'same' even when the interval shows it is real.",
     )  # fmt: skip
     cross_gpu = c3.checkbox(
         "Across GPU models",
-        key="cross_gpu",
+        key=permalink.bind("cross_gpu", "cross_gpu", parse=permalink.parse_bool, default=False),
         help="Compare runs of different GPU models; the verdicts are labelled cross-GPU.",
     )
     if cand_ids:
@@ -96,22 +95,23 @@ with tab_dev:  # the Compare tab's runs by default: a mixed cluster run alone, o
     chosen = device_view.chosen_runs(ids, [base_id, *cand_ids], names)
     device_view.by_device_section(store_cache.read_runs(store, chosen))
 with tab_open:
-    open_id = st.selectbox("Run", ids, format_func=names.get, key="open_run")
+    open_id = st.selectbox("Run", ids, format_func=names.get, key=permalink.bind_run("open", "open_run", ids))
     run = store_cache.read_run(store, open_id)
     st.dataframe(tables.display(tables.run_info_table(run)), hide_index=True, width="stretch")
     st.dataframe(tables.display(tables.run_results_table(run)), hide_index=True, width="stretch")
     delete_run_button(store, open_id, len(run.results), who)
-    comments_view.comments_section(store, run, who)
+    comments_section(store, run, who)
 with tab_hist:
     kernels = sorted(results["kernel"].dropna().unique())
     if kernels:
         h1, h2 = st.columns(2)
-        kernel = h1.selectbox("Kernel", kernels, key="hist_kernel")
-        metric = h2.selectbox("Metric", [m.key for m in METRICS], key="hist_metric",
-                              format_func=tables.metric_label)  # fmt: skip
+        kernel = h1.selectbox("Kernel", kernels, key=permalink.bind("history_kernel", "hist_kernel", kernels))
+        metric = h2.selectbox("Metric", [m.key for m in METRICS], format_func=tables.metric_label,
+                              key=permalink.bind("metric", "hist_metric", METRIC_BY_KEY))  # fmt: skip
         history = review.kernel_history(results, kernel, metric=metric)
         st.plotly_chart(cache.history_figure(history, kernel, metric), key="history")
         label = METRIC_BY_KEY[metric].label
         st.dataframe(tables.display(tables.history_table(history, label)), hide_index=True, width="stretch")
 
+permalink.publish("review")
 admin.admin_section(store, who)  # admins only: the trash and the audit log

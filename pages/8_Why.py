@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import state, why_view
+from profiling.app import permalink, state, why_view
 
 st.title("Why")
+permalink.check("why")
 st.caption(
     "Why one kernel beats another: where its warps wait (stall reasons), which source lines and SASS instructions "
     "they wait on, and which counters moved between two versions."
@@ -18,7 +19,8 @@ if not sources:
     st.info("No capture with warp-stall data: profile with the quick or full set, or upload a report or source page.")
     st.stop()
 why_view.follow_sidebar("why_source", bundle)
-name = st.selectbox("Data", list(sources), key="why_source", bind="query-params")  # a link opens this data set
+permalink.bind("data", "why_source", list(sources))
+name = st.selectbox("Data", list(sources), key="why_source")
 why_view.context_note(bundle, name, devices)
 data = sources[name]()
 
@@ -28,3 +30,4 @@ st.header("Source and SASS hot spots")
 why_view.source_section(data)
 st.header("Explain a step")
 why_view.explain_section(data)
+permalink.publish("why")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import indexing, state, ui
+from profiling.app import indexing, permalink, state, ui
 
 st.title("Indexing")
+permalink.check("indexing")
 state.frame()  # run inside app.py's frame (its sidebar), also when opened by its own URL
 st.caption(
     "C (M x N) = A (M x K) · B (K x N), row-major: element (i, j) of an M x N matrix lies at i * N + j. "
@@ -51,3 +52,4 @@ with ui.user_errors():
         "H200; a difference beyond the tolerance is a finding about the model or the kernel, shown, not hidden."
     )
     indexing.show_measured(sel.kernel)
+permalink.publish("indexing")

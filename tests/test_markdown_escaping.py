@@ -30,7 +30,8 @@ MARKDOWN_CALLS = {
     "file_uploader", "page_link", "tabs", "progress", "status",
 }  # fmt: skip
 MARKDOWN_KEYWORDS = {"label", "body", "text", "help", "caption", "captions"}
-ESCAPERS = {"md_escape", "safe_md", "markdown_table", "gpus_line"}  # each returns escaped Markdown
+# Each returns escaped Markdown.
+ESCAPERS = {"md_escape", "safe_md", "markdown_table", "gpus_line", "comment_line", "bad_note"}
 NUMBER_FORMATTERS = {"_fmt", "si"}  # a number and its unit, as text
 NUMERIC_SPEC = re.compile(r"[,_]?(\.\d+)?[dfgeEn%]$|^,$")
 
@@ -45,7 +46,7 @@ NOT_USER_TEXT = {
     "bundle.date", "static.arch", "static.tool", "result.tool", "result.errors or 0", "who.role", "when",
     "live.metric_set", "live.clock_control", "kernel.total_samples", "sel.other", "kid", "RULE", "limit",
     "AUDIT_ROWS", "usecases.MAX_UPLOAD_MIB", "base.ncu_theoretical_pct", "acc.category.replace('_', ' ')",
-    "list(VALUE_TITLES)", "path.name", "pair['a']", "pair['b']",
+    "list(VALUE_TITLES)", "path.name", "pair['a']", "pair['b']", "PARAMS[page]", "FILTERS[name]",
 }  # fmt: skip
 
 

@@ -69,12 +69,12 @@ def test_a_stale_or_hostile_link_is_ignored() -> None:
 def test_why_link_opens_the_same_data_set() -> None:
     first = opened("8_Why.py", {})
     other = first.selectbox(key="why_source").options[1]
-    at = opened("8_Why.py", {"why_source": other})
+    at = opened("8_Why.py", {"data": other})
     assert at.selectbox(key="why_source").value == other
 
 
 def test_indexing_link_opens_the_same_kernel_and_size() -> None:
-    at = opened("9_Indexing.py", {"idx_kernel": "v4", "idx_m": "512", "idx_n": "256", "idx_k": "128"})
+    at = opened("9_Indexing.py", {"kernel": "v4", "m": "512", "n": "256", "k": "128"})
     assert at.selectbox(key="idx_kernel").value == "v4"
     assert (at.number_input(key="idx_m").value, at.number_input(key="idx_n").value) == (512, 256)
     assert at.number_input(key="idx_k").value == 128
@@ -87,7 +87,7 @@ def test_review_link_opens_the_same_runs(no_gpu: Path) -> None:
             store.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v4": 2.0}), label=label))
             for label in ("first", "second", "third")
         ]
-    # Streamlit binds a widget by the option as shown: the run's number and label.
+    # A run is named by its id, or as the page shows it: the run's number and label.
     at = opened("7_Review.py", {"baseline": f"#{ids[2]} third", "candidates": f"#{ids[0]} first"})
     assert at.selectbox(key="baseline").value == ids[2]
     assert at.multiselect(key="candidates").value == [ids[0]]
@@ -103,11 +103,11 @@ def test_comments_on_runs_and_launches_are_kept_with_author_and_time(no_gpu: Pat
     with RunStore(f"sqlite:///{no_gpu}") as store:
         base = store.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v4": 2.0}), label="before"))
         cand = store.save_run(convert.run_from_bench(bench_doc({"v3": 3.1, "v4": 1.5}), label="after"))
-        viewer = Identity("ana@example.com", "viewer")
-        store.add_comment(base, "baseline from the H100 box", actor=viewer)
-        store.add_comment(cand, "v4 <b>gained</b> 25 %", launch="v4 4096x4096x4096", actor=viewer)
+        runner = Identity("ana@example.com", "runner")
+        store.add_comment(base, "baseline from the H100 box", actor=runner)
+        store.add_comment(cand, "v4 <b>gained</b> 25 %", launch="v4 4096x4096x4096", actor=runner)
         with pytest.raises(InvalidInput, match="1 to 5,000 characters"):
-            store.add_comment(cand, "   ", actor=viewer)
+            store.add_comment(cand, "   ", actor=runner)
         found = store.comments([base, cand])
         assert [(c["run_id"], c["launch"], c["author"]) for c in found] == [
             (base, "", "ana@example.com"),

@@ -118,6 +118,8 @@ CALLS: dict[str, tuple[Callable[[RunStore, Identity | None, int, int], object], 
                f"only run {{live}}'s author ({AUTHOR.id}) or an admin may change it"),
     "re-note": (lambda s, who, live, gone: s.update_run(live, notes="new notes", actor=who), {"author", "admin"},
                 f"only run {{live}}'s author ({AUTHOR.id}) or an admin may change it"),
+    "comment": (lambda s, who, live, gone: s.add_comment(live, "looks right", actor=who),
+                {"author", "other runner", "admin"}, "commenting on runs needs the runner or admin role"),
     "delete": (lambda s, who, live, gone: s.delete_run(live, actor=who), {"admin"},
                "deleting or restoring runs needs the admin role"),
     "restore": (lambda s, who, live, gone: s.restore_run(gone, actor=who), {"admin"},
@@ -132,9 +134,10 @@ CALLS: dict[str, tuple[Callable[[RunStore, Identity | None, int, int], object], 
 
 
 def snapshot(s: RunStore) -> tuple:
-    """Everything a refused call must leave as it was: the runs, the trash and the audit log."""
+    """Everything a refused call must leave as it was: the runs, their comments, the trash and the audit log."""
     runs = [(r["id"], r["label"], r["author"], r["notes"]) for r in s.list_runs()]
-    return runs, [t["id"] for t in s.trash(actor=ADMIN)], s.audit_log(actor=ADMIN)
+    trash = [t["id"] for t in s.trash(actor=ADMIN)]
+    return runs, s.comments([r[0] for r in runs] + trash), trash, s.audit_log(actor=ADMIN)
 
 
 @pytest.mark.parametrize("call", list(CALLS))

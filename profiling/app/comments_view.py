@@ -1,37 +1,57 @@
-"""Comments on a saved run or one of its launches, with author and time (the Review page's Open tab)."""
+"""Comments on a saved run or one of its launches, with author and time (the Review page's Open tab): the thread,
+oldest first, and a form for those whose role writes (RunStore.add_comment checks the role again)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import streamlit as st
 
-from profiling.app import ui
-from profiling.runs.records import RunResult, SavedRun
-from profiling.runs.store import RunStore
+from profiling.app import store_cache, ui
+from profiling.app.text import md_escape
+from profiling.runs.comments import launch_name
+from profiling.runs.records import SavedRun
+from profiling.runs.store import MAX_COMMENT_CHARS, RunStore
 from profiling.team.roles import Identity
 
 WHOLE_RUN = "(the whole run)"
 
 
-def launch_name(result: RunResult) -> str:
-    """How a comment names one launch of a run: its kernel and size ('v3 4096x4096x4096')."""
-    size = result.size_label or ("x".join(str(d) for d in (result.m, result.n, result.k)) if result.m else "")
-    return f"{result.kernel} {size}".strip()
+def comment_line(comment: Mapping[str, Any]) -> str:
+    """One comment (RunStore.comments) as Markdown: author in bold, time, what it is on, then the text; every part
+    the reader typed or signed in with escaped."""
+    when = str(comment["at"]).replace("T", " ").removesuffix("Z")[:16] + " UTC"
+    on = f" on {md_escape(comment['launch'])}" if comment.get("launch") else ""
+    return f"**{md_escape(comment['author'])}**, {md_escape(when)}{on}: {md_escape(comment['text'])}"
+
+
+def launches(run: SavedRun) -> list[str]:
+    """The launches of a run a comment can be about, in the run's order."""
+    return list(dict.fromkeys(launch_name(r.kernel, r.size) for r in run.results))
 
 
 def comments_section(store: RunStore, run: SavedRun, actor: Identity | None) -> None:
-    """The run's comments, oldest first, and a form to add one (on the run or one of its launches)."""
-    if run.id is None:
+    """The run's comments, then (for a runner or admin, on a writable store) a form to add one."""
+    run_id = run.id
+    if run_id is None:
         return
-    st.subheader("Comments")
-    with st.form(f"comment_form_{run.id}", clear_on_submit=True):
-        launch = st.selectbox("On", [WHOLE_RUN, *dict.fromkeys(launch_name(r) for r in run.results)], key="c_launch")
-        text = st.text_area("Comment", key="c_text", max_chars=5000)
+    st.subheader(f"Comments on run #{run_id}")
+    thread = store_cache.comments(store, [run_id])
+    if not thread:
+        st.caption("No comments on this run yet; they are kept in the store and go into the HTML report.")
+    for comment in thread:
+        st.markdown(comment_line(comment))
+    if store.read_only:
+        return
+    if actor is None or not actor.may("comment"):
+        role = actor.role if actor is not None else "signed-out reader"
+        st.caption(f"Commenting is a write: a {md_escape(role)} reads the comments; runners and admins add them.")
+        return
+    with st.form(f"comment_form_{run_id}", clear_on_submit=True):
+        about = st.selectbox("On", [WHOLE_RUN, *launches(run)], key="c_launch")
+        text = st.text_area("Comment", max_chars=MAX_COMMENT_CHARS, key="c_text")
         if st.form_submit_button("Add comment"):
             with ui.user_errors():
-                store.add_comment(run.id, text, launch="" if launch == WHOLE_RUN else launch, actor=actor)
-    found = store.comments([run.id])
-    if not found:
-        st.caption("No comments on this run yet; they are kept in the store and go into the HTML report.")
-    for c in found:
-        on = f" on {ui.safe_md(c['launch'])}" if c["launch"] else ""
-        st.markdown(f"**{ui.safe_md(c['author'])}**{on}, {c['at']}: {ui.safe_md(c['text'])}")
+                store.add_comment(run_id, text, launch="" if about == WHOLE_RUN else about, actor=actor)
+                st.rerun()

@@ -25,7 +25,7 @@ from profiling.analysis.access_table import (
     differences,
     load_captures,
 )
-from profiling.app import precompute
+from profiling.app import permalink, precompute
 from profiling.app.text import md_escape
 from profiling.charts.access import access_pair_figure, access_title, block_tile_figure, matrix_figure
 from profiling.errors import InvalidInput
@@ -201,31 +201,32 @@ def findings(kernel: str, frame: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 def controls() -> Selection:
     """Kernel, kernel beside it, shape, block, warp and K step (the bounds follow the kernel and shape)."""
-    wanted = st.query_params.get("kernel")
     c1, c2, c3, c4, c5 = st.columns([2, 2, 1, 1, 1])
-    kernel = c1.selectbox(
-        "Kernel",
-        KERNELS,
-        index=KERNELS.index(wanted) if wanted in KERNELS else 0,
-        key="idx_kernel",
-        bind="query-params",
-    )
+    permalink.bind("kernel", "idx_kernel", KERNELS)
+    kernel = c1.selectbox("Kernel", KERNELS, key="idx_kernel")
     others = ["(none)", *[k for k in KERNELS if k != kernel]]
+    permalink.bind("beside", f"idx_other_{kernel}", others, default=partner(kernel))
     other = c2.selectbox("Beside it", others, index=others.index(partner(kernel)), key=f"idx_other_{kernel}")
-    m = c3.number_input("M", 1, 16384, 1024, key="idx_m", bind="query-params")
-    n = c4.number_input("N", 1, 16384, 1024, key="idx_n", bind="query-params")
-    k = c5.number_input("K", 1, 16384, 1024, key="idx_k", bind="query-params")
+    sizes = range(1, 16385)
+    for name in ("m", "n", "k"):
+        permalink.bind(name, f"idx_{name}", sizes, parse=int, default=1024)
+    m = c3.number_input("M", 1, 16384, 1024, key="idx_m")
+    n = c4.number_input("N", 1, 16384, 1024, key="idx_n")
+    k = c5.number_input("K", 1, 16384, 1024, key="idx_k")
     model, shape = model_for(kernel), Shape(int(m), int(n), int(k))
     problem = model.spec.size_problem(shape.m, shape.n, shape.k)
     if problem:
         raise InvalidInput(problem)
     (gx, gy), scope = model.grid(shape), f"{kernel}_{shape.label}"
+    steps = model.steps(shape)
+    bounds = {"bx": gx, "by": gy, "warp": model.warps_per_block, "kstep": steps}
+    for name, key in (("bx", "idx_bx"), ("by", "idx_by"), ("warp", "idx_warp"), ("kstep", "idx_step")):
+        permalink.bind(name, f"{key}_{scope}", range(bounds[name]), parse=int, default=0)
     d1, d2, d3, d4 = st.columns(4)
     bx = d1.number_input(f"blockIdx.x (0..{gx - 1})", 0, gx - 1, 0, key=f"idx_bx_{scope}")
     by = d2.number_input(f"blockIdx.y (0..{gy - 1})", 0, gy - 1, 0, key=f"idx_by_{scope}")
     warp = d3.number_input(f"warp (0..{model.warps_per_block - 1})", 0, model.warps_per_block - 1, 0,
                            key=f"idx_warp_{scope}")  # fmt: skip
-    steps = model.steps(shape)
     step = d4.number_input(f"K step (0..{steps - 1})", 0, steps - 1, 0, key=f"idx_step_{scope}")
     return Selection(kernel, None if other == "(none)" else other, shape, (int(bx), int(by)), int(warp), int(step))
 
@@ -267,6 +268,7 @@ def show_access(sel: Selection) -> list[tuple[str, Access]]:
         other_model = model_for(sel.other)
         theirs = [a for _, a in instructions(other_model, clamped(other_model, sel))]
     labels = [f"{i}: {where} · {a.sass} {a.label}" for i, (where, a) in enumerate(items)]
+    permalink.bind("instruction", f"idx_ins_{sel.kernel}_{sel.other}_{sel.step}", range(len(items)), parse=int)
     pick = st.selectbox("Instruction", range(len(items)), index=default_instruction(mine, theirs),
                         format_func=lambda i: labels[i], key=f"idx_ins_{sel.kernel}_{sel.other}_{sel.step}")  # fmt: skip
     acc = mine[pick]

@@ -72,7 +72,9 @@ def frame() -> Frame:
         caller = Path(sys._getframe(1).f_globals.get("__file__", ""))
         if caller.parent.name == "pages":
             st.session_state[DEEP_LINK] = caller.name
-        st.switch_page(str(Path(__file__).resolve().parents[2] / "app.py"))
+        # The query string is the link's selection (profiling.app.permalink): switch_page would drop it.
+        link = {name: st.query_params.get_all(name) for name in st.query_params}
+        st.switch_page(str(Path(__file__).resolve().parents[2] / "app.py"), query_params=link)
     return found
 
 

@@ -64,3 +64,13 @@ def listed_runs(store: RunStore, limit: int) -> tuple[list[dict[str, Any]], int 
 def results_frame(store: RunStore, run_ids: Sequence[int]) -> pd.DataFrame:
     """review.rows_frame of the runs' result rows, cached until the store changes."""
     return _results(*_key(store), tuple(int(i) for i in run_ids), store)
+
+
+@st.cache_data(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+def _comments(url: str, revision: int, run_ids: tuple[int, ...], _store: RunStore) -> list[dict[str, Any]]:
+    return _store.comments(list(run_ids))
+
+
+def comments(store: RunStore, run_ids: Sequence[int]) -> list[dict[str, Any]]:
+    """store.comments, cached until the store changes (every comment writes an audit entry)."""
+    return _comments(*_key(store), tuple(int(i) for i in run_ids), store)

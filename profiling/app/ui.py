@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from profiling import usecases
-from profiling.app import auth, cache, state
+from profiling.app import auth, cache, permalink, state
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
@@ -165,6 +165,7 @@ def current_bundle() -> Bundle | None:
     if not found:
         return None
     names = [b.name for b in found]
+    permalink.bind("bundle", "bundle", names)
     choice = st.sidebar.selectbox(
         "Bundled measurements",
         names,

@@ -14,7 +14,7 @@ from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling.analysis import sass as A
 from profiling.analysis import stalls as ST
-from profiling.app import state, ui, why
+from profiling.app import permalink, state, ui, why
 from profiling.app.bundles import Bundle
 from profiling.app.cache import cached_stall_figure as stall_figure
 from profiling.errors import GemmLensError
@@ -132,7 +132,9 @@ def context_note(chosen: Bundle | None, shown: str, devices: dict[str, str]) -> 
 
 def stall_section(data: why.WhyData) -> None:
     labels = list(data.labels())
+    permalink.bind("launches", f"stall_pick:{data.name}", labels, multi=True, default=why.ladder_labels(data))
     chosen = st.multiselect("Launches", labels, default=why.ladder_labels(data), key=f"stall_pick:{data.name}")
+    permalink.bind("scale", "stall_scale", ["share", "cycles"], default="share")
     scale = st.radio("Scale", ["share", "cycles"], horizontal=True, key="stall_scale",
                      format_func=lambda s: {"cycles": "warp cycles per issued instruction",
                                             "share": "% of each launch"}[s])  # fmt: skip
@@ -156,6 +158,7 @@ def _table(frame: pd.DataFrame, key: str, select: bool = False, height: int | No
 def source_section(data: why.WhyData) -> None:
     labels = list(data.labels()) + [s.id for s in CATALOG if s.source and s.id not in data.labels()]
     default = next((i for i, lab in enumerate(labels) if data.catalog_id(lab) == "v4"), 0)
+    permalink.bind("kernel", f"src_kernel:{data.name}", labels)
     label = st.selectbox("Kernel", labels, index=default, key=f"src_kernel:{data.name}")
     kernel = data.kernel_source(label)
     if kernel is not None:
@@ -210,10 +213,13 @@ def static_view(kernel_id: str) -> None:
 def explain_section(data: why.WhyData) -> None:
     pairs = why.ladder_pairs(data)
     options = [f"{a} → {b}" for a, b in pairs] + ["any two launches"]
+    permalink.bind("step", f"step:{data.name}", options)
     step = st.selectbox("Step", options, key=f"step:{data.name}")
     if step == "any two launches" or not pairs:
         labels = list(data.labels())
         left, right = st.columns(2)
+        permalink.bind("base", "x_base", labels)
+        permalink.bind("cand", "x_cand", labels)
         base = left.selectbox("Baseline", labels, key="x_base")
         cand = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="x_cand")
     else:

@@ -76,7 +76,7 @@ def history_warning(conn: Connection) -> str | None:
 
 def grant_app_role(conn: Connection, role: str) -> list[str]:
     """Grant `role` what the app needs on the store's tables in the current schema, and no more: read and write runs
-    and results, read schema_version, INSERT and SELECT on the audit log (anything else it held there is revoked).
+    and results and comments, read schema_version, INSERT and SELECT on the audit log (anything else it held there is revoked).
     Run as the owner. Returns the statements run."""
     quote = conn.dialect.identifier_preparer.quote
     if role == conn.execute(sa.text("SELECT current_user")).scalar():
@@ -84,13 +84,13 @@ def grant_app_role(conn: Connection, role: str) -> list[str]:
     schema = quote(conn.execute(sa.text("SELECT current_schema()")).scalar())
     sequences = [
         conn.execute(sa.text("SELECT pg_get_serial_sequence(:t, 'id')"), {"t": table}).scalar()
-        for table in ("runs", "results", "audit")
+        for table in ("runs", "results", "comments", "audit")
     ]
     app = quote(role)
     statements = [
         f"GRANT USAGE ON SCHEMA {schema} TO {app}",
         f"GRANT SELECT ON schema_version TO {app}",
-        f"GRANT SELECT, INSERT, UPDATE, DELETE ON runs, results TO {app}",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON runs, results, comments TO {app}",
         f"REVOKE ALL ON audit FROM {app}",
         f"GRANT SELECT, INSERT ON audit TO {app}",
         f"GRANT USAGE ON SEQUENCE {', '.join(s for s in sequences if s)} TO {app}",

@@ -16,8 +16,8 @@ Build runs with profiling.runs.convert (bench_run for results files, report_run 
 reports), then RunStore.save_run(), which also takes record dicts.
 
 Writes take the identity that acts (`actor`, profiling.team.roles.Identity) and check its role there, so no page
-or command can skip the check: saving needs runner, changing a run's label or notes its author or an admin (its
-author never changes), deleting (to the trash), restoring, purging and reading the trash need admin.
+or command can skip the check: saving and commenting need runner, changing a run's label or notes its author or
+an admin (its author never changes), deleting (to the trash), restoring, purging and reading the trash need admin.
 Every write is logged in the append-only audit log (profiling.runs.audit) in the same transaction. A store opened
 with `require_actor` (the app with sign-in configured) refuses writes without an identity; otherwise a write
 without one is the local single user's (the command line), who keeps the author the run names.
@@ -42,6 +42,7 @@ from sqlalchemy.orm import Session
 
 from profiling.errors import InvalidInput, error_line
 from profiling.runs import audit
+from profiling.runs.comments import launches_of
 from profiling.runs.engine import make_engine, sqlite_read_only
 from profiling.runs.privileges import history_warning
 from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
@@ -329,9 +330,10 @@ class RunStore:
             audit.record(conn, who, "update", run_id, "changed " + ", ".join(sorted(values)))
 
     def add_comment(self, run_id: int, text: str, *, launch: str = "", actor: Identity | None = None) -> int:
-        """Comment on a run, or on one of its launches (`launch`: the kernel and size, as the run's results name
-        them); anyone who may read runs may comment. The comment keeps its author (the acting identity) and time."""
-        who = self._acting(actor, "read", "commenting")
+        """Comment on a run, or on one of its launches (`launch`: the kernel and size, as comments.launch_name names
+        them). Commenting is a write: runners and admins comment, viewers read. The comment keeps its author (the
+        acting identity) and time."""
+        who = self._acting(actor, "comment", "commenting on runs")
         text = text.strip()
         if not text or len(text) > MAX_COMMENT_CHARS:
             raise InvalidInput(f"a comment needs 1 to {MAX_COMMENT_CHARS:,} characters of text")
@@ -340,6 +342,8 @@ class RunStore:
             live = sa.select(RunRow.id).where(RunRow.id == run_id, RunRow.deleted_at.is_(None))
             if conn.execute(live).scalar() is None:
                 raise InvalidInput(f"no run {run_id} in the run store ({self.display_url})")
+            if launch and launch not in launches_of(conn, run_id):
+                raise InvalidInput(f"run {run_id} has no launch {launch[:200]!r} to comment on")
             values = {"run_id": run_id, "launch": launch[:300], "author": who[:200], "at": to_utc(None), "text": text}
             comment_id = conn.execute(sa.insert(CommentRow).values(**values)).inserted_primary_key[0]
             audit.record(conn, who, "comment", run_id, f"comment {comment_id}" + (f" on {launch}" if launch else ""))

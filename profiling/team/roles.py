@@ -3,7 +3,7 @@
 Roles are set by the server's configuration (a mapping of e-mail address or domain to role, see RolePolicy):
 
 - viewer: reads runs and uploads reports (to look at them, not to save them);
-- runner: also runs GPU jobs and saves or imports runs;
+- runner: also runs GPU jobs, saves or imports runs and comments on runs and their launches;
 - admin: also deletes and restores runs, purges the trash, reads the audit log and changes settings.
 
 Without sign-in configured, GEMM Lens runs for one local user, who may do everything (local_identity).
@@ -19,12 +19,12 @@ from typing import Any, Final, Literal, get_args
 from profiling.errors import GemmLensError, InvalidInput
 
 Role = Literal["viewer", "runner", "admin"]
-Action = Literal["read", "upload", "run", "save", "delete", "purge", "audit", "settings"]
+Action = Literal["read", "upload", "run", "save", "comment", "delete", "purge", "audit", "settings"]
 ROLES: Final[tuple[Role, ...]] = get_args(Role)
 
 PERMISSIONS: Final[dict[Role, frozenset[Action]]] = {
     "viewer": frozenset({"read", "upload"}),
-    "runner": frozenset({"read", "upload", "run", "save"}),
+    "runner": frozenset({"read", "upload", "run", "save", "comment"}),
     "admin": frozenset(get_args(Action)),
 }
 
@@ -33,6 +33,7 @@ _DOING: Final[dict[Action, str]] = {
     "upload": "uploading reports",
     "run": "running GPU jobs",
     "save": "saving runs",
+    "comment": "commenting on runs",
     "delete": "deleting or restoring runs",
     "purge": "purging the trash",
     "audit": "reading the audit log",
