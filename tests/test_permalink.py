@@ -29,11 +29,11 @@ def no_gpu(monkeypatch, tmp_path: Path):
 
 
 def open_link(page: str, query: dict[str, str | list[str]]) -> AppTest:
-    """A fresh session that opens `page` with the link's query string."""
+    """A fresh session that opens `page` with the link's query string (the frame, then the page)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params = dict(query)
     at.run()
     at.switch_page(page)
-    at.query_params = dict(query)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -138,15 +138,17 @@ def test_the_bundle_in_a_link_is_the_sidebar_choice() -> None:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.query_params = {"bundle": "h800-2031-01-01"}
     at.run()
-    assert at.sidebar.selectbox(key="bundle").value == "h200-2026-11-22"  # the newest, as without a link
+    newest = bundles.discover_bundles()[0].name
+    assert at.sidebar.selectbox(key="bundle").value == newest  # as without a link
     assert any("bundle “h800-2031-01-01” is not among the choices" in n for n in notes(at))
 
 
 def test_reports_link_round_trips() -> None:
-    at = open_link("pages/6_Reports.py", {"tab": "compare-side-by-side"})
+    bundle = BUNDLE.name  # one with ncu captures
+    at = open_link("pages/6_Reports.py", {"bundle": bundle, "tab": "compare-side-by-side"})
     assert at.session_state["reports_tab"] == "Compare side by side"
     chosen = list(at.multiselect[0].options[2:5])
-    at = open_link("pages/6_Reports.py", {"tab": "compare-side-by-side", "launches": chosen})
+    at = open_link("pages/6_Reports.py", {"bundle": bundle, "tab": "compare-side-by-side", "launches": chosen})
     assert at.session_state["reports_tab"] == "Compare side by side"
     assert at.multiselect[0].value == chosen
     compared = at.dataframe[-1].value
