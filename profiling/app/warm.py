@@ -20,6 +20,7 @@ WARM_MODULES = (
     "profiling.app.details_view",
     "profiling.runs.store",
     "profiling.app.store_cache",
+    "profiling.app.review_view",
     "profiling.app.admin",
     "profiling.app.device_view",
 )
