@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import statistics
-import time
 from pathlib import Path
 
 import pytest
@@ -153,17 +151,6 @@ def test_metric_browser_search_and_filters(foreign) -> None:
     sol = B.search(frame, "", sections=["GPU Speed Of Light Throughput"], units=["%"])
     assert "sm__throughput.avg.pct_of_peak_sustained_elapsed" in set(sol["metric"]) and set(sol["unit"]) == {"%"}
     assert B.search(frame, "no such metric anywhere").empty
-
-
-def test_metric_search_of_2000_metrics_takes_under_100_ms(foreign) -> None:
-    """Measured: about 15-30 ms on the 2-core CPU machine for 2,212 metrics x 17 launches."""
-    frame = B.metric_frame([("foreign", foreign)])
-    times = []
-    for query in ("dram bytes", "hit rate", "pct_of_peak", "warp stall", "zzz"):
-        start = time.perf_counter()
-        B.search(frame, query)
-        times.append(time.perf_counter() - start)
-    assert statistics.median(times) < 0.100, times
 
 
 @pytest.fixture
