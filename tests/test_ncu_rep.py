@@ -94,6 +94,19 @@ def test_every_launch_of_a_ncu_rep_equals_its_raw_csv_export(rep: Path, raw: Pat
     assert found.compared >= compared - 10 * len(rows)
 
 
+def test_a_report_read_after_another_has_the_units_it_has_alone() -> None:
+    """The wheel's unit of a derived metric depends on what was asked of its report before it, so units are never
+    carried from one report to the next: read after small.ncu-rep, v4_full_1024's FP64 FMA count is still in
+    threads, as ncu's raw export prints it (it came back as 'inst' when small.ncu-rep's units were remembered)."""
+    name = "derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2"
+    L.load_report(NCU / "small.ncu-rep")
+    after = L.load_report(V4_FULL)
+    header, units, _ = _csv_rows(NCU / "full_raw.csv")
+    assert units[header.index(name)] == "thread"
+    assert (after.launches[0].metrics[name].value, after.launches[0].metrics[name].unit) == (16896, "thread")
+    assert layout_check.compare(after, L.load_report(NCU / "full_raw.csv")).disagreements == []
+
+
 def test_v4_full_capture_values_a_user_sees() -> None:
     """The v4 --set full capture of the bundled H200 run: the numbers the Reports page shows for it."""
     (launch,) = L.load_report(V4_FULL).launches

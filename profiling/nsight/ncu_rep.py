@@ -1,4 +1,4 @@
-"""Read `.ncu-rep` files with NVIDIA's `ncu-report` wheel (module `ncu_report`): no ncu binary, no subprocess.
+"""Read `.ncu-rep` files with NVIDIA's `ncu-report` wheel (module `ncu_report`): no ncu binary.
 
 `ncu_report.load_report(path)` gives ranges of actions (one action per profiled launch); each action names its
 metrics (`metric_names()`), and `metric_by_name(n)` gives the value (`as_double()` / `as_string()`), the unit in
@@ -8,14 +8,22 @@ raw` of the same report gives the same values (tests/test_ncu_rep.py checks ever
 `.ncu-rep` with an export beside it).
 
 `ncu_report` is imported inside the functions that need it: the CLI and the worker start without its 50 MB.
+
+Each report is read in a Python process of its own (fresh_process): the wheel keeps state for the life of a process,
+and after it has read one report, units of another report of the same GPU can come back wrong (read after the
+quick-set tests/fixtures/ncu/small.ncu-rep, 12 metrics of the full-set v4_full_1024.ncu-rep change unit: "thread"
+becomes "inst", "%" becomes "byte"). A fresh process reads every report as ncu's own export does.
 """
 
 from __future__ import annotations
 
 import gzip
 import os
+import pickle
 import re
 import struct
+import subprocess
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterator
@@ -34,10 +42,6 @@ from profiling.nsight.model import Finding, KernelLaunch, Report
 WHEEL = "ncu-report"
 """The PyPI name of NVIDIA's reader (module `ncu_report`); requirements.txt pins its version."""
 
-_UNITS: dict[str, str] = {}
-"""Each metric's unit as the wheel names it, remembered for the process: asking the wheel costs about 0.2 ms a
-metric (0.4 s of a 2,200-metric report), and a metric's unit does not change between reports."""
-MAX_CACHED_UNITS = 50_000
 MAX_UNPACKED_BYTES = 500 * 1000 * 1000
 """A gzip `.ncu-rep` unpacking to more is refused (`--set full` of 17 launches is 65 MB)."""
 # ncu's message types as the details page prints them in "Rule Type".
@@ -242,9 +246,42 @@ def read_ncu_rep(path: str | os.PathLike[str], ours: bool = False) -> Report:
     """
     path = Path(path)
     with plain_file(path, MAX_UNPACKED_BYTES) as plain:
-        report = _read_report(plain, ours)
+        report = fresh_process("_read_report", plain, ours)
     report.source = str(path)
     return report
+
+
+def fresh_process(function: str, path: Path, *args: Any) -> Any:
+    """`function(path, *args)` of this module run in a new Python process, its result (or its ReportError) pickled
+    back: the wheel's state from one report never reaches the next (see the module's docstring). A reader that dies
+    (a native crash on a damaged file) is a ReportError; its stderr goes to ours."""
+    _wheel()  # ReaderMissing here, before any process is started
+    root = str(Path(__file__).resolve().parents[2])  # the folder holding the `profiling` package
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    with tempfile.TemporaryDirectory(prefix="gemmlens-ncu-rep-") as tmp:
+        out = Path(tmp) / "result.pickle"
+        code = "from profiling.nsight import ncu_rep; ncu_rep._child(__import__('sys').argv[1:])"
+        request = pickle.dumps((function, str(path), args))
+        done = subprocess.run([sys.executable, "-c", code, str(out)], input=request, env=env, check=False)
+        if done.returncode != 0 or not out.is_file():
+            raise ReportError(
+                f"{path.name} could not be read: the .ncu-rep reader stopped (exit status {done.returncode})"
+            )
+        ok, value = pickle.loads(out.read_bytes())
+    if not ok:
+        raise value
+    return value
+
+
+def _child(argv: list[str]) -> None:
+    """The reading process of fresh_process: the request on stdin, the pickled (ok, result or error) to argv[0]."""
+    function, path, args = pickle.loads(sys.stdin.buffer.read())
+    allowed = {"_read_report": _read_report, "_read_source_kernels": _read_source_kernels}
+    try:
+        result: tuple[bool, Any] = (True, allowed[function](Path(path), *args))
+    except ReportError as exc:
+        result = (False, exc)
+    Path(argv[0]).write_bytes(pickle.dumps(result))
 
 
 def _read_report(path: Path, ours: bool) -> Report:
@@ -280,12 +317,11 @@ def _read_report(path: Path, ours: bool) -> Report:
             j = names.get(name)
             if j is None:
                 j = names[name] = len(units)
-                unit = _UNITS.get(name)
-                if unit is None:
-                    unit = str(metric.unit())
-                    if len(_UNITS) < MAX_CACHED_UNITS:
-                        _UNITS[name] = unit
-                factor, base = U.to_base(unit)
+                # Asked of every report, in its own order, never remembered from another: the wheel's unit of a
+                # derived metric depends on the units asked before it in the same report (v4_full_1024's
+                # derived__sm__sass_thread_inst_executed_op_dfma_pred_on_x2 is "thread", as ncu's export prints,
+                # when its report's metrics are asked in order, and "inst" when asked first).
+                factor, base = U.to_base(str(metric.unit()))
                 units.append(base)
                 factors.append(factor)
                 label = metric.label()
@@ -423,6 +459,10 @@ def kernel_source(action: Any) -> Any:
     return kernel
 
 
+def _read_source_kernels(path: Path) -> list[Any]:
+    return [kernel_source(action) for action in actions(open_context(path))]
+
+
 def read_source_page(path: str | os.PathLike[str]) -> Any:
     """The source view of every launch of a `.ncu-rep` (profiling.nsight.source.SourcePage), with no ncu: what
     `ncu --import R --page source --csv --print-source cuda,sass` and `sass` give, merged."""
@@ -430,7 +470,7 @@ def read_source_page(path: str | os.PathLike[str]) -> Any:
 
     path = Path(path)
     with plain_file(path, MAX_UNPACKED_BYTES) as plain:
-        kernels = [kernel_source(action) for action in actions(open_context(plain))]
+        kernels = fresh_process("_read_source_kernels", plain)
     warnings = []
     if not any(k.instructions for k in kernels):
         warnings.append(f"{path.name} holds no source-level counters (profile with `--set full` for them)")
