@@ -37,7 +37,8 @@ NUMERIC_SPEC = re.compile(r"[,_]?(\.\d+)?[dfgeEn%]$|^,$")
 
 # Interpolated values that are not user text: numbers, and names this program makes (catalog text is the project's
 # own Markdown; path.name is a file of a committed bundle or of a profile this server ran; an A/B pair holds catalog
-# ids, which the worker checked). Each entry was reviewed;
+# ids, which the worker checked; a comment's c['at'] is the store's own ISO UTC time of the comment, made by
+# iso_utc from a DateTime column). Each entry was reviewed;
 # anything else must go through the escaping helper.
 NOT_USER_TEXT = {
     "n_results", "run_id", "chosen", "place", "TOLERANCE_PCT", "RUNS_SHOWN", "total", "sel.warp", "sel.block",
@@ -46,7 +47,7 @@ NOT_USER_TEXT = {
     "bundle.date", "static.arch", "static.tool", "result.tool", "result.errors or 0", "who.role", "when",
     "live.metric_set", "live.clock_control", "kernel.total_samples", "sel.other", "kid", "RULE", "limit",
     "AUDIT_ROWS", "usecases.MAX_UPLOAD_MIB", "base.ncu_theoretical_pct", "acc.category.replace('_', ' ')",
-    "list(VALUE_TITLES)", "path.name", "pair['a']", "pair['b']", "PARAMS[page]", "FILTERS[name]",
+    "list(VALUE_TITLES)", "path.name", "pair['a']", "pair['b']", "PARAMS[page]", "FILTERS[name]", "c['at']",
 }  # fmt: skip
 
 

@@ -61,7 +61,7 @@ def launch_options(reports: Reports) -> dict[str, tuple[str, KernelLaunch]]:
         nvtx = "" if nvtx == "(any)" else nvtx
     picked = S.select_launches(reports, kernel, nvtx, top)
     if count > 8:
-        st.caption(f"{len(picked)} of {count} launches, the longest first.")
+        st.caption(f"{len(picked):,} of {count:,} launches, the longest first.")
     return {B.launch_column(src, launch): (src, launch) for src, launch in picked}
 
 
