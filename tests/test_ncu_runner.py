@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from profiling import paths as tool_search  # tool_path lives here (profiling.gpu.env re-exports it)
 from profiling.cli import main
 from profiling.errors import InvalidInput, NcuError
-from profiling.gpu import env as tool_search
 from profiling.gpu.jobs import Job
 from profiling.gpu.process import worker_command
 from profiling.nsight import metrics as M
