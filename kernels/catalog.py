@@ -342,6 +342,30 @@ CATALOG: tuple[KernelSpec, ...] = (
         group="beyond",
         split_k=True,
     ),
+    KernelSpec(
+        id="v9-splitk",
+        title="v9 split-K (register double buffering, K split across blocks)",
+        adds="v9-regdb's register-double-buffered body (v9_body.cuh, ORDER 3 FFMAs in its default 128x256 tile) "
+        "with K split across gridDim.z blocks per tile, as v8-splitk does for v8's body: each block multiplies its "
+        "own range of K slices and adds its partial tile into C with red.global.add.v4.f32, after a zeroing launch. "
+        "For shapes whose v9 tiles leave SMs idle while K is deep (1024x1024 is 32 of its tiles for 132 SMs). Same "
+        "split-count rule as v8-splitk; tile configurations in kernels/tuning.py V9_SPLITK_TUNING_CONFIGS, which "
+        "sgemm-auto runs where the tuning record measured them faster. The summed order makes C's last bits vary "
+        "run to run.",
+        operation="sgemm",
+        source="v9_splitk.cu",
+        entry="sgemm_regdb_splitk<128,256,16,64,64,8,16,3,256,1,3>",
+        block=(256, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        params=dict(BM=128, BN=256, BK=16, WM=64, WN=64, TM=8, TN=16, STAGES=3, THREADS=256, MIN_BLOCKS=1, ORDER=3),
+        dynamic_smem_bytes=74496,
+        design_doc="CUTLASS split-K (serial and parallel reduction) and stream-K; builds on v9-regdb and v8-splitk",
+        previous="v9-regdb",
+        group="beyond",
+        split_k=True,
+    ),
     # --- end beyond the ladder ---
 )
 

@@ -218,7 +218,7 @@ class V9Model(AsyncModel):
         "const int b_left = live ? K - k0 - b_row0 : 0;",
         "const bool k_in = j * B_ROWS_PER_PASS < b_left;",
         "v9::copy16(dst, src, k_in && b_cols > 0);",
-        "load_tile(wr, next * BK, next < k_tiles);",
+        "load_tile(wr, k_begin + next * BK, next < k_tiles);",
         "const int tm0 = (warp / WARPS_N) * WM + (lane / LANES_N) * 4;",
         "const int tn0 = (warp % WARPS_N) * WN + (lane % LANES_N) * 4;",
         "const float* An = As + (k + 1) * A_LD;",

@@ -179,7 +179,7 @@ def config_by_id(config_id: str) -> dict | None:
 
 
 def spec_for(config: dict) -> KernelSpec:
-    """The configuration's base catalog entry (v8-async, v9-regdb or v8-splitk) re-targeted at that configuration."""
+    """The configuration's base catalog entry (v8-async, v9-regdb, v8-splitk or v9-splitk) re-targeted at it."""
     return replace(
         catalog_entry(config["base"]),
         id=config["id"],
@@ -270,9 +270,12 @@ def _log_distance(entry: dict, m: int, n: int, k: int) -> float:
 
 def predicted_tflops(entries: list[dict], config: dict, m: int, n: int, k: int, sm_count: int) -> float | None:
     """A configuration's expected TFLOP/s at a shape: its measurement at the nearest swept shape, scaled by how
-    much of the launched work is useful there against here (shape_efficiency). A split-K configuration that was
-    never measured is predicted from its v8-async twin (predicted_split_k_tflops)."""
+    much of the launched work is useful there against here (shape_efficiency). A v8-splitk configuration that was
+    never measured is predicted from its v8-async twin (predicted_split_k_tflops); a v9-splitk one only from its
+    own measurements, and not at all where it would launch a single split."""
     own = [e for e in entries if e.get("config") == config["id"] and e.get("tflops")]
+    if config["base"] == V9_SPLITK_BASE and config_split_count(config, m, n, k, sm_count) == 1:
+        return None
     if not own:
         return predicted_split_k_tflops(entries, config, m, n, k, sm_count) if config["base"] == SPLITK_BASE else None
     nearest = min(own, key=lambda e: _log_distance(e, m, n, k))
@@ -369,14 +372,46 @@ SPLITK_TUNING_CONFIGS: list[dict] = [
 ]
 
 
+# --- v9-splitk: split-K on v9's register-double-buffered body (`sgemm_regdb_splitk` in kernels/src/v9_splitk.cu) ---
+# v9-regdb's tile vocabulary and static_asserts. Predicted only from its own measurements (never from a v9-regdb
+# twin), and never where it would not split: with one split it is its unsplit twin plus a zeroing launch.
+
+V9_SPLITK_BASE = "v9-splitk"
+V9_SPLITK_SOURCE = "v9_splitk.cu"
+SPLIT_K_BASES = (SPLITK_BASE, V9_SPLITK_BASE)
+
+
+def _v9_splitk_config(
+    bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int, min_blocks: int,
+    order: int = 0,
+) -> dict:  # fmt: skip
+    params = dict(zip(_TILE_KEYS, (bm, bn, bk, wm, wn, tm, tn, stages, threads), strict=True))
+    params["MIN_BLOCKS"] = min_blocks
+    if order:
+        params["ORDER"] = order
+    return _build(V9_SPLITK_BASE, V9_SPLITK_SOURCE, "sgemm_regdb_splitk", params, v9_problems(params), True)
+
+
+V9_SPLITK_TUNING_CONFIGS: list[dict] = [
+    # The catalog's default: v9's tuned tile (128x256, ORDER 3, one block per SM), for M x N of a few dozen tiles.
+    _v9_splitk_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, order=3),
+    # 128x128, two blocks per SM (128 registers): twice the tiles.
+    _v9_splitk_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2),
+    # Smaller tiles for small M x N (127x127 is 2 or 4 tiles instead of 1, so each needs fewer splits), still 8x8
+    # per thread; 3 and 6 blocks per SM (4 and 8 spill under 128 registers).
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3),
+    _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6),
+]
+
+
 def all_tuning_configs() -> list[dict]:
-    """Every tuning configuration: v8-async's, v9-regdb's and v8-splitk's."""
-    return TUNING_CONFIGS + V9_TUNING_CONFIGS + SPLITK_TUNING_CONFIGS
+    """Every tuning configuration: v8-async's, v9-regdb's, v8-splitk's and v9-splitk's."""
+    return TUNING_CONFIGS + V9_TUNING_CONFIGS + SPLITK_TUNING_CONFIGS + V9_SPLITK_TUNING_CONFIGS
 
 
 def config_split_count(config: dict, m: int, n: int, k: int, sm_count: int = DEFAULT_SM_COUNT) -> int:
     """The K splits a configuration launches at m x n x k (1 unless it is a split-K one)."""
-    if config["base"] != SPLITK_BASE:
+    if config["base"] not in SPLIT_K_BASES:
         return 1
     return spec_for(config).split_count(m, n, k, sm_count)
 

@@ -41,6 +41,7 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
                 "wgmma-persistent",
                 "wgmma-cluster",
                 "v8-splitk",
+                "v9-splitk",
             ), f"{base} -> {cand} is missing from the bundled capture"
             continue  # newer than the bundled H100 capture; its step needs a new capture
         out[(base, cand)] = X.explain(before, after)

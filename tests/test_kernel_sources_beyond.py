@@ -19,13 +19,22 @@ from cuda.pathfinder import DynamicLibNotFoundError, load_nvidia_dynamic_lib
 
 from kernels.compile_info import FunctionResources, entry_matches, nvcc_resources
 from kernels.registry import get_kernel
-from kernels.tuning import SPLITK_TUNING_CONFIGS, TUNING_CONFIGS, V9_TUNING_CONFIGS, problems, smem_bytes, spec_for
+from kernels.tuning import SPLITK_TUNING_CONFIGS, TUNING_CONFIGS, all_tuning_configs, problems, smem_bytes, spec_for
 from profiling.gpu.env import tool_path
 
-BEYOND_IDS = ["v6-vectorized", "v7-warptile", "v8-async", "v8-splitk", "v9-regdb", "wmma-addmm", "wmma-async"]
+BEYOND_IDS = [
+    "v6-vectorized",
+    "v7-warptile",
+    "v8-async",
+    "v8-splitk",
+    "v9-regdb",
+    "v9-splitk",
+    "wmma-addmm",
+    "wmma-async",
+]
 SPECS = [get_kernel(i) for i in BEYOND_IDS]
-# Every launchable configuration: the catalog entries plus the v8, v9 and split-K tuning sweeps.
-CONFIGS = SPECS + [spec_for(c) for c in TUNING_CONFIGS + V9_TUNING_CONFIGS + SPLITK_TUNING_CONFIGS]
+# Every launchable configuration: the catalog entries plus the v8, v9 and both split-K tuning sweeps.
+CONFIGS = SPECS + [spec_for(c) for c in all_tuning_configs()]
 
 LIMITS = {
     "sm_80": {"block_optin": 163 * 1024, "sm": 164 * 1024},

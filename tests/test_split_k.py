@@ -51,8 +51,8 @@ def test_no_split_is_empty_or_past_one_wave(shape, sms) -> None:
     assert splits == 1 or per_split >= MIN_SLICES_PER_SPLIT
 
 
-def test_only_the_split_k_kernel_splits() -> None:
-    assert [s.id for s in CATALOG if s.split_k] == ["v8-splitk"]
+def test_only_the_split_k_kernels_split() -> None:
+    assert [s.id for s in CATALOG if s.split_k] == ["v8-splitk", "v9-splitk"]
     v8 = get_kernel("v8-async")
     assert v8.split_count(127, 127, 8191, 132) == 1 and v8.launch_grid(127, 127, 8191) == (1, 1, 1)
     assert SPLITK.split_count(127, 127, 8191) == 64  # no device at hand: an H100 SXM's 132 SMs

@@ -24,7 +24,15 @@ WHY_PAGE = "pages/8_Why.py"
 def captured_steps() -> list[tuple[str, str]]:
     """The catalog's ladder steps that the bundled H100 capture holds: the Hopper kernels and v8-splitk
     are newer."""
-    newer = {"wgmma-tma", "wgmma-pingpong", "wgmma-tma-store", "wgmma-persistent", "wgmma-cluster", "v8-splitk"}
+    newer = {
+        "wgmma-tma",
+        "wgmma-pingpong",
+        "wgmma-tma-store",
+        "wgmma-persistent",
+        "wgmma-cluster",
+        "v8-splitk",
+        "v9-splitk",
+    }
     return [step for step in X.ladder_steps() if not newer & set(step)]
 
 

@@ -12,6 +12,7 @@
 // Any M, N, K >= 1, as v8: cp.async zero-fills what lies outside the matrices, and a K range that ends inside a
 // slice is padded with zeros the same way.
 
+#include "splitk_zero.cuh"
 #include "v8_body.cuh"
 
 namespace v8s {
@@ -48,18 +49,6 @@ struct SplitK {
 };
 
 }  // namespace v8s
-
-// The first launch of the operation: C = 0, 16-byte stores over the whole of it (cudaMalloc'd C is 256-byte
-// aligned), the last count % 4 floats one by one. A kernel rather than cudaMemsetAsync so that ncu's capture of
-// the operation shows it as a part.
-extern "C" __global__ void splitk_zero_c(float* __restrict__ C, long long count)
-{
-    const long long vecs = count / 4;
-    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = first; i < vecs; i += stride) reinterpret_cast<float4*>(C)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (first < count - vecs * 4) C[vecs * 4 + first] = 0.0f;
-}
 
 // The body (tile copies, pipeline, warp-tiled FMAs) is v8_body.cuh's, shared with v8_async.cu; v8s::SplitK
 // gives it this block's K range and the adding epilogue.

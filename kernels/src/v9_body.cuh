@@ -1,0 +1,282 @@
+// The body of the v9 kernels (sgemm_regdb and sgemm_regdb_ordered in v9_regdb.cu, sgemm_regdb_splitk in
+// v9_splitk.cu): register double buffering over v8's cp.async pipeline. SPLIT (false for v9_regdb.cu's kernels)
+// makes a block multiply only the blockIdx.z-th of gridDim.z ranges of K slices and add its partial tile into C
+// with float reductions instead of storing it. The body is inlined into each __global__ kernel, so each keeps
+// its name, its launch bounds and its machine code (scripts/sass_identity.py compares them).
+//
+// kernels/sources.py inlines this file (and cp_async.cuh, which it includes) where a kernel includes it.
+#pragma once
+
+#include "cp_async.cuh"
+
+namespace v9 {
+
+using namespace cp_async;  // smem_addr, copy4, copy16, commit, wait<N>
+
+// Rows of the transposed A tile are padded by 4 floats (16-byte aligned rows for LDS.128).
+constexpr int APAD = 4;
+constexpr int GROUP_M = 8;
+
+// C[0..3] += v (p 16-byte aligned) with one 16-byte reduction where the hardware has it (sm_90), four otherwise.
+// The result is unused, so atomicAdd compiles to a reduction (RED), not an atomic round trip.
+__device__ __forceinline__ void add4(float* p, float4 v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+                 : "memory");
+#else
+    atomicAdd(p, v.x); atomicAdd(p + 1, v.y); atomicAdd(p + 2, v.z); atomicAdd(p + 3, v.w);
+#endif
+}
+
+}  // namespace v9
+
+// The whole kernel for one B copy width: VEC (N % 4 == 0) copies B in 16-byte pieces, otherwise in 4-byte
+// pieces. Instantiating both keeps the main loop free of branches on the width. SPLIT: this block's K range is
+// the blockIdx.z-th of gridDim.z ranges of whole slices (the host picks gridDim.z so that none is empty), and the
+// epilogue adds into C, which holds zeros first.
+template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
+          bool SPLIT = false>
+__device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
+                                           float* __restrict__ C, int M, int N, int K, float* smem)
+{
+    constexpr int WARPS_N = BN / WN;
+    constexpr int LANES_M = WM / TM;
+    constexpr int LANES_N = WN / TN;
+    constexpr int FRAG_M = TM / 4;
+    constexpr int FRAG_N = TN / 4;
+    constexpr int FRAG_STRIDE_M = LANES_M * 4;
+    constexpr int FRAG_STRIDE_N = LANES_N * 4;
+    constexpr int A_LD = BM + v9::APAD;
+    constexpr int A_STAGE = BK * A_LD;
+    constexpr int STAGE_FLOATS = A_STAGE + BK * BN;
+    constexpr int KQ = BK / 4;                              // 4-wide K groups per A row
+    constexpr int A_UNITS = BM * KQ / THREADS;              // (row, 4 k) groups per thread
+    constexpr int A_ROWS_PER_PASS = THREADS / KQ;
+    constexpr int B_VECS_PER_ROW = BN / 4;
+    constexpr int B_UNITS = BK * B_VECS_PER_ROW / THREADS;  // float4 slots per thread
+    constexpr int B_ROWS_PER_PASS = THREADS / B_VECS_PER_ROW;
+
+    static_assert(THREADS % 32 == 0, "whole warps");
+    static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "one warp per warp tile");
+    static_assert(LANES_M * LANES_N == 32, "a warp tile is covered by exactly 32 lanes");
+    static_assert(TM % 4 == 0 && TN % 4 == 0 && WM % TM == 0 && WN % TN == 0, "4x4 fragments");
+    static_assert(BK % 4 == 0 && (BM * KQ) % THREADS == 0 && THREADS % KQ == 0, "A copy units divide evenly");
+    static_assert((BK * B_VECS_PER_ROW) % THREADS == 0 && THREADS % B_VECS_PER_ROW == 0, "B copy units divide evenly");
+    static_assert(STAGES >= 3, "slice t+STAGES-1 is copied into the buffer of slice t-1 while slice t+1 is read");
+
+    const int tid = threadIdx.x;
+
+    // This block's K slices: k_tiles of them from slice k_first (all of K unless SPLIT).
+    int k_tiles = (K + BK - 1) / BK;
+    int k_first = 0;
+    if (SPLIT) {
+        const int per_split = (k_tiles + (int)gridDim.z - 1) / (int)gridDim.z;
+        k_first = (int)blockIdx.z * per_split;
+        k_tiles = min(per_split, k_tiles - k_first);
+        if (k_tiles <= 0) return;  // the whole block: no barrier is skipped by part of it
+    }
+    // Copies take absolute K positions (k_begin + slice * BK), so the zero-fill past K works for every split.
+    const int k_begin = k_first * BK;
+
+    // Grouped block order: consecutive block ids cover GROUP_M block-rows before moving right.
+    const int grid_n = gridDim.x;
+    const int grid_m = gridDim.y;
+    const int pid = blockIdx.y * grid_n + blockIdx.x;
+    const int group_size = v9::GROUP_M * grid_n;
+    const int first_m = (pid / group_size) * v9::GROUP_M;
+    const int rows_in_group = min(grid_m - first_m, v9::GROUP_M);
+    const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
+    const int bn = ((pid % group_size) / rows_in_group) * BN;
+
+    // A copy role: unit j is row a_row0 + j*A_ROWS_PER_PASS, k a_k .. a_k+3 of the slice, stored transposed.
+    // A row outside A keeps a pointer into row 0 (never read: its copies have src-size 0).
+    const int a_row0 = tid / KQ;
+    const int a_k = (tid % KQ) * 4;
+    const float* a_src[A_UNITS];
+    bool a_row_in[A_UNITS];
+#pragma unroll
+    for (int j = 0; j < A_UNITS; ++j) {
+        const int grow = bm + a_row0 + j * A_ROWS_PER_PASS;
+        a_row_in[j] = grow < M;
+        a_src[j] = A + ((a_row_in[j] ? (size_t)grow * K : 0) + a_k);
+    }
+    // B copy role: unit j is K row b_row0 + j*B_ROWS_PER_PASS of the slice, columns b_col .. b_col+3.
+    const int b_row0 = tid / B_VECS_PER_ROW;
+    const int b_col = (tid % B_VECS_PER_ROW) * 4;
+    const int gb_col = bn + b_col;
+    const float* b_src = B + ((size_t)(k_begin + b_row0) * N + gb_col);  // advanced by BK rows per slice
+    const size_t b_pass = (size_t)B_ROWS_PER_PASS * N;
+    const size_t b_slice = (size_t)BK * N;
+    // Columns of this thread's B group inside B: all 4 (VEC: N % 4 == 0, whole groups are in or out) or b_cols.
+    const int b_cols = min(max(N - gb_col, 0), 4);
+
+    const unsigned smem_base = v9::smem_addr(smem);
+    const unsigned a_dst = smem_base + (unsigned)(a_k * A_LD + a_row0) * 4u;
+    const unsigned b_dst = smem_base + (unsigned)(A_STAGE + b_row0 * BN + b_col) * 4u;
+
+    // Copies slice `k0` into `stage`. Branch-free, so that the compiler can interleave it with the FMAs of
+    // the k step it sits in: a slice past the end (live == false) becomes all src-size-0 copies, i.e. zeros
+    // written to a stage that is never read again. Out-of-range elements are never read (src-size 0), so
+    // their source addresses are not clamped.
+    auto load_tile = [&](int stage, int k0, bool live) {
+        const unsigned so = (unsigned)(stage * STAGE_FLOATS) * 4u;
+        const int a_left = live ? K - k0 - a_k : 0;  // elements of this thread's 4-wide K group inside A
+#pragma unroll
+        for (int j = 0; j < A_UNITS; ++j) {
+            const float* src = a_src[j] + k0;
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                v9::copy4(a_dst + so + (unsigned)(e * A_LD + j * A_ROWS_PER_PASS) * 4u, src + e,
+                          a_row_in[j] && e < a_left);
+        }
+        const int b_left = live ? K - k0 - b_row0 : 0;  // unit j's K row is inside B when j*B_ROWS_PER_PASS < b_left
+#pragma unroll
+        for (int j = 0; j < B_UNITS; ++j) {
+            const bool k_in = j * B_ROWS_PER_PASS < b_left;
+            const unsigned dst = b_dst + so + (unsigned)(j * B_ROWS_PER_PASS * BN) * 4u;
+            const float* src = b_src + j * b_pass;
+            if (VEC) {
+                v9::copy16(dst, src, k_in && b_cols > 0);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) v9::copy4(dst + 4u * e, src + e, k_in && e < b_cols);
+            }
+        }
+        b_src += b_slice;
+    };
+
+    const int warp = tid >> 5;
+    const int lane = tid & 31;
+    const int tm0 = (warp / WARPS_N) * WM + (lane / LANES_N) * 4;
+    const int tn0 = (warp % WARPS_N) * WN + (lane % LANES_N) * 4;
+    // This thread's fragments in stage 0; a stage's are STAGE_FLOATS further on.
+    const float* a_frag_base = smem + tm0;
+    const float* b_frag_base = smem + A_STAGE + tn0;
+
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+    float a[2][TM], b[2][TN];
+
+    // Prologue: STAGES-1 slices in flight. A group is committed even when empty so that the group count,
+    // and with it the waits below, means the same thing on every iteration.
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        load_tile(s, k_begin + s * BK, s < k_tiles);
+        v9::commit();
+    }
+    // Groups committed: STAGES-1 (slices 0..STAGES-2); slice 0 has landed with STAGES-2 still pending.
+    v9::wait<STAGES - 2>();
+    __syncthreads();
+
+    int rd = 0;           // stage holding slice t
+    int wr = STAGES - 1;  // stage that receives slice t+STAGES-1 (it held slice t-1)
+
+#pragma unroll
+    for (int f = 0; f < FRAG_M; ++f) {
+        const float4 v = *reinterpret_cast<const float4*>(a_frag_base + f * FRAG_STRIDE_M);
+        a[0][f * 4 + 0] = v.x; a[0][f * 4 + 1] = v.y; a[0][f * 4 + 2] = v.z; a[0][f * 4 + 3] = v.w;
+    }
+#pragma unroll
+    for (int f = 0; f < FRAG_N; ++f) {
+        const float4 v = *reinterpret_cast<const float4*>(b_frag_base + f * FRAG_STRIDE_N);
+        b[0][f * 4 + 0] = v.x; b[0][f * 4 + 1] = v.y; b[0][f * 4 + 2] = v.z; b[0][f * 4 + 3] = v.w;
+    }
+
+    for (int t = 0; t < k_tiles; ++t) {
+        const float* As = a_frag_base + rd * STAGE_FLOATS;
+        const float* Bs = b_frag_base + rd * STAGE_FLOATS;
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            const int cur = k & 1;
+            const int nxt = cur ^ 1;
+            const float* An = As + (k + 1) * A_LD;
+            const float* Bn = Bs + (k + 1) * BN;
+            if (k == BK - 1) {
+                // Groups committed: STAGES-1+t (slices 0..t+STAGES-2). Leaving STAGES-3 pending means slice
+                // t+1 has landed for this thread; the barrier makes every thread's part visible and also
+                // guarantees that every warp has read its last fragment of slice t-1 (those loads were issued
+                // in iteration t-1 and at step BK-2 of iteration t-2), whose stage `wr` is refilled now.
+                v9::wait<STAGES - 3>();
+                __syncthreads();
+                const int next = t + STAGES - 1;
+                load_tile(wr, k_begin + next * BK, next < k_tiles);
+                v9::commit();
+                rd = (rd + 1 == STAGES) ? 0 : rd + 1;
+                wr = (wr + 1 == STAGES) ? 0 : wr + 1;
+                // k = 0 of slice t+1 (for the last slice: stale shared memory, loaded and never used).
+                An = a_frag_base + rd * STAGE_FLOATS;
+                Bn = b_frag_base + rd * STAGE_FLOATS;
+            }
+#pragma unroll
+            for (int f = 0; f < FRAG_M; ++f) {
+                const float4 v = *reinterpret_cast<const float4*>(An + f * FRAG_STRIDE_M);
+                a[nxt][f * 4 + 0] = v.x; a[nxt][f * 4 + 1] = v.y; a[nxt][f * 4 + 2] = v.z; a[nxt][f * 4 + 3] = v.w;
+            }
+#pragma unroll
+            for (int f = 0; f < FRAG_N; ++f) {
+                const float4 v = *reinterpret_cast<const float4*>(Bn + f * FRAG_STRIDE_N);
+                b[nxt][f * 4 + 0] = v.x; b[nxt][f * 4 + 1] = v.y; b[nxt][f * 4 + 2] = v.z; b[nxt][f * 4 + 3] = v.w;
+            }
+            // The FFMA order decides which operand the register reuse cache can hold from one FFMA to the next
+            // and so how many register-bank conflicts (dispatch stalls) the k step pays; each accumulator still
+            // sums its k terms in the same order, so the result is bitwise the same for every ORDER.
+            if (ORDER == 2) {  // columns of the outer product, every other column walked backwards
+#pragma unroll
+                for (int j = 0; j < TN; ++j)
+#pragma unroll
+                    for (int ii = 0; ii < TM; ++ii) {
+                        const int i = (j & 1) ? TM - 1 - ii : ii;
+                        acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
+                    }
+            } else {
+                // Rows of the outer product: in order (0, 1, 4) or one from each 4-row fragment in turn (3); every
+                // row forwards (0), or the odd (1, 3) or even (4) rows walked backwards.
+#pragma unroll
+                for (int ii = 0; ii < TM; ++ii) {
+                    const int i = ORDER == 3 ? (ii % FRAG_M) * 4 + ii / FRAG_M : ii;
+                    const bool backwards = ORDER == 0 ? false : ORDER == 4 ? (ii & 1) == 0 : (ii & 1) == 1;
+#pragma unroll
+                    for (int jj = 0; jj < TN; ++jj) {
+                        const int j = backwards ? TN - 1 - jj : jj;
+                        acc[i][j] = fmaf(a[cur][i], b[cur][j], acc[i][j]);
+                    }
+                }
+            }
+        }
+    }
+    // Only empty groups can still be pending here; draining them keeps the exit free of in-flight copies.
+    v9::wait<0>();
+
+    // acc[f*4 + r][g*4 + c] is C row tm0 + f*FRAG_STRIDE_M + r, column tn0 + g*FRAG_STRIDE_N + c.
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+        const int row = bm + tm0 + (i / 4) * FRAG_STRIDE_M + (i % 4);
+        if (row >= M) continue;
+        float* c_row = C + (size_t)row * N;
+#pragma unroll
+        for (int g = 0; g < FRAG_N; ++g) {
+            const int col = bn + tn0 + g * FRAG_STRIDE_N;
+            if (VEC && col < N) {
+                const float4 v = make_float4(acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
+                if (SPLIT)
+                    v9::add4(c_row + col, v);
+                else
+                    *reinterpret_cast<float4*>(c_row + col) = v;
+            } else {
+#pragma unroll
+                for (int c = 0; c < 4; ++c)
+                    if (col + c < N) {
+                        if (SPLIT)
+                            atomicAdd(c_row + col + c, acc[i][g * 4 + c]);
+                        else
+                            c_row[col + c] = acc[i][g * 4 + c];
+                    }
+            }
+        }
+    }
+}

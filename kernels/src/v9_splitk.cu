@@ -1,0 +1,40 @@
+// v9 split-K: v9-regdb's register-double-buffered body (v9_body.cuh) with the K loop split across gridDim.z blocks
+// per output tile, for shapes whose M x N gives too few tiles to fill the GPU while K is deep (1024x1024 is 32 of
+// v9's 128x256 tiles for 132 SMs; 127x127 is one). Block z multiplies its own range of BK-deep K slices and adds
+// its partial tile into C with float reductions (red.global.add.v4.f32 on sm_90), so C must hold zeros first:
+// the operation is two launches, splitk_zero_c then sgemm_regdb_splitk, timed and profiled together, as
+// v8-splitk's. The split count is chosen per shape on the host (kernels/spec.py KernelSpec.split_count).
+//
+// Float addition is not associative and the reductions land in whatever order the blocks finish, so the last
+// bits of C may differ between runs.
+//
+// Any M, N, K >= 1, as v9: cp.async zero-fills what lies outside the matrices, and a K range that ends inside a
+// slice is padded with zeros the same way.
+
+#include "splitk_zero.cuh"
+#include "v9_body.cuh"
+
+// ORDER is v9's FFMA order (v9_regdb.cu); every tile size is a template argument (kernels/tuning.py
+// V9_SPLITK_TUNING_CONFIGS).
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER = 0>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_splitk(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N,
+                   int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    if ((N & 3) == 0)
+        regdb_body<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true>(A, B, C, M, N, K, smem);
+    else
+        regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true>(A, B, C, M, N, K, smem);
+}
+
+// Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so
+// that an offline nvcc -cubin build emits them (NVRTC instantiates what the launcher names and skips this).
+#ifndef __CUDACC_RTC__
+template __global__ void sgemm_regdb_splitk<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk<128,128,16,64,32,8,8,3,256,2>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk<64,128,16,32,64,8,8,3,128,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk<64,64,16,32,64,8,8,3,64,6>(const float*, const float*, float*, int, int, int);
+#endif

@@ -1,0 +1,56 @@
+"""On a GPU: v9-splitk (split-K on v9's register-double-buffered body), each tile configuration, matches cuBLAS at
+awkward sizes (1, 17, 129, non-multiples of the tile, K not a multiple of the slice, a split remainder where K's
+slices do not divide by the split count) and at small-M*N, deep-K shapes, zeroes C before every launch (timed
+launches stay correct: op "bench" checks the last timed launch again) and records its splits."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernels.registry import get_kernel
+from kernels.tuning import V9_SPLITK_TUNING_CONFIGS
+from profiling.gpu.jobs import BenchSettings
+from profiling.shape import Shape
+from tests.gpu.jobs import run_by_kernel_and_shape
+
+pytestmark = pytest.mark.gpu
+
+SPECS = [get_kernel(c["id"]) for c in V9_SPLITK_TUNING_CONFIGS]
+SHAPES = [
+    Shape(1, 1, 1),
+    Shape(17, 17, 17),
+    Shape(129, 129, 129),
+    Shape(127, 127, 8191),  # 8191 = 511 slices of 16 + 15: the last split ends inside a slice
+    Shape(1, 4096, 4096),
+    Shape(333, 1, 4097),  # N = 1: scalar adds; M not a multiple of any tile
+    Shape(127, 129, 8189),  # N odd (atomicAdd per float), 512 slices over 43 or 64 splits: uneven last split
+    Shape(130, 252, 1001),  # N % 4 == 0 (red.global.add.v4.f32), edge tiles in both directions
+    Shape(1024, 1024, 8191),
+    Shape(333, 4096, 4096),
+]
+
+
+@pytest.fixture(scope="module")
+def benched() -> tuple[dict, dict[tuple[str, Shape], dict]]:
+    return run_by_kernel_and_shape("bench", SPECS, SHAPES, BenchSettings(repeats=2, warmup=1))
+
+
+@pytest.mark.parametrize("config_id", [s.id for s in SPECS])
+def test_v9_split_k_matches_cublas_and_stays_correct_over_timed_launches(benched, config_id: str) -> None:
+    _device, results = benched
+    mine = {shape: r for (kernel, shape), r in results.items() if kernel == config_id}
+    assert set(mine) == set(SHAPES)
+    for shape, r in mine.items():
+        assert r["status"] == "ok", f"{config_id} at {shape.label}: {r['error']}"
+        assert r["rel_error"] <= r["tolerance"] and r["rel_error_after_timing"] <= r["tolerance"], shape.label
+
+
+def test_launch_facts_record_the_splits(benched) -> None:
+    device, results = benched
+    sms = device.get("sm_count")
+    for (kernel, shape), r in results.items():
+        grid = get_kernel(kernel).launch_grid(shape.m, shape.n, shape.k, sms)
+        assert r["launch"]["grid"] == list(grid) and r["launch"]["split_k"] == grid[2], (kernel, shape.label)
+    # Uneven splits happen: some configuration splits 127x129x8189's 512 slices into a count that does not divide it.
+    splits = [results[(s.id, Shape(127, 129, 8189))]["launch"]["split_k"] for s in SPECS]
+    assert any(512 % z for z in splits) and all(z > 1 for z in splits)

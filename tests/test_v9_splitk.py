@@ -1,0 +1,125 @@
+"""v9-splitk (split-K on v9-regdb's register-double-buffered body): its catalog entry and tuning configurations,
+the splits it launches, that v9-regdb's own kernels keep their source and names, and how sgemm-auto weighs it
+(only where a tuning record measured it, never where it would not split) (CPU; compile checks for spills run with
+the other beyond-the-ladder kernels in test_kernel_sources_beyond.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kernels import auto, tuning
+from kernels.catalog import CATALOG
+from kernels.registry import find_kernel, get_kernel
+from profiling.gpu.runner import launch_facts
+from profiling.nsight.runner import kernel_name_regex
+from profiling.shape import Shape
+
+CONFIGS = tuning.V9_SPLITK_TUNING_CONFIGS
+DEFAULT = get_kernel("v9-splitk")
+# The shapes of the issue's grid this work aims at: few tiles for 132 SMs, deep K.
+GRID_SHAPES = [(127, 127, 8191), (64, 64, 8191), (333, 333, 8191), (1024, 1024, 8191), (64, 4096, 4096),
+               (333, 4096, 4096), (64, 64, 4096), (2048, 2048, 8191), (4096, 4096, 333), (4096, 4096, 4096)]  # fmt: skip
+
+
+def test_catalog_entry_is_the_first_configuration_and_a_split_k_step_after_v9() -> None:
+    first = CONFIGS[0]
+    assert (DEFAULT.source, DEFAULT.entry, DEFAULT.previous, DEFAULT.split_k) == (
+        "v9_splitk.cu", first["entry"], "v9-regdb", True,
+    )  # fmt: skip
+    assert (DEFAULT.params, DEFAULT.dynamic_smem_bytes) == (first["params"], first["dynamic_smem_bytes"])
+    assert (DEFAULT.tile_m, DEFAULT.tile_n, DEFAULT.block) == (first["tile_m"], first["tile_n"], first["block"])
+    assert [s.id for s in CATALOG if s.split_k] == ["v8-splitk", "v9-splitk"]
+    # v9's tuned FFMA order: the catalog default runs v9-regdb's best tile and order (ORDER 3).
+    assert first["id"] == "v9-splitk-128x256x16-w64x64-t8x16-s3-o3" and first["params"]["ORDER"] == 3
+
+
+def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> None:
+    source = DEFAULT.read_source().replace(" ", "")
+    assert len({c["entry"] for c in CONFIGS}) == len(CONFIGS) >= 3
+    for c in CONFIGS:
+        p = c["params"]
+        assert tuning.v9_problems(p) == [], c["id"]
+        assert c["id"].startswith("v9-splitk-") and c["base"] == "v9-splitk"
+        assert c["entry"].startswith("sgemm_regdb_splitk<")
+        assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
+        assert c["dynamic_smem_bytes"] == tuning.smem_bytes(p["BM"], p["BN"], p["BK"], p["STAGES"])
+        spec = get_kernel(c["id"])
+        assert (spec.source, spec.split_k, spec.previous) == ("v9_splitk.cu", True, "v9-regdb")
+        assert find_kernel(c["id"]).id == c["id"]
+    assert "v9-splitk" in tuning.tunable_bases()
+
+
+def test_function_names_find_the_kernel_and_the_profile_regex_takes_the_zeroing_launch() -> None:
+    assert find_kernel("void sgemm_regdb_splitk<128, 256, 16, 64, 64, 8, 16, 3, 256, 1, 3>(const float *)").id == (
+        "v9-splitk"
+    )
+    assert find_kernel("sgemm_regdb").id == "v9-regdb"
+    assert kernel_name_regex(["v9-splitk"]) == "regex:^(splitk_zero_c|sgemm_regdb_splitk)$"
+
+
+def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
+    """v9_regdb.cu's kernels (and their mangled names in saved captures) are unchanged: the same two templates over
+    the shared body with SPLIT left at its default (false); scripts/sass_identity.py checks their machine code."""
+    text = (DEFAULT.source_path.parent / "v9_regdb.cu").read_text()
+    params = "int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS"
+    assert f"template <{params}>\n__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)\nsgemm_regdb(" in text
+    assert f"template <{params}, int ORDER>\n__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)\n" in text
+    assert "sgemm_regdb_ordered(" in text and ", true>(" not in text
+    assert DEFAULT.source_path.read_text().count(", true>(A, B, C, M, N, K, smem);") == 2  # both B copy widths
+
+
+@pytest.mark.parametrize(
+    "config_id,shape,grid",
+    [
+        # 1024x1024: 4 x 8 tiles of 128x256 for 132 SMs -> 4 splits of 2048 K fill 128 of them.
+        ("v9-splitk-128x256x16-w64x64-t8x16-s3-o3", (1024, 1024, 8191), (4, 8, 4)),
+        # One tile: 64 splits of 8 slices (the geometric mean rule of kernels/splitk_policy.py).
+        ("v9-splitk-128x256x16-w64x64-t8x16-s3-o3", (127, 127, 8191), (1, 1, 64)),
+        ("v9-splitk-128x256x16-w64x64-t8x16-s3-o3", (64, 4096, 4096), (16, 1, 8)),
+        # Enough tiles already: one split (the kernel then only adds a zeroing launch).
+        ("v9-splitk-128x256x16-w64x64-t8x16-s3-o3", (4096, 4096, 333), (16, 32, 1)),
+        ("v9-splitk-128x128x16-w64x32-t8x8-s3", (333, 4096, 4096), (32, 3, 2)),
+        ("v9-splitk-64x64x16-w32x64-t8x8-s3", (127, 127, 8191), (2, 2, 32)),
+        ("v9-splitk-64x64x16-w32x64-t8x8-s3", (333, 333, 8191), (6, 6, 22)),
+    ],
+)
+def test_launch_grid_splits_k_where_the_tiles_leave_sms_idle(config_id: str, shape, grid) -> None:
+    assert get_kernel(config_id).launch_grid(*shape, sm_count=132) == grid
+
+
+def _without_v9_splitk(device_file: str) -> list[dict]:
+    path = tuning.tuned_record_path("x").parent / device_file
+    return [e for e in json.loads(path.read_text())["measured"] if e["base"] != "v9-splitk"]
+
+
+def test_never_predicted_without_its_own_measurement() -> None:
+    measured = _without_v9_splitk("nvidia-h100-80gb-hbm3.json")
+    for config in CONFIGS:
+        for shape in GRID_SHAPES:
+            assert tuning.predicted_tflops(measured, config, *shape, 132) is None, (config["id"], shape)
+
+
+def test_auto_picks_it_only_where_measured_faster_and_never_with_one_split(monkeypatch) -> None:
+    measured = _without_v9_splitk("nvidia-h100-80gb-hbm3.json")
+    monkeypatch.setattr(auto, "record_measurements", lambda device: ("h100.json", measured))
+    before = {shape: auto.auto_choice("NVIDIA H100 80GB HBM3", *shape, sm_count=132) for shape in GRID_SHAPES}
+    assert not any(c.config_id.startswith("v9-splitk") for c in before.values())
+
+    fast = dict(base="v9-splitk", m=1024, n=1024, k=8191, config=CONFIGS[0]["id"], tflops=1000.0)
+    monkeypatch.setattr(auto, "record_measurements", lambda device: ("h100.json", [*measured, fast]))
+    at_1024 = auto.auto_choice("NVIDIA H100 80GB HBM3", 1024, 1024, 8191, sm_count=132)
+    assert (at_1024.config_id, at_1024.predicted_tflops) == (CONFIGS[0]["id"], pytest.approx(1000.0))
+    assert at_1024.label == f"{CONFIGS[0]['id']} (tuning record h100.json)"
+    # 4096^3 is 512 of its tiles: one split, so its twin v9-regdb configuration runs, however fast the record says.
+    at_4096 = auto.auto_choice("NVIDIA H100 80GB HBM3", 4096, 4096, 4096, sm_count=132)
+    assert at_4096.config_id == before[(4096, 4096, 4096)].config_id
+    assert tuning.predicted_tflops([fast], CONFIGS[0], 4096, 4096, 4096, 132) is None
+
+
+def test_runner_resolves_a_v9_splitk_configuration_to_a_two_launch_operation() -> None:
+    spec = get_kernel(CONFIGS[0]["id"])
+    facts = launch_facts(spec, Shape(1024, 1024, 8191), 132)
+    assert facts["grid"] == [4, 8, 4] and facts["split_k"] == 4
+    assert facts["launches"][0]["kernel"] == "splitk_zero_c"
