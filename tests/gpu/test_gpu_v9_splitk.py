@@ -49,6 +49,8 @@ def test_launch_facts_record_the_splits(benched) -> None:
     device, results = benched
     sms = device.get("sm_count")
     for (kernel, shape), r in results.items():
+        if kernel not in {s.id for s in SPECS}:
+            continue  # cuBLAS, run first at each shape
         grid = get_kernel(kernel).launch_grid(shape.m, shape.n, shape.k, sms)
         assert r["launch"]["grid"] == list(grid) and r["launch"]["split_k"] == grid[2], (kernel, shape.label)
     # Uneven splits happen: some configuration splits 127x129x8189's 512 slices into a count that does not divide it.
