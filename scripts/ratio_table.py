@@ -1,0 +1,55 @@
+"""Every kernel of a bench document against cuBLAS, as a Markdown table: each kernel's time over cuBLAS's with its 95 %
+bootstrap interval from the per-launch samples (profiling.abtest.ab_summary, back-to-back, unpaired), % of cuBLAS, the
+configuration it ran and the median SM clock during its launches.
+
+    python scripts/ratio_table.py BENCH.json [--reference cublas] > ratios.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from profiling.abtest import ab_summary  # noqa: E402
+
+
+def table(document: dict, reference: str) -> str:
+    """The Markdown table: one row per kernel and shape, shapes in the document's order."""
+    rows = {(r["kernel"], r["m"], r["n"], r["k"]): r for r in document["results"]}
+    kernels = [k for k in dict.fromkeys(r["kernel"] for r in document["results"]) if k != reference]
+    out = [
+        "| size | kernel | config | kernel / cuBLAS time | 95 % interval | % of cuBLAS | SM clock median (MHz) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    summaries = {k: ab_summary(document, reference, k, paired=False, threshold_pct=2.0) for k in kernels}
+    for size in dict.fromkeys(f"{r['m']}x{r['n']}x{r['k']}" for r in document["results"]):
+        m, n, k = (int(d) for d in size.split("x"))
+        for kernel in kernels:
+            frame = summaries[kernel]
+            hit = frame[frame["size"] == size]
+            r = rows.get((kernel, m, n, k))
+            if hit.empty or r is None or "B/A" not in hit or hit.iloc[0].get("B/A") is None:
+                continue
+            s = hit.iloc[0]
+            clock = (r.get("nvml") or {}).get("sm_clock_mhz", {}).get("median")
+            config = (r.get("config") or "").split(" ")[0] if kernel == "sgemm-auto" else ""
+            out.append(
+                f"| {size} | {kernel} | {config} | {s['B/A']:.4f} | {s['interval']} | {100 / s['B/A']:.1f} % | {clock} |"
+            )
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bench", type=Path)
+    parser.add_argument("--reference", default="cublas")
+    args = parser.parse_args()
+    sys.stdout.write(table(json.loads(args.bench.read_text()), args.reference))
+
+
+if __name__ == "__main__":
+    main()
