@@ -67,14 +67,16 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
 
     const int tid = threadIdx.x;
 
-    // This block's K slices: k_tiles of them from slice k_first (all of K unless SPLIT).
-    int k_tiles = (K + BK - 1) / BK;
+    // SPLIT: this block's K slices are split_tiles of them from slice k_first (k_tiles below). Without SPLIT the
+    // code is v9's as it was, k_tiles computed where it always was, so the kernels' machine code stays the same.
     int k_first = 0;
+    int split_tiles = 0;
     if (SPLIT) {
-        const int per_split = (k_tiles + (int)gridDim.z - 1) / (int)gridDim.z;
+        const int all_tiles = (K + BK - 1) / BK;
+        const int per_split = (all_tiles + (int)gridDim.z - 1) / (int)gridDim.z;
         k_first = (int)blockIdx.z * per_split;
-        k_tiles = min(per_split, k_tiles - k_first);
-        if (k_tiles <= 0) return;  // the whole block: no barrier is skipped by part of it
+        split_tiles = min(per_split, all_tiles - k_first);
+        if (split_tiles <= 0) return;  // the whole block: no barrier is skipped by part of it
     }
     // Copies take absolute K positions (k_begin + slice * BK), so the zero-fill past K works for every split.
     const int k_begin = k_first * BK;
@@ -161,6 +163,8 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
     float a[2][TM], b[2][TN];
+
+    const int k_tiles = SPLIT ? split_tiles : (K + BK - 1) / BK;
 
     // Prologue: STAGES-1 slices in flight. A group is committed even when empty so that the group count,
     // and with it the waits below, means the same thing on every iteration.
