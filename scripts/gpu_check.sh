@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -452,6 +452,21 @@ ncurep)
   done
   "$NCU" --version > "$F/ncu_version.txt" 2>&1
   record ncurep "$(ls -la "$F" | awk '{print $5, $9}' | grep ncu-rep | tr '\n' ';')"
+  ;;
+sanv9sk)
+  # memcheck and racecheck on v9's split-K configurations and sgemm-auto: an uneven split with edge tiles
+  # (300x264x2000) and a deep, narrow shape (127x127x8191).
+  stage sanv9sk
+  F="$EV/sanitizer_v9splitk"; mkdir -p "$F"
+  cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  job /tmp/san_v9sk1.json verify "$cfgs,sgemm-auto" 300 264 2000
+  job /tmp/san_v9sk2.json verify "$cfgs" 127 127 8191
+  for j in v9sk1 v9sk2; do
+    timeout 240 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_$j.json > "$F/memcheck_$j.txt" 2>&1
+    timeout 240 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$F/racecheck_$j.txt" 2>&1
+  done
+  grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt
+  record sanv9sk "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
   ;;
 esac; done
 
