@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from profiling.analysis import details as D
 from profiling.analysis import metric_browser as B
 from profiling.charts.details import memory_flow, peak_bars
