@@ -13,11 +13,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
 
 
-def _open(browser, server, width: int, title: str):
+def _open(browser, server, width: int, title: str, bundle: str | None = None):
+    """`title`'s page, reached through the sidebar; with `bundle`, that bundle chosen in the sidebar (by the link)."""
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(server, wait_until="domcontentloaded")
+    page.goto(f"{server}/?bundle={bundle}" if bundle else server, wait_until="domcontentloaded")
     page.get_by_text("No GPU found").wait_for(timeout=60_000)
     page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
     page.locator("h1", has_text=title).wait_for(timeout=60_000)
@@ -47,7 +48,8 @@ def _no_errors(page, errors: list[str], width: int) -> None:
 
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_details_metrics_and_compare_tabs_read_at(width: int, browser, server) -> None:
-    page, errors = _open(browser, server, width, "Details")
+    # The H200 bundle of 2026-11-22: its CSV captures are compared below (the newest bundle, the default, has none).
+    page, errors = _open(browser, server, width, "Details", bundle="h200-2026-11-22")
     page.get_by_text("Rules (19), largest estimated speedup first").wait_for(timeout=60_000)
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)
     page.wait_for_load_state("networkidle")
