@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from profiling.abtest import ab_summary  # noqa: E402
+from profiling.shape import parse_shape  # noqa: E402
 
 
 def table(document: dict, reference: str) -> str:
@@ -27,7 +28,8 @@ def table(document: dict, reference: str) -> str:
     ]
     summaries = {k: ab_summary(document, reference, k, paired=False, threshold_pct=2.0) for k in kernels}
     for size in dict.fromkeys(f"{r['m']}x{r['n']}x{r['k']}" for r in document["results"]):
-        m, n, k = (int(d) for d in size.split("x"))
+        shape = parse_shape(size)
+        m, n, k = shape.m, shape.n, shape.k
         for kernel in kernels:
             frame = summaries[kernel]
             hit = frame[frame["size"] == size]
