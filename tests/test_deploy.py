@@ -6,6 +6,7 @@ processes serve people, and an upload parsed by one process is read back by the 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import shutil
 import sys
@@ -51,7 +52,9 @@ def _established(pid: int, port: int) -> int:
 
 
 @needs_nginx
-@pytest.mark.skipif(not PG_URL, reason='GEMMLENS_TEST_PG_URL is not set (start a server with `eval "$(.ci/postgres.sh)"`)')
+@pytest.mark.skipif(
+    not PG_URL, reason='GEMMLENS_TEST_PG_URL is not set (start a server with `eval "$(.ci/postgres.sh)"`)'
+)
 def test_two_processes_behind_nginx_keep_sessions_and_share_parsed_uploads(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
     from load_test import Person, free_port
@@ -74,8 +77,9 @@ def test_two_processes_behind_nginx_keep_sessions_and_share_parsed_uploads(tmp_p
                            for p, b in zip(deployment.procs, deployment.backends, strict=True)]  # fmt: skip
             assert sum(per_process) >= len(people) and all(n > 0 for n in per_process), per_process
             # An upload reaches the session's own process (another process refuses an unknown session's file).
-            first, second = people[0], next(
-                p for p in people[1:] if p.http.cookies[ROUTE_COOKIE] != people[0].http.cookies[ROUTE_COOKIE]
+            first, second = (
+                people[0],
+                next(p for p in people[1:] if p.http.cookies[ROUTE_COOKIE] != people[0].http.cookies[ROUTE_COOKIE]),
             )
             await first.visit("Reports")
             await first.upload("raw.csv", data)
@@ -93,4 +97,6 @@ def test_two_processes_behind_nginx_keep_sessions_and_share_parsed_uploads(tmp_p
                 await person.__aexit__()
 
     with Deployment(2, port, tmp_path / "run", env=env) as deployment:
-        asyncio.run(scenario(deployment))
+        # In its own thread: a browser test earlier in the session can leave an event loop running in this one.
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, scenario(deployment)).result()

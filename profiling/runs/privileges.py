@@ -82,15 +82,21 @@ def grant_app_role(conn: Connection, role: str) -> list[str]:
     if role == conn.execute(sa.text("SELECT current_user")).scalar():
         raise ValueError(f"the app role must not be the owner role {role}: it would own the audit log")
     schema = quote(conn.execute(sa.text("SELECT current_schema()")).scalar())
-    sequences = [
-        conn.execute(sa.text("SELECT pg_get_serial_sequence(:t, 'id')"), {"t": table}).scalar()
+    # A store of an older schema has no comments table yet; `migrate --app-role` grants on it once it exists.
+    present = [
+        table
         for table in ("runs", "results", "comments", "audit")
+        if conn.execute(sa.text("SELECT to_regclass(:t)"), {"t": table}).scalar() is not None
+    ]
+    sequences = [
+        conn.execute(sa.text("SELECT pg_get_serial_sequence(:t, 'id')"), {"t": table}).scalar() for table in present
     ]
     app = quote(role)
+    data_tables = ", ".join(table for table in present if table != "audit")
     statements = [
         f"GRANT USAGE ON SCHEMA {schema} TO {app}",
         f"GRANT SELECT ON schema_version TO {app}",
-        f"GRANT SELECT, INSERT, UPDATE, DELETE ON runs, results, comments TO {app}",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {data_tables} TO {app}",
         f"REVOKE ALL ON audit FROM {app}",
         f"GRANT SELECT, INSERT ON audit TO {app}",
         f"GRANT USAGE ON SEQUENCE {', '.join(s for s in sequences if s)} TO {app}",
