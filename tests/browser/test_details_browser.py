@@ -20,6 +20,13 @@ def _open(browser, server, width: int, title: str, bundle: str | None = None):
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{server}/?bundle={bundle}" if bundle else server, wait_until="domcontentloaded")
     page.get_by_text("No GPU found").wait_for(timeout=60_000)
+    if bundle:
+        # The link's bundle is applied by the app's first complete run: switching pages before it lands keeps the
+        # default bundle (seen in CI), so the sidebar must show it first.
+        page.wait_for_function(
+            "name => (document.querySelector('[data-testid=stSidebar] input[aria-label=\"Bundled measurements\"]')"
+            " || {}).value?.endsWith(`(results/${name})`)", arg=bundle, timeout=60_000)  # fmt: skip
+        page.wait_for_load_state("networkidle")
     page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
     page.locator("h1", has_text=title).wait_for(timeout=60_000)
     return page, errors
