@@ -68,7 +68,7 @@ OPERATIONS: dict[str, OperationSpec] = {
     "hgemm_addmm": OperationSpec(
         name="hgemm_addmm",
         title="HGEMM AddMM D = alpha*A*B + beta*C (float16 A, B; float32 C, D)",
-        reference_id="cublas-hgemm",
+        reference_id="cublas-addmm",
         input_bytes=2,
         output_bytes=4,
         device_buffers=3,

@@ -24,6 +24,7 @@ SPLIT_K_ZERO_ENTRY = "splitk_zero_c"
 
 GridOrder = Literal["rows_x", "cols_x"]
 OperandArgs = Literal["pointers", "tensor_maps", "tensor_maps_cd"]
+LibraryCall = Literal["matmul", "addmm"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,9 @@ class KernelSpec:
     `tile_m` x `tile_n` is the part of C one thread block computes; `grid_order` says which grid axis
     walks the rows of C ("rows_x": blockIdx.x walks rows, as the design document's kernels do).
     `entry` is the kernel's name expression (a template instantiation or an extern "C" name);
-    `cublas` entries have no source and are timed through cupy.matmul.
+    Library entries (`is_reference`) have no source; `library_call` says what they run: "matmul" is cupy.matmul
+    (for float16 inputs it writes a float16 product and reads no C), "addmm" the whole HGEMM AddMM in one
+    cublasGemmEx call (profiling/gpu/cublas_addmm.py).
     `arch` ("sm_90a") names the one target an architecture-specific kernel is built for, ahead of time with nvcc;
     it never runs on another GPU (`device_problem`). `operand_args` "tensor_maps" passes A and B as TMA tensor
     maps (profiling/gpu/tensor_map.py) instead of pointers; "tensor_maps_cd" passes C and D as tensor maps too
@@ -65,6 +68,7 @@ class KernelSpec:
     design_doc: str = ""
     previous: str | None = None
     is_reference: bool = False
+    library_call: LibraryCall = "matmul"
     group: str = "ladder"
     arch: str | None = None
     operand_args: OperandArgs = "pointers"

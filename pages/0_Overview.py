@@ -57,7 +57,7 @@ st.dataframe(tables.display(tables.bundles_table(ui.bundles())), hide_index=True
 if bundle is not None and bundle.bench_files:
     st.subheader("Bundled benchmark at a glance")
     ui.bundled_caption(bundle)
-    st.caption("Left: FP32 kernels against cuBLAS SGEMM; right: tensor-core kernels against cuBLAS HGEMM, each on "
+    st.caption("Left: FP32 kernels against cuBLAS SGEMM; right: tensor-core AddMM kernels against cuBLAS, each on "
                "its own axis. Colour = kernel family, darker = later step; dashed = the cuBLAS reference.")  # fmt: skip
     st.plotly_chart(cache.tflops_figure(cache.bench_frame(ui.bench_document(bundle.name))), key="glance")
 

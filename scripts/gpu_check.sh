@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -452,6 +452,22 @@ ncurep)
   done
   "$NCU" --version > "$F/ncu_version.txt" 2>&1
   record ncurep "$(ls -la "$F" | awk '{print $5, $9}' | grep ncu-rep | tr '\n' ';')"
+  ;;
+addmm)
+  # The tensor-core reference doing the catalog's AddMM itself (cublas-addmm: cublasGemmEx, float32 C read and D
+  # written in place) beside cuBLAS's A*B alone (cublas-hgemm) and the Hopper steps; then paired A/B intervals.
+  stage addmm
+  F="$EV/addmm"; mkdir -p "$F"
+  timeout 200 $PY -m pytest tests/gpu/test_gpu_kernels.py -q -m gpu -p no:cacheprovider -k "cublas or wgmma" 2>&1 | tee "$F/gpu_tests.txt" | tail -5
+  timeout 200 $PY -m profiling bench --kernels cublas-addmm,cublas-hgemm,wgmma-tma-store,wgmma-persistent,wgmma-cluster \
+     --sizes 4096,8192 --repeats 30 --json "$F/bench.json" 2>"$F/bench.log" | tee "$F/bench.txt"
+  for PAIR in cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store; do
+    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
+       --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -4 "$F/ab_${PAIR//,/_vs_}.txt"
+  done
+  timeout 150 $PY -m profiling profile --kernels cublas-addmm,cublas-hgemm --sizes 4096 --set quick -o "$F/cublas_4096.ncu-rep" > "$F/profile_cli.txt" 2>&1
+  [ -f "$F/cublas_4096.ncu-rep" ] && "$NCU" --import "$F/cublas_4096.ncu-rep" --csv --page raw > "$F/raw_4096.csv" 2>&1
+  record addmm "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows"
   ;;
 sanv9sk)
   # memcheck and racecheck on v9's split-K configurations and sgemm-auto: an uneven split with edge tiles

@@ -22,7 +22,7 @@ def test_every_kernel_names_a_defined_operation_whose_reference_matches() -> Non
         ref = get_kernel(op.reference_id)
         assert ref.is_reference and ref.operation == spec.operation
         assert reference_for(spec) is ref
-    assert reference_ids() == {"sgemm": "cublas", "hgemm_addmm": "cublas-hgemm"}
+    assert reference_ids() == {"sgemm": "cublas", "hgemm_addmm": "cublas-addmm"}
     with pytest.raises(InvalidInput, match="known operations: sgemm, hgemm_addmm"):
         operation_spec("dgemm")
 
@@ -36,6 +36,7 @@ def test_tensor_core_work_is_exactly_the_half_precision_operation() -> None:
     assert [op.name for op in OPERATIONS.values() if op.is_tensor_core] == ["hgemm_addmm"]
     tensor = {s.id for s in CATALOG if s.is_tensor_core}
     assert tensor == {
+        "cublas-addmm",
         "cublas-hgemm",
         "wmma-addmm",
         "wmma-async",

@@ -189,7 +189,7 @@ def test_bench_settings_are_checked() -> None:
 def test_a_benchmark_keeps_kernels_a_size_refuses_for_the_worker_to_report() -> None:
     plan = usecases.plan_benchmark(["wmma-addmm", "v5"], [(100, 64, 64)], BenchSettings(), verify_only=True)
     assert plan.job.op == "verify"
-    assert [t.kernel for t in plan.job.tasks] == ["cublas-hgemm", "cublas", "wmma-addmm", "v5"]
+    assert [t.kernel for t in plan.job.tasks] == ["cublas-addmm", "cublas", "wmma-addmm", "v5"]
 
 
 def test_tune_plan_sweeps_only_tunable_kernels() -> None:

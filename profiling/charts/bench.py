@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kernels.catalog import reference_ids
+from kernels.catalog import library_ids
 from kernels.registry import operation_of
 from profiling.charts.style import (
     family_legend,
@@ -21,7 +21,7 @@ from profiling.charts.style import (
     size_tick,
 )
 
-PANELS = (("fp32", "FP32 kernels (vs cuBLAS SGEMM)"), ("tensor", "Tensor-core kernels (vs cuBLAS HGEMM)"))
+PANELS = (("fp32", "FP32 kernels (vs cuBLAS SGEMM)"), ("tensor", "Tensor-core AddMM kernels (vs cuBLAS)"))
 
 
 def _per_kernel(ok: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
@@ -40,7 +40,7 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
     """TFLOP/s against problem size, one line per kernel in its family colour, the library reference dashed.
 
     FP32 kernels and tensor-core kernels sit in two panels, each with its own y axis and its own cuBLAS reference:
-    cuBLAS HGEMM runs ~15x faster than any FP32 kernel, and on one axis it would flatten them all.
+    cuBLAS's tensor-core GEMM runs ~15x faster than any FP32 kernel, and on one axis it would flatten them all.
     """
     ok = frame[(frame["status"] == "ok") & frame["tflops"].notna()]
     sizes = list(dict.fromkeys(ok.sort_values("flops")["size"]))
@@ -48,7 +48,7 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
     kinds = pd.Series([compute_kind(str(k), o) for k, o in zip(ok["kernel"], ops, strict=True)], index=ok.index)
     panels = [(kind, name) for kind, name in PANELS if (kinds == kind).any()] or [PANELS[0]]
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[name for _, name in panels], horizontal_spacing=0.1)
-    refs = set(reference_ids().values())
+    refs = library_ids()
     for col, (kind, _) in enumerate(panels, start=1):
         for name, color, part in _per_kernel(ok[kinds == kind]):
             kernel = str(part["kernel"].iloc[0])
@@ -78,10 +78,11 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
 
 
 def pct_cublas_figure(
-    frame: pd.DataFrame, title: str = "% of cuBLAS (SGEMM for FP32 kernels, HGEMM for tensor core; same run)"
+    frame: pd.DataFrame,
+    title: str = "% of cuBLAS in the same run (SGEMM for FP32 kernels; AddMM for tensor core, A*B-only HGEMM in older bundles)",
 ) -> go.Figure:
     """Grouped bars: % of the library reference per kernel, one bar per size; references left out."""
-    refs = set(reference_ids().values())
+    refs = library_ids()
     ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
     fig = go.Figure()
     for name, color, part in _per_kernel(ok):

@@ -96,6 +96,10 @@ class Problem:
         if compiled is None:
             if self.operation == "sgemm":
                 return lambda: cupy.matmul(self.a, self.b, out=self.out)
+            if spec.library_call == "addmm":
+                from profiling.gpu.cublas_addmm import addmm_in_place
+
+                return addmm_in_place(self.a, self.b, self.out, float(self.alpha), float(self.beta))
             if self.half_out is None:
                 self.half_out = cupy.empty((m, n), dtype=cupy.float16)
             half_out = self.half_out
@@ -132,16 +136,21 @@ class Problem:
             self.tensor_maps[spec.id] = maps
         return self.tensor_maps[spec.id]
 
-    def poison(self) -> None:
-        """Fill the outputs with NaN, so that every element a kernel leaves unwritten is counted as wrong."""
-        self.out.fill(self.xp.nan)
+    def poison(self, spec: KernelSpec | None = None) -> None:
+        """Fill the outputs with NaN, so that every element a kernel leaves unwritten is counted as wrong; for
+        `spec` a library AddMM, which works in place, the output starts as C instead (NaN would be its input)."""
+        if spec is not None and spec.library_call == "addmm":
+            self.out[...] = self.c
+        else:
+            self.out.fill(self.xp.nan)
         if self.half_out is not None:
             self.half_out.fill(self.xp.nan)
 
-    def output_and_reference(self, reference_run: bool) -> tuple[Any, Any]:
-        """The output the last run wrote and the array it must match."""
+    def output_and_reference(self, reference_run: bool, half_output: bool = True) -> tuple[Any, Any]:
+        """The output the last run wrote and the array it must match; `half_output`: a library HGEMM run wrote
+        the float16 product alone (cupy.matmul), not the AddMM."""
         xp = self.xp
-        if not reference_run:
+        if not reference_run or (self.operation != "sgemm" and not half_output):
             return self.out, self.ref
         if self.operation == "sgemm":
             # cuBLAS SGEMM is checked against float64 arithmetic on the same inputs.
@@ -149,9 +158,9 @@ class Problem:
         # cuBLAS HGEMM writes half: it is checked against float32 arithmetic on the same half inputs.
         return self.half_out, xp.matmul(self.a.astype(xp.float32), self.b.astype(xp.float32))
 
-    def check(self, reference_run: bool, tolerance: float) -> Check:
+    def check(self, reference_run: bool, tolerance: float, half_output: bool = True) -> Check:
         """Relative error, NaN count and verdict of the last run's output (the same code for every kernel)."""
-        out, ref = self.output_and_reference(reference_run)
+        out, ref = self.output_and_reference(reference_run, half_output)
         return check_output(self.xp, out, ref, tolerance)
 
 
@@ -276,10 +285,10 @@ def _verified_launch(
         result.launch["max_active_blocks_per_sm"] = max_active_blocks(compiled)
     problem = session.problem(spec, shape)
     launch = problem.launcher(compiled, spec, session.device.get("sm_count"))
-    problem.poison()
+    problem.poison(spec)
     launch()
     cupy.cuda.Device().synchronize()
-    check = problem.check(spec.is_reference, result.tolerance or 0.0)
+    check = problem.check(spec.is_reference, result.tolerance or 0.0, half_output=spec.library_call == "matmul")
     result.rel_error = check.rel_error
     if not check.ok:
         result.status, result.error = check.status, check.error
