@@ -17,7 +17,7 @@ import pytest
 from profiling.cli import COMMANDS
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = frozenset({"pandas", "numpy", "sqlalchemy", "plotly", "streamlit", "cupy", "pyarrow"})
+HEAVY = frozenset({"pandas", "numpy", "sqlalchemy", "plotly", "streamlit", "cupy", "pyarrow", "orjson"})
 
 
 def imported_packages(argv: list[str]) -> tuple[int, str, set[str]]:

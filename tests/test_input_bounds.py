@@ -82,7 +82,38 @@ def test_report_json_streamed_is_the_whole_document(name: str) -> None:
     report = L.load_upload(path.name, path.read_bytes()) if name.endswith(".gz") else L.load_report(path)
     chunks = list(json_chunks(report))
     assert len(chunks) == len(report.launches) + 2  # one piece per launch, and a head and a tail
-    assert json.loads("".join(chunks)) == json.loads(json_text(report.to_dict()))
+    streamed = b"".join(chunks)
+    assert json.loads(streamed) == json.loads(json_text(report.to_dict()))
+    lines = streamed.decode("utf-8").splitlines()
+    assert len(lines) == len(report.launches) + 2  # the head, a line per launch, the tail
+    assert [json.loads(line.rstrip(",")).get("id") for line in lines[1:-1]] == [x.id for x in report.launches]
+
+
+def test_report_json_streamed_keeps_changed_missing_and_odd_values() -> None:
+    """Rows that differ from their table (a metric set apart with another unit, deleted ones, none left) and text
+    orjson refuses as it is (a lone surrogate, from a hostile file name) give the document json_text writes."""
+    from profiling.nsight.metric_table import Metric
+
+    report = L.load_report(RAW)
+    first, second, third = report.launches[:3]
+    first.metrics["gpu__time_duration.sum"] = Metric(6.5, "usecond", derived_from="a test")
+    first.metrics["gemmlens__made_up.sum"] = Metric(2.0, "byte")
+    del second.metrics["dram__bytes.sum"]
+    for name in list(third.metrics):
+        del third.metrics[name]
+    report.source = "odd\ud800name.csv"
+    doc = json.loads(b"".join(json_chunks(report)))
+    assert doc == json.loads(json_text(report.to_dict()))
+    assert doc["source"] == "odd\ufffdname.csv"
+    assert doc["launches"][0]["metrics"]["gpu__time_duration.sum"] == {
+        "value": 6.5,
+        "unit": "usecond",
+        "derived_from": "a test",
+    }
+    assert list(doc["launches"][0]["metrics"])[-2:] == ["gpu__time_duration.sum", "gemmlens__made_up.sum"]
+    assert "dram__bytes.sum" not in doc["launches"][1]["metrics"]
+    assert doc["launches"][1]["metrics"]["gpu__time_duration.sum"] == {"value": 4420992.0, "unit": "nsecond"}
+    assert doc["launches"][2]["metrics"] == {}
 
 
 def test_report_json_cli_writes_launches_one_by_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -153,6 +153,25 @@ def json_text(data: Any, indent: int | None = 1) -> str:
     return json.dumps(jsonable(data), indent=indent, allow_nan=False)
 
 
+def json_bytes(data: Any) -> bytes:
+    """`data` as compact strict JSON in UTF-8, written by orjson (several times faster than json_text, for output
+    of hundreds of MB): the same values as json_text (NaN and infinities null, text valid Unicode), without the
+    spaces after `,` and `:`, and non-ASCII text as itself rather than `\\u` escapes. Objects orjson does not take
+    as they are (dataclasses, dates, numpy scalars) and data it refuses (a lone surrogate, a key that is no string,
+    an integer beyond 64 bits) go through jsonable first."""
+    import orjson
+
+    plain = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+    try:
+        return orjson.dumps(data, default=jsonable, option=plain)
+    except TypeError:  # orjson.JSONEncodeError
+        clean = jsonable(data)
+    try:
+        return orjson.dumps(clean)
+    except TypeError:  # an integer beyond 64 bits, which Python's json writes
+        return json.dumps(clean, allow_nan=False).encode()
+
+
 def print_json(data: Any, indent: int = 1) -> None:
     """`--json` output on stdout (see json_text)."""
     print(json_text(data, indent))

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from profiling import metric_names as N
 from profiling import usecases
-from profiling.commands import json_text
+from profiling.commands import json_bytes
 from profiling.nsight import metric_registry as R
 from profiling.nsight import report as ncu_report
 from profiling.nsight.metric_table import MetricRow
@@ -107,25 +107,27 @@ def format_report(report: ncu_report.Report) -> str:
     return "\n".join(lines)
 
 
-def json_chunks(report: ncu_report.Report) -> Iterator[str]:
-    """`report --json` as pieces of strict JSON, one launch each: the document Report.to_dict() gives, without
-    holding it whole (a 100 MB raw page makes a JSON text several times its size)."""
-    head = json_text({"source": report.source, "layout": report.layout}, indent=None)
-    yield head[:-1] + ', "launches": ['
+def json_chunks(report: ncu_report.Report) -> Iterator[bytes]:
+    """`report --json` as pieces of strict JSON in UTF-8, one launch each: the document Report.to_dict() gives,
+    without holding it whole (a 100 MB raw page makes a JSON text several times its size), written compactly by
+    orjson (json_bytes); a raw page's metrics go from its float table straight into text (MetricRow.json_members)."""
+    yield json_bytes({"source": report.source, "layout": report.layout})[:-1] + b',"launches":['
     for i, launch in enumerate(report.launches):
-        text = json_text(launch.to_dict(metrics=False), indent=None)
+        head = json_bytes(launch.to_dict(metrics=False))
         if isinstance(launch.metrics, MetricRow):
-            members = launch.metrics.json_members()
+            members = launch.metrics.json_members(json_bytes)
         else:
-            members = json_text({k: m.to_dict() for k, m in launch.metrics.items()}, indent=None)[1:-1]
-        yield ("," if i else "") + "\n" + text[:-1] + ', "metrics": {' + members + "}}"
-    yield "\n], " + json_text({"warnings": report.warnings}, indent=None)[1:] + "\n"
+            members = json_bytes({k: m.to_dict() for k, m in launch.metrics.items()})[1:-1]
+        yield (b",\n" if i else b"\n") + head[:-1] + b',"metrics":{' + members + b"}}"
+    yield b"\n]," + json_bytes({"warnings": report.warnings})[1:] + b"\n"
 
 
 def run(args: argparse.Namespace) -> int:
     report = usecases.load_report(args.file, ncu=args.ncu)
     if args.json:
-        write = sys.stdout.write
+        sys.stdout.flush()
+        out = getattr(sys.stdout, "buffer", None)  # bytes as they are; a stream of text only where there is none
+        write = out.write if out is not None else (lambda chunk: sys.stdout.write(chunk.decode()))
         for chunk in json_chunks(report):
             write(chunk)
     else:
