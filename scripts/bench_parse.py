@@ -11,8 +11,17 @@ row and launch rows are kept; launch rows are repeated with new IDs):
   RSS at most 4x the file size, 20 MB/s or faster in CPU time (wall time is printed too: on a shared machine it
   also counts the other processes' turns).
 
+- the whole `report --json` command (`--size-mb 100 --report-json`): `python -m profiling report FILE --json` in
+  a child process, its stdout read and counted here; CPU time (user + sys, interpreter start and imports
+  included) from wait4, peak RSS from the child's VmHWM. Targets: 20 MB/s of input or faster in CPU time, peak
+  RSS at most 3x the file. `--baseline DIR` runs the same command from another checkout (e.g. a `git worktree`
+  of an older commit) too, alternately, on the same file, and prints the ratio of their CPU times.
+
+Each mode prints OK or MISSED per measurement and exits 1 when a target is missed.
+
     python scripts/bench_parse.py [--fixture PATH] [--launches 1000] [--columns 300] [--repeat 3]
     python scripts/bench_parse.py --size-mb 200 [--fixture PATH] [--keep PATH]
+    python scripts/bench_parse.py --size-mb 100 --report-json [--keep PATH] [--baseline DIR] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -89,6 +99,49 @@ def measure(path: Path, mode: str) -> dict[str, float]:
     if done.returncode != 0:
         raise RuntimeError(f"{mode}: the parse failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+TARGET_COMMAND_RSS_X = 3.0
+"""Peak RSS of `report --json`, as a multiple of the file size."""
+
+# `report FILE --json` as the CLI runs it; its peak RSS goes to stderr as the last line, once stdout is written.
+_COMMAND_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from profiling.cli import main
+code = main(["report", sys.argv[2], "--json"])
+sys.stdout.flush()
+with open("/proc/self/status") as fh:
+    peak = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM:"))
+print(json.dumps({"code": code, "peak_rss": peak}), file=sys.stderr)
+"""
+
+
+def measure_report_json(path: Path, root: Path = ROOT) -> dict[str, float]:
+    """`report PATH --json` with the code of checkout `root`, in a child process: its cpu_seconds (user + sys, from
+    wait4: interpreter start and imports count), seconds (wall), peak_rss (VmHWM) and output_bytes (its stdout,
+    read and counted here)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _COMMAND_CHILD, str(root), str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    written = 0
+    while chunk := proc.stdout.read(1 << 20):
+        written += len(chunk)
+    err = proc.stderr.read().decode(errors="replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    last = err.strip().splitlines()[-1] if err.strip() else ""
+    if proc.returncode != 0 or not last.startswith("{"):
+        raise RuntimeError(f"report --json from {root} failed (exit {proc.returncode}): {err.strip()[-2000:]}")
+    return {
+        "cpu_seconds": usage.ru_utime + usage.ru_stime,
+        "seconds": seconds,
+        "peak_rss": json.loads(last)["peak_rss"],
+        "output_bytes": written,
+    }
 
 
 def _read_capture(fixture: Path) -> tuple[list[str], list[str], list[list[str]]]:
@@ -200,6 +253,48 @@ def _memory(args: argparse.Namespace) -> int:
         os.rmdir(tmp)
 
 
+def _report_json(args: argparse.Namespace) -> int:
+    tmp = Path(tempfile.mkdtemp(prefix="gemmlens-bench-"))
+    path = args.keep or tmp / "big_raw.csv"
+    roots = [("this checkout", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+    try:
+        if not path.is_file():
+            write_big_csv(args.fixture, int(args.size_mb * 1e6), path)
+        size = path.stat().st_size
+        ok = True
+        best: dict[str, float] = {}
+        for _ in range(args.repeat):
+            for label, root in roots:  # alternately, so that both see the machine's load alike
+                try:
+                    got = measure_report_json(path, root)
+                except RuntimeError as exc:
+                    print(exc)
+                    return 1
+                cpu_speed, speed = size / 1e6 / got["cpu_seconds"], size / 1e6 / got["seconds"]
+                ratio = got["peak_rss"] / size
+                passed = ratio <= TARGET_COMMAND_RSS_X and cpu_speed >= TARGET_MB_S
+                if root == ROOT:
+                    ok = ok and passed
+                best[label] = min(best.get(label, math.inf), got["cpu_seconds"])
+                print(
+                    f"report --json ({label}): {size / 1e6:.1f} MB in, {got['output_bytes'] / 1e6:.0f} MB out: "
+                    f"{got['cpu_seconds']:.1f} s CPU ({cpu_speed:.1f} MB/s of input), {got['seconds']:.1f} s wall "
+                    f"({speed:.1f} MB/s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs), peak RSS "
+                    f"{got['peak_rss'] / 1e6:.0f} MB ({ratio:.2f}x the file); targets >= {TARGET_MB_S:.0f} MB/s of "
+                    f"CPU time and <= {TARGET_COMMAND_RSS_X:.0f}x: {'OK' if passed else 'MISSED'}"
+                )
+        if args.baseline:
+            print(
+                f"CPU time, best of {args.repeat}: baseline {best['baseline']:.1f} s, this checkout "
+                f"{best['this checkout']:.1f} s: {best['baseline'] / best['this checkout']:.2f}x as fast"
+            )
+        return 0 if ok else 1
+    finally:
+        if path.parent == tmp and path.exists():
+            path.unlink()
+        os.rmdir(tmp)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixture", type=Path, default=ROOT / "tests" / "fixtures" / "ncu" / "raw.csv")
@@ -208,10 +303,18 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--size-mb", type=float, help="measure memory and speed on a raw page of this size")
     parser.add_argument("--keep", type=Path, help="with --size-mb: build the page here once and reuse it")
+    parser.add_argument(
+        "--report-json", action="store_true", help="with --size-mb: measure the whole `report FILE --json` command"
+    )
+    parser.add_argument("--baseline", type=Path, help="with --report-json: also run it from this checkout")
     args = parser.parse_args()
     if not args.fixture.is_file():
         print(f"error: {args.fixture} not found (a real `--page raw` capture is needed)", file=sys.stderr)
         return 2
+    if args.report_json or args.baseline:
+        if not args.size_mb:
+            parser.error("--report-json needs --size-mb")
+        return _report_json(args)
     return _memory(args) if args.size_mb else _timing(args)
 
 

@@ -54,6 +54,7 @@ class MetricTable:
         self._json_pieces: np.ndarray | None = None
         self._json_templates: dict[bytes, tuple[list[bytes | None], np.ndarray | None]] = {}
         self._json_slots = 0
+        self._json_block: tuple[np.ndarray, list[bytes]] | None = None
 
     @property
     def width(self) -> int:
@@ -84,6 +85,39 @@ class MetricTable:
             self._json_templates[key] = (template, present)
             self._json_slots += len(template)
         return template, present
+
+    def json_block_rows(self, block: np.ndarray) -> list[bytes]:
+        """The JSON members of every row of `block` as MetricRow.json_members writes them (without the metrics
+        set apart), made for the whole block at once: its rows grouped by their pattern of missing values, each
+        group's values written by one orjson call and set into its template repeated once per row. Kept until
+        another block is asked for or a row of this table changes."""
+        import numpy as np
+        import orjson
+
+        cached = self._json_block
+        if cached is not None and cached[0] is block:
+            return cached[1]
+        texts = [b""] * block.shape[0]
+        if not block.size:
+            return texts
+        missing = np.isnan(block)
+        _, first, group = np.unique(np.packbits(missing, axis=1), axis=0, return_index=True, return_inverse=True)
+        order = np.argsort(group.ravel(), kind="stable")
+        bounds = np.cumsum(np.bincount(group.ravel(), minlength=len(first)))
+        for g, start in enumerate(first.tolist()):
+            rows = order[(bounds[g - 1] if g else 0) : bounds[g]]
+            template, present = self.json_template(missing[start])
+            size = len(template)
+            if not size:
+                continue
+            values = block[rows] if present is None else block[np.ix_(rows, present)]
+            text = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)
+            parts = template * len(rows)
+            parts[1::3] = text[2:-2].replace(b"],[", b",").split(b",")
+            for k, r in enumerate(rows.tolist()):
+                texts[r] = b"".join(parts[k * size : (k + 1) * size])[:-1]  # type: ignore[arg-type]
+        self._json_block = (block, texts)
+        return texts
 
     def rows(self, block: np.ndarray) -> list[MetricRow]:
         """One view per row of `block` (float64, C-contiguous, `width` columns, NaN = missing)."""
@@ -180,6 +214,7 @@ class MetricRow(MutableMapping[str, Metric]):
             and metric.derived_from is None
             and metric.value == metric.value
         )
+        self._table._json_block = None  # written rows are made again
         if j is not None and plain and metric.unit == self._table.units[j] and not self._extra_has(name):
             self._flat[self._start + j] = float(metric.value)
             return
@@ -191,6 +226,7 @@ class MetricRow(MutableMapping[str, Metric]):
         return self._extra is not None and name in self._extra
 
     def __delitem__(self, name: str) -> None:
+        self._table._json_block = None
         found = False
         if self._extra is not None and name in self._extra:
             del self._extra[name]
@@ -203,32 +239,30 @@ class MetricRow(MutableMapping[str, Metric]):
             raise KeyError(name)
 
     def json_members(self, dumps: Callable[[Any], bytes]) -> bytes:
-        """The members of this row's JSON object, `"name":{"value":1.5,"unit":"byte"},...`, the values written by
-        orjson from the row at once into a template of the rest (MetricTable.json_template), without a Metric,
-        dict or float object per value (report --json of 30,000 launches x 400 metrics); metrics set apart from
-        the table (see __setitem__) follow, written by `dumps` (the writer's strict JSON of `Metric.to_dict()`)."""
+        """The members of this row's JSON object, `"name":{"value":1.5,"unit":"byte"},...`, as orjson writes
+        {name: metric.to_dict()}: the table's values written for the whole block at once (json_block_rows),
+        without a Metric, dict or float object per value (report --json of 30,000 launches x 400 metrics);
+        metrics set apart from the table (see __setitem__) follow, written by `dumps` (the writer's strict JSON)."""
         import numpy as np
         import orjson
 
+        if not self._extra:
+            width = self._table.width  # 0 where every column was left out (an unknown unit)
+            return self._table.json_block_rows(self._block)[self._start // width] if width else b""
         row = self._row()
         missing = np.isnan(row)
-        extra = self._extra or {}
-        if extra:
-            missing = missing.copy()
-            for name in extra:
-                j = self._table.index.get(name)
-                if j is not None:
-                    missing[j] = True
+        for name in self._extra:
+            j = self._table.index.get(name)
+            if j is not None:
+                missing[j] = True
         template, present = self._table.json_template(missing)
         values = row if present is None else row[present]
         parts = template.copy()
         if len(values):
             parts[1::3] = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")
         members = b"".join(parts)[:-1]  # type: ignore[arg-type]
-        if extra:
-            more = b",".join(dumps(name) + b":" + dumps(m.to_dict()) for name, m in extra.items())
-            members = members + b"," + more if members else more
-        return members
+        more = b",".join(dumps(name) + b":" + dumps(m.to_dict()) for name, m in self._extra.items())
+        return members + b"," + more if members else more
 
     def float_items(self) -> list[tuple[str, float]]:
         """(name, value in base units) of every metric present, in iteration order, read from the row at once."""
