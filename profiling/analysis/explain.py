@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernels.catalog import CATALOG
+from kernels.catalog import CATALOG, catalog_entry, library_ids, reference_for
 from profiling import metric_names as M
 from profiling.analysis import evidence as E
 from profiling.analysis import stalls as ST
@@ -73,6 +73,8 @@ class Explanation:
     tflops_after: float | None = None
     pct_of_reference_before: float | None = None
     pct_of_reference_after: float | None = None
+    reference_name: str = "cuBLAS"
+    """What "% of" names: "cuBLAS", or the library kernel's title where the data lacks the operation's reference."""
     items: list[Item] = field(default_factory=list)
     terms: dict[str, float] = field(default_factory=dict)
     stalls_before: ST.StallBreakdown | None = None
@@ -185,6 +187,7 @@ def explain(
         ref_ns, ns = (ref.value(TIME) if ref else None), kernel.value(TIME)
         if ref_ns and ns:
             setattr(out, f"pct_of_reference_{side}", 100.0 * ref_ns / ns)
+            out.reference_name = reference_name(ref)
     if hb.shape and ha.shape and hb.shape != ha.shape:
         out.warnings.append("the two launches ran different sizes: compare their counters with care")
     out.terms = time_terms(baseline, candidate, out.stalls_before, out.stalls_after)
@@ -337,6 +340,32 @@ def summary_line(expl: Explanation, top: int = 3) -> str:
 def ladder_steps() -> list[tuple[str, str]]:
     """(previous, kernel) for every catalog step (the tile-width study aside), in catalog order."""
     return [(s.previous, s.id) for s in CATALOG if s.previous and s.group != "tile-width"]
+
+
+def reference_launch(launches: list[KernelLaunch], launch: KernelLaunch) -> KernelLaunch | None:
+    """The library launch `launch` is compared with in `launches`: its operation's reference (kernels.catalog) at
+    the same M; where the data has none, another library kernel of that operation at that M (a capture made when
+    the AddMM's reference was cublas-hgemm); None for launches that are not catalog kernels."""
+    ident = launch.identity
+    spec = next((s for s in CATALOG if ident.ours and s.id == ident.kernel_id), None)
+    ref = reference_for(spec) if spec else None
+    if spec is None or ref is None:
+        return None
+    others = sorted(k for k in library_ids() if k != ref.id and catalog_entry(k).operation == spec.operation)
+    for kernel_id in (ref.id, *others):
+        found = find_launch(launches, kernel_id, ident.m)
+        if found is not None:
+            return found
+    return None
+
+
+def reference_name(reference: KernelLaunch | None) -> str:
+    """How "% of ..." names `reference`: "cuBLAS" for an operation's own reference, else the kernel's title."""
+    if reference is None or not reference.identity.ours:
+        return "cuBLAS"
+    kernel_id = reference.identity.kernel_id
+    spec = catalog_entry(kernel_id)
+    return "cuBLAS" if reference_for(spec) is spec else spec.title
 
 
 def find_launch(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> KernelLaunch | None:

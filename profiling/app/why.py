@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from kernels.catalog import CATALOG, reference_for
+from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling.analysis import explain as X
 from profiling.analysis import stalls as ST
@@ -98,11 +98,8 @@ class WhyData:
         return self.fill(kernel) if kernel is not None and self.fill is not None else kernel
 
     def reference(self, launch: KernelLaunch) -> KernelLaunch | None:
-        """cuBLAS (or cuBLAS HGEMM) of the same size in this data, for % of cuBLAS."""
-        ident = launch.identity
-        spec = next((s for s in CATALOG if ident.ours and s.id == ident.kernel_id), None)
-        ref = reference_for(spec) if spec else None
-        return X.find_launch(self.launches, ref.id, ident.m) if ref is not None else None
+        """The library launch of the same size in this data, for % of cuBLAS (explain.reference_launch)."""
+        return X.reference_launch(self.launches, launch)
 
 
 def has_stall_data(report: ncu_report.Report) -> bool:
@@ -410,7 +407,7 @@ def measured_table(expl: X.Explanation) -> pd.DataFrame:
     rows = [
         ("time (us)", expl.time_before_ns, expl.time_after_ns, 1e-3),
         ("TFLOP/s", expl.tflops_before, expl.tflops_after, 1.0),
-        ("% of cuBLAS", expl.pct_of_reference_before, expl.pct_of_reference_after, 1.0),
+        (f"% of {expl.reference_name}", expl.pct_of_reference_before, expl.pct_of_reference_after, 1.0),
     ]
     return pd.DataFrame(
         [

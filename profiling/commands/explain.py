@@ -10,7 +10,6 @@ import difflib
 import re
 from pathlib import Path
 
-from kernels.catalog import CATALOG, reference_for
 from profiling.analysis import explain as X
 from profiling.commands import print_json, whole_number
 from profiling.errors import InvalidInput
@@ -87,12 +86,7 @@ class Resolver:
         return _shown(Path(path)) if Path(path).is_file() else self.data_text
 
     def reference(self, launch: KernelLaunch) -> KernelLaunch | None:
-        ident = launch.identity
-        spec = next((s for s in CATALOG if ident.ours and s.id == ident.kernel_id), None)
-        ref = reference_for(spec) if spec else None
-        if ref is None:
-            return None
-        return X.find_launch([x for r in self.reports for x in r.launches], ref.id, ident.m)
+        return X.reference_launch([x for r in self.reports for x in r.launches], launch)
 
     def source(self, launch: KernelLaunch) -> S.KernelSource | None:
         ident = launch.identity
@@ -153,7 +147,9 @@ def format_explanation(expl: X.Explanation, top: int) -> str:
     if expl.tflops_before and expl.tflops_after:
         measured.append(f"{expl.tflops_before:.2f} -> {expl.tflops_after:.2f} TFLOP/s")
     if expl.pct_of_reference_before and expl.pct_of_reference_after:
-        measured.append(f"{expl.pct_of_reference_before:.0f}% -> {expl.pct_of_reference_after:.0f}% of cuBLAS")
+        measured.append(
+            f"{expl.pct_of_reference_before:.0f}% -> {expl.pct_of_reference_after:.0f}% of {expl.reference_name}"
+        )
     if measured:
         out.append("  measured: " + ", ".join(measured))
     for n, item in enumerate(expl.top(top), 1):
