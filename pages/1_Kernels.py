@@ -9,6 +9,7 @@ from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling.app import kernel_facts, state, tables, ui
 from profiling.gpu.env import tool_path
+from profiling.runs.results import ResultsDocument
 
 st.title("Kernels")
 bundle = state.frame().bundle
@@ -40,7 +41,7 @@ with summary:
     st.dataframe(tables.display(kernel_facts.kernel_summary(spec)), hide_index=True, width="stretch")
 with facts:
     st.subheader("Compile facts")
-    doc = ui.bench_document(bundle.name) if bundle else {"results": []}
+    doc = ui.bench_document(bundle.name) if bundle else ResultsDocument()
     bundled = kernel_facts.bundled_compile_facts(doc)
     row = bundled[bundled["kernel"] == spec.id] if not bundled.empty else bundled
     if spec.source is None:

@@ -74,18 +74,18 @@ if not sources:
     st.stop()
 source = st.radio("Show", list(sources), key="bench_source", format_func=ui.safe_md)
 document = sources[source]
-dev = document.get("device") or {}
+dev = document.device
 if source.startswith("bundled"):
     ui.bundled_caption(bundle)
 else:
-    st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {ui.safe_md(document.get('created_utc'))}")
+    st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {ui.safe_md(document.created_utc)}")
 
 results = cache.bench_frame(document)
 if results.empty:
     st.info("No results yet.")
     st.stop()
-if document.get("ab"):
-    pair = document["ab"]
+if document.ab:
+    pair = document.ab
     st.subheader(f"A/B: {pair['b']} against {pair['a']}, interleaved")
     st.caption("B/A: the median of per-pair time ratios, with its 95 % paired bootstrap interval (below 1: B faster).")
     st.dataframe(tables.display(cache.ab_table(document)), hide_index=True, width="stretch")
@@ -98,7 +98,7 @@ st.plotly_chart(cache.pct_cublas_figure(results), key="pct_cublas")
 
 with st.expander("Save this run to the store (Review page)"):
     with st.form("save_bench"):
-        label = st.text_input("Label", f"{dev.get('name', 'run')} {document.get('created_utc', '')[:10]}")
+        label = st.text_input("Label", f"{dev.get('name', 'run')} {document.created_utc[:10]}")
         notes = st.text_area("Notes", "")
         if st.form_submit_button("Save run"):
             with ui.user_errors():

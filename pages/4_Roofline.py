@@ -22,7 +22,7 @@ with ui.user_errors():
     if source in reports:
         chosen = reports[source]
         points = cache.report_roofline_points(chosen)
-        device = benches[next(iter(benches))].get("device") if benches and source.startswith("bundled") else None
+        device = benches[next(iter(benches))].device if benches and source.startswith("bundled") else None
         ceilings = ceilings_for(device, chosen[0][1])
         st.caption("Hierarchical roofline from Nsight Compute: one point per launch and memory level "
                    "(FP32 FLOPs, or 2MNK for a tensor-core launch, over bytes moved at L1, L2 and DRAM); ceilings from the "
@@ -33,7 +33,7 @@ with ui.user_errors():
         sizes = list(dict.fromkeys(frame["size"]))
         size = st.selectbox("Size", sizes, index=len(sizes) - 1, key="roof_size")
         points = cache.bench_roofline_points(frame, size)
-        ceilings = ceilings_for(document.get("device"))
+        ceilings = ceilings_for(document.device)
         st.caption("Algorithmic roofline: 2MNK FLOPs over the minimum traffic (read A and B, write C); "
                    "tensor-core kernels are measured against the FP16 tensor ceiling.")  # fmt: skip
     if source.startswith("bundled"):

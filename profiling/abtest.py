@@ -19,7 +19,7 @@ from profiling.errors import InvalidInput
 from profiling.gpu.jobs import BenchSettings, Job, Task
 from profiling.gpu.worker import run_job, worker_command
 from profiling.runs.records import BenchResult
-from profiling.runs.results import add_reference_ratios, build_document, utc_now
+from profiling.runs.results import ResultsDocument, add_reference_ratios, bench_results, build_document, utc_now
 from profiling.runs.verdict import DEFAULT_CONFIDENCE, bootstrap_ratio, decide
 from profiling.shape import Shape
 from profiling.usecases import Progress, WorkerCommand, check_seconds, silent
@@ -72,16 +72,14 @@ def run_ab(
     progress: Progress = silent,
     cancel: threading.Event | None = None,
     command: WorkerCommand | None = None,
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """Run the A/B jobs shape by shape; returns a results document with `ab` naming the pair."""
     started = utc_now()
     device: dict[str, Any] | None = None
-    results: list[dict[str, Any]] = []
+    results: list[BenchResult] = []
     for i, job in enumerate(plan.jobs):
         if cancel is not None and cancel.is_set():
-            results += [
-                BenchResult(t.kernel, t.shape, status="cancelled", error="cancelled").to_dict() for t in job.tasks
-            ]
+            results += [BenchResult(t.kernel, t.shape, status="cancelled", error="cancelled") for t in job.tasks]
             continue
         label = job.tasks[0].shape.label
         progress(i / len(plan.jobs), f"A/B {plan.kernel_a} vs {plan.kernel_b} at {label}")
@@ -89,10 +87,10 @@ def run_ab(
             job, task_timeout_s=plan.task_timeout_s, cancel=cancel, command=command or worker_command
         )
         device = device or found
-        results += records
+        results += bench_results(records)
     add_reference_ratios(results)
     document = build_document(device, asdict(plan.jobs[0].settings), results, started)
-    document["ab"] = {"a": plan.kernel_a, "b": plan.kernel_b, "paired": True}
+    document.ab = {"a": plan.kernel_a, "b": plan.kernel_b, "paired": True}
     progress(1.0, "A/B done")
     return document
 
@@ -101,7 +99,7 @@ AB_COLUMNS = ["size", "A", "B", "A ms", "B ms", "B/A", "interval", "half-width %
 
 
 def ab_summary(
-    document: dict[str, Any],
+    document: ResultsDocument,
     kernel_a: str,
     kernel_b: str,
     *,
@@ -112,8 +110,7 @@ def ab_summary(
     """Per size, B against A: medians, the ratio of B's time to A's with its bootstrap interval, and the verdict
     (faster: B is faster). `paired` for an interleaved run; a back-to-back run (bench --kernels A,B) is not."""
     by_key: dict[tuple[str, str], BenchResult] = {}
-    for row in document.get("results") or []:
-        result = BenchResult.from_dict(row)
+    for result in document.results:
         by_key.setdefault((result.kernel, result.shape.label), result)
     rows = []
     sizes = dict.fromkeys(label for (_, label) in by_key)

@@ -44,7 +44,7 @@ from profiling.nsight import runner as ncu_runner
 from profiling.nsight.report import MAX_REPORT_BYTES, Report
 from profiling.nsight.sanitizer import SanitizerResult
 from profiling.runs.records import BenchResult
-from profiling.runs.results import add_reference_ratios, build_document, utc_now
+from profiling.runs.results import ResultsDocument, add_reference_ratios, bench_results, build_document, utc_now
 from profiling.shape import Shape, as_shape
 
 METRIC_SETS = ("quick", "full")
@@ -111,8 +111,7 @@ def _shapes(shapes: Sequence[Shape | Sequence[int]]) -> list[Shape]:
     return out
 
 
-def _result_line(record: dict[str, Any]) -> str:
-    result = BenchResult.from_dict(record)
+def _result_line(result: BenchResult) -> str:
     return f"{result.kernel} {result.shape.label}: {result.status}"
 
 
@@ -149,7 +148,7 @@ def run_benchmark(
     progress: Progress = silent,
     cancel: threading.Event | None = None,
     command: WorkerCommand | None = None,
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """Verify and time the plan's tasks in the GPU worker; returns the results document.
 
     Each result is reported as it arrives (fraction = results / tasks); setting `cancel` stops the run after
@@ -160,7 +159,7 @@ def run_benchmark(
 
     def on_result(record: dict[str, Any]) -> None:
         done[0] += 1
-        progress(done[0] / len(tasks), _result_line(record), record)
+        progress(done[0] / len(tasks), _result_line(BenchResult.from_dict(record)), record)
 
     started = utc_now()
     progress(0.0, f"starting the GPU worker for {len(tasks)} kernel/size runs")
@@ -171,13 +170,9 @@ def run_benchmark(
         cancel=cancel,
         command=command or worker_command,
     )
-    add_reference_ratios(results)
-    return build_document(device, asdict(plan.job.settings), results, started)
-
-
-def all_verified(document: dict[str, Any]) -> bool:
-    """Whether every run of a results document verified (or was refused for its size, which is not a failure)."""
-    return all(BenchResult.from_dict(r).status in ("ok", "refused") for r in document["results"])
+    typed = bench_results(results)
+    add_reference_ratios(typed)
+    return build_document(device, asdict(plan.job.settings), typed, started)
 
 
 @dataclass(frozen=True)
@@ -206,27 +201,28 @@ def run_tune(
     progress: Progress = silent,
     cancel: threading.Event | None = None,
     command: WorkerCommand | None = None,
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """Run the sweep; the document gains "tuning": the kernels swept and the fastest verified configuration per
     kernel and size. With `record`, that best list is written for this GPU (kernels.tuning.tuned_record_path)."""
     document = run_benchmark(plan.bench, progress, cancel, command)
-    document["tuning"] = {"kernels": plan.bases, "best": best_per_size(document["results"])}
-    device = document.get("device") or {}
-    if record and device.get("name"):
-        record_tuning(document, device["name"], document["results"], progress)
+    rows = [r.to_dict() for r in document.results]
+    document.tuning = {"kernels": plan.bases, "best": best_per_size(rows)}
+    if record and document.device_name:
+        record_tuning(document, document.device_name, document.results, progress)
     return document
 
 
 def record_tuning(
-    document: dict[str, Any], device_name: str, results: list[dict[str, Any]], progress: Progress = silent
+    document: ResultsDocument, device_name: str, results: list[BenchResult], progress: Progress = silent
 ) -> None:
     """write_tuning_record for one GPU type after a sweep. A record that cannot be written does not lose the sweep:
     it is said, and noted in the document (`tuning.record_errors`, which `tune` reports once the results are kept)."""
     try:
-        path = write_tuning_record(device_name, document["created_utc"], results)
+        path = write_tuning_record(device_name, document.created_utc, [r.to_dict() for r in results])
     except OSError as exc:
         message = f"could not record the fastest configurations for {device_name}: {exc.strerror or exc}"
-        document["tuning"].setdefault("record_errors", []).append(f"{message} ({exc.filename or ''})")
+        document.tuning = document.tuning or {}
+        document.tuning.setdefault("record_errors", []).append(f"{message} ({exc.filename or ''})")
         progress(1.0, message)
         return
     progress(1.0, f"recorded the fastest configurations for {device_name} in {path}")
@@ -451,7 +447,7 @@ def bench_job(
     settings: BenchSettings,
     task_timeout_s: float = 120.0,
     command: WorkerCommand | None = None,
-) -> Callable[[Any], dict[str, Any]]:
+) -> Callable[[Any], ResultsDocument]:
     """A queue job running `run_benchmark` (checked now, before it is queued); its cancel Event stops it."""
     plan = plan_benchmark(kernel_ids, shapes, settings, task_timeout_s=task_timeout_s)
     return lambda job: run_benchmark(plan, job.report, job.cancel, command)

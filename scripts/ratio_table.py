@@ -8,37 +8,35 @@ configuration it ran and the median SM clock during its launches.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from profiling.abtest import ab_summary  # noqa: E402
-from profiling.shape import parse_shape  # noqa: E402
+from profiling.runs.results import ResultsDocument, load_document  # noqa: E402
 
 
-def table(document: dict, reference: str) -> str:
+def table(document: ResultsDocument, reference: str) -> str:
     """The Markdown table: one row per kernel and shape, shapes in the document's order."""
-    rows = {(r["kernel"], r["m"], r["n"], r["k"]): r for r in document["results"]}
-    kernels = [k for k in dict.fromkeys(r["kernel"] for r in document["results"]) if k != reference]
+    rows = {(r.kernel, r.shape): r for r in document.results}
+    kernels = [k for k in dict.fromkeys(r.kernel for r in document.results) if k != reference]
     out = [
         "| size | kernel | config | kernel / cuBLAS time | 95 % interval | % of cuBLAS | SM clock median (MHz) |",
         "|---|---|---|---|---|---|---|",
     ]
     summaries = {k: ab_summary(document, reference, k, paired=False, threshold_pct=2.0) for k in kernels}
-    for size in dict.fromkeys(f"{r['m']}x{r['n']}x{r['k']}" for r in document["results"]):
-        shape = parse_shape(size)
-        m, n, k = shape.m, shape.n, shape.k
+    for shape in dict.fromkeys(r.shape for r in document.results):
+        size = shape.label
         for kernel in kernels:
             frame = summaries[kernel]
             hit = frame[frame["size"] == size]
-            r = rows.get((kernel, m, n, k))
+            r = rows.get((kernel, shape))
             if hit.empty or r is None or "B/A" not in hit or hit.iloc[0].get("B/A") is None:
                 continue
             s = hit.iloc[0]
-            clock = (r.get("nvml") or {}).get("sm_clock_mhz", {}).get("median")
-            config = (r.get("config") or "").split(" ")[0] if kernel == "sgemm-auto" else ""
+            clock = r.sm_clock_mhz
+            config = (r.config or "").split(" ")[0] if kernel == "sgemm-auto" else ""
             out.append(
                 f"| {size} | {kernel} | {config} | {s['B/A']:.4f} | {s['interval']} | {100 / s['B/A']:.1f} % | {clock} |"
             )
@@ -50,7 +48,7 @@ def main() -> None:
     parser.add_argument("bench", type=Path)
     parser.add_argument("--reference", default="cublas")
     args = parser.parse_args()
-    sys.stdout.write(table(json.loads(args.bench.read_text()), args.reference))
+    sys.stdout.write(table(load_document(args.bench), args.reference))
 
 
 if __name__ == "__main__":

@@ -61,11 +61,11 @@ def test_an_ab_run_goes_through_the_child_and_gives_a_paired_verdict(scripted_ch
     plan = abtest.plan_ab("v8-async", "v9-regdb", [Shape(1024, 1024, 1024), Shape(2048, 2048, 2048)],
                           BenchSettings(repeats=40))  # fmt: skip
     document = abtest.run_ab(plan, command=scripted_child)
-    assert document["ab"] == {"a": "v8-async", "b": "v9-regdb", "paired": True}
-    assert [(r["kernel"], r["m"]) for r in document["results"]] == [
+    assert document.ab == {"a": "v8-async", "b": "v9-regdb", "paired": True}
+    assert [(r.kernel, r.shape.m) for r in document.results] == [
         ("v8-async", 1024), ("v9-regdb", 1024), ("v8-async", 2048), ("v9-regdb", 2048)
     ]  # fmt: skip
-    assert all(len(r["times_ms"]) == 40 for r in document["results"])
+    assert all(len(r.times_ms) == 40 for r in document.results)
     summary = abtest.ab_summary(document, "v8-async", "v9-regdb", paired=True, threshold_pct=2.0)
     assert list(summary["verdict"]) == ["faster", "faster"]  # B at 0.9x of A
     assert summary["B/A"].between(0.89, 0.91).all() and (summary["pairs"] == 40).all()
@@ -78,10 +78,10 @@ def test_a_partner_that_crashes_the_worker_fails_both_alone(scripted_child) -> N
     plan = abtest.plan_ab("v8-async", "v9-regdb", [Shape(64, 64, 64)], BenchSettings(repeats=10))
     plan.jobs[0].tasks[1].kernel = "segfault"  # the catalog would refuse the id; the child must not care
     document = abtest.run_ab(plan, command=scripted_child)
-    statuses = [(r["kernel"], r["status"]) for r in document["results"]]
+    statuses = [(r.kernel, r.status) for r in document.results]
     assert statuses == [("v8-async", "failed"), ("segfault", "failed")]
-    assert "crashed" in document["results"][0]["error"]
-    assert "partner crashed" in document["results"][1]["error"]
+    assert "crashed" in document.results[0].error
+    assert "partner crashed" in document.results[1].error
     summary = abtest.ab_summary(document, "v8-async", "segfault", paired=True, threshold_pct=2.0)
     assert list(summary["verdict"]) == ["n/a"]
 

@@ -19,6 +19,7 @@ from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.app import bundles, kernel_facts, tables
 from profiling.runs.duplicates import identical_runs
 from profiling.runs.export import export_runs_json
+from profiling.runs.results import load_document
 from profiling.runs.store import RunStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -441,9 +442,7 @@ def test_benchmark_page_ab_mode_and_an_ab_result() -> None:
     assert not at.exception
     assert at.selectbox(key="ab_a").value == "v7-warptile" and at.selectbox(key="ab_b").value == "v8-async"
     # A finished A/B of this session (the real H100 one at 4096, 300 pairs) shows its paired verdict.
-    at.session_state["live_bench"] = json.loads(
-        (ROOT / "results" / "h100-2026-11-24" / "verdicts" / "ab_4096_r300.json").read_text()
-    )
+    at.session_state["live_bench"] = load_document(ROOT / "results" / "h100-2026-11-24" / "verdicts" / "ab_4096_r300.json")
     at.run()
     at.radio(key="bench_source").set_value("benchmark run (this session)").run()
     assert not at.exception

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import sys
@@ -166,16 +167,16 @@ def test_sweep_sizes() -> None:
 def test_bench_roofline_has_a_point_per_kernel(doc) -> None:
     frame = tables.bench_frame(doc)
     points = charts.bench_roofline_points(frame, "8192x8192x8192")
-    fig = charts.roofline(points, ceilings.ceilings_for(doc["device"]), "t")
+    fig = charts.roofline(points, ceilings.ceilings_for(doc.device), "t")
     assert charts.kernel_points(fig) == {k: 1 for k in frame[frame["size"] == "8192x8192x8192"]["kernel"]}
     assert points.set_index("kernel").loc["cublas-hgemm", "compute"] == "tensor"
     assert any("FP16 tensor" in (t.name or "") for t in fig.data)
 
 
 def test_rows_without_an_operation_ask_the_catalog(doc) -> None:
-    rows = [{k: v for k, v in r.items() if k != "operation"} for r in doc["results"]]
-    rows.append({**rows[0], "kernel": "my_hgemm_kernel"})
-    frame = tables.bench_frame({**doc, "results": rows})
+    rows = [dataclasses.replace(r, operation=None) for r in doc.results]
+    rows.append(dataclasses.replace(rows[0], kernel="my_hgemm_kernel"))
+    frame = tables.bench_frame(dataclasses.replace(doc, results=rows))
     by_kernel = frame.drop_duplicates("kernel").set_index("kernel")["operation"]
     assert by_kernel["wmma-async"] == by_kernel["cublas-hgemm"] == "hgemm_addmm"
     assert by_kernel["v5"] == by_kernel["my_hgemm_kernel"] == "sgemm"
@@ -321,7 +322,7 @@ def test_nvcc_compile_facts_match_the_entry() -> None:
 
 
 def test_device_rows(doc) -> None:
-    rows = tables.device_rows(doc["device"]).set_index("property")["value"]
+    rows = tables.device_rows(doc.device).set_index("property")["value"]
     assert rows["GPU"] == "NVIDIA H200"
     assert rows["SMs"] == "132"
     assert rows["CUDA runtime"] == "13.2" and rows["CUDA driver API"] == "13.0"
@@ -495,9 +496,9 @@ def test_bench_job_through_the_queue_with_a_scripted_worker(tmp_path: Path) -> N
     job = queue.wait(queue.submit("bench", "me", fn).id, 60)
     assert job.state == "done", job.error
     doc = job.result
-    assert doc["device"]["name"] == "scripted GPU"
-    assert [r["kernel"] for r in doc["results"]] == ["cublas", "v3", "v5"]
-    assert doc["results"][1]["pct_cublas"] == pytest.approx(50.0)
+    assert doc.device_name == "scripted GPU"
+    assert [r.kernel for r in doc.results] == ["cublas", "v3", "v5"]
+    assert doc.results[1].pct_cublas == pytest.approx(50.0)
     assert job.progress == 1.0 and len(job.partial) == 3 and job.events[-1] == "v5 256x256x256: ok"
     assert len(tables.bench_frame(doc)) == 3
 

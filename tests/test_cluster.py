@@ -125,7 +125,7 @@ def test_a_sweep_over_two_workers_gives_each_task_one_result(client, scripted_ch
     started = time.monotonic()
     document = cluster_usecases.run_benchmark(_plan(SWEEP), client, progress, command=scripted_child)
     assert time.monotonic() - started < 40
-    results = document["results"]
+    results = document.to_dict()["results"]  # as the results file holds them
     assert [r["kernel"] for r in results] == SWEEP and [r["task_index"] for r in results] == list(range(len(SWEEP)))
     status = {r["kernel"]: r["status"] for r in results}
     assert status.pop("segfault") == "failed" and status.pop("hang") == "failed"
@@ -140,8 +140,8 @@ def test_a_sweep_over_two_workers_gives_each_task_one_result(client, scripted_ch
     # Streamed as they finished, each task once, with the count per GPU.
     assert sorted(m["task_index"] for m in streamed) == list(range(len(SWEEP)))
     assert any(m.startswith(f"{len(SWEEP)} of {len(SWEEP)} (gpu0 ") and "gpu1 " in m for m in messages), messages
-    assert document["cluster"]["results_per_gpu"] == {"gpu0": 5, "gpu1": 5}
-    assert len(document["cluster"]["gpus"]) == 2 and document["device"]["name"].startswith("Scripted GPU")
+    assert document.cluster["results_per_gpu"] == {"gpu0": 5, "gpu1": 5}
+    assert len(document.cluster["gpus"]) == 2 and document.device["name"].startswith("Scripted GPU")
     # Every worker's results land in one run of the store, with host and GPU.
     with RunStore(db_url) as store:
         run_id = store.save_run(bench_run(document, label="cluster sweep"))
@@ -162,8 +162,8 @@ def test_cancelling_stops_the_rest(client, scripted_child) -> None:
     started = time.monotonic()
     document = cluster_usecases.run_benchmark(_plan(kinds, timeout_s=10), client, progress, cancel, scripted_child)
     elapsed = time.monotonic() - started
-    statuses = [r["status"] for r in document["results"]]
-    assert len(statuses) == len(kinds) and [r["task_index"] for r in document["results"]] == list(range(len(kinds)))
+    statuses = [r.status for r in document.results]
+    assert len(statuses) == len(kinds) and [r.other["task_index"] for r in document.results] == list(range(len(kinds)))
     assert set(statuses) <= {"ok", "cancelled"}
     assert statuses.count("cancelled") >= len(kinds) // 2, statuses
     assert elapsed < 3.8, f"cancel took {elapsed:.1f} s"
@@ -173,7 +173,7 @@ def test_a_share_cancelled_before_it_starts_runs_nothing(client, scripted_child)
     cancel = threading.Event()
     cancel.set()
     document = cluster_usecases.run_benchmark(_plan(["a", "b", "c"]), client, cancel=cancel, command=scripted_child)
-    assert [r["status"] for r in document["results"]] == ["cancelled"] * 3
+    assert [r.status for r in document.results] == ["cancelled"] * 3
 
 
 def test_shares_mix_the_plan_and_cover_it_once() -> None:
@@ -204,13 +204,11 @@ def test_tune_records_the_best_configuration_per_gpu_type(client, scripted_child
     monkeypatch.setattr(usecases, "tuned_record_path", lambda name: tmp_path / f"{name.replace(' ', '-')}.json")
     plan = usecases.plan_tune([Shape(2048, 2048, 2048)], repeats=3)
     document = cluster_usecases.run_tune(plan, client, record=True, command=scripted_child)
-    assert len(document["results"]) == len(plan.bench.job.tasks) and {r["status"] for r in document["results"]} == {
-        "ok"
-    }
-    by_type = document["tuning"]["by_gpu_type"]
+    assert len(document.results) == len(plan.bench.job.tasks) and {r.status for r in document.results} == {"ok"}
+    by_type = document.tuning["by_gpu_type"]
     assert set(by_type) == {"Scripted GPU", "Scripted GPU B"}
     for name, best in by_type.items():
-        ran_here = {r["kernel"] for r in document["results"] if r["gpu"]["name"] == name}
+        ran_here = {r.kernel for r in document.results if r.gpu_name == name}
         assert {b["base"] for b in best} == set(plan.bases) and all(b["config"] in ran_here for b in best)
         record = json.loads((tmp_path / f"{name.replace(' ', '-')}.json").read_text())
         assert record["device"] == name and record["best"] == best
@@ -243,8 +241,8 @@ def test_the_app_queue_sends_a_benchmark_to_the_configured_cluster(client, scrip
     queue = GpuJobQueue()
     job = queue.wait(queue.submit("benchmark", "me", fn).id, timeout_s=60)
     assert job is not None and job.state == "done", job.error if job else None
-    assert job.result["cluster"]["scheduler"] == client.scheduler.address
-    assert [r["kernel"] for r in job.result["results"]] == ["cublas", "v1", "v3"]
+    assert job.result.cluster["scheduler"] == client.scheduler.address
+    assert [r.kernel for r in job.result.results] == ["cublas", "v1", "v3"]
     assert sum(cluster_app.work_per_gpu(job).values()) == 3 and any("of 3 (gpu" in e for e in job.events)
     monkeypatch.setenv("GEMMLENS_DASK_SCHEDULER", "not-an-address")
     with pytest.raises(InvalidInput, match="--cluster takes"):

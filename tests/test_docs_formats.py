@@ -60,6 +60,8 @@ def test_bench_example_loads_as_a_results_document_and_is_an_excerpt_of_a_commit
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(example))
     document = load_document(path)
+    assert document.to_dict() == example  # read once, written back unchanged
+    document = document.to_dict()
     committed = json.loads((BUNDLE / "bench_1024-4096.json").read_text())
     assert {k: v for k, v in document.items() if k != "results"} == {
         k: v for k, v in committed.items() if k != "results"
@@ -69,7 +71,7 @@ def test_bench_example_loads_as_a_results_document_and_is_an_excerpt_of_a_commit
     # Both a library reference (no compile/launch) and a compiled catalog kernel are shown.
     assert {"compile", "launch", "rel_error_after_timing"} <= set(document["results"][1])
     assert not {"compile", "launch"} & set(document["results"][0])
-    frame = results_frame(document)
+    frame = results_frame(load_document(path))
     assert list(frame["kernel"]) == ["cublas", "v3"]
     assert frame["pct_cublas"].iloc[1] == pytest.approx(100 * frame["median_ms"].iloc[0] / frame["median_ms"].iloc[1])
 

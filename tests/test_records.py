@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
+from profiling.commands import json_text
 from profiling.errors import InvalidInput
 from profiling.gpu import worker
 from profiling.gpu.jobs import Task
 from profiling.runs import convert, export, records, schema
 from profiling.runs.records import BenchResult, RunResult, SavedRun, TimeSummary
+from profiling.runs.results import ResultsDocument
 from profiling.runs.store import RunStore
 from profiling.shape import Shape
 
@@ -80,6 +82,26 @@ def test_committed_results_rows_round_trip_unchanged() -> None:
     # The committed rows exercise every field the worker writes (an unknown-key catch-all aside).
     assert seen_fields - {"other"} == {f.name for f in dataclasses.fields(BenchResult)} - {"other", "error"}
     assert any(row.get("config", "") is None for path in BENCH_FILES for row in json.loads(path.read_text())["results"])
+
+
+def test_every_bundled_results_file_reads_once_and_writes_back_byte_for_byte() -> None:
+    """A results file read into a ResultsDocument and written as `bench --json` writes it is the same text as the
+    file's own JSON written that way: every row, every part (ab, tuning, cluster) and every key order kept."""
+    parts = set()
+    for path in BENCH_FILES:
+        data = json.loads(path.read_text())
+        document = ResultsDocument.from_dict(data, str(path))
+        assert json_text(document.to_dict()) == json_text(data), path
+        assert [r.kernel for r in document.results] == [row["kernel"] for row in data["results"]]
+        parts |= {key for key in ("ab", "tuning", "cluster") if getattr(document, key) is not None}
+    assert len(BENCH_FILES) >= 50 and parts == {"ab", "tuning", "cluster"}
+
+
+def test_a_results_document_refuses_another_schema_in_one_line() -> None:
+    with pytest.raises(InvalidInput, match=r'^upload.json is not a GEMM Lens results file \(expected "schema"'):
+        ResultsDocument.from_dict({"schema": "gemmlens.run.v1", "results": []}, "upload.json")
+    with pytest.raises(InvalidInput, match=r"^result 2 \(v5\) has no size m, n, k$"):
+        ResultsDocument.from_dict(bench_document([worker_row(), {"kernel": "v5"}]))
 
 
 def test_worker_row_round_trips_and_reads_typed() -> None:

@@ -70,7 +70,7 @@ def test_source_digest_follows_the_kernel_and_gpu_code_only(repo: Path, tmp_path
 def test_documents_record_commit_digest_and_tool_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(R.COMMIT_ENV, "0123abc")
     doc = R.build_document(DEVICE, {"repeats": 3}, [], "2026-11-22T00:00:00Z")
-    assert doc["tool"] == {
+    assert doc.tool == {
         "gemmlens_commit": "0123abc",
         "source_digest": R.source_digest(SOURCE_ROOT),
         "cupy": "14.2.0",

@@ -3,7 +3,6 @@ the frame, the waves, the winners and both charts; the grid option's parsing."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from profiling.analysis.sweep import bundled_sweeps, grid_table, is_grid, sweep_
 from profiling.charts.sweep import sweep_heatmap, winner_map
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import MAX_GRID_SHAPES, parse_grid
+from profiling.runs.results import load_document
 from profiling.shape import Shape
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,7 +21,7 @@ SWEEP = ROOT / "results" / "h100-2026-11-24" / "sweep" / "sweep_grid.json"
 
 @pytest.fixture(scope="module")
 def frame():
-    return sweep_frame(json.loads(SWEEP.read_text()))
+    return sweep_frame(load_document(SWEEP))
 
 
 def test_the_bundled_sweep_is_an_8_by_8_grid_at_two_k(frame) -> None:

@@ -209,9 +209,9 @@ def test_benchmark_reports_each_result_as_it_arrives(worker) -> None:
     plan = usecases.plan_benchmark(["v3", "v5"], [Shape(256, 128, 64)], BenchSettings(repeats=2), task_timeout_s=30)
     progress = Recorder()
     document = usecases.run_benchmark(plan, progress, command=worker)
-    assert [r["kernel"] for r in document["results"]] == ["cublas", "v3", "v5"]
-    assert document["results"][2]["pct_cublas"] == pytest.approx(25.0)
-    assert document["settings"]["repeats"] == 2 and document["device"]["name"] == "scripted GPU"
+    assert [r.kernel for r in document.results] == ["cublas", "v3", "v5"]
+    assert document.results[2].pct_cublas == pytest.approx(25.0)
+    assert document.settings["repeats"] == 2 and document.device_name == "scripted GPU"
     assert progress.messages == [
         "starting the GPU worker for 3 kernel/size runs",
         "cublas 256x128x64: ok",
@@ -220,7 +220,7 @@ def test_benchmark_reports_each_result_as_it_arrives(worker) -> None:
     ]
     assert [p for p, _, _ in progress.calls] == pytest.approx([0.0, 1 / 3, 2 / 3, 1.0])
     assert [item["kernel"] for _, _, item in progress.calls[1:]] == ["cublas", "v3", "v5"]
-    assert usecases.all_verified(document)
+    assert document.all_verified
     assert worker.jobs()[0]["settings"]["repeats"] == 2
 
 
@@ -254,15 +254,15 @@ def test_tune_records_the_fastest_configuration(worker, monkeypatch, tmp_path: P
     plan = usecases.plan_tune([Shape(256, 256, 256)], ["v8-async"], repeats=2)
     progress = Recorder()
     document = usecases.run_tune(plan, record=True, progress=progress, command=worker)
-    best = document["tuning"]["best"]
-    assert document["tuning"]["kernels"] == ["v8-async"]
+    best = document.tuning["best"]
+    assert document.tuning["kernels"] == ["v8-async"]
     assert [(b["base"], b["m"], b["config"]) for b in best] == [("v8-async", 256, tuning.TUNING_CONFIGS[0]["id"])]
     saved = json.loads(tuning.tuned_record_path("scripted GPU").read_text())
-    measured = tuning.measured_per_shape(document["results"])
+    measured = tuning.measured_per_shape([r.to_dict() for r in document.results])
     assert {m["config"] for m in measured} == {c["id"] for c in tuning.TUNING_CONFIGS}
     assert saved == {
         "device": "scripted GPU",
-        "measured_utc": document["created_utc"],
+        "measured_utc": document.created_utc,
         "best": best,
         "measured": measured,
     }

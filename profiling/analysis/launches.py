@@ -4,13 +4,12 @@ and ncu reports, and why achieved occupancy falls short of theoretical."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from profiling import metric_names as MN
 from profiling.nsight import report as ncu_report
-from profiling.runs.records import BenchResult
+from profiling.runs.results import ResultsDocument
 from profiling.shape import INT32_MAX
 
 
@@ -29,12 +28,11 @@ class LaunchConfig:
     waves_per_sm: float | None = None
 
 
-def launch_configs_from_bench(document: Mapping[str, Any]) -> list[LaunchConfig]:
+def launch_configs_from_bench(document: ResultsDocument) -> list[LaunchConfig]:
     """One config per compiled kernel in a results document (block, registers, static + dynamic smem)."""
-    cc = str((document.get("device") or {}).get("cc") or "9.0")
+    cc = str(document.device.get("cc") or "9.0")
     seen: dict[str, LaunchConfig] = {}
-    for i, row in enumerate(document.get("results", ())):
-        r = BenchResult.from_dict(row, f"result {i + 1}")
+    for r in document.results:
         block = (r.launch or {}).get("block")
         if r.kernel in seen or not r.registers or not block:
             continue

@@ -8,27 +8,24 @@ there (profiling.charts.sweep).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from profiling.paths import BUNDLED_RESULTS_DIR
-from profiling.runs.records import BenchResult
+from profiling.runs.results import ResultsDocument
 
 SWEEP_COLUMNS = ["kernel", "m", "n", "k", "status", "tflops", "pct_cublas", "time_ms", "blocks", "blocks_per_sm",
                  "waves", "config"]  # fmt: skip
 SWEEP_FOLDER = "sweep"  # results/<device>-<date>/sweep/*.json: bundled grid sweeps
 
 
-def sweep_frame(document: Mapping[str, Any]) -> pd.DataFrame:
+def sweep_frame(document: ResultsDocument) -> pd.DataFrame:
     """One row per result: kernel, shape, status, TFLOP/s, % of cuBLAS, median ms, and for catalog kernels the
     block count, blocks per SM and waves (from the launch facts and the device's SM count)."""
-    sms = (document.get("device") or {}).get("sm_count")
+    sms = document.device.get("sm_count")
     rows = []
-    for row in document.get("results") or []:
-        r = BenchResult.from_dict(row)
+    for r in document.results:
         launch = r.launch or {}
         grid = launch.get("grid") or []
         per_sm = launch.get("max_active_blocks_per_sm")

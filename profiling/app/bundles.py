@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from profiling.nsight import report as ncu_report
 from profiling.paths import BUNDLED_RESULTS_DIR
 from profiling.runs.convert import bench_run
 from profiling.runs.records import SavedRun
-from profiling.runs.results import SCHEMA, load_document
+from profiling.runs.results import ResultsDocument, load_document
 
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})$")
 
@@ -98,10 +99,10 @@ def _bundle(folder: Path, name: str, date: str | None, bench_prefix: bool) -> tu
     is_bench = (lambda p: p.stem.startswith("bench")) if bench_prefix else (lambda p: "bench" in p.stem)
     main = [(p, d) for p, d in docs if is_bench(p)] or (docs if bench_prefix else [])
     others = tuple(p for p, _ in docs if all(p != q for q, _ in main))
-    device = dict(main[0][1].get("device") or {}) if main else {}
-    date = date or (docs[0][1].get("created_utc", "")[:10] if docs else "unknown date")
+    device = dict(main[0][1].device) if main else {}
+    date = date or (docs[0][1].created_utc[:10] if docs else "unknown date")
     device_name = device.get("name") or name.split("/")[0].removesuffix(f"-{date}").upper()
-    written = max((str(d.get("created_utc", "")) for _, d in main), default="")
+    written = max((d.created_utc for _, d in main), default="")
     bundle = Bundle(
         name=name,
         path=folder,
@@ -116,18 +117,19 @@ def _bundle(folder: Path, name: str, date: str | None, bench_prefix: bool) -> tu
     return written, bundle
 
 
-def load_bench(bundle: Bundle) -> dict[str, Any]:
+def load_bench(bundle: Bundle) -> ResultsDocument:
     """The bundle's results documents merged into one (device and settings of the first)."""
     docs = [load_document(p) for p in bundle.bench_files]
     if not docs:
-        return {"schema": SCHEMA, "created_utc": bundle.date, "device": bundle.device, "settings": {}, "results": []}
-    merged = dict(docs[0])
-    merged["results"] = [r for d in docs for r in d["results"]]
-    merged["sources"] = [p.name for p in bundle.bench_files]
-    return merged
+        return ResultsDocument(created_utc=bundle.date, device=dict(bundle.device))
+    return dataclasses.replace(
+        docs[0],
+        results=[r for d in docs for r in d.results],
+        other=docs[0].other | {"sources": [p.name for p in bundle.bench_files]},
+    )
 
 
-def load_results_file(path: Path) -> dict[str, Any]:
+def load_results_file(path: Path) -> ResultsDocument:
     """One results document (see profiling.runs.results.load_document)."""
     return load_document(path)
 
@@ -161,7 +163,7 @@ def bundled_runs(bundle: Bundle) -> list[SavedRun]:
     ]
     for p in sorted((bundle.path / EARLIER).glob("bench*.json")):
         doc = load_document(p)
-        when = str(doc.get("created_utc", ""))[11:16]
+        when = doc.created_utc[11:16]
         runs.append(
             bench_run(doc, label=f"bundled {bundle.device_name} {bundle.date} {p.stem} (earlier run, {when} UTC)")
         )

@@ -15,7 +15,7 @@ import threading
 import uuid
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ from profiling.runs.by_device import GpuIdentity
 from profiling.runs.comparison import compare_runs, notes_said_once, side_by_side, unmatched
 from profiling.runs.export import export_runs_json
 from profiling.runs.records import SavedRun
+from profiling.runs.results import ResultsDocument
 from profiling.runs.verdict import Comparability, comparability
 
 TTL_S = 30 * 60
@@ -141,13 +142,13 @@ merged_pages = _figure(_merged_pages)
 
 
 @_table
-def device_rows(device: dict[str, Any]) -> pd.DataFrame:
+def device_rows(device: Mapping[str, Any]) -> pd.DataFrame:
     """tables.device_rows, cached."""
     return tables.device_rows(device)
 
 
 @_table
-def bench_frame(document: dict[str, Any]) -> pd.DataFrame:
+def bench_frame(document: ResultsDocument) -> pd.DataFrame:
     """tables.bench_frame, cached."""
     return tables.bench_frame(document)
 
@@ -165,11 +166,11 @@ def key_metrics_table(reports: Reports) -> pd.DataFrame:
 
 
 @_table
-def ab_table(document: dict[str, Any]) -> pd.DataFrame:
+def ab_table(document: ResultsDocument) -> pd.DataFrame:
     """abtest.ab_summary of an interleaved A/B document, cached."""
     from profiling.abtest import ab_summary
 
-    pair = document["ab"]
+    pair = document.ab or {}
     return ab_summary(document, pair["a"], pair["b"], paired=True, threshold_pct=2.0)
 
 

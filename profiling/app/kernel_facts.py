@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -11,7 +10,7 @@ import pandas as pd
 from kernels.catalog import CATALOG, KernelSpec
 from kernels.compile_info import entry_matches, nvcc_resources
 from kernels.registry import get_kernel
-from profiling.runs.records import BenchResult
+from profiling.runs.results import ResultsDocument
 
 
 def kernel_diff(spec: KernelSpec) -> str:
@@ -25,12 +24,11 @@ def kernel_diff(spec: KernelSpec) -> str:
     return "".join(difflib.unified_diff(a, b, fromfile=f"{prev.id}: {prev.source}", tofile=f"{spec.id}: {spec.source}"))
 
 
-def bundled_compile_facts(document: Mapping[str, Any]) -> pd.DataFrame:
+def bundled_compile_facts(document: ResultsDocument) -> pd.DataFrame:
     """Compile facts the worker recorded (NVRTC, the bench's arch) per kernel: registers, shared memory,
     local (spill) bytes; one row per kernel, from its first result that has them."""
     rows: dict[str, dict[str, Any]] = {}
-    for i, row in enumerate(document.get("results", ())):
-        r = BenchResult.from_dict(row, f"result {i + 1}")
+    for r in document.results:
         comp, launch = r.compile_info or {}, r.launch or {}
         if not comp or r.kernel in rows:
             continue

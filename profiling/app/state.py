@@ -21,6 +21,7 @@ from profiling.app.cache import shared_uploads
 from profiling.nsight.report import Report
 from profiling.nsight.runner import ProfileRun
 from profiling.nsight.source import SourcePage
+from profiling.runs.results import ResultsDocument
 
 FRAME: Final = "gemmlens_frame"
 DEEP_LINK: Final = "gemmlens_deep_link"
@@ -141,12 +142,12 @@ def mark_report_files_changed() -> None:
     st.session_state[REPORT_FILES_CHANGED] = True
 
 
-def live_bench() -> dict[str, Any] | None:
+def live_bench() -> ResultsDocument | None:
     """The results document of this session's last finished benchmark."""
     return st.session_state.get(LIVE_BENCH) or None
 
 
-def set_live_bench(document: dict[str, Any]) -> None:
+def set_live_bench(document: ResultsDocument) -> None:
     st.session_state[LIVE_BENCH] = document
 
 

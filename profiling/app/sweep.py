@@ -4,9 +4,7 @@ Figures are cached per server (st.cache_resource), keyed by the file or document
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -16,15 +14,16 @@ from profiling.analysis.sweep import bundled_sweeps, is_grid, sweep_frame
 from profiling.app.cache import FIGURE_ENTRIES, TTL_S
 from profiling.charts.sweep import VALUE_TITLES, sweep_heatmap, winner_map
 from profiling.paths import BUNDLED_RESULTS_DIR
+from profiling.runs.results import ResultsDocument, load_document
 
 
 @st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False)
 def _bundled_frame(path: str) -> pd.DataFrame:
-    return sweep_frame(json.loads(Path(path).read_text()))
+    return sweep_frame(load_document(path))
 
 
 @st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False)
-def _document_frame(document: dict[str, Any]) -> pd.DataFrame:
+def _document_frame(document: ResultsDocument) -> pd.DataFrame:
     return sweep_frame(document)
 
 
@@ -42,13 +41,13 @@ def _label(path: Path) -> str:
     return f"bundled: {path.parent.parent.name} / {path.name}"
 
 
-def sweep_section(live: dict[str, Any] | None) -> None:
+def sweep_section(live: ResultsDocument | None) -> None:
     """Shape sweep: choose the data (this session's grid run, or a bundled one), a K, a kernel and the value."""
     sources: dict[str, tuple[str, pd.DataFrame]] = {}
     if live is not None:
         frame = _document_frame(live)
         if is_grid(frame):
-            sources["this session's grid run"] = (f"live:{live.get('created_utc')}", frame)
+            sources["this session's grid run"] = (f"live:{live.created_utc}", frame)
     for path in bundled_sweeps(BUNDLED_RESULTS_DIR):
         sources[_label(path)] = (str(path), _bundled_frame(str(path)))
     st.subheader("Shape sweep")

@@ -27,7 +27,7 @@ from profiling.nsight.metric_registry import key_table_columns, key_table_help
 from profiling.nsight.tools import find_ncu, find_tool
 from profiling.runs.comparison import BETTER_VERDICTS, METRIC_BY_KEY, METRICS, VERDICT_COLORS, WORSE_VERDICTS
 from profiling.runs.records import SavedRun, as_run
-from profiling.runs.results import results_frame
+from profiling.runs.results import ResultsDocument, results_frame
 from profiling.runs.values import iso_utc
 
 if TYPE_CHECKING:  # importing the Styler module loads jinja2: only for the annotation
@@ -127,9 +127,9 @@ BENCH_TABLE_COLUMNS: dict[str, str] = {
 }
 
 
-def bench_frame(document: Mapping[str, Any]) -> pd.DataFrame:
+def bench_frame(document: ResultsDocument) -> pd.DataFrame:
     """results_frame() sorted by size then catalog order, with `flops` (2MNK) added."""
-    frame = results_frame(dict(document))
+    frame = results_frame(document)
     if frame.empty:
         return frame
     order = {spec.id: i for i, spec in enumerate(CATALOG)}

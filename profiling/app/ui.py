@@ -25,6 +25,7 @@ from profiling.errors import GemmLensError, error_line, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
+from profiling.runs.results import ResultsDocument
 from profiling.team.roles import SERVER
 
 if TYPE_CHECKING:
@@ -59,13 +60,13 @@ def bundles() -> list[Bundle]:
 
 
 @st.cache_data(show_spinner=False)
-def bench_document(bundle_name: str) -> dict[str, Any]:
+def bench_document(bundle_name: str) -> ResultsDocument:
     """The merged results document of one bundle."""
     return load_bench(_bundle(bundle_name))
 
 
 @st.cache_data(show_spinner=False)
-def results_file(path: str) -> dict[str, Any]:
+def results_file(path: str) -> ResultsDocument:
     """One committed results document (e.g. a tuning sweep) by path."""
     return load_results_file(Path(path))
 
@@ -321,9 +322,9 @@ def _job_outcome(job: GpuJob) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def bench_sources(bundle: Bundle | None) -> dict[str, dict[str, Any]]:
+def bench_sources(bundle: Bundle | None) -> dict[str, ResultsDocument]:
     """Results documents available in this session: this session's benchmark run, then the bundled one."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, ResultsDocument] = {}
     live = state.live_bench()
     if live:
         out["benchmark run (this session)"] = live

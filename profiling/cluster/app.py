@@ -11,6 +11,7 @@ from typing import Any
 
 from profiling.cluster.local import SCHEDULER_ENV, check_cluster
 from profiling.gpu.jobs import BenchSettings
+from profiling.runs.results import ResultsDocument
 from profiling.shape import Shape
 from profiling.usecases import WorkerCommand, bench_job, plan_benchmark
 
@@ -27,14 +28,14 @@ def benchmark_job(
     settings: BenchSettings,
     task_timeout_s: float = 120.0,
     command: WorkerCommand | None = None,
-) -> Callable[[Any], dict[str, Any]]:
+) -> Callable[[Any], ResultsDocument]:
     """profiling.usecases.bench_job, run on the configured cluster when there is one (checked before queueing)."""
     scheduler = configured_scheduler()
     if scheduler is None:
         return bench_job(kernel_ids, shapes, settings, task_timeout_s, command)
     plan = plan_benchmark(kernel_ids, shapes, settings, task_timeout_s=task_timeout_s)
 
-    def run(job: Any) -> dict[str, Any]:
+    def run(job: Any) -> ResultsDocument:
         from profiling.cluster.usecases import run_benchmark  # Dask is imported when the job runs
 
         return run_benchmark(plan, scheduler, job.report, job.cancel, command)

@@ -25,7 +25,7 @@ from profiling.errors import WorkerError, error_line
 from profiling.gpu.jobs import Job, Task
 from profiling.gpu.process import worker_command
 from profiling.runs.records import BenchResult
-from profiling.runs.results import add_reference_ratios, build_document, utc_now
+from profiling.runs.results import ResultsDocument, add_reference_ratios, bench_results, build_document, utc_now
 
 ProgressFn = Callable[..., None]
 
@@ -140,11 +140,11 @@ def _failed(task: Task, index: int, error: str) -> dict[str, Any]:
     return BenchResult(task.kernel, task.shape, status="failed", error=error).to_dict() | {"task_index": index}
 
 
-def reference_ratios_per_gpu_type(results: list[dict[str, Any]]) -> None:
+def reference_ratios_per_gpu_type(results: list[BenchResult]) -> None:
     """pct_cublas against the library reference measured on the same GPU type (each type has its own speed)."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[BenchResult]] = {}
     for r in results:
-        groups.setdefault(str((r.get("gpu") or {}).get("name")), []).append(r)
+        groups.setdefault(str(r.gpu_name), []).append(r)
     for group in groups.values():
         add_reference_ratios(group)
 
@@ -155,17 +155,18 @@ def cluster_document(
     settings: Any,
     started_utc: str,
     cluster: dict[str, Any],
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """The results document of a cluster sweep: the usual one (docs/results-format.md) with `device` the first GPU
     that reported, and `cluster`: scheduler, GPUs (host, name, UUID, PCI bus id, driver, clocks), results per GPU
     and the sweep's wall-clock seconds."""
-    reference_ratios_per_gpu_type(results)
+    typed = bench_results(results)
+    reference_ratios_per_gpu_type(typed)
     first = next((g for g in gpus if g.get("name")), None)
     device = {k: v for k, v in first.items() if k not in ("host", "worker", "cuda_visible_devices")} if first else None
-    document = build_document(device, asdict(settings), results, started_utc)
+    document = build_document(device, asdict(settings), typed, started_utc)
     unique = {(g.get("host"), g.get("worker"), g.get("uuid") or g.get("pci_bus_id")): g for g in gpus}
     per_gpu = Counter(_gpu_label(r.get("gpu") or "none", len({g.get("host") for g in gpus})) for r in results)
-    document["cluster"] = cluster | {"gpus": list(unique.values()), "results_per_gpu": dict(sorted(per_gpu.items()))}
+    document.cluster = cluster | {"gpus": list(unique.values()), "results_per_gpu": dict(sorted(per_gpu.items()))}
     return document
 
 
@@ -179,7 +180,7 @@ def run_benchmark_on(
     command: Callable[[Path], list[str]] | None = None,
     shares_per_gpu: int = 1,
     cluster: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """Verify and time `job` over the cluster's GPU workers; returns the results document (cluster_document)."""
     started = utc_now()
     results, gpus, seconds = run_tasks(
@@ -192,6 +193,6 @@ def run_benchmark_on(
     return cluster_document(results, gpus, job.settings, started, info)
 
 
-def gpu_types(results: Sequence[dict[str, Any]]) -> list[str]:
+def gpu_types(results: Sequence[BenchResult]) -> list[str]:
     """The GPU names that produced results, in order of first appearance."""
-    return list(dict.fromkeys(str(r["gpu"]["name"]) for r in results if (r.get("gpu") or {}).get("name")))
+    return list(dict.fromkeys(r.gpu_name for r in results if r.gpu_name))

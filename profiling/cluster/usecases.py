@@ -16,6 +16,7 @@ from kernels.tuning import best_per_size
 from profiling.cluster.local import ClusterInfo, gpu_workers, open_cluster
 from profiling.cluster.sweep import gpu_types, run_benchmark_on
 from profiling.errors import WorkerError
+from profiling.runs.results import ResultsDocument
 from profiling.usecases import BenchmarkPlan, Progress, TunePlan, WorkerCommand, record_tuning, silent
 
 
@@ -39,7 +40,7 @@ def run_benchmark(
     cancel: threading.Event | None = None,
     command: WorkerCommand | None = None,
     shares_per_gpu: int = 1,
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """profiling.usecases.run_benchmark over every GPU worker of `cluster`; the document gains `cluster`
     (profiling.cluster.sweep.cluster_document) and each result `host`, `gpu` and `task_index`."""
     with connected(cluster) as (client, info):
@@ -58,18 +59,17 @@ def run_tune(
     cancel: threading.Event | None = None,
     command: WorkerCommand | None = None,
     shares_per_gpu: int = 1,
-) -> dict[str, Any]:
+) -> ResultsDocument:
     """The tuning sweep over the cluster. `tuning.by_gpu_type` has the fastest verified configuration per GPU type,
     kernel and size (`tuning.best`: the first type's, as on one GPU); with `record`, each GPU type seen gets its
     tuning record (kernels.tuning.tuned_record_path), from the results of that type only."""
     document = run_benchmark(plan.bench, cluster, progress, cancel, command, shares_per_gpu)
-    by_type = {
-        name: [r for r in document["results"] if (r.get("gpu") or {}).get("name") == name]
-        for name in gpu_types(document["results"])
-    }
-    best = {name: best_per_size(results) for name, results in by_type.items()}
-    first = next(iter(best.values()), best_per_size(document["results"]))
-    document["tuning"] = {"kernels": plan.bases, "best": first, "by_gpu_type": best}
+    by_type = {name: [r for r in document.results if r.gpu_name == name] for name in gpu_types(document.results)}
+    best = {name: best_per_size([r.to_dict() for r in results]) for name, results in by_type.items()}
+    first = next(iter(best.values()), None)
+    if first is None:
+        first = best_per_size([r.to_dict() for r in document.results])
+    document.tuning = {"kernels": plan.bases, "best": first, "by_gpu_type": best}
     if record:
         for name, results in by_type.items():
             record_tuning(document, name, results, progress)

@@ -9,7 +9,7 @@ import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from profiling.commands.outputs import (
     check_output_file,
@@ -19,6 +19,9 @@ from profiling.commands.outputs import (
 )
 from profiling.errors import GemmLensError, InvalidInput, error_line
 from profiling.runs.values import jsonable
+
+if TYPE_CHECKING:  # the CLI's start-up loads the results module only for the commands that write one
+    from profiling.runs.results import ResultsDocument
 
 
 def print_progress(progress: float | None = None, message: str | None = None, item: object = None) -> None:
@@ -93,9 +96,9 @@ def add_cluster_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def print_cluster_summary(document: dict[str, Any]) -> None:
+def print_cluster_summary(document: ResultsDocument) -> None:
     """One line on where a cluster run ran: GPU workers, results per GPU, sweep and start-up seconds."""
-    cluster = document.get("cluster")
+    cluster = document.cluster
     if cluster:
         per_gpu = ", ".join(f"{name} {n}" for name, n in cluster.get("results_per_gpu", {}).items())
         print(
@@ -104,7 +107,7 @@ def print_cluster_summary(document: dict[str, Any]) -> None:
         )
 
 
-def save_document(document: dict[str, Any], label: str) -> None:
+def save_document(document: ResultsDocument, label: str) -> None:
     """`--save LABEL`: the results document as one run of the run store (GEMMLENS_DB_URL or the local SQLite file);
     a cluster run's results keep their host and GPU."""
     from profiling.runs.convert import bench_run
@@ -123,20 +126,20 @@ def check_outputs(json_path: str | None, save_label: str | None) -> None:
         check_store_writable("--save")
 
 
-def keep_results(document: dict[str, Any], json_path: str | None, save_label: str | None) -> None:
+def keep_results(document: ResultsDocument, json_path: str | None, save_label: str | None) -> None:
     """After the work: write `--json`, then `--save`. Whatever fails, the results are kept (the --json file, or a
     file in the temporary folder) and one line says so (InvalidInput, exit status 2)."""
     problems = []
     if json_path:
         try:
-            write_json(json_path, document)
+            write_json(json_path, document.to_dict())
         except InvalidInput as exc:
             problems.append(str(exc))
     if save_label:
         try:
             save_document(document, save_label)
         except GemmLensError as exc:
-            kept = json_path if json_path and not problems else keep_elsewhere(json_text(document) + "\n")
+            kept = json_path if json_path and not problems else keep_elsewhere(json_text(document.to_dict()) + "\n")
             problems.append(f"could not save the run ({error_line(exc)}); the results were kept in {kept}")
     if problems:
         raise InvalidInput("; ".join(problems))

@@ -17,7 +17,7 @@ from profiling.commands import (
 )
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_grid, parse_kernels, parse_sizes
-from profiling.runs.results import format_table
+from profiling.runs.results import ResultsDocument, format_table
 from profiling.runs.verdict import DEFAULT_THRESHOLD_PCT
 from profiling.shape import parse_shape
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(document))
     print_cluster_summary(document)
     keep_results(document, args.json_path, args.save)
-    return 0 if usecases.all_verified(document) else 1
+    return 0 if document.all_verified else 1
 
 
 def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> int:
@@ -108,11 +108,11 @@ def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> 
     print(f"interleaved A/B, B = {kernel_b} against A = {kernel_a}; 95% paired bootstrap interval of B/A")
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     keep_results(document, args.json_path, args.save)
-    return 0 if usecases.all_verified(document) else 1
+    return 0 if document.all_verified else 1
 
 
-def _name_device(document: dict) -> None:
+def _name_device(document: ResultsDocument) -> None:
     """The device line of a results document."""
-    device = document["device"]
+    device = document.device
     if device:
         print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")

@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         document = usecases.run_tune(plan, record=args.record, progress=print_progress)
     print(format_table(document))
-    by_type = document["tuning"].get("by_gpu_type") or {None: document["tuning"]["best"]}
+    tuning = document.tuning or {}
+    by_type = tuning.get("by_gpu_type") or {None: tuning.get("best") or []}
     for gpu, best in by_type.items():
         for b in best:
             size = Shape(b["m"], b["n"], b["k"]).label
@@ -65,6 +66,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"best{on} at {size}: {b['config']} {b['tflops']:.1f} TFLOP/s ({pct})")
     print_cluster_summary(document)
     keep_results(document, args.json_path, args.save)
-    if document["tuning"].get("record_errors"):
-        raise InvalidInput("; ".join(document["tuning"]["record_errors"]))
+    if tuning.get("record_errors"):
+        raise InvalidInput("; ".join(tuning["record_errors"]))
     return 0

@@ -16,7 +16,15 @@ from typing import Any
 from profiling import metric_names as MN
 from profiling.errors import InvalidInput, error_line
 from profiling.launch_operations import group_operations, merged_metrics
-from profiling.runs.records import BENCH_SCHEMA, EXPORT_SCHEMA, RUN_SCHEMA, BenchResult, RunResult, SavedRun
+from profiling.runs.records import (
+    BENCH_SCHEMA,
+    EXPORT_SCHEMA,
+    RUN_SCHEMA,
+    BenchResult,
+    RunResult,
+    SavedRun,
+)
+from profiling.runs.results import ResultsDocument
 from profiling.runs.values import MAX_JSON_DEPTH, finite_number, parse_json
 from profiling.shape import tflops
 
@@ -105,14 +113,16 @@ def _bench_row_result(row: Any, where: str) -> RunResult:
 
 
 def bench_run(
-    doc: Mapping[str, Any],
+    doc: ResultsDocument | Mapping[str, Any],
     *,
     label: str | None = None,
     author: str = "",
     notes: str = "",
     kind: str = "bench",
 ) -> SavedRun:
-    """A run from a `gemmlens.bench.v1` results document (docs/results-format.md)."""
+    """A run from a `gemmlens.bench.v1` results document (docs/results-format.md), typed or as read from JSON."""
+    if isinstance(doc, ResultsDocument):
+        doc = doc.to_dict()  # the store keeps each row whole, as the file has it
     if not isinstance(doc, Mapping) or doc.get("schema") != BENCH_SCHEMA:
         found = doc.get("schema") if isinstance(doc, Mapping) else type(doc).__name__
         raise InvalidInput(f"not a benchmark results file: schema is {found!r}, expected {BENCH_SCHEMA!r}")

@@ -1,13 +1,12 @@
 """Typed records of results and runs, each built in one place and read by the worker, store and review.
 
 - `BenchResult` (with `TimeSummary`): one kernel x shape outcome of a benchmark or profile task, as the GPU
-  worker reports it and as a row of a `gemmlens.bench.v1` results file (docs/results-format.md).
+  worker reports it and as a row of a results file (runs.results.ResultsDocument, docs/results-format.md).
 - `RunResult`: one result of a saved run: the store's comparison columns (RESULT_FIELDS) plus the metrics,
   derived metrics and untouched source row that live in JSON columns.
 - `SavedRun`: a run in the store (`gemmlens.run.v1`): label, author, kind, dates, device, meta, results.
 
-`from_dict` checks and cleans a JSON-able dict (raising InvalidInput with a one-line reason) and `to_dict`
-writes the dict form back: the worker pipe, the results and export files, and callers not yet on attributes.
+`from_dict` checks and cleans a JSON-able dict (raising InvalidInput with a one-line reason); `to_dict` writes it back.
 Besides profiling's leaf modules this imports only the standard library: the GPU worker starts no slower.
 """
 
@@ -130,6 +129,8 @@ class BenchResult:
     pct_cublas: float | None = None  # speed against the same operation's library reference, same run
     times_ms: list[float] | None = None  # every timed launch, in launch order: what the verdicts' statistics need
     other: dict[str, Any] = field(default_factory=dict)  # keys this record does not know, kept as they came
+    # The keys of the dict it was read from: to_dict writes them back in that order (a key it lacked keeps its place).
+    key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def registers(self) -> int | None:
@@ -164,6 +165,12 @@ class BenchResult:
     def clock_event_reasons(self) -> list[str]:
         return list((self.nvml or {}).get("clock_event_reasons") or [])
 
+    @property
+    def gpu_name(self) -> str | None:
+        """The GPU a cluster worker ran it on (its `gpu.name`); None for a one-GPU run."""
+        gpu = self.other.get("gpu")
+        return str(gpu["name"]) if isinstance(gpu, Mapping) and gpu.get("name") else None
+
     @classmethod
     def from_dict(cls, data: Any, where: str = "benchmark result") -> BenchResult:
         """A result from its dict form; InvalidInput names `where` when the kernel or size is missing."""
@@ -196,6 +203,7 @@ class BenchResult:
             pct_cublas=json_number(data.get("pct_cublas")),
             times_ms=_times(data, where, kernel),
             other={k: v for k, v in data.items() if k not in _BENCH_KEYS},
+            key_order=tuple(data),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -220,10 +228,13 @@ class BenchResult:
             "pct_peak": self.pct_peak,
             "rel_error_after_timing": self.rel_error_after_timing,
             "times_ms": self.times_ms,
-            "pct_cublas": self.pct_cublas,  # last: the parent adds it once every result of a shape is in
         }
-        out = {k: v for k, v in values.items() if v is not None or k in _BENCH_ALWAYS}
-        return out | {k: v for k, v in self.other.items() if k not in values}
+        out = {k: v for k, v in values.items() if v is not None or k in _BENCH_ALWAYS} | self.other
+        if self.pct_cublas is not None:  # last: the parent adds it once every result of a shape is in
+            out["pct_cublas"] = self.pct_cublas
+        position = {k: i for i, k in enumerate(self.key_order)}
+        came = iter(sorted((k for k in out if k in position), key=position.__getitem__))
+        return {key: out[key] for key in (next(came) if k in position else k for k in out)}
 
 
 # The keys of a results-file row, in the order the worker writes them.

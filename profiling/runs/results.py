@@ -1,4 +1,5 @@
-"""Benchmark result documents (docs/results-format.md): building, saving, loading and tabulating them."""
+"""Benchmark result documents (docs/results-format.md): the typed `ResultsDocument`, and building, saving, loading
+and tabulating it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import hashlib
 import json
 import os
 import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,76 @@ DIGEST_GLOBS = (
     "profiling/gpu/**/*.cu",
     "profiling/gpu/**/*.cuh",
 )
+
+
+@dataclass
+class ResultsDocument:
+    """A benchmark's results document (`gemmlens.bench.v1`, docs/results-format.md), read once from its JSON form.
+
+    The worker's use cases build it, the CLI writes `to_dict()` as the `--json` file, the app and the store read
+    its typed rows. The optional parts say what kind of run it was: an interleaved A/B pair (`ab`), a tuning sweep
+    (`tuning`), a cluster run (`cluster`). Top-level keys it does not know stay in `other`, in their order.
+    """
+
+    results: list[BenchResult] = field(default_factory=list)
+    created_utc: str = ""
+    tool: dict[str, Any] = field(default_factory=dict)  # gemmlens_commit, source_digest, cupy, CUDA and driver versions
+    device: dict[str, Any] = field(default_factory=dict)  # the worker's description of the GPU (gpu.device)
+    settings: dict[str, Any] = field(default_factory=dict)  # the BenchSettings the job ran with
+    ab: dict[str, Any] | None = None  # {"a", "b", "paired"}: which two kernels an A/B run interleaved
+    tuning: dict[str, Any] | None = None  # {"kernels", "best", "by_gpu_type"?, "record_errors"?}
+    cluster: dict[str, Any] | None = None  # scheduler, GPU workers, results per GPU, timings
+    other: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def device_name(self) -> str | None:
+        name = self.device.get("name")
+        return str(name) if name else None
+
+    @property
+    def all_verified(self) -> bool:
+        """Whether every run verified (or was refused for its size, which is not a failure)."""
+        return all(r.status in ("ok", "refused") for r in self.results)
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "the results document") -> ResultsDocument:
+        """The document of a results file's JSON; InvalidInput with one line when it is not one or a row is bad."""
+        if not isinstance(data, Mapping) or data.get("schema") != SCHEMA or not isinstance(data.get("results"), list):
+            raise InvalidInput(f'{where} is not a GEMM Lens results file (expected "schema": "{SCHEMA}")')
+
+        def part(key: str) -> dict[str, Any] | None:
+            value = data.get(key)
+            return dict(value) if isinstance(value, Mapping) else None
+
+        return cls(
+            results=[BenchResult.from_dict(row, f"result {i + 1}") for i, row in enumerate(data["results"])],
+            created_utc=str(data.get("created_utc") or ""),
+            tool=part("tool") or {},
+            device=part("device") or {},
+            settings=part("settings") or {},
+            ab=part("ab"),
+            tuning=part("tuning"),
+            cluster=part("cluster"),
+            other={k: v for k, v in data.items() if k not in _DOCUMENT_KEYS},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form, keys in the order the CLI has always written them (a written file reads back the same)."""
+        out: dict[str, Any] = {
+            "schema": SCHEMA,
+            "created_utc": self.created_utc,
+            "tool": self.tool,
+            "device": self.device,
+            "settings": self.settings,
+            "results": [r.to_dict() for r in self.results],
+        }
+        for key in ("ab", "cluster", "tuning"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out | {k: v for k, v in self.other.items() if k not in out}
+
+
+_DOCUMENT_KEYS = ("schema", "created_utc", "tool", "device", "settings", "results", "ab", "tuning", "cluster")
 
 
 def git_commit(root: Path = SOURCE_ROOT) -> str | None:
@@ -63,9 +136,10 @@ def source_digest(root: Path = SOURCE_ROOT) -> str:
 
 
 def build_document(
-    device: dict[str, Any] | None, settings: dict[str, Any], results: list[dict[str, Any]], created_utc: str
-) -> dict[str, Any]:
-    """A results document as written by `python -m profiling bench --json`."""
+    device: dict[str, Any] | None, settings: dict[str, Any], results: list[BenchResult], created_utc: str
+) -> ResultsDocument:
+    """A results document as written by `python -m profiling bench --json`: the worker's device description and the
+    job's settings (both JSON from the worker pipe) with the tool versions this checkout ran."""
     device = device or {}
     tool = {
         "gemmlens_commit": git_commit(),
@@ -76,17 +150,10 @@ def build_document(
         "nvidia_driver": device.get("driver"),
         "python": device.get("python"),
     }
-    return {
-        "schema": SCHEMA,
-        "created_utc": created_utc,
-        "tool": tool,
-        "device": device,
-        "settings": settings,
-        "results": results,
-    }
+    return ResultsDocument(results=list(results), created_utc=created_utc, tool=tool, device=device, settings=settings)
 
 
-def load_document(path: str | Path) -> dict[str, Any]:
+def load_document(path: str | Path) -> ResultsDocument:
     """Read and check a results document; InvalidInput says what is wrong with a bad file."""
     path = Path(path)
     try:
@@ -95,18 +162,18 @@ def load_document(path: str | Path) -> dict[str, Any]:
         raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"{path} is not a GEMM Lens results JSON file ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("results"), list):
-        raise InvalidInput(f'{path} is not a GEMM Lens results file (expected "schema": "{SCHEMA}")')
-    return data
+    try:
+        return ResultsDocument.from_dict(data, str(path))
+    except InvalidInput as exc:
+        raise InvalidInput(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from None
 
 
-def results_frame(document: dict[str, Any]):  # -> pandas.DataFrame
+def results_frame(document: ResultsDocument):  # -> pandas.DataFrame
     """One row per kernel and size with the columns the tables and charts use."""
     import pandas as pd  # lazy: importing this module (CLI, GPU job bodies) must not load pandas
 
     rows = []
-    for i, row in enumerate(document["results"]):
-        r = BenchResult.from_dict(row, f"result {i + 1}")
+    for r in document.results:
         t = r.time_ms
         known = operation_of(r.kernel, r.operation)  # a row without one: the catalog's answer, else SGEMM
         rows.append(
@@ -140,7 +207,7 @@ def results_frame(document: dict[str, Any]):  # -> pandas.DataFrame
     return pd.DataFrame(rows)
 
 
-def format_table(document: dict[str, Any]) -> str:
+def format_table(document: ResultsDocument) -> str:
     """A plain-text table of a results document for the terminal."""
     frame = results_frame(document)
     if frame.empty:
@@ -169,16 +236,20 @@ def utc_now() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def add_reference_ratios(results: list[dict[str, Any]]) -> None:
+def add_reference_ratios(results: list[BenchResult]) -> None:
     """Fill pct_cublas: each result's speed against its operation's library reference at the same shape."""
     reference = reference_ids()
-    typed = [BenchResult.from_dict(r, f"result {i + 1}") for i, r in enumerate(results)]
     refs = {
         (r.operation, r.shape): r.time_ms.median
-        for r in typed
+        for r in results
         if r.kernel == reference.get(r.operation or "") and r.time_ms
     }
-    for row, r in zip(results, typed, strict=True):
+    for r in results:
         ref_ms = refs.get((r.operation, r.shape))
         if ref_ms and r.time_ms:
-            row["pct_cublas"] = 100.0 * ref_ms / r.time_ms.median
+            r.pct_cublas = 100.0 * ref_ms / r.time_ms.median
+
+
+def bench_results(records: list[dict[str, Any]]) -> list[BenchResult]:
+    """The worker's result lines (JSON from its pipe, or a cluster share) as typed rows."""
+    return [BenchResult.from_dict(r, f"result {i + 1}") for i, r in enumerate(records)]

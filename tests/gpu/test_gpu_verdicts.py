@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from profiling.abtest import ab_summary
+from profiling.runs.results import ResultsDocument
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ def test_interleaved_ab_pairs_two_verified_kernels(tmp_path: Path) -> None:
     a, b = doc["results"]
     assert (a["kernel"], b["kernel"]) == ("v3", "v8-async") and a["status"] == b["status"] == "ok"
     assert len(a["times_ms"]) == len(b["times_ms"]) == 20 and a["ab"]["partner"] == "v8-async"
-    summary = ab_summary(doc, "v3", "v8-async", paired=True, threshold_pct=2.0)
+    summary = ab_summary(ResultsDocument.from_dict(doc), "v3", "v8-async", paired=True, threshold_pct=2.0)
     # v8-async is several times faster than v3 at 1024 on any Hopper GPU: the verdict cannot be anything else.
     assert list(summary["verdict"]) == ["faster"] and summary["B/A"].iloc[0] < 0.7
     assert "B/A" in done.stdout and "faster" in done.stdout
