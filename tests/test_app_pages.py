@@ -442,7 +442,9 @@ def test_benchmark_page_ab_mode_and_an_ab_result() -> None:
     assert not at.exception
     assert at.selectbox(key="ab_a").value == "v7-warptile" and at.selectbox(key="ab_b").value == "v8-async"
     # A finished A/B of this session (the real H100 one at 4096, 300 pairs) shows its paired verdict.
-    at.session_state["live_bench"] = load_document(ROOT / "results" / "h100-2026-11-24" / "verdicts" / "ab_4096_r300.json")
+    at.session_state["live_bench"] = load_document(
+        ROOT / "results" / "h100-2026-11-24" / "verdicts" / "ab_4096_r300.json"
+    )
     at.run()
     at.radio(key="bench_source").set_value("benchmark run (this session)").run()
     assert not at.exception
