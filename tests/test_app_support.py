@@ -589,6 +589,17 @@ def test_tflops_chart_has_an_fp32_and_a_tensor_core_panel(doc) -> None:
     assert fp32_top < 60 < max(max(t.y) for t in fig.data if t.yaxis == "y2")
 
 
+def test_size_ticks_slant_only_when_they_would_run_into_each_other(doc) -> None:
+    """Four cubes ("1024³") sit level; the 18 square shapes of the H100 grid run ("127x127x8191") are slanted."""
+    fig = charts.tflops_figure(tables.bench_frame(doc))
+    assert list(fig.layout.xaxis.ticktext) == ["1024³", "2048³", "4096³", "8192³"] and fig.layout.xaxis.tickangle == 0
+    grid = next(b for b in bundles.discover_bundles() if b.name == "h100-2026-11-25/grid_square")
+    frame = tables.bench_frame(bundles.load_bench(grid))
+    for fig in (charts.tflops_figure(frame), charts.pct_cublas_figure(frame)):
+        assert len(fig.layout.xaxis.ticktext) == 18 and fig.layout.xaxis.tickangle == -45
+        assert fig.layout.xaxis.ticktext[0] == "64x64x333"
+
+
 def test_review_time_bars_use_a_log_axis_and_history_uses_run_order(bundle) -> None:
     earlier, later = bundles.bundled_runs(bundle)[2], bundles.bundled_runs(bundle)[0]
     earlier, later = replace(earlier, id=3), replace(later, id=1)

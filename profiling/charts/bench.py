@@ -19,6 +19,7 @@ from profiling.charts.style import (
     legends_below,
     plot_text,
     size_tick,
+    size_tick_angle,
 )
 
 PANELS = (("fp32", "FP32 kernels (vs cuBLAS SGEMM)"), ("tensor", "Tensor-core AddMM kernels (vs cuBLAS)"))
@@ -71,7 +72,7 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
         fig.update_yaxes(title_text="TFLOP/s" if col == 1 else "", rangemode="tozero", row=1, col=col)
     fig.update_xaxes(title_text="size (M = N = K)" if all("³" in size_tick(s) for s in sizes) else "size (MxNxK)",
                      type="category", categoryorder="array", categoryarray=sizes, tickvals=sizes,
-                     ticktext=[size_tick(s) for s in sizes], tickangle=0)  # fmt: skip
+                     ticktext=[size_tick(s) for s in sizes], tickangle=size_tick_angle(sizes))  # fmt: skip
     fig.update_annotations(font_size=12)  # the panel titles
     fig.update_layout(title_text=title, template="plotly_white")
     return legends_below(fig)
@@ -100,7 +101,7 @@ def pct_cublas_figure(
     fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
     sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
     fig.update_xaxes(title_text="size", type="category", tickvals=sizes, ticktext=[size_tick(s) for s in sizes],
-                     tickangle=0)  # fmt: skip
+                     tickangle=size_tick_angle(sizes))  # fmt: skip
     fig.update_yaxes(title_text="% of cuBLAS", ticksuffix=" %")
     fig.update_layout(title_text=title, barmode="group", template="plotly_white")
     return legend_below(fig)

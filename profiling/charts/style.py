@@ -83,6 +83,17 @@ def size_tick(size: str) -> str:
     return f"{shape.m}³" if shape is not None and shape.is_cube else size
 
 
+SIZE_TICK_CHARS = 70
+"""Characters of size ticks that fit side by side across a chart at 1024 px; more are drawn slanted."""
+
+
+def size_tick_angle(sizes: list[str]) -> int:
+    """The x tick angle for category ticks of `sizes`: level while their labels fit side by side, else slanted
+    (18 shapes of "127x127x8191" written level run into each other)."""
+    widest = max((len(size_tick(s)) + 2 for s in sizes), default=0)
+    return 0 if widest * len(sizes) <= SIZE_TICK_CHARS else -45
+
+
 def si(value: float, unit: str) -> str:
     """A value with an SI prefix and 3 significant digits: si(6.69e13, "FLOP/s") -> '66.9 TFLOP/s'."""
     for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M")):
