@@ -11,7 +11,7 @@ from profiling.app.saving import save_runs_button
 from profiling.errors import GemmLensError
 from profiling.runs import review
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
-from profiling.runs.export import MAX_IMPORT_BYTES, read_runs_upload
+from profiling.runs.export import MAX_IMPORT_MB, read_runs_upload
 
 st.title("Review")
 permalink.check("review")
@@ -34,8 +34,10 @@ with st.expander("Add runs: bundled measurements or an exported JSON"):
         save_runs_button(store, label, lambda: bundles.bundled_runs(bundle), who, key="save_bundled")
     # No upload field for a role that may not save: its bytes would reach the server before any refusal.
     if auth.may("save"):
-        imported = st.file_uploader(
-            f"Import runs (JSON exported from this page, up to {MAX_IMPORT_BYTES / 1e6:.0f} MB)", key="import_json"
+        imported = st.file_uploader(  # the browser refuses a bigger file itself; the server's limit is the reports'
+            f"Import runs (JSON exported from this page, up to {MAX_IMPORT_MB} MB)",
+            key="import_json",
+            max_upload_size=MAX_IMPORT_MB,
         )
         if imported is not None:  # read when Import is clicked: a file that is not runs is a one-line error then
             read = lambda: read_runs_upload(who, imported.name, imported.size, imported.getvalue)  # noqa: E731

@@ -317,3 +317,28 @@ def test_review_page_offers_no_import_to_a_viewer(monkeypatch: pytest.MonkeyPatc
     assert not page.exception, [e.value for e in page.exception]
     assert not page.get("file_uploader")
     assert "Importing runs needs the runner or admin role." in [c.value for c in page.caption]
+
+
+def test_review_page_gives_its_import_cap_to_the_browser(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A runner's import field carries the 25 MB cap to the browser (st.file_uploader's max_upload_size), which
+    refuses a bigger file before sending it (tests/browser/test_import_cap_browser.py); the server's own limit is
+    the reports' 190 MiB."""
+    from streamlit.testing.v1 import AppTest
+
+    from profiling.app import auth
+    from profiling.runs.export import MAX_IMPORT_BYTES, MAX_IMPORT_MB
+    from profiling.team.roles import Identity
+
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    runner = Identity("rui@example.com", "runner", "Rui", signed_in=True)
+    monkeypatch.setattr(auth, "current_identity", lambda: runner)
+    monkeypatch.setattr(auth, "may", lambda action: runner.may(action))
+    page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    page.switch_page("pages/7_Review.py").run()
+    assert not page.exception, [e.value for e in page.exception]
+    (uploader,) = page.get("file_uploader")
+    assert uploader.proto.label == "Import runs (JSON exported from this page, up to 25 MB)"
+    assert uploader.proto.max_upload_size_mb == MAX_IMPORT_MB == 25
+    assert MAX_IMPORT_BYTES == 25_000_000

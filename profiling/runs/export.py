@@ -88,10 +88,12 @@ def read_runs_json(text: str | bytes, source: str = "the import") -> list[SavedR
     return out
 
 
-MAX_IMPORT_BYTES = 25 * 1000 * 1000
-"""The largest runs export imported on the Review page. An export of a 48-result benchmark with every launch's time
-is about 100 KB; parsing JSON takes about 25 times its size in memory, so the cap keeps one import from taking the
-server's memory."""
+MAX_IMPORT_MB = 25
+"""The largest runs export imported on the Review page, in MB (10^6 bytes). An export of a 48-result benchmark
+with every launch's time is about 100 KB; parsing JSON takes about 25 times its size in memory, so the cap keeps
+one import from taking the server's memory. The page's uploader is given it too (st.file_uploader's
+max_upload_size), so the browser refuses a bigger file before sending a byte."""
+MAX_IMPORT_BYTES = MAX_IMPORT_MB * 1000 * 1000
 
 
 def read_runs_upload(actor: Identity | None, name: str, size: int, read: Callable[[], bytes]) -> list[SavedRun]:
