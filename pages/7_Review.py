@@ -35,7 +35,7 @@ with st.expander("Add runs: bundled measurements or an exported JSON"):
     # No upload field for a role that may not save: its bytes would reach the server before any refusal.
     if auth.may("save"):
         imported = st.file_uploader(  # the browser refuses a bigger file itself; the server's limit is the reports'
-            f"Import runs (JSON exported from this page, up to {MAX_IMPORT_MB} MB)",
+            f"Import runs (JSON exported from this page, up to {MAX_IMPORT_MB:d} MB)",
             key="import_json",
             max_upload_size=MAX_IMPORT_MB,
         )
