@@ -597,7 +597,8 @@ def test_size_ticks_slant_only_when_they_would_run_into_each_other(doc) -> None:
     frame = tables.bench_frame(bundles.load_bench(grid))
     for fig in (charts.tflops_figure(frame), charts.pct_cublas_figure(frame)):
         assert len(fig.layout.xaxis.ticktext) == 18 and fig.layout.xaxis.tickangle == -45
-        assert fig.layout.xaxis.ticktext[0] == "64x64x333"
+        assert fig.layout.xaxis.ticktext[0] == "64x64x333" and fig.layout.showlegend is not False
+    assert [t.name for t in charts.pct_cublas_figure(frame).data] == ["sgemm-auto"]  # one kernel, still named
 
 
 def test_review_time_bars_use_a_log_axis_and_history_uses_run_order(bundle) -> None:

@@ -11,6 +11,7 @@ from plotly.subplots import make_subplots
 from kernels.catalog import library_ids
 from kernels.registry import operation_of
 from profiling.charts.style import (
+    SLANTED_AXIS_PX,
     family_legend,
     kernel_color,
     kernel_group,
@@ -73,14 +74,15 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
     fig.update_xaxes(title_text="size (M = N = K)" if all("³" in size_tick(s) for s in sizes) else "size (MxNxK)",
                      type="category", categoryorder="array", categoryarray=sizes, tickvals=sizes,
                      ticktext=[size_tick(s) for s in sizes], tickangle=size_tick_angle(sizes))  # fmt: skip
+    axis_px = SLANTED_AXIS_PX if size_tick_angle(sizes) else 80
     fig.update_annotations(font_size=12)  # the panel titles
     fig.update_layout(title_text=title, template="plotly_white")
-    return legends_below(fig)
+    return legends_below(fig, axis_px=axis_px)
 
 
 def pct_cublas_figure(
     frame: pd.DataFrame,
-    title: str = "% of cuBLAS in the same run (SGEMM for FP32 kernels; AddMM for tensor core, A*B-only HGEMM in older bundles)",
+    title: str = "% of cuBLAS in the same run (its SGEMM or its AddMM)",
 ) -> go.Figure:
     """Grouped bars: % of the library reference per kernel, one bar per size; references left out."""
     refs = library_ids()
@@ -103,5 +105,6 @@ def pct_cublas_figure(
     fig.update_xaxes(title_text="size", type="category", tickvals=sizes, ticktext=[size_tick(s) for s in sizes],
                      tickangle=size_tick_angle(sizes))  # fmt: skip
     fig.update_yaxes(title_text="% of cuBLAS", ticksuffix=" %")
-    fig.update_layout(title_text=title, barmode="group", template="plotly_white")
-    return legend_below(fig)
+    # showlegend: plotly hides the legend of a single trace, which would leave one kernel's bars unnamed.
+    fig.update_layout(title_text=title, barmode="group", template="plotly_white", showlegend=True)
+    return legend_below(fig, axis_px=SLANTED_AXIS_PX if size_tick_angle(sizes) else 80)

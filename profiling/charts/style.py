@@ -87,6 +87,10 @@ SIZE_TICK_CHARS = 70
 """Characters of size ticks that fit side by side across a chart at 1024 px; more are drawn slanted."""
 
 
+SLANTED_AXIS_PX = 150
+"""Room under the plot for slanted size ticks ("2048x2048x8191" at -45 degrees) and the axis title."""
+
+
 def size_tick_angle(sizes: list[str]) -> int:
     """The x tick angle for category ticks of `sizes`: level while their labels fit side by side, else slanted
     (18 shapes of "127x127x8191" written level run into each other)."""
