@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from profiling.nsight import report as ncu_report
 from profiling.paths import BUNDLED_RESULTS_DIR
 from profiling.runs.convert import bench_run
 from profiling.runs.records import SavedRun
-from profiling.runs.results import ResultsDocument, load_document
+from profiling.runs.results import ResultsDocument, load_document, merge_documents
 
 _DATE = re.compile(r"(\d{4}-\d{2}-\d{2})$")
 
@@ -122,11 +121,7 @@ def load_bench(bundle: Bundle) -> ResultsDocument:
     docs = [load_document(p) for p in bundle.bench_files]
     if not docs:
         return ResultsDocument(created_utc=bundle.date, device=dict(bundle.device))
-    return dataclasses.replace(
-        docs[0],
-        results=[r for d in docs for r in d.results],
-        other=docs[0].other | {"sources": [p.name for p in bundle.bench_files]},
-    )
+    return merge_documents(docs, [p.name for p in bundle.bench_files])
 
 
 def load_results_file(path: Path) -> ResultsDocument:

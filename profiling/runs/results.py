@@ -3,6 +3,7 @@ and tabulating it."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -166,6 +167,17 @@ def load_document(path: str | Path) -> ResultsDocument:
         return ResultsDocument.from_dict(data, str(path))
     except InvalidInput as exc:
         raise InvalidInput(str(exc) if str(path) in str(exc) else f"{path}: {exc}") from None
+
+
+def merge_documents(documents: list[ResultsDocument], sources: list[str]) -> ResultsDocument:
+    """Several results documents as one: the first one's device, settings and tool, every result in order, and
+    `sources` (in `other`) naming the files. A result's reference (cuBLAS) precedes it within its own document, so
+    that order keeps each ratio's pairing."""
+    return dataclasses.replace(
+        documents[0],
+        results=[r for d in documents for r in d.results],
+        other=documents[0].other | {"sources": list(sources)},
+    )
 
 
 def results_frame(document: ResultsDocument):  # -> pandas.DataFrame
