@@ -6,7 +6,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import abtest
-from profiling.app import auth, cache, state, sweep, tables, ui
+from profiling.app import auth, cache, shape_grid, state, sweep, tables, ui
 from profiling.cluster import app as cluster_app
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_grid, parse_sizes, sweep_sizes
@@ -95,6 +95,7 @@ st.caption("Colour = kernel family (blue: SGEMM ladder, orange: beyond it, purpl
            "study), darker = later step; dashed = the cuBLAS reference of that panel.")  # fmt: skip
 st.plotly_chart(cache.tflops_figure(results), key="tflops")
 st.plotly_chart(cache.pct_cublas_figure(results), key="pct_cublas")
+shape_grid.shape_grid_section(document, f"{source}:{document.get('created_utc')}")
 
 with st.expander("Save this run to the store (Review page)"):
     with st.form("save_bench"):

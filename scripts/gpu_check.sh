@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm grid
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -483,6 +483,28 @@ sanv9sk)
   done
   grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt
   record sanv9sk "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+  ;;
+grid)
+  # The "no shape left behind" grid: sgemm-auto, v9-regdb (its catalog configuration, for context) and cuBLAS SGEMM
+  # at every M, N in 64,127,333,1024,2048,4096 and K in 333,4096,8191 (108 shapes, profiling.analysis.shape_grid),
+  # cuBLAS in the same run, each launch after an L2 flush, 30 timed launches kept per result (the 95 % interval of
+  # each ratio). One bench per K, so a stopped run loses one K, not the grid. Lands in $OUT/grid/: bench_k<K>.json,
+  # .txt and .log per K, ratios_k<K>.md (every ratio with its interval), env.txt (nvidia-smi before and after),
+  # grid_summary.md (the shapes under 90 % of cuBLAS, from all three).
+  # About 3 minutes on an H100 (324 results, most of it worker start-up, compiles and verification).
+  stage grid
+  G="$OUT/grid"; mkdir -p "$G"
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$G/env.txt" 2>&1
+  for spec in $($PY scripts/grid_report.py --grids); do
+    k=${spec##*K=}
+    timeout 170 $PY -m profiling bench --kernels "${GRID_KERNELS:-cublas,sgemm-auto,v9-regdb}" --grid "$spec" --repeats 30 \
+       --json "$G/bench_k$k.json" > "$G/bench_k$k.txt" 2>"$G/bench_k$k.log"
+    echo "exit=$? at $(date -u +%H:%M:%S)" >> "$G/bench_k$k.log"; tail -2 "$G/bench_k$k.log"
+    [ -f "$G/bench_k$k.json" ] && $PY scripts/ratio_table.py "$G/bench_k$k.json" > "$G/ratios_k$k.md" 2>&1
+  done
+  { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$G/env.txt" 2>&1
+  $PY scripts/grid_report.py $(ls "$G"/bench_k*.json 2>/dev/null) > "$G/grid_summary.md" 2>&1; head -3 "$G/grid_summary.md"
+  record grid "ok rows: $(cat "$G"/bench_k*.txt 2>/dev/null | grep -c ' ok ') of 324; $(sed -n 3p "$G/grid_summary.md" | cut -c1-160)"
   ;;
 esac; done
 

@@ -1,0 +1,213 @@
+"""The shape grid of "no shape left behind": a kernel's % of cuBLAS SGEMM at every M, N in GRID_MN and K in GRID_K,
+the 90 % target, and the shapes exempt from it (where cuBLAS itself stays under 10 TFLOP/s, launch overhead and
+too little work decide the time, not the kernel).
+
+Each cell pairs a kernel's result with the cuBLAS result of its own run at that shape: the worker runs each shape's
+reference first, so in a document (or several merged in order, profiling.runs.results.merge_documents) it is the
+nearest cuBLAS result before it at that shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from kernels.catalog import reference_ids
+from profiling.runs.records import BenchResult
+from profiling.runs.verdict import DEFAULT_CONFIDENCE, bootstrap_ratio
+from profiling.shape import Shape
+
+GRID_MN: tuple[int, ...] = (64, 127, 333, 1024, 2048, 4096)
+"""M and N of the grid: tiny, odd (127, 333: no tile divides them), and sizes that fill the GPU."""
+GRID_K: tuple[int, ...] = (333, 4096, 8191)
+"""K of the grid: shallow, deep, and deep but not a multiple of any K slice."""
+GRID_SHAPES: tuple[Shape, ...] = tuple(Shape(m, n, k) for k in GRID_K for n in GRID_MN for m in GRID_MN)
+TARGET_PCT = 90.0
+"""The target: at least this % of cuBLAS SGEMM (same run) at every shape not exempt."""
+EXEMPT_BELOW_TFLOPS = 10.0
+"""Shapes where cuBLAS reaches less than this many TFLOP/s are exempt from the target."""
+MIN_GRID_SHAPES = 8
+"""A kernel measured with cuBLAS at fewer grid shapes than this gets no grid view (a few points are not a map)."""
+SGEMM = "sgemm"
+AUTO_KERNEL = "sgemm-auto"
+"""The kernel the grid is for: the one a grid view opens with when it is there."""
+
+CELL_COLUMNS = ["m", "n", "k", "kernel", "status", "config", "tflops", "cublas_tflops", "pct_cublas", "exempt",
+                "meets_target"]  # fmt: skip
+
+
+def grid_arguments() -> list[str]:
+    """One `bench --grid` argument per K of the grid ("M=64,...,N=64,...,K=333"): a run per K keeps each run
+    short, so a stopped run loses one K, not the grid."""
+    mn = ",".join(str(v) for v in GRID_MN)
+    return [f"M={mn},N={mn},K={k}" for k in GRID_K]
+
+
+def _pairs(document: Mapping[str, Any], kernel: str) -> list[tuple[BenchResult, BenchResult]]:
+    """(kernel's result, the cuBLAS result of its run) at each grid shape, the kernel's first result there."""
+    reference = reference_ids()[SGEMM]
+    on_grid = set(GRID_SHAPES)
+    last_reference: dict[Shape, BenchResult] = {}
+    found: dict[Shape, tuple[BenchResult, BenchResult]] = {}
+    for row in document.get("results") or []:
+        result = BenchResult.from_dict(row)
+        if result.shape not in on_grid:
+            continue
+        if result.kernel == reference:
+            last_reference[result.shape] = result
+        elif result.kernel == kernel and result.shape not in found:
+            ref = last_reference.get(result.shape)
+            if ref is not None and ref.status == "ok" and ref.tflops is not None:
+                found[result.shape] = (result, ref)
+    return [found[s] for s in GRID_SHAPES if s in found]
+
+
+def grid_cells(document: Mapping[str, Any], kernel: str) -> pd.DataFrame:
+    """One row per grid shape where `kernel` ran beside a verified cuBLAS (CELL_COLUMNS, in grid order): its
+    status, configuration, TFLOP/s, cuBLAS's TFLOP/s, % of cuBLAS (None unless it verified), whether the shape is
+    exempt and whether it meets the target."""
+    rows = []
+    for result, ref in _pairs(document, kernel):
+        ok = result.status == "ok"
+        pct = result.pct_cublas if ok else None
+        exempt = ref.tflops < EXEMPT_BELOW_TFLOPS
+        rows.append({
+            "m": result.shape.m, "n": result.shape.n, "k": result.shape.k, "kernel": kernel, "status": result.status,
+            "config": result.config, "tflops": result.tflops if ok else None, "cublas_tflops": ref.tflops,
+            "pct_cublas": pct, "exempt": exempt, "meets_target": pct is not None and pct >= TARGET_PCT,
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=CELL_COLUMNS)
+
+
+def grid_kernels(document: Mapping[str, Any]) -> list[str]:
+    """The kernels measured beside cuBLAS at MIN_GRID_SHAPES or more grid shapes: sgemm-auto first, then by the
+    number of shapes (most first), then in the document's order. Empty: the document holds no grid result."""
+    reference = reference_ids()[SGEMM]
+    names = [r.get("kernel") for r in document.get("results") or [] if r.get("kernel") != reference]
+    counts: dict[str, int] = {}
+    for name in dict.fromkeys(names):
+        shapes = len(_pairs(document, name))
+        if shapes >= MIN_GRID_SHAPES:
+            counts[name] = shapes
+    order = list(counts)
+    return sorted(order, key=lambda name: (name != AUTO_KERNEL, -counts[name], order.index(name)))
+
+
+def holds_shape_grid(document: Mapping[str, Any]) -> bool:
+    """Whether a results document holds a grid result (told by its shapes): some kernel measured beside cuBLAS at
+    MIN_GRID_SHAPES or more shapes of the grid."""
+    return bool(grid_kernels(document))
+
+
+@dataclass(frozen=True)
+class TargetSummary:
+    """How one kernel stands against the target over the grid."""
+
+    kernel: str
+    measured: int
+    """Grid shapes where the kernel ran beside a verified cuBLAS."""
+    exempt: int
+    """Of those, shapes where cuBLAS stays under EXEMPT_BELOW_TFLOPS."""
+    met: int
+    """Non-exempt shapes at or above TARGET_PCT."""
+    below: pd.DataFrame
+    """The non-exempt shapes under the target (or that did not verify), worst first: shape, % of cuBLAS with its
+    interval, both TFLOP/s, status and the configuration that ran."""
+
+    @property
+    def not_measured(self) -> int:
+        return len(GRID_SHAPES) - self.measured
+
+    @property
+    def sentence(self) -> str:
+        """The one line a reader sees first, e.g. "sgemm-auto reaches 90 % of cuBLAS at 9 of 16 shapes ..."."""
+        counted = self.measured - self.exempt
+        missing = (
+            f"; {self.not_measured} of the grid's {len(GRID_SHAPES)} shapes not measured" if self.not_measured else ""
+        )
+        return (
+            f"{self.kernel} reaches {TARGET_PCT:.0f} % of cuBLAS at {self.met} of {counted} shapes where cuBLAS reaches "
+            f"{EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s ({self.exempt} shapes exempt below that{missing})."
+        )
+
+
+BELOW_COLUMNS = ["shape", "pct_cublas", "interval_low", "interval_high", "tflops", "cublas_tflops", "status",
+                 "config"]  # fmt: skip
+
+
+def target_summary(document: Mapping[str, Any], kernel: str, confidence: float = DEFAULT_CONFIDENCE) -> TargetSummary:
+    """Count the grid shapes that meet the target and list those under it with the `confidence` interval of the
+    % of cuBLAS (percentile bootstrap of the per-launch times, profiling.runs.verdict.bootstrap_ratio)."""
+    pairs = _pairs(document, kernel)
+    cells = grid_cells(document, kernel)
+    below = []
+    for (result, ref), cell in zip(pairs, cells.itertuples(index=False), strict=True):
+        if cell.exempt or cell.meets_target:
+            continue
+        low = high = None
+        if cell.status == "ok" and result.times_ms and ref.times_ms:
+            interval = bootstrap_ratio(ref.times_ms, result.times_ms, paired=False, confidence=confidence)
+            if interval is not None:  # time ratios: the slow end of the time is the low end of the %
+                low, high = 100.0 / interval.high, 100.0 / interval.low
+        below.append({
+            "shape": result.shape.label, "pct_cublas": cell.pct_cublas, "interval_low": low, "interval_high": high,
+            "tflops": cell.tflops, "cublas_tflops": cell.cublas_tflops, "status": cell.status, "config": cell.config,
+        })  # fmt: skip
+    frame = pd.DataFrame(below, columns=BELOW_COLUMNS)
+    frame = frame.sort_values("pct_cublas", na_position="first", kind="stable").reset_index(drop=True)
+    return TargetSummary(
+        kernel=kernel,
+        measured=len(cells),
+        exempt=int(cells["exempt"].sum()),
+        met=int((cells["meets_target"] & ~cells["exempt"]).sum()),
+        below=frame,
+    )
+
+
+def _known(value: object) -> bool:
+    return value is not None and value == value  # NaN is not equal to itself
+
+
+def below_target_table(summary: TargetSummary) -> pd.DataFrame:
+    """The shapes under the target as a reader sees them, worst first: shape, % of cuBLAS (or the status of a
+    result that did not verify), its interval, both TFLOP/s and the configuration that ran (without its source)."""
+    rows = []
+    for r in summary.below.itertuples(index=False):
+        rows.append({
+            "shape": r.shape,
+            "% of cuBLAS": f"{r.pct_cublas:.1f} %" if _known(r.pct_cublas) else str(r.status),
+            f"{DEFAULT_CONFIDENCE:.0%} interval": (
+                f"{r.interval_low:.1f}-{r.interval_high:.1f} %" if _known(r.interval_low) else ""
+            ),
+            "TFLOP/s": f"{r.tflops:.1f}" if _known(r.tflops) else "",
+            "cuBLAS TFLOP/s": f"{r.cublas_tflops:.1f}",
+            "configuration": str(r.config or "").split(" ")[0],
+        })  # fmt: skip
+    columns = ["shape", "% of cuBLAS", f"{DEFAULT_CONFIDENCE:.0%} interval", "TFLOP/s", "cuBLAS TFLOP/s",
+               "configuration"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
+
+
+def below_target_markdown(summary: TargetSummary) -> str:
+    """The summary as Markdown: its sentence, then a table of the shapes under the target."""
+    table = below_target_table(summary)
+    if table.empty:
+        return f"{summary.sentence}\n\nNo shape that counts is under the target.\n"
+    lines = [summary.sentence, "", "| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+    lines += ["| " + " | ".join(row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def grid_panels(cells: pd.DataFrame, value: str) -> dict[int, pd.DataFrame]:
+    """Per K of the grid, M (rows, GRID_MN order) x N (columns) of one cell column; cells not measured are NaN."""
+    out = {}
+    for k in GRID_K:
+        part = cells[cells["k"] == k]
+        table = pd.DataFrame(index=list(GRID_MN), columns=list(GRID_MN), dtype=object)
+        for r in part.itertuples(index=False):
+            table.at[r.m, r.n] = getattr(r, value)
+        out[k] = table
+    return out

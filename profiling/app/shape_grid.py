@@ -1,0 +1,64 @@
+"""The Benchmark page's shape-grid section: a kernel's % of cuBLAS over the "no shape left behind" grid as a
+heatmap (a panel per K), the target count and the shapes under the target. Shown whenever the chosen results hold a
+grid result, told by their shapes (profiling.analysis.shape_grid.grid_kernels)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from profiling.analysis.shape_grid import (
+    EXEMPT_BELOW_TFLOPS,
+    TARGET_PCT,
+    TargetSummary,
+    below_target_table,
+    grid_cells,
+    grid_kernels,
+    target_summary,
+)
+from profiling.app.cache import FIGURE_ENTRIES, TTL_S
+from profiling.app.ui import safe_md
+from profiling.charts.shape_grid import target_heatmap
+
+
+@st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False)
+def _kernels(document: dict[str, Any]) -> list[str]:
+    return grid_kernels(document)
+
+
+@st.cache_data(ttl=TTL_S, max_entries=32, show_spinner=False)
+def _summary(document: dict[str, Any], kernel: str) -> tuple[TargetSummary, pd.DataFrame]:
+    summary = target_summary(document, kernel)
+    return summary, below_target_table(summary)
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
+def _figure(key: str, _document: dict[str, Any], kernel: str) -> go.Figure:
+    device = (_document.get("device") or {}).get("name")
+    return target_heatmap(grid_cells(_document, kernel), kernel, device)
+
+
+def shape_grid_section(document: dict[str, Any], key: str) -> None:
+    """The grid heatmap, the target count and the shapes under the target of the chosen results (`key` names
+    them for the figure cache); nothing when they hold no grid result."""
+    kernels = _kernels(document)
+    if not kernels:
+        return
+    st.subheader(f"Shape grid: % of cuBLAS against the {TARGET_PCT:.0f} % target")
+    kernel = st.selectbox("Kernel on the grid", kernels, key="grid_target_kernel")
+    summary, below = _summary(document, kernel)
+    st.markdown(safe_md(summary.sentence))
+    st.caption(
+        f"Each cell: the kernel's speed as a % of cuBLAS SGEMM timed in the same run at that M x N x K (median of "
+        f"L2-flushed launches). Red: under {TARGET_PCT:.0f} %; blue: at or over it. Grey: exempt, cuBLAS itself "
+        f"reaches less than {EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s there. Hover a cell for both TFLOP/s and the "
+        "configuration that ran."
+    )
+    st.plotly_chart(_figure(f"{key}:{kernel}", document, kernel), key="grid_target_heatmap")
+    if not below.empty:
+        st.caption(f"Shapes under {TARGET_PCT:.0f} % (not exempt), worst first, with the 95 % bootstrap interval of the % "
+                   "from the per-launch times.")  # fmt: skip
+        st.dataframe(below, hide_index=True, width="stretch")

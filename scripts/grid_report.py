@@ -1,0 +1,72 @@
+"""The shape grid's verdict from bench documents: how many grid shapes reach 90 % of cuBLAS, and the shapes under it
+with the 95 % interval of each % (profiling.analysis.shape_grid), as Markdown; optionally the heatmap as HTML.
+
+    python scripts/grid_report.py --grids                   # one `bench --grid` argument per K (gpu_check.sh grid)
+    python scripts/grid_report.py bench_k333.json bench_k4096.json bench_k8191.json [--kernel sgemm-auto] [--html F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from profiling.analysis.shape_grid import (  # noqa: E402
+    AUTO_KERNEL,
+    below_target_markdown,
+    grid_arguments,
+    grid_cells,
+    grid_kernels,
+    target_summary,
+)
+from profiling.errors import InvalidInput  # noqa: E402
+from profiling.runs.results import load_document, merge_documents  # noqa: E402
+
+
+def report(paths: list[Path], kernel: str, html: Path | None) -> str:
+    """The Markdown summary of `kernel` over the documents merged in order; writes the heatmap to `html` if given."""
+    documents = [load_document(p) for p in paths]
+    document = merge_documents(documents, [p.name for p in paths])
+    kernels = grid_kernels(document)
+    if kernel not in kernels:
+        found = ", ".join(kernels) or "none"
+        raise InvalidInput(
+            f"{kernel} was not measured beside cuBLAS on enough grid shapes (kernels that were: {found})"
+        )
+    device = (document.get("device") or {}).get("name") or "unknown GPU"
+    if html is not None:
+        from profiling.charts.shape_grid import target_heatmap
+
+        target_heatmap(grid_cells(document, kernel), kernel, device).write_html(html, include_plotlyjs=True)
+    runs = ", ".join(
+        f"{p.name} ({d.get('created_utc')}, commit {(d.get('tool') or {}).get('gemmlens_commit')})"
+        for p, d in zip(paths, documents, strict=True)
+    )
+    head = f"{device}: {runs}"
+    return f"{head}\n\n{below_target_markdown(target_summary(document, kernel))}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bench", type=Path, nargs="*", help="bench documents (bench --json), merged in order")
+    parser.add_argument("--grids", action="store_true", help="print one `bench --grid` argument per K and stop")
+    parser.add_argument("--kernel", default=AUTO_KERNEL, help=f"the kernel to judge (default {AUTO_KERNEL})")
+    parser.add_argument("--html", type=Path, help="also write the heatmap to this HTML file")
+    args = parser.parse_args()
+    if args.grids:
+        print("\n".join(grid_arguments()))
+        return 0
+    try:
+        if not args.bench:
+            raise InvalidInput("give the bench documents to read (or --grids)")
+        sys.stdout.write(report(args.bench, args.kernel, args.html))
+    except InvalidInput as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""The "no shape left behind" grid: its shapes, the cells, the 90 % target and its exemptions, the heatmap, the report
+script, the gpu_check.sh stage that measures it (as far as it runs without a GPU) and the Benchmark page's section.
+
+Values are pinned from the committed H100 run results/h100-2026-11-25/splitk_v9/ (bench.json: 8 shapes, bench_auto.json:
+12 shapes; 19 of the 20 are grid shapes, 1024^3 is not).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from profiling import usecases
+from profiling.abtest import ab_summary
+from profiling.analysis.shape_grid import (
+    GRID_K,
+    GRID_MN,
+    GRID_SHAPES,
+    below_target_markdown,
+    below_target_table,
+    grid_arguments,
+    grid_cells,
+    grid_kernels,
+    holds_shape_grid,
+    target_summary,
+)
+from profiling.app import bundles
+from profiling.charts.shape_grid import target_heatmap
+from profiling.gpu.jobs import BenchSettings, parse_grid
+from profiling.runs.results import load_document, merge_documents
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "results" / "h100-2026-11-25" / "splitk_v9"
+BENCH, AUTO = load_document(RUN / "bench.json"), load_document(RUN / "bench_auto.json")
+BOTH = merge_documents([BENCH, AUTO], ["bench.json", "bench_auto.json"])
+GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
+
+
+def cell(cells, m: int, n: int, k: int) -> dict:
+    (row,) = cells[(cells["m"] == m) & (cells["n"] == n) & (cells["k"] == k)].to_dict("records")
+    return row
+
+
+def test_the_grid_is_the_issue_s_108_shapes_and_the_stage_asks_for_exactly_them() -> None:
+    assert GRID_MN == (64, 127, 333, 1024, 2048, 4096) and GRID_K == (333, 4096, 8191)
+    assert len(GRID_SHAPES) == len(set(GRID_SHAPES)) == 108
+    per_k = [parse_grid(text) for text in grid_arguments()]
+    assert [len(shapes) for shapes in per_k] == [36, 36, 36]
+    assert [{s.k for s in shapes} for shapes in per_k] == [{333}, {4096}, {8191}]
+    assert {s for shapes in per_k for s in shapes} == set(GRID_SHAPES)
+
+
+def test_cells_pair_each_result_with_the_cublas_run_beside_it() -> None:
+    cells = grid_cells(BOTH, "sgemm-auto")
+    assert len(cells) == 19  # 1024x1024x1024 is not a grid shape
+    worst = cell(cells, 333, 4096, 4096)
+    assert round(worst["pct_cublas"], 1) == 68.6 and round(worst["cublas_tflops"], 1) == 38.5
+    assert worst["config"].startswith("v9-regdb-128x128x16-w64x32-t8x8-s3") and not worst["exempt"]
+    assert not worst["meets_target"]
+    # cuBLAS under 10 TFLOP/s: exempt, whatever the kernel does (6.36 and 8.78 TFLOP/s)
+    assert cell(cells, 1024, 127, 333)["exempt"] and cell(cells, 127, 127, 4096)["exempt"]
+    # 13.75 TFLOP/s: counts; 89.83 % is under 90 %, 96.4 % meets it
+    assert not cell(cells, 127, 127, 8191)["exempt"]
+    assert not cell(cells, 127, 4096, 4096)["meets_target"] and cell(cells, 2048, 1024, 8191)["meets_target"]
+    # The files merged the other way round give the same cells: each result takes the cuBLAS of its own run.
+    swapped = grid_cells(merge_documents([AUTO, BENCH], ["a", "b"]), "sgemm-auto")
+    key = ["m", "n", "k"]
+    assert swapped.sort_values(key).reset_index(drop=True).equals(cells.sort_values(key).reset_index(drop=True))
+
+
+def test_a_result_without_a_cublas_run_before_it_has_no_cell() -> None:
+    moved = copy.deepcopy(BENCH)
+    cublas = [r for r in moved["results"] if r["kernel"] == "cublas"]
+    others = [r for r in moved["results"] if r["kernel"] != "cublas"]
+    moved["results"] = others + cublas  # each cuBLAS now after the kernels of its shape
+    assert grid_cells(moved, "sgemm-auto").empty and not holds_shape_grid(moved)
+
+
+def test_a_grid_result_is_told_by_its_shapes() -> None:
+    assert holds_shape_grid(BOTH) and grid_kernels(BOTH)[0] == "sgemm-auto"
+    assert "v8-splitk" in grid_kernels(BOTH)  # 8 grid shapes in bench.json
+    for bundle in bundles.discover_bundles():
+        document = bundles.load_bench(bundle)
+        assert holds_shape_grid(document) == (bundle.name == "h100-2026-11-25/splitk_v9"), bundle.name
+
+
+def test_the_summary_counts_the_target_and_lists_the_shapes_under_it() -> None:
+    summary = target_summary(BOTH, "sgemm-auto")
+    assert (summary.measured, summary.exempt, summary.met, summary.not_measured) == (19, 5, 3, 89)
+    assert summary.sentence == (
+        "sgemm-auto reaches 90 % of cuBLAS at 3 of 14 shapes where cuBLAS reaches 10 TFLOP/s "
+        "(5 shapes exempt below that; 89 of the grid's 108 shapes not measured)."
+    )
+    table = below_target_table(summary)
+    assert list(table["shape"]) == [
+        "333x4096x4096", "333x333x8191", "64x4096x4096", "1024x1024x4096", "127x127x8191", "4096x333x4096",
+        "4096x127x8191", "1024x1024x8191", "4096x64x4096", "333x4096x8191", "127x4096x4096",
+    ]  # fmt: skip
+    first, last = table.iloc[0].to_dict(), table.iloc[-1].to_dict()
+    assert first == {"shape": "333x4096x4096", "% of cuBLAS": "68.6 %", "95% interval": "68.5-68.8 %",
+                     "TFLOP/s": "26.4", "cuBLAS TFLOP/s": "38.5",
+                     "configuration": "v9-regdb-128x128x16-w64x32-t8x8-s3"}  # fmt: skip
+    assert (last["% of cuBLAS"], last["95% interval"]) == ("89.8 %", "89.0-90.4 %")  # its interval reaches 90
+    markdown = below_target_markdown(summary)
+    assert markdown.startswith(summary.sentence) and "| 127x127x8191 | 79.0 % | 76.2-81.1 % | 10.9 | 13.8 |" in markdown
+
+
+def test_the_interval_is_the_one_of_the_time_ratio() -> None:
+    """The % interval is 100 / the time ratio's interval, the same bootstrap as scripts/ratio_table.py."""
+    ratio = ab_summary(BENCH, "cublas", "sgemm-auto", paired=False, threshold_pct=2.0)
+    row = ratio[ratio["size"] == "127x127x8191"].iloc[0]
+    assert row["interval"] == "+26.6 % [+23.2, +31.3]"  # as in results/h100-2026-11-25/splitk_v9/ratios.md
+    below = target_summary(BENCH, "sgemm-auto").below.set_index("shape")
+    assert round(100 / row["B/A"], 1) == round(below.at["127x127x8191", "pct_cublas"], 1) == 79.0
+    assert (round(below.at["127x127x8191", "interval_low"], 1), round(below.at["127x127x8191", "interval_high"], 1)) == (
+        76.2, 81.1,
+    )  # fmt: skip
+
+
+def test_a_result_that_did_not_verify_counts_against_the_target() -> None:
+    broken = copy.deepcopy(BOTH)
+    row = next(
+        r for r in broken["results"] if r["kernel"] == "sgemm-auto" and (r["m"], r["n"], r["k"]) == (2048, 1024, 8191)
+    )
+    row["status"], row["error"] = "wrong", "max relative error 1.2e-01 above tolerance"  # bad input: made by hand
+    summary = target_summary(broken, "sgemm-auto")
+    assert summary.met == 2
+    assert below_target_table(summary).iloc[0].to_dict()["% of cuBLAS"] == "wrong"
+    figure = target_heatmap(grid_cells(broken, "sgemm-auto"), "sgemm-auto")
+    panel = next(t for t in figure.data if t.type == "heatmap" and t.name == "K = 8191")
+    i, j = GRID_MN.index(2048), GRID_MN.index(1024)
+    assert panel.text[i][j] == "wrong" and panel.z[i][j] == 50.0  # the low end of the colour scale
+    assert "did not verify" in {t.name for t in figure.data if t.type == "scatter"}
+
+
+def test_the_heatmap_reads() -> None:
+    figure = target_heatmap(grid_cells(BOTH, "sgemm-auto"), "sgemm-auto", "NVIDIA H100 80GB HBM3")
+    layout = figure.layout
+    assert layout.title.text == (
+        "sgemm-auto: % of cuBLAS SGEMM per shape (target 90 %)"
+        "<br><sup>NVIDIA H100 80GB HBM3, each cell against cuBLAS timed in the same run</sup>"
+    )
+    assert [a.text for a in layout.annotations] == ["K = 333", "K = 4096", "K = 8191"]
+    assert [layout[f"xaxis{i}"].title.text for i in ("", 2, 3)] == ["N (columns of C)"] * 3
+    assert layout.yaxis.title.text == "M (rows of C)" and list(layout.yaxis.categoryarray) == [str(v) for v in GRID_MN]
+    scale = layout.coloraxis
+    assert (scale.cmin, scale.cmax) == (50.0, 130.0)  # the 90 % target in the middle
+    assert list(scale.colorbar.ticktext) == ["≤ 50", "70", "90 target", "110", "≥ 130"]
+    assert scale.colorbar.title.text == "% of cuBLAS SGEMM (same run)"
+    panels = {t.name: t for t in figure.data if t.type == "heatmap" and t.name.startswith("K = ")}
+    backs = [t for t in figure.data if t.type == "heatmap" and t.name == "exempt or not measured"]
+    row, col = GRID_MN.index, GRID_MN.index
+    k4096 = panels["K = 4096"]
+    assert k4096.text[row(333)][col(4096)] == "69" and k4096.z[row(333)][col(4096)] == pytest.approx(68.62, abs=0.01)
+    assert k4096.text[row(127)][col(4096)] == "89.8"  # one decimal: rounding would show the target
+    assert panels["K = 8191"].text[row(64)][col(64)] == ""  # exempt: drawn grey behind, with its value
+    k8191_back = backs[2]
+    assert k8191_back.text[row(64)][col(64)] == "134" and k8191_back.z[row(64)][col(64)] == 1.0
+    assert backs[0].text[row(4096)][col(4096)] == "–" and backs[0].z[row(4096)][col(4096)] == 0.0
+    assert [t.name for t in figure.data if t.type == "scatter"] == [
+        "exempt: cuBLAS under 10 TFLOP/s", "– not measured"
+    ]  # fmt: skip
+    assert "exempt: cuBLAS under 10 TFLOP/s" in k8191_back.customdata[row(64)][col(64)]
+
+
+def script(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "grid_report.py"), *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)  # fmt: skip
+
+
+def test_the_report_script(tmp_path: Path) -> None:
+    grids = script("--grids")
+    assert grids.returncode == 0 and grids.stdout.splitlines() == grid_arguments()
+    html = tmp_path / "grid.html"
+    done = script(str(RUN / "bench.json"), str(RUN / "bench_auto.json"), "--html", str(html))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == ("NVIDIA H100 80GB HBM3: bench.json (2026-11-25T17:41:51Z, commit 6d6819c), "
+                        "bench_auto.json (2026-11-25T17:44:37Z, commit 8c49902)")  # fmt: skip
+    assert lines[2] == target_summary(BOTH, "sgemm-auto").sentence
+    assert "K = 8191" in html.read_text()
+    missing = script(str(tmp_path / "bench_k333.json"))
+    assert (
+        missing.returncode == 2
+        and missing.stderr.startswith("error: cannot read")
+        and "Traceback" not in missing.stderr
+    )
+    none = script(str(ROOT / "results" / "h100-2026-11-24" / "splitk" / "bench.json"))
+    assert none.returncode == 2 and "not measured beside cuBLAS on enough grid shapes" in none.stderr
+
+
+def test_the_gpu_check_grid_stage_plans_its_324_results() -> None:
+    """The kernels the stage names, over the stage's grids: 3 x 108 tasks, each shape's cuBLAS first."""
+    assert GRID_STAGE, "scripts/gpu_check.sh has no grid stage"
+    body = GRID_STAGE.group(1)
+    kernels = re.search(r'--kernels "\$\{GRID_KERNELS:-([^}]+)\}"', body).group(1).split(",")
+    assert kernels == ["cublas", "sgemm-auto", "v9-regdb"] and "--repeats 30" in body and "--no-flush" not in body
+    tasks = []
+    for text in grid_arguments():
+        tasks += usecases.plan_benchmark(kernels, parse_grid(text), BenchSettings(repeats=30)).job.tasks
+    assert len(tasks) == 324 and [t.kernel for t in tasks[:3]] == kernels
+    assert all(t.kernel == "cublas" for t in tasks[0::3])
+
+
+def test_the_gpu_check_grid_stage_runs_without_a_gpu(tmp_path: Path) -> None:
+    """The stage as the device runs it, here without a GPU: each K's bench gets as far as starting the worker, and
+    every file it promises is there."""
+    env = dict(os.environ, OUT=str(tmp_path), PY=sys.executable, GEMMLENS_COMMIT="test", PATH=os.environ["PATH"])
+    done = subprocess.run(["bash", "scripts/gpu_check.sh", "grid"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    grid = tmp_path / "grid"
+    for k in GRID_K:
+        log = (grid / f"bench_k{k}.log").read_text()
+        assert "starting the GPU worker for 108 kernel/size runs" in log and "exit=" in log
+    assert (grid / "env.txt").is_file() and (grid / "grid_summary.md").is_file()
+    assert "grid       ok rows: 0 of 324" in done.stdout
+
+
+def summary_line(document: dict, kernel: str) -> str:
+    return target_summary(document, kernel).sentence
+
+
+def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    for bundle, shown in (("h100-2026-11-25/splitk_v9", True), ("h200-2026-11-22", False)):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.session_state["bundle"] = bundle
+        at.run()
+        at.switch_page("pages/2_Benchmark.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        headers = [h.value for h in at.subheader]
+        assert ("Shape grid: % of cuBLAS against the 90 % target" in headers) == shown, bundle
+        if not shown:
+            continue
+        assert at.selectbox(key="grid_target_kernel").value == "sgemm-auto"
+        shown = [m.value.replace("\\", "") for m in at.markdown]  # as read: Markdown escapes removed
+        assert summary_line(BOTH, "sgemm-auto") in shown
+        figures = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        heat = next(f for f in figures if "per shape" in f["layout"]["title"]["text"])
+        assert [a["text"] for a in heat["layout"]["annotations"]] == ["K = 333", "K = 4096", "K = 8191"]
+        below = at.dataframe[-1].value
+        assert list(below["shape"][:2]) == ["333x4096x4096", "333x333x8191"]
+        at.selectbox(key="grid_target_kernel").set_value("v8-splitk").run()
+        assert summary_line(BOTH, "v8-splitk") in [m.value.replace("\\", "") for m in at.markdown]
