@@ -42,6 +42,12 @@ ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "results" / "h100-2026-11-25" / "splitk_v9"
 BENCH, AUTO = load_document(RUN / "bench.json"), load_document(RUN / "bench_auto.json")
 BOTH = merge_documents([BENCH, AUTO], ["bench.json", "bench_auto.json"])
+SQUARE = merge_documents(
+    [load_document(p) for p in sorted((ROOT / "results" / "h100-2026-11-25" / "grid_square").glob("bench*.json"))],
+    ["bench_2048_4096.json", "bench_64_to_1024.json"],
+)
+"""The square cells M = N of the grid, K in {333, 4096, 8191}: sgemm-auto and cuBLAS, one H100 session, 18 shapes."""
+GRID_BUNDLES = {"h100-2026-11-25/splitk_v9", "h100-2026-11-25/grid_square"}
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
 
@@ -90,7 +96,7 @@ def test_a_grid_result_is_told_by_its_shapes() -> None:
     assert "v8-splitk" in grid_kernels(BOTH)  # 8 grid shapes in bench.json
     for bundle in bundles.discover_bundles():
         document = bundles.load_bench(bundle)
-        assert holds_shape_grid(document) == (bundle.name == "h100-2026-11-25/splitk_v9"), bundle.name
+        assert holds_shape_grid(document) == (bundle.name in GRID_BUNDLES), bundle.name
 
 
 def test_the_summary_counts_the_target_and_lists_the_shapes_under_it() -> None:
@@ -112,6 +118,22 @@ def test_the_summary_counts_the_target_and_lists_the_shapes_under_it() -> None:
     assert (last["% of cuBLAS"], last["95% interval"]) == ("89.8 %", "89.0-90.4 %")  # its interval reaches 90
     markdown = below_target_markdown(summary)
     assert markdown.startswith(summary.sentence) and "| 127x127x8191 | 79.0 % | 76.2-81.1 % | 10.9 | 13.8 |" in markdown
+
+
+def test_the_square_cells_of_the_grid() -> None:
+    """As results/h100-2026-11-25/README.md reads them off the run: 1024x1024x333 78.6 %, 127x127x8191 80.3 %."""
+    summary = target_summary(SQUARE, "sgemm-auto")
+    assert (summary.measured, summary.exempt, summary.met) == (18, 6, 8)
+    table = below_target_table(summary)
+    assert [tuple(r) for r in table[["shape", "% of cuBLAS", "95% interval"]].itertuples(index=False)] == [
+        ("333x333x4096", "62.4 %", "61.4-63.3 %"),
+        ("1024x1024x333", "78.6 %", "76.5-81.3 %"),
+        ("127x127x8191", "80.3 %", "76.5-83.6 %"),
+        ("333x333x8191", "86.0 %", "84.6-87.0 %"),
+    ]
+    cells = grid_cells(SQUARE, "sgemm-auto")
+    assert set(cells["m"] == cells["n"]) == {True}
+    assert round(cell(cells, 4096, 4096, 8191)["pct_cublas"], 1) == 99.4 and cell(cells, 64, 64, 8191)["exempt"]
 
 
 def test_the_interval_is_the_one_of_the_time_ratio() -> None:
