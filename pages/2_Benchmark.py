@@ -95,7 +95,7 @@ st.caption("Colour = kernel family (blue: SGEMM ladder, orange: beyond it, purpl
            "study), darker = later step; dashed = the cuBLAS reference of that panel.")  # fmt: skip
 st.plotly_chart(cache.tflops_figure(results), key="tflops")
 st.plotly_chart(cache.pct_cublas_figure(results), key="pct_cublas")
-shape_grid.shape_grid_section(document, f"{source}:{document.get('created_utc')}")
+shape_grid.shape_grid_section(document, f"{source}:{document.created_utc}")
 
 with st.expander("Save this run to the store (Review page)"):
     with st.form("save_bench"):

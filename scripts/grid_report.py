@@ -35,13 +35,13 @@ def report(paths: list[Path], kernel: str, html: Path | None) -> str:
         raise InvalidInput(
             f"{kernel} was not measured beside cuBLAS on enough grid shapes (kernels that were: {found})"
         )
-    device = (document.get("device") or {}).get("name") or "unknown GPU"
+    device = document.device_name or "unknown GPU"
     if html is not None:
         from profiling.charts.shape_grid import target_heatmap
 
         target_heatmap(grid_cells(document, kernel), kernel, device).write_html(html, include_plotlyjs=True)
     runs = ", ".join(
-        f"{p.name} ({d.get('created_utc')}, commit {(d.get('tool') or {}).get('gemmlens_commit')})"
+        f"{p.name} ({d.created_utc}, commit {d.tool.get('gemmlens_commit')})"
         for p, d in zip(paths, documents, strict=True)
     )
     head = f"{device}: {runs}"

@@ -7,7 +7,7 @@ Values are pinned from the committed H100 run results/h100-2026-11-25/splitk_v9/
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import json
 import os
 import re
@@ -37,6 +37,7 @@ from profiling.app import bundles
 from profiling.charts.shape_grid import target_heatmap
 from profiling.gpu.jobs import BenchSettings, parse_grid
 from profiling.runs.results import load_document, merge_documents
+from profiling.shape import Shape
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "results" / "h100-2026-11-25" / "splitk_v9"
@@ -84,10 +85,9 @@ def test_cells_pair_each_result_with_the_cublas_run_beside_it() -> None:
 
 
 def test_a_result_without_a_cublas_run_before_it_has_no_cell() -> None:
-    moved = copy.deepcopy(BENCH)
-    cublas = [r for r in moved["results"] if r["kernel"] == "cublas"]
-    others = [r for r in moved["results"] if r["kernel"] != "cublas"]
-    moved["results"] = others + cublas  # each cuBLAS now after the kernels of its shape
+    cublas = [r for r in BENCH.results if r.kernel == "cublas"]
+    others = [r for r in BENCH.results if r.kernel != "cublas"]
+    moved = dataclasses.replace(BENCH, results=others + cublas)  # each cuBLAS now after the kernels of its shape
     assert grid_cells(moved, "sgemm-auto").empty and not holds_shape_grid(moved)
 
 
@@ -149,11 +149,12 @@ def test_the_interval_is_the_one_of_the_time_ratio() -> None:
 
 
 def test_a_result_that_did_not_verify_counts_against_the_target() -> None:
-    broken = copy.deepcopy(BOTH)
-    row = next(
-        r for r in broken["results"] if r["kernel"] == "sgemm-auto" and (r["m"], r["n"], r["k"]) == (2048, 1024, 8191)
-    )
-    row["status"], row["error"] = "wrong", "max relative error 1.2e-01 above tolerance"  # bad input: made by hand
+    target = Shape(2048, 1024, 8191)
+    broken = dataclasses.replace(BOTH, results=[
+        dataclasses.replace(r, status="wrong", error="max relative error 1.2e-01 above tolerance")  # made by hand
+        if r.kernel == "sgemm-auto" and r.shape == target else r
+        for r in BOTH.results
+    ])  # fmt: skip
     summary = target_summary(broken, "sgemm-auto")
     assert summary.met == 2
     assert below_target_table(summary).iloc[0].to_dict()["% of cuBLAS"] == "wrong"

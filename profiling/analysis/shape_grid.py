@@ -9,14 +9,13 @@ nearest cuBLAS result before it at that shape.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
 from kernels.catalog import reference_ids
 from profiling.runs.records import BenchResult
+from profiling.runs.results import ResultsDocument
 from profiling.runs.verdict import DEFAULT_CONFIDENCE, bootstrap_ratio
 from profiling.shape import Shape
 
@@ -46,14 +45,13 @@ def grid_arguments() -> list[str]:
     return [f"M={mn},N={mn},K={k}" for k in GRID_K]
 
 
-def _pairs(document: Mapping[str, Any], kernel: str) -> list[tuple[BenchResult, BenchResult]]:
+def _pairs(document: ResultsDocument, kernel: str) -> list[tuple[BenchResult, BenchResult]]:
     """(kernel's result, the cuBLAS result of its run) at each grid shape, the kernel's first result there."""
     reference = reference_ids()[SGEMM]
     on_grid = set(GRID_SHAPES)
     last_reference: dict[Shape, BenchResult] = {}
     found: dict[Shape, tuple[BenchResult, BenchResult]] = {}
-    for row in document.get("results") or []:
-        result = BenchResult.from_dict(row)
+    for result in document.results:
         if result.shape not in on_grid:
             continue
         if result.kernel == reference:
@@ -65,7 +63,7 @@ def _pairs(document: Mapping[str, Any], kernel: str) -> list[tuple[BenchResult, 
     return [found[s] for s in GRID_SHAPES if s in found]
 
 
-def grid_cells(document: Mapping[str, Any], kernel: str) -> pd.DataFrame:
+def grid_cells(document: ResultsDocument, kernel: str) -> pd.DataFrame:
     """One row per grid shape where `kernel` ran beside a verified cuBLAS (CELL_COLUMNS, in grid order): its
     status, configuration, TFLOP/s, cuBLAS's TFLOP/s, % of cuBLAS (None unless it verified), whether the shape is
     exempt and whether it meets the target."""
@@ -82,11 +80,11 @@ def grid_cells(document: Mapping[str, Any], kernel: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=CELL_COLUMNS)
 
 
-def grid_kernels(document: Mapping[str, Any]) -> list[str]:
+def grid_kernels(document: ResultsDocument) -> list[str]:
     """The kernels measured beside cuBLAS at MIN_GRID_SHAPES or more grid shapes: sgemm-auto first, then by the
     number of shapes (most first), then in the document's order. Empty: the document holds no grid result."""
     reference = reference_ids()[SGEMM]
-    names = [r.get("kernel") for r in document.get("results") or [] if r.get("kernel") != reference]
+    names = [r.kernel for r in document.results if r.kernel != reference]
     counts: dict[str, int] = {}
     for name in dict.fromkeys(names):
         shapes = len(_pairs(document, name))
@@ -96,7 +94,7 @@ def grid_kernels(document: Mapping[str, Any]) -> list[str]:
     return sorted(order, key=lambda name: (name != AUTO_KERNEL, -counts[name], order.index(name)))
 
 
-def holds_shape_grid(document: Mapping[str, Any]) -> bool:
+def holds_shape_grid(document: ResultsDocument) -> bool:
     """Whether a results document holds a grid result (told by its shapes): some kernel measured beside cuBLAS at
     MIN_GRID_SHAPES or more shapes of the grid."""
     return bool(grid_kernels(document))
@@ -138,7 +136,7 @@ BELOW_COLUMNS = ["shape", "pct_cublas", "interval_low", "interval_high", "tflops
                  "config"]  # fmt: skip
 
 
-def target_summary(document: Mapping[str, Any], kernel: str, confidence: float = DEFAULT_CONFIDENCE) -> TargetSummary:
+def target_summary(document: ResultsDocument, kernel: str, confidence: float = DEFAULT_CONFIDENCE) -> TargetSummary:
     """Count the grid shapes that meet the target and list those under it with the `confidence` interval of the
     % of cuBLAS (percentile bootstrap of the per-launch times, profiling.runs.verdict.bootstrap_ratio)."""
     pairs = _pairs(document, kernel)

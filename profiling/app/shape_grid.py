@@ -4,8 +4,6 @@ grid result, told by their shapes (profiling.analysis.shape_grid.grid_kernels)."
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -22,26 +20,26 @@ from profiling.analysis.shape_grid import (
 from profiling.app.cache import FIGURE_ENTRIES, TTL_S
 from profiling.app.ui import safe_md
 from profiling.charts.shape_grid import target_heatmap
+from profiling.runs.results import ResultsDocument
 
 
 @st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False)
-def _kernels(document: dict[str, Any]) -> list[str]:
+def _kernels(document: ResultsDocument) -> list[str]:
     return grid_kernels(document)
 
 
 @st.cache_data(ttl=TTL_S, max_entries=32, show_spinner=False)
-def _summary(document: dict[str, Any], kernel: str) -> tuple[TargetSummary, pd.DataFrame]:
+def _summary(document: ResultsDocument, kernel: str) -> tuple[TargetSummary, pd.DataFrame]:
     summary = target_summary(document, kernel)
     return summary, below_target_table(summary)
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
-def _figure(key: str, _document: dict[str, Any], kernel: str) -> go.Figure:
-    device = (_document.get("device") or {}).get("name")
-    return target_heatmap(grid_cells(_document, kernel), kernel, device)
+def _figure(key: str, _document: ResultsDocument, kernel: str) -> go.Figure:
+    return target_heatmap(grid_cells(_document, kernel), kernel, _document.device_name)
 
 
-def shape_grid_section(document: dict[str, Any], key: str) -> None:
+def shape_grid_section(document: ResultsDocument, key: str) -> None:
     """The grid heatmap, the target count and the shapes under the target of the chosen results (`key` names
     them for the figure cache); nothing when they hold no grid result."""
     kernels = _kernels(document)
