@@ -491,7 +491,9 @@ grid)
   # each ratio). One bench per K, so a stopped run loses one K, not the grid. Lands in $OUT/grid/: bench_k<K>.json,
   # .txt and .log per K, ratios_k<K>.md (every ratio with its interval), env.txt (nvidia-smi before and after),
   # grid_summary.md (the shapes under 90 % of cuBLAS, from all three).
-  # About 3 minutes on an H100 (324 results, most of it worker start-up, compiles and verification).
+  # About 3 minutes on an H100: 324 results at roughly 0.4-0.5 s each (verification, 33 launches, NVML) plus a
+  # worker start and the NVRTC compiles per K (the square cells, 24 results, took under 30 s with start-up);
+  # at most 3 x 170 s. Needs pandas, not plotly (scripts/grid_report.py --html draws the heatmap elsewhere).
   stage grid
   G="$OUT/grid"; mkdir -p "$G"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$G/env.txt" 2>&1

@@ -279,3 +279,25 @@ def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(monkeypatc
         assert list(below["shape"][:2]) == ["333x4096x4096", "333x333x8191"]
         at.selectbox(key="grid_target_kernel").set_value("v8-splitk").run()
         assert summary_line(BOTH, "v8-splitk") in [m.value.replace("\\", "") for m in at.markdown]
+
+
+BLOCK_PLOTLY = """
+import runpy, sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("plotly", "streamlit"):
+            raise ImportError(f"{name} is not installed on the GPU machines")
+sys.meta_path.insert(0, Block())
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_the_stage_s_scripts_run_without_plotly_or_streamlit() -> None:
+    """The GPU machines have pandas but neither plotly nor streamlit: the summary and the ratio tables the grid stage
+    writes there must not need them."""
+    files = [str(RUN / "bench.json"), str(RUN / "bench_auto.json")]
+    for name, args in (("grid_report.py", files), ("grid_report.py", ["--grids"]), ("ratio_table.py", files[:1])):
+        done = subprocess.run([sys.executable, "-c", BLOCK_PLOTLY, str(ROOT / "scripts" / name), *args],
+                              capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+        assert done.returncode == 0 and done.stdout, (name, done.stderr[-500:])
