@@ -407,6 +407,25 @@ async def first_visit_scenario(apps: list[str], runs: int, db_path: Path, extra_
     return out
 
 
+async def page_cpu_scenario(server: Any, repeats: int) -> dict[str, Any]:
+    """One person visits each page `repeats` times in a row on a warm server; the server's CPU milliseconds per visit
+    of each page (the mean over the visits). Visits are one at a time, so each CPU delta is that page's own cost: a
+    figure the other load on a shared machine inflates far less than wall time."""
+    per_page: dict[str, float] = {}
+    async with Person(server.base) as person:
+        await person.visit()
+        for page in list(person.pages):
+            await person.visit(page)  # a first visit of the session fills its caches
+            before = server.memory.cpu_s()  # counted in clock ticks (10 ms): the mean over the visits, not each
+            for _ in range(repeats):
+                await person.visit(page)
+            per_page[page] = round(1000 * (server.memory.cpu_s() - before) / repeats, 1)
+        errors = len(person.errors)
+    return {"scenario": f"server CPU per visit ({repeats} visits per page, one person)", "app": server.app,
+            "cpu_ms_by_page": per_page, "cpu_ms_mean_page": round(statistics.mean(per_page.values()), 1),
+            "errors": errors, "load": load()}  # fmt: skip
+
+
 def postgres_url() -> tuple[str, Any]:
     """A PostgreSQL store for the processes scenario: GEMMLENS_TEST_PG_URL, else a throwaway server of
     .ci/postgres.sh; (url, how to stop it)."""
@@ -581,11 +600,20 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
         apps = ["gemmlens", "minimal"] if args.reference else ["gemmlens"]
         if args.first_visits and not args.url:
             report(await first_visit_scenario(apps, args.first_visits, db_path, args.server_arg))
-        if args.people or not args.no_upload or args.watch:
+        if args.people or not args.no_upload or args.watch or args.page_cpu:
             servers = [Server(app, args, db_path) for app in apps]
             for server in servers:
                 await server.warm_up()
         ours = servers[0] if servers else None
+        if args.page_cpu:
+            runs = [await page_cpu_scenario(server, args.page_cpu) for server in servers]
+            for run in runs:
+                report(run)
+            if len(runs) == 2:
+                ref = runs[1]["cpu_ms_by_page"]
+                report({"scenario": "server CPU per visit: GEMM Lens / minimal app", "load": load(),
+                        "ratio_by_page": {k: round(v / ref[k], 1) for k, v in runs[0]["cpu_ms_by_page"].items()
+                                          if ref.get(k)}})  # fmt: skip
         for people in args.people:
             runs = []
             for server in servers:  # back to back, so both see the same load on a shared machine
@@ -691,6 +719,13 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="N",
         help="also tour behind nginx with N Streamlit processes on one PostgreSQL store, e.g. --processes 1 2",
+    )
+    parser.add_argument(
+        "--page-cpu",
+        type=int,
+        default=0,
+        metavar="N",
+        help="server CPU ms per visit of each page, N visits per page by one person (0: skip)",
     )
     parser.add_argument("--process-people", type=int, default=40, help="people in the processes scenario")
     parser.add_argument("--process-rounds", type=int, default=1, help="rounds of the process counts, in turn")
