@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
 import threading
 import time
@@ -34,8 +35,10 @@ def connected_sessions() -> int | None:
         return None
 
 
+@functools.cache
 def malloc_trim() -> Callable[[int], int] | None:
-    """glibc's malloc_trim, or None where there is no glibc (macOS, musl, Windows)."""
+    """glibc's malloc_trim, or None where there is no glibc (macOS, musl, Windows). Looked up once per process:
+    find_library runs `ldconfig -p` in a child process, and app.py calls start_trimming on every page run."""
     name = ctypes.util.find_library("c")
     if not name:
         return None
