@@ -6,10 +6,9 @@ import streamlit as st
 
 from profiling.app import admin, auth, bundles, cache, device_view, permalink, state, store_cache, tables, ui
 from profiling.app.comments_view import comments_section
-from profiling.app.review_view import delete_run_button, listed_runs, review_comparison
+from profiling.app.review_view import RUNS_SHOWN, delete_run_button, listed_runs, review_comparison
 from profiling.app.saving import save_runs_button
 from profiling.errors import GemmLensError
-from profiling.runs import review
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
 from profiling.runs.export import MAX_IMPORT_MB, read_runs_upload
 
@@ -50,24 +49,22 @@ if not summaries:
     admin.admin_section(store, who)
     st.stop()
 
-runs = review.runs_frame(summaries)
+runs = store_cache.runs_frame(store, RUNS_SHOWN)
 st.subheader("Runs")
 FILTERS = {"device": "Device", "kernel": "Kernel", "label": "Label", "author": "Author", "since": "Since (YYYY-MM-DD)"}
 filters = {name: column.text_input(FILTERS[name], key=permalink.bind(name, f"f_{name}"))
            for column, name in zip(st.columns(5), FILTERS, strict=True)}  # fmt: skip
 try:
-    shown = review.filter_runs(runs, **{k: v.strip() or None for k, v in filters.items()})
+    table, ids = store_cache.runs_shown(store, RUNS_SHOWN, **{k: v.strip() or None for k, v in filters.items()})
 except GemmLensError as exc:
     ui.show_error(exc)
-    shown = runs
-st.dataframe(tables.display(tables.runs_table(shown)), hide_index=True, width="stretch")
-ids = [int(i) for i in shown["id"]]
+    table, ids = store_cache.runs_shown(store, RUNS_SHOWN)
+st.dataframe(table, hide_index=True, width="stretch")
 names = {int(r.id): f"#{r.id} {r.label}" for r in runs.itertuples()}
 if not ids:
     st.stop()
 
-results = store_cache.results_frame(store, ids)
-pair = tables.comparable_pair(results)  # default: the two runs with the most kernel/size pairs in common
+pair, kernels = store_cache.review_defaults(store, ids)  # default: the two runs with most kernel/size pairs in common
 tab_cmp, tab_dev, tab_open, tab_hist = permalink.tabs("tab", "review_tab", ["Compare", "By device", "Open / delete",
                                                                           "History"])  # fmt: skip
 with tab_cmp:
@@ -99,21 +96,20 @@ with tab_dev:  # the Compare tab's runs by default: a mixed cluster run alone, o
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key=permalink.bind_run("open", "open_run", ids))
     run = store_cache.read_run(store, open_id)
-    st.dataframe(tables.display(tables.run_info_table(run)), hide_index=True, width="stretch")
-    st.dataframe(tables.display(tables.run_results_table(run)), hide_index=True, width="stretch")
+    info, results = cache.run_tables(run)
+    st.dataframe(info, hide_index=True, width="stretch")
+    st.dataframe(results, hide_index=True, width="stretch")
     delete_run_button(store, open_id, len(run.results), who)
     comments_section(store, run, who)
 with tab_hist:
-    kernels = sorted(results["kernel"].dropna().unique())
     if kernels:
         h1, h2 = st.columns(2)
         kernel = h1.selectbox("Kernel", kernels, key=permalink.bind("history_kernel", "hist_kernel", kernels))
         metric = h2.selectbox("Metric", [m.key for m in METRICS], format_func=tables.metric_label,
                               key=permalink.bind("metric", "hist_metric", METRIC_BY_KEY))  # fmt: skip
-        history = review.kernel_history(results, kernel, metric=metric)
-        st.plotly_chart(cache.history_figure(history, kernel, metric), key="history")
-        label = METRIC_BY_KEY[metric].label
-        st.dataframe(tables.display(tables.history_table(history, label)), hide_index=True, width="stretch")
+        history = store_cache.history(store, ids, kernel, metric)
+        st.plotly_chart(history.figure, key="history")
+        st.dataframe(history.table, hide_index=True, width="stretch")
 
 permalink.publish("review")
 admin.admin_section(store, who)  # admins only: the trash and the audit log

@@ -6,11 +6,13 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from profiling import usecases
+from profiling import charts, usecases
 from profiling.app import bundles, cache, upload_parse
 from profiling.runs.export import export_runs_json
 from profiling.runs.store import RunStore
@@ -171,3 +173,29 @@ def test_the_modules_warmed_after_the_first_page_exist() -> None:
 
     for name in warm.WARM_MODULES:
         importlib.import_module(name)
+
+
+def test_a_cached_figure_builds_its_dict_form_once_and_sends_the_same_json() -> None:
+    frame = cache.bench_frame(bundles.load_bench(BUNDLE))
+    fig = cache.tflops_figure(frame)
+    assert isinstance(fig, cache.SharedFigure)
+    assert fig.to_dict() is fig.to_dict()  # built once: no deep copy per visit
+    plain = charts.tflops_figure(frame)  # the figure as st.plotly_chart received it before
+    assert type(plain) is go.Figure
+    assert pio.to_json(fig.to_dict(), validate=False) == pio.to_json(plain.to_dict(), validate=False)
+
+
+def test_a_review_visit_reads_the_store_revision_once(monkeypatch, tmp_path: Path) -> None:
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    store.import_runs(bundles.bundled_runs(BUNDLE))
+    store.close()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/7_Review.py").run()
+    calls = []
+    real = RunStore.revision
+    monkeypatch.setattr(RunStore, "revision", lambda self: calls.append(1) or real(self))
+    at.run()
+    assert not at.exception and len(at.dataframe[0].value) == 3 and len(calls) == 1
+    at.run()  # the next run reads it again: a write elsewhere shows on the next visit
+    assert len(calls) == 2

@@ -3,10 +3,13 @@ audit log. Only admins see it; the run store checks the role again on every acti
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
-from profiling.app import state
+from profiling.app import cache, state, store_cache
+from profiling.app.table_format import arrow
 from profiling.app.text import md_escape
 from profiling.runs.store import RunStore
 from profiling.team.roles import Identity
@@ -21,7 +24,7 @@ def admin_section(store: RunStore, actor: Identity | None) -> None:
         return
     for warning in store.warnings:  # the database role could rewrite the audit log: the deployment needs fixing
         st.warning(md_escape(warning))
-    trash = store.trash(actor=actor)
+    trash, log = _admin_view(*store_cache.store_key(store), actor.role, store, actor)
     with st.expander(f"Admin: trash ({len(trash)}) and audit log"):
         st.subheader("Trash")
         if trash:
@@ -29,14 +32,21 @@ def admin_section(store: RunStore, actor: Identity | None) -> None:
         else:
             st.caption("The trash is empty: deleted runs wait here until an admin restores or purges them.")
         st.subheader("Audit log")
-        log = store.audit_log(AUDIT_ROWS, actor=actor)
-        if log:
-            # A static table (plain text in the page, searchable and printable); st.table renders Markdown, so
-            # every cell, labels included, is escaped.
-            shown = pd.DataFrame(log).drop(columns="id").astype(object).fillna("")
-            st.table(shown.map(md_escape), hide_index=True)
+        if log is not None:
+            st.table(log, hide_index=True)
         else:
             st.caption("Nothing saved, imported, deleted, restored or purged yet.")
+
+
+@cache.shared_cache
+def _admin_view(url: str, revision: int, role: str, _store: RunStore, _actor: Identity) -> tuple[list[dict], Any]:
+    """(the trash, the newest AUDIT_ROWS audit entries as drawn or None when there are none), read once per store
+    revision and role: the store checks the role on a miss, and a role's rights are the same for everyone in it."""
+    log = _store.audit_log(AUDIT_ROWS, actor=_actor)
+    # A static table (plain text in the page, searchable and printable); st.table renders Markdown, so every cell,
+    # labels included, is escaped.
+    shown = arrow(pd.DataFrame(log).drop(columns="id").astype(object).fillna("").map(md_escape)) if log else None
+    return _store.trash(actor=_actor), shown
 
 
 def _trash(store: RunStore, actor: Identity, trash: list[dict]) -> None:

@@ -26,6 +26,7 @@ import streamlit as st
 
 from profiling import charts
 from profiling.app import tables
+from profiling.app.table_format import arrow
 from profiling.charts import devices, review_html
 from profiling.device_model import Ceilings
 from profiling.launch_operations import operations_frame
@@ -147,6 +148,11 @@ def _figure(func: Callable) -> Callable:
     cached = st.cache_resource(build, max_entries=FIGURE_ENTRIES, ttl=TTL_S, show_spinner=False, hash_funcs=HASH_FUNCS)
     _CLEARABLE.append(cached)
     return cached
+
+
+shared_cache = _figure
+"""For other modules' views (figures, tables as drawn): one read-only object per key shared by every session, its
+figures made SharedFigure, emptied with the others when nobody is connected."""
 
 
 def clear_shared() -> None:
@@ -275,12 +281,6 @@ def occupancy_figures(cc: str, threads: int, registers: int, shared_mem: int) ->
     return charts.occupancy_figures(cc, threads, registers, shared_mem)
 
 
-@_figure
-def history_figure(history: pd.DataFrame, kernel: str, metric: str) -> go.Figure:
-    """charts.history_figure, cached."""
-    return charts.history_figure(history, kernel, metric)
-
-
 @dataclass(frozen=True)
 class ReviewView:
     """Everything the Review page draws for one comparison, computed once per runs, threshold and ceilings and
@@ -288,14 +288,14 @@ class ReviewView:
 
     comparison: pd.DataFrame
     side: pd.DataFrame
-    table: pd.DataFrame
-    """The side-by-side rows as shown (tables.side_by_side_plain of the rows without the repeated note)."""
+    table: Any
+    """The side-by-side rows as shown (tables.side_by_side_plain of the rows without the repeated note, as Arrow)."""
     note: str
     """The note every time row shares, said once above the table ('' when none)."""
     guards: tuple[tuple[str, Comparability], ...]
     """(candidate label, what differs from the baseline) for each candidate."""
-    unmatched: pd.DataFrame
-    """Kernel/size pairs in one run only, ready to show."""
+    unmatched: Any
+    """Kernel/size pairs in one run only, ready to show (as Arrow; len() is their number)."""
     roofline: go.Figure
     figures: tuple[go.Figure, ...]
 
@@ -312,13 +312,19 @@ def review_view(
     return ReviewView(
         comparison=compared,
         side=side,
-        table=tables.side_by_side_plain(shown) if not side.empty else side,
+        table=arrow(tables.side_by_side_plain(shown)) if not side.empty else side,
         note=note or "",
         guards=tuple((c.label, comparability(baseline, c, cross_gpu=cross_gpu)) for c in candidates),
-        unmatched=tables.display(only.rename(columns={"only_in": "only in"})) if not only.empty else only,
+        unmatched=arrow(tables.display(only.rename(columns={"only_in": "only in"}))) if not only.empty else only,
         roofline=charts.review_roofline(baseline, candidates, ceilings),
         figures=tuple(charts.comparison_figures(baseline, candidates, compared)),
     )
+
+
+@_figure
+def run_tables(run: SavedRun) -> tuple[Any, Any]:
+    """(tables.run_info_table, tables.run_results_table) of a saved run as drawn (tables.display, then Arrow)."""
+    return arrow(tables.display(tables.run_info_table(run))), arrow(tables.display(tables.run_results_table(run)))
 
 
 @_table

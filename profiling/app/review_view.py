@@ -58,7 +58,7 @@ def review_comparison(
         if view.note:
             st.caption(f"Time, every row: {ui.safe_md(view.note)}.")
         st.dataframe(view.table, hide_index=True, width="stretch", key="side_by_side")
-    if not view.unmatched.empty:
+    if len(view.unmatched):
         with st.expander(f"Not compared: {len(view.unmatched)} kernel/size pair(s) in one run only"):
             st.dataframe(view.unmatched, hide_index=True, width="stretch")
     st.plotly_chart(view.roofline, key="review_roofline")
@@ -79,7 +79,7 @@ def review_downloads(
     runs (JSON); each file is built when its button is clicked, not on every visit."""
     e1, e2, e3 = st.columns(3)
     ids = [r.id for r in (baseline, *candidates) if r.id is not None]
-    comments = ui.run_store().comments(ids) if ids else []
+    comments = store_cache.comments(ui.run_store(), ids) if ids else []
     html_doc, runs_json = cache.review_exports(baseline, candidates, comparison, threshold_pct, roofline, comments)
     e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
     e2.download_button("Export comparison CSV", lambda: to_csv(side), "gemmlens-comparison.csv", "text/csv")

@@ -9,13 +9,20 @@ figure and table caches key it by identity instead of hashing its whole content 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from profiling import charts
+from profiling.app import cache, tables
 from profiling.app.cache import TTL_S
+from profiling.app.table_format import arrow
 from profiling.runs import review
+from profiling.runs.comparison import METRIC_BY_KEY
 from profiling.runs.records import SavedRun
 
 if TYPE_CHECKING:  # SQLAlchemy loads with the first page that opens the store, not with every first visit
@@ -25,8 +32,34 @@ RUN_ENTRIES = 256
 LIST_ENTRIES = 32
 
 
-def _key(store: RunStore) -> tuple[str, int]:
-    return str(store.engine.url), store.revision()
+_REVISION = "store_cache_revision"
+"""Session-state key of (this page run's token, store URL, revision): the revision is read once per page run."""
+
+
+def _this_run() -> object | None:
+    """An object that is new at the start of every script run of this session and lives through it (Streamlit
+    resets the run context's cursor dict then); None outside a run. Held in the memo, it cannot be freed and its
+    address reused by a later run's, so `is` tells runs apart."""
+    ctx = get_script_run_ctx()
+    return getattr(ctx, "cursors", None) if ctx is not None else None
+
+
+def store_key(store: RunStore) -> tuple[str, int]:
+    """(the store's URL, its revision), the revision read once per page run: a page reads the store through several
+    caches, and each query costs more than the cached read it guards. Every write in the app reruns the page, so a
+    run never reads around its own write; a write elsewhere shows on the next run, as before."""
+    url = str(store.engine.url)
+    run = _this_run()
+    held = st.session_state.get(_REVISION) if run is not None else None
+    if held is not None and held[0] is run and held[1] == url:
+        return url, held[2]
+    revision = store.revision()
+    if run is not None:
+        st.session_state[_REVISION] = (run, url, revision)
+    return url, revision
+
+
+_key = store_key
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=RUN_ENTRIES, show_spinner=False)
@@ -74,3 +107,68 @@ def _comments(url: str, revision: int, run_ids: tuple[int, ...], _store: RunStor
 def comments(store: RunStore, run_ids: Sequence[int]) -> list[dict[str, Any]]:
     """store.comments, cached until the store changes (every comment writes an audit entry)."""
     return _comments(*_key(store), tuple(int(i) for i in run_ids), store)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Review page's views of the store: the same for every visitor until the store changes
+# ---------------------------------------------------------------------------------------------
+
+
+@st.cache_data(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+def _runs(url: str, revision: int, limit: int, _store: RunStore) -> pd.DataFrame:
+    return review.runs_frame(_listed(url, revision, limit, _store)[0])
+
+
+@cache.shared_cache
+def _runs_shown(
+    url: str, revision: int, limit: int, filters: tuple[tuple[str, str | None], ...], _store: RunStore
+) -> tuple[Any, list[int]]:
+    shown = review.filter_runs(_runs(url, revision, limit, _store), **dict(filters))
+    return arrow(tables.display(tables.runs_table(shown))), [int(i) for i in shown["id"]]
+
+
+def runs_frame(store: RunStore, limit: int) -> pd.DataFrame:
+    """review.runs_frame of the newest `limit` runs (listed_runs), cached until the store changes."""
+    return _runs(*_key(store), limit, store)
+
+
+def runs_shown(store: RunStore, limit: int, **filters: str | None) -> tuple[Any, list[int]]:
+    """(the runs table as drawn (an Arrow table, read-only), the shown run ids) of the newest `limit` runs passing review.filter_runs(**filters)
+    (whose GemmLensError on a bad filter it raises), cached until the store changes."""
+    return _runs_shown(*_key(store), limit, tuple(sorted(filters.items())), store)
+
+
+@st.cache_data(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+def _compared_defaults(
+    url: str, revision: int, run_ids: tuple[int, ...], _store: RunStore
+) -> tuple[tuple[int, int] | None, list[str]]:
+    results = _results(url, revision, run_ids, _store)
+    return tables.comparable_pair(results), sorted(results["kernel"].dropna().unique())
+
+
+def review_defaults(store: RunStore, run_ids: Sequence[int]) -> tuple[tuple[int, int] | None, list[str]]:
+    """(tables.comparable_pair of the runs' results, their kernels sorted): the Review page's default comparison and
+    its History tab's kernels, cached until the store changes."""
+    return _compared_defaults(*_key(store), tuple(int(i) for i in run_ids), store)
+
+
+@dataclass(frozen=True)
+class History:
+    """One kernel's metric across the shown runs as the History tab draws it (shared by every session, read-only)."""
+
+    figure: go.Figure
+    table: Any
+    """The history table as drawn (table_format.arrow)."""
+
+
+@cache.shared_cache
+def _history(url: str, revision: int, run_ids: tuple[int, ...], kernel: str, metric: str, _store: RunStore) -> History:
+    history = review.kernel_history(_results(url, revision, run_ids, _store), kernel, metric=metric)
+    table = arrow(tables.display(tables.history_table(history, METRIC_BY_KEY[metric].label)))
+    return History(figure=charts.history_figure(history, kernel, metric), table=table)
+
+
+def history(store: RunStore, run_ids: Sequence[int], kernel: str, metric: str) -> History:
+    """review.kernel_history of `kernel`'s `metric` in the runs' results, as figure and table, cached until the
+    store changes."""
+    return _history(*_key(store), tuple(int(i) for i in run_ids), kernel, metric, store)

@@ -77,3 +77,16 @@ NO_SHARED = "–"
 def n_way_text(n_way: float | None) -> str:
     """The worst bank-conflict degree as the table shows it: "8" for an 8-way access, NO_SHARED for none."""
     return NO_SHARED if n_way is None or n_way != n_way else f"{n_way:.0f}"
+
+
+def arrow(frame: pd.DataFrame) -> Any:
+    """`frame` as the Arrow table that st.dataframe and st.table build from a DataFrame on every visit (pyarrow's
+    Table.from_pandas, index as pandas keeps it: the same bytes reach the browser), for a shared cache to hold, so
+    drawing it only serialises it. A frame Arrow cannot take as it is comes back unchanged (Streamlit then fixes its
+    column types on each visit, as it would have)."""
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pandas(frame)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return frame
