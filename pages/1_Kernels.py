@@ -8,7 +8,7 @@ from kernels import design_docs
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling.app import kernel_facts, state, tables, ui
-from profiling.gpu.env import tool_path
+from profiling.paths import tool_path
 from profiling.runs.results import ResultsDocument
 
 st.title("Kernels")

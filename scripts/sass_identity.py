@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from kernels.sources import inline_local_includes  # noqa: E402
 from profiling.analysis.sass import find_binary  # noqa: E402
-from profiling.gpu.env import tool_path  # noqa: E402
+from profiling.paths import tool_path  # noqa: E402
 
 # Extra builds of a file: the -D variants a script compiles it with (scripts/wgmma_probe.py).
 DEFINE_VARIANTS = {"hgemm_wgmma_tma.cu": [["-DWGMMA_B_LBO=1024", "-DWGMMA_B_SBO=8192"]]}

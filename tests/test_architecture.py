@@ -1,5 +1,5 @@
 """The shape of the tree: no import circle between files of profiling/ and kernels/, nor between their packages (the
-layers), no module over ~500 lines, no page over ~120 lines."""
+layers), no re-exported names, no module over ~500 lines, no page over ~120 lines."""
 
 from __future__ import annotations
 
@@ -164,6 +164,44 @@ def test_no_import_circle_between_packages() -> None:
 def test_the_package_check_sees_an_upward_import() -> None:
     graph = {"kernels.tuning": {"profiling.analysis.x"}, "profiling.analysis.x": {"kernels.catalog"}}
     assert circles(package_graph(graph)) == [["kernels", "profiling.analysis"]]
+
+
+def re_exports(source: str) -> list[str]:
+    """Imports that only pass a name on: `from M import *` and `from M import x as x` (the explicit re-export form)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            found += [
+                f"from {node.module} import {a.name}" + (f" as {a.asname}" if a.asname else "")
+                for a in node.names
+                if a.name == "*" or a.asname == a.name
+            ]
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(module_files()), ids=str)
+def test_no_module_passes_on_another_modules_names(name: str) -> None:
+    """Each name is imported from the module that owns it: a moved name leaves no alias behind, so two import paths
+    never name one fact."""
+    assert re_exports(module_files()[name].read_text()) == [], f"{name} re-exports names; import them from their owner"
+
+
+def test_the_re_export_check_sees_both_forms() -> None:
+    assert re_exports("from profiling.device_model import *\nfrom profiling.paths import tool_path as tool_path\n") == [
+        "from profiling.device_model import *",
+        "from profiling.paths import tool_path as tool_path",
+    ]
+    assert re_exports("from profiling.paths import tool_path as find_tool\nimport json\n") == []
+
+
+def test_a_launchs_identity_is_read_from_the_launch() -> None:
+    """A launch's catalog id, size and label come from `launch.identity` and `launch.label`; the report module keeps
+    no second set of lookups beside them."""
+    from profiling.nsight import report
+
+    assert [n for n in ("match_catalog", "nvtx_shape", "launch_label") if hasattr(report, n)] == []
+    assert not (ROOT / "profiling/analysis/device_model.py").exists()
+    assert not (ROOT / "profiling/analysis/operations.py").exists()
 
 
 @pytest.mark.parametrize("name", sorted(module_files()), ids=str)

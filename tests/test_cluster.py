@@ -21,11 +21,11 @@ import pytest
 from profiling import usecases
 from profiling.cluster import local, sweep
 from profiling.cluster import usecases as cluster_usecases
-from profiling.cluster.profiling import _merge
+from profiling.cluster.profiling import _merge, _range_key
 from profiling.errors import InvalidInput, WorkerError
 from profiling.gpu.jobs import BenchSettings, Job, Task
 from profiling.nsight.model import Report
-from profiling.nsight.report import nvtx_shape, parse_report_text
+from profiling.nsight.report import parse_report_text
 from profiling.runs.convert import bench_run
 from profiling.runs.store import RunStore
 from profiling.shape import Shape
@@ -224,9 +224,9 @@ def test_profile_reports_of_two_workers_merge_into_one_in_plan_order() -> None:
         renumbered = [dataclasses.replace(launch, id=str(i)) for i, launch in enumerate(launches)]
         place = {"host": "node1", "worker": worker, "cuda_visible_devices": worker[-1]}
         shares.append({"place": place, "report": Report(renumbered, whole.layout)})
-    order = [nvtx_shape(launch) for launch in whole.launches]
+    order = [_range_key(launch) for launch in whole.launches]
     merged = _merge(shares[::-1], order, "run.ncu-rep")
-    assert [nvtx_shape(launch) for launch in merged.launches] == order
+    assert [_range_key(launch) for launch in merged.launches] == order
     assert [launch.id for launch in merged.launches] == [str(i) for i in range(len(order))]
     assert [launch.attributes["gpu_worker"] for launch in merged.launches] == ["gpu0", "gpu1"] * (len(order) // 2)
     assert merged.launches[3].attributes["ncu_id"] == "1" and merged.launches[3].metrics == whole.launches[3].metrics

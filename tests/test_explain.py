@@ -12,7 +12,6 @@ import pytest
 from profiling.analysis import evidence as E
 from profiling.analysis import explain as X
 from profiling.nsight import load as L
-from profiling.nsight import report as P
 from profiling.nsight import source_load as SL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,7 +140,7 @@ def test_references_sources_and_json(steps: tuple) -> None:
 
 def test_quick_set_launches_are_ranked_without_a_time_split() -> None:
     report = L.load_report(ROOT / "tests" / "fixtures" / "ncu" / "raw.csv")
-    kernels = {P.match_catalog(x)[0]: x for x in report.launches}
+    kernels = {x.identity.kernel_id: x for x in report.launches}
     expl = X.explain(kernels["v3"], kernels["v4"])
     assert expl.terms == {} and any("no time split" in w for w in expl.warnings)
     assert top_keys(expl)[0] == "shared_ld_n_way"

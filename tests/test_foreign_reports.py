@@ -68,7 +68,7 @@ def raw() -> P.Report:
 
 def test_function_names_of_every_kernel(raw: P.Report) -> None:
     assert [launch.function for launch in raw.launches] == FUNCTIONS
-    assert [P.launch_label(launch) for launch in raw.launches][14] == "distribution_elementwise_grid_stride_kernel #14"
+    assert [launch.label for launch in raw.launches][14] == "distribution_elementwise_grid_stride_kernel #14"
     # The source page prints other namespaces and "(int)4" template arguments: the same functions.
     with gzip.open(FOREIGN / "source_sass.csv.gz", "rt") as fh:
         names = {row[1] for row in csv.reader(fh) if row and row[0] == "Kernel Name"}
@@ -95,15 +95,15 @@ def test_function_name_cases(name: str, function: str) -> None:
 
 def test_no_catalog_ids_for_another_programs_kernels(raw: P.Report) -> None:
     for name in ("raw.csv", *SAME_REPORT):
-        assert all(P.match_catalog(launch) is None for launch in parsed(name).launches), name
+        assert all(launch.identity.kernel_id is None for launch in parsed(name).launches), name
     # Our sgemm_tiled's name, block and grid in a report of unknown origin stay a foreign name.
     launch = P.KernelLaunch(id="3", name="void sgemm_tiled<32>(const float *, const float *, float *, int, int, int)")
     launch.block, launch.grid, launch.ours = (32, 32, 1), (32, 32, 1), False
-    assert P.match_catalog(launch) is None and P.launch_label(launch) == "sgemm_tiled #3"
+    assert launch.identity.kernel_id is None and launch.label == "sgemm_tiled #3"
     launch.ours = True  # a run we made
-    assert P.match_catalog(launch) == ("tiled-32", 1024, 1024)
+    assert launch.label == "tiled-32 1024x1024"
     launch.ours, launch.nvtx = False, "gemmlens:tiled-32:1024x1024x1024"  # our NVTX range proves it anywhere
-    assert P.launch_label(launch) == "tiled-32 1024x1024x1024"
+    assert launch.label == "tiled-32 1024x1024x1024"
 
 
 @pytest.mark.parametrize("name", SAME_REPORT)
@@ -196,7 +196,7 @@ def test_dram_l2_and_fp32_derived_with_their_sources() -> None:
     points = launch_points(report)
     assert set(points["level"]) == {"DRAM", "L2"} and len(points) >= 32
     # FP32 FLOPs from the rates per elapsed cycle: an SGEMM at 1024^3 does 2 * 1024^3 of them.
-    sgemm = next(x for x in report.launches if P.nvtx_shape(x) and P.nvtx_shape(x)[0] == "v1")
+    sgemm = next(x for x in report.launches if x.identity.kernel_id == "v1" and x.identity.shape is not None)
     assert sgemm.derived["fp32_flops"] == pytest.approx(2 * 1024**3, rel=0.01)
     # The full set's details page gets DRAM bytes from the Memory Chart's read and write.
     details = parsed("details_all.csv.gz").launches[0]

@@ -8,7 +8,7 @@ import pytest
 
 from kernels.catalog import CATALOG
 from kernels.compile_info import entry_matches, nvcc_resources, parse_ptxas_report
-from profiling.gpu.env import tool_path
+from profiling.paths import tool_path
 
 SOURCES = sorted({s.source for s in CATALOG if s.source})
 # Portable sources build for sm_80 and sm_90; an architecture-specific one (wgmma-tma: sm_90a) for its target only.

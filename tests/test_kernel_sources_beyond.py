@@ -20,7 +20,7 @@ from cuda.pathfinder import DynamicLibNotFoundError, load_nvidia_dynamic_lib
 from kernels.compile_info import FunctionResources, entry_matches, nvcc_resources
 from kernels.registry import get_kernel
 from kernels.tuning import SPLITK_TUNING_CONFIGS, TUNING_CONFIGS, all_tuning_configs, problems, smem_bytes, spec_for
-from profiling.gpu.env import tool_path
+from profiling.paths import tool_path
 
 BEYOND_IDS = [
     "v6-vectorized",

@@ -13,9 +13,9 @@ from kernels.catalog import CATALOG
 from kernels.compile_info import entry_matches, nvcc_resources
 from kernels.registry import get_kernel
 from profiling.analysis.sass import static_sass
-from profiling.gpu.env import tool_path
 from profiling.gpu.jobs import BenchSettings
 from profiling.gpu.tensor_map import TileMap, operand_maps, output_map
+from profiling.paths import tool_path
 from profiling.shape import Shape
 
 SPEC = get_kernel("wgmma-tma")

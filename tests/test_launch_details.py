@@ -16,7 +16,6 @@ from profiling.analysis import metric_browser as B
 from profiling.charts.details import memory_flow, peak_bars
 from profiling.cli import main
 from profiling.nsight import load as L
-from profiling.nsight.report import launch_label
 
 ROOT = Path(__file__).resolve().parent.parent
 V4_FULL = ROOT / "results" / "h200-2026-11-22" / "v4_full_1024.ncu-rep"
@@ -32,7 +31,7 @@ def v4() -> L.Report:
 @pytest.fixture(scope="module")
 def ours() -> dict[str, object]:
     report = L.load_report(OURS)
-    return {launch_label(launch).split()[0]: launch for launch in report.launches}
+    return {launch.label.split()[0]: launch for launch in report.launches}
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +78,8 @@ def test_details_of_another_programs_launches(foreign) -> None:
     """Every launch of the PyTorch+Triton capture gets a Details view with its speed of light and rules."""
     for launch in foreign.launches:
         view = D.details(launch)
-        assert all(f.value is not None for f in view.speed_of_light), launch_label(launch)
-        assert view.rules, launch_label(launch)
+        assert all(f.value is not None for f in view.speed_of_light), launch.label
+        assert view.rules, launch.label
 
 
 def test_details_of_a_csv_without_the_full_set_say_n_a() -> None:
@@ -223,7 +222,7 @@ def test_longest_launches_filtered_by_kernel_and_nvtx(foreign, ours) -> None:
     elementwise = S.select_launches(reports, kernel="ELEMENTWISE", nvtx="foreign")
     assert len(elementwise) == 9 and all("elementwise" in launch.name for _, launch in elementwise)
     ours_only = S.select_launches(reports, nvtx="gemmlens:v4:1024x1024x1024")
-    assert [launch_label(launch) for _, launch in ours_only] == ["v4 1024x1024x1024"]
+    assert [launch.label for _, launch in ours_only] == ["v4 1024x1024x1024"]
 
 
 def test_report_command_reads_a_gzip_csv(capsys) -> None:

@@ -76,7 +76,7 @@ def test_every_launch_of_a_ncu_rep_equals_its_raw_csv_export(rep: Path, raw: Pat
         assert (mine.id, mine.function, mine.block, mine.grid, mine.cc, mine.device) == (
             theirs.id, theirs.function, theirs.block, theirs.grid, theirs.cc, theirs.device,
         )  # fmt: skip
-        assert P.launch_label(mine) == P.launch_label(theirs)
+        assert mine.label == theirs.label
         for j, name in metric_columns:
             cell = row[j].strip()
             number = U.parse_number(cell)
@@ -110,7 +110,7 @@ def test_a_report_read_after_another_has_the_units_it_has_alone() -> None:
 def test_v4_full_capture_values_a_user_sees() -> None:
     """The v4 --set full capture of the bundled H200 run: the numbers the Reports page shows for it."""
     (launch,) = L.load_report(V4_FULL).launches
-    assert launch.name == "sgemm_v4_transposed" and P.launch_label(launch) == "v4 1024x1024x1024"
+    assert launch.name == "sgemm_v4_transposed" and launch.label == "v4 1024x1024x1024"
     assert launch.nvtx == "gemmlens:v4:1024x1024x1024"
     assert launch.value("gpu__time_duration.sum") == 268_608
     assert launch.value("launch__registers_per_thread") == 119
@@ -150,7 +150,7 @@ def test_findings_equal_the_details_export() -> None:
 
 def test_small_capture_without_ncu() -> None:
     report = L.load_report(NCU / "small.ncu-rep")
-    assert [P.launch_label(launch) for launch in report.launches] == ["v1 256x256x256", "v5 256x256x256"]
+    assert [launch.label for launch in report.launches] == ["v1 256x256x256", "v5 256x256x256"]
     assert [launch.block for launch in report.launches] == [(32, 32, 1), (16, 16, 1)]
     assert report.launches[1].value("launch__registers_per_thread") == 127
 

@@ -37,9 +37,8 @@ def fixture(name: str) -> Path:
 def by_catalog_id(report: P.Report) -> dict[str, P.KernelLaunch]:
     out = {}
     for launch in report.launches:
-        hit = P.match_catalog(launch)
-        if hit:
-            out.setdefault(hit[0], launch)
+        if launch.identity.kernel_id:
+            out.setdefault(launch.identity.kernel_id, launch)
     return out
 
 
@@ -310,7 +309,7 @@ def test_base_units_on_stdout_capture() -> None:
 def test_stdout_with_prof_lines_and_program_output() -> None:
     report = L.load_report(fixture("stdout_mixed.txt"))
     assert [launch.name for launch in report.launches] == ["sgemm_v1_naive", "sgemm_v5_double_buffer"]
-    assert [P.launch_label(launch) for launch in report.launches] == ["v1 256x256x256", "v5 256x256x256"]
+    assert [launch.label for launch in report.launches] == ["v1 256x256x256", "v5 256x256x256"]
     # ncu's ==WARNING== before the CSV becomes a report warning; program output is dropped.
     assert any("unmodified GPU clocks" in w for w in report.warnings)
 
@@ -379,15 +378,19 @@ def test_empty_roofline_has_columns() -> None:
     ]
 
 
-def test_match_catalog_by_name_block_and_grid() -> None:
+def test_catalog_kernels_are_told_by_name_block_and_grid() -> None:
     # A launch built in code (ours=None) or from our own run may be told by name; see test_foreign_reports.py for
     # another program's.
     launch = P.KernelLaunch(id="0", name="void sgemm_tiled<16>(const float *, const float *, float *, int, int, int)")
     launch.block, launch.grid = (16, 16, 1), (64, 32, 1)
-    assert P.match_catalog(launch) == ("tiled-16", 32 * 16, 64 * 16)
+    assert (launch.identity.kernel_id, launch.identity.size, launch.label) == (
+        "tiled-16",
+        "512x1024",
+        "tiled-16 512x1024",
+    )
     launch.block = (8, 8, 1)
-    assert P.match_catalog(launch)[0] == "tiled-8"
-    assert P.match_catalog(P.KernelLaunch(id="1", name="cupy_fill")) is None
+    assert launch.identity.kernel_id == "tiled-8"
+    assert P.KernelLaunch(id="1", name="cupy_fill").identity.kernel_id is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -459,7 +462,7 @@ def test_full_set_pages() -> None:
     raw = L.load_report(fixture("full_raw.csv"))
     assert len(raw.launches) == 1 and len(raw.launches[0].metrics) > 1000
     v4 = raw.launches[0]
-    assert P.launch_label(v4) == "v4 1024x1024x1024"
+    assert v4.label == "v4 1024x1024x1024"
     assert v4.derived["shared_ld_n_way"] == pytest.approx(5.0)
     details = L.load_report(fixture("full_details.csv")).launches[0]
     assert details.value("sm__maximum_warps_per_active_cycle_pct") == 25

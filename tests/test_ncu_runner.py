@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from profiling import paths as tool_search  # tool_path lives here (profiling.gpu.env re-exports it)
+from profiling import paths as tool_search  # tool_path lives here
 from profiling.cli import main
 from profiling.errors import InvalidInput, NcuError
 from profiling.gpu.jobs import Job

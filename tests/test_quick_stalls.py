@@ -46,7 +46,7 @@ def test_a_quick_set_raw_page_gives_the_stall_breakdown_and_the_time_split() -> 
         mine, theirs = ST.stall_breakdown(q), ST.stall_breakdown(f)
         assert mine.source == "smsp__average_warps_issue_stalled_*_per_issue_active"
         assert mine.values == pytest.approx(theirs.values) and mine.total == pytest.approx(theirs.total)
-    by_id = {P.match_catalog(x)[0]: x for x in quick.launches}
+    by_id = {x.identity.kernel_id: x for x in quick.launches}
     expl = X.explain(by_id["v3"], by_id["v4"])
     assert expl.terms and abs(expl.terms["residual"]) < 0.03
     assert sum(expl.terms.values()) == pytest.approx(math.log(expl.time_after_ns / expl.time_before_ns))

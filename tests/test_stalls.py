@@ -32,7 +32,7 @@ def raw(request: pytest.FixtureRequest) -> tuple[int, P.Report]:
 
 
 def by_id(report: P.Report) -> dict[str, P.KernelLaunch]:
-    return {P.match_catalog(x)[0]: x for x in report.launches if P.match_catalog(x)}
+    return {x.identity.kernel_id: x for x in report.launches if x.identity.kernel_id}
 
 
 def test_per_issue_reasons_add_up_to_ncus_warp_cycles_per_issued_instruction(raw: tuple[int, P.Report]) -> None:

@@ -7,7 +7,7 @@ import pytest
 from kernels import get_kernel
 from profiling.analysis import sass as A
 from profiling.errors import GemmLensError, InvalidInput
-from profiling.gpu.env import tool_path
+from profiling.paths import tool_path
 
 needs_tools = pytest.mark.skipif(
     tool_path("nvcc") is None or A.find_binary("nvdisasm") is None,

@@ -162,7 +162,7 @@ def test_sass_refuses_a_library_reference(capsys: pytest.CaptureFixture[str]) ->
 
 def test_sass_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     from profiling.analysis.sass import find_binary
-    from profiling.gpu.env import tool_path
+    from profiling.paths import tool_path
 
     if tool_path("nvcc") is None or find_binary("nvdisasm") is None:
         pytest.skip("needs nvcc and nvdisasm")

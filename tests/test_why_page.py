@@ -238,7 +238,7 @@ def test_uploaded_reports_with_stalls_and_any_two_launches(no_gpu) -> None:
 
 def test_static_sass_toggle(no_gpu) -> None:
     from profiling.analysis.sass import find_binary
-    from profiling.gpu.env import tool_path
+    from profiling.paths import tool_path
 
     if tool_path("nvcc") is None or find_binary("nvdisasm") is None:
         pytest.skip("needs nvcc and nvdisasm")

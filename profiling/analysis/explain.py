@@ -25,7 +25,7 @@ from profiling import metric_names as M
 from profiling.analysis import evidence as E
 from profiling.analysis import stalls as ST
 from profiling.nsight import metric_registry as R
-from profiling.nsight.report import KernelLaunch, launch_label
+from profiling.nsight.report import KernelLaunch
 from profiling.nsight.source import KernelSource
 
 MAX_LOG_RATIO = math.log(64.0)
@@ -170,8 +170,8 @@ def explain(
     (cuBLAS of the same shape) give % of cuBLAS; the source-page kernels give the hottest lines."""
     hb, ha = baseline.identity, candidate.identity
     out = Explanation(
-        baseline=launch_label(baseline),
-        candidate=launch_label(candidate),
+        baseline=baseline.label,
+        candidate=candidate.label,
         baseline_id=hb.kernel_id,
         candidate_id=ha.kernel_id,
         adds=next((s.adds for s in CATALOG if ha.ours and s.id == ha.kernel_id), None),

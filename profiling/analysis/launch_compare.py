@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from profiling.analysis.details import BY_NAME, DETAIL_METRICS, Direction, value
 from profiling.nsight.model import KernelLaunch
-from profiling.nsight.report import launch_label
 
 SAME_PCT = 1.0
 """Changes smaller than this many percent are "same": ncu's own run-to-run spread is about this size."""
@@ -93,7 +92,7 @@ def launch_identity(source: str, launch: KernelLaunch) -> dict[str, Any]:
     return {
         "report": source,
         "id": launch.id,
-        "label": launch_label(launch),
+        "label": launch.label,
         "kernel": launch.name,
         "block": list(launch.block) if launch.block else None,
         "grid": list(launch.grid) if launch.grid else None,

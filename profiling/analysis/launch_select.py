@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from profiling.identity import nvtx_label
 from profiling.nsight import metrics as M
 from profiling.nsight.model import KernelLaunch, Report
-from profiling.nsight.report import launch_label
 
 Reports = Sequence[tuple[str, Report]]
 
@@ -27,7 +26,7 @@ def select_launches(
     picked = []
     for source, report in reports:
         for launch in report.launches:
-            if wanted and wanted not in launch.name.lower() and wanted not in launch_label(launch).lower():
+            if wanted and wanted not in launch.name.lower() and wanted not in launch.label.lower():
                 continue
             label = nvtx_label(launch.nvtx)
             if nvtx and label != nvtx and not label.startswith(f"{nvtx} / "):

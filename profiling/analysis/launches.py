@@ -53,7 +53,7 @@ def launch_configs_from_reports(reports: Sequence[tuple[str, ncu_report.Report]]
                 continue
             out.append(
                 LaunchConfig(
-                    name=ncu_report.launch_label(launch),
+                    name=launch.label,
                     source=source,
                     cc=str(launch.cc or "9.0"),
                     threads=threads,

@@ -11,7 +11,6 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from profiling.nsight.model import KernelLaunch, Report
-from profiling.nsight.report import launch_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,7 +22,7 @@ _KEY = "_key"
 
 def launch_column(source: str, launch: KernelLaunch) -> str:
     """The column title of one launch: its label and report ('v4 1024x1024x1024 · v4.ncu-rep')."""
-    return f"{launch_label(launch)} · {source}"
+    return f"{launch.label} · {source}"
 
 
 def _section(report: Report, name: str) -> str:

@@ -13,7 +13,6 @@ from kernels.catalog import OPERATIONS, OperationSpec
 from profiling.device_model import Ceilings
 from profiling.errors import InvalidInput
 from profiling.nsight import metrics as M
-from profiling.nsight import report as ncu_report
 from profiling.nsight.report import Report
 from profiling.shape import Shape
 
@@ -107,7 +106,7 @@ def launch_points(report: Report) -> pd.DataFrame:
             flops, compute = ident.gemm_flops, "tensor"
         if not flops or not seconds:
             continue
-        label = ncu_report.launch_label(launch)
+        label = launch.label
         for level, (bytes_name, _, _) in M.LEVEL_BYTES.items():
             moved = launch.value(bytes_name)
             if moved:

@@ -23,7 +23,7 @@ from typing import Any
 from kernels.catalog import KernelSpec
 from kernels.compile_info import entry_matches
 from profiling.errors import GemmLensError, InvalidInput
-from profiling.gpu.env import tool_path
+from profiling.paths import tool_path
 
 INSTALL_HINT = (
     "install the CUDA toolkit, or `pip install nvidia-cuda-nvdisasm nvidia-cuda-cuobjdump` (the PyPI wheels; "
@@ -349,7 +349,7 @@ def parse_cuobjdump(text: str) -> list[SassFunction]:
 
 
 def find_binary(name: str) -> str | None:
-    """A CUDA binary: PATH / CUDA_HOME / /usr/local/cuda (profiling.gpu.env.tool_path), then the PyPI wheels'
+    """A CUDA binary: PATH / CUDA_HOME / /usr/local/cuda (profiling.paths.tool_path), then the PyPI wheels'
     site-packages/nvidia/*/bin."""
     found = tool_path(name)
     if found:

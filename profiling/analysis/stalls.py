@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from profiling.nsight.report import KernelLaunch, launch_label
+from profiling.nsight.report import KernelLaunch
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -159,7 +159,7 @@ def _ordered(values: dict[str, float]) -> dict[str, float]:
 
 def stall_breakdown(launch: KernelLaunch) -> StallBreakdown | None:
     """The launch's stall breakdown from the best source it has (see the module docstring), or None."""
-    label = launch_label(launch)
+    label = launch.label
     samples = _ordered(sampled_stalls(launch))
     total_cpi = launch.value(TOTAL_CPI)
     for pattern, source in (

@@ -221,7 +221,7 @@ def cached_stall_figure(frame: pd.DataFrame, scale: str, title: str, kernel_ids:
 
 @_table
 def operations_table(reports: Reports) -> pd.DataFrame:
-    """Operations of more than one launch in the reports (profiling.analysis.operations), cached."""
+    """Operations of more than one launch in the reports (profiling.launch_operations), cached."""
     frames = [operations_frame(report.launches) for _, report in reports]
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -45,10 +45,9 @@ def capture_kernels(
     sizes: set[str] = set()
     for _, report in reports:
         for launch in report.launches:
-            shape = ncu_report.nvtx_shape(launch)
-            if shape is not None:
-                found.add(shape[0])
-                sizes.add(f"{shape[1]}x{shape[2]}x{shape[3]}")
-            elif (hit := ncu_report.match_catalog(launch)) is not None:
-                found.add(hit[0])
+            ident = launch.identity
+            if ident.kernel_id is not None:
+                found.add(ident.kernel_id)
+                if ident.shape is not None:  # the worker's NVTX range
+                    sizes.add(ident.shape.label)
     return [k for k in kernel_ids if k in found], (sizes.pop() if len(sizes) == 1 else None)

@@ -21,10 +21,10 @@ from profiling.app.text import md_escape
 from profiling.charts.roofline import roofline_points
 from profiling.device_model import Ceilings
 from profiling.errors import InvalidInput, first_line
-from profiling.gpu.env import tool_path
 from profiling.nsight import report as ncu_report
 from profiling.nsight.metric_registry import key_table_columns, key_table_help
 from profiling.nsight.tools import find_ncu, find_tool
+from profiling.paths import tool_path
 from profiling.runs.comparison import BETTER_VERDICTS, METRIC_BY_KEY, METRICS, VERDICT_COLORS, WORSE_VERDICTS
 from profiling.runs.records import SavedRun, as_run
 from profiling.runs.results import ResultsDocument, results_frame

@@ -18,9 +18,8 @@ from profiling.app import permalink, state, ui, why
 from profiling.app.bundles import Bundle
 from profiling.app.cache import cached_stall_figure as stall_figure
 from profiling.errors import GemmLensError
-from profiling.gpu.env import tool_path
 from profiling.nsight.metric_registry import N_WAY_LABEL, N_WAY_MEANING
-from profiling.paths import BUNDLED_RESULTS_DIR
+from profiling.paths import BUNDLED_RESULTS_DIR, tool_path
 
 Loader = Callable[[], why.WhyData]
 

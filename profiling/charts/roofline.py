@@ -267,7 +267,7 @@ def report_roofline_points(reports: Sequence[tuple[str, ncu_report.Report]]) -> 
         points = launch_points(report)
         if points.empty:
             continue
-        ids = {ncu_report.launch_label(launch): launch.identity.kernel_id for launch in report.launches}
+        ids = {launch.label: launch.identity.kernel_id for launch in report.launches}
         points["kernel"] = [
             ids[label] if ids.get(label) else plot_text(kernel)
             for kernel, label in zip(points["kernel"], points["label"], strict=True)

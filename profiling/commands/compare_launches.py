@@ -22,7 +22,6 @@ def _pick(spec: str):  # -> tuple[str, KernelLaunch]
     from pathlib import Path
 
     from profiling import usecases
-    from profiling.nsight.report import launch_label
 
     path, _, wanted = spec.partition("@")
     if not Path(path).is_file() and "@" in spec:  # a file name with an "@" in it
@@ -31,12 +30,12 @@ def _pick(spec: str):  # -> tuple[str, KernelLaunch]
     if not wanted:
         return Path(path).name, report.launches[0]
     for launch in report.launches:
-        if wanted in (launch.id, launch_label(launch), launch.function, launch.name):
+        if wanted in (launch.id, launch.label, launch.function, launch.name):
             return Path(path).name, launch
-    found = [launch for launch in report.launches if wanted in launch_label(launch) or wanted in launch.name]
+    found = [launch for launch in report.launches if wanted in launch.label or wanted in launch.name]
     if len(found) == 1:
         return Path(path).name, found[0]
-    listed = ", ".join(f"{launch.id}: {launch_label(launch)}" for launch in report.launches[:12])
+    listed = ", ".join(f"{launch.id}: {launch.label}" for launch in report.launches[:12])
     what = "matches several launches" if found else "matches no launch"
     raise InvalidInput(f"'{wanted}' {what} of {Path(path).name}; its launches: {listed}")
 

@@ -16,7 +16,7 @@ from profiling.errors import InvalidInput
 from profiling.nsight import load as ncu_load
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
-from profiling.nsight.report import KernelLaunch, Report, launch_label
+from profiling.nsight.report import KernelLaunch, Report
 from profiling.paths import BUNDLED_RESULTS_DIR, SOURCE_ROOT
 
 HELP = "explain a step: the counters that moved most between two launches, ranked by how much they explain"
@@ -131,7 +131,7 @@ def pick(launches: list[KernelLaunch], selector: str | None, source: str, size: 
                                f"({', '.join(functions[:5])}): name one catalog id or launch ('#3')")  # fmt: skip
     if candidates and (len(candidates) == 1 or selector is not None):
         return candidates[0]  # a catalog id or name may match repeated launches: the first one
-    labels = ", ".join(dict.fromkeys(launch_label(x) for x in launches))
+    labels = ", ".join(dict.fromkeys(x.label for x in launches))
     what = f"'{selector}'" if selector else "which launch (FILE:kernel)"
     ids = list(dict.fromkeys(x.identity.kernel_id for x in launches if x.identity.ours))
     near = close_matches(selector, ids) if selector else []
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
                 continue  # a step whose kernels are not in the data
             raise
         if base is cand:
-            raise InvalidInput(f"'{base_text}' and '{cand_text}' are the same launch ({launch_label(base)}): "
+            raise InvalidInput(f"'{base_text}' and '{cand_text}' are the same launch ({base.label}): "
                                "name two different ones")  # fmt: skip
         used.append(_used(resolver, base_text, base, cand_text, cand))
         results.append(
@@ -215,5 +215,5 @@ def _used(resolver: Resolver, base_text: str, base: KernelLaunch, cand_text: str
     """Which launches were compared and where they were found, for the first line of the output."""
     where = [resolver.origin(base_text), resolver.origin(cand_text)]
     if where[0] == where[1]:
-        return f"{launch_label(base)} and {launch_label(cand)} from {where[0]}"
-    return f"{launch_label(base)} from {where[0]}, {launch_label(cand)} from {where[1]}"
+        return f"{base.label} and {cand.label} from {where[0]}"
+    return f"{base.label} from {where[0]}, {cand.label} from {where[1]}"

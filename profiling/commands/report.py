@@ -73,7 +73,7 @@ def format_report(report: ncu_report.Report) -> str:
         dims = ""
         if launch.block or launch.grid:
             dims = f" block {launch.block} grid {launch.grid}"
-        lines.append(f"[{launch.id}] {ncu_report.launch_label(launch)}{dims} cc {launch.cc or '?'}")
+        lines.append(f"[{launch.id}] {launch.label}{dims} cc {launch.cc or '?'}")
         shown = [f"{d.label} {_fmt(d.value(launch), d.unit)}" for d in R.REPORT_LINE]
         lines.append("    " + ", ".join(shown))
         throughput = [(d.label, d.value(launch)) for d in R.THROUGHPUT]

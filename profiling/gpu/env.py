@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 from profiling.errors import last_line
-from profiling.paths import tool_path as tool_path  # re-exported: callers find CUDA tools here too
 
 
 @functools.cache

@@ -9,7 +9,6 @@ from dataclasses import asdict, dataclass, field
 from kernels.catalog import CATALOG, KernelSpec, reference_for
 from kernels.registry import get_kernel
 from profiling.errors import InvalidInput
-from profiling.shape import INT32_MAX as INT32_MAX  # re-exported for callers that still import it from here
 from profiling.shape import Shape, dimension, is_shape_text, parse_shape
 
 _INTEGER = re.compile(r"^\s*[+-]?\d+\s*$")

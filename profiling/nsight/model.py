@@ -75,6 +75,11 @@ class KernelLaunch:
         set when the report is read (identify()), worked out on each use for a launch built in code."""
         return self._identity if self._identity is not None else self._worked_out()
 
+    @property
+    def label(self) -> str:
+        """'v3 4096x4096x4096' for our kernels, else '<function> #<id>' (LaunchIdentity.label)."""
+        return self.identity.label(self.function, self.id)
+
     def identify(self) -> LaunchIdentity:
         """Work out the identity from the launch's name, NVTX range, grid and counters, and keep it."""
         self._identity = self._worked_out()

@@ -215,30 +215,6 @@ def merge_pages(reports: Sequence[tuple[str, Report]]) -> tuple[list[tuple[str, 
 # ---------------------------------------------------------------------------------------------
 
 
-def match_catalog(launch: KernelLaunch) -> tuple[str, int, int] | None:
-    """(catalog id, m, n) for a launch of one of our kernels, else None: its identity (profiling.identity)."""
-    ident = launch.identity
-    if ident.kernel_id is None:
-        return None
-    if ident.shape is not None:
-        return ident.kernel_id, ident.shape.m, ident.shape.n
-    m, n = ident.grid_mn or (0, 0)
-    return ident.kernel_id, m, n
-
-
-def nvtx_shape(launch: KernelLaunch) -> tuple[str, int, int, int] | None:
-    """(catalog id, m, n, k) from the worker's NVTX range name, when the launch ran inside one."""
-    ident = launch.identity
-    if ident.kernel_id is None or ident.shape is None:
-        return None
-    return ident.kernel_id, ident.shape.m, ident.shape.n, ident.shape.k
-
-
-def launch_label(launch: KernelLaunch) -> str:
-    """Short label: 'v3 4096x4096x4096' for catalog kernels, else the function's own name and the launch id."""
-    return launch.identity.label(launch.function, launch.id)
-
-
 def metric_sources(launch: KernelLaunch) -> str:
     """'dram__bytes.sum = dram__bytes_read.sum + dram__bytes_write.sum; ...' for each metric the launch's report
     did not hold but its other metrics gave (empty when none)."""
@@ -281,13 +257,12 @@ def key_metrics_frame(report: Report) -> pd.DataFrame:
 
     records = []
     for launch in report.launches:
-        hit = match_catalog(launch)
         record: dict[str, Any] = {
             "id": launch.id,
             "kernel": launch.function,
             "full_name": launch.name,
-            "label": launch_label(launch),
-            "catalog_id": hit[0] if hit else None,
+            "label": launch.label,
+            "catalog_id": launch.identity.kernel_id,
             "block": "x".join(map(str, launch.block)) if launch.block else None,
             "grid": "x".join(map(str, launch.grid)) if launch.grid else None,
             "cc": launch.cc,

@@ -19,7 +19,6 @@ from typing import Literal
 from kernels.registry import get_kernel
 from kernels.spec import SPLIT_K_ZERO_ENTRY
 from profiling.errors import InvalidInput, NcuError
-from profiling.gpu.env import tool_path as find_tool
 from profiling.gpu.jobs import BenchSettings, Job, Task
 from profiling.gpu.process import worker_command
 from profiling.identity import NVTX_PREFIX
@@ -37,6 +36,7 @@ from profiling.nsight.tools import (
     run_tool,
     validate_metric_names,
 )
+from profiling.paths import tool_path as find_tool
 
 MetricSet = Literal["quick", "full"]
 ClockControl = Literal["none", "base"]

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from profiling.errors import InvalidInput, NcuError, ReportError, first_line, last_line
-from profiling.gpu.env import tool_path as find_tool
 from profiling.gpu.process import kill_process_group
 from profiling.identity import NVTX_PREFIX
 from profiling.nsight import metrics as M
+from profiling.paths import tool_path as find_tool
 
 INSTALL_HINT = (
     "install Nsight Compute (it comes with the CUDA toolkit, or from "

@@ -182,7 +182,7 @@ def _launch_result(launch: Any, i: int, size_label: Any) -> dict[str, Any]:
 def _operations_merged(launches: Sequence[Any]) -> list[Any]:
     """The launches, with each operation that ran as several launches inside one worker NVTX range (cuBLAS split-K
     plus its reduction) merged into one: named by the catalog id and sized by the range, its time and every `.sum`
-    metric added up, its other metrics from its longest part, and its parts listed (profiling.analysis.operations)."""
+    metric added up, its other metrics from its longest part, and its parts listed (profiling.launch_operations)."""
     out: list[Any] = []
     for op in group_operations(launches):
         if op.key is None:

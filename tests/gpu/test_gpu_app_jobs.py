@@ -15,8 +15,8 @@ pytest.importorskip("plotly", reason="the app's tables need plotly")
 from profiling import usecases  # noqa: E402
 from profiling.app import tables  # noqa: E402
 from profiling.app.gpu_queue import GpuJobQueue  # noqa: E402
-from profiling.gpu.env import tool_path  # noqa: E402
 from profiling.gpu.jobs import BenchSettings  # noqa: E402
+from profiling.paths import tool_path  # noqa: E402
 from profiling.shape import Shape  # noqa: E402
 
 

@@ -11,10 +11,9 @@ import pytest
 
 from profiling.analysis import explain as X
 from profiling.analysis import stalls as ST
-from profiling.gpu.env import tool_path
 from profiling.nsight import metrics as M
 from profiling.nsight import runner as R
-from profiling.nsight.report import match_catalog
+from profiling.paths import tool_path
 
 pytestmark = [
     pytest.mark.gpu,
@@ -24,7 +23,7 @@ pytestmark = [
 
 def test_quick_set_profile_of_v3_and_v4_has_stall_ratios(tmp_path: Path) -> None:
     run = R.profile(["v3", "v4"], [(1024, 1024, 1024)], tmp_path / "quick.ncu-rep", metric_set="quick")
-    by_id = {match_catalog(x)[0]: x for x in run.report.launches}
+    by_id = {x.identity.kernel_id: x for x in run.report.launches}
     assert set(by_id) == {"v3", "v4"}
     shared = {}
     for kid, launch in by_id.items():
