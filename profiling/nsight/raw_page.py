@@ -189,71 +189,90 @@ class _Columns:
         self.nonnegative = np.flatnonzero(np.asarray([c.nonnegative for c in columns], dtype=bool))
 
 
-def _split_block(records: list[str], width: int):  # -> pyarrow.StringArray
-    """The cells of a block of records, row after row, each row exactly `width` cells (short rows padded with "").
+def _split_block(records: list[str], width: int):  # -> (pyarrow.StringArray, bool)
+    """The cells of a block of records, row after row, each row exactly `width` cells (short rows padded with ""),
+    and whether a cell may hold a doubled quote.
 
     ncu quotes every cell, so a row with the header's count of '","' separators splits on them in Arrow (no Python
-    object per cell), and its doubled quotes ('""' inside a cell: ncu's NVTX column has them) are undone after;
-    a quoted '","' inside a cell would add a separator, so such a row, like any other odd one, is read by csv.
+    object per cell); a quoted '","' inside a cell would add a separator, so such a row, like any other odd one, is
+    read by csv. Cells keep their quotes doubled as the file writes them ('""' inside a cell: ncu's NVTX column has
+    them; csv's cells are doubled again to match): a doubled quote is no part of a number or of "" and "n/a", and
+    only the cells that become text are undone (_unescape), not every cell of the block.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     pieces = []
     plain: list[str] = []
-    quoted = [False]
+    quoted = False
     separators = width - 1
 
     def flush() -> None:
         if plain:
-            cells = pc.split_pattern(pa.array(plain, type=pa.string()), '","').flatten()
-            pieces.append(pc.replace_substring(cells, '""', '"') if quoted[0] else cells)
+            pieces.append(pc.split_pattern(pa.array(plain, type=pa.string()), '","').flatten())
             plain.clear()
-            quoted[0] = False
 
     for record in records:
         line = record.rstrip("\r\n")
         if line[:1] == '"' and line[-1:] == '"' and len(line) > 1 and line.count('","') == separators:
             inner = line[1:-1]
             plain.append(inner)
-            quoted[0] = quoted[0] or '"' in inner.replace('","', "")
+            quoted = quoted or '"' in inner.replace('","', "")
             continue
         flush()
         cells = record_cells(record)[:width]
+        if any('"' in cell for cell in cells):
+            quoted = True
+            cells = [cell.replace('"', '""') for cell in cells]
         pieces.append(pa.array(cells + [""] * (width - len(cells)), type=pa.string()))
     flush()
-    return pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]
+    return (pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]), quoted
+
+
+def _unescape(text: str, quoted: bool) -> str:
+    """A cell's text with its doubled quotes undone (see _split_block)."""
+    return text.replace('""', '"') if quoted and '""' in text else text
 
 
 _EMPTY = None  # pyarrow array of "" and "n/a", made on first use (pyarrow is imported lazily)
 
 
-def _cast_known(cells, width: int, text_columns: set[int]):
+def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray):
     """(float64 values, mask of the cells cast) when every cell outside `text_columns` (columns that held text in an
-    earlier block) is empty or a number Arrow takes, else None: most blocks need no regex then. A comma that is no
-    thousands separator keeps its cell out of the cast (it goes through Python, and is named there)."""
+    earlier block) and `empty` (the cells that are "" or "n/a") is a number Arrow takes, else None: most blocks
+    need no regex then. Cells with thousands separators are cast apart, without them (only those cells are
+    rewritten); a comma that is no thousands separator keeps its cell out of the cast (it goes through Python, and
+    is named there)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    skip = pc.is_in(cells, value_set=_EMPTY).to_numpy(zero_copy_only=False)
+    skip = empty.copy()
     if text_columns:
         by_column = np.zeros(width, dtype=bool)
         by_column[list(text_columns)] = True
-        skip = skip | np.tile(by_column, len(cells) // width)
-    source = cells
+        skip |= np.tile(by_column, len(cells) // width)
+    grouped_at = None
+    apart = skip
     commas = pc.match_substring(cells, ",")
     if pc.any(commas).as_py():
-        at = np.flatnonzero(commas.to_numpy(zero_copy_only=False) & ~skip)
+        with_comma = commas.to_numpy(zero_copy_only=False)
+        at = np.flatnonzero(with_comma & ~skip)
         if len(at):
             grouped = pc.match_substring_regex(pc.take(cells, pa.array(at)), _ARROW_GROUPED)
-            skip[at[~grouped.to_numpy(zero_copy_only=False)]] = True
-        source = pc.replace_substring(cells, ",", "")
+            grouped = grouped.to_numpy(zero_copy_only=False)
+            skip[at[~grouped]] = True
+            grouped_at = at[grouped]
+        apart = skip | with_comma
     try:
-        values = pc.cast(pc.if_else(pa.array(skip), None, source), pa.float64())
+        values = pc.cast(pc.if_else(pa.array(apart), None, cells), pa.float64())
+        values = np.array(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+        if grouped_at is not None and len(grouped_at):
+            thousands = pc.replace_substring(pc.take(cells, pa.array(grouped_at)), ",", "")
+            values[grouped_at] = pc.cast(thousands, pa.float64()).to_numpy(zero_copy_only=False)
     except (pa.ArrowInvalid, ValueError):
         return None
-    return np.array(values.to_numpy(zero_copy_only=False), dtype=np.float64), ~skip
+    return values, ~skip
 
 
 def _numbers(
@@ -263,10 +282,12 @@ def _numbers(
     where,
     parsed: dict[str, tuple[float | None, bool]],
     text_columns: set[int],
+    quoted: bool = False,
 ):
     """float64 values of a row-major (rows x metrics) block of metric cells, NaN where missing, and the text cells
     as (flat index, text). Numbers Arrow reads exactly are cast there; the rest one by one (units.parse_number).
-    `text_columns` (columns with a cell Arrow did not cast) grows as blocks are read."""
+    `text_columns` (columns with a cell Arrow did not cast) grows as blocks are read; `quoted`: the cells may hold
+    doubled quotes (_split_block)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -275,7 +296,8 @@ def _numbers(
     if _EMPTY is None:
         _EMPTY = pa.array(["", "n/a"], type=pa.string())
     width = len(names)
-    fast = _cast_known(cells, width, text_columns)
+    empty = pc.is_in(cells, value_set=_EMPTY).to_numpy(zero_copy_only=False)
+    fast = _cast_known(cells, width, text_columns, empty)
     if fast is not None:
         values, cast = fast
         nan_cast = np.flatnonzero(np.isnan(values) & cast)  # "nan" is a number to Arrow: named here
@@ -292,12 +314,13 @@ def _numbers(
             numeric = pa.array(np.zeros(len(cells), dtype=bool))
             values = np.full(len(cells), np.nan)
         values = np.array(values, dtype=np.float64)  # writable, and a copy that owns its memory
-    others = pc.and_not(pc.invert(numeric), pc.is_in(cells, value_set=_EMPTY))
+    others = ~np.asarray(numeric.to_numpy(zero_copy_only=False), dtype=bool) & ~empty
     found: list[tuple[int, str]] = []
-    at = np.flatnonzero(others.to_numpy(zero_copy_only=False))
+    at = np.flatnonzero(others)
     if len(at):
         text_columns.update(np.unique(at % width).tolist())
-        for i, cell in zip(at.tolist(), pc.take(cells, pa.array(at)).to_pylist(), strict=True):
+        for i, raw in zip(at.tolist(), pc.take(cells, pa.array(at)).to_pylist(), strict=True):
+            cell = _unescape(raw, quoted)
             known = parsed.get(cell)
             if known is None:
                 number = U.parse_number(cell)
@@ -348,12 +371,14 @@ def read_raw_rows(
         if not block:
             return
         try:
-            cells = _split_block(block, width)
+            cells, quoted = _split_block(block, width)
         except (ReportError, OSError):
             raise
         except Exception as exc:  # Arrow is a boundary: whatever it raises on bad input is one line
             raise ReportError(f"{name}: the raw page is unreadable ({_one_line(exc)})") from None
-        yield from _block_rows(cells, len(block), table, layout, notes, interned, parsed, text_columns, id_index)
+        yield from _block_rows(
+            cells, len(block), table, layout, notes, interned, parsed, text_columns, id_index, quoted
+        )
 
 
 _DERIVED = MetricTable(M.DERIVED_NAMES, [M.DERIVED_UNITS.get(name, "") for name in M.DERIVED_NAMES])
@@ -369,14 +394,18 @@ def _block_rows(
     parsed: dict[str, tuple[float | None, bool]],
     text_columns: set[int],
     id_index: int | None = None,
+    quoted: bool = False,
 ) -> Iterator[RawRow]:
-    """The launches of one block of rows, with their derived metrics computed for the whole block at once."""
+    """The launches of one block of rows, with their derived metrics computed for the whole block at once; `quoted`:
+    the cells may hold doubled quotes (_split_block)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     starts = np.arange(rows, dtype=np.int64)[:, None] * layout.width
     ident_cells = pc.take(cells, pa.array((starts + layout.identity[None, :]).ravel())).to_pylist()
+    if quoted:
+        ident_cells = [_unescape(cell, quoted) for cell in ident_cells]
     n_ident = len(layout.identity)
     id_at = list(layout.identity).index(id_index) if id_index is not None and id_index in layout.identity else None
 
@@ -385,7 +414,7 @@ def _block_rows(
 
     metric_cells = pc.take(cells, pa.array((starts + layout.metrics[None, :]).ravel()))
     del cells
-    values, found = _numbers(metric_cells, notes, layout.names, where, parsed, text_columns)
+    values, found = _numbers(metric_cells, notes, layout.names, where, parsed, text_columns, quoted)
     block = values.reshape(rows, table.width)
     if len(layout.nonnegative):  # before scaling: a tiny negative value must not round to -0.0
         sub = block[:, layout.nonnegative]
@@ -395,7 +424,7 @@ def _block_rows(
             for r, k in _first_per_column(negative):
                 j = int(layout.nonnegative[k])
                 name = layout.names[j]
-                notes.once(name, U.negative_note(name, _cell_text(metric_cells, r * table.width + j), where(r)))
+                notes.once(name, U.negative_note(name, _cell_text(metric_cells, r * table.width + j, quoted), where(r)))
             sub[negative] = np.nan
             block[:, layout.nonnegative] = sub
     if len(layout.scaled):
@@ -409,7 +438,7 @@ def _block_rows(
     if bad.any():
         for r, j in _first_per_column(bad):
             name = layout.names[j]
-            notes.once(name, _not_finite(name, _cell_text(metric_cells, r * table.width + j)))
+            notes.once(name, _not_finite(name, _cell_text(metric_cells, r * table.width + j, quoted)))
         block[bad] = np.nan
     nothing = np.full(rows, np.nan)
     derived = M.derive_columns(lambda name: block[:, table.index[name]] if name in table.index else nothing)
@@ -433,8 +462,8 @@ def _first_per_column(mask: np.ndarray) -> list[tuple[int, int]]:
     return [(int(np.argmax(mask[:, j])), int(j)) for j in cols]
 
 
-def _cell_text(cells, i: int) -> str:
-    return str(cells[i].as_py() or "")
+def _cell_text(cells, i: int, quoted: bool = False) -> str:
+    return _unescape(str(cells[i].as_py() or ""), quoted)
 
 
 def _one_line(exc: BaseException) -> str:
