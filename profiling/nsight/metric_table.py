@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+JSON_ROWS = 64
+"""Rows whose JSON text MetricTable.json_row makes at once: few enough that their text is small beside the
+table (64 rows of 400 metrics are about 2 MB), enough that the work per call is shared."""
 JSON_TEMPLATE_SLOTS = 2_000_000
 """List entries (8 bytes each: the pieces of text are shared) a MetricTable keeps in its row templates for
 writing JSON: 16 MB at most, whatever the rows' patterns of missing values."""
@@ -54,7 +57,7 @@ class MetricTable:
         self._json_pieces: np.ndarray | None = None
         self._json_templates: dict[bytes, tuple[list[bytes | None], np.ndarray | None]] = {}
         self._json_slots = 0
-        self._json_block: tuple[np.ndarray, list[bytes]] | None = None
+        self._json_block: tuple[np.ndarray, int, list[bytes]] | None = None
 
     @property
     def width(self) -> int:
@@ -86,38 +89,39 @@ class MetricTable:
             self._json_slots += len(template)
         return template, present
 
-    def json_block_rows(self, block: np.ndarray) -> list[bytes]:
-        """The JSON members of every row of `block` as MetricRow.json_members writes them (without the metrics
-        set apart), made for the whole block at once: its rows grouped by their pattern of missing values, each
-        group's values written by one orjson call and set into its template repeated once per row. Kept until
-        another block is asked for or a row of this table changes."""
+    def json_row(self, block: np.ndarray, row: int) -> bytes:
+        """The JSON members of row `row` of `block` as MetricRow.json_members writes them (without the metrics set
+        apart), made for JSON_ROWS rows at once: those rows grouped by their pattern of missing values, each group's
+        values written by one orjson call and set into its template repeated once per row. The texts are kept
+        until other rows are asked for or a row of this table changes."""
         import numpy as np
         import orjson
 
+        first_row = row - row % JSON_ROWS
         cached = self._json_block
-        if cached is not None and cached[0] is block:
-            return cached[1]
-        texts = [b""] * block.shape[0]
-        if not block.size:
-            return texts
-        missing = np.isnan(block)
-        _, first, group = np.unique(np.packbits(missing, axis=1), axis=0, return_index=True, return_inverse=True)
-        order = np.argsort(group.ravel(), kind="stable")
-        bounds = np.cumsum(np.bincount(group.ravel(), minlength=len(first)))
-        for g, start in enumerate(first.tolist()):
-            rows = order[(bounds[g - 1] if g else 0) : bounds[g]]
-            template, present = self.json_template(missing[start])
-            size = len(template)
-            if not size:
-                continue
-            values = block[rows] if present is None else block[np.ix_(rows, present)]
-            text = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)
-            parts = template * len(rows)
-            parts[1::3] = text[2:-2].replace(b"],[", b",").split(b",")
-            for k, r in enumerate(rows.tolist()):
-                texts[r] = b"".join(parts[k * size : (k + 1) * size])[:-1]  # type: ignore[arg-type]
-        self._json_block = (block, texts)
-        return texts
+        if cached is not None and cached[0] is block and cached[1] == first_row:
+            return cached[2][row - first_row]
+        part = block[first_row : first_row + JSON_ROWS]
+        texts = [b""] * part.shape[0]
+        if part.size:
+            missing = np.isnan(part)
+            _, first, group = np.unique(np.packbits(missing, axis=1), axis=0, return_index=True, return_inverse=True)
+            order = np.argsort(group.ravel(), kind="stable")
+            bounds = np.cumsum(np.bincount(group.ravel(), minlength=len(first)))
+            for g, start in enumerate(first.tolist()):
+                rows = order[(bounds[g - 1] if g else 0) : bounds[g]]
+                template, present = self.json_template(missing[start])
+                size = len(template)
+                if not size:
+                    continue
+                values = part[rows] if present is None else part[np.ix_(rows, present)]
+                text = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)
+                parts = template * len(rows)
+                parts[1::3] = text[2:-2].replace(b"],[", b",").split(b",")
+                for k, r in enumerate(rows.tolist()):
+                    texts[r] = b"".join(parts[k * size : (k + 1) * size])[:-1]  # type: ignore[arg-type]
+        self._json_block = (block, first_row, texts)
+        return texts[row - first_row]
 
     def rows(self, block: np.ndarray) -> list[MetricRow]:
         """One view per row of `block` (float64, C-contiguous, `width` columns, NaN = missing)."""
@@ -240,7 +244,7 @@ class MetricRow(MutableMapping[str, Metric]):
 
     def json_members(self, dumps: Callable[[Any], bytes]) -> bytes:
         """The members of this row's JSON object, `"name":{"value":1.5,"unit":"byte"},...`, as orjson writes
-        {name: metric.to_dict()}: the table's values written for the whole block at once (json_block_rows),
+        {name: metric.to_dict()}: the table's values written for many rows at once (MetricTable.json_row),
         without a Metric, dict or float object per value (report --json of 30,000 launches x 400 metrics);
         metrics set apart from the table (see __setitem__) follow, written by `dumps` (the writer's strict JSON)."""
         import numpy as np
@@ -248,7 +252,7 @@ class MetricRow(MutableMapping[str, Metric]):
 
         if not self._extra:
             width = self._table.width  # 0 where every column was left out (an unknown unit)
-            return self._table.json_block_rows(self._block)[self._start // width] if width else b""
+            return self._table.json_row(self._block, self._start // width) if width else b""
         row = self._row()
         missing = np.isnan(row)
         for name in self._extra:

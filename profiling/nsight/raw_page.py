@@ -209,7 +209,7 @@ def _split_block(records: list[str], width: int):  # -> (pyarrow.StringArray, bo
 
     def flush() -> None:
         if plain:
-            pieces.append(pc.split_pattern(pa.array(plain, type=pa.string()), '","').flatten())
+            pieces.append(pc.split_pattern(_string_array(plain), '","').flatten())
             plain.clear()
 
     for record in records:
@@ -224,9 +224,76 @@ def _split_block(records: list[str], width: int):  # -> (pyarrow.StringArray, bo
         if any('"' in cell for cell in cells):
             quoted = True
             cells = [cell.replace('"', '""') for cell in cells]
-        pieces.append(pa.array(cells + [""] * (width - len(cells)), type=pa.string()))
+        pieces.append(_string_array(cells + [""] * (width - len(cells))))
     flush()
     return (pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]), quoted
+
+
+def _string_array(texts: list[str]):  # -> pyarrow.StringArray
+    """`texts` as an Arrow string array, made from one buffer of their UTF-8: pyarrow.array() of a Python list
+    imports pandas to look for its types, half a second that reading a report does not need."""
+    import numpy as np
+    import pyarrow as pa
+
+    encoded = [text.encode("utf-8") for text in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    if offsets[-1] >= 2**31:  # a block is a few MB; the files read are at most MAX_REPORT_BYTES
+        raise ReportError("a block of the raw page holds over 2 GB of text")
+    data = pa.py_buffer(b"".join(encoded))
+    return pa.StringArray.from_buffers(len(encoded), pa.py_buffer(offsets.astype(np.int32)), data)
+
+
+def _arrow(values: np.ndarray):  # -> pyarrow.Array
+    """A numpy array of indices or a bool mask as an Arrow array over the same data, without pyarrow.array()
+    (which imports pandas to look at its type)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if values.dtype == np.bool_:
+        bits = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+    ints = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(ints), [None, pa.py_buffer(ints)])
+
+
+def _bits(buffer, offset: int, length: int) -> np.ndarray:
+    import numpy as np
+
+    return np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), bitorder="little", count=offset + length)[offset:]
+
+
+def _bools(values) -> np.ndarray:  # values: pyarrow.BooleanArray
+    """An Arrow bool array as numpy (null = False), read from its buffers: to_numpy() imports pandas for it."""
+    import numpy as np
+
+    if not len(values):
+        return np.zeros(0, dtype=bool)
+    validity, data = values.buffers()[:2]
+    out = _bits(data, values.offset, len(values)).astype(bool)
+    if validity is not None and values.null_count:
+        out &= _bits(validity, values.offset, len(values)).astype(bool)
+    return out
+
+
+def _floats(values) -> np.ndarray:  # values: pyarrow.DoubleArray
+    """An Arrow float64 array as a writable numpy copy (null = NaN), read from its buffers (see _bools)."""
+    import numpy as np
+
+    if not len(values):
+        return np.zeros(0, dtype=np.float64)
+    validity, data = values.buffers()[:2]
+    out = np.frombuffer(data, dtype=np.float64, count=values.offset + len(values))[values.offset :].copy()
+    if validity is not None and values.null_count:
+        out[_bits(validity, values.offset, len(values)) == 0] = np.nan
+    return out
+
+
+def _null_text():  # -> pyarrow.StringScalar
+    """A null string scalar (a None argument of an Arrow function imports pandas to look at its type)."""
+    import pyarrow as pa
+
+    return pa.nulls(1, pa.string())[0]
 
 
 def _unescape(text: str, quoted: bool) -> str:
@@ -256,20 +323,19 @@ def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray):
     apart = skip
     commas = pc.match_substring(cells, ",")
     if pc.any(commas).as_py():
-        with_comma = commas.to_numpy(zero_copy_only=False)
+        with_comma = _bools(commas)
         at = np.flatnonzero(with_comma & ~skip)
         if len(at):
-            grouped = pc.match_substring_regex(pc.take(cells, pa.array(at)), _ARROW_GROUPED)
-            grouped = grouped.to_numpy(zero_copy_only=False)
+            grouped = pc.match_substring_regex(pc.take(cells, _arrow(at)), _ARROW_GROUPED)
+            grouped = _bools(grouped)
             skip[at[~grouped]] = True
             grouped_at = at[grouped]
         apart = skip | with_comma
     try:
-        values = pc.cast(pc.if_else(pa.array(apart), None, cells), pa.float64())
-        values = np.array(values.to_numpy(zero_copy_only=False), dtype=np.float64)
+        values = _floats(pc.cast(pc.if_else(_arrow(apart), _null_text(), cells), pa.float64()))
         if grouped_at is not None and len(grouped_at):
-            thousands = pc.replace_substring(pc.take(cells, pa.array(grouped_at)), ",", "")
-            values[grouped_at] = pc.cast(thousands, pa.float64()).to_numpy(zero_copy_only=False)
+            thousands = pc.replace_substring(pc.take(cells, _arrow(grouped_at)), ",", "")
+            values[grouped_at] = _floats(pc.cast(thousands, pa.float64()))
     except (pa.ArrowInvalid, ValueError):
         return None
     return values, ~skip
@@ -294,32 +360,31 @@ def _numbers(
 
     global _EMPTY
     if _EMPTY is None:
-        _EMPTY = pa.array(["", "n/a"], type=pa.string())
+        _EMPTY = _string_array(["", "n/a"])
     width = len(names)
-    empty = pc.is_in(cells, value_set=_EMPTY).to_numpy(zero_copy_only=False)
+    empty = _bools(pc.is_in(cells, value_set=_EMPTY))
     fast = _cast_known(cells, width, text_columns, empty)
     if fast is not None:
         values, cast = fast
         nan_cast = np.flatnonzero(np.isnan(values) & cast)  # "nan" is a number to Arrow: named here
-        for i, cell in zip(nan_cast.tolist(), pc.take(cells, pa.array(nan_cast)).to_pylist(), strict=True):
+        for i, cell in zip(nan_cast.tolist(), pc.take(cells, _arrow(nan_cast)).to_pylist(), strict=True):
             notes.once(names[i % width], _not_finite(names[i % width], cell))
-        numeric = pa.array(cast)
+        numeric = _arrow(cast)
     else:
         numeric = pc.match_substring_regex(cells, _ARROW_NUMBER)
         commas = pc.any(pc.match_substring(cells, ",")).as_py()
         cast_from = pc.replace_substring(cells, ",", "") if commas else cells
         try:
-            values = pc.cast(pc.if_else(numeric, cast_from, None), pa.float64()).to_numpy(zero_copy_only=False)
+            values = _floats(pc.cast(pc.if_else(numeric, cast_from, _null_text()), pa.float64()))
         except (pa.ArrowInvalid, ValueError):  # a number Arrow does not take after all: every cell through Python
-            numeric = pa.array(np.zeros(len(cells), dtype=bool))
+            numeric = _arrow(np.zeros(len(cells), dtype=bool))
             values = np.full(len(cells), np.nan)
-        values = np.array(values, dtype=np.float64)  # writable, and a copy that owns its memory
-    others = ~np.asarray(numeric.to_numpy(zero_copy_only=False), dtype=bool) & ~empty
+    others = ~_bools(numeric) & ~empty
     found: list[tuple[int, str]] = []
     at = np.flatnonzero(others)
     if len(at):
         text_columns.update(np.unique(at % width).tolist())
-        for i, raw in zip(at.tolist(), pc.take(cells, pa.array(at)).to_pylist(), strict=True):
+        for i, raw in zip(at.tolist(), pc.take(cells, _arrow(at)).to_pylist(), strict=True):
             cell = _unescape(raw, quoted)
             known = parsed.get(cell)
             if known is None:
@@ -399,11 +464,10 @@ def _block_rows(
     """The launches of one block of rows, with their derived metrics computed for the whole block at once; `quoted`:
     the cells may hold doubled quotes (_split_block)."""
     import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     starts = np.arange(rows, dtype=np.int64)[:, None] * layout.width
-    ident_cells = pc.take(cells, pa.array((starts + layout.identity[None, :]).ravel())).to_pylist()
+    ident_cells = pc.take(cells, _arrow((starts + layout.identity[None, :]).ravel())).to_pylist()
     if quoted:
         ident_cells = [_unescape(cell, quoted) for cell in ident_cells]
     n_ident = len(layout.identity)
@@ -412,7 +476,7 @@ def _block_rows(
     def where(r: int) -> str:
         return f"launch {ident_cells[r * n_ident + id_at].strip()[:40]}" if id_at is not None else f"row {r + 1}"
 
-    metric_cells = pc.take(cells, pa.array((starts + layout.metrics[None, :]).ravel()))
+    metric_cells = pc.take(cells, _arrow((starts + layout.metrics[None, :]).ravel()))
     del cells
     values, found = _numbers(metric_cells, notes, layout.names, where, parsed, text_columns, quoted)
     block = values.reshape(rows, table.width)
