@@ -117,6 +117,26 @@ def test_report_json_streamed_keeps_changed_missing_and_odd_values() -> None:
     assert doc["launches"][2]["metrics"] == {}
 
 
+def test_report_json_of_many_rows_with_several_patterns_of_missing_values(tmp_path: Path) -> None:
+    """150 launches (rows written 64 at a time, grouped by which metrics they lack): every third launch lacks a
+    metric, every fifth two others; the document is the one json_text writes, value for value."""
+    path = tmp_path / "long.csv"
+    width = len(RAW.read_text().splitlines()[0].split('","'))
+    path.write_text(_bench().build_csv(RAW, 150, width))
+    report = L.load_report(path)
+    for n, launch in enumerate(report.launches):
+        if n % 3 == 0:
+            del launch.metrics["dram__bytes.sum"]
+        if n % 5 == 0:
+            del launch.metrics["gpu__time_duration.sum"], launch.metrics["launch__registers_per_thread"]
+    doc = json.loads(b"".join(json_chunks(report)))
+    assert doc == json.loads(json_text(report.to_dict()))
+    metrics = [launch["metrics"] for launch in doc["launches"]]
+    assert [n for n, m in enumerate(metrics) if "dram__bytes.sum" not in m] == list(range(0, 150, 3))
+    assert [n for n, m in enumerate(metrics) if "gpu__time_duration.sum" not in m] == list(range(0, 150, 5))
+    assert metrics[141]["gpu__time_duration.sum"] == {"value": 4420992.0, "unit": "nsecond"}  # the capture's row 1
+
+
 def test_report_json_cli_writes_launches_one_by_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = cli(["report", str(RAW), "--json"], capsys)
     doc = json.loads(out)

@@ -118,7 +118,7 @@ def json_chunks(report: ncu_report.Report) -> Iterator[bytes]:
             members = launch.metrics.json_members(json_bytes)
         else:
             members = json_bytes({k: m.to_dict() for k, m in launch.metrics.items()})[1:-1]
-        yield (b",\n" if i else b"\n") + head[:-1] + b',"metrics":{' + members + b"}}"
+        yield b"".join((b",\n" if i else b"\n", memoryview(head)[:-1], b',"metrics":{', members, b"}}"))
     yield b"\n]," + json_bytes({"warnings": report.warnings})[1:] + b"\n"
 
 

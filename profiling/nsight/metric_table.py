@@ -65,9 +65,8 @@ class MetricTable:
 
     def json_template(self, missing: np.ndarray) -> tuple[list[bytes | None], np.ndarray | None]:
         """For a row whose missing columns are `missing` (bool, one per column): its JSON members as a list of
-        pieces, `"name":{"value":`, None where the value goes, `,"unit":"u"},` per column present (the last comma
-        is the caller's to drop), and the columns present (None when all are). The pieces are made once per
-        column; rows of a report mostly share a few patterns of missing values, so the lists are kept per
+        pieces, `,"name":{"value":` (no comma for the first), None where the value goes, `,"unit":"u"}` per column
+        present, and the columns present (None when all are). The pieces are made once per column; rows of a report mostly share a few patterns of missing values, so the lists are kept per
         pattern, up to JSON_TEMPLATE_SLOTS entries in all."""
         import json
 
@@ -79,11 +78,13 @@ class MetricTable:
             return found
         if self._json_pieces is None:
             pieces = np.empty((self.width, 3), dtype=object)
-            pieces[:, 0] = [(json.dumps(name) + ':{"value":').encode() for name in self.names]
-            pieces[:, 2] = [(',"unit":' + json.dumps(unit) + "},").encode() for unit in self.units]
+            pieces[:, 0] = [("," + json.dumps(name) + ':{"value":').encode() for name in self.names]
+            pieces[:, 2] = [(',"unit":' + json.dumps(unit) + "}").encode() for unit in self.units]
             self._json_pieces = pieces
         present = None if not missing.any() else np.flatnonzero(~missing)
         template = (self._json_pieces if present is None else self._json_pieces[present]).ravel().tolist()
+        if template:
+            template[0] = template[0][1:]  # type: ignore[index]
         if self._json_slots + len(template) <= JSON_TEMPLATE_SLOTS:
             self._json_templates[key] = (template, present)
             self._json_slots += len(template)
@@ -105,21 +106,25 @@ class MetricTable:
         texts = [b""] * part.shape[0]
         if part.size:
             missing = np.isnan(part)
-            _, first, group = np.unique(np.packbits(missing, axis=1), axis=0, return_index=True, return_inverse=True)
-            order = np.argsort(group.ravel(), kind="stable")
-            bounds = np.cumsum(np.bincount(group.ravel(), minlength=len(first)))
-            for g, start in enumerate(first.tolist()):
-                rows = order[(bounds[g - 1] if g else 0) : bounds[g]]
-                template, present = self.json_template(missing[start])
+            groups: dict[bytes, list[int]] = {}
+            for r, key in enumerate(map(bytes, np.packbits(missing, axis=1))):
+                groups.setdefault(key, []).append(r)
+            for rows in groups.values():
+                template, present = self.json_template(missing[rows[0]])
                 size = len(template)
                 if not size:
                     continue
                 values = part[rows] if present is None else part[np.ix_(rows, present)]
                 text = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)
+                flat = text[2:-2].split(b",")  # "[[1.0,2.0],[3.0,4.0]]": the rows' edges keep a bracket
+                count = size // 3
+                for k in range(1, len(rows)):
+                    flat[k * count - 1] = flat[k * count - 1][:-1]
+                    flat[k * count] = flat[k * count][1:]
                 parts = template * len(rows)
-                parts[1::3] = text[2:-2].replace(b"],[", b",").split(b",")
-                for k, r in enumerate(rows.tolist()):
-                    texts[r] = b"".join(parts[k * size : (k + 1) * size])[:-1]  # type: ignore[arg-type]
+                parts[1::3] = flat
+                for k, r in enumerate(rows):
+                    texts[r] = b"".join(parts[k * size : (k + 1) * size])  # type: ignore[arg-type]
         self._json_block = (block, first_row, texts)
         return texts[row - first_row]
 
@@ -264,7 +269,7 @@ class MetricRow(MutableMapping[str, Metric]):
         parts = template.copy()
         if len(values):
             parts[1::3] = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")
-        members = b"".join(parts)[:-1]  # type: ignore[arg-type]
+        members = b"".join(parts)  # type: ignore[arg-type]
         more = b",".join(dumps(name) + b":" + dumps(m.to_dict()) for name, m in self._extra.items())
         return members + b"," + more if members else more
 
