@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from profiling.errors import ReportError
+from profiling.nsight import arrow_cells as A
 from profiling.nsight import metrics as M
 from profiling.nsight import units as U
 from profiling.nsight.metric_table import MetricRow, MetricTable
@@ -209,7 +210,7 @@ def _split_block(records: list[str], width: int):  # -> (pyarrow.StringArray, bo
 
     def flush() -> None:
         if plain:
-            pieces.append(pc.split_pattern(_string_array(plain), '","').flatten())
+            pieces.append(pc.split_pattern(A.string_array(plain), '","').flatten())
             plain.clear()
 
     for record in records:
@@ -224,76 +225,9 @@ def _split_block(records: list[str], width: int):  # -> (pyarrow.StringArray, bo
         if any('"' in cell for cell in cells):
             quoted = True
             cells = [cell.replace('"', '""') for cell in cells]
-        pieces.append(_string_array(cells + [""] * (width - len(cells))))
+        pieces.append(A.string_array(cells + [""] * (width - len(cells))))
     flush()
     return (pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]), quoted
-
-
-def _string_array(texts: list[str]):  # -> pyarrow.StringArray
-    """`texts` as an Arrow string array, made from one buffer of their UTF-8: pyarrow.array() of a Python list
-    imports pandas to look for its types, half a second that reading a report does not need."""
-    import numpy as np
-    import pyarrow as pa
-
-    encoded = [text.encode("utf-8") for text in texts]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    if offsets[-1] >= 2**31:  # a block is a few MB; the files read are at most MAX_REPORT_BYTES
-        raise ReportError("a block of the raw page holds over 2 GB of text")
-    data = pa.py_buffer(b"".join(encoded))
-    return pa.StringArray.from_buffers(len(encoded), pa.py_buffer(offsets.astype(np.int32)), data)
-
-
-def _arrow(values: np.ndarray):  # -> pyarrow.Array
-    """A numpy array of indices or a bool mask as an Arrow array over the same data, without pyarrow.array()
-    (which imports pandas to look at its type)."""
-    import numpy as np
-    import pyarrow as pa
-
-    if values.dtype == np.bool_:
-        bits = np.packbits(values, bitorder="little")
-        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
-    ints = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(ints), [None, pa.py_buffer(ints)])
-
-
-def _bits(buffer, offset: int, length: int) -> np.ndarray:
-    import numpy as np
-
-    return np.unpackbits(np.frombuffer(buffer, dtype=np.uint8), bitorder="little", count=offset + length)[offset:]
-
-
-def _bools(values) -> np.ndarray:  # values: pyarrow.BooleanArray
-    """An Arrow bool array as numpy (null = False), read from its buffers: to_numpy() imports pandas for it."""
-    import numpy as np
-
-    if not len(values):
-        return np.zeros(0, dtype=bool)
-    validity, data = values.buffers()[:2]
-    out = _bits(data, values.offset, len(values)).astype(bool)
-    if validity is not None and values.null_count:
-        out &= _bits(validity, values.offset, len(values)).astype(bool)
-    return out
-
-
-def _floats(values) -> np.ndarray:  # values: pyarrow.DoubleArray
-    """An Arrow float64 array as a writable numpy copy (null = NaN), read from its buffers (see _bools)."""
-    import numpy as np
-
-    if not len(values):
-        return np.zeros(0, dtype=np.float64)
-    validity, data = values.buffers()[:2]
-    out = np.frombuffer(data, dtype=np.float64, count=values.offset + len(values))[values.offset :].copy()
-    if validity is not None and values.null_count:
-        out[_bits(validity, values.offset, len(values)) == 0] = np.nan
-    return out
-
-
-def _null_text():  # -> pyarrow.StringScalar
-    """A null string scalar (a None argument of an Arrow function imports pandas to look at its type)."""
-    import pyarrow as pa
-
-    return pa.nulls(1, pa.string())[0]
 
 
 def _unescape(text: str, quoted: bool) -> str:
@@ -323,19 +257,19 @@ def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray):
     apart = skip
     commas = pc.match_substring(cells, ",")
     if pc.any(commas).as_py():
-        with_comma = _bools(commas)
+        with_comma = A.bools(commas)
         at = np.flatnonzero(with_comma & ~skip)
         if len(at):
-            grouped = pc.match_substring_regex(pc.take(cells, _arrow(at)), _ARROW_GROUPED)
-            grouped = _bools(grouped)
+            grouped = pc.match_substring_regex(pc.take(cells, A.from_numpy(at)), _ARROW_GROUPED)
+            grouped = A.bools(grouped)
             skip[at[~grouped]] = True
             grouped_at = at[grouped]
         apart = skip | with_comma
     try:
-        values = _floats(pc.cast(pc.if_else(_arrow(apart), _null_text(), cells), pa.float64()))
+        values = A.floats(pc.cast(pc.if_else(A.from_numpy(apart), A.null_text(), cells), pa.float64()))
         if grouped_at is not None and len(grouped_at):
-            thousands = pc.replace_substring(pc.take(cells, _arrow(grouped_at)), ",", "")
-            values[grouped_at] = _floats(pc.cast(thousands, pa.float64()))
+            thousands = pc.replace_substring(pc.take(cells, A.from_numpy(grouped_at)), ",", "")
+            values[grouped_at] = A.floats(pc.cast(thousands, pa.float64()))
     except (pa.ArrowInvalid, ValueError):
         return None
     return values, ~skip
@@ -360,31 +294,31 @@ def _numbers(
 
     global _EMPTY
     if _EMPTY is None:
-        _EMPTY = _string_array(["", "n/a"])
+        _EMPTY = A.string_array(["", "n/a"])
     width = len(names)
-    empty = _bools(pc.is_in(cells, value_set=_EMPTY))
+    empty = A.bools(pc.is_in(cells, value_set=_EMPTY))
     fast = _cast_known(cells, width, text_columns, empty)
     if fast is not None:
         values, cast = fast
         nan_cast = np.flatnonzero(np.isnan(values) & cast)  # "nan" is a number to Arrow: named here
-        for i, cell in zip(nan_cast.tolist(), pc.take(cells, _arrow(nan_cast)).to_pylist(), strict=True):
+        for i, cell in zip(nan_cast.tolist(), pc.take(cells, A.from_numpy(nan_cast)).to_pylist(), strict=True):
             notes.once(names[i % width], _not_finite(names[i % width], cell))
-        numeric = _arrow(cast)
+        numeric = A.from_numpy(cast)
     else:
         numeric = pc.match_substring_regex(cells, _ARROW_NUMBER)
         commas = pc.any(pc.match_substring(cells, ",")).as_py()
         cast_from = pc.replace_substring(cells, ",", "") if commas else cells
         try:
-            values = _floats(pc.cast(pc.if_else(numeric, cast_from, _null_text()), pa.float64()))
+            values = A.floats(pc.cast(pc.if_else(numeric, cast_from, A.null_text()), pa.float64()))
         except (pa.ArrowInvalid, ValueError):  # a number Arrow does not take after all: every cell through Python
-            numeric = _arrow(np.zeros(len(cells), dtype=bool))
+            numeric = A.from_numpy(np.zeros(len(cells), dtype=bool))
             values = np.full(len(cells), np.nan)
-    others = ~_bools(numeric) & ~empty
+    others = ~A.bools(numeric) & ~empty
     found: list[tuple[int, str]] = []
     at = np.flatnonzero(others)
     if len(at):
         text_columns.update(np.unique(at % width).tolist())
-        for i, raw in zip(at.tolist(), pc.take(cells, _arrow(at)).to_pylist(), strict=True):
+        for i, raw in zip(at.tolist(), pc.take(cells, A.from_numpy(at)).to_pylist(), strict=True):
             cell = _unescape(raw, quoted)
             known = parsed.get(cell)
             if known is None:
@@ -467,7 +401,7 @@ def _block_rows(
     import pyarrow.compute as pc
 
     starts = np.arange(rows, dtype=np.int64)[:, None] * layout.width
-    ident_cells = pc.take(cells, _arrow((starts + layout.identity[None, :]).ravel())).to_pylist()
+    ident_cells = pc.take(cells, A.from_numpy((starts + layout.identity[None, :]).ravel())).to_pylist()
     if quoted:
         ident_cells = [_unescape(cell, quoted) for cell in ident_cells]
     n_ident = len(layout.identity)
@@ -476,7 +410,7 @@ def _block_rows(
     def where(r: int) -> str:
         return f"launch {ident_cells[r * n_ident + id_at].strip()[:40]}" if id_at is not None else f"row {r + 1}"
 
-    metric_cells = pc.take(cells, _arrow((starts + layout.metrics[None, :]).ravel()))
+    metric_cells = pc.take(cells, A.from_numpy((starts + layout.metrics[None, :]).ravel()))
     del cells
     values, found = _numbers(metric_cells, notes, layout.names, where, parsed, text_columns, quoted)
     block = values.reshape(rows, table.width)
