@@ -159,6 +159,23 @@ def test_cublas_hgemm_reference_is_verified_against_float32_on_the_half_inputs()
     assert unwritten.status == "wrong" and unwritten.nan_count == 40 * 24
 
 
+def test_cublas_addmm_reference_starts_from_c_and_is_checked_as_the_whole_addmm() -> None:
+    """cublas-addmm works in place: its output buffer starts as C (NaN there would be its input), and what it
+    writes is checked against the float32 AddMM, as our kernels' outputs are, not against a half product."""
+    problem = _hgemm_problem()
+    spec = get_kernel("cublas-addmm")
+    problem.poison(spec)
+    assert np.array_equal(problem.out, problem.c)
+    problem.out[...] = problem.alpha * (problem.a.astype(np.float32) @ problem.b.astype(np.float32))
+    problem.out += problem.beta * problem.c
+    check = problem.check(True, tolerance_for(spec, problem.shape), half_output=False)
+    assert check.ok and check.rel_error < 1e-6
+    problem.out[...] = problem.a.astype(np.float32) @ problem.b.astype(np.float32)  # A*B without alpha, beta, C
+    assert problem.check(True, tolerance_for(spec, problem.shape), half_output=False).status == "wrong"
+    problem.poison(get_kernel("wgmma-persistent"))
+    assert np.isnan(problem.out).all()
+
+
 def test_hgemm_tolerance_covers_the_fp16_output_bound() -> None:
     spec = get_kernel("cublas-hgemm")
     for k in (1, 16, 1024, 8192, 65536):
