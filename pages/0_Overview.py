@@ -59,7 +59,7 @@ if bundle is not None and bundle.bench_files:
     ui.bundled_caption(bundle)
     st.caption("Left: FP32 kernels against cuBLAS SGEMM; right: tensor-core AddMM kernels against cuBLAS, each on "
                "its own axis. Colour = kernel family, darker = later step; dashed = the cuBLAS reference.")  # fmt: skip
-    st.plotly_chart(cache.tflops_figure(cache.bench_frame(ui.bench_document(bundle.name))), key="glance")
+    st.plotly_chart(cache.bench_view(ui.bench_document(bundle.name)).tflops, key="glance")
 
 st.subheader("Pages")
 st.markdown(PAGES_GUIDE)

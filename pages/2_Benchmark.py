@@ -90,11 +90,12 @@ if document.ab:
     st.caption("B/A: the median of per-pair time ratios, with its 95 % paired bootstrap interval (below 1: B faster).")
     st.dataframe(tables.display(cache.ab_table(document)), hide_index=True, width="stretch")
 st.subheader("Results")
-st.dataframe(tables.display(cache.bench_table(results)), hide_index=True, width="stretch")
+view = cache.bench_view(document)
+st.dataframe(view.table, hide_index=True, width="stretch")
 st.caption("Colour = kernel family (blue: SGEMM ladder, orange: beyond it, purple: tensor core, green: tile-width "
            "study), darker = later step; dashed = the cuBLAS reference of that panel.")  # fmt: skip
-st.plotly_chart(cache.tflops_figure(results), key="tflops")
-st.plotly_chart(cache.pct_cublas_figure(results), key="pct_cublas")
+st.plotly_chart(view.tflops, key="tflops")
+st.plotly_chart(view.pct_cublas, key="pct_cublas")
 shape_grid.shape_grid_section(document, f"{source}:{document.created_utc}")
 
 with st.expander("Save this run to the store (Review page)"):

@@ -101,7 +101,36 @@ def run_fingerprint(run: SavedRun) -> str:
     return digest
 
 
-HASH_FUNCS: dict[Any, Callable[[Any], Any]] = {Report: report_token, SavedRun: run_fingerprint, Ceilings: repr}
+_documents: dict[int, tuple[weakref.ref, str]] = {}
+
+
+def document_fingerprint(document: ResultsDocument) -> str:
+    """A results document's content, memoised per object: ui.bench_document and ui.results_file hand out one shared
+    object per file (read-only), and a live run's document lives in its session, so a visit does not hash every
+    result row again to find its tables."""
+    with _tokens_lock:
+        entry = _documents.get(id(document))
+        if entry is not None and entry[0]() is document:
+            return entry[1]
+    digest = hashlib.sha1(repr(document).encode()).hexdigest()
+    key = id(document)
+
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        with _tokens_lock:
+            if key in _documents and _documents[key][0] is ref:
+                del _documents[key]
+
+    with _tokens_lock:
+        _documents[key] = (weakref.ref(document, forget), digest)
+    return digest
+
+
+HASH_FUNCS: dict[Any, Callable[[Any], Any]] = {
+    Report: report_token,
+    SavedRun: run_fingerprint,
+    ResultsDocument: document_fingerprint,
+    Ceilings: repr,
+}
 
 
 _CLEARABLE: list[Any] = []
@@ -267,6 +296,25 @@ def tflops_figure(frame: pd.DataFrame) -> go.Figure:
 def pct_cublas_figure(frame: pd.DataFrame) -> go.Figure:
     """charts.pct_cublas_figure, cached."""
     return charts.pct_cublas_figure(frame)
+
+
+@dataclass(frozen=True)
+class BenchView:
+    """A results document's results table (as drawn) and its two figures, shared by every session (read-only) and
+    keyed by the document's memoised fingerprint: a visit hashes neither the document nor its frame."""
+
+    table: Any
+    tflops: go.Figure
+    pct_cublas: go.Figure
+
+
+@_figure
+def bench_view(document: ResultsDocument) -> BenchView:
+    """tables.bench_table (displayed, as Arrow), charts.tflops_figure and charts.pct_cublas_figure of
+    tables.bench_frame(document), cached."""
+    frame = tables.bench_frame(document)
+    table = arrow(tables.display(tables.bench_table(frame)))
+    return BenchView(table=table, tflops=charts.tflops_figure(frame), pct_cublas=charts.pct_cublas_figure(frame))
 
 
 @_figure

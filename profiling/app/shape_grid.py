@@ -17,18 +17,18 @@ from profiling.analysis.shape_grid import (
     grid_kernels,
     target_summary,
 )
-from profiling.app.cache import FIGURE_ENTRIES, TTL_S
+from profiling.app.cache import FIGURE_ENTRIES, HASH_FUNCS, TTL_S, share_figures
 from profiling.app.ui import safe_md
 from profiling.charts.shape_grid import target_heatmap
 from profiling.runs.results import ResultsDocument
 
 
-@st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False)
+@st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
 def _kernels(document: ResultsDocument) -> list[str]:
     return grid_kernels(document)
 
 
-@st.cache_data(ttl=TTL_S, max_entries=32, show_spinner=False)
+@st.cache_data(ttl=TTL_S, max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
 def _summary(document: ResultsDocument, kernel: str) -> tuple[TargetSummary, pd.DataFrame]:
     summary = target_summary(document, kernel)
     return summary, below_target_table(summary)
@@ -36,7 +36,7 @@ def _summary(document: ResultsDocument, kernel: str) -> tuple[TargetSummary, pd.
 
 @st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
 def _figure(key: str, _document: ResultsDocument, kernel: str) -> go.Figure:
-    return target_heatmap(grid_cells(_document, kernel), kernel, _document.device_name)
+    return share_figures(target_heatmap(grid_cells(_document, kernel), kernel, _document.device_name))
 
 
 def shape_grid_section(document: ResultsDocument, key: str) -> None:

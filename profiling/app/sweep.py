@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling.analysis.sweep import bundled_sweeps, is_grid, sweep_frame
-from profiling.app.cache import FIGURE_ENTRIES, TTL_S
+from profiling.app.cache import FIGURE_ENTRIES, HASH_FUNCS, TTL_S, share_figures
 from profiling.charts.sweep import VALUE_TITLES, sweep_heatmap, winner_map
 from profiling.paths import BUNDLED_RESULTS_DIR
 from profiling.runs.results import ResultsDocument, load_document
@@ -22,19 +22,19 @@ def _bundled_frame(path: str) -> pd.DataFrame:
     return sweep_frame(load_document(path))
 
 
-@st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False)
+@st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
 def _document_frame(document: ResultsDocument) -> pd.DataFrame:
     return sweep_frame(document)
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
 def _heatmap(key: str, _frame: pd.DataFrame, kernel: str, k: int, value: str) -> go.Figure:
-    return sweep_heatmap(_frame, kernel, k, value)
+    return share_figures(sweep_heatmap(_frame, kernel, k, value))
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
 def _winners(key: str, _frame: pd.DataFrame, k: int, kernels: tuple[str, ...]) -> go.Figure:
-    return winner_map(_frame, k, list(kernels))
+    return share_figures(winner_map(_frame, k, list(kernels)))
 
 
 def _label(path: Path) -> str:

@@ -59,15 +59,16 @@ def bundles() -> list[Bundle]:
     return discover_bundles()
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def bench_document(bundle_name: str) -> ResultsDocument:
-    """The merged results document of one bundle."""
+    """The merged results document of one bundle: one shared object, read-only (its tables are cached by its
+    memoised fingerprint, cache.document_fingerprint, instead of hashing every row on each visit)."""
     return load_bench(_bundle(bundle_name))
 
 
-@st.cache_data(show_spinner=False)
+@st.cache_resource(show_spinner=False)
 def results_file(path: str) -> ResultsDocument:
-    """One committed results document (e.g. a tuning sweep) by path."""
+    """One committed results document (e.g. a tuning sweep) by path: one shared object, read-only."""
     return load_results_file(Path(path))
 
 
