@@ -137,6 +137,19 @@ def test_report_json_of_many_rows_with_several_patterns_of_missing_values(tmp_pa
     assert metrics[141]["gpu__time_duration.sum"] == {"value": 4420992.0, "unit": "nsecond"}  # the capture's row 1
 
 
+def test_report_json_to_a_text_stream_without_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where stdout is a text stream with no byte buffer under it (an embedding program's StringIO), the same
+    document is written as text."""
+    import io
+
+    stream = io.StringIO()
+    monkeypatch.setattr("sys.stdout", stream)
+    assert main(["report", str(RAW), "--json"]) == 0
+    doc = json.loads(stream.getvalue())
+    assert doc == json.loads(json_text(L.load_report(RAW).to_dict()))
+    assert len(doc["launches"]) == 10 and doc["launches"][1]["metrics"]["gpu__time_duration.sum"]["value"] == 4420992.0
+
+
 def test_report_json_cli_writes_launches_one_by_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = cli(["report", str(RAW), "--json"], capsys)
     doc = json.loads(out)

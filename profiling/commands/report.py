@@ -107,19 +107,27 @@ def format_report(report: ncu_report.Report) -> str:
     return "\n".join(lines)
 
 
-def json_chunks(report: ncu_report.Report) -> Iterator[bytes]:
-    """`report --json` as pieces of strict JSON in UTF-8, one launch each: the document Report.to_dict() gives,
-    without holding it whole (a 100 MB raw page makes a JSON text several times its size), written compactly by
-    orjson (json_bytes); a raw page's metrics go from its float table straight into text (MetricRow.json_members)."""
-    yield json_bytes({"source": report.source, "layout": report.layout})[:-1] + b',"launches":['
+def json_pieces(report: ncu_report.Report) -> Iterator[tuple[bytes | memoryview, ...]]:
+    """`report --json` as strict JSON in UTF-8, one tuple of pieces per launch (and one for the head and the
+    tail): the document Report.to_dict() gives, without holding it whole (a 100 MB raw page makes a JSON text
+    several times its size), written compactly by orjson (json_bytes); a raw page's metrics go from its float
+    table straight into text (MetricRow.json_members). A launch's pieces are not joined: on a page of 100,000
+    columns each launch is megabytes of text, and a writer can take them as they are."""
+    yield (json_bytes({"source": report.source, "layout": report.layout})[:-1], b',"launches":[')
     for i, launch in enumerate(report.launches):
         head = json_bytes(launch.to_dict(metrics=False))
         if isinstance(launch.metrics, MetricRow):
             members = launch.metrics.json_members(json_bytes)
         else:
             members = json_bytes({k: m.to_dict() for k, m in launch.metrics.items()})[1:-1]
-        yield b"".join((b",\n" if i else b"\n", memoryview(head)[:-1], b',"metrics":{', members, b"}}"))
-    yield b"\n]," + json_bytes({"warnings": report.warnings})[1:] + b"\n"
+        yield (b",\n" if i else b"\n", memoryview(head)[:-1], b',"metrics":{', members, b"}}")
+    yield (b"\n],", memoryview(json_bytes({"warnings": report.warnings}))[1:], b"\n")
+
+
+def json_chunks(report: ncu_report.Report) -> Iterator[bytes]:
+    """json_pieces joined: one chunk of bytes per launch, with a head and a tail."""
+    for pieces in json_pieces(report):
+        yield b"".join(pieces)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,9 +135,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.flush()
         out = getattr(sys.stdout, "buffer", None)  # bytes as they are; a stream of text only where there is none
-        write = out.write if out is not None else (lambda chunk: sys.stdout.write(chunk.decode()))
-        for chunk in json_chunks(report):
-            write(chunk)
+        write = out.write if out is not None else (lambda piece: sys.stdout.write(bytes(piece).decode()))
+        for pieces in json_pieces(report):
+            for piece in pieces:
+                write(piece)
     else:
         print(format_report(report))
     return 0
