@@ -44,12 +44,12 @@ def test_details_of_v4_show_ncus_figures(v4) -> None:
     Occupancy, Launch Statistics), read from the report, and v4's story: registers limit the blocks per SM."""
     view = D.details(v4.launches[0])
     sol = {f.label: f.value for f in view.speed_of_light}
-    assert sol["Duration"] == 268_608
-    assert sol["Compute (SM) throughput"] == pytest.approx(14.07, abs=0.01)
-    assert sol["Memory throughput"] == pytest.approx(36.62, abs=0.01)
+    assert sol["duration"] == 268_608
+    assert sol["SM throughput"] == pytest.approx(14.07, abs=0.01)
+    assert sol["memory throughput"] == pytest.approx(36.62, abs=0.01)
     assert sol["L1/TEX throughput"] == pytest.approx(77.11, abs=0.01)
     assert sol["DRAM throughput"] == pytest.approx(0.65, abs=0.01)
-    assert view.pipes[0].label == "FMA" and view.pipes[0].value == pytest.approx(25.30, abs=0.01)
+    assert view.pipes[0].label == "FMA pipe" and view.pipes[0].value == pytest.approx(25.30, abs=0.01)
     memory = {m.level: m for m in view.memory}
     assert memory["L1/TEX"].hit_rate_pct == pytest.approx(75.00, abs=0.01)
     assert memory["L2"].hit_rate_pct == pytest.approx(92.12, abs=0.01)
@@ -61,7 +61,7 @@ def test_details_of_v4_show_ncus_figures(v4) -> None:
     assert view.occupancy.theoretical_pct == 25 and view.occupancy.achieved_pct == pytest.approx(12.48, abs=0.01)
     assert view.occupancy.limits["registers"] == 2 and view.occupancy.limiters == ["registers"]
     stats = {f.label: f.value for f in view.launch}
-    assert stats["Registers per thread"] == 119 and stats["Grid size"] == 64 and stats["Block size"] == 256
+    assert stats["registers"] == 119 and stats["grid size"] == 64 and stats["block size"] == 256
     speedups = [r.estimated_speedup_pct for r in view.rules]
     assert view.rules[0].rule == "HighPipeUtilization" and speedups[0] == pytest.approx(87.99, abs=0.01)
     known = [s for s in speedups if s is not None]
@@ -70,7 +70,7 @@ def test_details_of_v4_show_ncus_figures(v4) -> None:
 
 def test_details_of_a_tensor_core_kernel_and_two_limiters(ours) -> None:
     view = D.details(ours["wgmma-tma-store"])
-    assert view.pipes[0].label == "Tensor (all)" and view.pipes[0].value == pytest.approx(55.19, abs=0.01)
+    assert view.pipes[0].label == "tensor (all) pipe" and view.pipes[0].value == pytest.approx(55.19, abs=0.01)
     assert view.occupancy.limiters == ["registers", "shared memory"]
 
 
@@ -102,12 +102,12 @@ def test_memory_flow_chart_names_bytes_throughput_and_hit_rate(v4) -> None:
 def test_comparison_v3_to_v4_sorted_by_size_and_coloured_by_direction(ours) -> None:
     rows = C.compare(ours["v3"], ours["v4"])
     by_label = {r.label: r for r in rows}
-    duration = by_label["Duration"]
+    duration = by_label["duration"]
     assert (duration.baseline, duration.candidate) == (513_184, 271_296)
     assert duration.delta_pct == pytest.approx(-47.13, abs=0.01) and duration.change == "better"
-    assert by_label["Shared bytes"].change == "better"  # v4's transposed tile: fewer shared wavefronts
+    assert by_label["shared bytes"].change == "better"  # v4's transposed tile: fewer shared wavefronts
     assert by_label["L1/TEX hit rate"].change == "worse"
-    assert by_label["Theoretical occupancy"].change == "same"
+    assert by_label["theoretical occ."].change == "same"
     sizes = [abs(r.delta_pct) for r in rows if r.delta_pct is not None and r.change != "same"]
     assert sizes == sorted(sizes, reverse=True)
     assert {r.label for r in rows} >= {m.label for m in D.DETAIL_METRICS}

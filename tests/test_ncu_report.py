@@ -507,7 +507,7 @@ def test_report_text_lists_every_finding_by_speedup_with_throughput() -> None:
     details = L.load_report(RESULTS / "h100-2026-11-22" / "ncu_why_1024_details.csv")
     text = format_report(details)
     block = text.split("\n[1] ")[0]  # the first launch (cuBLAS)
-    assert "throughput (% of peak): SM 65.37%, memory 56.74%" in block
+    assert "% of peak: SM throughput 65.37%, memory throughput 56.74%" in block
     findings = [line for line in block.splitlines() if line.startswith("    - ")]
     assert len(findings) == len(details.launches[0].findings) == 7
     speedups = [float(m) for m in re.findall(r"est\. speedup ([\d.]+)%", "\n".join(findings))]

@@ -1,9 +1,9 @@
 """Baseline comparison of two launches (one report or two, ours or anyone's): every figure of the Details view
 (profiling.analysis.details.DETAIL_METRICS), and any other metric asked for, with the change and its direction.
 
-A change is "better" or "worse" by the metric's direction (time and bytes: lower is better; throughput of the SM,
-hit rates, occupancy: higher is better), "changed" for figures that are neither (a unit's % of peak says where the
-time goes, not whether it went well), and "same" below SAME_PCT. Rows are sorted by the size of the change.
+A change is "better" or "worse" by the metric's direction, the registry's (time and bytes: lower is better; issue
+slots, hit rates, occupancy: higher is better), "changed" for figures that are neither (a unit's % of peak says where
+the time goes, not whether it went well), and "same" below SAME_PCT. Rows are sorted by the size of the change.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def launch_configs_from_reports(reports: Sequence[tuple[str, ncu_report.Report]]
     out = []
     for source, report in reports:
         for launch in report.launches:
-            threads = _count(launch.value("launch__block_size") or (math.prod(launch.block) if launch.block else None))
+            threads = _count(launch.value(MN.BLOCK_SIZE) or (math.prod(launch.block) if launch.block else None))
             regs = _count(launch.value(MN.REGISTERS))
             smem = _count((launch.value(MN.SMEM_STATIC) or 0) + (launch.value(MN.SMEM_DYNAMIC) or 0))
             if not threads or not regs or smem is None:

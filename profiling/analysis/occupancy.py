@@ -317,7 +317,7 @@ def occupancy_from_ncu(metrics: dict[str, float], cc: str) -> OccupancyResult:
     _dynamic (ncu lists the driver's reserve separately) and launch__shared_mem_config_size as carveout.
     """
     try:
-        threads = int(metrics["launch__block_size"])
+        threads = int(metrics[MN.BLOCK_SIZE])
         registers = int(metrics[MN.REGISTERS])
     except KeyError as exc:
         raise InvalidInput(f"ncu metrics lack {exc.args[0]}; profile with the LaunchStats section") from None

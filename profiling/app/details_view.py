@@ -176,6 +176,6 @@ def compare_section(options: dict[str, tuple[str, KernelLaunch]], baseline: str,
     )
     colors = {"better": "background-color: #d8f0d8", "worse": "background-color: #f8d7d7"}
     styled = frame.style.apply(lambda row: [colors.get(row["change"], "")] * len(row), axis=1)
-    st.caption("Green: better by the metric's direction (time, bytes: lower; SM throughput, hit rate, occupancy: "
+    st.caption("Green: better by the metric's direction (time, bytes: lower; issue slots, hit rate, occupancy: "
                f"higher); red: worse; 'changed': a unit's share of peak, neither; 'same': under {C.SAME_PCT:g} %.")  # fmt: skip
     st.dataframe(styled, hide_index=True, width="stretch", key="compare_table")

@@ -78,9 +78,7 @@ def format_report(report: ncu_report.Report) -> str:
         lines.append("    " + ", ".join(shown))
         throughput = [(d.label, d.value(launch)) for d in R.THROUGHPUT]
         if any(v is not None for _, v in throughput):
-            lines.append(
-                "    throughput (% of peak): " + ", ".join(f"{label} {_fmt(v, '%')}" for label, v in throughput)
-            )
+            lines.append("    % of peak: " + ", ".join(f"{label} {_fmt(v, '%')}" for label, v in throughput))
         d = launch.derived
         extras = []
         ident = launch.identity

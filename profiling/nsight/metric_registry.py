@@ -57,6 +57,12 @@ class MetricDef:
     better: Direction = ""
     applies: Applies = "any"
     compute: Compute | None = None
+    base_unit: str = ""  # the unit of base_value where the display scale converts it (ns shown as µs)
+
+    @property
+    def raw_unit(self) -> str:
+        """The unit of base_value (what the Details page and launch comparison show): 'ns', 'byte', '%', ''."""
+        return self.base_unit or (self.unit if self.scale == 1 else "")
 
     @property
     def title(self) -> str:
@@ -173,10 +179,11 @@ def _dram_bytes(launch: KernelLaunch) -> float | None:
 # The definitions
 # ---------------------------------------------------------------------------------------------
 
-DURATION = _d("duration_ns", "duration", "µs", 1e-3, "kernel time on the GPU", "lower", names=(M.TIME,))
+DURATION = _d("duration_ns", "duration", "µs", 1e-3, "kernel time on the GPU", "lower", names=(M.TIME,), base_unit="ns")
 REGISTERS = _d(
-    "registers", "registers", "", 1, "registers bound how many warps fit, and buy reuse", names=(M.REGISTERS,)
-)
+    "registers", "registers", "", 1, "registers bound how many warps fit, and buy reuse", names=(M.REGISTERS,),
+    base_unit="register",
+)  # fmt: skip
 SMEM_STATIC = _d(
     "smem_static_bytes",
     "smem static",
@@ -184,6 +191,7 @@ SMEM_STATIC = _d(
     1 / 1024,
     "shared memory per block declared in the kernel",
     names=(M.SMEM_STATIC,),
+    base_unit="byte",
 )
 SMEM_DYNAMIC = _d(
     "smem_dynamic_bytes",
@@ -192,12 +200,18 @@ SMEM_DYNAMIC = _d(
     1 / 1024,
     "shared memory per block requested at launch",
     names=(M.SMEM_DYNAMIC,),
+    base_unit="byte",
 )
 SMEM_DRIVER = _d("smem_driver_bytes", "smem driver", "KB", 1 / 1024, "", names=(M.SMEM_DRIVER,))
-LIMIT_REGISTERS = _d("limit_registers", "block limit registers", "", 1, "", names=(M.LIMIT_REGISTERS,))
-LIMIT_SHARED = _d("limit_shared_mem", "block limit shared mem", "", 1, "", names=(M.LIMIT_SHARED,))
-LIMIT_WARPS = _d("limit_warps", "block limit warps", "", 1, "", names=(M.LIMIT_WARPS,))
-LIMIT_BLOCKS = _d("limit_blocks", "block limit SM", "", 1, "", names=(M.LIMIT_BLOCKS,))
+_LIMIT = "blocks per SM this resource allows: the smallest limit sets the occupancy"
+LIMIT_REGISTERS = _d(
+    "limit_registers", "block limit registers", "", 1, _LIMIT, "higher", names=(M.LIMIT_REGISTERS,), base_unit="block"
+)
+LIMIT_SHARED = _d(
+    "limit_shared_mem", "block limit shared mem", "", 1, _LIMIT, "higher", names=(M.LIMIT_SHARED,), base_unit="block"
+)
+LIMIT_WARPS = _d("limit_warps", "block limit warps", "", 1, _LIMIT, "higher", names=(M.LIMIT_WARPS,), base_unit="block")
+LIMIT_BLOCKS = _d("limit_blocks", "block limit SM", "", 1, _LIMIT, "higher", names=(M.LIMIT_BLOCKS,), base_unit="block")
 WAVES = _d(
     "waves_per_sm", "waves per SM", "", 1, "blocks per SM slot: below 1, some SMs have nothing to do", "higher",
     names=(M.WAVES,),
@@ -205,7 +219,7 @@ WAVES = _d(
 THEORETICAL_OCC = _d(
     "theoretical_occupancy_pct", "theoretical occ.", "%", 1,
     "the most warps the SM can hold for this launch's registers, shared memory and block size, as a share of 64",
-    derived="theoretical_occupancy_pct",
+    "higher", derived="theoretical_occupancy_pct",
     names=(M.THEORETICAL_OCC,),
 )  # fmt: skip
 ACHIEVED_OCC = _d(
@@ -231,9 +245,10 @@ ST_WAVEFRONTS_PER_REQUEST = _d(
     formula=f"{M.SHARED_ST_WAVEFRONTS} / {M.SHARED_ST_INST}",
 )  # fmt: skip
 DRAM = _d(
-    "dram_bytes", "DRAM", "MB", 1e-6, "bytes read from and written to device memory", "lower", names=(M.DRAM_BYTES,)
-)
-L2 = _d("l2_bytes", "L2", "MB", 1e-6, "bytes moved through L2", "lower", names=(M.L2_BYTES,))
+    "dram_bytes", "DRAM", "MB", 1e-6, "bytes read from and written to device memory", "lower", names=(M.DRAM_BYTES,),
+    base_unit="byte",
+)  # fmt: skip
+L2 = _d("l2_bytes", "L2", "MB", 1e-6, "bytes moved through L2", "lower", names=(M.L2_BYTES,), base_unit="byte")
 L1 = _d("l1_bytes", "L1", "MB", 1e-6, "bytes moved through L1", "lower", names=(M.L1_BYTES,))
 TENSOR_INSTRUCTIONS = _d("tensor_inst", "tensor-pipe instructions", "", 1, "", names=(M.TENSOR_INST,))
 FP32_TFLOPS = _d(
@@ -244,12 +259,10 @@ FP32_PCT_OF_PEAK = _d(
     "fp32_pct_of_peak", "% of FP32 peak", "%", 1, "FP32 TFLOP/s against the FMA peak at the report's clock",
     "higher", derived="fp32_pct_of_peak",
 )  # fmt: skip
-SM_THROUGHPUT = _d("sm_throughput_pct", "SM", "%", 1, "", names=(M.SM_THROUGHPUT,))
-MEMORY_THROUGHPUT = _d(
-    "memory_throughput_pct", "memory", "%", 1, "",
-    names=(M.MEMORY_THROUGHPUT,),
-)  # fmt: skip
-DRAM_THROUGHPUT = _d("dram_throughput_pct", "DRAM", "%", 1, "", names=(M.DRAM_THROUGHPUT,))
+_OF_PEAK = "% of the unit's peak: a share of capacity used, neither better nor worse by itself"
+SM_THROUGHPUT = _d("sm_throughput_pct", "SM throughput", "%", 1, _OF_PEAK, names=(M.SM_THROUGHPUT,))
+MEMORY_THROUGHPUT = _d("memory_throughput_pct", "memory throughput", "%", 1, _OF_PEAK, names=(M.MEMORY_THROUGHPUT,))
+DRAM_THROUGHPUT = _d("dram_throughput_pct", "DRAM throughput", "%", 1, _OF_PEAK, names=(M.DRAM_THROUGHPUT,))
 TENSOR_PIPE_BUSY = _d(
     "tensor_pipe_busy", "tensor pipe busy (ncu, % of peak)", "%", 1,
     "share of cycles the tensor cores were busy (HMMA from mma.sync, GMMA from wgmma)", "higher",
@@ -259,7 +272,7 @@ TENSOR_PIPE_BUSY = _d(
 # The Why page's counters (profiling.analysis.evidence gives each its stall reasons).
 SHARED_WAVEFRONTS = _d(
     "shared_wavefronts", "shared-memory wavefronts", "", 1, "shared-memory traffic in L1 data-pipe cycles", "lower",
-    compute=_shared_wavefronts,
+    compute=_shared_wavefronts, names=(M.SHARED_WAVEFRONTS,),
 )  # fmt: skip
 SHARED_LOADS = _d(
     "shared_loads", "shared-load instructions (LDS + LDSM)", "", 1,
@@ -303,6 +316,67 @@ SHARED_BUSY_PER_GFLOP = _d(
     "its operands from shared memory", "lower", compute=shared_busy_per_gflop,
 )  # fmt: skip
 WAVES_PER_SM = _d("waves", "waves per SM", "", 1, WAVES.meaning, "higher", names=(M.WAVES,))
+
+# The Details page's own figures (profiling.analysis.details lays out these and the ones above by section), in base
+# units.
+SECTOR_BYTES = 32
+WAVEFRONT_BYTES = 128
+"""Bytes the L1 data pipe moves in one shared-memory wavefront (one 128-byte row of the 32 banks)."""
+# Sectors that pass through L1/TEX for global and local memory (ld, st, atomics, reductions).
+_L1_SECTORS = tuple(
+    M.L1TEX_SECTORS.format(space=space, op=op)
+    for space in ("global", "local")
+    for op in ("ld", "st", "atom", "red")
+    if not (space == "local" and op in ("atom", "red"))
+)
+
+
+def l1tex_bytes(launch: KernelLaunch) -> float | None:
+    """Bytes through L1/TEX for global and local memory: ncu's total, else 32 bytes per sector."""
+    direct = launch.value(M.L1_BYTES)
+    sectors = _total(*_L1_SECTORS)(launch) if direct is None else None
+    return direct if direct is not None else (SECTOR_BYTES * sectors if sectors is not None else None)
+
+
+def shared_bytes(launch: KernelLaunch) -> float | None:
+    """Shared-memory bytes: wavefronts x 128 bytes."""
+    wavefronts = launch.value(M.SHARED_WAVEFRONTS)
+    return None if wavefronts is None else WAVEFRONT_BYTES * wavefronts
+
+
+def _peak(key: str, label: str, name: str, better: Direction = "") -> MetricDef:
+    return _d(key, label, "%", 1, _OF_PEAK if not better else "", better, names=(name,))
+
+
+L1TEX_THROUGHPUT = _peak("l1tex_throughput_pct", "L1/TEX throughput", M.L1TEX_THROUGHPUT)
+L2_THROUGHPUT = _peak("l2_throughput_pct", "L2 throughput", M.L2_THROUGHPUT)
+ELAPSED_CYCLES = _d("elapsed_cycles", "elapsed cycles", "cycle", 1, "", "lower", names=(M.ELAPSED_CYCLES,))
+SM_FREQUENCY = _d("sm_frequency", "SM frequency", "hz", 1, "", names=(M.SM_FREQUENCY,))
+PIPES: tuple[MetricDef, ...] = tuple(
+    _peak(f"pipe_{label.split()[0].lower()}_pct", f"{label} pipe", M.PIPE_PCT.format(name))
+    for label, name in (
+        ("FMA", "pipe_fma_cycles_active"), ("ALU", "pipe_alu_cycles_active"), ("LSU", "inst_executed_pipe_lsu"),
+        ("tensor (all)", "pipe_tensor_cycles_active"), ("tensor (warp group)", "inst_executed_pipe_tensor_op_gmma"),
+        ("FP64", "pipe_fp64_cycles_active"), ("XU", "inst_executed_pipe_xu"), ("ADU", "inst_executed_pipe_adu"),
+        ("CBU", "inst_executed_pipe_cbu"), ("uniform", "inst_executed_pipe_uniform"), ("TMA", "pipe_tma_cycles_active"),
+    )
+)  # fmt: skip
+"""Each pipe's utilisation, % of its peak."""
+ISSUE_SLOTS = _peak("issue_slots_pct", "issue slots busy", M.ISSUE_SLOTS, "higher")
+L1TEX_BYTES = _d(
+    "l1tex_bytes", "L1/TEX bytes (global, local)", "byte", 1, "", "lower", compute=l1tex_bytes, names=(M.L1_BYTES,)
+)
+L1TEX_HIT_RATE = _peak("l1tex_hit_rate_pct", "L1/TEX hit rate", M.L1TEX_HIT_RATE, "higher")
+SHARED_BYTES = _d("shared_bytes", "shared bytes", "byte", 1, "shared-memory wavefronts x 128 bytes", "lower",
+                  compute=shared_bytes)  # fmt: skip
+L2_HIT_RATE = _peak("l2_hit_rate_pct", "L2 hit rate", M.L2_HIT_RATE, "higher")
+DRAM_BANDWIDTH = _d("dram_bandwidth", "DRAM bandwidth", "byte/second", 1, "", names=(M.DRAM_BANDWIDTH,))
+LIMIT_BARRIERS = _d("limit_barriers", "block limit barriers", "", 1, _LIMIT, "higher",
+                    names=(M.LIMIT_BARRIERS,), base_unit="block")  # fmt: skip
+GRID_SIZE = _d("grid_size", "grid size", "block", 1, "", names=(M.GRID_SIZE,))
+BLOCK_SIZE = _d("block_size", "block size", "thread", 1, "", names=(M.BLOCK_SIZE,))
+THREADS = _d("threads", "threads", "thread", 1, "", names=(M.THREADS,))
+SM_COUNT = _d("sm_count", "SMs", "SM", 1, "", names=(M.SM_COUNT,))
 
 # ---------------------------------------------------------------------------------------------
 # The views built from them

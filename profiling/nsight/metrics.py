@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------------
 
 LAUNCH_METRICS: tuple[str, ...] = (
-    "launch__block_size",
-    "launch__grid_size",
-    "launch__thread_count",
+    MN.BLOCK_SIZE,
+    MN.GRID_SIZE,
+    MN.THREADS,
     MN.REGISTERS,
     MN.SMEM_STATIC,
     MN.SMEM_DYNAMIC,
@@ -120,24 +120,24 @@ LABEL_TO_METRIC: dict[str, str] = {
     "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
     # ncu 2025.3's Speed Of Light section prints gpc__cycles_elapsed.avg.per_second as "SM Frequency"
     # (`--print-metric-name name` of the same report, tests/fixtures/foreign/details_names.csv).
-    "SM Frequency": "gpc__cycles_elapsed.avg.per_second",
-    "Elapsed Cycles": "gpc__cycles_elapsed.max",
+    "SM Frequency": MN.SM_FREQUENCY,
+    "Elapsed Cycles": MN.ELAPSED_CYCLES,
     "SM Active Cycles": "sm__cycles_active.avg",
     "Compute (SM) Throughput": MN.SM_THROUGHPUT,
     "DRAM Throughput": MN.DRAM_THROUGHPUT,
-    "L1/TEX Cache Throughput": "l1tex__throughput.avg.pct_of_peak_sustained_active",
-    "L2 Cache Throughput": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "L1/TEX Cache Throughput": MN.L1TEX_THROUGHPUT,
+    "L2 Cache Throughput": MN.L2_THROUGHPUT,
     # Launch Statistics
-    "Block Size": "launch__block_size",
-    "Grid Size": "launch__grid_size",
-    "Threads": "launch__thread_count",
+    "Block Size": MN.BLOCK_SIZE,
+    "Grid Size": MN.GRID_SIZE,
+    "Threads": MN.THREADS,
     "Registers Per Thread": MN.REGISTERS,
     "Static Shared Memory Per Block": MN.SMEM_STATIC,
     "Dynamic Shared Memory Per Block": MN.SMEM_DYNAMIC,
     "Driver Shared Memory Per Block": MN.SMEM_DRIVER,
     "Shared Memory Configuration Size": "launch__shared_mem_config_size",
     "Waves Per SM": MN.WAVES,
-    "# SMs": "launch__sm_count",
+    "# SMs": MN.SM_COUNT,
     "Stack Size": "launch__stack_size",
     "Function Cache Configuration": "launch__func_cache_config",
     "Cluster Scheduling Policy": "launch__cluster_scheduling_policy",
@@ -154,14 +154,14 @@ LABEL_TO_METRIC: dict[str, str] = {
     "Block Limit Shared Mem": MN.LIMIT_SHARED,
     "Block Limit Warps": MN.LIMIT_WARPS,
     "Block Limit SM": MN.LIMIT_BLOCKS,
-    "Block Limit Barriers": "launch__occupancy_limit_barriers",
+    "Block Limit Barriers": MN.LIMIT_BARRIERS,
     "Theoretical Occupancy": MN.THEORETICAL_OCC,
     "Theoretical Active Warps per SM": "sm__maximum_warps_avg_per_active_cycle",
     "Achieved Occupancy": MN.ACHIEVED_OCC,
     "Achieved Active Warps Per SM": "sm__warps_active.avg.per_cycle_active",
     # Memory / compute workload
-    "L1/TEX Hit Rate": "l1tex__t_sector_hit_rate.pct",
-    "L2 Hit Rate": "lts__t_sector_hit_rate.pct",
+    "L1/TEX Hit Rate": MN.L1TEX_HIT_RATE,
+    "L2 Hit Rate": MN.L2_HIT_RATE,
     "Executed Ipc Active": "sm__inst_executed.avg.per_cycle_active",
     "Executed Ipc Elapsed": "sm__inst_executed.avg.per_cycle_elapsed",
 }
@@ -169,7 +169,7 @@ LABEL_TO_METRIC: dict[str, str] = {
 # (label, unit kind) -> canonical name, for labels whose meaning depends on the unit.
 LABEL_BY_KIND: dict[tuple[str, str], str] = {
     ("Memory Throughput", "percent"): MN.MEMORY_THROUGHPUT,
-    ("Memory Throughput", "rate"): "dram__bytes.sum.per_second",
+    ("Memory Throughput", "rate"): MN.DRAM_BANDWIDTH,
 }
 
 
@@ -260,7 +260,7 @@ FALLBACKS: tuple[tuple[str, str, tuple[str, ...], str, Callable[..., Any]], ...]
     (
         "sm__cycles_elapsed.avg.per_second",
         "hz",
-        ("gpc__cycles_elapsed.avg.per_second",),
+        (MN.SM_FREQUENCY,),
         "gpc__cycles_elapsed.avg.per_second (the details page's SM Frequency)",
         lambda hz: hz,
     ),
