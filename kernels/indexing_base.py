@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from kernels.catalog import KernelSpec
+from kernels.lanes import Lanes
 from profiling.shape import Shape
+
+if TYPE_CHECKING:
+    import numpy as np
 
 LANES = 32
 SECTOR_BYTES = 32
@@ -46,10 +48,10 @@ class Access:
     width: int
     elem: int
     array: str
-    row: np.ndarray
-    col: np.ndarray
-    addr: np.ndarray
-    active: np.ndarray
+    row: Lanes
+    col: Lanes
+    addr: Lanes
+    active: Lanes
     source: Access | None = None
 
     @property
@@ -63,12 +65,12 @@ def global_access(
     sass: str,
     op: Op,
     array: str,
-    row: np.ndarray,
-    col: np.ndarray,
+    row: Lanes | int,
+    col: Lanes | int,
     ld: int,
     elem: int,
     width: int,
-    active: np.ndarray,
+    active: Lanes | bool,
 ) -> Access:
     """A row-major global access: element (row, col) of a matrix with leading dimension `ld` (i * ld + j)."""
     row, col = _lanes(row), _lanes(col)
@@ -80,25 +82,33 @@ def shared_access(
     sass: str,
     op: Op,
     array: str,
-    row: np.ndarray,
-    col: np.ndarray,
-    addr: np.ndarray,
+    row: Lanes | int,
+    col: Lanes | int,
+    addr: Lanes | int,
     width: int,
     elem: int = 4,
-    active: np.ndarray | bool = True,
+    active: Lanes | bool = True,
 ) -> Access:
     """A shared-memory access whose byte address the caller computed (padding, stages and swizzles included)."""
     return Access(label, sass, "shared", op, width, elem, array, _lanes(row), _lanes(col), _lanes(addr), _mask(active))
 
 
-def _lanes(values: np.ndarray | int) -> np.ndarray:
-    array = np.asarray(values, dtype=np.int64)
-    return array if array.shape == (LANES,) else np.full(LANES, array, dtype=np.int64)
+def _lanes(values: Lanes | int) -> Lanes:
+    """Per-lane ints: a scalar is every lane's value (any sequence of 32, e.g. an ndarray, is taken lane by lane)."""
+    if isinstance(values, Lanes) and type(values.values[0]) is not bool:
+        return values
+    if hasattr(values, "__len__"):
+        return Lanes(int(v) for v in values)
+    return Lanes.full(LANES, int(values))
 
 
-def _mask(active: np.ndarray | bool) -> np.ndarray:
-    array = np.asarray(active, dtype=bool)
-    return array if array.shape == (LANES,) else np.full(LANES, array, dtype=bool)
+def _mask(active: Lanes | bool) -> Lanes:
+    """Per-lane bools, as _lanes."""
+    if isinstance(active, Lanes) and type(active.values[0]) is bool:
+        return active
+    if hasattr(active, "__len__"):
+        return Lanes(bool(v) for v in active)
+    return Lanes.full(LANES, bool(active))
 
 
 @dataclass(frozen=True)
@@ -106,12 +116,12 @@ class WarpThreads:
     """The 32 threads of one warp: linear thread id, threadIdx.x and threadIdx.y per lane."""
 
     warp: int
-    tid: np.ndarray
-    tx: np.ndarray
-    ty: np.ndarray
+    tid: Lanes
+    tx: Lanes
+    ty: Lanes
 
     @property
-    def lane(self) -> np.ndarray:
+    def lane(self) -> Lanes:
         return self.tid - self.warp * LANES
 
 
@@ -174,7 +184,7 @@ class KernelModel:
         return by * self.spec.tile_m, bx * self.spec.tile_n
 
     def warp_threads(self, warp: int) -> WarpThreads:
-        tid = warp * LANES + np.arange(LANES, dtype=np.int64)
+        tid = Lanes(range(warp * LANES, (warp + 1) * LANES))
         bdx = self.spec.block[0]
         return WarpThreads(warp, tid, tid % bdx, tid // bdx)
 

@@ -9,10 +9,14 @@ B slice with one STS.128 per thread.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kernels.indexing_base import Access, KernelModel, global_access, read_constants, shared_access, template_arguments
+from kernels.lanes import Lanes
 from profiling.shape import Shape
+
+if TYPE_CHECKING:
+    import numpy as np
 
 IDX2C = "#define IDX2C(i, j, ld) ((size_t)(i) * (ld) + (j))"
 
@@ -26,7 +30,7 @@ class NaiveModel(KernelModel):
     def bk(self) -> int:
         return 1
 
-    def _row_col(self, block: tuple[int, int], tx: np.ndarray, ty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _row_col(self, block: tuple[int, int], tx: Lanes | np.ndarray, ty: Lanes | np.ndarray) -> tuple:
         bx, by = block
         bdx, bdy = self.spec.block
         if self.rows_on_x:
@@ -34,6 +38,8 @@ class NaiveModel(KernelModel):
         return by * bdy + ty, bx * bdx + tx
 
     def thread_elements(self, shape: Shape, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np  # the block's matrix view (pages, tests): the access command never asks for it
+
         tid = np.arange(self.spec.threads_per_block)
         x, y = self._row_col(block, tid % self.spec.block[0], tid // self.spec.block[0])
         return x[:, None], y[:, None]
@@ -100,12 +106,14 @@ class SharedTileModel(KernelModel):
     def bk(self) -> int:
         return self.tile
 
-    def _row_col(self, block: tuple[int, int], tx: np.ndarray, ty: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _row_col(self, block: tuple[int, int], tx: Lanes | np.ndarray, ty: Lanes | np.ndarray) -> tuple:
         bx, by = block
         t = self.tile
         return (bx * t + tx, by * t + ty) if self.rows_on_x else (by * t + ty, bx * t + tx)
 
     def thread_elements(self, shape: Shape, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np  # the block's matrix view (pages, tests): the access command never asks for it
+
         tid = np.arange(self.spec.threads_per_block)
         x, y = self._row_col(block, tid % self.tile, tid // self.tile)
         return x[:, None], y[:, None]
@@ -210,6 +218,8 @@ class RegBlockModel(KernelModel):
         return {n: self.spec.params[n] for n in ("BM", "BN", "BK", "TM", "TN")}
 
     def thread_elements(self, shape: Shape, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np  # the block's matrix view (pages, tests): the access command never asks for it
+
         p = self.spec.params
         tid = np.arange(self.spec.threads_per_block)
         tx, ty = tid % self.spec.block[0], tid // self.spec.block[0]

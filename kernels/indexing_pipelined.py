@@ -12,8 +12,7 @@ copies) and loads each k step's fragments one step ahead (plus one stale load af
 from __future__ import annotations
 
 from dataclasses import replace
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kernels.indexing_base import (
     Access,
@@ -24,7 +23,11 @@ from kernels.indexing_base import (
     template_arguments,
 )
 from kernels.indexing_vectorized import A_PAD, WarpTiling
+from kernels.lanes import Lanes
 from profiling.shape import Shape
+
+if TYPE_CHECKING:
+    import numpy as np
 
 GROUP_M = 8  # block-rows per group of the grouped block order (v8::GROUP_M, v9::GROUP_M, mma_async::GROUP_M)
 
@@ -153,14 +156,14 @@ def _copy(
     label: str,
     sass: str,
     array: str,
-    row: np.ndarray,
-    col: np.ndarray,
+    row: Lanes | int,
+    col: Lanes | int,
     ld: int,
-    ok: np.ndarray,
+    ok: Lanes | bool,
     shared_array: str,
-    s_row: np.ndarray,
-    s_col: np.ndarray,
-    dst: np.ndarray,
+    s_row: Lanes | int,
+    s_col: Lanes | int,
+    dst: Lanes,
     width: int,
     elem: int = 4,
 ) -> list[Access]:

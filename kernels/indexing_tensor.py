@@ -12,14 +12,18 @@ instruction covering 8 rows of 32 bytes, which holds for any layout with that sh
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kernels.indexing_base import LANES, Access, KernelModel, global_access, read_constants, shared_access
 from kernels.indexing_pipelined import GROUP_M, _copy, grouped_origin
+from kernels.lanes import Lanes
 from profiling.shape import Shape
 
+if TYPE_CHECKING:
+    import numpy as np
+
 HALF = 2
-LANE = np.arange(LANES, dtype=np.int64)
+LANE = Lanes(range(LANES))
 
 
 class WmmaModel(KernelModel):
@@ -84,6 +88,8 @@ class WmmaModel(KernelModel):
         }
 
     def thread_elements(self, shape: Shape, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np  # the block's matrix view (pages, tests): the access command never asks for it
+
         row0, col0 = self.block_origin(shape, block)
         tid = np.arange(self.spec.threads_per_block)
         rows = (row0 + (tid // LANES) * self.frag)[:, None, None] + np.arange(self.frag)[None, :, None]
@@ -215,14 +221,17 @@ class MmaAsyncModel(KernelModel):
         return (warp // self.warps_n) * p["WM"], (warp % self.warps_n) * p["WN"]
 
     def thread_elements(self, shape: Shape, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np  # the block's matrix view (pages, tests): the access command never asks for it
+
         p = self.spec.params
         row0, col0 = self.block_origin(shape, block)
         rows, cols = [], []
+        lane = np.arange(LANES, dtype=np.int64)
         for warp in range(self.warps_per_block):
             wm0, wn0 = self._warp_origin(warp)
             r = wm0 + np.arange(p["WM"] // 16)[:, None] * 16 + np.array([0, 8])[None, :]  # mi, half
             c = wn0 + np.arange(p["WN"] // 8)[:, None] * 8 + np.array([0, 1])[None, :]  # ni, column pair
-            lane_r, lane_c = LANE[:, None] // 4, (LANE[:, None] % 4) * 2
+            lane_r, lane_c = lane[:, None] // 4, (lane[:, None] % 4) * 2
             rr = (row0 + r.ravel()[None, :] + lane_r)[:, :, None]
             cc = (col0 + c.ravel()[None, :] + lane_c)[:, None, :]
             rr, cc = np.broadcast_arrays(rr, cc)

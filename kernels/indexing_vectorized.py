@@ -8,10 +8,14 @@ into 64x32 warp tiles whose lanes own 2x2 fragments of 4x4, 32 rows and 16 colum
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kernels.indexing_base import Access, KernelModel, global_access, read_constants, shared_access
+from kernels.lanes import Lanes
 from profiling.shape import Shape
+
+if TYPE_CHECKING:
+    import numpy as np
 
 A_PAD = 4  # floats of padding per row of the transposed A tile (v6..v9: APAD)
 
@@ -27,13 +31,15 @@ class WarpTiling:
         self.frag_m, self.frag_n = self.tm // 4, self.tn // 4
         self.stride_m, self.stride_n = self.lanes_m * 4, self.lanes_n * 4
 
-    def origin(self, warp: np.ndarray | int, lane: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def origin(self, warp: Lanes | np.ndarray | int, lane: Lanes | np.ndarray) -> tuple:
         """(tm0, tn0): the first row and column of each lane's first fragment, within the block tile."""
         tm0 = (warp // self.warps_n) * self.wm + (lane // self.lanes_n) * 4
         tn0 = (warp % self.warps_n) * self.wn + (lane % self.lanes_n) * 4
         return tm0, tn0
 
     def thread_elements(self, threads: int, row0: int, col0: int) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np  # the block's matrix view (pages, tests): the access command never asks for it
+
         tid = np.arange(threads)
         tm0, tn0 = self.origin(tid // 32, tid % 32)
         r = (np.arange(self.frag_m)[:, None] * self.stride_m + np.arange(4)[None, :]).ravel()
@@ -44,7 +50,7 @@ class WarpTiling:
         return rows.reshape(threads, -1), cols.reshape(threads, -1)
 
     def fragment_loads(
-        self, tm0: np.ndarray, tn0: np.ndarray, a_base: int, b_base: int, a_ld: int, b_ld: int, k: int, tag: str = ""
+        self, tm0: Lanes, tn0: Lanes, a_base: int, b_base: int, a_ld: int, b_ld: int, k: int, tag: str = ""
     ) -> list[Access]:
         """The LDS.128 of one k step: FRAG_M float4 of the transposed A tile, FRAG_N of the B tile (bases in
         bytes, leading dimensions in floats)."""
@@ -59,7 +65,7 @@ class WarpTiling:
                                      b_base + (k * b_ld + col) * 4, 16))  # fmt: skip
         return out
 
-    def epilogue(self, shape: Shape, row0: int, col0: int, tm0: np.ndarray, tn0: np.ndarray) -> list[Access]:
+    def epilogue(self, shape: Shape, row0: int, col0: int, tm0: Lanes, tn0: Lanes) -> list[Access]:
         """C stores: a float4 per fragment row where N % 4 == 0 and in bounds, guarded scalar stores otherwise."""
         out = []
         for i in range(self.tm):
@@ -70,7 +76,7 @@ class WarpTiling:
         return out
 
 
-def c_stores(shape: Shape, row: np.ndarray, col: np.ndarray, label: str) -> list[Access]:
+def c_stores(shape: Shape, row: Lanes, col: Lanes, label: str) -> list[Access]:
     """One 4-float group of C: STG.128 in the vector branch, four guarded STG.E in the scalar one.
 
     With N % 4 == 0 a lane reaches the scalar branch only when col >= N, where none of its guarded stores can
@@ -88,7 +94,7 @@ def c_stores(shape: Shape, row: np.ndarray, col: np.ndarray, label: str) -> list
 
 
 def guarded_float4_loads(
-    label: str, array: str, row: np.ndarray, col: np.ndarray, ld: int, vec: np.ndarray, elem_ok: list[np.ndarray],
+    label: str, array: str, row: Lanes, col: Lanes, ld: int, vec: Lanes, elem_ok: list[Lanes],
     aligned: bool,
 ) -> list[Access]:  # fmt: skip
     """LDG.128 for the lanes of the vector branch, four guarded LDG.E for the lanes of the scalar branch.
@@ -126,6 +132,8 @@ class VectorizedModel(KernelModel):
         return self.spec.params["BM"] + A_PAD
 
     def thread_elements(self, shape: Shape, block: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np  # the block's matrix view (pages, tests): the access command never asks for it
+
         p = self.spec.params
         row0, col0 = self.block_origin(shape, block)
         threads = self.spec.threads_per_block

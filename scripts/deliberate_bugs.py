@@ -62,8 +62,8 @@ BUGS: list[tuple[int, str, str, str, str]] = [
     # Round two: bugs a tired developer could write that the CPU suite once let through.
     (14, "access: the shared-memory bank taken from the byte address instead of the 4-byte word",
      "profiling/analysis/access.py",
-     "    return [[(int(w % BANKS), int(w)) for w in row] if a else []",
-     "    return [[(int(w * BANK_BYTES % BANKS), int(w)) for w in row] if a else []"),
+     "[(w % BANKS, w) for w in lane_words(acc, lane)] if on else []",
+     "[(w * BANK_BYTES % BANKS, w) for w in lane_words(acc, lane)] if on else []"),
     (15, "access: a lane's last byte taken as addr+width, one past the end", "profiling/analysis/access.py",
      "{int(acc.addr[lane]) // SECTOR_BYTES, (int(acc.addr[lane]) + acc.width - 1) // SECTOR_BYTES}",
      "{int(acc.addr[lane]) // SECTOR_BYTES, (int(acc.addr[lane]) + acc.width) // SECTOR_BYTES}"),

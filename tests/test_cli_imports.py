@@ -68,6 +68,8 @@ def test_reading_a_report_imports_no_pandas(page: str) -> None:
         *([name, "--help"] for name in COMMANDS),
         ["occupancy", "--cc", "9.0", "--threads", "256", "--registers", "64", "--shared-mem", "8192"],
         ["occupancy", "--cc", "8.6", "--threads", "128", "--registers", "255", "--json"],
+        ["access", "--kernel", "v3", "--m", "256", "--n", "256", "--k", "256"],
+        ["access", "--kernel", "wmma-async", "--m", "272", "--n", "272", "--k", "80", "--lanes", "--json"],
     ],
     ids=lambda argv: " ".join(argv),
 )
@@ -81,3 +83,8 @@ def test_commands_that_answer_at_once_import_no_heavy_library(argv: list[str]) -
         assert "worker" not in out
     if argv[0] == "occupancy" and "--cc" in argv and "--json" not in argv:
         assert "occupancy            50.0 %" in out  # 64 registers x 256 threads: 4 blocks, 32 of 64 warps
+    if argv[:3] == ["access", "--kernel", "v3"]:
+        # the run answers with its numbers, not only without the heavy imports
+        assert (
+            "shared loads                     32,768 instr.            557,056 wavefronts  17.00 / instruction" in out
+        )

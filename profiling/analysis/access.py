@@ -25,14 +25,16 @@ pattern cost 8 and 4. No published rule explains them, so they are not predicted
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kernels.indexing_base import LANES, Access, KernelModel
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
+
+if TYPE_CHECKING:
+    import numpy as np
 
 SECTOR_BYTES = 32
 LINE_BYTES = 128
@@ -71,27 +73,36 @@ class SharedCost:
 
 
 def lane_bytes(acc: Access) -> np.ndarray:
-    """[lanes, width] byte addresses each lane touches."""
-    return acc.addr[:, None] + np.arange(acc.width, dtype=np.int64)[None, :]
+    """[lanes, width] byte addresses each lane touches (an ndarray, for the pictures and tests)."""
+    import numpy as np
+
+    return np.asarray(acc.addr)[:, None] + np.arange(acc.width, dtype=np.int64)[None, :]
+
+
+def lane_words(acc: Access, lane: int) -> list[int]:
+    """The 4-byte words (byte address // 4) lane `lane` touches, one per 4 bytes of its width."""
+    addr = acc.addr.values[lane]
+    return [(addr + offset) // BANK_BYTES for offset in range(0, acc.width, BANK_BYTES)]
 
 
 def global_cost(acc: Access) -> GlobalCost:
     """Requests, distinct 32-byte sectors and 128-byte lines of a global access (active lanes only)."""
-    if not acc.active.any():
+    starts = [a for a, on in zip(acc.addr.values, acc.active.values, strict=True) if on]
+    if not starts:
         return GlobalCost(0, 0, 0, 0)
-    start = acc.addr[acc.active]
-    end = start + acc.width - 1
-    sectors = np.unique(np.concatenate([start // SECTOR_BYTES, end // SECTOR_BYTES]))
-    lines = np.unique(sectors * SECTOR_BYTES // LINE_BYTES)
-    return GlobalCost(1, len(sectors), len(lines), int(acc.active.sum()) * acc.width)
+    last = acc.width - 1
+    sectors = {a // SECTOR_BYTES for a in starts} | {(a + last) // SECTOR_BYTES for a in starts}
+    lines = {s * SECTOR_BYTES // LINE_BYTES for s in sectors}
+    return GlobalCost(1, len(sectors), len(lines), len(starts) * acc.width)
 
 
 def is_paired(acc: Access) -> bool:
     """Every active lane n has the address of lane n^1, or every active lane that of lane n^2."""
-    lanes = np.flatnonzero(acc.active)
-    if len(lanes) == 0:
+    active, addr = acc.active.values, acc.addr.values
+    lanes = acc.active.nonzero_lanes()
+    if not lanes:
         return False
-    return any(bool(np.all(acc.active[lanes ^ d] & (acc.addr[lanes ^ d] == acc.addr[lanes]))) for d in (1, 2))
+    return any(all(active[n ^ d] and addr[n ^ d] == addr[n] for n in lanes) for d in (1, 2))
 
 
 def phase_lanes(acc: Access) -> tuple[int, bool]:
@@ -107,19 +118,17 @@ def phase_lanes(acc: Access) -> tuple[int, bool]:
 def shared_cost(acc: Access) -> SharedCost:
     """Wavefronts, ideal wavefronts and worst n-way bank conflict of a shared-memory access."""
     per_phase, paired = phase_lanes(acc)
-    lanes = np.flatnonzero(acc.active)
-    if len(lanes) == 0:
+    lanes = acc.active.nonzero_lanes()
+    if not lanes:
         return SharedCost(0, 0, 0, per_phase, paired)
-    words = (lane_bytes(acc)[lanes, ::BANK_BYTES] // BANK_BYTES).ravel()
-    phases = np.repeat(lanes // per_phase, acc.width // BANK_BYTES)
     # distinct (phase, word) pairs, then how many distinct words each (phase, bank) serves
-    phase_words = np.unique(phases.astype(np.int64) << 40 | words)
-    phase_banks = (phase_words >> 40) * BANKS + (phase_words & ((1 << 40) - 1)) % BANKS
-    n_phases = -(-LANES // per_phase)
-    per_bank = np.bincount(phase_banks, minlength=n_phases * BANKS).reshape(n_phases, BANKS).max(axis=1)
-    used = np.unique(phase_words >> 40)
-    wavefronts, ideal, degree = int(per_bank[used].sum()), len(used), int(per_bank[used].max())
-    return SharedCost(wavefronts, ideal, degree, per_phase, paired)
+    addr, offsets = acc.addr.values, range(0, acc.width, BANK_BYTES)
+    phase_words = {(n // per_phase, (addr[n] + o) // BANK_BYTES) for n in lanes for o in offsets}
+    per_bank = Counter((p, w % BANKS) for p, w in phase_words)
+    depth: dict[int, int] = {}  # per phase with an active lane: its busiest bank's distinct words
+    for (p, _), count in per_bank.items():
+        depth[p] = max(depth.get(p, 0), count)
+    return SharedCost(sum(depth.values()), len(depth), max(depth.values()), per_phase, paired)
 
 
 @dataclass(frozen=True)
@@ -141,6 +150,8 @@ class BankSchedule:
 
 def bank_schedule(acc: Access) -> BankSchedule:
     """The wavefront of every (lane, word) of a shared access, by the rules shared_cost counts with."""
+    import numpy as np  # the bank picture's arrays (pages, tests)
+
     per_phase, _ = phase_lanes(acc)
     lanes = np.flatnonzero(acc.active)
     words_per_lane = max(1, acc.width // BANK_BYTES)
@@ -165,8 +176,7 @@ def bank_schedule(acc: Access) -> BankSchedule:
 
 def bank_words(acc: Access) -> list[list[tuple[int, int]]]:
     """Per lane, the (bank, word) pairs it touches: what a picture of the 32 banks draws."""
-    words = lane_bytes(acc)[:, ::BANK_BYTES] // BANK_BYTES
-    return [[(int(w % BANKS), int(w)) for w in row] if a else [] for row, a in zip(words, acc.active, strict=True)]
+    return [[(w % BANKS, w) for w in lane_words(acc, lane)] if on else [] for lane, on in enumerate(acc.active)]
 
 
 @dataclass
@@ -279,7 +289,7 @@ def predict_launch(model: KernelModel, shape: Shape, exhaustive: bool = False) -
     def add(acc: Access, weight: int) -> None:
         cost = None
         if acc.space == "shared":
-            key = (acc.sass, acc.op, acc.width, acc.addr.tobytes(), acc.active.tobytes())
+            key = (acc.sass, acc.op, acc.width, acc.addr.values, acc.active.values)
             cost = shared_costs.get(key) or shared_costs.setdefault(key, shared_cost(acc))
         prediction.add(acc, weight, cost)
 

@@ -21,7 +21,7 @@ HELP = "which addresses each lane touches: sectors per request, bank conflicts, 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    # The models (and numpy under them) load in run(): `--help` names examples, a wrong id lists every model.
+    # The models load in run(): `--help` names examples, a wrong id lists every model.
     parser.add_argument(
         "--kernel",
         required=True,
