@@ -31,6 +31,7 @@ from profiling.charts import devices, review_html
 from profiling.device_model import Ceilings
 from profiling.launch_operations import operations_frame
 from profiling.nsight.load import LoadedUpload
+from profiling.nsight.model import KernelLaunch
 from profiling.nsight.report import Report, merge_pages
 from profiling.runs import by_device
 from profiling.runs.by_device import GpuIdentity
@@ -129,6 +130,7 @@ HASH_FUNCS: dict[Any, Callable[[Any], Any]] = {
     Report: report_token,
     SavedRun: run_fingerprint,
     ResultsDocument: document_fingerprint,
+    KernelLaunch: report_token,  # a launch of a parsed report: read-only, keyed by identity as its report is
     Ceilings: repr,
 }
 

@@ -5,8 +5,11 @@ profiling.analysis.details, metric_browser and launch_compare."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from profiling import metric_names as MN
@@ -14,8 +17,9 @@ from profiling.analysis import details as D
 from profiling.analysis import launch_compare as C
 from profiling.analysis import launch_select as S
 from profiling.analysis import metric_browser as B
-from profiling.app import state, ui
+from profiling.app import cache, state, ui
 from profiling.app.bundles import Bundle
+from profiling.app.table_format import arrow
 from profiling.charts.details import memory_flow, peak_bars
 from profiling.charts.style import si
 from profiling.nsight import load as ncu_load
@@ -79,15 +83,24 @@ def _fmt(value: float | None, unit: str) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:,.3g}"
 
 
-def details_section(launch: KernelLaunch) -> None:
-    """Speed of light, pipes, memory flow and table, occupancy, launch statistics and rules of one launch."""
+@dataclass(frozen=True)
+class DetailsShown:
+    """One launch's Details tab as drawn (figures, and tables as Arrow), shared by every session (read-only)."""
+
+    view: D.Details
+    speed_of_light: go.Figure
+    pipes: go.Figure
+    memory_flow: go.Figure
+    memory: Any
+    occupancy_limits: Any
+    launch: Any
+
+
+@cache.shared_cache
+def details_shown(launch: KernelLaunch) -> DetailsShown:
+    """D.details(launch) and what the Details tab draws from it, built once per launch object (keyed by identity,
+    cache.report_token: launches belong to reports that are read-only once parsed)."""
     view = D.details(launch)
-    left, right = st.columns(2)
-    left.plotly_chart(peak_bars(view.speed_of_light, "Speed of Light"), key="sol")
-    right.plotly_chart(peak_bars(view.pipes, "Pipe utilisation (active)"), key="pipes")
-    duration = next((f.value for f in view.speed_of_light if f.name == MN.TIME), None)
-    st.caption(f"Duration {_fmt(duration, 'ns')}; bars the report lacks are marked n/a.")
-    st.plotly_chart(memory_flow(view), key="memory_flow")
     memory = pd.DataFrame(
         [
             {
@@ -100,7 +113,31 @@ def details_section(launch: KernelLaunch) -> None:
             for m in view.memory
         ]
     )
-    st.dataframe(memory, hide_index=True, width="stretch", key="memory_table")
+    o = view.occupancy
+    limits = pd.DataFrame({"resource": list(o.limits), "blocks per SM it allows": list(o.limits.values())})
+    stats = pd.DataFrame({"": [f.label for f in view.launch], "value": [_fmt(f.value, f.unit) for f in view.launch]})
+    return DetailsShown(
+        view=view,
+        speed_of_light=peak_bars(view.speed_of_light, "Speed of Light"),
+        pipes=peak_bars(view.pipes, "Pipe utilisation (active)"),
+        memory_flow=memory_flow(view),
+        memory=arrow(memory),
+        occupancy_limits=arrow(limits),
+        launch=arrow(stats),
+    )
+
+
+def details_section(launch: KernelLaunch) -> None:
+    """Speed of light, pipes, memory flow and table, occupancy, launch statistics and rules of one launch."""
+    shown = details_shown(launch)
+    view = shown.view
+    left, right = st.columns(2)
+    left.plotly_chart(shown.speed_of_light, key="sol")
+    right.plotly_chart(shown.pipes, key="pipes")
+    duration = next((f.value for f in view.speed_of_light if f.name == MN.TIME), None)
+    st.caption(f"Duration {_fmt(duration, 'ns')}; bars the report lacks are marked n/a.")
+    st.plotly_chart(shown.memory_flow, key="memory_flow")
+    st.dataframe(shown.memory, hide_index=True, width="stretch", key="memory_table")
     st.caption("Shared bytes are the L1 data pipe's shared-memory wavefronts x 128 B (bank conflicts add wavefronts).")
     occ, launch_col = st.columns(2)
     o = view.occupancy
@@ -108,19 +145,9 @@ def details_section(launch: KernelLaunch) -> None:
         f"**Occupancy:** theoretical {_fmt(o.theoretical_pct, '%')}, achieved {_fmt(o.achieved_pct, '%')}; "
         f"limited by **{ui.safe_md(', '.join(o.limiters) or 'n/a')}**"
     )
-    occ.dataframe(
-        pd.DataFrame({"resource": list(o.limits), "blocks per SM it allows": list(o.limits.values())}),
-        hide_index=True,
-        width="stretch",
-        key="occupancy_limits",
-    )
+    occ.dataframe(shown.occupancy_limits, hide_index=True, width="stretch", key="occupancy_limits")
     launch_col.markdown("**Launch statistics**")
-    launch_col.dataframe(
-        pd.DataFrame({"": [f.label for f in view.launch], "value": [_fmt(f.value, f.unit) for f in view.launch]}),
-        hide_index=True,
-        width="stretch",
-        key="launch_stats",
-    )
+    launch_col.dataframe(shown.launch, hide_index=True, width="stretch", key="launch_stats")
     st.subheader(f"Rules ({len(view.rules)}), largest estimated speedup first")
     if not view.rules:
         st.caption(
