@@ -16,8 +16,10 @@ from profiling.analysis import sass as A
 from profiling.analysis import stalls as ST
 from profiling.app import permalink, state, ui, why
 from profiling.app.bundles import Bundle
+from profiling.app.cache import FIGURE_ENTRIES, TTL_S, report_token
 from profiling.app.cache import cached_stall_figure as stall_figure
 from profiling.errors import GemmLensError
+from profiling.nsight import source as S
 from profiling.nsight.metric_registry import N_WAY_LABEL, N_WAY_MEANING
 from profiling.paths import BUNDLED_RESULTS_DIR, tool_path
 
@@ -55,6 +57,25 @@ def _static(kernel_id: str) -> A.StaticSass | str:
         return A.static_sass(get_kernel(kernel_id))
     except GemmLensError as exc:
         return str(exc)
+
+
+_BY_DATA = {why.WhyData: report_token, S.KernelSource: report_token}
+"""Captures and their sections are read-only once parsed and shared by every session: keyed by identity."""
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+def _step(data: why.WhyData, base: str, cand: str) -> why.StepView:
+    """why.explain_step, once per capture and pair of launches (every session reads the same view)."""
+    return why.explain_step(data, base, cand)
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+def _source_tables(kernel: S.KernelSource) -> tuple[pd.DataFrame, pd.DataFrame | None, int | None, pd.DataFrame]:
+    """(the 10 hottest lines, every line or None without line information, the hottest line, every SASS
+    instruction) of a source-page section, once per section object (read-only: the page only draws them)."""
+    lines = why.line_table(kernel) if kernel.lines else None
+    hottest = int(why.hot_lines_table(kernel, 1).iloc[0]["line"]) if kernel.lines else None
+    return why.hot_lines_table(kernel, 10), lines, hottest, why.sass_table(kernel)
 
 
 T = TypeVar("T")
@@ -163,18 +184,17 @@ def source_section(data: why.WhyData) -> None:
     if kernel is not None:
         st.caption(f"{kernel.total_samples:,.0f} warp-stall samples over {len(kernel.instructions):,} SASS "
                    f"instructions; source text: {ui.safe_md(kernel.source_note)}")  # fmt: skip
+        hot, lines, hottest, sass = _source_tables(kernel)
         st.subheader("Hottest lines (top 10 by warp-stall samples)")
-        _table(why.hot_lines_table(kernel, 10), key=f"hot:{data.name}:{label}")
-        if kernel.lines:
+        _table(hot, key=f"hot:{data.name}:{label}")
+        if lines is not None:
             st.subheader("Source, line by line (select a row for its SASS)")
-            lines = why.line_table(kernel)
             event = _table(lines, key=f"lines:{data.name}:{label}", select=True, height=420)
             rows = event.selection.rows if event is not None else []
-            line = int(lines.iloc[rows[0]]["line"]) if rows else int(why.hot_lines_table(kernel, 1).iloc[0]["line"])
+            line = int(lines.iloc[rows[0]]["line"]) if rows else hottest
             st.markdown(f"**SASS of line {line}**" + ("" if rows else " (the hottest; select a row for another)"))
             _table(why.line_sass_table(kernel, line), key=f"sass:{data.name}:{label}")
         with st.expander("All SASS instructions (select one for its source line)"):
-            sass = why.sass_table(kernel)
             event = _table(sass, key=f"all_sass:{data.name}:{label}", select=True, height=420)
             picked = event.selection.rows if event is not None else []
             if picked:
@@ -226,7 +246,7 @@ def explain_section(data: why.WhyData) -> None:
     if base == cand:
         st.caption("Pick two different launches to compare (this data set has one launch).")
         return
-    view = why.explain_step(data, base, cand)
+    view = _step(data, base, cand)
     expl = view.explanation
     st.success(ui.safe_md(expl.summary))
     if expl.adds:
