@@ -46,7 +46,9 @@ left, right = st.columns(2)
 with left:
     st.subheader("Device" if device else "Device of the bundled measurements")
     shown = device or (bundle.device if bundle else {})
-    st.dataframe(tables.display(cache.device_rows(shown)), hide_index=True, width="stretch", key="device_rows")
+    st.dataframe(
+        tables.display(cache.table(tables.device_rows, shown)), hide_index=True, width="stretch", key="device_rows"
+    )
 with right:
     st.subheader("CUDA tools on this machine")
     st.dataframe(tables.display(tables.tool_rows()), hide_index=True, width="stretch", key="tool_rows")

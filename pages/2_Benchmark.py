@@ -80,7 +80,7 @@ if source.startswith("bundled"):
 else:
     st.caption(f"Measured now on {ui.safe_md(dev.get('name', 'the GPU'))} at {ui.safe_md(document.created_utc)}")
 
-results = cache.bench_frame(document)
+results = cache.table(tables.bench_frame, document)
 if results.empty:
     st.info("No results yet.")
     st.stop()

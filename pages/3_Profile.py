@@ -64,7 +64,7 @@ else:
     ui.no_capture_notice(bundle)
     st.stop()
 
-table = cache.key_metrics_table(reports)
+table = cache.table(tables.key_metrics_table, reports)
 st.subheader("Key metrics")
 st.dataframe(tables.display(table), hide_index=True, width="stretch")
 operations = cache.operations_table(reports)
@@ -74,7 +74,7 @@ if not operations.empty:
                "time is their sum, as events around the call measure it; each part beneath with its share.")  # fmt: skip
     st.dataframe(tables.display(operations), hide_index=True, width="stretch")
 st.subheader("ncu findings")
-findings = cache.findings_table(reports)
+findings = cache.table(tables.findings_table, reports)
 if findings.empty:
     st.caption("No rule findings in this capture (ncu puts them on the details page: "
                "`ncu --import R --csv --page details`).")  # fmt: skip

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling import charts
 from profiling.analysis.ceilings import ceilings_for, measured_ceilings
 from profiling.app import cache, state, tables, ui
 from profiling.charts.roofline import with_fallback
@@ -21,7 +22,7 @@ source = st.selectbox("Data", choices, key="roof_source")
 with ui.user_errors():
     if source in reports:
         chosen = reports[source]
-        points = cache.report_roofline_points(chosen)
+        points = cache.table(charts.report_roofline_points, chosen)
         device = benches[next(iter(benches))].device if benches and source.startswith("bundled") else None
         ceilings = ceilings_for(device, chosen[0][1])
         st.caption("Hierarchical roofline from Nsight Compute: one point per launch and memory level "
@@ -29,10 +30,10 @@ with ui.user_errors():
                    "report's own clocks.")  # fmt: skip
     else:
         document = benches[source]
-        frame = cache.bench_frame(document)
+        frame = cache.table(tables.bench_frame, document)
         sizes = list(dict.fromkeys(frame["size"]))
         size = st.selectbox("Size", sizes, index=len(sizes) - 1, key="roof_size")
-        points = cache.bench_roofline_points(frame, size)
+        points = cache.table(charts.bench_roofline_points, frame, size)
         ceilings = ceilings_for(document.device)
         st.caption("Algorithmic roofline: 2MNK FLOPs over the minimum traffic (read A and B, write C); "
                    "tensor-core kernels are measured against the FP16 tensor ceiling.")  # fmt: skip
@@ -50,9 +51,9 @@ with ui.user_errors():
                "level, colour = kernel family, darker = later step. Solid lines: compute peaks; dashed: bandwidth "
                "roofs. A point's distance below its roof is the headroom; ceilings name their source (device "
                "properties = SMs x clocks recorded with the data; ncu report = the capture's own clocks).")  # fmt: skip
-    fig = cache.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
+    fig = cache.figure(charts.roofline, points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
     st.plotly_chart(fig, key="roofline")
-    table = cache.roofline_table(points, ceilings)
+    table = cache.table(tables.roofline_table, points, ceilings)
     st.dataframe(tables.display(table), hide_index=True, width="stretch")
     st.subheader("Ceilings")
     st.dataframe(tables.display(tables.ceilings_table(theoretical, measured)), hide_index=True, width="stretch")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from profiling import charts
 from profiling.analysis import launches
 from profiling.analysis.occupancy import supported_ccs, theoretical_occupancy
 from profiling.app import cache, state, tables, ui
@@ -47,5 +48,5 @@ with ui.user_errors():
     st.caption("How to read the curves: each shows the active warps per SM as one resource varies and the others "
                "stay at this launch's values; the red ring is this launch. A step down means one block fewer fits "
                "on an SM; the flat top is the hardware's warp limit.")  # fmt: skip
-    for i, fig in enumerate(cache.occupancy_figures(cc, int(threads), int(registers), int(smem))):
+    for i, fig in enumerate(cache.figure(charts.occupancy_figures, cc, int(threads), int(registers), int(smem))):
         st.plotly_chart(fig, key=f"occ{i}")

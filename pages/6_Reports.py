@@ -6,7 +6,7 @@ import hashlib
 
 import streamlit as st
 
-from profiling import usecases
+from profiling import charts, usecases
 from profiling.analysis.ceilings import ceilings_for
 from profiling.app import auth, cache, permalink, state, tables, ui
 from profiling.runs.convert import report_run
@@ -44,7 +44,7 @@ else:
     ui.no_capture_notice(bundle)
     st.stop()
 
-table = cache.key_metrics_table(reports)
+table = cache.table(tables.key_metrics_table, reports)
 st.subheader("Key metrics")
 st.dataframe(
     tables.display(table),
@@ -56,7 +56,7 @@ st.dataframe(
 tabs = ["Roofline", "Findings", "Occupancy", "Compare side by side"]
 tab_roof, tab_find, tab_occ, tab_cmp = permalink.tabs("tab", "reports_tab", tabs)
 with tab_roof:
-    points = cache.report_roofline_points(reports)
+    points = cache.table(charts.report_roofline_points, reports)
     if points.empty:
         st.info(
             "These reports lack FLOP counts or bytes per level, so there is no roofline (profile with --set quick or full)."
@@ -66,10 +66,10 @@ with tab_roof:
             ceilings = ceilings_for(None, reports[0][1])
             st.caption("One point per launch and memory level (marker shape); colour = kernel family. Ceilings "
                        "from the report's own clocks (ncu report) where it has them.")  # fmt: skip
-            st.plotly_chart(cache.roofline(points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
+            st.plotly_chart(cache.figure(charts.roofline, points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
                             key="report_roofline")  # fmt: skip
 with tab_find:
-    findings = cache.findings_table(reports)
+    findings = cache.table(tables.findings_table, reports)
     if findings.empty:
         st.caption(
             "No rule findings: ncu writes them on the details page. Export it from the report with "
@@ -78,7 +78,7 @@ with tab_find:
     else:
         st.dataframe(tables.display(findings), hide_index=True, width="stretch")
 with tab_occ:
-    st.dataframe(tables.display(cache.occupancy_table(reports)), hide_index=True, width="stretch")
+    st.dataframe(tables.display(cache.table(tables.occupancy_table, reports)), hide_index=True, width="stretch")
 with tab_cmp:
     launches = list(table["launch"])
     # The key follows the launches shown: after an upload the choice starts again from the first two launches

@@ -13,7 +13,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from profiling import charts, usecases
-from profiling.app import bundles, cache, upload_parse
+from profiling.app import bundles, cache, tables, upload_parse
 from profiling.runs.export import export_runs_json
 from profiling.runs.store import RunStore
 
@@ -107,16 +107,21 @@ def test_upload_cache_is_bounded_by_entries_and_bytes() -> None:
 
 
 def test_figure_and_table_caches_are_bounded() -> None:
-    for cached in (cache.key_metrics_table, cache.roofline, cache.occupancy_figures, cache.review_view):
+    made = [cache._cache_of(tables.key_metrics_table, "table"), cache._cache_of(charts.roofline, "figure")]
+    for cached in (*made, cache.review_view, cache.bench_view):
         assert cached._info.max_entries is not None and cached._info.ttl is not None
+    assert cache._cache_of(charts.roofline, "figure") is made[1]  # one cache per function, made once
 
 
-def test_a_report_is_keyed_by_identity_and_its_tables_computed_once(monkeypatch) -> None:
+def test_a_report_is_keyed_by_identity_and_its_tables_computed_once() -> None:
     reports = bundles.load_bundle_reports(BUNDLE)
     calls = []
-    real = cache.tables.key_metrics_table
-    monkeypatch.setattr(cache.tables, "key_metrics_table", lambda r: calls.append(1) or real(r))
-    first, second = cache.key_metrics_table(reports), cache.key_metrics_table(list(reports))
+
+    def counted(r):  # noqa: ANN001, ANN202
+        calls.append(1)
+        return tables.key_metrics_table(r)
+
+    first, second = cache.table(counted, reports), cache.table(counted, list(reports))
     assert len(calls) == 1 and first.equals(second)
     again = bundles.load_bundle_reports(BUNDLE)  # the same content, parsed anew: another key
     assert cache.report_token(again[0][1]) != cache.report_token(reports[0][1])
@@ -176,8 +181,8 @@ def test_the_modules_warmed_after_the_first_page_exist() -> None:
 
 
 def test_a_cached_figure_builds_its_dict_form_once_and_sends_the_same_json() -> None:
-    frame = cache.bench_frame(bundles.load_bench(BUNDLE))
-    fig = cache.tflops_figure(frame)
+    frame = cache.table(tables.bench_frame, bundles.load_bench(BUNDLE))
+    fig = cache.figure(charts.tflops_figure, frame)
     assert isinstance(fig, cache.SharedFigure)
     assert fig.to_dict() is fig.to_dict()  # built once: no deep copy per visit
     plain = charts.tflops_figure(frame)  # the figure as st.plotly_chart received it before

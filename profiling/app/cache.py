@@ -16,9 +16,9 @@ import threading
 import uuid
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -27,12 +27,12 @@ import streamlit as st
 from profiling import charts
 from profiling.app import tables
 from profiling.app.table_format import arrow
-from profiling.charts import devices, review_html
+from profiling.charts import review_html
 from profiling.device_model import Ceilings
 from profiling.launch_operations import operations_frame
 from profiling.nsight.load import LoadedUpload
 from profiling.nsight.model import KernelLaunch
-from profiling.nsight.report import Report, merge_pages
+from profiling.nsight.report import Report
 from profiling.runs import by_device
 from profiling.runs.by_device import GpuIdentity
 from profiling.runs.comparison import compare_runs, notes_said_once, side_by_side, unmatched
@@ -41,6 +41,7 @@ from profiling.runs.records import SavedRun
 from profiling.runs.results import ResultsDocument
 from profiling.runs.verdict import Comparability, comparability
 
+T = TypeVar("T")
 TTL_S = 30 * 60
 """How long a cached table or figure lives unused: long enough for a team's session, short enough to free memory."""
 TABLE_ENTRIES = 256
@@ -186,6 +187,26 @@ shared_cache = _figure
 figures made SharedFigure, emptied with the others when nobody is connected."""
 
 
+@functools.cache
+def _cache_of(func: Callable, kind: str) -> Callable:
+    """The one Streamlit cache of `func` (made on first use, then reused): module-level functions only."""
+    return _figure(func) if kind == "figure" else _table(func)
+
+
+def table(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`func(*args, **kwargs)` computed once per server for these arguments and handed to each session as its own
+    copy (st.cache_data: a page may change it). Any table function of profiling/ is cached this way where it is
+    called, `cache.table(tables.findings_table, reports)`: a new table needs no wrapper here."""
+    return _cache_of(func, "table")(*args, **kwargs)
+
+
+def figure(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`func(*args, **kwargs)` built once per server for these arguments and shared read-only by every session, its
+    figures made SharedFigure (st.cache_resource). Any figure function of profiling/charts is cached this way where
+    it is called, `cache.figure(charts.roofline, points, ceilings, title)`: a new chart needs no wrapper here."""
+    return _cache_of(func, "figure")(*args, **kwargs)
+
+
 def clear_shared() -> None:
     """Drop every cached table and figure and every parsed upload: called when nobody has been connected for a
     while (profiling.app.memory), so the server's memory returns to idle; the next visitor rebuilds what they see."""
@@ -195,42 +216,10 @@ def clear_shared() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Tables and figures (same signatures as the functions they cache)
+# Views with logic of their own (tables and figures of one function each go through `table` and `figure`)
 # ---------------------------------------------------------------------------------------------
 
 Reports = Sequence[tuple[str, Report]]
-
-
-def _merged_pages(reports: Reports) -> tuple[list[tuple[str, Report]], list[str]]:
-    """ncu_report.merge_pages, one shared result per set of reports (read-only, like the reports it merges)."""
-    return merge_pages(reports)
-
-
-merged_pages = _figure(_merged_pages)
-
-
-@_table
-def device_rows(device: Mapping[str, Any]) -> pd.DataFrame:
-    """tables.device_rows, cached."""
-    return tables.device_rows(device)
-
-
-@_table
-def bench_frame(document: ResultsDocument) -> pd.DataFrame:
-    """tables.bench_frame, cached."""
-    return tables.bench_frame(document)
-
-
-@_table
-def bench_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """tables.bench_table, cached."""
-    return tables.bench_table(frame)
-
-
-@_table
-def key_metrics_table(reports: Reports) -> pd.DataFrame:
-    """tables.key_metrics_table, cached."""
-    return tables.key_metrics_table(reports)
 
 
 @_table
@@ -242,62 +231,12 @@ def ab_table(document: ResultsDocument) -> pd.DataFrame:
     return ab_summary(document, pair["a"], pair["b"], paired=True, threshold_pct=2.0)
 
 
-@_figure
-def cached_stall_figure(frame: pd.DataFrame, scale: str, title: str, kernel_ids: Any = None) -> go.Figure:
-    """charts.stalls.stall_figure, cached (the frames are small: hashing them is cheap next to drawing)."""
-    from profiling.charts.stalls import stall_figure
-
-    return stall_figure(frame, scale, title, kernel_ids)
-
-
 @_table
 def operations_table(reports: Reports) -> pd.DataFrame:
     """Operations of more than one launch in the reports (profiling.launch_operations), cached."""
     frames = [operations_frame(report.launches) for _, report in reports]
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-@_table
-def findings_table(reports: Reports) -> pd.DataFrame:
-    """tables.findings_table, cached."""
-    return tables.findings_table(reports)
-
-
-@_table
-def occupancy_table(reports: Reports) -> pd.DataFrame:
-    """tables.occupancy_table, cached."""
-    return tables.occupancy_table(reports)
-
-
-@_table
-def roofline_table(points: pd.DataFrame, ceilings: Ceilings) -> pd.DataFrame:
-    """tables.roofline_table, cached."""
-    return tables.roofline_table(points, ceilings)
-
-
-@_table
-def report_roofline_points(reports: Reports) -> pd.DataFrame:
-    """charts.report_roofline_points, cached."""
-    return charts.report_roofline_points(reports)
-
-
-@_table
-def bench_roofline_points(frame: pd.DataFrame, size: str | None = None) -> pd.DataFrame:
-    """charts.bench_roofline_points, cached."""
-    return charts.bench_roofline_points(frame, size)
-
-
-@_figure
-def tflops_figure(frame: pd.DataFrame) -> go.Figure:
-    """charts.tflops_figure, cached."""
-    return charts.tflops_figure(frame)
-
-
-@_figure
-def pct_cublas_figure(frame: pd.DataFrame) -> go.Figure:
-    """charts.pct_cublas_figure, cached."""
-    return charts.pct_cublas_figure(frame)
 
 
 @dataclass(frozen=True)
@@ -317,18 +256,6 @@ def bench_view(document: ResultsDocument) -> BenchView:
     frame = tables.bench_frame(document)
     table = arrow(tables.display(tables.bench_table(frame)))
     return BenchView(table=table, tflops=charts.tflops_figure(frame), pct_cublas=charts.pct_cublas_figure(frame))
-
-
-@_figure
-def roofline(points: pd.DataFrame, ceilings: Ceilings, title: str) -> go.Figure:
-    """charts.roofline, cached."""
-    return charts.roofline(points, ceilings, title)
-
-
-@_figure
-def occupancy_figures(cc: str, threads: int, registers: int, shared_mem: int) -> tuple[go.Figure, ...]:
-    """charts.occupancy_figures, cached."""
-    return charts.occupancy_figures(cc, threads, registers, shared_mem)
 
 
 @dataclass(frozen=True)
@@ -383,12 +310,6 @@ def device_groups(runs: list[SavedRun]) -> tuple[list[GpuIdentity], pd.DataFrame
     results = by_device.device_results(runs)
     models = by_device.per_model(results)
     return by_device.gpus_of(results), models, by_device.models_table(models)
-
-
-@_figure
-def device_tflops_figure(models: pd.DataFrame) -> go.Figure:
-    """charts.devices.device_tflops_figure, cached."""
-    return devices.device_tflops_figure(models)
 
 
 def review_exports(

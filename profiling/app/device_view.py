@@ -9,6 +9,7 @@ import streamlit as st
 
 from profiling.app import cache, tables
 from profiling.app.text import md_escape
+from profiling.charts import devices
 from profiling.runs.by_device import DISAGREE_PCT, GpuIdentity
 from profiling.runs.records import SavedRun
 
@@ -60,4 +61,4 @@ def by_device_section(runs: Sequence[SavedRun]) -> None:
         return
     st.caption(f"Results from {len(gpus)} GPUs. {gpus_line(gpus)}. {RULE}")
     st.dataframe(tables.display(table), hide_index=True, width="stretch", key="by_device_table")
-    st.plotly_chart(cache.device_tflops_figure(models), key="by_device_chart")
+    st.plotly_chart(cache.figure(devices.device_tflops_figure, models), key="by_device_chart")

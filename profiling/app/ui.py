@@ -339,7 +339,7 @@ def bench_sources(bundle: Bundle | None) -> dict[str, ResultsDocument]:
 def uploaded_reports() -> tuple[list[tuple[str, ncu_report.Report]], list[str]]:
     """This session's uploaded reports with the pages of one capture merged (raw and details uploaded together hold
     the same launches: each is shown once), and a note per merge (ncu_report.merge_pages)."""
-    return cache.merged_pages(state.uploaded_reports())
+    return cache.figure(ncu_report.merge_pages, state.uploaded_reports())
 
 
 def report_sources(bundle: Bundle | None) -> dict[str, list[tuple[str, ncu_report.Report]]]:

@@ -14,10 +14,10 @@ from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling.analysis import sass as A
 from profiling.analysis import stalls as ST
-from profiling.app import permalink, state, ui, why
+from profiling.app import cache, permalink, state, ui, why
 from profiling.app.bundles import Bundle
 from profiling.app.cache import FIGURE_ENTRIES, TTL_S, report_token
-from profiling.app.cache import cached_stall_figure as stall_figure
+from profiling.charts.stalls import stall_figure
 from profiling.errors import GemmLensError
 from profiling.nsight import source as S
 from profiling.nsight.metric_registry import N_WAY_LABEL, N_WAY_MEANING
@@ -159,7 +159,9 @@ def stall_section(data: why.WhyData) -> None:
                      format_func=lambda s: {"cycles": "warp cycles per issued instruction",
                                             "share": "% of each launch"}[s])  # fmt: skip
     frame = why.stall_frame(data, chosen)
-    st.plotly_chart(stall_figure(frame, scale, "Warp stalls per launch", why.kernel_ids(data, chosen)), key="stalls")
+    st.plotly_chart(
+        cache.figure(stall_figure, frame, scale, "Warp stalls per launch", why.kernel_ids(data, chosen)), key="stalls"
+    )
     shown = [r for r in ST.REASONS if r in set(frame["reason"])]
     with st.expander("What each stall reason means"):
         st.caption("Each bar splits ncu's Warp Cycles Per Issued Instruction (printed at its end) by stall reason.")
@@ -261,7 +263,7 @@ def explain_section(data: why.WhyData) -> None:
         delta = f"{row['change']} (from {row['before']:,.2f})" if row["change"] else None
         cell.metric(ui.safe_md(row["measure"]), f"{row['after']:,.2f}", delta,
                     delta_color="inverse" if row["measure"].startswith("time") else "normal")  # fmt: skip
-    st.plotly_chart(stall_figure(view.stalls, "cycles", f"Warp stalls: {base} → {cand}",
+    st.plotly_chart(cache.figure(stall_figure, view.stalls, "cycles", f"Warp stalls: {base} → {cand}",
                                  why.kernel_ids(data, [base, cand])), key="step_stalls")  # fmt: skip
     st.subheader("What moved, ranked by how much of the time it explains")
     st.markdown("\n".join(f"{n}. {ui.safe_md(i.sentence)}" for n, i in enumerate(expl.top(5), 1)))
