@@ -31,7 +31,7 @@ from profiling.nsight import report as ncu_report
 from profiling.nsight import source as S
 from profiling.nsight import source_load as SL
 from profiling.nsight import source_table
-from profiling.nsight.metric_registry import N_WAY_LABEL
+from profiling.nsight.metric_registry import WAVEFRONTS_PER_INSTRUCTION_LABEL
 from profiling.nsight.report import KernelLaunch
 from profiling.paths import BUNDLED_RESULTS_DIR, largest_first
 
@@ -242,7 +242,7 @@ def kernel_ids(data: WhyData, labels: Iterable[str]) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 
 LINE_COLUMNS = [
-    "line", "% samples", "source", "dominant stall", "samples", "instructions executed", N_WAY_LABEL,
+    "line", "% samples", "source", "dominant stall", "samples", "instructions executed", WAVEFRONTS_PER_INSTRUCTION_LABEL,
     "excess shared wavefronts", "excess global sectors",
 ]  # fmt: skip
 COMPACT_COLUMNS = ["line", "% samples", "dominant stall", "source"]
@@ -256,7 +256,7 @@ def _row(summary: dict[str, Any], first: str, first_value: Any, text: str) -> di
         "dominant stall": summary["dominant_stall"] or "",
         "samples": summary["samples"],
         "instructions executed": summary["executed"],
-        N_WAY_LABEL: table_format.n_way_text(summary["bank_conflict_n_way"]),
+        WAVEFRONTS_PER_INSTRUCTION_LABEL: table_format.n_way_text(summary["bank_conflict_n_way"]),
         "excess shared wavefronts": summary["shared_excessive_wavefronts"],
         "excess global sectors": summary["global_excessive_sectors"],
     }

@@ -20,7 +20,7 @@ from profiling.app.cache import FIGURE_ENTRIES, TTL_S, report_token
 from profiling.charts.stalls import stall_figure
 from profiling.errors import GemmLensError
 from profiling.nsight import source as S
-from profiling.nsight.metric_registry import N_WAY_LABEL, N_WAY_MEANING
+from profiling.nsight.metric_registry import WAVEFRONTS_PER_INSTRUCTION_LABEL, WAVEFRONTS_PER_INSTRUCTION_MEANING
 from profiling.paths import BUNDLED_RESULTS_DIR, tool_path
 
 Loader = Callable[[], why.WhyData]
@@ -31,9 +31,10 @@ COLUMNS = {
     ),
     "samples": st.column_config.NumberColumn("samples", format="localized", help="warp-stall samples (ncu)"),
     "instructions executed": st.column_config.NumberColumn("instructions executed", format="localized"),
-    N_WAY_LABEL: st.column_config.TextColumn(
-        N_WAY_LABEL,
-        help=f"the line's worst shared-memory instruction: {N_WAY_MEANING}; – where the line has no shared access",
+    WAVEFRONTS_PER_INSTRUCTION_LABEL: st.column_config.TextColumn(
+        WAVEFRONTS_PER_INSTRUCTION_LABEL,
+        help=f"the line's worst shared-memory instruction: {WAVEFRONTS_PER_INSTRUCTION_MEANING}; – where the line has "
+        "no shared access",
     ),
     "excess shared wavefronts": st.column_config.NumberColumn("excess shared wavefronts", format="localized"),
     "excess global sectors": st.column_config.NumberColumn("excess global sectors", format="localized"),

@@ -45,17 +45,19 @@ def format_kernel(kernel: S.KernelSource, top: int) -> str:
     ]
     if kernel.lines:
         lines.append(f"   hottest lines (top {top}):")
-        lines.append(f"   {'line':>6} {'samples':>8}  {'dominant stall':<18} {'n-way':>5}  source")
+        # wf/inst: ncu's "L1 Conflicts Shared N-Way", shared wavefronts per warp instruction (the registry's
+        # WAVEFRONTS_PER_INSTRUCTION_MEANING), the line's worst instruction.
+        lines.append(f"   {'line':>6} {'samples':>8}  {'dominant stall':<18} {'wf/inst':>7}  source")
         for s in kernel.hottest_lines(top):
             way = f"{s['bank_conflict_n_way']:.0f}" if s["bank_conflict_n_way"] else "-"
             text = s["source"].strip()[:70]
-            lines.append(f"   {s['line']:>6} {s['pct']:7.1f}%  {s['dominant_stall'] or '-':<18} {way:>5}  {text}")
+            lines.append(f"   {s['line']:>6} {s['pct']:7.1f}%  {s['dominant_stall'] or '-':<18} {way:>7}  {text}")
     lines.append(f"   hottest instructions (top {top}):")
     for ins in kernel.hottest_instructions(top):
         pct = 100 * ins.samples / total if total else 0.0
         where = f"line {ins.lines[0]}" if ins.lines else ""
         way = ins.counters.get(S.N_WAY)
-        extra = f" {way:.0f}-way" if way else ""
+        extra = f" {way:.0f} shared wavefronts" if way else ""
         lines.append(
             f"   0x{ins.address:x} {pct:6.1f}%  {S.dominant_stall(ins.stalls) or '-':<18} {ins.sass[:48]:<48}"
             f" {where}{extra}"

@@ -38,6 +38,15 @@ N_WAY_MEANING = (
     "the most distinct 128-byte rows a warp touches in one bank in one shared-memory instruction: 1 is "
     "conflict-free; defined for shared-memory instructions only"
 )
+# ncu's source-page column "L1 Conflicts Shared N-Way" is not that n-way: on every row of the bundled H100 source
+# captures (844 rows, 2026-11-22) it equals floor(L1 Wavefronts Shared / Instructions Executed), the wavefronts one
+# warp instruction took with the conflict-free ones included. v3's A-tile LDS.128 reads 32 there (ideal 4), which
+# is the 8-way the Indexing page predicts; v4's reads 8, its 2-way. The source views show it under this label.
+WAVEFRONTS_PER_INSTRUCTION_LABEL = "wavefronts per instruction"
+WAVEFRONTS_PER_INSTRUCTION_MEANING = (
+    "shared-memory wavefronts one warp instruction took, the conflict-free ones included (ncu's 'L1 Conflicts Shared "
+    "N-Way'): 1 is ideal for LDS.32, 2 for LDS.64, 4 for LDS.128; divided by that ideal it is the instruction's n-way"
+)
 
 
 @dataclass(frozen=True)
