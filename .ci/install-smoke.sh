@@ -60,12 +60,15 @@ app_pid=
 GEMMLENS_GPU=off "$py" - <<'EOF'
 from streamlit.testing.v1 import AppTest
 
+from profiling.app.bundles import discover_bundles
 from profiling.paths import APP_SCRIPT
 
 at = AppTest.from_file(str(APP_SCRIPT), default_timeout=120).run()
 assert not at.exception, [e.value for e in at.exception]
 shown = " ".join(str(e.value) for e in [*at.warning, *at.info, *at.success, *at.caption, *at.markdown])
-assert "NVIDIA H200" in shown.replace("\\", ""), f"the bundled H200 measurements are not shown: {shown[:500]}"
+newest = discover_bundles()[0]  # the default bundle: the newest measurements installed with the package
+expected = f"showing bundled measurements from {newest.device_name} on {newest.date}"
+assert expected in shown.replace("\\", ""), f"{expected!r} is not shown: {shown[:500]}"
 EOF
 set +x
 echo "install smoke test passed"
