@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from kernels.spec import KernelSpec
 
-# The persistent steps differ in how blocks share B (clusters), not in their tile: one set of template values.
-PERSISTENT_PARAMS = dict(
+# wgmma-tma-store's block and tile; the persistent steps keep them and add the grouped tile order (GROUP_M). They
+# differ from each other in how blocks share B (clusters), not in their tile: one set of template values.
+TMA_STORE_PARAMS = dict(
     BM=128,
     BN=256,
     BK=64,
@@ -18,10 +19,10 @@ PERSISTENT_PARAMS = dict(
     SWIZZLE_BYTES=128,
     OUT_BOX_ROWS=64,
     OUT_BOX_COLS=32,
-    GROUP_M=16,
     THREADS=384,
     MIN_BLOCKS=1,
 )
+PERSISTENT_PARAMS = {**TMA_STORE_PARAMS, "GROUP_M": 16}
 
 
 HOPPER_KERNELS: tuple[KernelSpec, ...] = (
@@ -127,21 +128,7 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         tile_n=256,
         grid_order="cols_x",
         dtype="float16",
-        params=dict(
-            BM=128,
-            BN=256,
-            BK=64,
-            STAGES=4,
-            CONSUMERS=2,
-            WGMMA_M=64,
-            WGMMA_N=256,
-            WGMMA_K=16,
-            SWIZZLE_BYTES=128,
-            OUT_BOX_ROWS=64,
-            OUT_BOX_COLS=32,
-            THREADS=384,
-            MIN_BLOCKS=1,
-        ),  # fmt: skip
+        params=dict(TMA_STORE_PARAMS),
         multiple_of=16,
         dynamic_smem_bytes=197632,
         backend="nvcc",
