@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm grid
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm grid tunegrid
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -507,6 +507,26 @@ grid)
   { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$G/env.txt" 2>&1
   $PY scripts/grid_report.py $(ls "$G"/bench_k*.json 2>/dev/null) > "$G/grid_summary.md" 2>&1; head -3 "$G/grid_summary.md"
   record grid "ok rows: $(cat "$G"/bench_k*.txt 2>/dev/null | grep -c ' ok ') of 324; $(sed -n 3p "$G/grid_summary.md" | cut -c1-160)"
+  # The device tool brings back at most 8 files: the grid travels as one archive.
+  tar -C "$OUT" -czf "$OUT/grid.tar.gz" grid && rm -rf "$G"
+  ;;
+tunegrid)
+  # Sweep the auto bases at the shapes where sgemm-auto missed 90 % of cuBLAS in a committed grid (GRID_FROM, bench
+  # documents), record them in this GPU's tuning record (which keeps every other shape), so sgemm-auto's prediction
+  # at those shapes reads each configuration's own measurement there; then run the grid stage again. v9-regdb's 21
+  # configurations only where M and N are both at least 1024. Lands in $OUT/tunegrid.tar.gz (the sweeps, the new
+  # record). Run it as `tunegrid grid`. About 2.5 minutes of sweeps on an H100.
+  stage tunegrid
+  T="$OUT/tunegrid"; mkdir -p "$T"
+  small=$($PY scripts/grid_report.py $GRID_FROM --misses); large=$($PY scripts/grid_report.py $GRID_FROM --misses --min-side 1024)
+  echo "$small" > "$T/shapes_small.txt"; echo "$large" > "$T/shapes_large.txt"
+  timeout 260 $PY -m profiling tune --kernels v8-async,v8-splitk,v9-splitk --sizes "$small" --repeats 10 --record \
+     --json "$T/tune_small.json" > "$T/tune_small.txt" 2>"$T/tune_small.log"; echo "exit=$?" >> "$T/tune_small.log"
+  [ -n "$large" ] && timeout 100 $PY -m profiling tune --kernels v9-regdb --sizes "$large" --repeats 10 --record \
+     --json "$T/tune_large.json" > "$T/tune_large.txt" 2>"$T/tune_large.log"; echo "exit=$?" >> "$T/tune_large.log"
+  cp results/tuning/*.json "$T/"
+  record tunegrid "$(tail -1 "$T/tune_small.log") $(tail -1 "$T/tune_large.log" 2>/dev/null); swept $(echo "$small" | tr ',' '\n' | grep -c x) + $(echo "$large" | tr ',' '\n' | grep -c x) shapes"
+  tar -C "$OUT" -czf "$OUT/tunegrid.tar.gz" tunegrid && rm -rf "$T"
   ;;
 esac; done
 

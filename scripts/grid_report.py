@@ -3,6 +3,7 @@ with the 95 % interval of each % (profiling.analysis.shape_grid), as Markdown; o
 
     python scripts/grid_report.py --grids                   # one `bench --grid` argument per K (gpu_check.sh grid)
     python scripts/grid_report.py bench_k333.json bench_k4096.json bench_k8191.json [--kernel sgemm-auto] [--html F]
+    python scripts/grid_report.py bench_k*.json --misses [--min-side 1024]   # MxNxK,... under the target (tune --sizes)
 """
 
 from __future__ import annotations
@@ -48,12 +49,23 @@ def report(paths: list[Path], kernel: str, html: Path | None) -> str:
     return f"{head}\n\n{below_target_markdown(target_summary(document, kernel))}"
 
 
+def misses(paths: list[Path], kernel: str, min_side: int) -> str:
+    """The shapes where `kernel` is under the target, as `tune --sizes` takes them, keeping those whose M and N are
+    both at least `min_side`."""
+    document = merge_documents([load_document(p) for p in paths], [p.name for p in paths])
+    below = target_summary(document, kernel).below
+    shapes = [s for s in below["shape"] if min(int(x) for x in s.split("x")[:2]) >= min_side]
+    return ",".join(shapes) + "\n"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("bench", type=Path, nargs="*", help="bench documents (bench --json), merged in order")
     parser.add_argument("--grids", action="store_true", help="print one `bench --grid` argument per K and stop")
     parser.add_argument("--kernel", default=AUTO_KERNEL, help=f"the kernel to judge (default {AUTO_KERNEL})")
     parser.add_argument("--html", type=Path, help="also write the heatmap to this HTML file")
+    parser.add_argument("--misses", action="store_true", help="print the shapes under the target as MxNxK,... and stop")
+    parser.add_argument("--min-side", type=int, default=1, help="with --misses: only shapes with M, N >= this")
     args = parser.parse_args()
     if args.grids:
         print("\n".join(grid_arguments()))
@@ -61,7 +73,10 @@ def main() -> int:
     try:
         if not args.bench:
             raise InvalidInput("give the bench documents to read (or --grids)")
-        sys.stdout.write(report(args.bench, args.kernel, args.html))
+        if args.misses:
+            sys.stdout.write(misses(args.bench, args.kernel, args.min_side))
+        else:
+            sys.stdout.write(report(args.bench, args.kernel, args.html))
     except InvalidInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
