@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ from profiling.analysis.shape_grid import (
 from profiling.app import bundles
 from profiling.charts.shape_grid import target_heatmap
 from profiling.gpu.jobs import BenchSettings, parse_grid
-from profiling.runs.results import load_document, merge_documents
+from profiling.runs.results import ResultsDocument, load_document, merge_documents
 from profiling.shape import Shape
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +49,12 @@ SQUARE = merge_documents(
     ["bench_2048_4096.json", "bench_64_to_1024.json"],
 )
 """The square cells M = N of the grid, K in {333, 4096, 8191}: sgemm-auto and cuBLAS, one H100 session, 18 shapes."""
-GRID_BUNDLES = {"h100-2026-11-25/splitk_v9", "h100-2026-11-25/grid_square"}
+GRID_BUNDLES = {
+    "h100-2026-11-25/splitk_v9",
+    "h100-2026-11-25/grid_square",
+    "h100-2026-11-27/grid",
+    "h100-2026-11-27/grid_tuned",
+}
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
 
@@ -221,6 +227,42 @@ def test_the_report_script(tmp_path: Path) -> None:
     assert none.returncode == 2 and "not measured beside cuBLAS on enough grid shapes" in none.stderr
 
 
+def full_grid(folder: str) -> ResultsDocument:
+    paths = sorted((ROOT / "results" / folder).glob("bench_k*.json"))
+    return merge_documents([load_document(p) for p in paths], [p.name for p in paths])
+
+
+def test_the_whole_grid_on_an_h100_before_and_after_sweeping_the_shapes_under_the_target() -> None:
+    """The 108 shapes on an H100 (2026-11-27): with the record of 2026-11-25, then after sweeping the auto bases at
+    the 33 shapes under 90 % (tunegrid); 1024x4096x4096 and 4096x1024x4096 reach the target, the deep, narrow
+    shapes stay under it."""
+    before, after = (
+        target_summary(full_grid("h100-2026-11-27/grid"), "sgemm-auto"),
+        target_summary(full_grid("h100-2026-11-27/grid_tuned"), "sgemm-auto"),
+    )
+    assert (before.measured, before.exempt, before.met) == (108, 27, 48)
+    assert (after.measured, after.exempt, after.met) == (108, 29, 49)
+    worst = below_target_table(before).iloc[0]
+    assert (worst["shape"], worst["% of cuBLAS"], worst["configuration"]) == (
+        "333x127x8191",
+        "52.9 %",
+        "v9-splitk-128x128x16-w64x32-t8x8-s3",
+    )
+    assert "1024x4096x4096" in set(before.below["shape"]) and "1024x4096x4096" not in set(after.below["shape"])
+    worst = below_target_table(after).iloc[0]
+    assert (worst["shape"], worst["% of cuBLAS"], worst["95% interval"]) == ("1024x127x4096", "68.7 %", "67.8-70.0 %")
+
+
+def test_the_misses_are_what_the_tuning_sweep_was_given() -> None:
+    folder = ROOT / "results" / "h100-2026-11-27" / "grid"
+    done = script(*[str(p) for p in sorted(folder.glob("bench_k*.json"))], "--misses")
+    assert done.returncode == 0, done.stderr
+    swept = (ROOT / "results" / "h100-2026-11-27" / "grid_tuned" / "shapes_small.txt").read_text().strip()
+    assert done.stdout.strip() == swept and len(swept.split(",")) == 33
+    large = script(*[str(p) for p in sorted(folder.glob("bench_k*.json"))], "--misses", "--min-side", "1024")
+    assert large.stdout.strip() == "1024x1024x333,1024x4096x4096,4096x1024x4096"
+
+
 def test_the_gpu_check_grid_stage_plans_its_324_results() -> None:
     """The kernels the stage names, over the stage's grids: 3 x 108 tasks, each shape's cuBLAS first."""
     assert GRID_STAGE, "scripts/gpu_check.sh has no grid stage"
@@ -241,6 +283,9 @@ def test_the_gpu_check_grid_stage_runs_without_a_gpu(tmp_path: Path) -> None:
     done = subprocess.run(["bash", "scripts/gpu_check.sh", "grid"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "grid").exists()  # the device tool brings back 8 files: the grid travels as one archive
+    with tarfile.open(tmp_path / "grid.tar.gz") as archive:
+        archive.extractall(tmp_path, filter="data")
     grid = tmp_path / "grid"
     for k in GRID_K:
         log = (grid / f"bench_k{k}.log").read_text()
