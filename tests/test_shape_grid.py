@@ -54,6 +54,7 @@ GRID_BUNDLES = {
     "h100-2026-11-25/grid_square",
     "h100-2026-11-27/grid",
     "h100-2026-11-27/grid_tuned",
+    "h200-2026-11-27/grid_tuned",
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -251,6 +252,13 @@ def test_the_whole_grid_on_an_h100_before_and_after_sweeping_the_shapes_under_th
     assert "1024x4096x4096" in set(before.below["shape"]) and "1024x4096x4096" not in set(after.below["shape"])
     worst = below_target_table(after).iloc[0]
     assert (worst["shape"], worst["% of cuBLAS"], worst["95% interval"]) == ("1024x127x4096", "68.7 %", "67.8-70.0 %")
+
+
+def test_the_whole_grid_on_an_h200_after_the_sweep() -> None:
+    h200 = target_summary(full_grid("h200-2026-11-27/grid_tuned"), "sgemm-auto")
+    assert (h200.measured, h200.exempt, h200.met) == (108, 27, 50)
+    worst = below_target_table(h200).iloc[0]
+    assert (worst["shape"], worst["% of cuBLAS"], worst["95% interval"]) == ("333x127x4096", "65.8 %", "64.8-67.4 %")
 
 
 def test_the_misses_are_what_the_tuning_sweep_was_given() -> None:
