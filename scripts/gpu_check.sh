@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm grid tunegrid
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm grid tunegrid why_step
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -283,6 +283,25 @@ why_hopper)
     gzip -f "$F"/source_why_hopper_4096_*.csv
   fi
   record why_hopper "$(($(wc -l < "$F/ncu_why_hopper_4096_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
+  ;;
+why_step)
+  # A new catalog step beside the one before it, full set with source counters at one shape, exported like
+  # why_hopper (the Why page and `explain` read results/<gpu>-<date>/<folder>/): WHY_KERNELS (previous,new),
+  # WHY_SHAPE (MxNxK), WHY_NAME (the files' tag). Run it once per pair: WHY_KERNELS=... bash gpu_check.sh why_step.
+  stage why_step
+  F="$EV/why"; mkdir -p "$F"
+  name=${WHY_NAME:-step}; IFS=x read -r wm wn wk <<< "${WHY_SHAPE:-4096x4096x4096}"
+  job /tmp/why_$name.json profile "${WHY_KERNELS:?WHY_KERNELS=previous,new}" "$wm" "$wn" "$wk"
+  timeout 240 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full --import-source yes \
+     -f -o /tmp/why_$name $PY -m profiling worker --job /tmp/why_$name.json > "$F/why_${name}_log.txt" 2>&1
+  echo "exit=$?" >> "$F/why_${name}_log.txt"
+  if [ -f /tmp/why_$name.ncu-rep ]; then
+    "$NCU" --import /tmp/why_$name.ncu-rep --csv --page raw > "$F/ncu_why_${name}_raw.csv" 2>&1
+    "$NCU" --import /tmp/why_$name.ncu-rep --csv --page details > "$F/ncu_why_${name}_details.csv" 2>&1
+    "$NCU" --import /tmp/why_$name.ncu-rep --csv --page source --print-source cuda,sass > "$F/source_why_${name}_cuda_sass.csv" 2>&1
+    gzip -f "$F"/source_why_${name}_*.csv
+  fi
+  record why_step "$name: $(($(wc -l < "$F/ncu_why_${name}_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
 foreign)
   # Reports of a program that is not ours (PyTorch, cuBLASLt, Triton), in every layout users export.
