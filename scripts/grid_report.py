@@ -24,6 +24,7 @@ from profiling.analysis.shape_grid import (  # noqa: E402
 )
 from profiling.errors import InvalidInput  # noqa: E402
 from profiling.runs.results import load_document, merge_documents  # noqa: E402
+from profiling.shape import parse_shape  # noqa: E402
 
 
 def report(paths: list[Path], kernel: str, html: Path | None) -> str:
@@ -54,8 +55,8 @@ def misses(paths: list[Path], kernel: str, min_side: int) -> str:
     both at least `min_side`."""
     document = merge_documents([load_document(p) for p in paths], [p.name for p in paths])
     below = target_summary(document, kernel).below
-    shapes = [s for s in below["shape"] if min(int(x) for x in s.split("x")[:2]) >= min_side]
-    return ",".join(shapes) + "\n"
+    shapes = [parse_shape(text) for text in below["shape"]]
+    return ",".join(s.label for s in shapes if min(s.m, s.n) >= min_side) + "\n"
 
 
 def main() -> int:
