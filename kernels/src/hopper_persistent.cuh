@@ -1,9 +1,10 @@
-// The persistent Hopper AddMM body shared by wgmma-persistent (CLUSTER 1) and wgmma-cluster (CLUSTER 2): one block
+// The persistent Hopper AddMM body shared by wgmma-persistent (CLUSTER 1), wgmma-cluster (CLUSTER 2) and
+// wgmma-persistent-bf16 (CLUSTER 1, IN bf16: bfloat16 A and B, the same 2-byte tiles and boxes): one block
 // per SM walks output tiles of 128 x 256 in grouped order; a producer warp group (one thread issues the TMA copies)
 // streams 64-deep K slices through a 4-slot ring across tile boundaries; two consumer warp groups multiply
 // (m64n256k16, 64 rows each). Same operation, operands and edge rules as wgmma-tma-store (D = alpha*A*B + beta*C,
-// half A and B row-major, float C and D, all four as TMA tensor maps; M, N, K multiples of 16; edges zero-filled on
-// load and clipped on store).
+// half (or, with IN bf16, bfloat16) A and B row-major, float C and D, all four as TMA tensor maps; M, N, K
+// multiples of 16; edges zero-filled on load and clipped on store).
 //
 // Shared memory (197,632 bytes, one block per SM) is the ring alone: 4 slots of 48 KB. The C tile of a block tile
 // (16 boxes of 64 x 32 floats, 6 per slot) travels through the ring as 3 more slots after the tile's K slices: the
@@ -198,7 +199,7 @@ __device__ __forceinline__ void cluster_sync()
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
-template <int CLUSTER>
+template <int CLUSTER, hopper::Input IN = hopper::Input::f16>
 __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a, const hopper::TensorMap& map_b,
                                                  const hopper::TensorMap& map_c, const hopper::TensorMap& map_d,
                                                  int M, int N, int K, float alpha, float beta)
@@ -325,7 +326,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                                                            : make_desc(a_tile + kk * 32, 16, 1024);
                     // B, N-major: 16 K rows of 128 bytes further down each box; boxes B_BOX_BYTES apart.
                     const unsigned long long db = make_desc(b_tile + kk * 16 * 128, B_BOX_BYTES, 1024);
-                    wgmma_m64n256k16<1>(d, da, db);
+                    wgmma_m64n256k16<1, IN>(d, da, db);
                 }
                 wgmma_commit();
                 // Let the last WGMMA_IN_FLIGHT slices' wgmmas run on; the one before them is finished after this.
