@@ -176,6 +176,19 @@ CATALOG: tuple[KernelSpec, ...] = (
         group="reference",
     ),
     KernelSpec(
+        id="cublas-addmm-bf16",
+        title="cuBLAS AddMM, BF16",
+        adds="The BF16 tensor-core reference: cublas-addmm's one in-place cublasGemmEx call with bfloat16 A and B "
+        "(float32 C and D, FP32 accumulate), the AddMM that bfloat16 models run.",
+        operation="bgemm_addmm",
+        source=None,
+        entry=None,
+        dtype="bfloat16",
+        is_reference=True,
+        library_call="addmm",
+        group="reference",
+    ),
+    KernelSpec(
         id="v6-vectorized",
         title="v6 vectorized 16-byte loads",
         adds="v5 with every access 16 bytes wide: one LDG.128 of A and of B per thread per K-slice, the A tile "
@@ -415,5 +428,5 @@ def library_ids() -> frozenset[str]:
 
 
 def reference_ids() -> dict[str, str]:
-    """The reference kernel id of each operation ({"sgemm": "cublas", "hgemm_addmm": "cublas-addmm"})."""
+    """The reference kernel id of each operation ({"sgemm": "cublas", "hgemm_addmm": "cublas-addmm", ...})."""
     return {name: op.reference_id for name, op in OPERATIONS.items()}

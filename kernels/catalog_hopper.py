@@ -211,4 +211,35 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         persistent=True,
         cluster=2,
     ),
+    KernelSpec(
+        id="wgmma-persistent-bf16",
+        title="Hopper AddMM, BF16: persistent wgmma on bfloat16 inputs",
+        adds="wgmma-persistent with bfloat16 A and B instead of float16, and nothing else: the same source body "
+        "(kernels/src/hopper_persistent.cuh, its input type a template parameter), block, tiles, ring, tile order "
+        "and epilogue. Both types are 2 bytes, so the TMA boxes, swizzle and wgmma descriptors are unchanged; A's "
+        "and B's tensor maps say BFLOAT16 and the wgmma instruction multiplies .bf16 inputs "
+        "(m64n256k16.f32.bf16.bf16) into the same float32 accumulators, at the same tensor-core rate as float16 on "
+        "Hopper. C and D stay float32. Its machine code is wgmma-persistent's instruction for instruction, registers "
+        "included, but for the four HGMMA of each K slice, which read BF16. Compared with cuBLAS doing the same "
+        "BF16 AddMM (cublas-addmm-bf16).",
+        operation="bgemm_addmm",
+        source="bgemm_wgmma_persistent.cu",
+        entry="bgemm_wgmma_persistent",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="bfloat16",
+        params=dict(PERSISTENT_PARAMS),
+        multiple_of=16,
+        dynamic_smem_bytes=197632,
+        backend="nvcc",
+        design_doc="PTX ISA wgmma.mma_async (.bf16 inputs, f32 accumulators); CUDA driver API "
+        "cuTensorMapEncodeTiled with CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; builds on wgmma-persistent",
+        previous="wgmma-persistent",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps_cd",
+        persistent=True,
+    ),
 )

@@ -9,10 +9,13 @@ from typing import Literal
 
 from profiling.errors import InvalidInput
 
-Operation = Literal["sgemm", "hgemm_addmm"]
+Operation = Literal["sgemm", "hgemm_addmm", "bgemm_addmm"]
 ComputeCeiling = Literal["fp32", "tensor"]
+InputDtype = Literal["float32", "float16", "bfloat16"]
 
 FP32_EPSILON = 1.1920929e-07
+# Bytes per element of each input type A and B may have.
+DTYPE_BYTES: dict[str, int] = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,8 @@ class OperationSpec:
     """What a GEMM operation is, once: every "which reference?", "how many bytes?", "how close is correct?" and
     "is this tensor-core work?" question about a kernel is answered by its operation's entry here.
 
-    `input_bytes` / `output_bytes`: bytes per element of A and B, and of C (and D). `device_buffers`: the m x n
+    `input_dtype`: the element type of A and B ("bfloat16" has no CuPy dtype: its operands are held as uint16 bit
+    patterns, profiling.gpu.bfloat16). `output_bytes`: bytes per element of C (and D). `device_buffers`: the m x n
     buffers one run holds besides A and B (the output and the reference's, plus C for AddMM). The relative-error
     bound for a correct kernel is max(`tolerance_floor`, `tolerance_per_sqrt_k` * sqrt(K)).
     """
@@ -28,7 +32,7 @@ class OperationSpec:
     name: Operation
     title: str
     reference_id: str
-    input_bytes: int
+    input_dtype: InputDtype
     output_bytes: int
     device_buffers: int
     compute: ComputeCeiling
@@ -36,8 +40,14 @@ class OperationSpec:
     tolerance_per_sqrt_k: float = 0.0
 
     @property
+    def input_bytes(self) -> int:
+        """Bytes per element of A and B."""
+        return DTYPE_BYTES[self.input_dtype]
+
+    @property
     def is_tensor_core(self) -> bool:
-        """Whether the multiply runs on the tensor cores (measured against the FP16 tensor ceiling)."""
+        """Whether the multiply runs on the tensor cores (measured against the FP16 tensor ceiling, which is also
+        the BF16 one on Hopper)."""
         return self.compute == "tensor"
 
     def flops(self, m: int, n: int, k: int) -> int:
@@ -56,7 +66,7 @@ OPERATIONS: dict[str, OperationSpec] = {
         name="sgemm",
         title="SGEMM C = A*B (float32)",
         reference_id="cublas",
-        input_bytes=4,
+        input_dtype="float32",
         output_bytes=4,
         device_buffers=2,
         compute="fp32",
@@ -69,7 +79,20 @@ OPERATIONS: dict[str, OperationSpec] = {
         name="hgemm_addmm",
         title="HGEMM AddMM D = alpha*A*B + beta*C (float16 A, B; float32 C, D)",
         reference_id="cublas-addmm",
-        input_bytes=2,
+        input_dtype="float16",
+        output_bytes=4,
+        device_buffers=3,
+        compute="tensor",
+        tolerance_floor=1e-3,
+    ),
+    # bfloat16 operands are rounded from float32 before the run and checked against the float32 AddMM of those
+    # rounded values, which bfloat16 holds exactly (as are their products in float32): what is left is the order of
+    # the float32 accumulation, as for float16, so the same 1e-3.
+    "bgemm_addmm": OperationSpec(
+        name="bgemm_addmm",
+        title="BF16 GEMM AddMM D = alpha*A*B + beta*C (bfloat16 A, B; float32 C, D)",
+        reference_id="cublas-addmm-bf16",
+        input_dtype="bfloat16",
         output_bytes=4,
         device_buffers=3,
         compute="tensor",

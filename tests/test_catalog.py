@@ -41,7 +41,13 @@ def test_every_kernel_has_a_source_that_defines_its_entry(spec) -> None:
 
 @pytest.mark.parametrize("spec", [s for s in CATALOG if s.previous], ids=lambda s: s.id)
 def test_previous_links_point_into_the_catalog(spec) -> None:
-    assert get_kernel(spec.previous).operation == spec.operation
+    prev = get_kernel(spec.previous).operation_spec
+    if prev.name != spec.operation:
+        # A step may change the input type alone (wgmma-persistent-bf16 after wgmma-persistent): it then moves the
+        # same bytes and does the same FLOPs on the same units, so the two times compare like for like.
+        op = spec.operation_spec
+        facts = ("input_bytes", "output_bytes", "device_buffers", "compute")
+        assert [getattr(op, f) for f in facts] == [getattr(prev, f) for f in facts], spec.id
 
 
 def test_every_kernel_has_a_reference_in_the_catalog() -> None:

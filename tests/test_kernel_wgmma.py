@@ -1,4 +1,4 @@
-"""The Hopper kernels (wgmma-tma, wgmma-pingpong and wgmma-tma-store) on the CPU: it builds for sm_90a with no spills and with the Hopper
+"""The Hopper kernels (wgmma-tma, wgmma-pingpong, wgmma-tma-store and the persistent steps, FP16 and BF16) on the CPU: it builds for sm_90a with no spills and with the Hopper
 instructions in its SASS, every other GPU and every size that is not a multiple of 16 is refused with a message
 before anything is compiled or launched, and its tensor maps describe A and B as the kernel reads them."""
 
@@ -14,14 +14,21 @@ from kernels.compile_info import entry_matches, nvcc_resources
 from kernels.registry import get_kernel
 from profiling.analysis.sass import static_sass
 from profiling.gpu.jobs import BenchSettings
-from profiling.gpu.tensor_map import TileMap, operand_maps, output_map
+from profiling.gpu.tensor_map import DATA_TYPES, TileMap, operand_maps, output_map
 from profiling.paths import tool_path
 from profiling.shape import Shape
 
 SPEC = get_kernel("wgmma-tma")
 PINGPONG = get_kernel("wgmma-pingpong")
 STORE = get_kernel("wgmma-tma-store")
-HOPPER = ("wgmma-tma", "wgmma-pingpong", "wgmma-tma-store", "wgmma-persistent", "wgmma-cluster")
+HOPPER = (
+    "wgmma-tma",
+    "wgmma-pingpong",
+    "wgmma-tma-store",
+    "wgmma-persistent",
+    "wgmma-cluster",
+    "wgmma-persistent-bf16",
+)
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
 
 
@@ -171,8 +178,8 @@ def test_c_and_d_maps_are_float_boxes_one_swizzle_row_wide() -> None:
     cd = output_map(STORE, 1008, 4096)
     assert (cd.global_dims, cd.global_strides, cd.box_dims, cd.element_bytes) == ((4096, 1008), (16384,), (32, 64), 4)
     assert cd.problem() is None
-    assert "128-byte swizzle" in TileMap(16, 64, 64, 64, element_bytes=4).problem()
-    assert "multiple of 16" in TileMap(16, 18, 64, 32, element_bytes=4).problem()  # 72-byte rows
+    assert "128-byte swizzle" in TileMap(16, 64, 64, 64, dtype="float32").problem()
+    assert "multiple of 16" in TileMap(16, 18, 64, 32, dtype="float32").problem()  # 72-byte rows
 
 
 @needs_nvcc
@@ -248,7 +255,7 @@ def test_a_narrower_slice_names_its_swizzle_and_the_driver_limits_hold() -> None
 
 
 @needs_nvcc
-@pytest.mark.parametrize("kernel_id", ["wgmma-persistent", "wgmma-cluster"])
+@pytest.mark.parametrize("kernel_id", ["wgmma-persistent", "wgmma-cluster", "wgmma-persistent-bf16"])
 def test_persistent_kernels_build_without_spills_for_one_block_per_sm(kernel_id: str) -> None:
     spec = get_kernel(kernel_id)
     resources, log = nvcc_resources(spec.source_path, "sm_90a")
@@ -272,3 +279,57 @@ def test_cluster_sass_multicasts_b_and_arrives_on_the_other_blocks_barriers_with
     # Only the two cluster barriers (start and end) may fence: none in the K loop.
     assert sum("MEMBAR.ALL.GPU" in t for t in text) <= 2
     assert not re.search(r"\b(STG|LDG)\.", joined), "no per-thread global loads or stores"
+
+
+BF16 = get_kernel("wgmma-persistent-bf16")
+
+
+def test_the_bf16_step_is_wgmma_persistent_with_bfloat16_inputs_and_nothing_else() -> None:
+    ids = [s.id for s in CATALOG]
+    assert ids.index("wgmma-persistent-bf16") > ids.index("wgmma-cluster")
+    assert (BF16.previous, BF16.operation, BF16.dtype) == ("wgmma-persistent", "bgemm_addmm", "bfloat16")
+    assert "bfloat16" in BF16.adds and "BFLOAT16" in BF16.adds
+    differing = {k for k, v in BF16.to_dict().items() if PERSISTENT.to_dict()[k] != v}
+    assert differing == {"id", "title", "adds", "operation", "source", "entry", "dtype", "design_doc", "previous"}
+    # One body for both types: the BF16 source instantiates the persistent template with bfloat16 inputs.
+    source = BF16.read_source()
+    assert "persistent_addmm<1, hopper::Input::bf16>" in source and 'm64n256k16.f32." TYPE' in source
+
+
+def test_bf16_tensor_maps_are_the_fp16_boxes_typed_bfloat16() -> None:
+    fp16_a, fp16_b = operand_maps(PERSISTENT, 1008, 4096, 272)
+    bf16_a, bf16_b = operand_maps(BF16, 1008, 4096, 272)
+    assert (fp16_a.dtype, bf16_a.dtype, bf16_b.dtype) == ("float16", "bfloat16", "bfloat16")
+    for fp16, bf16 in ((fp16_a, bf16_a), (fp16_b, bf16_b)):
+        assert (bf16.global_dims, bf16.global_strides, bf16.box_dims, bf16.swizzle_bytes, bf16.element_bytes) == (
+            fp16.global_dims, fp16.global_strides, fp16.box_dims, fp16.swizzle_bytes, fp16.element_bytes,
+        )  # fmt: skip
+        assert bf16.problem() is None
+    assert output_map(BF16, 1008, 4096) == output_map(PERSISTENT, 1008, 4096)
+    assert (DATA_TYPES["float16"], DATA_TYPES["bfloat16"], DATA_TYPES["float32"]) == (6, 9, 7)  # cuda.h
+    assert "no TMA data type for int8" in TileMap(64, 64, 64, 64, dtype="int8").problem()
+
+
+@needs_nvcc
+def test_bf16_builds_with_the_fp16_kernels_registers_and_no_spills() -> None:
+    (fp16,) = [
+        r for r in nvcc_resources(PERSISTENT.source_path, "sm_90a")[0] if entry_matches(r.name, PERSISTENT.entry)
+    ]
+    resources, log = nvcc_resources(BF16.source_path, "sm_90a")
+    (bf16,) = [r for r in resources if entry_matches(r.name, BF16.entry)]
+    assert bf16.spills == 0 and bf16.stack_bytes == 0, log
+    assert (bf16.registers, bf16.shared_bytes, bf16.barriers) == (fp16.registers, fp16.shared_bytes, fp16.barriers)
+
+
+@needs_nvcc
+def test_bf16_machine_code_is_wgmma_persistents_with_bf16_multiplies() -> None:
+    """Instruction for instruction the FP16 kernel's SASS, registers included; only the four HGMMA of a K slice
+    (m64n256k16, B transposed) read bfloat16."""
+    try:
+        bf16, fp16 = (static_sass(spec, arch="sm_90").function.instructions for spec in (BF16, PERSISTENT))
+    except Exception as exc:  # noqa: BLE001 - the disassembler wheels may be absent
+        pytest.skip(f"no disassembler: {exc}")
+    differ = [(b.text, f.text) for b, f in zip(bf16, fp16, strict=True) if b.text != f.text]
+    assert len(differ) == 4
+    for b, f in differ:
+        assert re.match(r"HGMMA\.64x256x16\.F32\.BF16 .*tnspB", b) and b.replace(".F32.BF16", ".F32") == f

@@ -13,7 +13,7 @@ from profiling.errors import InvalidInput
 from profiling.gpu.jobs import device_bytes_needed, element_bytes, tolerance_for
 from profiling.shape import Shape
 
-DTYPE_BYTES = {"float32": 4, "float16": 2}
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
 def test_every_kernel_names_a_defined_operation_whose_reference_matches() -> None:
@@ -22,21 +22,40 @@ def test_every_kernel_names_a_defined_operation_whose_reference_matches() -> Non
         ref = get_kernel(op.reference_id)
         assert ref.is_reference and ref.operation == spec.operation
         assert reference_for(spec) is ref
-    assert reference_ids() == {"sgemm": "cublas", "hgemm_addmm": "cublas-addmm"}
-    with pytest.raises(InvalidInput, match="known operations: sgemm, hgemm_addmm"):
+    assert reference_ids() == {"sgemm": "cublas", "hgemm_addmm": "cublas-addmm", "bgemm_addmm": "cublas-addmm-bf16"}
+    with pytest.raises(InvalidInput, match="known operations: sgemm, hgemm_addmm, bgemm_addmm"):
         operation_spec("dgemm")
 
 
 @pytest.mark.parametrize("spec", CATALOG, ids=lambda s: s.id)
 def test_input_element_size_matches_the_kernels_dtype(spec) -> None:
     assert element_bytes(spec) == (DTYPE_BYTES[spec.dtype], 4)
+    assert spec.operation_spec.input_dtype == spec.dtype
 
 
-def test_tensor_core_work_is_exactly_the_half_precision_operation() -> None:
-    assert [op.name for op in OPERATIONS.values() if op.is_tensor_core] == ["hgemm_addmm"]
+def test_the_bf16_addmm_is_the_fp16_one_with_bfloat16_inputs() -> None:
+    """bgemm_addmm differs from hgemm_addmm in its input type and reference only: same bytes, buffers, ceiling and
+    tolerance, its own cuBLAS call (cublas-addmm-bf16, the same in-place cublasGemmEx with bfloat16 A and B)."""
+    fp16, bf16 = OPERATIONS["hgemm_addmm"], OPERATIONS["bgemm_addmm"]
+    assert (bf16.input_dtype, bf16.reference_id) == ("bfloat16", "cublas-addmm-bf16")
+    same = ("input_bytes", "output_bytes", "device_buffers", "compute", "tolerance_floor", "tolerance_per_sqrt_k")
+    assert [getattr(bf16, f) for f in same] == [getattr(fp16, f) for f in same]
+    ref = get_kernel("cublas-addmm-bf16")
+    assert (ref.is_reference, ref.library_call, ref.dtype, ref.group) == (True, "addmm", "bfloat16", "reference")
+    assert operation_of("wgmma-persistent-bf16") is bf16 and operation_of("bgemm_wgmma_persistent") is bf16
+    assert is_tensor_core_kernel("cublas-addmm-bf16") and is_tensor_core_kernel("wgmma-persistent-bf16")
+    m, n, k = 64, 32, 16
+    assert device_bytes_needed(get_kernel("wgmma-persistent-bf16"), Shape(m, n, k)) == device_bytes_needed(
+        get_kernel("wgmma-persistent"), Shape(m, n, k)
+    )
+
+
+def test_tensor_core_work_is_exactly_the_half_precision_operations() -> None:
+    assert [op.name for op in OPERATIONS.values() if op.is_tensor_core] == ["hgemm_addmm", "bgemm_addmm"]
     tensor = {s.id for s in CATALOG if s.is_tensor_core}
     assert tensor == {
         "cublas-addmm",
+        "cublas-addmm-bf16",
         "cublas-hgemm",
         "wmma-addmm",
         "wmma-async",
@@ -45,6 +64,7 @@ def test_tensor_core_work_is_exactly_the_half_precision_operation() -> None:
         "wgmma-tma-store",
         "wgmma-persistent",
         "wgmma-cluster",
+        "wgmma-persistent-bf16",
     }
     assert all(s.group in ("tensor-core", "reference") for s in CATALOG if s.is_tensor_core)
     assert OPERATIONS["sgemm"].compute == "fp32" and OPERATIONS["hgemm_addmm"].compute == "tensor"

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from kernels.auto import auto_choice
-from kernels.catalog import KernelSpec
+from kernels.catalog import OPERATIONS, KernelSpec
 from kernels.registry import get_kernel
 from kernels.spec import DEFAULT_SM_COUNT, SPLIT_K_ZERO_ENTRY
 from kernels.tuning import tunable_bases, tuned_config_id
+from profiling.gpu.bfloat16 import bfloat16_bits_to_float32, to_bfloat16_bits
 from profiling.gpu.compile import CompiledKernel, compile_kernel, max_active_blocks
 from profiling.gpu.device import Nvml, NvmlSampler, device_info
 from profiling.gpu.fp32_cupy import cupy
@@ -49,20 +50,29 @@ def is_sticky(error: BaseException) -> bool:
     return any(name in text for name in STICKY_CUDA_ERRORS)
 
 
+def to_input(xp: Any, dtype: str, x: Any) -> Any:
+    """float32 values `x` as an operation's input type (kernels.operations InputDtype): float32 as is, float16 by
+    astype, bfloat16 as the uint16 bits of its round-to-nearest-even value (no CuPy dtype for it)."""
+    if dtype == "bfloat16":
+        return to_bfloat16_bits(xp, x)
+    return x.astype(xp.float16) if dtype == "float16" else x
+
+
+def as_float32(xp: Any, dtype: str, x: Any) -> Any:
+    """An input of type `dtype` (as to_input holds it) as the float32 values it stands for, exactly."""
+    return bfloat16_bits_to_float32(xp, x) if dtype == "bfloat16" else x.astype(xp.float32)
+
+
 class Problem:
     """Inputs, poisoned output and reference for one shape and operation, reused across kernels."""
 
     def __init__(self, operation: str, shape: Shape, seed: int) -> None:
         rng = cupy.random.default_rng(seed)
         m, n, k = shape.m, shape.n, shape.k
-        if operation == "sgemm":
-            a = rng.uniform(-1.0, 1.0, (m, k), dtype=cupy.float32)
-            b = rng.uniform(-1.0, 1.0, (k, n), dtype=cupy.float32)
-            c = None
-        else:
-            a = rng.uniform(-1.0, 1.0, (m, k), dtype=cupy.float32).astype(cupy.float16)
-            b = rng.uniform(-1.0, 1.0, (k, n), dtype=cupy.float32).astype(cupy.float16)
-            c = rng.uniform(-1.0, 1.0, (m, n), dtype=cupy.float32)
+        dtype = OPERATIONS[operation].input_dtype
+        a = to_input(cupy, dtype, rng.uniform(-1.0, 1.0, (m, k), dtype=cupy.float32))
+        b = to_input(cupy, dtype, rng.uniform(-1.0, 1.0, (k, n), dtype=cupy.float32))
+        c = None if operation == "sgemm" else rng.uniform(-1.0, 1.0, (m, n), dtype=cupy.float32)
         self._set_inputs(cupy, operation, shape, a, b, c)
         cupy.cuda.Device().synchronize()
 
@@ -83,8 +93,9 @@ class Problem:
             self.ref = xp.matmul(a, b)
         else:
             self.alpha, self.beta = np.float32(1.5), np.float32(-0.5)
-            # float32 product of the same half inputs: the precision the tensor cores accumulate in.
-            self.ref = self.alpha * xp.matmul(a.astype(xp.float32), b.astype(xp.float32))
+            # float32 product of the same half (or bfloat16) inputs: the precision the tensor cores accumulate in.
+            dtype = OPERATIONS[operation].input_dtype
+            self.ref = self.alpha * xp.matmul(as_float32(xp, dtype, a), as_float32(xp, dtype, b))
             self.ref += self.beta * c
 
     def launcher(
@@ -99,7 +110,8 @@ class Problem:
             if spec.library_call == "addmm":
                 from profiling.gpu.cublas_addmm import addmm_in_place
 
-                return addmm_in_place(self.a, self.b, self.out, float(self.alpha), float(self.beta))
+                dtype = OPERATIONS[self.operation].input_dtype
+                return addmm_in_place(self.a, self.b, self.out, float(self.alpha), float(self.beta), dtype)
             if self.half_out is None:
                 self.half_out = cupy.empty((m, n), dtype=cupy.float16)
             half_out = self.half_out

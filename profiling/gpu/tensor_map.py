@@ -17,12 +17,14 @@ from functools import cache
 import numpy as np
 
 from kernels.catalog import KernelSpec
+from kernels.operations import DTYPE_BYTES
 
 TENSOR_MAP_BYTES = 128
-# cuda.h enums (CUDA 12 and 13).
+# cuda.h enums (CUDA 12 and 13): CUtensorMapDataType.
 DATA_TYPE_FLOAT16 = 6
 DATA_TYPE_FLOAT32 = 7
-DATA_TYPES = {2: DATA_TYPE_FLOAT16, 4: DATA_TYPE_FLOAT32}  # by element size: half A and B, float C and D
+DATA_TYPE_BFLOAT16 = 9
+DATA_TYPES = {"float16": DATA_TYPE_FLOAT16, "bfloat16": DATA_TYPE_BFLOAT16, "float32": DATA_TYPE_FLOAT32}
 INTERLEAVE_NONE = 0
 SWIZZLES = {32: 1, 64: 2, 128: 3}  # CU_TENSOR_MAP_SWIZZLE_32B / _64B / _128B, by the swizzle span in bytes
 L2_PROMOTION_256B = 3
@@ -31,16 +33,21 @@ OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds elements r
 
 @dataclass(frozen=True)
 class TileMap:
-    """A 2-D row-major matrix of `rows` x `cols` (half, or float with `element_bytes` 4) read or written in boxes
-    of `box_rows` x `box_cols`, in the driver's order: dimension 0 is the contiguous one (columns); shared memory
-    holds the boxes in the `swizzle_bytes` swizzle (128, 64 or 32), which the kernel's wgmma descriptors name too."""
+    """A 2-D row-major matrix of `rows` x `cols` elements of `dtype` ("float16", "bfloat16" or "float32") read or
+    written in boxes of `box_rows` x `box_cols`, in the driver's order: dimension 0 is the contiguous one (columns);
+    shared memory holds the boxes in the `swizzle_bytes` swizzle (128, 64 or 32), which the kernel's wgmma
+    descriptors name too."""
 
     rows: int
     cols: int
     box_rows: int
     box_cols: int
-    element_bytes: int = 2
+    dtype: str = "float16"
     swizzle_bytes: int = 128
+
+    @property
+    def element_bytes(self) -> int:
+        return DTYPE_BYTES.get(self.dtype, 0)
 
     @property
     def global_dims(self) -> tuple[int, int]:
@@ -58,8 +65,8 @@ class TileMap:
     def problem(self) -> str | None:
         """Why the driver would refuse this map (its documented limits), or None."""
         width = self.element_bytes
-        if width not in DATA_TYPES:
-            return f"no TMA data type for {width}-byte elements here (2: half, 4: float)"
+        if self.dtype not in DATA_TYPES:
+            return f"no TMA data type for {self.dtype} elements here ({', '.join(DATA_TYPES)})"
         if self.global_strides[0] % 16:
             return (
                 f"a row of {self.cols} elements is {self.cols * width} bytes, not a multiple of 16 (TMA's stride rule)"
@@ -74,20 +81,25 @@ class TileMap:
 
 
 def operand_maps(spec: KernelSpec, m: int, n: int, k: int) -> tuple[TileMap, TileMap]:
-    """The tensor maps of A (m x k) and B (k x n) as the kernel reads them: A in BM x BK boxes, B in BK x 64 boxes
-    (a 128-byte swizzle row holds 64 halves, so a BN-wide B tile is several boxes). A's swizzle is
-    params["A_SWIZZLE_BYTES"] where a kernel's K slice is narrower than 128 bytes, else SWIZZLE_BYTES."""
+    """The tensor maps of A (m x k) and B (k x n), of the operation's input type (float16 or bfloat16, 2 bytes), as
+    the kernel reads them: A in BM x BK boxes, B in BK x 64 boxes (a 128-byte swizzle row holds 64 halves, so a
+    BN-wide B tile is several boxes). A's swizzle is params["A_SWIZZLE_BYTES"] where a kernel's K slice is narrower
+    than 128 bytes, else SWIZZLE_BYTES."""
     p = spec.params
+    dtype = spec.operation_spec.input_dtype
     b_box_cols = p["SWIZZLE_BYTES"] // 2
     a_swizzle = p.get("A_SWIZZLE_BYTES", p["SWIZZLE_BYTES"])
-    return TileMap(m, k, p["BM"], p["BK"], swizzle_bytes=a_swizzle), TileMap(k, n, p["BK"], b_box_cols)
+    return (
+        TileMap(m, k, p["BM"], p["BK"], dtype=dtype, swizzle_bytes=a_swizzle),
+        TileMap(k, n, p["BK"], b_box_cols, dtype=dtype),
+    )
 
 
 def output_map(spec: KernelSpec, m: int, n: int) -> TileMap:
     """The tensor map of float C and D (m x n) for a kernel whose epilogue moves them by TMA (operand_args
     "tensor_maps_cd"): OUT_BOX_ROWS x OUT_BOX_COLS float boxes, one 128-byte swizzle row wide."""
     p = spec.params
-    return TileMap(m, n, p["OUT_BOX_ROWS"], p["OUT_BOX_COLS"], element_bytes=4)
+    return TileMap(m, n, p["OUT_BOX_ROWS"], p["OUT_BOX_COLS"], dtype="float32")
 
 
 @cache
@@ -130,7 +142,7 @@ def encode(tile: TileMap, address: int) -> np.ndarray:
     box = (ctypes.c_uint32 * 2)(*tile.box_dims)
     element_strides = (ctypes.c_uint32 * 2)(1, 1)
     status = lib.cuTensorMapEncodeTiled(
-        aligned, DATA_TYPES[tile.element_bytes], 2, address, dims, strides, box, element_strides,
+        aligned, DATA_TYPES[tile.dtype], 2, address, dims, strides, box, element_strides,
         INTERLEAVE_NONE, SWIZZLES[tile.swizzle_bytes], L2_PROMOTION_256B, OOB_FILL_ZERO,
     )  # fmt: skip
     if status != 0:
