@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm grid tunegrid why_step
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -487,6 +487,28 @@ addmm)
   timeout 150 $PY -m profiling profile --kernels cublas-addmm,cublas-hgemm --sizes 4096 --set quick -o "$F/cublas_4096.ncu-rep" > "$F/profile_cli.txt" 2>&1
   [ -f "$F/cublas_4096.ncu-rep" ] && "$NCU" --import "$F/cublas_4096.ncu-rep" --csv --page raw > "$F/raw_4096.csv" 2>&1
   record addmm "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows"
+  ;;
+bf16)
+  # The BF16 AddMM: its GPU tests (cublas-addmm-bf16 at awkward sizes, wgmma-persistent-bf16 at the persistent ring's
+  # shapes, the GPU rounding against NumPy's; the file alone: -k bf16 over tests/gpu would also select
+  # test_gpu_kernels.py's whole-catalog fixture), then both references and both persistent kernels in one bench at
+  # 4096 and 8192 (FP16 and BF16 do the same FLOPs and move the same bytes, so their times compare directly), the
+  # ratios against each reference, and the paired A/B of the BF16 kernel against cuBLAS's BF16 AddMM.
+  # About 3 minutes on an H100: tests ~60 s (an nvcc build, 25 shapes), bench ~60 s, A/B ~40 s.
+  stage bf16
+  F="$EV/bf16"; mkdir -p "$F"
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
+  timeout 200 $PY -m pytest tests/gpu/test_gpu_bf16.py -q -m gpu -p no:cacheprovider -k bf16 2>&1 | tee "$F/gpu_tests.txt" | tail -5
+  timeout 200 $PY -m profiling bench --kernels cublas-addmm-bf16,cublas-addmm,wgmma-persistent-bf16,wgmma-persistent \
+     --sizes 4096,8192 --repeats 30 --json "$F/bench.json" 2>"$F/bench.log" | tee "$F/bench.txt"
+  for REF in cublas-addmm-bf16 cublas-addmm; do
+    [ -f "$F/bench.json" ] && $PY scripts/ratio_table.py "$F/bench.json" --reference "$REF" > "$F/ratios_vs_$REF.md" 2>&1
+  done
+  PAIR=cublas-addmm-bf16,wgmma-persistent-bf16
+  timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
+     --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -4 "$F/ab_${PAIR//,/_vs_}.txt"
+  { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$F/env.txt" 2>&1
+  record bf16 "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows of 8; A/B: $(tail -1 "$F/ab_${PAIR//,/_vs_}.txt" | cut -c1-120)"
   ;;
 sanv9sk)
   # memcheck and racecheck on v9's split-K configurations and sgemm-auto: an uneven split with edge tiles

@@ -34,7 +34,7 @@ GROUP_TITLES = {
     "reference": "reference (cuBLAS)",
     "other": "other kernels",
 }
-_REFERENCE_SHADES = ("#111111", "#7a7a7a", "#a8a8a8")
+_REFERENCE_SHADES = ("#111111", "#7a7a7a", "#a8a8a8", "#474747")
 
 
 def _family_colors() -> dict[str, str]:
