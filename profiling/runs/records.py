@@ -115,7 +115,7 @@ class BenchResult:
     status: str = "ok"  # ok | wrong (verification failed) | failed (error) | refused (size) | cancelled
     error: str | None = None
     title: str | None = None
-    operation: str | None = None  # sgemm | hgemm_addmm
+    operation: str | None = None  # sgemm | hgemm_addmm | bgemm_addmm
     tolerance: float | None = None
     config: str | None = None  # the entry point or tuned configuration that ran
     compile_info: dict[str, Any] | None = None  # "compile": registers, shared_static_bytes, local_bytes, log...
