@@ -498,8 +498,8 @@ bf16)
   stage bf16
   F="$EV/bf16"; mkdir -p "$F"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
-  timeout 200 $PY -m pytest tests/gpu/test_gpu_bf16.py -q -m gpu -p no:cacheprovider -k bf16 2>&1 | tee "$F/gpu_tests.txt" | tail -5
-  timeout 200 $PY -m profiling bench --kernels cublas-addmm-bf16,cublas-addmm,wgmma-persistent-bf16,wgmma-persistent \
+  timeout 150 $PY -m pytest tests/gpu/test_gpu_bf16.py -q -m gpu -p no:cacheprovider -k bf16 2>&1 | tee "$F/gpu_tests.txt" | tail -5
+  timeout 150 $PY -m profiling bench --kernels cublas-addmm-bf16,cublas-addmm,wgmma-persistent-bf16,wgmma-persistent \
      --sizes 4096,8192 --repeats 30 --json "$F/bench.json" 2>"$F/bench.log" | tee "$F/bench.txt"
   for REF in cublas-addmm-bf16 cublas-addmm; do
     [ -f "$F/bench.json" ] && $PY scripts/ratio_table.py "$F/bench.json" --reference "$REF" > "$F/ratios_vs_$REF.md" 2>&1
