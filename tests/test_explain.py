@@ -38,6 +38,7 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
                 "wgmma-tma-store",
                 "wgmma-persistent",
                 "wgmma-cluster",
+                "wgmma-persistent-bf16",
                 "v8-splitk",
                 "v9-splitk",
             ), f"{base} -> {cand} is missing from the bundled capture"
