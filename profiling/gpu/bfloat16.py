@@ -16,11 +16,12 @@ def to_bfloat16_bits(xp: Any, x: Any) -> Any:
     beyond bfloat16's largest finite round to infinity, as the hardware's cvt.rn.bf16.f32 does)."""
     bits = xp.ascontiguousarray(x, dtype=xp.float32).view(xp.uint32)
     # Adding 0x7FFF plus the lowest kept bit rounds the dropped 16 bits half to even; a carry moves into the exponent.
-    rounded = (bits + (xp.uint32(0x7FFF) + ((bits >> 16) & xp.uint32(1)))) >> 16
+    half = xp.uint32(16)  # a uint32 shift count keeps every step uint32 under any scalar-promotion rule
+    rounded = (bits + (xp.uint32(0x7FFF) + ((bits >> half) & xp.uint32(1)))) >> half
     nan = (bits & xp.uint32(0x7FFFFFFF)) > xp.uint32(0x7F800000)
     return xp.where(nan, xp.uint32(BF16_QUIET_NAN), rounded).astype(xp.uint16)
 
 
 def bfloat16_bits_to_float32(xp: Any, bits: Any) -> Any:
     """The float32 values of bfloat16 bit patterns (uint16): exact, the bits shifted into a float32's upper half."""
-    return (xp.asarray(bits, dtype=xp.uint16).astype(xp.uint32) << 16).view(xp.float32)
+    return (xp.asarray(bits, dtype=xp.uint16).astype(xp.uint32) << xp.uint32(16)).view(xp.float32)
