@@ -74,3 +74,20 @@ def test_errors_are_not_kept_and_file_names_never_become_paths(tmp_path) -> None
     upload_parse.parse_shared("../../raw.csv:2", "../../raw.csv", RAW.read_bytes(), tmp_path / "uploads")
     kept = list((tmp_path / "uploads").glob("*.pickle"))
     assert len(kept) == 1 and ".." not in kept[0].name and "raw" not in kept[0].name
+
+
+def test_a_parse_kept_by_other_code_is_not_read_back(tmp_path, monkeypatch) -> None:
+    """An answer pickled by another version of the code (its classes may lack fields the new ones have) is never
+    unpickled: the kept parse is keyed by the code too, so the new code parses again."""
+    data = RAW.read_bytes()
+    assert len(upload_parse.code_version()) == 16
+    upload_parse.parse_shared(f"{RAW.name}:1", RAW.name, data, tmp_path)
+    assert len(list(tmp_path.glob("*.pickle"))) == 1
+    parses = []
+    monkeypatch.setattr(upload_parse, "_child_answer", lambda *a: parses.append(a) or b"")
+    upload_parse.parse_shared(f"{RAW.name}:1", RAW.name, data, tmp_path)
+    assert parses == []  # same code: read back
+    monkeypatch.setattr(upload_parse, "code_version", lambda: "another version")
+    with pytest.raises(ReportError):  # parsed again (by the stub, whose empty answer is a failed parse)
+        upload_parse.parse_shared(f"{RAW.name}:1", RAW.name, data, tmp_path)
+    assert len(parses) == 1

@@ -12,13 +12,15 @@ plain subprocess: multiprocessing would re-run the server's main script, app.py,
 Several server processes (docs/deploy.md) share one folder of parsed uploads on disk (`parse_shared`): the
 child's answer is kept there under the upload's key (the SHA-256 of its name and bytes), so a file parsed by one
 process is read back by every other, never parsed again; a file lock makes processes that get the same file at
-once wait for one parse. The folder holds pickles the server's own children wrote: it must be writable by the
+once wait for one parse. The key includes the code that built the answer (`code_version`): a pickle of other
+classes (a server before an upgrade) is never read back. The folder holds pickles the server's own children wrote: it must be writable by the
 server's user alone (GEMMLENS_CACHE_DIR, see profiling.app.precompute).
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -77,6 +79,18 @@ def _answer(name: str, answer: bytes) -> Any:
     raise error_class(rest[1])
 
 
+@functools.cache
+def code_version() -> str:
+    """SHA-256 (hex, 16 digits) of every `.py` file of the packages a parsed report's objects come from (profiling,
+    and kernels for the operations its launches name): a change to any of their classes makes new keys, where an old
+    pickle would be read into the new classes and miss their new fields."""
+    digest = hashlib.sha256()
+    for package in ("profiling", "kernels"):
+        for source in sorted((SOURCE_ROOT / package).rglob("*.py")):
+            digest.update(source.relative_to(SOURCE_ROOT).as_posix().encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 SHARED_DIR = "uploads"
 """The folder of parsed uploads under the cache folder (profiling.app.precompute.cache_root)."""
 SHARED_BYTES = 2 * 10**9
@@ -90,7 +104,8 @@ def parse_shared(key: str, name: str, data: bytes, folder: Path | None = None, m
     from profiling.app.precompute import cache_root
 
     folder = folder or cache_root() / SHARED_DIR
-    stem = hashlib.sha256(key.encode()).hexdigest()[:40]  # the key holds the user's file name: never a path
+    # The key holds the user's file name: never a path.
+    stem = hashlib.sha256(f"{key}\0{code_version()}".encode()).hexdigest()[:40]
     try:
         folder.mkdir(parents=True, exist_ok=True)
         lock = open(folder / f"{stem}.lock", "wb")  # noqa: SIM115 - held across the parse, closed below
