@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels.catalog import CATALOG, OPERATIONS
+from kernels.catalog import CATALOG
+from kernels.operations import OPERATIONS
 from kernels.registry import get_kernel
 from profiling.gpu.bfloat16 import BF16_QUIET_NAN, bfloat16_bits_to_float32, to_bfloat16_bits
 from profiling.gpu.cublas_addmm import CUDA_R_16BF, CUDA_R_16F, INPUT_TYPES

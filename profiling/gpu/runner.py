@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from kernels.auto import auto_choice
-from kernels.catalog import OPERATIONS, KernelSpec
+from kernels.catalog import KernelSpec
+from kernels.operations import OPERATIONS
 from kernels.registry import get_kernel
 from kernels.spec import DEFAULT_SM_COUNT, SPLIT_K_ZERO_ENTRY
 from kernels.tuning import tunable_bases, tuned_config_id
