@@ -22,8 +22,10 @@ KERNEL = get_kernel("wgmma-persistent-bf16")
 AWKWARD = [Shape(1, 1, 1), Shape(17, 17, 17), Shape(129, 129, 129), Shape(1, 2049, 7), Shape(333, 1, 4096),
            Shape(130, 250, 17), Shape(4096, 1000, 333)]  # fmt: skip
 # Both cuBLAS and our kernels accumulate in float32: what is left against the float32 AddMM of the same rounded
-# inputs is the summation order (about 5e-6 at 4096^3 for the FP16 kernels), far under the 1e-3 tolerance.
+# inputs is the summation order (about 5e-6 at 4096^3 for the FP16 kernels), far under the 1e-3 tolerance. Checked up
+# to K = 4096, where the FP16 kernels were measured; deeper K only against the tolerance.
 ACCUMULATION_ERROR = 5e-5
+MEASURED_K = 4096
 ALL = list(dict.fromkeys(SHAPES + REFUSED + AWKWARD))
 
 
@@ -36,7 +38,8 @@ def verified() -> tuple[dict, dict[tuple[str, Shape], dict]]:
 def test_cublas_bf16_addmm_matches_float32_of_the_rounded_inputs(verified, shape: Shape) -> None:
     r = verified[1][("cublas-addmm-bf16", shape)]
     assert r["status"] == "ok" and r["operation"] == "bgemm_addmm", (shape, r["error"])
-    assert 0 <= r["rel_error"] < ACCUMULATION_ERROR, shape
+    assert 0 <= r["rel_error"] <= r["tolerance"], shape
+    assert shape.k > MEASURED_K or r["rel_error"] < ACCUMULATION_ERROR, shape
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.label)
@@ -47,7 +50,8 @@ def test_wgmma_persistent_bf16_matches_float32_of_the_rounded_inputs(verified, s
         assert r["status"] == "refused" and "sm_90a" in r["error"], r
         return
     assert r["status"] == "ok", f"at {shape.label}: {r['error']}"
-    assert 0 <= r["rel_error"] < ACCUMULATION_ERROR <= r["tolerance"], shape
+    assert 0 <= r["rel_error"] <= r["tolerance"], shape
+    assert shape.k > MEASURED_K or r["rel_error"] < ACCUMULATION_ERROR, shape
     assert r["compile"]["arch"] == "sm_90a" and r["compile"]["local_bytes"] == 0
 
 
