@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 bf16
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -509,6 +509,20 @@ bf16)
      --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -4 "$F/ab_${PAIR//,/_vs_}.txt"
   { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$F/env.txt" 2>&1
   record bf16 "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows of 8; A/B: $(tail -1 "$F/ab_${PAIR//,/_vs_}.txt" | cut -c1-120)"
+  ;;
+sanbf16)
+  # memcheck and racecheck of the BF16 AddMM step at the shapes the FP16 Hopper steps were checked at: one tile ring
+  # with edges (272x400x96) and several tiles per block of the persistent grid (1136x4112x528).
+  stage sanbf16
+  F="$EV/sanitizer_bf16"; mkdir -p "$F"
+  job /tmp/san_bf1.json verify wgmma-persistent-bf16 272 400 96
+  job /tmp/san_bf2.json verify wgmma-persistent-bf16 1136 4112 528
+  for j in bf1 bf2; do
+    timeout 200 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_$j.json > "$F/memcheck_$j.txt" 2>&1
+    timeout 200 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$F/racecheck_$j.txt" 2>&1
+  done
+  grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt
+  record sanbf16 "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
   ;;
 sanv9sk)
   # memcheck and racecheck on v9's split-K configurations and sgemm-auto: an uneven split with edge tiles
