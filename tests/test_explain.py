@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -159,6 +161,26 @@ def test_a_capture_without_the_addmm_reference_is_compared_with_the_library_kern
     assert expl.reference_name == "cuBLAS HGEMM, A*B only"
     assert expl.pct_of_reference_before == pytest.approx(100 * 184.288 / 809.408)
     assert expl.pct_of_reference_after == pytest.approx(100 * 184.288 / 430.144)
+
+
+def test_a_split_k_step_is_its_main_kernel_not_the_launch_that_zeroes_c() -> None:
+    """The H100 capture of v9-regdb and v9-splitk at 1024x1024x8191 (2026-11-27): v9-splitk's NVTX range holds
+    splitk_zero_c (3.5 us) before sgemm_regdb_splitk (382.0 us); the step is the second."""
+    path = ROOT / "results" / "h100-2026-11-27" / "why" / "ncu_why_splitk_1024x1024x8191_raw.csv"
+    report = L.load_report(path)
+    assert [x.function for x in report.launches] == ["sgemm_regdb", "splitk_zero_c", "sgemm_regdb_splitk"]
+    base, cand = X.find_launch(report.launches, "v9-regdb"), X.find_launch(report.launches, "v9-splitk")
+    assert cand.function == "sgemm_regdb_splitk"
+    assert [x.function for x in X.kernel_launches(report.launches, "v9-splitk", 1024)] == [
+        "sgemm_regdb_splitk",
+        "splitk_zero_c",
+    ]
+    assert X.summary_line(X.explain(base, cand)).startswith(
+        "v9-regdb -> v9-splitk: time -50% (771.6 -> 382.0 us); waves per SM 0.24 -> 0.97"
+    )
+    done = subprocess.run([sys.executable, "-m", "profiling", "explain", "v9-regdb", "v9-splitk", "--data", str(path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+    assert done.returncode == 0 and "time -50% (771.6 -> 382.0 us)" in done.stdout, done.stderr
 
 
 def test_counter_formatting() -> None:

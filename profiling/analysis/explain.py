@@ -368,10 +368,21 @@ def reference_name(reference: KernelLaunch | None) -> str:
     return "cuBLAS" if reference_for(spec) is spec else spec.title
 
 
+def kernel_launches(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> list[KernelLaunch]:
+    """The launches of catalog kernel `kernel_id` (with M = `size` when given), those of its entry function first:
+    a split-K step's NVTX range also holds the launch that zeroes C, which is not the step."""
+    found = [
+        x
+        for x in launches
+        if x.identity.ours and x.identity.kernel_id == kernel_id and (size is None or x.identity.m == size)
+    ]
+    spec = next((s for s in CATALOG if s.id == kernel_id), None)
+    entry = spec.entry.split("<")[0] if spec is not None and spec.entry else None
+    return sorted(found, key=lambda x: x.function != entry) if entry else found
+
+
 def find_launch(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> KernelLaunch | None:
-    """The first launch of catalog kernel `kernel_id` (with M = `size` when given)."""
-    for launch in launches:
-        ident = launch.identity
-        if ident.ours and ident.kernel_id == kernel_id and (size is None or ident.m == size):
-            return launch
-    return None
+    """The first launch of catalog kernel `kernel_id` (with M = `size` when given), of its entry function if it
+    has one there (kernel_launches)."""
+    found = kernel_launches(launches, kernel_id, size)
+    return found[0] if found else None

@@ -121,9 +121,7 @@ def pick(launches: list[KernelLaunch], selector: str | None, source: str, size: 
     elif selector.startswith("#"):
         candidates = [x for x in launches if x.id == selector[1:]]
     else:
-        by_id = [x for x in launches if x.identity.ours and x.identity.kernel_id == selector]
-        if size is not None:
-            by_id = [x for x in by_id if x.identity.m == size]
+        by_id = X.kernel_launches(launches, selector, size)
         candidates = by_id or [x for x in launches if selector in x.name]
         functions = list(dict.fromkeys(x.function for x in candidates))
         if not by_id and len(functions) > 1:
