@@ -269,6 +269,34 @@ def test_the_hopper_capture_explains_wgmma_against_mma_sync() -> None:
     assert tensor.set_index("measure").loc["shared-memory bank cycles per GFLOP", "change"].startswith("-")
 
 
+def test_a_split_k_step_shows_its_main_kernel_not_the_launch_that_zeroes_c() -> None:
+    """The H100 capture of v9-regdb and v9-splitk at 1024x1024x8191 (results/h100-2026-11-27/why/): the label
+    v9-splitk is sgemm_regdb_splitk, the zeroing launch before it is "v9-splitk #1", and the step ranks what `explain` ranks (waves per SM 0.24 -> 0.97, -50 % of the time)."""
+    folder = ROOT / "results" / "h100-2026-11-27" / "why"
+    data = why.load_capture("splitk", folder / "ncu_why_splitk_1024x1024x8191_raw.csv",
+                            folder / "source_why_splitk_1024x1024x8191_cuda_sass.csv.gz")  # fmt: skip
+    assert {label: x.function for label, x in data.labels().items()} == {
+        "v9-regdb": "sgemm_regdb", "v9-splitk": "sgemm_regdb_splitk", "v9-splitk #1": "splitk_zero_c"
+    }  # fmt: skip
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/8_Why.py").run()
+    label = next(o for o in at.selectbox(key="why_source").options if "why_splitk_1024x1024x8191" in o)
+    at.selectbox(key="why_source").set_value(label).run()
+    key = f"step:{label}"
+    step = next(o for o in at.selectbox(key=key).options if o.startswith("v9-regdb") and o.endswith("v9-splitk"))
+    at.selectbox(key=key).set_value(step).run()
+    assert not at.exception, [e.value for e in at.exception]
+    ranked = next(d.value for d in at.dataframe if "what moved" in d.value.columns)
+    first = ranked.iloc[0]
+    assert (first["what moved"], first["before"], first["after"], first["time carried"]) == (
+        "waves per SM",
+        "0.24",
+        "0.97",
+        "-50%",
+    )
+
+
 def test_an_uploaded_ncu_rep_brings_its_source_view(no_gpu) -> None:
     """A .ncu-rep upload, read by the ncu-report wheel without ncu: its launches' stalls and its own source view
     (v4's hottest line, 29, is the shared store of the transposed A tile)."""

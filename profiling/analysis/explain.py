@@ -368,17 +368,22 @@ def reference_name(reference: KernelLaunch | None) -> str:
     return "cuBLAS" if reference_for(spec) is spec else spec.title
 
 
+def is_side_launch(launch: KernelLaunch) -> bool:
+    """A launch in a catalog kernel's NVTX range that is not the kernel's entry function: split-K's range also holds
+    the launch that zeroes C, which is not the step."""
+    ident = launch.identity
+    spec = next((s for s in CATALOG if ident.ours and s.id == ident.kernel_id), None)
+    return spec is not None and bool(spec.entry) and launch.function != spec.entry.split("<")[0]
+
+
 def kernel_launches(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> list[KernelLaunch]:
-    """The launches of catalog kernel `kernel_id` (with M = `size` when given), those of its entry function first:
-    a split-K step's NVTX range also holds the launch that zeroes C, which is not the step."""
+    """The launches of catalog kernel `kernel_id` (with M = `size` when given), its entry function's first."""
     found = [
         x
         for x in launches
         if x.identity.ours and x.identity.kernel_id == kernel_id and (size is None or x.identity.m == size)
     ]
-    spec = next((s for s in CATALOG if s.id == kernel_id), None)
-    entry = spec.entry.split("<")[0] if spec is not None and spec.entry else None
-    return sorted(found, key=lambda x: x.function != entry) if entry else found
+    return sorted(found, key=is_side_launch)
 
 
 def find_launch(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> KernelLaunch | None:

@@ -64,7 +64,8 @@ class WhyData:
         for kernel in self.page.kernels if self.page else ():
             sections.setdefault(S.short_name(kernel.name), []).append(kernel)
         sizes = {x.identity.m for x in self.launches if x.identity.ours}
-        for launch in self.launches:
+        # A catalog kernel's entry launch takes its plain label, ahead of a side launch in its range (X.is_side_launch).
+        for launch in sorted(self.launches, key=X.is_side_launch):
             ident = launch.identity
             if ident.ours:
                 label = ident.kernel_id if len(sizes) == 1 else f"{ident.kernel_id} @ {ident.m}"
@@ -186,18 +187,26 @@ def offer_source_page(name: str, page: S.SourcePage) -> None:
     state.source_pages()[name] = page
 
 
+def _first_label_per_kernel(data: WhyData) -> dict[str | None, str]:
+    """Catalog id -> its first label: the entry launch's, ahead of a side launch's "#n" (WhyData's order)."""
+    by_id: dict[str | None, str] = {}
+    for label in data.labels():
+        by_id.setdefault(data.catalog_id(label), label)
+    return by_id
+
+
 def ladder_labels(data: WhyData) -> list[str]:
     """The ladder's kernels present in the data, in ladder order (every label when none is a ladder kernel)."""
     order = list(dict.fromkeys(k for step in X.ladder_steps() for k in step))
     labels = data.labels()
-    by_id = {data.catalog_id(label): label for label in labels}
+    by_id = _first_label_per_kernel(data)
     chosen = [by_id[k] for k in order if k in by_id]
     return chosen or list(labels)
 
 
 def ladder_pairs(data: WhyData) -> list[tuple[str, str]]:
     """The catalog's ladder steps (explain.ladder_steps) whose two kernels are both in the data, as labels."""
-    by_id = {data.catalog_id(label): label for label in data.labels()}
+    by_id = _first_label_per_kernel(data)
     return [(by_id[a], by_id[b]) for a, b in X.ladder_steps() if a in by_id and b in by_id]
 
 
