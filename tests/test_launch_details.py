@@ -113,6 +113,16 @@ def test_comparison_v3_to_v4_sorted_by_size_and_coloured_by_direction(ours) -> N
     assert {r.label for r in rows} >= {m.label for m in D.DETAIL_METRICS}
 
 
+def test_compare_tab_table_marks_better_green_and_worse_red(ours) -> None:
+    from profiling.app.details_view import compare_table
+
+    table = compare_table(ours["v3"], ours["v4"], ()).to_pandas().set_index("metric")
+    assert table.loc["duration", "change"] == "🟢 better" and table.loc["duration", "Δ %"] == "-47.1 %"
+    assert table.loc["L1/TEX hit rate", "change"] == "🔴 worse"
+    assert table.loc["theoretical occ.", "change"] == "same"
+    assert compare_table(ours["v3"], ours["v4"], ()) is compare_table(ours["v3"], ours["v4"], ())  # built once
+
+
 def test_comparison_of_launches_from_two_reports_with_an_added_metric(v4, ours) -> None:
     """The same kernel on an H200 (results/) and an H100 (fixture): two reports, one added raw metric."""
     extra = "smsp__pcsamp_warps_issue_stalled_barrier"

@@ -187,13 +187,20 @@ def _metric_frame(reports: Reports, columns: tuple[str, ...]) -> pd.DataFrame:
     return B.metric_frame(reports, columns)
 
 
-def compare_section(options: dict[str, tuple[str, KernelLaunch]], baseline: str, candidate: str) -> None:
-    """Every Details figure, and the metrics added from the browser, of two launches with Δ and Δ %."""
-    rows = C.compare(options[baseline][1], options[candidate][1], st.session_state.get(ADDED, []))
+CHANGE_MARK = {"better": "🟢 better", "worse": "🔴 worse"}
+"""How the comparison marks a change: green better, red worse, in the cell itself, so the table is plain values
+(a pandas Styler is rendered by Streamlit cell by cell on every visit)."""
+
+
+@cache.shared_cache
+def compare_table(baseline: KernelLaunch, candidate: KernelLaunch, added: tuple[str, ...]) -> Any:
+    """C.compare of two launches and the added metrics as the Compare tab draws it (as Arrow), built once per pair of
+    launch objects and added metrics (launches are keyed by identity, cache.report_token)."""
+    rows = C.compare(baseline, candidate, list(added))
     frame = pd.DataFrame(
         {
             "metric": [r.label for r in rows],
-            "change": [r.change for r in rows],
+            "change": [CHANGE_MARK.get(r.change, r.change) for r in rows],
             "Δ %": ["-" if r.delta_pct is None else f"{r.delta_pct:+.1f} %" for r in rows],
             "baseline": [_fmt(r.baseline, r.unit) for r in rows],
             "candidate": [_fmt(r.candidate, r.unit) for r in rows],
@@ -201,8 +208,13 @@ def compare_section(options: dict[str, tuple[str, KernelLaunch]], baseline: str,
             "section": [r.section for r in rows],
         }
     )
-    colors = {"better": "background-color: #d8f0d8", "worse": "background-color: #f8d7d7"}
-    styled = frame.style.apply(lambda row: [colors.get(row["change"], "")] * len(row), axis=1)
+    return arrow(frame)
+
+
+def compare_section(options: dict[str, tuple[str, KernelLaunch]], baseline: str, candidate: str) -> None:
+    """Every Details figure, and the metrics added from the browser, of two launches with Δ and Δ %."""
+    added = tuple(st.session_state.get(ADDED, []))
+    table = compare_table(options[baseline][1], options[candidate][1], added)
     st.caption("Green: better by the metric's direction (time, bytes: lower; issue slots, hit rate, occupancy: "
                f"higher); red: worse; 'changed': a unit's share of peak, neither; 'same': under {C.SAME_PCT:g} %.")  # fmt: skip
-    st.dataframe(styled, hide_index=True, width="stretch", key="compare_table")
+    st.dataframe(table, hide_index=True, width="stretch", key="compare_table")
