@@ -311,3 +311,15 @@ def test_kernel_legend_is_grouped_by_family(points, ceilings):
     assert tops == sorted(tops, reverse=True) and len(set(tops)) == len(tops)
     ranks = {t.name: t.legendrank for t in fig.data if (t.legendgroup or "").startswith("kernel:") and t.showlegend}
     assert ranks["v1"] < ranks["v3"]
+
+
+def test_figures_are_drawn_on_plotly_white_each_with_its_own_copy(points, ceilings):
+    import plotly.io as pio
+
+    roof = roofline_figure(points, ceilings)
+    occupancy = occupancy_figures("9.0", 256, 128, 8192)[0]
+    white = pio.templates["plotly_white"]
+    assert roof.layout.template == white and occupancy.layout.template == white
+    assert roof.to_dict()["layout"]["template"] == white.to_plotly_json()
+    roof.layout.template.layout.font.size = 30  # a figure's template is its own: the registered one is unchanged
+    assert white.layout.font.size is None and occupancy.layout.template.layout.font.size is None

@@ -26,7 +26,7 @@ from profiling.analysis.access import (
     lane_bytes,
     shared_cost,
 )
-from profiling.charts.style import kernel_color, plot_text
+from profiling.charts.style import kernel_color, plot_text, white
 
 GRID_COLOR = "#b0b0b0"
 LINE_BAND = "rgba(90, 90, 90, 0.16)"
@@ -130,10 +130,10 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
         + "<br><sup>"
         + plot_text(f"block ({view['block'][0]}, {view['block'][1]}): C rows {r0}..{r1 - 1}, columns {c0}..{c1 - 1}")
         + "</sup>",
-        template="plotly_white", height=560, margin={"l": 60, "r": 20, "t": 60, "b": 40},
+        height=560, margin={"l": 60, "r": 20, "t": 60, "b": 40},
         legend={"x": 0, "y": 1, "xanchor": "left", "yanchor": "top", "font": {"size": 11}},  # the empty quarter
     )  # fmt: skip
-    return fig
+    return white(fig)
 
 
 def block_tile_figure(tiles: dict, view: dict) -> go.Figure:
@@ -188,9 +188,9 @@ def block_tile_figure(tiles: dict, view: dict) -> go.Figure:
         title_text=plot_text(f"block ({tiles['block'][0]}, {tiles['block'][1]}): its {rows} x {cols} tile of C")
         + "<br><sup>" + plot_text(f"{len(tiles['threads'])} threads, up to {_n(per, 'element')} each; warp {warp} "
                                   f"in colour, by lane") + "</sup>",
-        template="plotly_white", height=560, margin={"l": 60, "r": 20, "t": 60, "b": 40}, legend=LEGEND_BELOW,
+        height=560, margin={"l": 60, "r": 20, "t": 60, "b": 40}, legend=LEGEND_BELOW,
     )  # fmt: skip
-    return fig
+    return white(fig)
 
 
 def _is_rectangle(thread: dict) -> bool:
@@ -339,11 +339,11 @@ def access_pair_figure(sides: Sequence[tuple[str, Access]]) -> go.Figure:
         )  # fmt: skip
     captions = " · ".join(f"{kid}: {_short_cost(acc)}" for kid, acc in sides)
     fig.update_layout(
-        title_text=plot_text(captions), template="plotly_white", height=520,
+        title_text=plot_text(captions), height=520,
         margin={"l": 60, "r": 20, "t": 80, "b": 40}, legend=LEGEND_BELOW,
     )  # fmt: skip
     fig.update_annotations(font_size=12)
-    return fig
+    return white(fig)
 
 
 def _short_cost(acc: Access) -> str:

@@ -21,6 +21,7 @@ from profiling.charts.style import (
     plot_text,
     size_tick,
     size_tick_angle,
+    white,
 )
 
 PANELS = (("fp32", "FP32 kernels (vs cuBLAS SGEMM)"), ("tensor", "Tensor-core AddMM kernels (vs cuBLAS)"))
@@ -77,8 +78,8 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
                      ticktext=[size_tick(s) for s in sizes], tickangle=angle)  # fmt: skip
     axis_px = SLANTED_AXIS_PX if angle else 80
     fig.update_annotations(font_size=12)  # the panel titles
-    fig.update_layout(title_text=title, template="plotly_white")
-    return legends_below(fig, axis_px=axis_px)
+    fig.update_layout(title_text=title)
+    return legends_below(white(fig), axis_px=axis_px)
 
 
 def pct_cublas_figure(
@@ -108,5 +109,5 @@ def pct_cublas_figure(
                      tickangle=angle)  # fmt: skip
     fig.update_yaxes(title_text="% of cuBLAS", ticksuffix=" %")
     # showlegend: plotly hides the legend of a single trace, which would leave one kernel's bars unnamed.
-    fig.update_layout(title_text=title, barmode="group", template="plotly_white", showlegend=True)
-    return legend_below(fig, axis_px=SLANTED_AXIS_PX if angle else 80)
+    fig.update_layout(title_text=title, barmode="group", showlegend=True)
+    return legend_below(white(fig), axis_px=SLANTED_AXIS_PX if angle else 80)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from profiling.charts.style import plot_text, size_tick
+from profiling.charts.style import plot_text, size_tick, white
 
 MODEL_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")
 
@@ -45,10 +45,10 @@ def device_tflops_figure(models: pd.DataFrame, title: str = "TFLOP/s per GPU mod
         )
     fig.update_yaxes(title_text="kernel and size (MxNxK; n³ for a cube)", autorange="reversed")
     fig.update_xaxes(title_text="TFLOP/s (median over GPUs)", rangemode="tozero", side="top")
-    fig.update_layout(title_text=title, barmode="group", template="plotly_white", legend_title_text="GPU model")
+    fig.update_layout(title_text=title, barmode="group", legend_title_text="GPU model")
     # The x axis (ticks and title) and the legend sit on top: a tuning sweep's chart is taller than a screen.
     plot_px = BAR_PX * max(1, len(pairs) * n_models) + 40
     top_px, bottom_px = 150, 30
     legend = {"orientation": "h", "x": 1, "xanchor": "right", "y": 1 + 55 / plot_px, "yanchor": "bottom"}
     fig.update_layout(height=plot_px + top_px + bottom_px, margin={"t": top_px, "b": bottom_px}, legend=legend)
-    return fig
+    return white(fig)

@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from profiling.analysis.occupancy import sweep_all, theoretical_occupancy
+from profiling.charts.style import white
 
 _OCCUPANCY_GRAPHS = (
     ("threads", "threads_per_block", "Impact of Varying Block Size", "Threads per block"),
@@ -76,6 +77,6 @@ def occupancy_figures(
         )
         fig.update_xaxes(title_text=x_title)
         fig.update_yaxes(title_text="Warp occupancy (active warps per SM)", range=[0, current.max_warps_per_sm * 1.05])
-        fig.update_layout(title_text=f"{title} (CC {current.cc})", template="plotly_white", showlegend=True)
-        figures.append(fig)
+        fig.update_layout(title_text=f"{title} (CC {current.cc})", showlegend=True)
+        figures.append(white(fig))
     return figures[0], figures[1], figures[2]

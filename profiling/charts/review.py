@@ -24,6 +24,7 @@ from profiling.charts.style import (
     log_ticks,
     plot_text,
     size_tick,
+    white,
 )
 from profiling.device_model import Ceilings
 from profiling.runs.comparison import METRIC_BY_KEY, VERDICT_COLORS
@@ -184,8 +185,8 @@ def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_media
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=runs, tickangle=0)
     fig.update_xaxes(title_text="saved run (oldest first; hover for its label)", row=max(1, len(sizes)), col=1)
     fig.update_annotations(font_size=12)  # the panel titles
-    fig.update_layout(title=plot_text(f"{kernel}: {label} across runs, a panel per size"), template="plotly_white")
-    return legend_below(fig, base_height=260 + 200 * max(1, len(sizes)))
+    fig.update_layout(title=plot_text(f"{kernel}: {label} across runs, a panel per size"))
+    return legend_below(white(fig), base_height=260 + 200 * max(1, len(sizes)))
 
 
 VERDICT_ROOM = 0.35
@@ -228,8 +229,8 @@ def comparison_figures(
     bars.update_yaxes(type="log", title_text="median time (ms, log scale)", tickvals=ticks[0],
                       ticktext=[f"{t} ms" for t in ticks[1]])  # fmt: skip
     bars.update_xaxes(title_text="kernel and size", tickangle=-45)
-    bars.update_layout(title="Median time per kernel (lower is better)", barmode="group", template="plotly_white")
-    figs.append(legend_below(bars, base_height=640, axis_px=170))
+    bars.update_layout(title="Median time per kernel (lower is better)", barmode="group")
+    figs.append(legend_below(white(bars), base_height=640, axis_px=170))
     times = comparison[comparison["metric"] == "time_median_ms"].dropna(subset=["delta_pct"])
     if not times.empty:
         delta = go.Figure()
@@ -261,8 +262,8 @@ def comparison_figures(
         delta.update_yaxes(title_text="time change vs baseline (%)", ticksuffix=" %",
                            range=[low - (pad if low < 0 else 0), high + (pad if high > 0 else 0)])  # fmt: skip
         delta.update_layout(title="Time change vs baseline (%; negative is faster; colour = verdict)",
-                            template="plotly_white", uniformtext={"minsize": VERDICT_TEXT_PX, "mode": "show"})  # fmt: skip
-        figs.append(legend_below(delta, base_height=600, axis_px=170))
+                            uniformtext={"minsize": VERDICT_TEXT_PX, "mode": "show"})  # fmt: skip
+        figs.append(legend_below(white(delta), base_height=600, axis_px=170))
     return figs
 
 

@@ -26,6 +26,7 @@ from profiling.charts.style import (
     log_ticks,
     plot_text,
     si,
+    white,
 )
 from profiling.device_model import Ceiling, Ceilings
 from profiling.nsight import report as ncu_report
@@ -238,9 +239,8 @@ def roofline_figure(
     fig.update_layout(
         title_text=title or f"Roofline{' — ' + ceilings.device_name if ceilings.device_name else ''}",
         legend={"groupclick": "togglegroup"},
-        template="plotly_white",
     )
-    return legends_below(fig, base_height=560)
+    return legends_below(white(fig), base_height=560)
 
 
 def bench_roofline_points(frame: pd.DataFrame, size: str | None = None) -> pd.DataFrame:

@@ -10,10 +10,9 @@ from typing import Literal
 
 import pandas as pd
 import plotly.graph_objects as go
-import plotly.io as pio
 
 from profiling.analysis.stalls import REASONS
-from profiling.charts.style import kernel_color, plot_text
+from profiling.charts.style import kernel_color, plot_text, white
 
 Scale = Literal["cycles", "share"]
 
@@ -41,7 +40,6 @@ REASON_COLORS: dict[str, str] = {
     "misc": "#cacfd2",
 }
 _OTHER_COLOR = "#999999"
-_TEMPLATE = pio.templates["plotly_white"]
 _REASON_ORDER = list(REASONS)
 
 
@@ -133,7 +131,6 @@ def stall_figure(
     layout = {
         "title": {"text": plot_text(title)},
         "barmode": "stack",
-        "template": _TEMPLATE,
         "height": plot_px + 50 + bottom,
         "margin": {"l": 10, "r": 20, "t": 50, "b": bottom},
         "xaxis": xaxis,
@@ -155,4 +152,4 @@ def stall_figure(
         },
         "bargap": 0.25,
     }
-    return go.Figure(data=traces, layout=layout)
+    return white(go.Figure(data=traces, layout=layout))
