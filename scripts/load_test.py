@@ -90,19 +90,25 @@ def seed_store(db_path: Path) -> None:
 
 
 def start_server(
-    port: int, db_path: Path, extra_args: list[str], app: str = "gemmlens", env_extra: dict[str, str] | None = None
+    port: int,
+    db_path: Path,
+    extra_args: list[str],
+    app: str = "gemmlens",
+    env_extra: dict[str, str] | None = None,
+    root: Path = ROOT,
 ) -> subprocess.Popen:
     """`streamlit run APP` headless, GPU work off, on a seeded run store (db_path, seeded once by the caller or
-    here when it does not exist); returns once healthy, with the seconds from launch to health as `started_s`."""
+    here when it does not exist), from the tree `root` (another checkout: its own code, for a before/after);
+    returns once healthy, with the seconds from launch to health as `started_s`."""
     if not db_path.exists():
         seed_store(db_path)
     env = {**os.environ, "GEMMLENS_GPU": "off", "GEMMLENS_DB_PATH": str(db_path), **(env_extra or {})}
     if not (env_extra or {}).get("GEMMLENS_DB_URL"):
         env.pop("GEMMLENS_DB_URL", None)
-    cmd = [sys.executable, "-m", "streamlit", "run", APPS[app], "--server.headless", "true",
+    cmd = [sys.executable, "-m", "streamlit", "run", APPS.get(app, APPS["gemmlens"]), "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", *extra_args]  # fmt: skip
     launched = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -362,32 +368,59 @@ def leave_watch(memory: MemorySampler, idle: int, seconds: int) -> dict[str, Any
             "within_100mb_of_idle_after_s": back_at, "load": load()}  # fmt: skip
 
 
-async def first_visits(base: str) -> tuple[dict[str, float], dict[str, float], list[str]]:
+async def first_visits(
+    base: str, pid: int | None = None
+) -> tuple[dict[str, float], dict[str, float], dict[str, float], list[str]]:
     """One person on a fresh server: every page once in menu order (the first visits, each page's cold cost),
-    then every page again (later visits); ({page: first s}, {page: later s}, errors)."""
+    then every page again (later visits); ({page: first s}, {page: later s}, {page: the server's CPU seconds
+    during its first visit}, errors). The CPU seconds (of the server process `pid`, user + system) are what the
+    first visit costs whatever else the machine runs: on a shared machine its wall time is inflated by the load."""
     first: dict[str, float] = {}
     later: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    server = psutil.Process(pid) if pid else None
+
+    def cpu_s() -> float:
+        if server is None:
+            return 0.0
+        times = server.cpu_times()
+        return times.user + times.system
+
     async with Person(base) as person:
+        before = cpu_s()
         seconds = await person.visit()  # the default page; its run also sends the page list
         names = list(person.pages)
         first[names[0] if names else ""] = seconds
+        cpu[names[0] if names else ""] = cpu_s() - before
         for page in names[1:]:
+            before = cpu_s()
             first[page] = await person.visit(page)
+            cpu[page] = cpu_s() - before
         for page in names:
             later[page] = await person.visit(page)
-        return first, later, person.errors
+        return first, later, cpu, person.errors
 
 
-async def first_visit_scenario(apps: list[str], runs: int, db_path: Path, extra_args: list[str]) -> dict[str, Any]:
-    """Fresh servers of each app in turn (`runs` rounds, apps interleaved so both see the same machine load): the
-    seconds from launch to health, and each page's first and later visit, medians over the rounds."""
-    raw: dict[str, dict[str, Any]] = {a: {"started_s": [], "first": {}, "later": {}, "errors": []} for a in apps}
+async def first_visit_scenario(
+    apps: list[str], runs: int, db_path: Path, extra_args: list[str], roots: dict[str, Path] | None = None
+) -> dict[str, Any]:
+    """Fresh servers of each app in turn (`runs` rounds, apps interleaved so all see the same machine load): the
+    seconds from launch to health, and each page's first and later visit, medians over the rounds. `roots` maps an
+    app name other than those of APPS to another tree of GEMM Lens ("before": the code before a change).
+
+    Each GEMM Lens tree's first visits are divided by the minimal app's cold first visit (its first page: Python,
+    Streamlit's script machinery, pandas and plotly loaded for the first time), what the first page of any
+    Streamlit app costs; and by the minimal app's first visit of the same page (Streamlit warm, nothing but
+    the page's own elements)."""
+    raw: dict[str, dict[str, Any]] = {
+        a: {"started_s": [], "first": {}, "later": {}, "cpu": {}, "errors": []} for a in apps
+    }
     for _ in range(runs):
         for app in apps:
-            proc = start_server(free_port(), db_path, extra_args, app=app)
+            proc = start_server(free_port(), db_path, extra_args, app=app, root=(roots or {}).get(app, ROOT))
             try:
                 base = f"http://127.0.0.1:{proc.args[proc.args.index('--server.port') + 1]}"
-                first, later, errors = await first_visits(base)
+                first, later, cpu, errors = await first_visits(base, proc.pid)
             finally:
                 stop_server(proc)
             raw[app]["started_s"].append(proc.started_s)  # type: ignore[attr-defined]
@@ -396,14 +429,26 @@ async def first_visit_scenario(apps: list[str], runs: int, db_path: Path, extra_
                 raw[app]["first"].setdefault(page, []).append(t)
             for page, t in later.items():
                 raw[app]["later"].setdefault(page, []).append(t)
+            for page, t in cpu.items():
+                raw[app]["cpu"].setdefault(page, []).append(t)
     out: dict[str, Any] = {"scenario": f"first visits ({runs} fresh servers each)", "load": load()}
     for app, r in raw.items():
         out[app] = {"started_s": round(statistics.median(r["started_s"]), 2), "errors": len(r["errors"]),
                     "first_s": {k: round(statistics.median(v), 3) for k, v in r["first"].items()},
-                    "later_s": {k: round(statistics.median(v), 3) for k, v in r["later"].items()}}  # fmt: skip
-    if "minimal" in out and "gemmlens" in out:
+                    "later_s": {k: round(statistics.median(v), 3) for k, v in r["later"].items()},
+                    "first_cpu_s": {k: round(statistics.median(v), 3) for k, v in r["cpu"].items()}}  # fmt: skip
+    if "minimal" in out:
         ref = out["minimal"]["first_s"]
-        out["first_vs_minimal"] = {k: round(v / ref[k], 2) for k, v in out["gemmlens"]["first_s"].items() if ref.get(k)}
+        cold = next(iter(ref.values()), 0.0)
+        for app in (a for a in apps if a != "minimal"):
+            first = out[app]["first_s"]
+            out[app]["first_vs_minimal_page"] = {k: round(v / ref[k], 2) for k, v in first.items() if ref.get(k)}
+            out[app]["first_vs_minimal_cold"] = {k: round(v / cold, 2) for k, v in first.items()} if cold else {}
+            ref_cpu = out["minimal"]["first_cpu_s"]
+            cold_cpu = next(iter(ref_cpu.values()), 0.0)
+            out[app]["first_cpu_vs_minimal_cold"] = (
+                {k: round(v / cold_cpu, 2) for k, v in out[app]["first_cpu_s"].items()} if cold_cpu else {}
+            )
     return out
 
 
@@ -599,7 +644,8 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
         seed_store(db_path)
         apps = ["gemmlens", "minimal"] if args.reference else ["gemmlens"]
         if args.first_visits and not args.url:
-            report(await first_visit_scenario(apps, args.first_visits, db_path, args.server_arg))
+            roots = {"before": Path(args.before).resolve()} if args.before else {}
+            report(await first_visit_scenario([*roots, *apps], args.first_visits, db_path, args.server_arg, roots))
         if args.people or not args.no_upload or args.watch or args.page_cpu:
             servers = [Server(app, args, db_path) for app in apps]
             for server in servers:
@@ -678,15 +724,47 @@ def markdown(results: list[dict[str, Any]]) -> str:
                          f"{r['p95_ratio']} | {r['load']} |" for r in scaling)  # fmt: skip
     for r in results:
         if r.get("scenario", "").startswith("first visits"):
-            ours, ref = r["gemmlens"], r.get("minimal")
-            out += (f"\n\n{r['scenario']}, load avg {r['load']}; launch to health: GEMM Lens {ours['started_s']} s"
-                    + (f", minimal {ref['started_s']} s" if ref else "") + "\n\n")  # fmt: skip
-            out += "| page | first visit (s) | later visit (s) | minimal first (s) | first / minimal first |\n"
-            out += "|---|---|---|---|---|\n"
-            for page, first in ours["first_s"].items():
-                m = ref["first_s"].get(page, "") if ref else ""
-                ratio = r.get("first_vs_minimal", {}).get(page, "")
-                out += f"| {page} | {first} | {ours['later_s'].get(page, '')} | {m} | {ratio} |\n"
+            out += "\n\n" + first_visit_markdown(r)
+    return out
+
+
+def first_visit_markdown(r: dict[str, Any]) -> str:
+    """The first-visit table: each page's first and later visit per GEMM Lens tree ("before" when given), its first
+    visit over the minimal app's cold first visit and over the minimal app's first visit of the same page."""
+    trees = [t for t in ("before", "gemmlens") if t in r]
+    ref = r.get("minimal")
+    started = ", ".join(f"{t} {r[t]['started_s']} s" for t in [*trees, *(["minimal"] if ref else [])])
+    out = f"{r['scenario']}, load avg {r['load']}; launch to health: {started}"
+    if ref:
+        cold = next(iter(ref["first_s"].items()), ("", ""))
+        cold_cpu = ref.get("first_cpu_s", {}).get(cold[0], "")
+        out += f"; the minimal app's cold first visit ({cold[0]}): {cold[1]} s, {cold_cpu} s of server CPU"
+    head = ["page"]
+    for t in trees:
+        name = "after" if t == "gemmlens" and "before" in r else t
+        head += [f"{name} first (s)", f"{name} later (s)"]
+        if ref:
+            head += [f"{name} / minimal cold first", f"{name} / minimal same page"]
+        head += [f"{name} first: server CPU (s)"] + ([f"{name} CPU / minimal cold first CPU"] if ref else [])
+    if ref:
+        head += ["minimal first (s)", "minimal first: server CPU (s)"]
+    out += "\n\n| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n"
+    for page in r[trees[-1]]["first_s"]:
+        row = [page]
+        for t in trees:
+            x = r[t]
+            row += [x["first_s"].get(page, ""), x["later_s"].get(page, "")]
+            if ref:
+                row += [
+                    x.get("first_vs_minimal_cold", {}).get(page, ""),
+                    x.get("first_vs_minimal_page", {}).get(page, ""),
+                ]
+            row.append(x.get("first_cpu_s", {}).get(page, ""))
+            if ref:
+                row.append(x.get("first_cpu_vs_minimal_cold", {}).get(page, ""))
+        if ref:
+            row += [ref["first_s"].get(page, ""), ref.get("first_cpu_s", {}).get(page, "")]
+        out += "| " + " | ".join(str(v) for v in row) + " |\n"
     return out
 
 
@@ -726,6 +804,11 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         metavar="N",
         help="server CPU ms per visit of each page, N visits per page by one person (0: skip)",
+    )
+    parser.add_argument(
+        "--before",
+        metavar="DIR",
+        help="first visits: also fresh servers of the GEMM Lens checkout in DIR (the code before a change), in turn",
     )
     parser.add_argument("--process-people", type=int, default=40, help="people in the processes scenario")
     parser.add_argument("--process-rounds", type=int, default=1, help="rounds of the process counts, in turn")

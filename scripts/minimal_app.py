@@ -1,6 +1,6 @@
 """The floor of Streamlit: the reference app `scripts/load_test.py` measures beside GEMM Lens in the same run.
 
-Ten pages with GEMM Lens's page titles, each a title, a 20-row dataframe, a 100-point plotly line and a file
+Eleven pages with GEMM Lens's page titles, each a title, a 20-row dataframe, a 100-point plotly line and a file
 uploader: what any Streamlit app with a table, a chart and an upload costs per visit on this machine, so GEMM Lens's
 times can be read as a multiple of it instead of against numbers from another machine.
 
@@ -26,6 +26,7 @@ TITLES = (
     "Why",
     "Indexing",
     "Reports",
+    "Details",
     "Review",
 )
 

@@ -65,9 +65,14 @@ def sweep_heatmap(frame: pd.DataFrame, kernel: str, k: int, value: str = "pct_cu
     )  # fmt: skip
     xs, ys = _wave_segments(waves)
     # Layout shapes, not a trace: on category axes shapes take category indices, so the lines sit on cell borders.
-    for x0, x1, y0, y1 in zip(xs[0::3], xs[1::3], ys[0::3], ys[1::3], strict=True):
-        fig.add_shape(type="line", x0=x0, x1=x1, y0=y0, y1=y1, xref="x", yref="y",
-                      line={"color": WAVE_LINE, "width": 3})  # fmt: skip
+    # Set in one go: add_shape re-validates every shape already there on each call (quadratic in the lines).
+    fig.update_layout(
+        shapes=[
+            {"type": "line", "x0": x0, "x1": x1, "y0": y0, "y1": y1, "xref": "x", "yref": "y",
+             "line": {"color": WAVE_LINE, "width": 3}}
+            for x0, x1, y0, y1 in zip(xs[0::3], xs[1::3], ys[0::3], ys[1::3], strict=True)
+        ]
+    )  # fmt: skip
     if xs:
         fig.add_trace(
             go.Scatter(x=[None], y=[None], mode="lines", line={"color": WAVE_LINE, "width": 3}, hoverinfo="skip",
