@@ -20,16 +20,21 @@ if not labels:
     st.info("No launch matches these filters.")
     st.stop()
 launch = st.selectbox("Launch", labels, key="details_launch", bind="query-params")
+V.keep_tab_choices(labels)
 tab_details, tab_metrics, tab_compare = st.tabs(["Details", "Metrics", "Compare launches"], key="details_tab",
                                                 bind="query-params")  # fmt: skip
-with tab_details:
-    V.details_section(options[launch][1])
-with tab_metrics:
-    shown = st.multiselect("Launches side by side", labels, default=labels[:8], key="metric_launches")
-    V.browser_section(reports, shown or [launch])
-with tab_compare:
-    left, right = st.columns(2)
-    baseline = left.selectbox("Baseline", labels, key="cmp_baseline", bind="query-params")
-    candidate = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="cmp_candidate",
-                                bind="query-params")  # fmt: skip
-    V.compare_section(options, baseline, candidate)
+# Only the open tab is drawn: a hidden tab's figures and tables cost the server as much as a shown one's.
+if tab_details.open:
+    with tab_details:
+        V.details_section(options[launch][1])
+if tab_metrics.open:
+    with tab_metrics:
+        shown = st.multiselect("Launches side by side", labels, default=labels[:8], key="metric_launches")
+        V.browser_section(reports, shown or [launch])
+if tab_compare.open:
+    with tab_compare:
+        left, right = st.columns(2)
+        baseline = left.selectbox("Baseline", labels, key="cmp_baseline", bind="query-params")
+        candidate = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="cmp_candidate",
+                                    bind="query-params")  # fmt: skip
+        V.compare_section(options, baseline, candidate)

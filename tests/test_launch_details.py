@@ -189,14 +189,33 @@ def test_details_page_on_the_bundled_ncu_rep(no_gpu) -> None:
     assert at.expander[0].label.startswith("OPT · HighPipeUtilization (ComputeWorkloadAnalysis) · est. speedup 88.0 %")
 
 
+def test_details_page_draws_only_the_open_tab_and_keeps_the_others_choices(no_gpu) -> None:
+    at = details_page()
+    assert at.selectbox(key="details_launch") and not [w for w in at.text_input if w.key == "metric_query"]
+    assert not [w for w in at.selectbox if w.key == "cmp_baseline"]  # the Compare tab is not drawn
+    at.session_state["details_tab"] = "Metrics"
+    at.run()
+    at.text_input(key="metric_query").set_value("l2 hit rate").run()
+    assert not any(df.value.columns.tolist()[:2] == ["level", "bytes"] for df in at.dataframe)  # Details' hidden
+    at.session_state["details_tab"] = "Details"
+    at.run()
+    assert not [w for w in at.text_input if w.key == "metric_query"]
+    at.session_state["details_tab"] = "Metrics"
+    at.run()
+    assert not at.exception and at.text_input(key="metric_query").value == "l2 hit rate"
+
+
 def test_metric_browser_on_the_page_adds_to_the_comparison(no_gpu) -> None:
     at = details_page()
+    at.session_state["details_tab"] = "Metrics"
+    at.run()
     at.text_input(key="metric_query").set_value("l2 hit rate").run()
     assert not at.exception
     found = next(df.value for df in at.dataframe if "compare" in df.value.columns)
     assert list(found["metric"]) == ["lts__t_sector_hit_rate.pct"] and list(found["label"]) == ["L2 Hit Rate"]
     assert any(c.value.startswith("1 of 2,212 metrics") for c in at.caption)
     at.session_state["details_added_metrics"] = ["lts__t_sector_hit_rate.pct.peak_sustained"]
+    at.session_state["details_tab"] = "Compare launches"
     at.run()
     compared = next(df.value for df in at.dataframe if "Δ %" in df.value.columns)
     assert "lts__t_sector_hit_rate.pct.peak_sustained" in set(compared["metric"])

@@ -61,7 +61,7 @@ def test_details_link_opens_the_same_data_launch_and_comparison() -> None:
             assert at.selectbox(key=key).value == value, key
     compared = next(df.value for df in at.dataframe if "Δ %" in df.value.columns)
     duration = compared[compared["metric"] == "duration"].iloc[0]
-    assert duration["change"] == "better"  # v4 is faster than v3 at 4096
+    assert duration["change"] == "🟢 better"  # v4 is faster than v3 at 4096
 
 
 def test_a_stale_or_hostile_link_is_ignored() -> None:
