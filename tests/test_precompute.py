@@ -88,3 +88,24 @@ def test_the_measured_table_from_parquet_is_the_comparison_itself() -> None:
     assert len(v3) == len(direct) > 0
     pd.testing.assert_frame_equal(v3.reset_index(drop=True), direct.reset_index(drop=True), check_dtype=False)
     assert set(v3["capture"]) == {"H100 full set", "H100 quick set", "H200 quick set"}
+
+
+def test_a_bundled_ncu_rep_is_parsed_once_then_read_back_equal(cache_dir) -> None:
+    from profiling.app.details_view import bundled_ncu_rep
+    from profiling.nsight import load
+
+    rep = BUNDLED_RESULTS_DIR / "h200-2026-11-22" / "v4_full_1024.ncu-rep"
+    kept = bundled_ncu_rep(rep)
+    assert len(list((cache_dir / "ncu_rep").glob("*.pickle"))) == 1
+    again = bundled_ncu_rep(rep)  # read back from the cache folder, no reader process
+    parsed = load.load_report(rep)
+    assert [launch.label for launch in again.launches] == [launch.label for launch in parsed.launches]
+    assert again.launches[0].value("gpu__time_duration.sum") == parsed.launches[0].value("gpu__time_duration.sum")
+    assert again.launches[0].value("gpu__time_duration.sum") == kept.launches[0].value("gpu__time_duration.sum") > 0
+
+
+def test_a_damaged_object_entry_is_built_again(cache_dir) -> None:
+    assert precompute.cached_object("demo", "k", lambda: {"a": 1}) == {"a": 1}
+    (cache_dir / "demo" / "k.pickle").write_bytes(b"cut off")
+    assert precompute.cached_object("demo", "k", lambda: {"a": 2}) == {"a": 2}
+    assert precompute.cached_object("demo", "k", lambda: {"a": 3}) == {"a": 2}  # the rebuilt entry is kept

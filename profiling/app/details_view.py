@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -17,7 +18,7 @@ from profiling.analysis import details as D
 from profiling.analysis import launch_compare as C
 from profiling.analysis import launch_select as S
 from profiling.analysis import metric_browser as B
-from profiling.app import cache, state, ui
+from profiling.app import cache, precompute, state, ui
 from profiling.app.bundles import Bundle
 from profiling.app.table_format import arrow
 from profiling.charts.details import memory_flow, peak_bars
@@ -33,7 +34,15 @@ ADDED = "details_added_metrics"
 @st.cache_resource(show_spinner="Reading the report…", max_entries=8)
 def _read(path: str) -> Report:
     """A bundled report file, read once per server (read-only afterwards)."""
-    return ncu_load.load_report(path)
+    return bundled_ncu_rep(path)
+
+
+def bundled_ncu_rep(path: str | Path) -> Report:
+    """A bundled `.ncu-rep`, parsed once and kept in the cache folder (precompute.cached_object, keyed by the file's
+    bytes and the parser's code): the wheel reads it in a fresh process (a second or more), which a fresh server's
+    first visit of this page otherwise waited for."""
+    key = precompute.content_key([Path(path)], code=[ncu_load])
+    return precompute.cached_object("ncu_rep", key, lambda: ncu_load.load_report(path))
 
 
 def sources(bundle: Bundle | None) -> dict[str, Callable[[], Reports]]:

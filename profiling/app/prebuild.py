@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 
-from profiling.app import indexing, why
+from profiling.app import details_view, indexing, why
+from profiling.app.bundles import discover_bundles
 from profiling.app.precompute import cache_root
 
 
@@ -14,6 +15,8 @@ def prebuild() -> list[str]:
     built = [f"indexing measured ({len(indexing.bundled_measured_frame())} rows)"]
     built += [f"source page {p.name} ({len(why.source_tables(p)['instructions'])} instructions)"
               for p in why.bundled_source_pages()]  # fmt: skip
+    built += [f"report {rep.name} ({len(details_view.bundled_ncu_rep(rep).launches)} launches)"
+              for b in discover_bundles() for rep in b.ncu_reps]  # fmt: skip
     return built
 
 

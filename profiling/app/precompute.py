@@ -1,4 +1,5 @@
-"""Derived tables of the bundled data, computed once and kept on disk as Parquet, keyed by content.
+"""Derived tables of the bundled data, computed once and kept on disk as Parquet, keyed by content (and the parsed
+bundled `.ncu-rep` reports, kept as pickles the same way: `cached_object`).
 
 Parsing the bundled ncu captures costs seconds (the Why page's source pages, the Indexing page's measured table),
 which every fresh server paid again on its first visits. Here each derived table set is built once, at install or
@@ -16,16 +17,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     import pandas as pd
 
+T = TypeVar("T")
 CACHE_ENV = "GEMMLENS_CACHE_DIR"
 _DONE = "complete"
 
@@ -66,6 +69,31 @@ def cached_tables(
     tables = build()
     _store(folder, tables)
     return tables
+
+
+def cached_object(kind: str, key: str, build: Callable[[], T], root: Path | None = None) -> T:
+    """The object `kind`/`key` from the cache, or `build()` written there first, pickled.
+
+    For what is an object graph rather than tables (a parsed ncu report: launches of ~300 metrics each). Like the
+    parsed uploads (profiling.app.upload_parse) the folder holds pickles this server's own processes wrote, so it
+    must be writable by the server's user alone. The key covers the input's bytes and the parser's code, so a
+    pickle is only ever read back by the code that wrote it."""
+    path = (root or cache_root()) / kind / f"{key}.pickle"
+    try:
+        return pickle.loads(path.read_bytes())
+    except FileNotFoundError:
+        pass
+    except Exception:  # noqa: BLE001 - a damaged or cut-off entry: build it again below
+        path.unlink(missing_ok=True)
+    value = build()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = path.with_suffix(f".{os.getpid()}.tmp")
+        staging.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(staging, path)  # atomic: a reader never sees half of one
+    except OSError:
+        pass  # a read-only or full disk: the object still serves this process
+    return value
 
 
 def _store(folder: Path, tables: dict[str, pd.DataFrame]) -> None:
