@@ -45,9 +45,14 @@ def config_flags(config_file: Path = STREAMLIT_CONFIG) -> list[str]:
     return flags
 
 
+SERVE_MODULE = "profiling.app.serve"
+"""`streamlit run` with the dashboard's modules imported while the server starts (profiling/app/serve.py)."""
+
+
 def streamlit_command(passthrough: list[str]) -> list[str]:
-    """The `streamlit run` command line; options given to `gemmlens app` come last, so they win."""
-    return [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), *config_flags(), *passthrough]
+    """The `streamlit run` command line (through SERVE_MODULE); options given to `gemmlens app` come last, so they
+    win."""
+    return [sys.executable, "-m", SERVE_MODULE, "run", str(APP_SCRIPT), *config_flags(), *passthrough]
 
 
 def history_check() -> list[str]:

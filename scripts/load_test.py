@@ -105,7 +105,13 @@ def start_server(
     env = {**os.environ, "GEMMLENS_GPU": "off", "GEMMLENS_DB_PATH": str(db_path), **(env_extra or {})}
     if not (env_extra or {}).get("GEMMLENS_DB_URL"):
         env.pop("GEMMLENS_DB_URL", None)
-    cmd = [sys.executable, "-m", "streamlit", "run", APPS.get(app, APPS["gemmlens"]), "--server.headless", "true",
+    # GEMM Lens starts as `gemmlens app` and the deployment start it (profiling.app.serve) where the tree has that.
+    serve = (
+        "profiling.app.serve"
+        if app != "minimal" and (root / "profiling" / "app" / "serve.py").is_file()
+        else "streamlit"
+    )
+    cmd = [sys.executable, "-m", serve, "run", APPS.get(app, APPS["gemmlens"]), "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", *extra_args]  # fmt: skip
     launched = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

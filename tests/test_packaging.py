@@ -191,7 +191,8 @@ def test_app_command_runs_streamlit_on_the_app_with_the_repo_settings_then_the_u
     assert cli.main(["app", "--server.port", "8600", "--theme.base=dark"], prog="gemmlens") == 0
     ((exe, argv),) = started
     assert exe == sys.executable
-    assert argv[:5] == [sys.executable, "-m", "streamlit", "run", str(paths.APP_SCRIPT)]
+    # `streamlit run`, through the module that imports the dashboard's modules while the server starts
+    assert argv[:5] == [sys.executable, "-m", "profiling.app.serve", "run", str(paths.APP_SCRIPT)]
     assert argv[-3:] == ["--server.port", "8600", "--theme.base=dark"]
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert "--server.maxUploadSize=190" in argv
