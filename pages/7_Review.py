@@ -65,6 +65,7 @@ if not ids:
     st.stop()
 
 pair, kernels = store_cache.review_defaults(store, ids)  # default: the two runs with most kernel/size pairs in common
+ui.keep_choices({"hist_kernel": kernels, "hist_metric": METRIC_BY_KEY})  # kept while History is closed
 tab_cmp, tab_dev, tab_open, tab_hist = permalink.tabs("tab", "review_tab", ["Compare", "By device", "Open / delete",
                                                                           "History"])  # fmt: skip
 with tab_cmp:
@@ -101,8 +102,9 @@ with tab_open:
     st.dataframe(results, hide_index=True, width="stretch")
     delete_run_button(store, open_id, len(run.results), who)
     comments_section(store, run, who)
-with tab_hist:
-    if kernels:
+# The History tab's figure (a panel per size) is built and sent only to someone looking at it.
+if tab_hist.open and kernels:
+    with tab_hist:
         h1, h2 = st.columns(2)
         kernel = h1.selectbox("Kernel", kernels, key=permalink.bind("history_kernel", "hist_kernel", kernels))
         metric = h2.selectbox("Metric", [m.key for m in METRICS], format_func=tables.metric_label,

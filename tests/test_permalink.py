@@ -117,6 +117,21 @@ def test_review_link_round_trips(stored: list[int]) -> None:
     assert again.multiselect(key="candidates").value == at.multiselect(key="candidates").value
 
 
+def test_review_history_tab_is_drawn_only_when_open_and_keeps_its_choice(stored: list[int]) -> None:
+    at = open_link("pages/7_Review.py", {})
+    assert at.session_state["review_tab"] == "Compare" and not [w for w in at.selectbox if w.key == "hist_metric"]
+    at.session_state["review_tab"] = "History"
+    at.run()
+    at.selectbox(key="hist_metric").set_value("tflops").run()
+    assert at.query_params["metric"] == "tflops" and at.get("plotly_chart")
+    at.session_state["review_tab"] = "Compare"
+    at.run()
+    assert not [w for w in at.selectbox if w.key == "hist_metric"] and "metric" not in at.query_params
+    at.session_state["review_tab"] = "History"
+    at.run()
+    assert not at.exception and at.selectbox(key="hist_metric").value == "tflops"
+
+
 def test_review_filters_and_a_bad_link(stored: list[int]) -> None:
     at = open_link("pages/7_Review.py", {"kernel": "cublas", "baseline": "abc", "tab": "nope", "utm": "x"})
     assert at.text_input(key="f_kernel").value == "cublas"

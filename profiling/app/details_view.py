@@ -60,26 +60,10 @@ def sources(bundle: Bundle | None) -> dict[str, Callable[[], Reports]]:
     return out
 
 
-TAB_CHOICES = ("metric_launches", "metric_query", "cmp_baseline", "cmp_candidate")
-"""Widget keys of the Metrics and Compare tabs whose choices outlive a visit to another tab."""
-
-
 def keep_tab_choices(labels: list[str]) -> None:
-    """Keep the Metrics and Compare tabs' choices while another tab is open (call before the tabs). Only the open
-    tab is drawn, and Streamlit forgets a widget's value in a run that does not draw it; a value set through
-    session state is kept. Launches no longer offered (another data set) are dropped, so the widgets take their
-    defaults instead of refusing a stale value."""
-    for key in TAB_CHOICES:
-        if key not in st.session_state:
-            continue
-        value = st.session_state[key]
-        kept = [label for label in value if label in labels] if key == "metric_launches" else None
-        if kept:
-            st.session_state[key] = kept
-        elif kept is None and (key == "metric_query" or value in labels):
-            st.session_state[key] = value
-        else:
-            del st.session_state[key]
+    """Keep the Metrics and Compare tabs' choices while another tab is open (call before the tabs; ui.keep_choices):
+    launches no longer offered (another data set) are dropped."""
+    ui.keep_choices({"metric_launches": labels, "metric_query": None, "cmp_baseline": labels, "cmp_candidate": labels})
 
 
 def launch_options(reports: Reports) -> dict[str, tuple[str, KernelLaunch]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,6 +91,27 @@ def _store(url: str, require_actor: bool) -> RunStore:
     from profiling.runs.store import RunStore
 
     return RunStore(url, require_actor=require_actor)
+
+
+def keep_choices(choices: Mapping[str, Collection[Any] | None]) -> None:
+    """Keep the values of the widgets `choices` names (key -> the values still offered, None: any) through a run that
+    does not draw them: a page that draws only its open tab calls this before the tabs. Streamlit forgets a widget's
+    value in a run that does not draw it, and keeps a value set through session state. A value no longer offered
+    (a run since deleted, another data set's launch) is dropped, so the widget takes its default instead of
+    refusing it; from a list, the values still offered stay."""
+    for key, offered in choices.items():
+        if key not in st.session_state:
+            continue
+        value = st.session_state[key]
+        if isinstance(value, list):
+            value = [v for v in value if offered is None or v in offered]
+            kept = bool(value)
+        else:
+            kept = offered is None or value in offered
+        if kept:
+            st.session_state[key] = value
+        else:
+            del st.session_state[key]
 
 
 def run_store() -> RunStore:
