@@ -85,6 +85,16 @@ def test_stall_frame_and_figure(data: why.WhyData) -> None:
     assert "meaning" in bars[0].hovertemplate or "waiting" in bars[0].hovertemplate
 
 
+def test_the_stall_view_is_one_shared_figure_per_capture_launches_and_scale(data: why.WhyData) -> None:
+    labels = tuple(why.ladder_labels(data))
+    figure, meanings = why_view._stall_view(data, labels, "share")
+    assert why_view._stall_view(data, labels, "share")[0] is figure  # no stall frame rebuilt or hashed per visit
+    assert figure.to_dict() == stall_figure(why.stall_frame(data, list(labels)), "share",
+                                            "Warp stalls per launch", why.kernel_ids(data, labels)).to_dict()  # fmt: skip
+    reasons = meanings.to_pandas()["reason"].tolist()
+    assert reasons and set(reasons) == set(why.stall_frame(data, list(labels))["reason"])
+
+
 def test_source_tables(data: why.WhyData) -> None:
     kernel = data.kernel_source("v4")
     lines = why.line_table(kernel)

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling.analysis import sass as A
 from profiling.analysis import stalls as ST
-from profiling.app import cache, permalink, state, ui, why
+from profiling.app import permalink, state, ui, why
 from profiling.app.bundles import Bundle
-from profiling.app.cache import FIGURE_ENTRIES, TTL_S, report_token
+from profiling.app.cache import FIGURE_ENTRIES, TTL_S, report_token, share_figures
+from profiling.app.table_format import arrow
 from profiling.charts.stalls import stall_figure
 from profiling.errors import GemmLensError
 from profiling.nsight import source as S
@@ -77,6 +79,30 @@ def _source_tables(kernel: S.KernelSource) -> tuple[pd.DataFrame, pd.DataFrame |
     lines = why.line_table(kernel) if kernel.lines else None
     hottest = int(why.hot_lines_table(kernel, 1).iloc[0]["line"]) if kernel.lines else None
     return why.hot_lines_table(kernel, 10), lines, hottest, why.sass_table(kernel)
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+def _stall_view(data: why.WhyData, chosen: tuple[str, ...], scale: str) -> tuple[go.Figure, Any]:
+    """(the stall figure, the meaning of each reason it shows, as Arrow) of the chosen launches, once per capture,
+    launches and scale: a visit neither rebuilds the stall frame nor hashes it to find the figure."""
+    frame = why.stall_frame(data, list(chosen))
+    figure = stall_figure(frame, scale, "Warp stalls per launch", why.kernel_ids(data, chosen))
+    shown = [r for r in ST.REASONS if r in set(frame["reason"])]
+    return share_figures(figure), arrow(pd.DataFrame({"reason": shown, "meaning": [ST.meaning(r) for r in shown]}))
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+def _step_stalls(data: why.WhyData, base: str, cand: str) -> go.Figure:
+    """The stall figure of one step (`_step`'s stalls), once per capture and pair of launches."""
+    view = _step(data, base, cand)
+    figure = stall_figure(view.stalls, "cycles", f"Warp stalls: {base} → {cand}", why.kernel_ids(data, [base, cand]))
+    return share_figures(figure)
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+def _line_sass(kernel: S.KernelSource, line: int) -> pd.DataFrame:
+    """why.line_sass_table, once per section object and line."""
+    return why.line_sass_table(kernel, line)
 
 
 T = TypeVar("T")
@@ -159,15 +185,11 @@ def stall_section(data: why.WhyData) -> None:
     scale = st.radio("Scale", ["share", "cycles"], horizontal=True, key="stall_scale",
                      format_func=lambda s: {"cycles": "warp cycles per issued instruction",
                                             "share": "% of each launch"}[s])  # fmt: skip
-    frame = why.stall_frame(data, chosen)
-    st.plotly_chart(
-        cache.figure(stall_figure, frame, scale, "Warp stalls per launch", why.kernel_ids(data, chosen)), key="stalls"
-    )
-    shown = [r for r in ST.REASONS if r in set(frame["reason"])]
+    figure, meanings = _stall_view(data, tuple(chosen), scale)
+    st.plotly_chart(figure, key="stalls")
     with st.expander("What each stall reason means"):
         st.caption("Each bar splits ncu's Warp Cycles Per Issued Instruction (printed at its end) by stall reason.")
-        st.dataframe(pd.DataFrame({"reason": shown, "meaning": [ST.meaning(r) for r in shown]}), hide_index=True,
-                     width="stretch")  # fmt: skip
+        st.dataframe(meanings, hide_index=True, width="stretch")
 
 
 def _table(frame: pd.DataFrame, key: str, select: bool = False, height: int | None = None):
@@ -196,7 +218,7 @@ def source_section(data: why.WhyData) -> None:
             rows = event.selection.rows if event is not None else []
             line = int(lines.iloc[rows[0]]["line"]) if rows else hottest
             st.markdown(f"**SASS of line {line}**" + ("" if rows else " (the hottest; select a row for another)"))
-            _table(why.line_sass_table(kernel, line), key=f"sass:{data.name}:{label}")
+            _table(_line_sass(kernel, line), key=f"sass:{data.name}:{label}")
         with st.expander("All SASS instructions (select one for its source line)"):
             event = _table(sass, key=f"all_sass:{data.name}:{label}", select=True, height=420)
             picked = event.selection.rows if event is not None else []
@@ -264,8 +286,7 @@ def explain_section(data: why.WhyData) -> None:
         delta = f"{row['change']} (from {row['before']:,.2f})" if row["change"] else None
         cell.metric(ui.safe_md(row["measure"]), f"{row['after']:,.2f}", delta,
                     delta_color="inverse" if row["measure"].startswith("time") else "normal")  # fmt: skip
-    st.plotly_chart(cache.figure(stall_figure, view.stalls, "cycles", f"Warp stalls: {base} → {cand}",
-                                 why.kernel_ids(data, [base, cand])), key="step_stalls")  # fmt: skip
+    st.plotly_chart(_step_stalls(data, base, cand), key="step_stalls")
     st.subheader("What moved, ranked by how much of the time it explains")
     st.markdown("\n".join(f"{n}. {ui.safe_md(i.sentence)}" for n, i in enumerate(expl.top(5), 1)))
     st.dataframe(view.ranked.drop(columns="interpretation"), hide_index=True, width="stretch", key="ranked")
