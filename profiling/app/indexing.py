@@ -26,6 +26,7 @@ from profiling.analysis.access_table import (
     load_captures,
 )
 from profiling.app import permalink, precompute
+from profiling.app.cache import share_figures
 from profiling.app.text import md_escape
 from profiling.charts.access import access_pair_figure, access_title, block_tile_figure, matrix_figure
 from profiling.errors import InvalidInput
@@ -232,11 +233,12 @@ def controls() -> Selection:
 
 
 # The pictures depend only on the selection (a few small values), not on the session: one copy per server,
-# shared read-only, so 20 people on this page do not each rebuild them.
+# shared read-only (cache.share_figures: their dict form built once), so 20 people on this page do not each rebuild
+# or re-encode them.
 @st.cache_resource(max_entries=128, show_spinner=False)
 def access_figure(sel: Selection, pick: int, paired: bool, _sides: list[tuple[str, Access]]):  # noqa: ANN201
     """The lane-by-lane picture of one instruction (and its counterpart): fixed by the selection and the pick."""
-    return access_pair_figure(_sides)
+    return share_figures(access_pair_figure(_sides))
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -245,7 +247,7 @@ def matrix_figures(kernel: str, m: int, n: int, k: int, block: tuple[int, int], 
     model = model_for(kernel)
     shape = Shape(m, n, k)
     view = warp_view(model, shape, block, warp, step)
-    return matrix_figure(view, model.bk), block_tile_figure(tile_map(model, shape, block), view)
+    return share_figures((matrix_figure(view, model.bk), block_tile_figure(tile_map(model, shape, block), view)))
 
 
 def show_matrix(sel: Selection) -> None:
