@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
-from profiling import charts
 from profiling.analysis.ceilings import ceilings_for, measured_ceilings
 from profiling.app import cache, state, tables, ui
 from profiling.charts.roofline import with_fallback
@@ -22,9 +23,9 @@ source = st.selectbox("Data", choices, key="roof_source")
 with ui.user_errors():
     if source in reports:
         chosen = reports[source]
-        points = cache.table(charts.report_roofline_points, chosen)
         device = benches[next(iter(benches))].device if benches and source.startswith("bundled") else None
         ceilings = ceilings_for(device, chosen[0][1])
+        view = functools.partial(cache.report_roofline_view, chosen)
         st.caption("Hierarchical roofline from Nsight Compute: one point per launch and memory level "
                    "(FP32 FLOPs, or 2MNK for a tensor-core launch, over bytes moved at L1, L2 and DRAM); ceilings from the "
                    "report's own clocks.")  # fmt: skip
@@ -33,13 +34,13 @@ with ui.user_errors():
         frame = cache.table(tables.bench_frame, document)
         sizes = list(dict.fromkeys(frame["size"]))
         size = st.selectbox("Size", sizes, index=len(sizes) - 1, key="roof_size")
-        points = cache.table(charts.bench_roofline_points, frame, size)
         ceilings = ceilings_for(document.device)
+        view = functools.partial(cache.bench_roofline_view, document, size)
         st.caption("Algorithmic roofline: 2MNK FLOPs over the minimum traffic (read A and B, write C); "
                    "tensor-core kernels are measured against the FP16 tensor ceiling.")  # fmt: skip
     if source.startswith("bundled"):
         ui.bundled_caption(bundle)
-    if points.empty:
+    if view(ceilings).empty:
         st.info("These results have no points to plot (no FLOP counts or times).")
         st.stop()
     theoretical = ceilings
@@ -51,9 +52,8 @@ with ui.user_errors():
                "level, colour = kernel family, darker = later step. Solid lines: compute peaks; dashed: bandwidth "
                "roofs. A point's distance below its roof is the headroom; ceilings name their source (device "
                "properties = SMs x clocks recorded with the data; ncu report = the capture's own clocks).")  # fmt: skip
-    fig = cache.figure(charts.roofline, points, ceilings, f"Roofline — {ceilings.device_name or 'device'}")
-    st.plotly_chart(fig, key="roofline")
-    table = cache.table(tables.roofline_table, points, ceilings)
-    st.dataframe(tables.display(table), hide_index=True, width="stretch")
+    shown = view(ceilings)
+    st.plotly_chart(shown.figure, key="roofline")
+    st.dataframe(shown.table, hide_index=True, width="stretch")
     st.subheader("Ceilings")
     st.dataframe(tables.display(tables.ceilings_table(theoretical, measured)), hide_index=True, width="stretch")

@@ -259,6 +259,42 @@ def bench_view(document: ResultsDocument) -> BenchView:
 
 
 @dataclass(frozen=True)
+class RooflineView:
+    """A roofline as the Roofline page draws it, shared by every session (read-only) and keyed by the data's source
+    objects (reports by identity, a results document by its memoised fingerprint) and the ceilings: a visit hashes
+    neither the points nor their table."""
+
+    empty: bool
+    """No point to plot (no FLOP counts or times): the page says so instead of drawing."""
+    figure: go.Figure | None
+    table: Any
+    """tables.roofline_table as drawn (tables.display, as Arrow)."""
+
+
+def _roofline_view(points: pd.DataFrame, ceilings: Ceilings) -> RooflineView:
+    if points.empty:
+        return RooflineView(empty=True, figure=None, table=None)
+    title = f"Roofline — {ceilings.device_name or 'device'}"
+    return RooflineView(
+        empty=False,
+        figure=charts.roofline(points, ceilings, title),
+        table=arrow(tables.display(tables.roofline_table(points, ceilings))),
+    )
+
+
+@_figure
+def report_roofline_view(reports: Reports, ceilings: Ceilings) -> RooflineView:
+    """The hierarchical roofline of ncu reports (charts.report_roofline_points), cached."""
+    return _roofline_view(charts.report_roofline_points(reports), ceilings)
+
+
+@_figure
+def bench_roofline_view(document: ResultsDocument, size: str, ceilings: Ceilings) -> RooflineView:
+    """The algorithmic roofline of a results document at one size (charts.bench_roofline_points), cached."""
+    return _roofline_view(charts.bench_roofline_points(tables.bench_frame(document), size), ceilings)
+
+
+@dataclass(frozen=True)
 class ReviewView:
     """Everything the Review page draws for one comparison, computed once per runs, threshold and ceilings and
     shared by every session (read-only): a visit hashes the runs' memoised fingerprints, not their tables."""
