@@ -17,10 +17,15 @@ with the bundled benchmark runs, so the Review page compares runs and builds its
   RSS, and the RSS held while the uploaders stay connected.
 - leave: after everyone disconnects, the RSS every 10 s for `--watch` seconds, against the idle RSS measured
   after one warm-up tour (bundled data cached, no one connected).
+- first visits (`--first-visits N`): N fresh servers of GEMM Lens and of the minimal app in turn (and of another
+  checkout with `--before DIR`, for a before/after in one run); one person visits every page once, then again.
+  Each page's first visit (seconds, and the server's CPU seconds during it) is printed against the minimal app's
+  cold first visit (its first page) and against the minimal app's first visit of the same page.
 
     python scripts/load_test.py                        # 1, 10 and 20 people, upload, then 3 minutes of leave
     python scripts/load_test.py --people 20 --no-upload --watch 0
     python scripts/load_test.py --url http://host:8501 --people 5 --no-upload --watch 0
+    python scripts/load_test.py --people --no-upload --watch 0 --first-visits 3 --before ../gemmlens-before
 
 Prints one JSON line per scenario and a Markdown table at the end; the load average is printed beside each result
 (this machine's CPUs are shared).
