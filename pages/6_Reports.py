@@ -44,10 +44,10 @@ else:
     ui.no_capture_notice(bundle)
     st.stop()
 
-table = cache.table(tables.key_metrics_table, reports)
+table = cache.figure(tables.key_metrics_table, reports)  # shared, read-only
 st.subheader("Key metrics")
 st.dataframe(
-    tables.display(table),
+    cache.shown_table(tables.key_metrics_table, reports),
     hide_index=True,
     width="stretch",
     column_config={title: st.column_config.Column(help=text) for title, text in tables.KEY_TABLE_HELP.items()},
@@ -56,8 +56,7 @@ st.dataframe(
 tabs = ["Roofline", "Findings", "Occupancy", "Compare side by side"]
 tab_roof, tab_find, tab_occ, tab_cmp = permalink.tabs("tab", "reports_tab", tabs)
 with tab_roof:
-    points = cache.table(charts.report_roofline_points, reports)
-    if points.empty:
+    if cache.figure(charts.report_roofline_points, reports).empty:
         st.info(
             "These reports lack FLOP counts or bytes per level, so there is no roofline (profile with --set quick or full)."
         )
@@ -66,19 +65,19 @@ with tab_roof:
             ceilings = ceilings_for(None, reports[0][1])
             st.caption("One point per launch and memory level (marker shape); colour = kernel family. Ceilings "
                        "from the report's own clocks (ncu report) where it has them.")  # fmt: skip
-            st.plotly_chart(cache.figure(charts.roofline, points, ceilings, f"Roofline — {ceilings.device_name or 'ncu report'}"),
-                            key="report_roofline")  # fmt: skip
+            roofline = cache.report_roofline_view(reports, ceilings, "ncu report").figure
+            st.plotly_chart(roofline, key="report_roofline")
 with tab_find:
-    findings = cache.table(tables.findings_table, reports)
-    if findings.empty:
+    findings = cache.shown_table(tables.findings_table, reports)
+    if not len(findings):
         st.caption(
             "No rule findings: ncu writes them on the details page. Export it from the report with "
             "`ncu --import REPORT.ncu-rep --csv --page details > details.csv` and upload that file too."
         )
     else:
-        st.dataframe(tables.display(findings), hide_index=True, width="stretch")
+        st.dataframe(findings, hide_index=True, width="stretch")
 with tab_occ:
-    st.dataframe(tables.display(cache.table(tables.occupancy_table, reports)), hide_index=True, width="stretch")
+    st.dataframe(cache.shown_table(tables.occupancy_table, reports), hide_index=True, width="stretch")
 with tab_cmp:
     launches = list(table["launch"])
     # The key follows the launches shown: after an upload the choice starts again from the first two launches

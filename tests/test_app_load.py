@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -218,3 +219,13 @@ def test_a_review_visit_reads_the_store_revision_once(monkeypatch, tmp_path: Pat
     assert not at.exception and len(at.dataframe[0].value) == 3 and len(calls) == 1
     at.run()  # the next run reads it again: a write elsewhere shows on the next visit
     assert len(calls) == 2
+
+
+def test_a_shown_table_is_one_shared_arrow_table_equal_to_the_displayed_frame() -> None:
+    reports = [(name, usecases.load_upload(name, (NCU / name).read_bytes())) for name in ("raw.csv",)]
+    shown = cache.shown_table(tables.key_metrics_table, reports)
+    assert cache.shown_table(tables.key_metrics_table, reports) is shown  # built once, no copy per visit
+    assert shown.to_pandas().equals(tables.display(tables.key_metrics_table(reports)))
+    assert len(shown) == 10  # the capture's ten launches
+    # one cache per function: the same arguments through cache.figure give the frame itself, not the shown table
+    assert isinstance(cache.figure(tables.key_metrics_table, reports), pd.DataFrame)

@@ -207,6 +207,23 @@ def figure(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return _cache_of(func, "figure")(*args, **kwargs)
 
 
+@functools.cache
+def _shown_cache(func: Callable) -> Callable:
+    @functools.wraps(func)
+    def build(*args: Any, **kwargs: Any) -> Any:
+        return arrow(tables.display(func(*args, **kwargs)))
+
+    build.__qualname__ = f"{func.__qualname__}.shown"  # Streamlit keys a cache by name: not `figure(func)`'s
+    return _figure(build)
+
+
+def shown_table(func: Callable[..., pd.DataFrame], *args: Any, **kwargs: Any) -> Any:
+    """`func(*args, **kwargs)` as the pages draw a table (tables.display, then Arrow), built once per server for
+    these arguments and shared read-only: a visit neither copies the table out of a cache nor formats it again.
+    `len()` of the result is its number of rows."""
+    return _shown_cache(func)(*args, **kwargs)
+
+
 def clear_shared() -> None:
     """Drop every cached table and figure and every parsed upload: called when nobody has been connected for a
     while (profiling.app.memory), so the server's memory returns to idle; the next visitor rebuilds what they see."""
@@ -271,10 +288,10 @@ class RooflineView:
     """tables.roofline_table as drawn (tables.display, as Arrow)."""
 
 
-def _roofline_view(points: pd.DataFrame, ceilings: Ceilings) -> RooflineView:
+def _roofline_view(points: pd.DataFrame, ceilings: Ceilings, unnamed: str = "device") -> RooflineView:
     if points.empty:
         return RooflineView(empty=True, figure=None, table=None)
-    title = f"Roofline — {ceilings.device_name or 'device'}"
+    title = f"Roofline — {ceilings.device_name or unnamed}"
     return RooflineView(
         empty=False,
         figure=charts.roofline(points, ceilings, title),
@@ -283,9 +300,10 @@ def _roofline_view(points: pd.DataFrame, ceilings: Ceilings) -> RooflineView:
 
 
 @_figure
-def report_roofline_view(reports: Reports, ceilings: Ceilings) -> RooflineView:
-    """The hierarchical roofline of ncu reports (charts.report_roofline_points), cached."""
-    return _roofline_view(charts.report_roofline_points(reports), ceilings)
+def report_roofline_view(reports: Reports, ceilings: Ceilings, unnamed: str = "device") -> RooflineView:
+    """The hierarchical roofline of ncu reports (charts.report_roofline_points), cached; `unnamed` stands in the
+    title for ceilings without a device name."""
+    return _roofline_view(charts.report_roofline_points(reports), ceilings, unnamed)
 
 
 @_figure
