@@ -181,14 +181,14 @@ def test_the_modules_warmed_after_the_first_page_exist() -> None:
         importlib.import_module(name)
 
 
-def test_the_server_start_preloads_the_frame_and_pages_modules_in_a_fresh_process() -> None:
-    """`gemmlens app` starts Streamlit through profiling.app.serve, whose thread imports what app.py imports, so a
+def test_the_server_start_preloads_the_frames_modules_in_a_fresh_process() -> None:
+    """`gemmlens app` starts Streamlit through profiling.app.serve, which first imports what app.py imports, so a
     fresh server's first visitor does not wait for it; a renamed module must fail here."""
     import subprocess
     import sys
 
     code = (
-        "import sys; from profiling.app import serve; serve.preload().join(); "
+        "import sys; from profiling.app import serve; serve.preload(); "
         "print(sorted(m for m in serve.FRAME_MODULES if m not in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -1,20 +1,20 @@
-"""`python -m profiling.app.serve run app.py [streamlit options]`: `streamlit run`, with the dashboard's modules
-imported on a background thread while the server starts.
+"""`python -m profiling.app.serve run app.py [streamlit options]`: `streamlit run`, with the frame's modules imported
+before the server starts.
 
 Streamlit runs app.py only when the first browser connects, so a fresh server's first visitor waited for the
 frame's imports (pandas, plotly, the charts and tables modules: about a second on a quiet machine, more under
-load) on top of the page's own work. Here they are imported as soon as the process starts, while Streamlit
-starts its server and a browser loads the page's scripts, and app.py finds them loaded. The two threads share one
-interpreter lock, so the server answers its health check later by part of what the imports cost: a server started
-before its users arrive does not notice (docs/load-test.md, round 6, has both times).
-Python's import lock makes the first script wait for a module still being imported, never import it twice; a
-module that fails to import is left to the script, which shows the real error.
+load) on top of the page's own work. Here they are imported first, and the server answers its health check that
+much later: a server started before its users arrive does not notice, and its first visitor does not wait for them
+(docs/load-test.md, round 6, has both times).
+
+They are imported in the main thread, before Streamlit's: two threads importing pandas at once can deadlock on
+Python's import locks, and Python breaks that by handing one thread the half-initialised module (a server of a
+deployment died at start with "partially initialized module 'pandas' has no attribute 'Series'").
 """
 
 from __future__ import annotations
 
 import importlib
-import threading
 
 FRAME_MODULES = (
     "pandas",
@@ -27,23 +27,16 @@ FRAME_MODULES = (
     "profiling.app.memory",
 )
 """What app.py imports before any page runs, in the order it needs them. The other pages' modules are left to
-warm.warm_imports, after the first page is drawn: imported here too, they held up the server's start (one
-interpreter lock for both threads) more than they saved."""
+warm.warm_imports, after the first page is drawn."""
 
 
-def preload(modules: tuple[str, ...] = FRAME_MODULES) -> threading.Thread:
-    """Import `modules` on a daemon thread; returns the started thread."""
-
-    def run() -> None:
-        for name in modules:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001, S112 - the script importing it shows the real error
-                continue
-
-    thread = threading.Thread(target=run, name="gemmlens-preload", daemon=True)
-    thread.start()
-    return thread
+def preload(modules: tuple[str, ...] = FRAME_MODULES) -> None:
+    """Import `modules`; one that fails to import is left to the script, which shows the real error."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001, S112 - app.py importing it shows the real error
+            continue
 
 
 def main() -> None:
