@@ -25,7 +25,8 @@ def linked_server(tmp_path: Path, server_control) -> Iterator[tuple[str, list[in
     """A fresh server on a store holding the bundled H200 runs, the second with two comments."""
     db = tmp_path / "runs.sqlite"
     with RunStore(f"sqlite:///{db}") as store:
-        ids = store.import_runs(bundles.bundled_runs(bundles.discover_bundles()[0]))
+        h200 = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
+        ids = store.import_runs(bundles.bundled_runs(h200))
         run = store.read_run(ids[1])
         store.add_comment(ids[1], "The 4096 numbers look capped: clocks were locked lower that day.", actor=RUI)
         launch = f"{run.results[0].kernel} {run.results[0].size}"
