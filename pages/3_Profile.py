@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling import usecases
-from profiling.app import cache, profile_view, state, tables, ui
+from profiling.app import profile_view, state, ui
 from profiling.errors import GemmLensError
 from profiling.nsight.tools import find_ncu, find_tool
-from profiling.runs.export import to_csv
 from profiling.shape import parse_shape
 
 st.title("Profile")
@@ -64,34 +61,8 @@ else:
     ui.no_capture_notice(bundle)
     st.stop()
 
-table = cache.table(tables.key_metrics_table, reports)
-st.subheader("Key metrics")
-st.dataframe(tables.display(table), hide_index=True, width="stretch")
-operations = cache.operations_table(reports)
-if not operations.empty:
-    st.subheader("Operations of several launches")
-    st.caption("Launches inside one NVTX range of the worker (e.g. cuBLAS split-K plus its reduction): the operation's "
-               "time is their sum, as events around the call measure it; each part beneath with its share.")  # fmt: skip
-    st.dataframe(tables.display(operations), hide_index=True, width="stretch")
-st.subheader("ncu findings")
-findings = cache.table(tables.findings_table, reports)
-if findings.empty:
-    st.caption("No rule findings in this capture (ncu puts them on the details page: "
-               "`ncu --import R --csv --page details`).")  # fmt: skip
-else:
-    st.dataframe(tables.display(findings), hide_index=True, width="stretch")
-
-st.caption("Download the key metrics above, or this capture's own files:")
-downloads = st.columns(1 + len(files))
-downloads[0].download_button("Key metrics (CSV)", partial(to_csv, table), "key_metrics.csv", "text/csv")
-for column, path in zip(downloads[1:], files, strict=True):
-    if path.is_file():
-        column.download_button(path.name, path.read_bytes, path.name, "application/octet-stream")
-others = [p for p in (bundle.ncu_reps if bundle is not None and live is None else ()) if p.is_file()]
-if others:
-    st.caption("Another capture in this bundle, not the one shown above (open it in the Nsight Compute GUI):")
-    for path in others:
-        st.download_button(path.name, path.read_bytes, path.name, "application/octet-stream", key=f"rep-{path.name}")
+table = profile_view.capture_section(reports)
+profile_view.downloads_section(table, files, bundle.ncu_reps if bundle is not None and live is None else ())
 
 st.subheader("compute-sanitizer")
 sanitizer = find_tool("compute-sanitizer")
@@ -111,4 +82,4 @@ if check:
         ui.submit_job(state.SANITIZE_JOB, f"{tool} {san_kernel}", fn)
 checked = ui.job_result(state.SANITIZE_JOB)
 if checked is not None:
-    ui.sanitizer_outcome(checked)
+    profile_view.sanitizer_outcome(checked)

@@ -57,7 +57,7 @@ MAX_UPLOAD_MIB = MAX_REPORT_BYTES // 2**20
 MiB and is set to this, so every file the uploader accepts (190 MiB = 199.2 MB) is one the parser reads."""
 MAX_SESSION_UPLOAD_BYTES = 2 * MAX_REPORT_BYTES
 """The uploads one browser session may hold parsed at once, in bytes (400 MB: a parsed report takes several times
-its size in memory); files past it are refused with a message (profiling.app.ui.sync_uploads)."""
+its size in memory); files past it are refused with a message (profiling.app.reports_view.sync_uploads)."""
 WorkerCommand = Callable[[Path], list[str]]
 
 

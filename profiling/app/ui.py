@@ -21,10 +21,9 @@ from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bun
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
 from profiling.cluster.app import work_per_gpu
-from profiling.errors import GemmLensError, error_line, first_line
+from profiling.errors import GemmLensError, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
-from profiling.nsight.sanitizer import SanitizerResult
 from profiling.runs.results import ResultsDocument
 from profiling.team.roles import SERVER
 
@@ -314,15 +313,6 @@ def job_panel(slot: state.JobSlot) -> GpuJob | None:
     return job
 
 
-def sanitizer_outcome(result: SanitizerResult) -> None:
-    """A compute-sanitizer run: clean or how many errors, then up to 50 findings with their first details."""
-    (st.success if result.clean else st.error)(
-        f"{result.tool}: {result.errors or 0} error(s); {safe_md(result.summary)}"
-    )
-    for finding in result.findings[:50]:
-        st.text(f"[{finding.severity}] {finding.message}\n  " + "\n  ".join(finding.details[:8]))
-
-
 def job_result(slot: state.JobSlot) -> Any | None:
     """job_panel(slot), then the job's result once it has finished well (None before that, or on failure)."""
     job = job_panel(slot)
@@ -375,40 +365,3 @@ def report_sources(bundle: Bundle | None) -> dict[str, list[tuple[str, ncu_repor
     for name, report in bundle_reports(bundle.name) if bundle is not None else ():
         out[f"bundled ncu capture {name}: {bundle.label}"] = [(name, report)]
     return out
-
-
-def sync_uploads(files: list[Any]) -> list[tuple[str, str]]:
-    """Parse newly uploaded files into the shared cache (by name and content hash: the same file uploaded in several
-    sessions is parsed once) and note their keys in state.uploads(); drop removed ones. Returns (file name, one-line
-    error) for files that could not be read, and for those past the session's total
-    (usecases.MAX_SESSION_UPLOAD_BYTES, counted in upload order), which are not read at all."""
-    parsed, failed, shared = state.uploads(), state.upload_errors(), cache.shared_uploads()
-    keep, errors, total = set(), [], 0
-    for f in files or []:
-        content = f.getvalue()
-        total += len(content)
-        if total > usecases.MAX_SESSION_UPLOAD_BYTES:
-            limit = usecases.MAX_SESSION_UPLOAD_BYTES / 1e6
-            errors.append((f.name, f"{f.name} was not read: the uploads of this session would pass {limit:.3g} MB "
-                                   "in all; remove some files first"))  # fmt: skip
-            continue
-        key = cache.upload_key(f.name, content)
-        keep.add(key)
-        if key not in failed and shared.get(key) is None:
-            try:
-                with st.spinner(f"Reading {f.name} ({len(content) / 1e6:.1f} MB)…"):
-                    cache.parse_upload(key, f.name, content)
-                parsed[key] = f.name
-            except GemmLensError as exc:  # its message names the file
-                failed[key] = error_line(exc)
-            except Exception as exc:  # noqa: BLE001 - any unreadable upload is a one-line error, never a crash
-                failed[key] = f"{f.name} could not be read: {error_line(exc)}"
-        elif key not in failed:
-            parsed[key] = f.name
-        if key in failed:
-            errors.append((f.name, failed[key]))
-    for key in [k for k in parsed if k not in keep]:
-        del parsed[key]
-    for key in [k for k in failed if k not in keep]:
-        del failed[key]
-    return errors

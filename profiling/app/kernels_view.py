@@ -1,0 +1,92 @@
+"""The Kernels page's parts for one catalog kernel: what it adds and the design passage behind it, its compile facts
+(the bundled run's, and nvcc's on request), and its source with the diff against the step before."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from kernels import design_docs
+from kernels.spec import KernelSpec
+from profiling.app import kernel_facts, tables, ui
+from profiling.app.bundles import Bundle
+from profiling.paths import tool_path
+from profiling.runs.results import ResultsDocument
+
+NVCC_ARCHS = ["sm_90", "sm_80", "sm_89", "sm_100"]
+
+
+def about_section(spec: KernelSpec) -> None:
+    """What the kernel adds, the design-notes passage it comes from (in English, the original beneath), and the
+    kernel it builds on."""
+    st.header(spec.title)
+    st.markdown(f"**What it adds.** {spec.adds}")
+    seed = design_docs.passage(spec.id)
+    if seed is not None:
+        doc, part = seed
+        st.markdown(
+            f"**Design document.** {ui.safe_md(doc.title)}, section “{ui.safe_md(part.section)}”: "
+            f"{ui.safe_md(part.gist)}"
+        )
+        st.markdown(f"> {ui.safe_md(part.english)}")
+        st.caption(f"Quoted in English from the project's seed notes, which cover {ui.safe_md(doc.covers)}.")
+        with st.expander("The passage in the original Chinese"):
+            # st.text: shown in the browser's own fonts; where no CJK font is installed it still names what it is
+            st.text((f"{part.section_original}: " if part.section_original else "") + part.quote)
+    elif spec.design_doc:
+        st.markdown(f"**Design reference.** {spec.design_doc}")
+    if spec.previous:
+        st.markdown(f"**Builds on** `{spec.previous}`.")
+
+
+def compile_facts_section(spec: KernelSpec, bundle: Bundle | None) -> None:
+    """The kernel's summary beside its compile facts: the worker's (NVRTC) from the bundled run, and nvcc's ptxas
+    report for a chosen arch when nvcc is installed (compiled on request, kept for this server)."""
+    summary, facts = st.columns(2)
+    with summary:
+        st.dataframe(tables.display(kernel_facts.kernel_summary(spec)), hide_index=True, width="stretch")
+    with facts:
+        st.subheader("Compile facts")
+        doc = ui.bench_document(bundle.name) if bundle else ResultsDocument()
+        bundled = kernel_facts.bundled_compile_facts(doc)
+        row = bundled[bundled["kernel"] == spec.id] if not bundled.empty else bundled
+        if spec.source is None:
+            st.info("A library kernel (cuBLAS): no source to compile.")
+        elif not row.empty:
+            st.caption(f"Recorded by the worker (NVRTC) in the bundled run: {ui.safe_md(bundle.label)}")
+            st.dataframe(tables.display(row), hide_index=True, width="stretch")
+        else:
+            st.caption("Not in the bundled measurements.")
+        if spec.source is not None and tool_path("nvcc"):
+            _nvcc_facts(spec)
+        elif spec.source is not None:
+            st.caption("nvcc is not installed here; compile facts above come from the bundled run.")
+
+
+def _nvcc_facts(spec: KernelSpec) -> None:
+    cache = ui.nvcc_facts_cache()
+    arch = st.selectbox("nvcc arch", NVCC_ARCHS, key="arch")
+    key = (spec.id, arch)
+    if key not in cache and st.button(f"Compile {spec.source} with nvcc ({arch})"):
+        with st.spinner("nvcc -Xptxas -v …"):
+            try:
+                cache[key] = kernel_facts.nvcc_compile_facts(spec, arch)
+            except RuntimeError as exc:
+                ui.show_error(exc)
+    if key in cache:
+        st.caption(f"ptxas report from nvcc for {arch} (cached for this server)")
+        st.dataframe(cache[key], hide_index=True, width="stretch")
+
+
+def source_section(spec: KernelSpec) -> None:
+    """The kernel's CUDA source and its diff against the kernel it builds on (nothing for a library kernel)."""
+    if not spec.source:
+        return
+    source_tab, diff_tab = st.tabs(["Source", f"Diff vs {spec.previous}" if spec.previous else "Diff"])
+    with source_tab:
+        st.code(spec.read_source(), language="cpp")
+    with diff_tab:
+        diff = kernel_facts.kernel_diff(spec)
+        if diff:
+            st.code(diff, language="diff")
+        else:
+            st.caption("The first kernel of its line: nothing to diff against.")
