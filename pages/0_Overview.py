@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling.app import auth, cache, state, tables, ui
+from profiling.device_model import DeviceInfo
 from profiling.errors import first_line
 
 PAGES_GUIDE = (
@@ -33,7 +34,7 @@ if not auth.sign_in_configured():
 if frame.probing:
     st.info(f"Looking for a GPU; showing bundled measurements from {ui.safe_md(where)} meanwhile.")
 elif device:
-    st.success(f"GPU found: {ui.safe_md(device.get('name'))} (compute capability {ui.safe_md(device.get('cc'))})")
+    st.success(f"GPU found: {ui.safe_md(device.name)} (compute capability {ui.safe_md(device.cc)})")
 else:
     st.warning(f"No GPU found; showing bundled measurements from {ui.safe_md(where)}.")
     st.caption(f"Why: {ui.safe_md(first_line(frame.no_gpu_reason))}")
@@ -45,7 +46,7 @@ else:
 left, right = st.columns(2)
 with left:
     st.subheader("Device" if device else "Device of the bundled measurements")
-    shown = device or (bundle.device if bundle else {})
+    shown = device or (bundle.device if bundle else DeviceInfo())
     st.dataframe(
         tables.display(cache.table(tables.device_rows, shown)), hide_index=True, width="stretch", key="device_rows"
     )

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from kernels.registry import get_kernel
+from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import BenchSettings, Job, Task
 from profiling.gpu.worker import run_job, worker_command
@@ -89,7 +90,7 @@ def run_ab(
         device = device or found
         results += bench_results(records)
     add_reference_ratios(results)
-    document = build_document(device, asdict(plan.jobs[0].settings), results, started)
+    document = build_document(DeviceInfo.from_dict(device), asdict(plan.jobs[0].settings), results, started)
     document.ab = {"a": plan.kernel_a, "b": plan.kernel_b, "paired": True}
     progress(1.0, "A/B done")
     return document

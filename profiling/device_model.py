@@ -7,7 +7,9 @@ the live device's properties (max clocks, bus width), then the built-in table of
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 from profiling.errors import InvalidInput
 
@@ -41,6 +43,80 @@ def fp32_lanes_per_sm(cc: str) -> int:
     if key not in FP32_LANES_PER_SM:
         raise InvalidInput(f"no FP32 lane count known for compute capability {cc!r}")
     return FP32_LANES_PER_SM[key]
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """The GPU a measurement ran on, as the worker described it (`profiling.gpu.device.device_info`): the "device"
+    object of a results file and of a saved run, read once where its JSON is read.
+
+    A key it does not know, or a value of another type than its field's, stays in `other`; `keys` keeps the order
+    the keys were read in, so `to_dict()` writes the object back as it was read.
+    """
+
+    name: str | None = None
+    cc: str | None = None  # compute capability, "9.0"
+    sm_count: int | None = None
+    max_sm_clock_mhz: int | None = None
+    max_mem_clock_mhz: int | None = None
+    memory_bus_width_bits: int | None = None
+    total_memory_bytes: int | None = None
+    l2_bytes: int | None = None
+    shared_mem_per_block_optin: int | None = None
+    shared_mem_per_sm: int | None = None
+    registers_per_sm: int | None = None
+    max_threads_per_sm: int | None = None
+    fp32_lanes_per_sm: int | None = None
+    fp32_peak_tflops: float | None = None
+    power_limit_w: float | None = None
+    driver: str | None = None  # the NVIDIA driver, "570.133.20"
+    cuda_runtime: int | None = None  # as CUDA encodes it: 12080 is 12.8
+    cuda_driver: int | None = None
+    cupy: str | None = None
+    python: str | None = None
+    pci_bus_id: str | None = None
+    uuid: str | None = None
+    host: str | None = None
+    other: Mapping[str, Any] = field(default_factory=dict)
+    keys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> DeviceInfo:
+        """The description in a JSON object (None or a non-object: an empty one)."""
+        if not isinstance(data, Mapping):
+            return cls()
+        typed: dict[str, Any] = {}
+        other: dict[str, Any] = {}
+        for key, value in data.items():
+            kind = _DEVICE_FIELD_TYPES.get(key)
+            fits = value is None or (
+                kind is not None and isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+            )
+            (typed if kind is not None and fits else other)[str(key)] = value
+        return cls(**typed, other=other, keys=tuple(str(k) for k in data))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object: the keys read, in their order, then any field set since (a description built here)."""
+        out: dict[str, Any] = {}
+        for key in self.keys:
+            out[key] = self.other[key] if key in self.other else getattr(self, key)
+        for name in _DEVICE_FIELD_TYPES:
+            value = getattr(self, name)
+            if name not in out and value is not None:
+                out[name] = value
+        return out | {k: v for k, v in self.other.items() if k not in out}
+
+    @property
+    def known(self) -> bool:
+        """Whether anything is known about the device (a bundle without a benchmark knows nothing)."""
+        return bool(self.keys or self.other) or any(getattr(self, n) is not None for n in _DEVICE_FIELD_TYPES)
+
+
+_DEVICE_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    f.name: (int, float) if f.type == "float | None" else {"int | None": int, "str | None": str}[f.type]
+    for f in fields(DeviceInfo)
+    if f.name not in ("other", "keys")
+}
 
 
 @dataclass(frozen=True)
@@ -257,31 +333,32 @@ def ceilings_from_table(device_name: str) -> Ceilings:
     )
 
 
-def ceilings_from_device_info(info: dict) -> Ceilings:
-    """Ceilings from a results file's "device" object (max clocks, so these are peaks, not what ran).
+def ceilings_from_device_info(info: DeviceInfo) -> Ceilings:
+    """Ceilings from a device description (max clocks, so these are peaks, not what ran).
 
     FP32 = SMs x lanes x 2 x max SM clock; DRAM = 2 (double data rate) x max memory clock x bus width / 8.
     The tensor peak comes from the table when the name matches, since it depends on the product.
     """
     source = "live device"
     fp32 = dram = None
-    try:
-        lanes = info.get("fp32_lanes_per_sm") or fp32_lanes_per_sm(str(info["cc"]))
-        fp32 = Ceiling(
-            float(info["sm_count"]) * lanes * 2 * float(info["max_sm_clock_mhz"]) * 1e6,
-            source,
-            f"{info['sm_count']} SMs x {lanes} lanes x 2 x {info['max_sm_clock_mhz']} MHz",
-        )
-    except (KeyError, TypeError, ValueError, InvalidInput):
-        pass
-    if info.get("max_mem_clock_mhz") and info.get("memory_bus_width_bits"):
+    if info.sm_count and info.max_sm_clock_mhz and info.cc:
+        try:
+            lanes = info.fp32_lanes_per_sm or fp32_lanes_per_sm(info.cc)
+            fp32 = Ceiling(
+                float(info.sm_count) * lanes * 2 * float(info.max_sm_clock_mhz) * 1e6,
+                source,
+                f"{info.sm_count} SMs x {lanes} lanes x 2 x {info.max_sm_clock_mhz} MHz",
+            )
+        except InvalidInput:
+            pass
+    if info.max_mem_clock_mhz and info.memory_bus_width_bits:
         dram = Ceiling(
-            2 * float(info["max_mem_clock_mhz"]) * 1e6 * float(info["memory_bus_width_bits"]) / 8,
+            2 * float(info.max_mem_clock_mhz) * 1e6 * float(info.memory_bus_width_bits) / 8,
             source,
-            f"2 x {info['max_mem_clock_mhz']} MHz x {info['memory_bus_width_bits']} bits / 8",
+            f"2 x {info.max_mem_clock_mhz} MHz x {info.memory_bus_width_bits} bits / 8",
         )
     tensor = None
-    name = info.get("name")
+    name = info.name
     if name and table_name_for(name):
         tensor = ceilings_from_table(name).tensor_fp16_flops
     return Ceilings(fp32_flops=fp32, tensor_fp16_flops=tensor, dram_bytes_per_s=dram, device_name=name)
@@ -337,16 +414,16 @@ def ceilings_from_ncu(metrics: dict[str, float]) -> Ceilings:
 
 def best_ceilings(
     ncu_metrics: dict[str, float] | None = None,
-    device_info: dict | None = None,
+    device_info: DeviceInfo | None = None,
     device_name: str | None = None,
 ) -> Ceilings:
     """Each ceiling from the most trusted source that has it: ncu report > live device > built-in table."""
     candidates: list[Ceilings] = []
     if ncu_metrics:
         candidates.append(ceilings_from_ncu(ncu_metrics))
-    if device_info:
+    if device_info is not None and device_info.known:
         candidates.append(ceilings_from_device_info(device_info))
-        device_name = device_name or device_info.get("name")
+        device_name = device_name or device_info.name
     if device_name and table_name_for(device_name):
         candidates.append(ceilings_from_table(device_name))
     merged = Ceilings(device_name=device_name)

@@ -35,7 +35,7 @@ from profiling.analysis.ceilings import (
     recorded_measurements,
     save_cached,
 )
-from profiling.device_model import Ceilings, ceilings_from_device_info
+from profiling.device_model import Ceilings, DeviceInfo, ceilings_from_device_info
 from profiling.errors import InvalidInput, WorkerError
 from profiling.gpu.jobs import BenchSettings, Job, Task, build_tasks
 from profiling.gpu.worker import run_job, worker_command
@@ -172,7 +172,7 @@ def run_benchmark(
     )
     typed = bench_results(results)
     add_reference_ratios(typed)
-    return build_document(device, asdict(plan.job.settings), typed, started)
+    return build_document(DeviceInfo.from_dict(device), asdict(plan.job.settings), typed, started)
 
 
 @dataclass(frozen=True)
@@ -270,7 +270,7 @@ def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[
 # ---------------------------------------------------------------------------------------------
 
 
-def device_info(timeout_s: float = 30.0, command: WorkerCommand | None = None) -> dict[str, Any]:
+def device_info(timeout_s: float = 30.0, command: WorkerCommand | None = None) -> DeviceInfo:
     """The worker's description of the GPU; WorkerError when there is no usable one."""
     timeout_s = check_seconds(timeout_s)
     device, _ = run_job(
@@ -278,14 +278,14 @@ def device_info(timeout_s: float = 30.0, command: WorkerCommand | None = None) -
     )
     if device is None:
         raise WorkerError("the GPU worker reported no device")
-    return device
+    return DeviceInfo.from_dict(device)
 
 
 @dataclass
 class CeilingsRun:
     """Roofline ceilings of the live GPU: the measured record (cached per device) beside the theoretical ones."""
 
-    device: dict[str, Any]
+    device: DeviceInfo
     record: dict[str, Any]
     measured: Ceilings
     theoretical: Ceilings | None
@@ -302,16 +302,17 @@ def run_ceilings(
     """The measured ceilings of this GPU: the cached record unless `refresh`, else measured in the worker."""
     timeout_s = check_seconds(timeout_s)
     device = device_info(120.0, command)
-    record = None if refresh else load_cached(device["name"])
+    record = None if refresh else load_cached(device.name or "")
     cached = record is not None
     if record is None:
-        progress(0.1, f"measuring DRAM, L2, shared-memory and FP32 ceilings on {device['name']}")
+        progress(0.1, f"measuring DRAM, L2, shared-memory and FP32 ceilings on {device.name}")
         job = Job(op="ceilings", tasks=[Task("ceilings", 1, 1, 1)])
-        device, results = run_job(job, task_timeout_s=timeout_s, command=command or worker_command)
+        described, results = run_job(job, task_timeout_s=timeout_s, command=command or worker_command)
         measured = BenchResult.from_dict(results[0], "the ceilings result") if results else None
-        if measured is None or measured.status != "ok" or device is None:
+        if measured is None or measured.status != "ok" or described is None:
             raise WorkerError(f"measuring ceilings failed: {measured.error if measured else 'no result'}")
-        record = {"device": device["name"], "measured_utc": utc_now(), "ceilings": measured.other["ceilings"]}
+        device = DeviceInfo.from_dict(described)
+        record = {"device": device.name, "measured_utc": utc_now(), "ceilings": measured.other["ceilings"]}
         try:
             save_cached(record)
         except OSError as exc:  # the measurement is still shown; only the next run measures again
@@ -328,7 +329,7 @@ def recorded_ceilings() -> list[CeilingsRun]:
     from the recorded device properties, else from the built-in table by name (None when neither knows it)."""
     out = []
     for where, record, device in recorded_measurements():
-        device = device or {"name": record["device"]}
+        device = device if device.known else DeviceInfo(name=record["device"])
         theoretical = recorded_device_ceilings(device, record["device"])
         out.append(CeilingsRun(device, record, record_ceilings(record), theoretical, True, where))
     return out
@@ -454,7 +455,7 @@ def bench_job(
 
 
 def device_info_job(timeout_s: float = 30.0, command: WorkerCommand | None = None):
-    """A queue job returning the worker's device dict (raises WorkerError when there is no usable GPU)."""
+    """A queue job returning the worker's DeviceInfo (raises WorkerError when there is no usable GPU)."""
     check_seconds(timeout_s)
     return lambda job: device_info(timeout_s, command)
 

@@ -214,3 +214,77 @@ def test_no_module_over_the_limit(name: str) -> None:
 @pytest.mark.parametrize("path", [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))], ids=lambda p: p.name)
 def test_no_page_over_the_limit(path: Path) -> None:
     assert lines(path) <= MAX_PAGE_LINES, f"{path.name} has {lines(path)} lines (limit {MAX_PAGE_LINES})"
+
+
+# Public functions with `dict[str, Any]` in their signature that other packages call: raw JSON where it is read or
+# written, each named with the boundary it stands at. Everything else takes and returns typed objects
+# (ResultsDocument, DeviceInfo, SavedRun, BenchResult, Report).
+JSON_BOUNDARIES = {
+    ("profiling.analysis.ceilings", "load_cached"): "the per-device ceilings cache file",
+    ("profiling.analysis.ceilings", "save_cached"): "the per-device ceilings cache file",
+    ("profiling.analysis.ceilings", "record_ceilings"): "a ceilings record of that file",
+    ("profiling.analysis.ceilings", "recorded_measurements"): "the ceilings files, cached and bundled",
+    ("profiling.analysis.launch_compare", "comparison_document"): "the compare-launches --json output",
+    ("profiling.app.review_view", "listed_runs"): "the store's run summaries",
+    ("profiling.gpu.worker", "run_job"): "the worker's pipe",
+    ("profiling.runs.results", "bench_results"): "the worker's result lines",
+    ("profiling.runs.results", "build_document"): "the job settings, as the worker's pipe carries them",
+}
+
+
+def dict_any_signatures(sources: Mapping[str, str], needle: str = "dict[str, Any]") -> dict[tuple[str, str], set[str]]:
+    """(module, function) -> the modules of other packages that call it, for each public top-level function with
+    `needle` in its signature. A call is found through imports: `from M import f`, or `M.f` with M an imported
+    module. Pages and app.py count as packages of their own."""
+    trees = {name: ast.parse(text) for name, text in sources.items()}
+    marked = {
+        (name, node.name)
+        for name, tree in trees.items()
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+        and needle in ast.unparse(node.args) + " -> " + (ast.unparse(node.returns) if node.returns else "")
+    }  # fmt: skip
+    found: dict[tuple[str, str], set[str]] = {}
+    for user, tree in trees.items():
+        modules: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules.update({a.asname or a.name: a.name for a in node.names if a.name in trees})
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for a in node.names:
+                    if f"{node.module}.{a.name}" in trees:
+                        modules[a.asname or a.name] = f"{node.module}.{a.name}"
+                    elif (node.module, a.name) in marked:
+                        found.setdefault((node.module, a.name), set()).add(user)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+                if (modules[node.value.id], node.attr) in marked:
+                    found.setdefault((modules[node.value.id], node.attr), set()).add(user)
+    crossing = {key: {u for u in users if package_of(u) != package_of(key[0])} for key, users in found.items()}
+    return {key: users for key, users in crossing.items() if users}
+
+
+def test_no_dict_any_crosses_a_package_boundary_but_raw_json() -> None:
+    sources = {name: path.read_text() for name, path in module_files().items()}
+    sources |= {f"pages.{p.stem}": p.read_text() for p in (ROOT / "pages").glob("*.py")}
+    sources["app"] = (ROOT / "app.py").read_text()
+    found = dict_any_signatures(sources)
+    unexpected = [
+        f"{m}.{f}, called from {', '.join(sorted(u))}" for (m, f), u in found.items() if (m, f) not in JSON_BOUNDARIES
+    ]
+    assert not unexpected, "dict[str, Any] crosses a package boundary; pass a typed object:\n" + "\n".join(unexpected)
+    assert set(found) == set(JSON_BOUNDARIES), "a boundary listed here no longer takes raw JSON: drop it"
+
+
+def test_the_dict_any_check_sees_both_call_forms() -> None:
+    sources = {
+        "profiling.runs.a": "def f(x: dict[str, Any]) -> None: ...\ndef g() -> dict[str, Any]: ...\ndef _h(x: dict[str, Any]): ...\n",
+        "profiling.runs.b": "from profiling.runs.a import f\n",  # the same package: not a crossing
+        "profiling.app.c": "from profiling.runs import a\na.g()\na._h()\n",
+        "profiling.app.d": "from profiling.runs.a import f\n",
+    }  # fmt: skip
+    sources["profiling.runs"] = ""
+    assert dict_any_signatures(sources) == {
+        ("profiling.runs.a", "f"): {"profiling.app.d"},
+        ("profiling.runs.a", "g"): {"profiling.app.c"},
+    }

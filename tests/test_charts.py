@@ -26,7 +26,7 @@ from profiling.charts import (
 )
 from profiling.charts.roofline import WEBGL_POINTS, operation_point, roofline, with_fallback
 from profiling.charts.style import GROUP_TITLES, kernel_group
-from profiling.device_model import Ceiling, Ceilings, best_ceilings
+from profiling.device_model import Ceiling, Ceilings, DeviceInfo, best_ceilings
 from profiling.errors import InvalidInput
 from profiling.shape import Shape
 
@@ -281,7 +281,7 @@ def test_measured_ceilings_keep_the_tensor_roof(ceilings):
 
 
 def test_device_property_ceilings_do_not_claim_a_live_gpu():
-    c = best_ceilings(device_info={"name": "NVIDIA H200", "cc": "9.0", "sm_count": 132, "max_sm_clock_mhz": 1980})
+    c = best_ceilings(device_info=DeviceInfo(name="NVIDIA H200", cc="9.0", sm_count=132, max_sm_clock_mhz=1980))
     fig = roofline_figure(pd.DataFrame([algorithmic_point("v5", N, N, N, 6e-3)]), c)
     assert not any("live device" in (t.name or "") for t in fig.data)
     assert any("(device properties)" in (t.name or "") for t in fig.data)

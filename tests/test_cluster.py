@@ -141,7 +141,7 @@ def test_a_sweep_over_two_workers_gives_each_task_one_result(client, scripted_ch
     assert sorted(m["task_index"] for m in streamed) == list(range(len(SWEEP)))
     assert any(m.startswith(f"{len(SWEEP)} of {len(SWEEP)} (gpu0 ") and "gpu1 " in m for m in messages), messages
     assert document.cluster["results_per_gpu"] == {"gpu0": 5, "gpu1": 5}
-    assert len(document.cluster["gpus"]) == 2 and document.device["name"].startswith("Scripted GPU")
+    assert len(document.cluster["gpus"]) == 2 and document.device.name.startswith("Scripted GPU")
     # Every worker's results land in one run of the store, with host and GPU.
     with RunStore(db_url) as store:
         run_id = store.save_run(bench_run(document, label="cluster sweep"))

@@ -7,6 +7,7 @@ import pytest
 from profiling.device_model import (
     FP32_LANES_PER_SM,
     GPU_TABLE,
+    DeviceInfo,
     best_ceilings,
     ceilings_from_device_info,
     ceilings_from_ncu,
@@ -93,7 +94,7 @@ def test_ceilings_from_table():
 
 
 def test_ceilings_from_device_info():
-    c = ceilings_from_device_info(H100_INFO)
+    c = ceilings_from_device_info(DeviceInfo.from_dict(H100_INFO))
     assert c.fp32_flops.value == pytest.approx(66.9e12, rel=1e-3)
     assert c.fp32_flops.source == "live device"
     # 2 x 2619 MHz x 5120 bit / 8 = 3.35 TB/s, the datasheet's figure.
@@ -101,7 +102,7 @@ def test_ceilings_from_device_info():
     assert c.tensor_fp16_flops.source == "built-in table: H100 SXM"
     # Without fp32_lanes_per_sm the CC decides.
     info = {k: v for k, v in H100_INFO.items() if k != "fp32_lanes_per_sm"}
-    assert ceilings_from_device_info(info).fp32_flops.value == c.fp32_flops.value
+    assert ceilings_from_device_info(DeviceInfo.from_dict(info)).fp32_flops.value == c.fp32_flops.value
 
 
 def test_ceilings_from_ncu_match_field_notes():
@@ -126,11 +127,11 @@ def test_ceilings_from_ncu_match_field_notes():
 def test_best_ceilings_trust_order():
     # A power-capped run: ncu saw 1.89 GHz, so its FP32 ceiling wins over the live max clock.
     capped = {**H200_NCU, "sm__cycles_elapsed.avg.per_second": 1.89e9}
-    c = best_ceilings(ncu_metrics=capped, device_info=H100_INFO, device_name="H100 SXM")
+    c = best_ceilings(ncu_metrics=capped, device_info=DeviceInfo.from_dict(H100_INFO), device_name="H100 SXM")
     assert c.fp32_flops.source == "ncu report"
     assert c.fp32_flops.value == pytest.approx(16896 * 2 * 1.89e9)
     assert c.tensor_fp16_flops.source == "built-in table: H100 SXM"
-    c = best_ceilings(device_info=H100_INFO)
+    c = best_ceilings(device_info=DeviceInfo.from_dict(H100_INFO))
     assert c.fp32_flops.source == "live device" and c.dram_bytes_per_s.source == "live device"
     c = best_ceilings(device_name="NVIDIA L4")
     assert c.dram_bytes_per_s.source == "built-in table: L4"

@@ -16,7 +16,7 @@ import pytest
 from kernels import tuning
 from profiling.analysis import ceilings
 from profiling.cli import main
-from profiling.device_model import ceilings_from_device_info
+from profiling.device_model import DeviceInfo, ceilings_from_device_info
 from profiling.runs.results import load_document, results_frame
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,4 +165,4 @@ def test_ceilings_json_example_is_what_the_command_prints_for_its_device() -> No
     assert printed["device"].items() <= committed["device"].items()
     assert printed["theoretical"] == committed["theoretical"]
     # The theoretical ceilings are computed from the device fields shown.
-    assert ceilings_from_device_info(printed["device"]).to_dict() == printed["theoretical"]
+    assert ceilings_from_device_info(DeviceInfo.from_dict(printed["device"])).to_dict() == printed["theoretical"]

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from profiling.commands import json_text
+from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput
 from profiling.gpu import worker
 from profiling.gpu.jobs import Task
@@ -95,6 +96,44 @@ def test_every_bundled_results_file_reads_once_and_writes_back_byte_for_byte() -
         assert [r.kernel for r in document.results] == [row["kernel"] for row in data["results"]]
         parts |= {key for key in ("ab", "tuning", "cluster") if getattr(document, key) is not None}
     assert len(BENCH_FILES) >= 50 and parts == {"ab", "tuning", "cluster"}
+
+
+def test_every_bundled_device_reads_typed_and_writes_back_in_its_order() -> None:
+    """The GPU of every bundled results file is a DeviceInfo whose every key is a typed field (nothing left over),
+    and its JSON form is the file's object, key order included."""
+    names = set()
+    for path in BENCH_FILES:
+        data = json.loads(path.read_text())
+        device = ResultsDocument.from_dict(data, str(path)).device
+        assert device.other == {} and device.keys == tuple(data["device"]), path
+        assert json.dumps(device.to_dict()) == json.dumps(data["device"]), path
+        assert isinstance(device.sm_count, int) and isinstance(device.cc, str) and device.name == data["device"]["name"]
+        names.add(device.name)
+    assert {"NVIDIA H100 80GB HBM3", "NVIDIA H200"} <= names
+
+
+def test_a_device_keeps_what_it_does_not_type_where_it_was() -> None:
+    """A key it does not know, or a value of another type than its field's (a bool is no count), stays in `other`
+    and is written back in its place; a description built in code writes its fields in their order."""
+    raw = {"name": "GPU", "rack": "r7", "sm_count": "132", "l2_bytes": True, "cc": "9.0", "fp32_peak_tflops": 60}
+    device = DeviceInfo.from_dict(raw)
+    assert (device.name, device.cc, device.sm_count, device.l2_bytes) == ("GPU", "9.0", None, None)
+    assert device.fp32_peak_tflops == 60  # an int is a float's value
+    assert device.other == {"rack": "r7", "sm_count": "132", "l2_bytes": True}
+    assert json.dumps(device.to_dict()) == json.dumps(raw)
+    assert DeviceInfo(cc="8.9", name="L4").to_dict() == {"name": "L4", "cc": "8.9"}
+    assert not DeviceInfo().known and not DeviceInfo.from_dict(None).known and DeviceInfo(name="L4").known
+    assert DeviceInfo.from_dict({"name": None}).known  # a key read, even empty, is a description
+
+
+def test_a_saved_run_keeps_its_device_typed_through_the_store(tmp_path: Path) -> None:
+    path = BENCH_FILES[0]
+    document = ResultsDocument.from_dict(json.loads(path.read_text()), str(path))
+    run = convert.bench_run(document, label="device")
+    assert run.device == document.device and run.device_name == document.device.name
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    stored = store.read_run(store.save_run(run))
+    assert stored.device.to_dict() == document.device.to_dict() and stored.device.sm_count == document.device.sm_count
 
 
 def test_a_results_document_refuses_another_schema_in_one_line() -> None:

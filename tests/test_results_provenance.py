@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from profiling.device_model import DeviceInfo
 from profiling.paths import SOURCE_ROOT
 from profiling.runs import results as R
 
@@ -69,7 +70,7 @@ def test_source_digest_follows_the_kernel_and_gpu_code_only(repo: Path, tmp_path
 
 def test_documents_record_commit_digest_and_tool_versions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(R.COMMIT_ENV, "0123abc")
-    doc = R.build_document(DEVICE, {"repeats": 3}, [], "2026-11-22T00:00:00Z")
+    doc = R.build_document(DeviceInfo.from_dict(DEVICE), {"repeats": 3}, [], "2026-11-22T00:00:00Z")
     assert doc.tool == {
         "gemmlens_commit": "0123abc",
         "source_digest": R.source_digest(SOURCE_ROOT),

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from profiling.charts import history_figure, review_html
+from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput
 from profiling.runs import convert, records, review
 from profiling.runs.comparison import (
@@ -324,7 +325,7 @@ def test_review_figures_escape_every_label_that_came_with_a_run() -> None:
     rows = [{"run_id": r.id, "run_label": r.label, "created_utc": "2026-11-22T00:00:00Z", "kind": "bench",
              "device_name": device, "device_cc": "9.0", **r.results[0].to_dict()} for r in (base, cand)]  # fmt: skip
     history = review.kernel_history(review.rows_frame(rows), kernel)
-    ceilings = recorded_device_ceilings({"name": "NVIDIA H100 80GB HBM3"})
+    ceilings = recorded_device_ceilings(DeviceInfo(name="NVIDIA H100 80GB HBM3"))
     figures = [*comparison_figures(base, [cand], comparison), history_figure(history, kernel),
                review_roofline(base, [cand], ceilings)]  # fmt: skip
     shown = []

@@ -127,7 +127,7 @@ def test_the_guard_lists_software_clock_and_flush_differences_as_warnings() -> N
         base,
         catalog_commit="0000000",
         meta={**base.meta, "settings": {**base.settings, "flush_l2": False}},
-        device={**base.device, "driver": "575.00"},
+        device=dataclasses.replace(base.device, driver="575.00"),
     )
     guard = comparability(base, other)
     assert guard.comparable

@@ -9,11 +9,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from profiling.device_model import Ceiling, Ceilings, best_ceilings, device_slug
+from profiling.device_model import Ceiling, Ceilings, DeviceInfo, best_ceilings, device_slug
 from profiling.errors import InvalidInput
 from profiling.nsight.report import Report
 from profiling.paths import BUNDLED_RESULTS_DIR
@@ -27,26 +27,25 @@ BUNDLED_CEILINGS = "ceilings.json"
 # ---------------------------------------------------------------------------------------------
 
 
-def ceilings_for(device: Mapping[str, Any] | None = None, report: Report | None = None) -> Ceilings:
+def ceilings_for(device: DeviceInfo | None = None, report: Report | None = None) -> Ceilings:
     """The best ceilings known: the ncu report's own clocks, else the device's properties, else the table."""
     metrics = None
     name = None
     if report is not None and report.launches:
         metrics = {k: m.value for k, m in report.launches[0].metrics.items()}
         name = report.launches[0].attributes.get("device__attribute_display_name")
-    info = dict(device) if device else None
-    return best_ceilings(ncu_metrics=metrics, device_info=info, device_name=name or (info or {}).get("name"))
+    return best_ceilings(ncu_metrics=metrics, device_info=device, device_name=name or (device.name if device else None))
 
 
-def recorded_device_ceilings(device: Mapping[str, Any] | None, device_name: str | None = None) -> Ceilings | None:
+def recorded_device_ceilings(device: DeviceInfo | None, device_name: str | None = None) -> Ceilings | None:
     """Ceilings for a device recorded with a saved run: its properties when they were recorded, else the built-in
     table by name (`device_name` when the device has none); None when neither knows it."""
-    info = dict(device or {})
-    info.setdefault("name", device_name)
+    device = device or DeviceInfo()
+    name = device.name or device_name
     try:
-        if info.get("sm_count"):
-            return ceilings_for(info)
-        return best_ceilings(device_name=info.get("name"))
+        if device.sm_count:
+            return ceilings_for(replace(device, name=name))
+        return best_ceilings(device_name=name)
     except InvalidInput:
         return None
 
@@ -95,11 +94,11 @@ def measured_ceilings(device_name: str | None, folder: Path | None = None) -> Ce
     return record_ceilings(record)
 
 
-def recorded_measurements(bundled: Path = BUNDLED_RESULTS_DIR) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+def recorded_measurements(bundled: Path = BUNDLED_RESULTS_DIR) -> list[tuple[str, dict[str, Any], DeviceInfo]]:
     """Every measured-ceilings record this machine holds, for showing without a GPU: (where it is, the record, the
-    device's properties or {}), this machine's cache first, then the bundled ones (results/*/ceilings.json), each
-    newest first. Unreadable files are skipped."""
-    found: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    device's properties, empty where the file has none), this machine's cache first, then the bundled ones
+    (results/*/ceilings.json), each newest first. Unreadable files are skipped."""
+    found: list[tuple[str, dict[str, Any], DeviceInfo]] = []
     cached = sorted(_cache_dir().glob("*.json"))
     for path in [*cached, *sorted(bundled.glob(f"*/{BUNDLED_CEILINGS}"))]:
         try:
@@ -109,7 +108,7 @@ def recorded_measurements(bundled: Path = BUNDLED_RESULTS_DIR) -> list[tuple[str
         record, device = (data.get("measured"), data.get("device")) if path.name == BUNDLED_CEILINGS else (data, {})
         if isinstance(record, dict) and {"device", "measured_utc", "ceilings"} <= set(record):
             where = f"cached in {path}" if path in cached else f"bundled: {path.parent.name}/{path.name}"
-            found.append((where, record, device if isinstance(device, dict) else {}))
+            found.append((where, record, DeviceInfo.from_dict(device)))
     found.sort(key=lambda f: (f[0].startswith("bundled"), -_stamp(f[1])))
     return found
 

@@ -30,7 +30,7 @@ class LaunchConfig:
 
 def launch_configs_from_bench(document: ResultsDocument) -> list[LaunchConfig]:
     """One config per compiled kernel in a results document (block, registers, static + dynamic smem)."""
-    cc = str(document.device.get("cc") or "9.0")
+    cc = document.device.cc or "9.0"
     seen: dict[str, LaunchConfig] = {}
     for r in document.results:
         block = (r.launch or {}).get("block")

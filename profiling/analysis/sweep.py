@@ -23,7 +23,7 @@ SWEEP_FOLDER = "sweep"  # results/<device>-<date>/sweep/*.json: bundled grid swe
 def sweep_frame(document: ResultsDocument) -> pd.DataFrame:
     """One row per result: kernel, shape, status, TFLOP/s, % of cuBLAS, median ms, and for catalog kernels the
     block count, blocks per SM and waves (from the launch facts and the device's SM count)."""
-    sms = document.device.get("sm_count")
+    sms = document.device.sm_count
     rows = []
     for r in document.results:
         launch = r.launch or {}

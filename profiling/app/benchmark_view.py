@@ -52,7 +52,7 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
     if source.startswith("bundled"):
         ui.bundled_caption(bundle)
     else:
-        name = document.device.get("name", "the GPU")
+        name = document.device.name or "the GPU"
         st.caption(f"Measured now on {ui.safe_md(name)} at {ui.safe_md(document.created_utc)}")
     results = cache.table(tables.bench_frame, document)
     if results.empty:
@@ -81,7 +81,7 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
 def save_section(document: ResultsDocument) -> None:
     """A form that saves the document to the store as a run, labelled with its GPU and date by default."""
     with st.expander("Save this run to the store (Review page)"), st.form("save_bench"):
-        label = st.text_input("Label", f"{document.device.get('name', 'run')} {document.created_utc[:10]}")
+        label = st.text_input("Label", f"{document.device.name or 'run'} {document.created_utc[:10]}")
         notes = st.text_area("Notes", "")
         if st.form_submit_button("Save run"):
             with ui.user_errors():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput
 from profiling.nsight import load as ncu_load
 from profiling.nsight import report as ncu_report
@@ -24,7 +24,7 @@ class Bundle:
 
     name: str
     path: Path
-    device: dict[str, Any]
+    device: DeviceInfo
     device_name: str
     date: str
     bench_files: tuple[Path, ...]
@@ -98,9 +98,9 @@ def _bundle(folder: Path, name: str, date: str | None, bench_prefix: bool) -> tu
     is_bench = (lambda p: p.stem.startswith("bench")) if bench_prefix else (lambda p: "bench" in p.stem)
     main = [(p, d) for p, d in docs if is_bench(p)] or (docs if bench_prefix else [])
     others = tuple(p for p, _ in docs if all(p != q for q, _ in main))
-    device = dict(main[0][1].device) if main else {}
+    device = main[0][1].device if main else DeviceInfo()
     date = date or (docs[0][1].created_utc[:10] if docs else "unknown date")
-    device_name = device.get("name") or name.split("/")[0].removesuffix(f"-{date}").upper()
+    device_name = device.name or name.split("/")[0].removesuffix(f"-{date}").upper()
     written = max((d.created_utc for _, d in main), default="")
     bundle = Bundle(
         name=name,
@@ -120,7 +120,7 @@ def load_bench(bundle: Bundle) -> ResultsDocument:
     """The bundle's results documents merged into one (device and settings of the first)."""
     docs = [load_document(p) for p in bundle.bench_files]
     if not docs:
-        return ResultsDocument(created_utc=bundle.date, device=dict(bundle.device))
+        return ResultsDocument(created_utc=bundle.date, device=bundle.device)
     return merge_documents(docs, [p.name for p in bundle.bench_files])
 
 

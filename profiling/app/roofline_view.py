@@ -4,16 +4,15 @@ benchmark at one size), and the chart, its table and the ceilings with the measu
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
 from profiling.analysis.ceilings import ceilings_for, measured_ceilings
 from profiling.app import cache, table_format, tables
 from profiling.charts.roofline import with_fallback
-from profiling.device_model import Ceilings
+from profiling.device_model import Ceilings, DeviceInfo
 from profiling.nsight import report as ncu_report
 from profiling.runs.results import ResultsDocument
 
@@ -21,9 +20,7 @@ View = Callable[[Ceilings], cache.RooflineView]
 """The roofline of the chosen data under given ceilings (cached per server)."""
 
 
-def report_plot(
-    reports: list[tuple[str, ncu_report.Report]], device: Mapping[str, Any] | None
-) -> tuple[View, Ceilings]:
+def report_plot(reports: list[tuple[str, ncu_report.Report]], device: DeviceInfo | None) -> tuple[View, Ceilings]:
     """A hierarchical roofline (one point per launch and memory level) and its ceilings: the report's own clocks,
     else the properties of `device` (as the bundled benchmark recorded them on the GPU the capture ran on)."""
     ceilings = ceilings_for(device, reports[0][1])

@@ -18,6 +18,7 @@ import streamlit as st
 
 from profiling.app.bundles import Bundle
 from profiling.app.cache import shared_uploads
+from profiling.device_model import DeviceInfo
 from profiling.nsight.report import Report
 from profiling.nsight.runner import ProfileRun
 from profiling.nsight.source import SourcePage
@@ -51,7 +52,7 @@ class Frame:
     """What the frame (app.py) found on this run, for the page it runs: the chosen bundle and the GPU."""
 
     bundle: Bundle | None
-    device: dict[str, Any] | None
+    device: DeviceInfo | None
     no_gpu_reason: str | None
     probing: bool
 

@@ -19,7 +19,7 @@ from profiling.app.bundles import Bundle
 from profiling.app.table_format import compare_display, display, missing  # noqa: F401 - pages call tables.display
 from profiling.app.text import md_escape
 from profiling.charts.roofline import roofline_points
-from profiling.device_model import Ceilings
+from profiling.device_model import Ceilings, DeviceInfo
 from profiling.errors import InvalidInput, first_line
 from profiling.nsight import report as ncu_report
 from profiling.nsight.metric_registry import key_table_columns, key_table_help
@@ -56,23 +56,23 @@ def cuda_version(value: Any) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
-def device_rows(device: Mapping[str, Any]) -> pd.DataFrame:
+def device_rows(device: DeviceInfo) -> pd.DataFrame:
     """The Overview's device table: name, compute capability, SMs, clocks, memory, driver, CUDA, CuPy."""
-    mem = device.get("total_memory_bytes")
+    mem = device.total_memory_bytes
     rows = [
-        ("GPU", device.get("name")),
-        ("compute capability", device.get("cc")),
-        ("SMs", device.get("sm_count")),
-        ("max SM clock (MHz)", device.get("max_sm_clock_mhz")),
-        ("max memory clock (MHz)", device.get("max_mem_clock_mhz")),
+        ("GPU", device.name),
+        ("compute capability", device.cc),
+        ("SMs", device.sm_count),
+        ("max SM clock (MHz)", device.max_sm_clock_mhz),
+        ("max memory clock (MHz)", device.max_mem_clock_mhz),
         ("memory", f"{mem / 2**30:.1f} GiB" if mem else None),
-        ("memory bus (bits)", device.get("memory_bus_width_bits")),
-        ("L2", f"{device['l2_bytes'] / 2**20:.0f} MiB" if device.get("l2_bytes") else None),
-        ("FP32 peak (TFLOP/s)", f"{device['fp32_peak_tflops']:.1f}" if device.get("fp32_peak_tflops") else None),
-        ("driver", device.get("driver")),
-        ("CUDA runtime", cuda_version(device.get("cuda_runtime"))),
-        ("CUDA driver API", cuda_version(device.get("cuda_driver"))),
-        ("CuPy", device.get("cupy")),
+        ("memory bus (bits)", device.memory_bus_width_bits),
+        ("L2", f"{device.l2_bytes / 2**20:.0f} MiB" if device.l2_bytes else None),
+        ("FP32 peak (TFLOP/s)", f"{device.fp32_peak_tflops:.1f}" if device.fp32_peak_tflops else None),
+        ("driver", device.driver),
+        ("CUDA runtime", cuda_version(device.cuda_runtime)),
+        ("CUDA driver API", cuda_version(device.cuda_driver)),
+        ("CuPy", device.cupy),
     ]
     return pd.DataFrame([(k, "-" if v is None else str(v)) for k, v in rows], columns=["property", "value"])
 
@@ -390,11 +390,11 @@ def run_info_table(run: SavedRun | Mapping[str, Any]) -> pd.DataFrame:
         ("notes", run.notes),
         ("created", iso_utc(run.created)),
         ("kind", run.kind),
-        ("device", device.get("name") or run.device_name),
-        ("compute capability", device.get("cc") or run.device_cc),
-        ("driver", device.get("driver")),
-        ("CUDA runtime", cuda_version(device.get("cuda_runtime"))),
-        ("max SM clock (MHz)", device.get("max_sm_clock_mhz")),
+        ("device", device.name or run.device_name),
+        ("compute capability", device.cc or run.device_cc),
+        ("driver", device.driver),
+        ("CUDA runtime", cuda_version(device.cuda_runtime)),
+        ("max SM clock (MHz)", device.max_sm_clock_mhz),
         ("catalog commit", run.catalog_commit),
     ]
     return pd.DataFrame([(k, "" if v is None else str(v)) for k, v in rows], columns=["property", "value"])

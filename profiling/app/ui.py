@@ -21,6 +21,7 @@ from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bun
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
 from profiling.cluster.app import work_per_gpu
+from profiling.device_model import DeviceInfo
 from profiling.errors import GemmLensError, first_line
 from profiling.gpu import env as gpu_env
 from profiling.nsight import report as ncu_report
@@ -139,7 +140,7 @@ def _probe_state() -> dict[str, Any]:
     return {"lock": threading.Lock(), "job": None, "outcome": None}
 
 
-def device_status(timeout_s: float = 30.0) -> tuple[dict[str, Any] | None, str | None, bool]:
+def device_status(timeout_s: float = 30.0) -> tuple[DeviceInfo | None, str | None, bool]:
     """(device, why there is none, still probing). The probe is a device_info worker job queued once per
     server and never waited for: pages render at once and call `rerun_when_probed()` while it runs."""
     off = gpu_switched_off()

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from profiling.cluster.share import CANCEL_PREFIX, TOPIC_PREFIX, run_share
+from profiling.device_model import DeviceInfo
 from profiling.errors import WorkerError, error_line
 from profiling.gpu.jobs import Job, Task
 from profiling.gpu.process import worker_command
@@ -163,7 +164,7 @@ def cluster_document(
     reference_ratios_per_gpu_type(typed)
     first = next((g for g in gpus if g.get("name")), None)
     device = {k: v for k, v in first.items() if k not in ("host", "worker", "cuda_visible_devices")} if first else None
-    document = build_document(device, asdict(settings), typed, started_utc)
+    document = build_document(DeviceInfo.from_dict(device), asdict(settings), typed, started_utc)
     unique = {(g.get("host"), g.get("worker"), g.get("uuid") or g.get("pci_bus_id")): g for g in gpus}
     per_gpu = Counter(_gpu_label(r.get("gpu") or "none", len({g.get("host") for g in gpus})) for r in results)
     document.cluster = cluster | {"gpus": list(unique.values()), "results_per_gpu": dict(sorted(per_gpu.items()))}

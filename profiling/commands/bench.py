@@ -114,5 +114,5 @@ def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> 
 def _name_device(document: ResultsDocument) -> None:
     """The device line of a results document."""
     device = document.device
-    if device:
-        print(f"{device['name']} (cc {device['cc']}, {device['sm_count']} SMs, driver {device.get('driver')})")
+    if device.known:
+        print(f"{device.name} (cc {device.cc}, {device.sm_count} SMs, driver {device.driver})")

@@ -54,12 +54,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _heading(ceilings: usecases.CeilingsRun) -> str:
     device, record = ceilings.device, ceilings.record
-    cc = f" (cc {device['cc']})" if device.get("cc") else ""
+    cc = f" (cc {device.cc})" if device.cc else ""
     where = "" if ceilings.source in ("measured now", "cached") else f" [{ceilings.source}]"
-    return f"{device.get('name') or record['device']}{cc}; measured {record['measured_utc']}{where}"
+    return f"{device.name or record['device']}{cc}; measured {record['measured_utc']}{where}"
 
 
 def _document(ceilings: usecases.CeilingsRun) -> dict:
     theoretical = ceilings.theoretical.to_dict() if ceilings.theoretical else None
-    out = {"device": ceilings.device, "measured": ceilings.record, "theoretical": theoretical}
+    out = {"device": ceilings.device.to_dict(), "measured": ceilings.record, "theoretical": theoretical}
     return out if ceilings.source in ("measured now", "cached") else out | {"source": ceilings.source}

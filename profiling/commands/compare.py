@@ -199,6 +199,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _describe(run: SavedRun, spec: str) -> str:
-    device = run.device.get("name") or "unknown device"
+    device = run.device.name or "unknown device"
     ident = f"run {run.id}" if run.id is not None else spec
     return f"{ident} '{run.label}' ({run.kind}, {device}, {iso_utc(run.created)})"

@@ -60,7 +60,8 @@ def result_gpu(run: SavedRun, result: RunResult) -> GpuIdentity:
     if isinstance(tagged, Mapping) and tagged:
         source, host = tagged, _text(result.extra.get("host")) or _text(tagged.get("host"))
     else:
-        source, host = run.device, _text(run.device.get("host"))
+        source = run.device.to_dict()  # the same keys as a cluster's tagged GPU
+        host = _text(source.get("host"))
     model = _text(source.get("name")) or _text(run.device_name) or UNKNOWN_MODEL
     uuid = _uuid(source)
     if uuid:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput
 from profiling.runs.values import (
     as_int,
@@ -347,7 +348,7 @@ class SavedRun:
     results: tuple[RunResult, ...] = ()
     author: str = ""
     notes: str = ""
-    device: dict[str, Any] = field(default_factory=dict)  # name, cc, driver, cuda_runtime, max_sm_clock_mhz...
+    device: DeviceInfo = field(default_factory=DeviceInfo)  # the GPU it ran on: name, cc, driver, clocks...
     catalog_commit: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)  # settings, tool, source, layout, warnings...
     id: int | None = None
@@ -374,7 +375,7 @@ class SavedRun:
         created: str | dt.datetime | None = None,
         author: str | None = "",
         notes: str | None = "",
-        device: Mapping[str, Any] | None = None,
+        device: DeviceInfo | Mapping[str, Any] | None = None,
         catalog_commit: str | None = None,
         meta: Mapping[str, Any] | None = None,
         id: int | None = None,
@@ -386,12 +387,12 @@ class SavedRun:
         lengths the store allows, JSON-safe device and meta; results given as dicts are cleaned too."""
         if kind not in KINDS:
             raise InvalidInput(f"run kind must be one of {', '.join(KINDS)}, not {kind!r}")
-        if device is not None and not isinstance(device, Mapping):
+        if device is not None and not isinstance(device, (Mapping, DeviceInfo)):
             raise InvalidInput("run `device` must be an object")
         if meta is not None and not isinstance(meta, Mapping):
             raise InvalidInput("run `meta` must be an object")
         when = to_utc(created, "created_utc").replace(microsecond=0)
-        device = jsonable(device or {})
+        raw_device = jsonable(device.to_dict() if isinstance(device, DeviceInfo) else device or {})
         label = unicode_text(label or "").strip() or f"{kind} {when:%Y-%m-%d %H:%M}"
         return cls(
             label=label[:300],
@@ -403,13 +404,13 @@ class SavedRun:
             ),
             author=unicode_text(author or "").strip()[:200],
             notes=unicode_text(notes or ""),
-            device=device,
+            device=DeviceInfo.from_dict(raw_device),
             catalog_commit=unicode_text(catalog_commit) if catalog_commit else None,
             meta=jsonable(meta or {}),
             id=_run_id(id),
             saved=None if saved is None or saved == "" else to_utc(saved, "saved_utc"),
-            device_name=nonempty_str(device_name) or nonempty_str(device.get("name")),
-            device_cc=nonempty_str(device_cc) or nonempty_str(device.get("cc")),
+            device_name=nonempty_str(device_name) or nonempty_str(raw_device.get("name")),
+            device_cc=nonempty_str(device_cc) or nonempty_str(raw_device.get("cc")),
         )
 
     @classmethod
@@ -423,9 +424,6 @@ class SavedRun:
         results = record.get("results")
         if not isinstance(results, Sequence) or isinstance(results, (str, bytes)):
             raise InvalidInput("a run needs a `results` list")
-        device = record.get("device") or {}
-        if not isinstance(device, Mapping):
-            raise InvalidInput("run `device` must be an object")
         return cls.create(
             results,
             label=record.get("label"),
@@ -433,7 +431,7 @@ class SavedRun:
             created=record.get("created_utc"),
             author=record.get("author"),
             notes=record.get("notes"),
-            device=device,
+            device=record.get("device") or {},  # create() refuses one that is not an object
             catalog_commit=record.get("catalog_commit"),
             meta=record.get("meta"),
             id=record.get("id"),
@@ -452,7 +450,7 @@ class SavedRun:
         out.update(label=self.label, author=self.author, notes=self.notes, created_utc=iso_utc(self.created))
         if stored:
             out["saved_utc"] = iso_utc(self.saved)
-        out.update(kind=self.kind, device=dict(self.device))
+        out.update(kind=self.kind, device=self.device.to_dict())
         if stored:
             out.update(device_name=self.device_name, device_cc=self.device_cc)
         out.update(catalog_commit=self.catalog_commit, meta=dict(self.meta))

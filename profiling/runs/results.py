@@ -16,6 +16,7 @@ from typing import Any
 
 from kernels.catalog import reference_ids
 from kernels.registry import operation_of
+from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput
 from profiling.paths import SOURCE_ROOT
 from profiling.runs.records import BENCH_SCHEMA as SCHEMA
@@ -45,7 +46,7 @@ class ResultsDocument:
     results: list[BenchResult] = field(default_factory=list)
     created_utc: str = ""
     tool: dict[str, Any] = field(default_factory=dict)  # gemmlens_commit, source_digest, cupy, CUDA and driver versions
-    device: dict[str, Any] = field(default_factory=dict)  # the worker's description of the GPU (gpu.device)
+    device: DeviceInfo = field(default_factory=DeviceInfo)  # the GPU it ran on, as the worker described it
     settings: dict[str, Any] = field(default_factory=dict)  # the BenchSettings the job ran with
     ab: dict[str, Any] | None = None  # {"a", "b", "paired"}: which two kernels an A/B run interleaved
     tuning: dict[str, Any] | None = None  # {"kernels", "best", "by_gpu_type"?, "record_errors"?}
@@ -54,8 +55,7 @@ class ResultsDocument:
 
     @property
     def device_name(self) -> str | None:
-        name = self.device.get("name")
-        return str(name) if name else None
+        return self.device.name or None
 
     @property
     def all_verified(self) -> bool:
@@ -76,7 +76,7 @@ class ResultsDocument:
             results=[BenchResult.from_dict(row, f"result {i + 1}") for i, row in enumerate(data["results"])],
             created_utc=str(data.get("created_utc") or ""),
             tool=part("tool") or {},
-            device=part("device") or {},
+            device=DeviceInfo.from_dict(part("device")),
             settings=part("settings") or {},
             ab=part("ab"),
             tuning=part("tuning"),
@@ -90,7 +90,7 @@ class ResultsDocument:
             "schema": SCHEMA,
             "created_utc": self.created_utc,
             "tool": self.tool,
-            "device": self.device,
+            "device": self.device.to_dict(),
             "settings": self.settings,
             "results": [r.to_dict() for r in self.results],
         }
@@ -137,19 +137,18 @@ def source_digest(root: Path = SOURCE_ROOT) -> str:
 
 
 def build_document(
-    device: dict[str, Any] | None, settings: dict[str, Any], results: list[BenchResult], created_utc: str
+    device: DeviceInfo, settings: dict[str, Any], results: list[BenchResult], created_utc: str
 ) -> ResultsDocument:
-    """A results document as written by `python -m profiling bench --json`: the worker's device description and the
-    job's settings (both JSON from the worker pipe) with the tool versions this checkout ran."""
-    device = device or {}
+    """A results document as written by `python -m profiling bench --json`: the worker's device and the job's
+    settings (JSON from the worker pipe) with the tool versions this checkout ran."""
     tool = {
         "gemmlens_commit": git_commit(),
         "source_digest": source_digest(),
-        "cupy": device.get("cupy"),
-        "cuda_runtime": device.get("cuda_runtime"),
-        "cuda_driver": device.get("cuda_driver"),
-        "nvidia_driver": device.get("driver"),
-        "python": device.get("python"),
+        "cupy": device.cupy,
+        "cuda_runtime": device.cuda_runtime,
+        "cuda_driver": device.cuda_driver,
+        "nvidia_driver": device.driver,
+        "python": device.python,
     }
     return ResultsDocument(results=list(results), created_utc=created_utc, tool=tool, device=device, settings=settings)
 

@@ -40,6 +40,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput, error_line
 from profiling.runs import audit
 from profiling.runs.comments import launches_of
@@ -424,7 +425,7 @@ class RunStore:
             return ids
 
     def _add(self, session: Session, run: SavedRun) -> int:
-        device = run.device
+        device = run.device.to_dict()  # the store's JSON column, and its typed columns read from it
         row = RunRow(
             label=run.label, author=run.author, notes=run.notes,
             created_at=run.created, saved_at=to_utc(None), kind=run.kind,
@@ -465,7 +466,7 @@ def _saved_run(row: RunRow, results: Sequence[RunResult]) -> SavedRun:
         results=tuple(results),
         author=row.author,
         notes=row.notes,
-        device=dict(row.device_json or {}),
+        device=DeviceInfo.from_dict(row.device_json),
         catalog_commit=row.catalog_commit,
         meta=dict(row.meta or {}),
         id=row.id,

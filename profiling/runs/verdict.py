@@ -252,12 +252,12 @@ def _text(value: Any) -> str:
 
 
 def _versions(run: Any) -> dict[str, Any]:
-    device = run.device or {}
+    device = run.device
     tool = (run.meta or {}).get("tool") or {}
     return {
-        "driver": device.get("driver") or tool.get("nvidia_driver"),
-        "CUDA runtime": device.get("cuda_runtime") or tool.get("cuda_runtime"),
-        "CuPy": device.get("cupy") or tool.get("cupy"),
+        "driver": device.driver or tool.get("nvidia_driver"),
+        "CUDA runtime": device.cuda_runtime or tool.get("cuda_runtime"),
+        "CuPy": device.cupy or tool.get("cupy"),
         "ncu": tool.get("ncu") or (run.meta or {}).get("ncu_version"),
         "commit": run.catalog_commit,
     }
@@ -294,8 +294,8 @@ def comparability(baseline: Any, candidate: Any, *, cross_gpu: bool = False) -> 
     ncu, commit, median SM clock, power/thermal capping and the L2 flush setting (warnings)."""
     diffs: list[Difference] = []
     b_gpu, c_gpu = (
-        baseline.device_name or (baseline.device or {}).get("name"),
-        candidate.device_name or (candidate.device or {}).get("name"),
+        baseline.device_name or baseline.device.name,
+        candidate.device_name or candidate.device.name,
     )
     if b_gpu and c_gpu and b_gpu != c_gpu:
         diffs.append(Difference("GPU model", b_gpu, c_gpu, blocking=True))
