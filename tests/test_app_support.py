@@ -21,6 +21,7 @@ from profiling import charts, usecases
 from profiling.analysis import ceilings, launches
 from profiling.app import bundles, kernel_facts, tables, text, ui
 from profiling.app.gpu_queue import GpuJobQueue
+from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput, ReportError
 from profiling.gpu import env as gpu_env
 from profiling.gpu.jobs import BenchSettings, sweep_sizes
@@ -528,7 +529,7 @@ def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
     def fake_job(timeout_s: float = 30.0):
         def run(job):
             release.wait(5)
-            return {"name": "probe GPU", "cc": "9.0"}
+            return DeviceInfo(name="probe GPU", cc="9.0")
 
         return run
 
@@ -540,7 +541,7 @@ def test_device_probe_never_blocks_the_page(monkeypatch) -> None:
     deadline = time.time() + 5
     while ui.device_status()[2] and time.time() < deadline:
         time.sleep(0.01)
-    assert ui.device_status() == ({"name": "probe GPU", "cc": "9.0"}, None, False)
+    assert ui.device_status() == (DeviceInfo(name="probe GPU", cc="9.0"), None, False)
     monkeypatch.setenv("GEMMLENS_GPU", "off")
     device, reason, probing = ui.device_status()
     assert device is None and "GEMMLENS_GPU=off" in reason and not probing

@@ -3,12 +3,17 @@ driven end to end in test_app_pages.py)."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from profiling.app import benchmark_view, bundles, occupancy_view, reports_view, tables
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from profiling.app import benchmark_view, bundles, occupancy_view, reports_view, tables, ui
 from profiling.errors import GemmLensError, InvalidInput
 from profiling.shape import Shape
 
+ROOT = Path(__file__).resolve().parents[1]
 BUNDLE = next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-22")
 
 
@@ -55,3 +60,17 @@ def test_the_launch_choice_starts_again_when_the_launches_shown_change() -> None
     assert reports_view.compare_key(bundled) == reports_view.compare_key(list(bundled))
     assert reports_view.compare_key(bundled) != reports_view.compare_key([*bundled, "v5 1024x1024x1024"])
     assert reports_view.compare_key(bundled).startswith("cmp-") and len(reports_view.compare_key(bundled)) == 16
+
+
+def test_the_overview_describes_the_gpu_found_from_its_typed_description(monkeypatch) -> None:
+    """With a GPU found, the banner and the device table read the probe's DeviceInfo (here the H200 of the bundle)."""
+    device = bundles.load_bench(BUNDLE).device
+    monkeypatch.setattr(ui, "device_status", lambda timeout_s=30.0: (device, None, False))
+    st.cache_data.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert (
+        at.success[0].value.replace("\\", "") == "GPU found: NVIDIA H200 (compute capability 9.0)"
+    )  # Markdown-escaped
+    rows = dict(zip(at.dataframe[0].value["property"], at.dataframe[0].value["value"], strict=True))
+    assert (rows["GPU"], rows["SMs"], rows["L2"]) == ("NVIDIA H200", "132", f"{device.l2_bytes / 2**20:.0f} MiB")
