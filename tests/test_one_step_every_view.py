@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from profiling.analysis.details import details
+from profiling.analysis.launch_compare import compare
 from profiling.app import indexing, tables, why
 from profiling.cli import main
 from profiling.nsight import metric_registry as R
@@ -90,3 +92,15 @@ def test_source_command_shows_n_way_only_on_shared_memory_instructions(capsys: p
 def test_the_reports_columns_explain_themselves_in_the_registrys_words() -> None:
     assert tables.KEY_TABLE_HELP[PER_REQUEST.title] == R.WAVEFRONTS_PER_REQUEST_MEANING
     assert tables.KEY_TABLE_HELP[R.LD_CONFLICT_RATE.title] == R.CONFLICT_RATE_MEANING
+
+
+def test_details_and_the_launch_comparison_show_tensor_pipes_only_for_tensor_core_work(launches: dict) -> None:
+    """The Details page's pipe chart and the launch comparison (Details' Compare tab, `compare-launches`) leave the
+    tensor pipes out for two FP32 kernels, and keep them where a launch is tensor-core work."""
+    fp32 = [f.label for f in details(launches["v3"]).pipes]
+    assert "FMA pipe" in fp32 and not [label for label in fp32 if "tensor" in label]
+    assert not [row.label for row in compare(launches["v3"], launches["v4"]) if "tensor" in row.label]
+    assert launches["wmma-addmm"].identity.tensor_core
+    tensor = [f.label for f in details(launches["wmma-addmm"]).pipes]
+    assert {"tensor (all) pipe", "tensor (warp group) pipe"} <= set(tensor)
+    assert "tensor (all) pipe" in [row.label for row in compare(launches["v8-async"], launches["wmma-addmm"])]

@@ -138,7 +138,11 @@ class Details:
 
 
 def _figures(launch: KernelLaunch, section: str) -> list[Figure]:
-    return [Figure(m.label, m.name, value(launch, m.name), m.unit) for m in DETAIL_METRICS if m.section == section]
+    return [
+        Figure(m.label, m.name, value(launch, m.name), m.unit)
+        for m in DETAIL_METRICS
+        if m.section == section and m.metric.shown_for(launch)
+    ]
 
 
 def _rate(moved: float | None, seconds: float | None) -> float | None:

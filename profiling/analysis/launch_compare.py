@@ -53,7 +53,8 @@ def compare(
     """Every Details figure and each `extra` metric name of two launches, the largest change (by |Δ %|) first;
     rows where either launch lacks the value come last. `units`: the unit of an extra metric, where known."""
     rows: list[MetricChange] = []
-    wanted = [m.name for m in DETAIL_METRICS] + [n for n in extra if n not in BY_NAME]
+    shown = [m.name for m in DETAIL_METRICS if m.metric.shown_for(baseline, candidate)]
+    wanted = shown + [n for n in extra if n not in BY_NAME or n not in shown]
     for name in dict.fromkeys(wanted):
         known = BY_NAME.get(name)
         a, b = value(baseline, name), value(candidate, name)

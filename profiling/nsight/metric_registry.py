@@ -95,6 +95,11 @@ class MetricDef:
         value = self.base_value(launch)
         return value * self.scale if value is not None else None
 
+    def shown_for(self, *launches: KernelLaunch) -> bool:
+        """Whether a view shows it for these launches: a tensor-core quantity only where one of them is tensor-core
+        work (launch.identity), anything else always."""
+        return self.applies != "tensor_core" or any(launch.identity.tensor_core for launch in launches)
+
 
 def _d(key: str, label: str, unit: str, scale: float, meaning: str, better: Direction = "", **kw: object) -> MetricDef:
     return MetricDef(key, label, unit, scale, meaning, better=better, **kw)  # type: ignore[arg-type]
@@ -353,8 +358,8 @@ def shared_bytes(launch: KernelLaunch) -> float | None:
     return None if wavefronts is None else WAVEFRONT_BYTES * wavefronts
 
 
-def _peak(key: str, label: str, name: str, better: Direction = "") -> MetricDef:
-    return _d(key, label, "%", 1, _OF_PEAK if not better else "", better, names=(name,))
+def _peak(key: str, label: str, name: str, better: Direction = "", applies: Applies = "any") -> MetricDef:
+    return _d(key, label, "%", 1, _OF_PEAK if not better else "", better, names=(name,), applies=applies)
 
 
 L1TEX_THROUGHPUT = _peak("l1tex_throughput_pct", "L1/TEX throughput", M.L1TEX_THROUGHPUT)
@@ -362,7 +367,10 @@ L2_THROUGHPUT = _peak("l2_throughput_pct", "L2 throughput", M.L2_THROUGHPUT)
 ELAPSED_CYCLES = _d("elapsed_cycles", "elapsed cycles", "cycle", 1, "", "lower", names=(M.ELAPSED_CYCLES,))
 SM_FREQUENCY = _d("sm_frequency", "SM frequency", "hz", 1, "", names=(M.SM_FREQUENCY,))
 PIPES: tuple[MetricDef, ...] = tuple(
-    _peak(f"pipe_{label.split()[0].lower()}_pct", f"{label} pipe", M.PIPE_PCT.format(name))
+    _peak(
+        f"pipe_{label.split()[0].lower()}_pct", f"{label} pipe", M.PIPE_PCT.format(name),
+        applies="tensor_core" if label.startswith("tensor") else "any",
+    )
     for label, name in (
         ("FMA", "pipe_fma_cycles_active"), ("ALU", "pipe_alu_cycles_active"), ("LSU", "inst_executed_pipe_lsu"),
         ("tensor (all)", "pipe_tensor_cycles_active"), ("tensor (warp group)", "inst_executed_pipe_tensor_op_gmma"),
@@ -370,7 +378,7 @@ PIPES: tuple[MetricDef, ...] = tuple(
         ("CBU", "inst_executed_pipe_cbu"), ("uniform", "inst_executed_pipe_uniform"), ("TMA", "pipe_tma_cycles_active"),
     )
 )  # fmt: skip
-"""Each pipe's utilisation, % of its peak."""
+"""Each pipe's utilisation, % of its peak (the tensor pipes only for tensor-core work)."""
 ISSUE_SLOTS = _peak("issue_slots_pct", "issue slots busy", M.ISSUE_SLOTS, "higher")
 L1TEX_BYTES = _d(
     "l1tex_bytes", "L1/TEX bytes (global, local)", "byte", 1, "", "lower", compute=l1tex_bytes, names=(M.L1_BYTES,)
