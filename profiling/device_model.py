@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from profiling import metric_names as MN
 from profiling.errors import InvalidInput
 
 # FP32 lanes (FP32 "CUDA cores") per SM; CUDA C++ Programming Guide, compute-capability sections
@@ -383,29 +384,29 @@ def ceilings_from_ncu(metrics: dict[str, float]) -> Ceilings:
     return Ceilings(
         fp32_flops=_product(
             metrics,
-            "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
-            "sm__cycles_elapsed.avg.per_second",
+            MN.FFMA_PEAK_PER_CYCLE,
+            MN.SM_CLOCK,
             2.0,
             "FFMA peak per cycle x 2 x SM clock",
         ),
         dram_bytes_per_s=_product(
             metrics,
-            "dram__bytes.sum.peak_sustained",
-            "dram__cycles_elapsed.avg.per_second",
+            MN.DRAM_PEAK_PER_CYCLE,
+            MN.DRAM_CLOCK,
             1.0,
             "DRAM bytes per cycle x DRAM clock",
         ),
         l2_bytes_per_s=_product(
             metrics,
-            "lts__t_bytes.sum.peak_sustained",
-            "lts__cycles_elapsed.avg.per_second",
+            MN.L2_PEAK_PER_CYCLE,
+            MN.L2_CLOCK,
             1.0,
             "L2 bytes per cycle x L2 clock",
         ),
         l1_bytes_per_s=_product(
             metrics,
-            "l1tex__t_bytes.sum.peak_sustained",
-            "l1tex__cycles_elapsed.avg.per_second",
+            MN.L1_PEAK_PER_CYCLE,
+            MN.L1_CLOCK,
             1.0,
             "L1 bytes per cycle x L1 clock",
         ),

@@ -22,8 +22,8 @@ from profiling.nsight.load import load_report
 STALLS = ("dispatch_stall", "not_selected", "short_scoreboard", "long_scoreboard", "barrier", "mio_throttle",
           "no_instruction", "wait", "math_pipe_throttle")  # fmt: skip
 COLUMNS = {
-    "issue_%": "smsp__issue_active.avg.pct_of_peak_sustained_active",
-    "fma_%": "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
+    "issue_%": MN.ISSUE_ACTIVE_PCT,
+    "fma_%": MN.PIPE_PCT.format("inst_executed_pipe_fma"),
     "regs": MN.REGISTERS,
 }
 

@@ -92,6 +92,31 @@ def test_no_metric_name_is_typed_twice(path: Path) -> None:
     assert typed == [], f"{relative(path)} types metric names profiling/metric_names.py defines: {typed[:5]}"
 
 
+NCU_NAME = re.compile(r"^(?:[A-Za-z]+\.){0,2}[a-z0-9]+__[a-z0-9_]+(?:\.[a-z0-9_]+)*$")
+"""The shape of an ncu metric name: unit__counter, then its rollup and submetric (`lts__t_bytes.sum.per_second`),
+optionally behind a details page's section prefix."""
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if p.name != "metric_names.py"], ids=relative)
+def test_no_new_metric_name_is_typed_outside_the_names_module(path: Path) -> None:
+    """A counter with its rollup (`dram__bytes.sum`) is a name the product reads: it belongs in metric_names.py even
+    when no other module names it yet."""
+    typed = [(line, value) for line, value in string_literals(path) if NCU_NAME.match(value) and "." in value]
+    assert typed == [], f"{relative(path)} types ncu metric names; add them to profiling/metric_names.py: {typed[:5]}"
+
+
+def test_no_metric_name_is_typed_in_two_modules() -> None:
+    """The launch and device attributes the parsers map by name (`launch__stack_size`) are typed where they are read,
+    but never in a second module."""
+    where: dict[str, set[str]] = {}
+    for path in SOURCES:
+        for _, value in string_literals(path):
+            if NCU_NAME.match(value):
+                where.setdefault(value, set()).add(relative(path))
+    twice = {name: sorted(paths) for name, paths in where.items() if len(paths) > 1}
+    assert twice == {}, f"metric names typed in more than one module: {twice}"
+
+
 NVTX_PATTERN = re.compile(r"gemmlens:[\[(]|gemmlens:\{|\\d\{1,10\}\)x")
 
 
@@ -138,12 +163,17 @@ def test_the_checks_catch_a_second_copy(tmp_path: Path) -> None:
     copy = tmp_path / "copy.py"
     copy.write_text(
         'T = "gpu__time_duration.sum"\n'
+        'NEW = "l1tex__a_counter_nobody_named.sum"\n'
         'RANGE = re.compile(r"gemmlens:([A-Za-z0-9_.+-]+):(\\d{1,10})x(\\d{1,10})x(\\d{1,10})")\n'
         'm, n, k = text.split("x")\n'
         "rate = flops / seconds / 1e12\n"
         "tensor = pipe_busy >= 1.0 and tensor_inst > 0\n"
     )
     assert [v for _, v in string_literals(copy) if v in NAMES] == ["gpu__time_duration.sum"]
+    assert [v for _, v in string_literals(copy) if NCU_NAME.match(v)] == [
+        "gpu__time_duration.sum",
+        "l1tex__a_counter_nobody_named.sum",
+    ]
     lines = [line for _, line in code_lines(copy)]
-    assert NVTX_PATTERN.search(lines[1]) and SIZE_PARSING.search(lines[2]) and TFLOPS.search(lines[3])
-    assert TENSOR_DECISION.search(lines[4])
+    assert NVTX_PATTERN.search(lines[2]) and SIZE_PARSING.search(lines[3]) and TFLOPS.search(lines[4])
+    assert TENSOR_DECISION.search(lines[5])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from profiling import metric_names as MN
 from profiling.analysis import stalls as ST
 from profiling.nsight import load as L
 from profiling.nsight import report as P
@@ -41,7 +42,7 @@ def test_per_issue_reasons_add_up_to_ncus_warp_cycles_per_issued_instruction(raw
         breakdown = ST.stall_breakdown(launch)
         assert breakdown is not None and breakdown.kind == "cycles_per_issue"
         assert breakdown.source.endswith("_per_issue_active")
-        assert breakdown.total == pytest.approx(launch.value(ST.TOTAL_CPI), rel=0.02)
+        assert breakdown.total == pytest.approx(launch.value(MN.WARP_LATENCY_PER_ISSUE), rel=0.02)
         assert breakdown.values["selected"] == pytest.approx(1.0, abs=0.002)  # each issue costs one cycle
         assert set(breakdown.values) <= set(ST.REASONS)
         assert all(ST.meaning(r) for r in breakdown.values)
@@ -97,16 +98,18 @@ def test_sampled_counts_alone_are_scaled_to_cycles_per_issue(raw: tuple[int, P.R
     launch = by_id(report)["v5"]
     only_samples = copy.copy(launch)
     only_samples.metrics = {
-        k: m for k, m in launch.metrics.items() if k.startswith("smsp__pcsamp_warps_issue_stalled") or k == ST.TOTAL_CPI
+        k: m
+        for k, m in launch.metrics.items()
+        if k.startswith("smsp__pcsamp_warps_issue_stalled") or k == MN.WARP_LATENCY_PER_ISSUE
     }
     scaled = ST.stall_breakdown(only_samples)
     assert scaled.kind == "cycles_per_issue" and scaled.source.startswith("smsp__pcsamp")
-    assert scaled.total == launch.value(ST.TOTAL_CPI)
+    assert scaled.total == launch.value(MN.WARP_LATENCY_PER_ISSUE)
     samples = ST.sampled_stalls(launch)
     assert scaled.shares()["short_scoreboard"] == pytest.approx(samples["short_scoreboard"] / sum(samples.values()))
     # The per-issue ratios and the samples agree on what dominates.
     assert scaled.top(1)[0][0] == ST.stall_breakdown(launch).top(1)[0][0]
-    del only_samples.metrics[ST.TOTAL_CPI]
+    del only_samples.metrics[MN.WARP_LATENCY_PER_ISSUE]
     bare = ST.stall_breakdown(only_samples)
     assert bare.kind == "samples" and bare.total == sum(samples.values())
 

@@ -33,8 +33,8 @@ RATIO_METRICS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (MN.GLOBAL_LD_REQUESTS,),
     ),
     "global_st_sectors_per_request": (
-        ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",),
-        ("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",),
+        (MN.GLOBAL_ST_SECTORS,),
+        (MN.GLOBAL_ST_REQUESTS,),
     ),
     "shared_ld_wavefronts_per_instruction": (
         (MN.SHARED_LD_WAVEFRONTS,),
@@ -173,7 +173,7 @@ def compare_launch(launch: KernelLaunch, prediction: LaunchPrediction) -> list[C
         ),
         "global_st_requests": (
             t["global_st"].requests,
-            launch.value("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"),
+            launch.value(MN.GLOBAL_ST_REQUESTS),
             "hardware counters",
         ),
     }

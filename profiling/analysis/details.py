@@ -169,7 +169,7 @@ def details(launch: KernelLaunch) -> Details:
         ),
         MemoryLevel(
             "Shared", shared, _rate(shared, seconds), None,
-            launch.value("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum.pct_of_peak_sustained_elapsed"),
+            launch.value(MN.SHARED_PIPE_PCT),
         ),
         MemoryLevel(
             "L2", l2, _rate(l2, seconds), launch.value(MN.L2_HIT_RATE),
@@ -180,7 +180,7 @@ def details(launch: KernelLaunch) -> Details:
             launch.value(MN.DRAM_THROUGHPUT),
         ),
     ]  # fmt: skip
-    l1_to_l2 = [launch.value("l1tex__m_xbar2l1tex_read_bytes.sum"), launch.value("l1tex__m_l1tex2xbar_write_bytes.sum")]
+    l1_to_l2 = [launch.value(MN.L2_TO_L1_BYTES), launch.value(MN.L1_TO_L2_BYTES)]
     flows = [
         ("Kernel", "L1/TEX", l1),
         ("Kernel", "Shared", shared),

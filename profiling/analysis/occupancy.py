@@ -322,7 +322,7 @@ def occupancy_from_ncu(metrics: dict[str, float], cc: str) -> OccupancyResult:
     except KeyError as exc:
         raise InvalidInput(f"ncu metrics lack {exc.args[0]}; profile with the LaunchStats section") from None
     shared = int(metrics.get(MN.SMEM_STATIC, 0)) + int(metrics.get(MN.SMEM_DYNAMIC, 0))
-    carveout = metrics.get("launch__shared_mem_config_size")
+    carveout = metrics.get(MN.SMEM_CONFIG_SIZE)
     return theoretical_occupancy(cc, threads, registers, shared, None if carveout is None else int(carveout))
 
 

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from profiling import metric_names as MN
 from profiling.nsight.report import KernelLaunch
 
 if TYPE_CHECKING:
@@ -70,7 +71,6 @@ _SAMPLED = re.compile(r"^smsp__pcsamp_warps_issue_stalled_([a-z_]+?)(_not_issued
 # "Warp State Statistics: Stall Long Scoreboard", or with the body table's title between (the parser keys body
 # items "Section: Body: Label"): "Warp State Statistics: Warp State (All Cycles): Stall Long Scoreboard".
 _DETAILS_LABEL = re.compile(r"^Warp State Statistics: (?:Warp State \(All Cycles\): )?(?:Stall )?(.+)$")
-TOTAL_CPI = "smsp__average_warp_latency_per_inst_issued.ratio"
 
 
 def reason_name(raw: str) -> str:
@@ -161,7 +161,7 @@ def stall_breakdown(launch: KernelLaunch) -> StallBreakdown | None:
     """The launch's stall breakdown from the best source it has (see the module docstring), or None."""
     label = launch.label
     samples = _ordered(sampled_stalls(launch))
-    total_cpi = launch.value(TOTAL_CPI)
+    total_cpi = launch.value(MN.WARP_LATENCY_PER_ISSUE)
     for pattern, source in (
         (_PER_ISSUE, "smsp__average_warps_issue_stalled_*_per_issue_active"),
         (_LATENCY, "smsp__average_warp_latency_issue_stalled_*"),

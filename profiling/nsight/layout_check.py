@@ -11,20 +11,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from profiling import metric_names as MN
 from profiling.nsight import metrics as M
 from profiling.nsight.model import KernelLaunch, Report
 
 # ncu 2025.3.1 prints this sampling counter as "byte" on the details page and "warp" on the raw page (the same
 # count): its value is compared, not its unit. Its raw export prints no unit for idc__requests.sum, which the
 # .ncu-rep itself (read by the ncu-report wheel) gives as "request".
-NCU_UNIT_QUIRKS = {"smsp__pcsamp_warps_issue_stalled_membar", "idc__requests.sum"}
+NCU_UNIT_QUIRKS = {"smsp__pcsamp_warps_issue_stalled_membar", MN.IDC_REQUESTS}
 # ncu 2025.3.1's `--print-units base` export gets these wrong against its own default export of the same report
 # (tests/fixtures/foreign/base_units): a per-Kbyte ratio is scaled the wrong way (1.164 %/Kbyte printed as
 # 1,164 %/byte, not 0.001164), and a minimum that rounds to 0 % is printed unrounded as -0.15 %. They are listed
 # apart, not counted as agreement or as our parser's error.
 NCU_BASE_UNIT_QUIRKS = {
     "derived__pct_occupancy_per_shared_mem_size": "ncu scales a per-Kbyte ratio the wrong way in base units",
-    "sm__pipe_tensor_type_hmma_hgmma_qgmma_imma_igmma_bmma_bgmma_cycles_active.min.pct_of_peak_sustained_elapsed": (
+    MN.TENSOR_PIPE_MIN_PCT: (
         "ncu prints an unrounded negative minimum in base units where the default export rounds it to 0"
     ),
 }

@@ -71,14 +71,14 @@ WORK_METRICS: tuple[str, ...] = (
 )
 
 CEILING_METRICS: tuple[str, ...] = (
-    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
-    "sm__cycles_elapsed.avg.per_second",
-    "dram__bytes.sum.peak_sustained",
-    "dram__cycles_elapsed.avg.per_second",
-    "lts__t_bytes.sum.peak_sustained",
-    "lts__cycles_elapsed.avg.per_second",
-    "l1tex__t_bytes.sum.peak_sustained",
-    "l1tex__cycles_elapsed.avg.per_second",
+    MN.FFMA_PEAK_PER_CYCLE,
+    MN.SM_CLOCK,
+    MN.DRAM_PEAK_PER_CYCLE,
+    MN.DRAM_CLOCK,
+    MN.L2_PEAK_PER_CYCLE,
+    MN.L2_CLOCK,
+    MN.L1_PEAK_PER_CYCLE,
+    MN.L1_CLOCK,
 )
 
 STALL_REASONS_PER_ISSUE: tuple[str, ...] = (
@@ -90,7 +90,7 @@ STALL_REASONS_PER_ISSUE: tuple[str, ...] = (
 # factors of the time split (profiling.analysis.explain): all in the H100 full-set captures and gh100's listing.
 STALL_METRICS: tuple[str, ...] = (
     *(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS_PER_ISSUE),
-    "smsp__average_warp_latency_per_inst_issued.ratio",
+    MN.WARP_LATENCY_PER_ISSUE,
     MN.ISSUED,
     MN.WARPS_PER_SCHEDULER,
     MN.SMSP_ACTIVE_CYCLES,
@@ -117,12 +117,12 @@ QUICK_METRICS: tuple[str, ...] = (
 LABEL_TO_METRIC: dict[str, str] = {
     # Speed Of Light
     "Duration": MN.TIME,
-    "DRAM Frequency": "dram__cycles_elapsed.avg.per_second",
+    "DRAM Frequency": MN.DRAM_CLOCK,
     # ncu 2025.3's Speed Of Light section prints gpc__cycles_elapsed.avg.per_second as "SM Frequency"
     # (`--print-metric-name name` of the same report, tests/fixtures/foreign/details_names.csv).
     "SM Frequency": MN.SM_FREQUENCY,
     "Elapsed Cycles": MN.ELAPSED_CYCLES,
-    "SM Active Cycles": "sm__cycles_active.avg",
+    "SM Active Cycles": MN.SM_ACTIVE_CYCLES,
     "Compute (SM) Throughput": MN.SM_THROUGHPUT,
     "DRAM Throughput": MN.DRAM_THROUGHPUT,
     "L1/TEX Cache Throughput": MN.L1TEX_THROUGHPUT,
@@ -135,7 +135,7 @@ LABEL_TO_METRIC: dict[str, str] = {
     "Static Shared Memory Per Block": MN.SMEM_STATIC,
     "Dynamic Shared Memory Per Block": MN.SMEM_DYNAMIC,
     "Driver Shared Memory Per Block": MN.SMEM_DRIVER,
-    "Shared Memory Configuration Size": "launch__shared_mem_config_size",
+    "Shared Memory Configuration Size": MN.SMEM_CONFIG_SIZE,
     "Waves Per SM": MN.WAVES,
     "# SMs": MN.SM_COUNT,
     "Stack Size": "launch__stack_size",
@@ -158,12 +158,12 @@ LABEL_TO_METRIC: dict[str, str] = {
     "Theoretical Occupancy": MN.THEORETICAL_OCC,
     "Theoretical Active Warps per SM": "sm__maximum_warps_avg_per_active_cycle",
     "Achieved Occupancy": MN.ACHIEVED_OCC,
-    "Achieved Active Warps Per SM": "sm__warps_active.avg.per_cycle_active",
+    "Achieved Active Warps Per SM": MN.WARPS_ACTIVE_PER_CYCLE,
     # Memory / compute workload
     "L1/TEX Hit Rate": MN.L1TEX_HIT_RATE,
     "L2 Hit Rate": MN.L2_HIT_RATE,
-    "Executed Ipc Active": "sm__inst_executed.avg.per_cycle_active",
-    "Executed Ipc Elapsed": "sm__inst_executed.avg.per_cycle_elapsed",
+    "Executed Ipc Active": MN.IPC_ACTIVE,
+    "Executed Ipc Elapsed": MN.IPC_ELAPSED,
 }
 
 # (label, unit kind) -> canonical name, for labels whose meaning depends on the unit.
@@ -191,9 +191,9 @@ def canonical_name(label: str, unit: str = "") -> str | None:
 
 # level -> (bytes metric, peak bytes/cycle metric, cycles/second metric)
 LEVEL_BYTES: dict[str, tuple[str, str, str]] = {
-    "L1": (MN.L1_BYTES, "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"),
-    "L2": (MN.L2_BYTES, "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"),
-    "DRAM": (MN.DRAM_BYTES, "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
+    "L1": (MN.L1_BYTES, MN.L1_PEAK_PER_CYCLE, MN.L1_CLOCK),
+    "L2": (MN.L2_BYTES, MN.L2_PEAK_PER_CYCLE, MN.L2_CLOCK),
+    "DRAM": (MN.DRAM_BYTES, MN.DRAM_PEAK_PER_CYCLE, MN.DRAM_CLOCK),
 }
 
 # Derived metric name -> unit (base units, as the canonical metrics).
@@ -258,7 +258,7 @@ FALLBACKS: tuple[tuple[str, str, tuple[str, ...], str, Callable[..., Any]], ...]
     ),
     (MN.L2_BYTES, "byte", (MN.L2_SECTORS,), "lts__t_sectors.sum x 32 bytes", lambda s: 32.0 * s),
     (
-        "sm__cycles_elapsed.avg.per_second",
+        MN.SM_CLOCK,
         "hz",
         (MN.SM_FREQUENCY,),
         "gpc__cycles_elapsed.avg.per_second (the details page's SM Frequency)",
@@ -365,7 +365,7 @@ def derive_columns(column: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]
         seconds = np.where(truthy(ns), ns * 1e-9, np.nan)
         out["seconds"] = seconds
         out["fp32_flops_per_second"] = flops / seconds
-        ffma_peak, sm_hz = column(f"{FFMA}.peak_sustained"), column("sm__cycles_elapsed.avg.per_second")
+        ffma_peak, sm_hz = column(f"{FFMA}.peak_sustained"), column(MN.SM_CLOCK)
         peak = np.where(truthy(ffma_peak) & truthy(sm_hz), 2.0 * ffma_peak * sm_hz, np.nan)
         out["fp32_peak_flops_per_second"] = peak
         out["fp32_pct_of_peak"] = 100.0 * out["fp32_flops_per_second"] / peak

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from profiling import metric_names as MN
 from profiling.analysis import explain as X
 from profiling.analysis import stalls as ST
 from profiling.nsight import metrics as M
@@ -31,7 +32,7 @@ def test_quick_set_profile_of_v3_and_v4_has_stall_ratios(tmp_path: Path) -> None
         assert not missing, f"{kid}: ncu gave no value for {missing}"
         breakdown = ST.stall_breakdown(launch)
         assert breakdown.source == "smsp__average_warps_issue_stalled_*_per_issue_active"
-        assert breakdown.total == pytest.approx(launch.value(ST.TOTAL_CPI), rel=0.03)
+        assert breakdown.total == pytest.approx(launch.value(MN.WARP_LATENCY_PER_ISSUE), rel=0.03)
         assert breakdown.values["selected"] == pytest.approx(1.0, abs=0.01)
         shared[kid] = breakdown.values.get("short_scoreboard", 0.0) + breakdown.values.get("mio_throttle", 0.0)
     assert shared["v3"] > 2 * shared["v4"], shared
