@@ -7,17 +7,8 @@ from __future__ import annotations
 
 from kernels.auto_entry import auto_entry
 from kernels.catalog_hopper import HOPPER_KERNELS
-
-# The operations moved to kernels.operations, KernelSpec to kernels.spec; their names stay importable from here.
-from kernels.operations import (  # noqa: F401
-    FP32_EPSILON,
-    OPERATIONS,
-    ComputeCeiling,
-    Operation,
-    OperationSpec,
-    operation_spec,
-)
-from kernels.spec import SRC_DIR, GridOrder, KernelSpec, OperandArgs  # noqa: F401
+from kernels.operations import OPERATIONS
+from kernels.spec import KernelSpec
 from profiling.errors import InvalidInput
 
 SEED_LADDER = "000_f250783e70275440.txt"

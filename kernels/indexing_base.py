@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from kernels.catalog import KernelSpec
 from kernels.lanes import Lanes
+from kernels.spec import KernelSpec
 from profiling.shape import Shape
 
 if TYPE_CHECKING:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 
 from kernels.catalog import _BY_ID as CATALOG_BY_ID
-from kernels.catalog import CATALOG, OPERATIONS, KernelSpec, OperationSpec, catalog_entry
+from kernels.catalog import CATALOG, catalog_entry
+from kernels.operations import OPERATIONS, OperationSpec
+from kernels.spec import KernelSpec
 from kernels.tuning import config_by_id, spec_for
 
 # The function name ncu reports for a catalog kernel: its entry without template arguments ("sgemm_async").

@@ -13,7 +13,7 @@ from kernels.sources import inline_local_includes
 
 # The split-count rule: each split at least MIN_SLICES_PER_SPLIT BK-deep K slices, DEEP_SLICES_PER_SPLIT where that
 # still fills the GPU (a configuration may set params["SPLIT_DEEP_SLICES"]).
-from kernels.splitk_policy import DEEP_SLICES_PER_SPLIT, MIN_SLICES_PER_SPLIT, split_count_for  # noqa: F401
+from kernels.splitk_policy import DEEP_SLICES_PER_SPLIT, split_count_for
 from profiling.shape import Shape
 
 SRC_DIR = Path(__file__).resolve().parent / "src"

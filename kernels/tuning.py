@@ -14,7 +14,8 @@ from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
-from kernels.catalog import KernelSpec, catalog_entry
+from kernels.catalog import catalog_entry
+from kernels.spec import KernelSpec
 from profiling.device_model import GPU_TABLE, device_slug, table_name_for
 from profiling.paths import TUNED_DIR
 
@@ -347,8 +348,8 @@ def best_per_size(results: list[dict]) -> list[dict]:
 SPLITK_BASE = "v8-splitk"
 SPLITK_SOURCE = "v8_splitk.cu"
 # K depth (elements) that one more split's reduction into a C element costs, as if the split were that much deeper:
-# v8-splitk's 128 splits of 64 at 127x127x8191 ran at about 1/8 of what its wave fill alone predicts (an H100,
-# 2026-11), which this reproduces (64 / (64 + 4 x 127) = 0.11). Rough: it also absorbs the short pipelines.
+# v8-splitk's 128 splits of 64 at 127x127x8191 ran at about 1/8 of what its wave fill alone predicts (on an
+# H100), which this reproduces (64 / (64 + 4 x 127) = 0.11). Rough: it also absorbs the short pipelines.
 REDUCTION_K_PER_SPLIT = 4.0
 # The zeroing launch before a split-K multiply: a launch's latency plus writing C at about 3 TB/s.
 ZERO_LAUNCH_SECONDS = 2e-6

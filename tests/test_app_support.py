@@ -19,7 +19,7 @@ from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling import charts, usecases
 from profiling.analysis import ceilings, launches
-from profiling.app import bundles, kernel_facts, tables, text, ui
+from profiling.app import bundles, kernel_facts, table_format, tables, text, ui
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput, ReportError
@@ -665,7 +665,7 @@ def test_one_launch_naming_rule_across_layouts() -> None:
 
 def test_display_rounds_and_leaves_gaps_empty() -> None:
     frame = pd.DataFrame({"time (ms)": [1.234567, None], "registers": [32.0, 40.0], "% of cuBLAS": [91.234, 50.0]})
-    shown = tables.display(frame)
+    shown = table_format.display(frame)
     assert shown["time (ms)"].tolist() == ["1.235", ""]
     # Full columns stay numbers (they sort), rounded to what they mean.
     assert shown["registers"].tolist() == [32, 40] and shown["registers"].dtype == "int64"

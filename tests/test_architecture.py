@@ -167,14 +167,17 @@ def test_the_package_check_sees_an_upward_import() -> None:
 
 
 def re_exports(source: str) -> list[str]:
-    """Imports that only pass a name on: `from M import *` and `from M import x as x` (the explicit re-export form)."""
+    """Imports that only pass a name on: `from M import *`, `from M import x as x` (the explicit re-export form), and
+    an import kept though unused (`# noqa: F401`)."""
     found = []
+    lines = source.splitlines()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
+            kept = any("noqa: F401" in lines[n - 1] for n in range(node.lineno, (node.end_lineno or node.lineno) + 1))
             found += [
                 f"from {node.module} import {a.name}" + (f" as {a.asname}" if a.asname else "")
                 for a in node.names
-                if a.name == "*" or a.asname == a.name
+                if a.name == "*" or a.asname == a.name or kept
             ]
     return found
 
@@ -192,6 +195,7 @@ def test_the_re_export_check_sees_both_forms() -> None:
         "from profiling.paths import tool_path as tool_path",
     ]
     assert re_exports("from profiling.paths import tool_path as find_tool\nimport json\n") == []
+    assert re_exports("from kernels.spec import KernelSpec  # noqa: F401\n") == ["from kernels.spec import KernelSpec"]
 
 
 def test_a_launchs_identity_is_read_from_the_launch() -> None:

@@ -13,7 +13,8 @@ import zlib
 import pandas as pd
 import pytest
 
-from kernels.catalog import CATALOG, OPERATIONS
+from kernels.catalog import CATALOG
+from kernels.operations import OPERATIONS
 from profiling.charts import (
     LEVEL_SYMBOLS,
     PALETTE,

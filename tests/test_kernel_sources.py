@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kernels.catalog import CATALOG, SRC_DIR
+from kernels.catalog import CATALOG
 from kernels.sources import inline_local_includes
+from kernels.spec import SRC_DIR
 
 HEADER = "cp_async.cuh"
 USERS = ["v8-async", "v8-splitk", "v9-regdb", "v9-splitk", "wmma-async"]

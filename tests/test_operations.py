@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from kernels.catalog import CATALOG, OPERATIONS, operation_spec, reference_for, reference_ids
+from kernels.catalog import CATALOG, reference_for, reference_ids
+from kernels.operations import OPERATIONS, operation_spec
 from kernels.registry import find_kernel, get_kernel, is_tensor_core_kernel, operation_of
 from kernels.tuning import TUNING_CONFIGS, V9_TUNING_CONFIGS
 from profiling.errors import InvalidInput

@@ -57,7 +57,7 @@ def test_split_k_shape_efficiency_counts_splits_as_blocks_and_their_reductions()
 
 
 def test_an_unmeasured_split_k_configuration_is_predicted_from_its_twin() -> None:
-    # The committed record has split-K's own measurements since session 5: leave them out to see the twin at work.
+    # The committed record holds split-K's own measurements: leave them out to see the twin at work.
     measured = [e for e in _measured("nvidia-h100-80gb-hbm3.json") if e["base"] != "v8-splitk"]
     config = tuning.config_by_id(SMALL_SPLIT)
     twin = tuning.twin_config(config)

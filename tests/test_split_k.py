@@ -10,7 +10,8 @@ import pytest
 
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
-from kernels.spec import MIN_SLICES_PER_SPLIT, SPLIT_K_ZERO_ENTRY
+from kernels.spec import SPLIT_K_ZERO_ENTRY
+from kernels.splitk_policy import MIN_SLICES_PER_SPLIT
 from profiling.gpu.compile import CompiledKernel
 from profiling.gpu.runner import ZERO_THREADS, Problem, launch_facts, zero_blocks
 from profiling.shape import Shape

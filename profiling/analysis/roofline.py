@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from kernels.catalog import OPERATIONS, OperationSpec
+from kernels.operations import OPERATIONS, OperationSpec
 from profiling.device_model import Ceilings
 from profiling.errors import InvalidInput
 from profiling.nsight import metrics as M

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernels.catalog import KernelSpec
 from kernels.compile_info import entry_matches
+from kernels.spec import KernelSpec
 from profiling.errors import GemmLensError, InvalidInput
 from profiling.paths import tool_path
 

@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from profiling import abtest
-from profiling.app import auth, cache, shape_grid, tables, ui
+from profiling.app import auth, cache, shape_grid, table_format, tables, ui
 from profiling.app.bundles import Bundle
 from profiling.cluster import app as cluster_app
 from profiling.errors import GemmLensError
@@ -64,7 +64,7 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
         st.caption(
             "B/A: the median of per-pair time ratios, with its 95 % paired bootstrap interval (below 1: B faster)."
         )
-        st.dataframe(tables.display(cache.ab_table(document)), hide_index=True, width="stretch")
+        st.dataframe(table_format.display(cache.ab_table(document)), hide_index=True, width="stretch")
     st.subheader("Results")
     view = cache.bench_view(document)
     st.dataframe(view.table, hide_index=True, width="stretch")

@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling import charts
-from profiling.app import tables
+from profiling.app import table_format, tables
 from profiling.app.table_format import arrow
 from profiling.charts import review_html
 from profiling.device_model import Ceilings
@@ -271,7 +271,7 @@ def bench_view(document: ResultsDocument) -> BenchView:
     """tables.bench_table (displayed, as Arrow), charts.tflops_figure and charts.pct_cublas_figure of
     tables.bench_frame(document), cached."""
     frame = tables.bench_frame(document)
-    table = arrow(tables.display(tables.bench_table(frame)))
+    table = arrow(table_format.display(tables.bench_table(frame)))
     return BenchView(table=table, tflops=charts.tflops_figure(frame), pct_cublas=charts.pct_cublas_figure(frame))
 
 
@@ -346,7 +346,7 @@ def review_view(
         table=arrow(tables.side_by_side_plain(shown)) if not side.empty else side,
         note=note or "",
         guards=tuple((c.label, comparability(baseline, c, cross_gpu=cross_gpu)) for c in candidates),
-        unmatched=arrow(tables.display(only.rename(columns={"only_in": "only in"}))) if not only.empty else only,
+        unmatched=arrow(table_format.display(only.rename(columns={"only_in": "only in"}))) if not only.empty else only,
         roofline=charts.review_roofline(baseline, candidates, ceilings),
         figures=tuple(charts.comparison_figures(baseline, candidates, compared)),
     )
@@ -354,8 +354,10 @@ def review_view(
 
 @_figure
 def run_tables(run: SavedRun) -> tuple[Any, Any]:
-    """(tables.run_info_table, tables.run_results_table) of a saved run as drawn (tables.display, then Arrow)."""
-    return arrow(tables.display(tables.run_info_table(run))), arrow(tables.display(tables.run_results_table(run)))
+    """(tables.run_info_table, tables.run_results_table) of a saved run as drawn (table_format.display, then Arrow)."""
+    return arrow(table_format.display(tables.run_info_table(run))), arrow(
+        table_format.display(tables.run_results_table(run))
+    )
 
 
 @_table

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import streamlit as st
 
-from profiling.app import cache, tables
+from profiling.app import cache, table_format
 from profiling.app.text import md_escape
 from profiling.charts import devices
 from profiling.runs.by_device import DISAGREE_PCT, GpuIdentity
@@ -60,5 +60,5 @@ def by_device_section(runs: Sequence[SavedRun]) -> None:
         )
         return
     st.caption(f"Results from {len(gpus)} GPUs. {gpus_line(gpus)}. {RULE}")
-    st.dataframe(tables.display(table), hide_index=True, width="stretch", key="by_device_table")
+    st.dataframe(table_format.display(table), hide_index=True, width="stretch", key="by_device_table")
     st.plotly_chart(cache.figure(devices.device_tflops_figure, models), key="by_device_chart")

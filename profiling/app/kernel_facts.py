@@ -7,9 +7,10 @@ from typing import Any
 
 import pandas as pd
 
-from kernels.catalog import CATALOG, KernelSpec
+from kernels.catalog import CATALOG
 from kernels.compile_info import entry_matches, nvcc_resources
 from kernels.registry import get_kernel
+from kernels.spec import KernelSpec
 from profiling.runs.results import ResultsDocument
 
 

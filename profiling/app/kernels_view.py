@@ -7,7 +7,7 @@ import streamlit as st
 
 from kernels import design_docs
 from kernels.spec import KernelSpec
-from profiling.app import kernel_facts, tables, ui
+from profiling.app import kernel_facts, table_format, ui
 from profiling.app.bundles import Bundle
 from profiling.paths import tool_path
 from profiling.runs.results import ResultsDocument
@@ -43,7 +43,7 @@ def compile_facts_section(spec: KernelSpec, bundle: Bundle | None) -> None:
     report for a chosen arch when nvcc is installed (compiled on request, kept for this server)."""
     summary, facts = st.columns(2)
     with summary:
-        st.dataframe(tables.display(kernel_facts.kernel_summary(spec)), hide_index=True, width="stretch")
+        st.dataframe(table_format.display(kernel_facts.kernel_summary(spec)), hide_index=True, width="stretch")
     with facts:
         st.subheader("Compile facts")
         doc = ui.bench_document(bundle.name) if bundle else ResultsDocument()
@@ -53,7 +53,7 @@ def compile_facts_section(spec: KernelSpec, bundle: Bundle | None) -> None:
             st.info("A library kernel (cuBLAS): no source to compile.")
         elif not row.empty:
             st.caption(f"Recorded by the worker (NVRTC) in the bundled run: {ui.safe_md(bundle.label)}")
-            st.dataframe(tables.display(row), hide_index=True, width="stretch")
+            st.dataframe(table_format.display(row), hide_index=True, width="stretch")
         else:
             st.caption("Not in the bundled measurements.")
         if spec.source is not None and tool_path("nvcc"):

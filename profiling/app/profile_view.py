@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from profiling.app import cache, state, tables, ui
+from profiling.app import cache, state, table_format, tables, ui
 from profiling.app.bundles import Bundle
 from profiling.nsight import report as ncu_report
 from profiling.nsight.sanitizer import SanitizerResult
@@ -65,7 +65,7 @@ def capture_section(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.Data
     """The capture's key metrics, its operations of several launches and ncu's findings; returns the key metrics."""
     table = cache.table(tables.key_metrics_table, reports)
     st.subheader("Key metrics")
-    st.dataframe(tables.display(table), hide_index=True, width="stretch")
+    st.dataframe(table_format.display(table), hide_index=True, width="stretch")
     operations = cache.operations_table(reports)
     if not operations.empty:
         st.subheader("Operations of several launches")
@@ -73,7 +73,7 @@ def capture_section(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.Data
             "Launches inside one NVTX range of the worker (e.g. cuBLAS split-K plus its reduction): the operation's "
             "time is their sum, as events around the call measure it; each part beneath with its share."
         )
-        st.dataframe(tables.display(operations), hide_index=True, width="stretch")
+        st.dataframe(table_format.display(operations), hide_index=True, width="stretch")
     st.subheader("ncu findings")
     findings = cache.table(tables.findings_table, reports)
     if findings.empty:
@@ -82,7 +82,7 @@ def capture_section(reports: Sequence[tuple[str, ncu_report.Report]]) -> pd.Data
             "`ncu --import R --csv --page details`)."
         )
     else:
-        st.dataframe(tables.display(findings), hide_index=True, width="stretch")
+        st.dataframe(table_format.display(findings), hide_index=True, width="stretch")
     return table
 
 

@@ -11,7 +11,7 @@ import streamlit as st
 
 from profiling import charts, usecases
 from profiling.analysis.ceilings import ceilings_for
-from profiling.app import auth, cache, permalink, state, tables, ui
+from profiling.app import auth, cache, permalink, state, table_format, tables, ui
 from profiling.errors import GemmLensError, error_line
 from profiling.nsight import report as ncu_report
 from profiling.runs.convert import report_run
@@ -119,7 +119,7 @@ def compare_tab(table: pd.DataFrame) -> None:
     permalink.bind("launches", key, launches, multi=True)
     chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key=key)
     if chosen:
-        st.dataframe(tables.compare_display(tables.compare_launches(table, chosen)), width="stretch")
+        st.dataframe(table_format.compare_display(tables.compare_launches(table, chosen)), width="stretch")
 
 
 def save_section(uploaded: Reports) -> None:

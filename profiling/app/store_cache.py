@@ -18,7 +18,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from profiling import charts
-from profiling.app import cache, tables
+from profiling.app import cache, table_format, tables
 from profiling.app.cache import TTL_S
 from profiling.app.table_format import arrow
 from profiling.runs import review
@@ -124,7 +124,7 @@ def _runs_shown(
     url: str, revision: int, limit: int, filters: tuple[tuple[str, str | None], ...], _store: RunStore
 ) -> tuple[Any, list[int]]:
     shown = review.filter_runs(_runs(url, revision, limit, _store), **dict(filters))
-    return arrow(tables.display(tables.runs_table(shown))), [int(i) for i in shown["id"]]
+    return arrow(table_format.display(tables.runs_table(shown))), [int(i) for i in shown["id"]]
 
 
 def runs_frame(store: RunStore, limit: int) -> pd.DataFrame:
@@ -164,7 +164,7 @@ class History:
 @cache.shared_cache
 def _history(url: str, revision: int, run_ids: tuple[int, ...], kernel: str, metric: str, _store: RunStore) -> History:
     history = review.kernel_history(_results(url, revision, run_ids, _store), kernel, metric=metric)
-    table = arrow(tables.display(tables.history_table(history, METRIC_BY_KEY[metric].label)))
+    table = arrow(table_format.display(tables.history_table(history, METRIC_BY_KEY[metric].label)))
     return History(figure=charts.history_figure(history, kernel, metric), table=table)
 
 

@@ -16,7 +16,7 @@ from kernels.catalog import CATALOG
 from profiling.analysis.launches import launch_configs_from_reports
 from profiling.analysis.occupancy import OccupancyResult, theoretical_occupancy
 from profiling.app.bundles import Bundle
-from profiling.app.table_format import compare_display, display, missing  # noqa: F401 - pages call tables.display
+from profiling.app.table_format import display, missing
 from profiling.app.text import md_escape
 from profiling.charts.roofline import roofline_points
 from profiling.device_model import Ceilings, DeviceInfo

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kernels.catalog import KernelSpec
-from kernels.spec import SPLIT_K_ZERO_ENTRY
+from kernels.spec import SPLIT_K_ZERO_ENTRY, KernelSpec
 from profiling.gpu.fp32_cupy import cupy
 
 

@@ -6,8 +6,9 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
-from kernels.catalog import CATALOG, KernelSpec, reference_for
+from kernels.catalog import CATALOG, reference_for
 from kernels.registry import get_kernel
+from kernels.spec import KernelSpec
 from profiling.errors import InvalidInput
 from profiling.shape import Shape, dimension, is_shape_text, parse_shape
 

@@ -13,10 +13,9 @@ from typing import Any
 import numpy as np
 
 from kernels.auto import auto_choice
-from kernels.catalog import KernelSpec
 from kernels.operations import OPERATIONS
 from kernels.registry import get_kernel
-from kernels.spec import DEFAULT_SM_COUNT, SPLIT_K_ZERO_ENTRY
+from kernels.spec import DEFAULT_SM_COUNT, SPLIT_K_ZERO_ENTRY, KernelSpec
 from kernels.tuning import tunable_bases, tuned_config_id
 from profiling.gpu.bfloat16 import bfloat16_bits_to_float32, to_bfloat16_bits
 from profiling.gpu.compile import CompiledKernel, compile_kernel, max_active_blocks

@@ -16,8 +16,8 @@ from functools import cache
 
 import numpy as np
 
-from kernels.catalog import KernelSpec
 from kernels.operations import DTYPE_BYTES
+from kernels.spec import KernelSpec
 
 TENSOR_MAP_BYTES = 128
 # cuda.h enums (CUDA 12 and 13): CUtensorMapDataType.

@@ -39,7 +39,7 @@ N_WAY_MEANING = (
     "conflict-free; defined for shared-memory instructions only"
 )
 # ncu's source-page column "L1 Conflicts Shared N-Way" is not that n-way: on every row of the bundled H100 source
-# captures (844 rows, 2026-11-22) it equals floor(L1 Wavefronts Shared / Instructions Executed), the wavefronts one
+# captures (results/h100-2026-11-22, 844 rows) it equals floor(L1 Wavefronts Shared / Instructions Executed), the wavefronts one
 # warp instruction took with the conflict-free ones included. v3's A-tile LDS.128 reads 32 there (ideal 4), which
 # is the 8-way the Indexing page predicts; v4's reads 8, its 2-way. The source views show it under this label.
 WAVEFRONTS_PER_INSTRUCTION_LABEL = "wavefronts per instruction"

@@ -387,7 +387,7 @@ def derive_columns(column: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]
 
 # ncu's `--query-metrics` lists base names; a requested name may add a rollup and submetrics.
 # Dot-separated words only: no two parts of the pattern can match the same characters, so it runs in linear time
-# (the old `[A-Za-z0-9_]+__[A-Za-z0-9_]+...` tried every "__" split: 0.9 s for 8,000 characters).
+# (a pattern like `[A-Za-z0-9_]+__[A-Za-z0-9_]+...` tries every "__" split: 0.9 s for 8,000 characters).
 _NAME_RE = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
 MAX_METRIC_NAME_CHARS = 256
 """ncu's longest names are about 100 characters; anything much longer is not a metric name."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kernels.catalog import CATALOG, KernelSpec
+from kernels.catalog import CATALOG
+from kernels.spec import KernelSpec
 from profiling.nsight import ncu_rep
 from profiling.nsight.load import check_report_file
 from profiling.nsight.source import (

@@ -55,7 +55,7 @@ def _no_errors(page, errors: list[str], width: int) -> None:
 
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_details_metrics_and_compare_tabs_read_at(width: int, browser, server) -> None:
-    # The H200 bundle of 2026-11-22: its CSV captures are compared below (the newest bundle, the default, has none).
+    # The H200 bundle results/h200-2026-11-22: its CSV captures are compared below (the newest bundle, the default, has none).
     page, errors = _open(browser, server, width, "Details", bundle="h200-2026-11-22")
     page.get_by_text("Rules (19), largest estimated speedup first").wait_for(timeout=60_000)
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 3", timeout=60_000)

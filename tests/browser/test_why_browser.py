@@ -29,7 +29,7 @@ def test_why_page_reads_at(width: int, browser, server) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
     assert "Traceback" not in body
     assert "Hottest lines (top 10 by warp-stall samples)" in body
-    # The default step v1 -> v1-coalesced of the default capture, the largest size (H100 why_4096, 2026-11-22):
+    # The default step v1 -> v1-coalesced of the default capture, the largest size (results/h100-2026-11-22, why_4096):
     # 275,813.6 us -> 23,460.5 us in its raw CSV.
     assert "v1 → v1-coalesced: time -91% (275,813.6 → 23,460.5 us)" in body
     bars = page.locator(".js-plotly-plot").first.locator(".barlayer .trace")

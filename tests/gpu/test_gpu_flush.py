@@ -46,7 +46,7 @@ def test_every_timed_launch_sees_its_own_flush(probe: dict) -> None:
 def test_a_flushed_launch_reads_from_dram(probe: dict) -> None:
     # A chase of 8192 dependent loads through 2 MiB: without the flush every hop hits the L2 (the previous
     # launch left the whole 2 MiB there), with it every hop misses to DRAM. Measured with this chase and the
-    # worker's timer on an H100 80GB HBM3 (2026-11-22): 2.858 ms flushed, 1.204 ms not (349 and 147 ns per
+    # worker's timer on an H100 80GB HBM3: 2.858 ms flushed, 1.204 ms not (349 and 147 ns per
     # hop), 2.37x, the same at 32768 hops. 1.5x leaves a wide margin for another chip (H200) and clocks, while
     # a flush that never runs gives 1.00x (the same launch, timed the same way).
     flushed = statistics.median(probe["chase_ms"]["flushed"])

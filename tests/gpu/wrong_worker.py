@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from kernels.catalog import KernelSpec
+from kernels.spec import KernelSpec
 
 SOURCE = Path(__file__).resolve().parent / "wrong_kernels.cu"
 
