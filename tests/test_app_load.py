@@ -14,7 +14,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from profiling import charts, usecases
-from profiling.app import bundles, cache, tables, upload_parse
+from profiling.app import bundles, cache, table_format, tables, upload_parse
 from profiling.runs.export import export_runs_json
 from profiling.runs.store import RunStore
 
@@ -225,7 +225,7 @@ def test_a_shown_table_is_one_shared_arrow_table_equal_to_the_displayed_frame() 
     reports = [(name, usecases.load_upload(name, (NCU / name).read_bytes())) for name in ("raw.csv",)]
     shown = cache.shown_table(tables.key_metrics_table, reports)
     assert cache.shown_table(tables.key_metrics_table, reports) is shown  # built once, no copy per visit
-    assert shown.to_pandas().equals(tables.display(tables.key_metrics_table(reports)))
+    assert shown.to_pandas().equals(table_format.display(tables.key_metrics_table(reports)))
     assert len(shown) == 10  # the capture's ten launches
     # one cache per function: the same arguments through cache.figure give the frame itself, not the shown table
     assert isinstance(cache.figure(tables.key_metrics_table, reports), pd.DataFrame)

@@ -211,14 +211,14 @@ def figure(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 def _shown_cache(func: Callable) -> Callable:
     @functools.wraps(func)
     def build(*args: Any, **kwargs: Any) -> Any:
-        return arrow(tables.display(func(*args, **kwargs)))
+        return arrow(table_format.display(func(*args, **kwargs)))
 
     build.__qualname__ = f"{func.__qualname__}.shown"  # Streamlit keys a cache by name: not `figure(func)`'s
     return _figure(build)
 
 
 def shown_table(func: Callable[..., pd.DataFrame], *args: Any, **kwargs: Any) -> Any:
-    """`func(*args, **kwargs)` as the pages draw a table (tables.display, then Arrow), built once per server for
+    """`func(*args, **kwargs)` as the pages draw a table (table_format.display, then Arrow), built once per server for
     these arguments and shared read-only: a visit neither copies the table out of a cache nor formats it again.
     `len()` of the result is its number of rows."""
     return _shown_cache(func)(*args, **kwargs)
@@ -285,7 +285,7 @@ class RooflineView:
     """No point to plot (no FLOP counts or times): the page says so instead of drawing."""
     figure: go.Figure | None
     table: Any
-    """tables.roofline_table as drawn (tables.display, as Arrow)."""
+    """tables.roofline_table as drawn (table_format.display, as Arrow)."""
 
 
 def _roofline_view(points: pd.DataFrame, ceilings: Ceilings, unnamed: str = "device") -> RooflineView:
@@ -295,7 +295,7 @@ def _roofline_view(points: pd.DataFrame, ceilings: Ceilings, unnamed: str = "dev
     return RooflineView(
         empty=False,
         figure=charts.roofline(points, ceilings, title),
-        table=arrow(tables.display(tables.roofline_table(points, ceilings))),
+        table=arrow(table_format.display(tables.roofline_table(points, ceilings))),
     )
 
 
