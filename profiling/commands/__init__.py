@@ -156,6 +156,25 @@ def json_text(data: Any, indent: int | None = 1) -> str:
     return json.dumps(jsonable(data), indent=indent, allow_nan=False)
 
 
+def _orjson_plain() -> int:
+    """orjson's options for json_bytes: dataclasses, dates and subclasses of str, int, dict and list are not
+    written as orjson would, but go to jsonable."""
+    import orjson
+
+    return orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+def json_bytes_as_is(data: Any) -> bytes | None:
+    """json_bytes(data) where orjson takes `data` as it is, without jsonable, else None; `data` may hold pieces
+    of JSON text as orjson.Fragment (which jsonable would not keep)."""
+    import orjson
+
+    try:
+        return orjson.dumps(data, option=_orjson_plain())
+    except TypeError:  # orjson.JSONEncodeError: data json_bytes would clean first
+        return None
+
+
 def json_bytes(data: Any) -> bytes:
     """`data` as compact strict JSON in UTF-8, written by orjson (several times faster than json_text, for output
     of hundreds of MB): the same values as json_text (NaN and infinities null, text valid Unicode), without the
@@ -164,9 +183,8 @@ def json_bytes(data: Any) -> bytes:
     an integer beyond 64 bits) go through jsonable first."""
     import orjson
 
-    plain = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
     try:
-        return orjson.dumps(data, default=jsonable, option=plain)
+        return orjson.dumps(data, default=jsonable, option=_orjson_plain())
     except TypeError:  # orjson.JSONEncodeError
         clean = jsonable(data)
     try:

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 
 from profiling import metric_names as N
 from profiling import usecases
-from profiling.commands import json_bytes
+from profiling.commands import json_bytes, json_bytes_as_is
 from profiling.nsight import metric_registry as R
+from profiling.nsight import metrics as M
 from profiling.nsight import report as ncu_report
-from profiling.nsight.metric_table import MetricRow
+from profiling.nsight.metric_table import MetricRow, RowFloats
 from profiling.shape import tflops
 
 HELP = "read an Nsight Compute report (CSV of any page, ncu stdout, or .ncu-rep) and print each launch"
@@ -113,13 +114,30 @@ def json_pieces(report: ncu_report.Report) -> Iterator[tuple[bytes | memoryview,
     columns each launch is megabytes of text, and a writer can take them as they are."""
     yield (json_bytes({"source": report.source, "layout": report.layout})[:-1], b',"launches":[')
     for i, launch in enumerate(report.launches):
-        head = json_bytes(launch.to_dict(metrics=False))
+        head = _launch_head(launch)
         if isinstance(launch.metrics, MetricRow):
             members = launch.metrics.json_members(json_bytes)
         else:
             members = json_bytes({k: m.to_dict() for k, m in launch.metrics.items()})[1:-1]
         yield (b",\n" if i else b"\n", memoryview(head)[:-1], b',"metrics":{', members, b"}}")
     yield (b"\n],", memoryview(json_bytes({"warnings": report.warnings}))[1:], b"\n")
+
+
+def _launch_head(launch: ncu_report.KernelLaunch) -> bytes:
+    """The launch's JSON object without its metrics (to_dict(metrics=False)) as json_bytes writes it; a raw page's
+    derived values go from their float table straight into text, as its metrics do."""
+    import orjson
+
+    data = launch.to_dict(metrics=False, derived=False)
+    derived = launch.derived
+    members = derived.json_members(M.DERIVED_UNITS) if isinstance(derived, RowFloats) else None
+    if members is not None:
+        data["derived"] = orjson.Fragment(b"{" + members + b"}")
+        head = json_bytes_as_is(data)
+        if head is not None:
+            return head
+    data["derived"] = launch.derived_dict()
+    return json_bytes(data)
 
 
 def json_chunks(report: ncu_report.Report) -> Iterator[bytes]:

@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 JSON_ROWS = 64
 """Rows whose JSON text MetricTable.json_row makes at once: few enough that their text is small beside the
 table (64 rows of 400 metrics are about 2 MB), enough that the work per call is shared."""
-JSON_TEMPLATE_SLOTS = 2_000_000
-"""List entries (8 bytes each: the pieces of text are shared) a MetricTable keeps in its row templates for
-writing JSON: 16 MB at most, whatever the rows' patterns of missing values."""
+JSON_TEMPLATE_BYTES = 32_000_000
+"""Bytes of row templates a MetricTable keeps for writing JSON, whatever the rows' patterns of missing values
+(one template of a page of 100,000 columns is about 6 MB)."""
 
 
 @dataclass
@@ -55,19 +55,29 @@ class MetricTable:
         self.units: list[str] = list(units)
         self.index: dict[str, int] = {name: j for j, name in enumerate(self.names)}
         self._json_pieces: np.ndarray | None = None
-        self._json_templates: dict[bytes, tuple[list[bytes | None], np.ndarray | None]] = {}
-        self._json_slots = 0
+        self._json_templates: dict[bytes, tuple[bytes, np.ndarray | None, int]] = {}
+        self._json_bytes = 0
         self._json_block: tuple[np.ndarray, int, list[bytes]] | None = None
+        self._units_checked: tuple[Mapping[str, str], bool] | None = None
 
     @property
     def width(self) -> int:
         return len(self.names)
 
-    def json_template(self, missing: np.ndarray) -> tuple[list[bytes | None], np.ndarray | None]:
-        """For a row whose missing columns are `missing` (bool, one per column): its JSON members as a list of
-        pieces, `,"name":{"value":` (no comma for the first), None where the value goes, `,"unit":"u"}` per column
-        present, and the columns present (None when all are). The pieces are made once per column; rows of a report mostly share a few patterns of missing values, so the lists are kept per
-        pattern, up to JSON_TEMPLATE_SLOTS entries in all."""
+    def has_units(self, units: Mapping[str, str]) -> bool:
+        """Whether each column's unit is units.get(name, "") (checked once per mapping)."""
+        if self._units_checked is None or self._units_checked[0] is not units:
+            same = all(unit == units.get(name, "") for name, unit in zip(self.names, self.units, strict=True))
+            self._units_checked = (units, same)
+        return self._units_checked[1]
+
+    def json_template(self, missing: np.ndarray) -> tuple[bytes, np.ndarray | None, int]:
+        """For a row whose missing columns are `missing` (bool, one per column): its JSON members as a %-format,
+        `"name":{"value":%s,"unit":"u"}` per column present, joined by commas ('%' of names and units doubled),
+        the columns present (None when all are) and their count. A column's piece is made once; rows of a report
+        mostly share a few patterns of missing values, so the formats are kept per pattern, up to
+        JSON_TEMPLATE_BYTES in all. Formatting a row's values into it (`bytes % tuple`) makes the row in one
+        call, without a list of pieces to join."""
         import json
 
         import numpy as np
@@ -77,24 +87,30 @@ class MetricTable:
         if found is not None:
             return found
         if self._json_pieces is None:
-            pieces = np.empty((self.width, 3), dtype=object)
-            pieces[:, 0] = [("," + json.dumps(name) + ':{"value":').encode() for name in self.names]
-            pieces[:, 2] = [(',"unit":' + json.dumps(unit) + "}").encode() for unit in self.units]
+
+            def escaped(text: str) -> bytes:
+                return json.dumps(text).replace("%", "%%").encode()
+
+            units = [escaped(unit) for unit in self.units]
+            pieces = np.empty(self.width, dtype=object)
+            pieces[:] = [
+                b"," + escaped(name) + b':{"value":%s,"unit":' + unit + b"}"
+                for name, unit in zip(self.names, units, strict=True)
+            ]
             self._json_pieces = pieces
         present = None if not missing.any() else np.flatnonzero(~missing)
-        template = (self._json_pieces if present is None else self._json_pieces[present]).ravel().tolist()
-        if template:
-            template[0] = template[0][1:]  # type: ignore[index]
-        if self._json_slots + len(template) <= JSON_TEMPLATE_SLOTS:
-            self._json_templates[key] = (template, present)
-            self._json_slots += len(template)
-        return template, present
+        chosen = self._json_pieces if present is None else self._json_pieces[present]
+        template = (b"".join(chosen.tolist())[1:], present, len(chosen))
+        if self._json_bytes + len(template[0]) <= JSON_TEMPLATE_BYTES:
+            self._json_templates[key] = template
+            self._json_bytes += len(template[0])
+        return template
 
     def json_row(self, block: np.ndarray, row: int) -> bytes:
         """The JSON members of row `row` of `block` as MetricRow.json_members writes them (without the metrics set
         apart), made for JSON_ROWS rows at once: those rows grouped by their pattern of missing values, each group's
-        values written by one orjson call and set into its template repeated once per row. The texts are kept
-        until other rows are asked for or a row of this table changes."""
+        values written by one orjson call and formatted into its template row by row. The texts are kept until
+        other rows are asked for or a row of this table changes."""
         import numpy as np
         import orjson
 
@@ -110,21 +126,15 @@ class MetricTable:
             for r, key in enumerate(map(bytes, np.packbits(missing, axis=1))):
                 groups.setdefault(key, []).append(r)
             for rows in groups.values():
-                template, present = self.json_template(missing[rows[0]])
-                size = len(template)
-                if not size:
+                template, present, count = self.json_template(missing[rows[0]])
+                if not count:
                     continue
                 values = part[rows] if present is None else part[np.ix_(rows, present)]
                 text = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)
-                flat = text[2:-2].split(b",")  # "[[1.0,2.0],[3.0,4.0]]": the rows' edges keep a bracket
-                count = size // 3
-                for k in range(1, len(rows)):
-                    flat[k * count - 1] = flat[k * count - 1][:-1]
-                    flat[k * count] = flat[k * count][1:]
-                parts = template * len(rows)
-                parts[1::3] = flat
+                # "[[1.0,2.0],[3.0,4.0]]": one list of every value, row after row
+                flat = text[2:-2].replace(b"],[", b",").split(b",")
                 for k, r in enumerate(rows):
-                    texts[r] = b"".join(parts[k * size : (k + 1) * size])  # type: ignore[arg-type]
+                    texts[r] = template % tuple(flat[k * count : (k + 1) * count])
         self._json_block = (block, first_row, texts)
         return texts[row - first_row]
 
@@ -264,12 +274,11 @@ class MetricRow(MutableMapping[str, Metric]):
             j = self._table.index.get(name)
             if j is not None:
                 missing[j] = True
-        template, present = self._table.json_template(missing)
+        template, present, count = self._table.json_template(missing)
         values = row if present is None else row[present]
-        parts = template.copy()
-        if len(values):
-            parts[1::3] = orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b",")
-        members = b"".join(parts)  # type: ignore[arg-type]
+        members = b""
+        if count:
+            members = template % tuple(orjson.dumps(values, option=orjson.OPT_SERIALIZE_NUMPY)[1:-1].split(b","))
         more = b",".join(dumps(name) + b":" + dumps(m.to_dict()) for name, m in self._extra.items())
         return members + b"," + more if members else more
 
@@ -284,7 +293,7 @@ class MetricRow(MutableMapping[str, Metric]):
 
     def floats(self) -> Mapping[str, float]:
         """name -> value in base units, without building Metric objects (what derive() reads)."""
-        return _Floats(self)
+        return RowFloats(self)
 
     def __repr__(self) -> str:
         return repr(dict(self.items()))
@@ -297,7 +306,7 @@ class MetricRow(MutableMapping[str, Metric]):
         self._flat = memoryview(self._block.reshape(-1))
 
 
-class _Floats(Mapping[str, float]):
+class RowFloats(Mapping[str, float]):
     """A MetricRow's values as floats."""
 
     __slots__ = ("_row",)
@@ -324,3 +333,16 @@ class _Floats(Mapping[str, float]):
     def items(self) -> list[tuple[str, float]]:  # type: ignore[override]
         """The pairs in one pass over the row (Mapping's items() looks each name up again)."""
         return self._row.float_items()
+
+    def json_members(self, units: Mapping[str, str]) -> bytes | None:
+        """The members of {name: {"value": value, "unit": units.get(name, "")}} for this row's values as orjson
+        writes them (MetricRow.json_members), or None where the table's units are not those or the row has values
+        set apart from it."""
+        row = self._row
+        if row._extra or not row._table.has_units(units):
+            return None
+        return row.json_members(_no_dumps)
+
+
+def _no_dumps(data: Any) -> bytes:
+    raise AssertionError("a row without values set apart writes none")

@@ -116,9 +116,10 @@ class KernelLaunch:
             return self.metrics.floats()
         return {k: m.value for k, m in self.metrics.items()}
 
-    def to_dict(self, metrics: bool = True) -> dict[str, Any]:
+    def to_dict(self, metrics: bool = True, derived: bool = True) -> dict[str, Any]:
         """The launch as plain data; without `metrics` (report --json writes them itself, see
-        MetricRow.json_members) the "metrics" key is left out."""
+        MetricRow.json_members) the "metrics" key is left out, and without `derived` the "derived" key keeps its
+        place with None, for a writer that puts their text there itself."""
         data = {
             "id": self.id,
             "name": self.name,
@@ -132,7 +133,7 @@ class KernelLaunch:
             "nvtx": self.nvtx,
             "identity": self.identity.to_dict(),
             "metrics": {k: m.to_dict() for k, m in self.metrics.items()} if metrics else None,
-            "derived": {k: {"value": v, "unit": M.DERIVED_UNITS.get(k, "")} for k, v in self.derived.items()},
+            "derived": self.derived_dict() if derived else None,
             "findings": [f.to_dict() for f in self.findings],
             "unmapped": {k: m.to_dict() for k, m in self.unmapped.items()},
             "attributes": self.attributes,
@@ -141,6 +142,10 @@ class KernelLaunch:
         if not metrics:
             del data["metrics"]
         return data
+
+    def derived_dict(self) -> dict[str, dict[str, Any]]:
+        """The derived values as to_dict writes them: name -> {"value", "unit"}."""
+        return {k: {"value": v, "unit": M.DERIVED_UNITS.get(k, "")} for k, v in self.derived.items()}
 
 
 @dataclass
