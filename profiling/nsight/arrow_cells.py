@@ -58,6 +58,19 @@ def bools(values) -> np.ndarray:  # values: pyarrow.BooleanArray
     return out
 
 
+def ints(values) -> np.ndarray:  # values: pyarrow.Int32Array or Int64Array without nulls
+    """An Arrow integer array without nulls (dictionary indices) as a numpy view of its buffer."""
+    import numpy as np
+
+    if values.null_count:
+        raise ValueError("ints() reads arrays without nulls")
+    dtype = np.int32 if values.type.bit_width == 32 else np.int64
+    data = values.buffers()[1]
+    if data is None:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(data, dtype=dtype, count=values.offset + len(values))[values.offset :]
+
+
 def floats(values) -> np.ndarray:  # values: pyarrow.DoubleArray
     """An Arrow float64 array as a writable numpy copy (null = NaN), read from its buffers."""
     import numpy as np

@@ -213,20 +213,21 @@ def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Not
     row = [""] * width  # one row of identity cells, reused: the metric cells live in the table
     repeat = raw_page.Repeat(header, units)
     rows = raw_page.read_raw_rows(records, width, identity, columns, ident.id, notes, name, repeat)
-    for n, raw in enumerate(rows):
-        for i, cell in zip(identity, raw.cells, strict=True):
-            row[i] = cell
-        if not _cell(row, ident.name):
-            if any(raw.cells) or raw.attributes or len(raw.metrics):
-                notes.add(f"row {n + 1} has no kernel name: skipped", kind="rows without a kernel name")
-            continue
-        launch = ident.launch(row, n, notes)
-        launch.metrics = raw.metrics
-        if fallbacks:
-            M.fill_fallbacks(launch.metrics, derived_metric)
-        launch.derived = raw.derived.floats()
-        launch.attributes = raw.attributes
-        launches.append(launch)
+    with raw_page.collector_paused():
+        for n, raw in enumerate(rows):
+            for i, cell in zip(identity, raw.cells, strict=True):
+                row[i] = cell
+            if not _cell(row, ident.name):
+                if any(raw.cells) or raw.attributes or len(raw.metrics):
+                    notes.add(f"row {n + 1} has no kernel name: skipped", kind="rows without a kernel name")
+                continue
+            launch = ident.launch(row, n, notes)
+            launch.metrics = raw.metrics
+            if fallbacks:
+                M.fill_fallbacks(launch.metrics, derived_metric)
+            launch.derived = raw.derived.floats()
+            launch.attributes = raw.attributes
+            launches.append(launch)
     return Report(launches=launches, layout="raw")
 
 

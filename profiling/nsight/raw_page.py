@@ -12,11 +12,13 @@ a negative duration, size or count, and a decimal comma are missing, with one wa
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import itertools
 import math
 import re
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -90,8 +92,9 @@ def _checked_records(
     notes: Notes,
     passed: list[int],
     repeat: Repeat | None = None,
-) -> Iterator[str]:
-    """Records with the header's field count, counted in passed[0]; longer ones are dropped, shorter ones noted.
+) -> Iterator[tuple[str, bool]]:
+    """Records with the header's field count, counted in passed[0], each with whether it is a full row as ncu
+    writes it; longer ones are dropped, shorter ones noted.
 
     ncu quotes every cell, so a full row has exactly width - 1 '","' separators; only other rows are split by
     csv to count their fields. A short row is a cut one: its last field may be cut mid-number ("4." of
@@ -106,9 +109,9 @@ def _checked_records(
                 return
             if verdict == "skip":
                 continue
-        if record.count('","') == separators and record[:1] == '"' and record.rstrip("\n")[-1:] == '"':
+        if separators and record[:1] == '"' and record.endswith(_QUOTE_ENDS) and record.count('","') == separators:
             passed[0] += 1
-            yield record
+            yield record, True
             continue
         if not record.strip():
             continue
@@ -123,7 +126,10 @@ def _checked_records(
                 cells[-1] = ""
                 record = _quoted(cells)
         passed[0] += 1
-        yield record
+        yield record, False
+
+
+_QUOTE_ENDS = ('"\n', '"')
 
 
 def _second_header(record: str, number: int, repeat: Repeat, notes: Notes) -> str | None:
@@ -190,35 +196,43 @@ class _Columns:
         self.nonnegative = np.flatnonzero(np.asarray([c.nonnegative for c in columns], dtype=bool))
 
 
-def _split_block(records: list[str], width: int):  # -> (pyarrow.StringArray, bool)
-    """The cells of a block of records, row after row, each row exactly `width` cells (short rows padded with ""),
-    and whether a cell may hold a doubled quote.
+def _split_block(records: list[tuple[str, bool]], width: int):  # -> (pyarrow.StringArray, bool)
+    """The cells of a block of records (with whether each is a full row, as _checked_records tells), row after row,
+    each row exactly `width` cells (short rows padded with ""), and whether a cell may hold a doubled quote.
 
-    ncu quotes every cell, so a row with the header's count of '","' separators splits on them in Arrow (no Python
-    object per cell); a quoted '","' inside a cell would add a separator, so such a row, like any other odd one, is
-    read by csv. Cells keep their quotes doubled as the file writes them ('""' inside a cell: ncu's NVTX column has
-    them; csv's cells are doubled again to match): a doubled quote is no part of a number or of "" and "n/a", and
-    only the cells that become text are undone (_unescape), not every cell of the block.
+    ncu quotes every cell, so full rows split on their '","' separators in Arrow (no Python object per cell): a run
+    of them is joined into one text whose row ends '"\\n"' become separators too, so the run is split at once; a
+    quoted '"\\n"' inside a cell would add a cell, so a run whose cell count is not the rows' is split row by row,
+    and any other odd row is read by csv. Cells keep their quotes doubled as the file writes them ('""' inside a
+    cell: ncu's NVTX column has them; csv's cells are doubled again to match): a doubled quote is no part of a
+    number or of "" and "n/a", and only the cells that become text are undone (_unescape), not every cell of the
+    block.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     pieces = []
     plain: list[str] = []
     quoted = False
-    separators = width - 1
 
     def flush() -> None:
-        if plain:
-            pieces.append(pc.split_pattern(A.string_array(plain), '","').flatten())
-            plain.clear()
+        nonlocal quoted
+        if not plain:
+            return
+        text = "".join(plain)
+        if not text.endswith("\n"):  # the file's last line
+            text += "\n"
+        text = text.replace('"\n"', '","')
+        rows = len(plain)
+        quoted = quoted or text.count('"') != 2 * width * rows  # only the quotes around each cell
+        cells = _split_run(text)
+        if len(cells) != rows * width:
+            cells = pa.concat_arrays([_split_run(record.rstrip("\n") + "\n") for record in plain])
+        pieces.append(cells)
+        plain.clear()
 
-    for record in records:
-        line = record.rstrip("\r\n")
-        if line[:1] == '"' and line[-1:] == '"' and len(line) > 1 and line.count('","') == separators:
-            inner = line[1:-1]
-            plain.append(inner)
-            quoted = quoted or '"' in inner.replace('","', "")
+    for record, full in records:
+        if full:
+            plain.append(record)
             continue
         flush()
         cells = record_cells(record)[:width]
@@ -228,6 +242,20 @@ def _split_block(records: list[str], width: int):  # -> (pyarrow.StringArray, bo
         pieces.append(A.string_array(cells + [""] * (width - len(cells))))
     flush()
     return (pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]), quoted
+
+
+def _split_run(text: str):  # -> pyarrow.StringArray
+    """The cells of '"a","b",...,"z"\\n' split on '","' in Arrow (the outer quotes and the line end left out)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    data = text.encode("utf-8")
+    if len(data) >= 2**31:  # a block is a few MB; the files read are at most MAX_REPORT_BYTES
+        raise ReportError("a block of the raw page holds over 2 GB of text")
+    offsets = pa.py_buffer(np.array([1, len(data) - 2], dtype=np.int32))
+    one = pa.StringArray.from_buffers(1, offsets, pa.py_buffer(data))
+    return pc.split_pattern(one, '","').flatten()
 
 
 def _unescape(text: str, quoted: bool) -> str:
@@ -401,14 +429,18 @@ def _block_rows(
     import pyarrow.compute as pc
 
     starts = np.arange(rows, dtype=np.int64)[:, None] * layout.width
-    ident_cells = pc.take(cells, A.from_numpy((starts + layout.identity[None, :]).ravel())).to_pylist()
+    # Identity cells repeat (a kernel's name, its device, its block size): each distinct text becomes one string.
+    coded = pc.take(cells, A.from_numpy((starts + layout.identity[None, :]).ravel())).dictionary_encode()
+    texts = coded.dictionary.to_pylist()
     if quoted:
-        ident_cells = [_unescape(cell, quoted) for cell in ident_cells]
+        texts = [_unescape(text, quoted) for text in texts]
+    texts = [interned.setdefault(text, text).strip() for text in texts]
+    ident_cells = list(map(texts.__getitem__, A.ints(coded.indices).tolist()))
     n_ident = len(layout.identity)
     id_at = list(layout.identity).index(id_index) if id_index is not None and id_index in layout.identity else None
 
     def where(r: int) -> str:
-        return f"launch {ident_cells[r * n_ident + id_at].strip()[:40]}" if id_at is not None else f"row {r + 1}"
+        return f"launch {ident_cells[r * n_ident + id_at][:40]}" if id_at is not None else f"row {r + 1}"
 
     metric_cells = pc.take(cells, A.from_numpy((starts + layout.metrics[None, :]).ravel()))
     del cells
@@ -448,8 +480,21 @@ def _block_rows(
     for i, text in found:
         attributes[i // width][names[i % width]] = interned.setdefault(text, text)
     for r in range(rows):
-        ident = [interned.setdefault(c, c).strip() for c in ident_cells[r * n_ident : (r + 1) * n_ident]]
-        yield RawRow(ident, views[r], derived_views[r], attributes[r])
+        yield RawRow(ident_cells[r * n_ident : (r + 1) * n_ident], views[r], derived_views[r], attributes[r])
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a page's launches are made (and back on after, where it was on):
+    they hold no reference cycles, and its passes over the growing number of objects (a dozen per launch) took a
+    tenth of the parse of a long page."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def _first_per_column(mask: np.ndarray) -> list[tuple[int, int]]:
