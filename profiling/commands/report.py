@@ -13,6 +13,7 @@ from profiling.nsight import metric_registry as R
 from profiling.nsight import metrics as M
 from profiling.nsight import report as ncu_report
 from profiling.nsight.metric_table import MetricRow, RowFloats
+from profiling.nsight.raw_page import collector_paused
 from profiling.shape import tflops
 
 HELP = "read an Nsight Compute report (CSV of any page, ncu stdout, or .ncu-rep) and print each launch"
@@ -147,14 +148,15 @@ def json_chunks(report: ncu_report.Report) -> Iterator[bytes]:
 
 
 def run(args: argparse.Namespace) -> int:
-    report = usecases.load_report(args.file, ncu=args.ncu)
-    if args.json:
-        sys.stdout.flush()
-        out = getattr(sys.stdout, "buffer", None)  # bytes as they are; a stream of text only where there is none
-        write = out.write if out is not None else (lambda piece: sys.stdout.write(bytes(piece).decode()))
-        for pieces in json_pieces(report):
-            for piece in pieces:
-                write(piece)
-    else:
-        print(format_report(report))
+    with collector_paused():  # the command makes a few objects per launch and no cycles; it exits when done
+        report = usecases.load_report(args.file, ncu=args.ncu)
+        if args.json:
+            sys.stdout.flush()
+            out = getattr(sys.stdout, "buffer", None)  # bytes as they are; a stream of text only where there is none
+            write = out.write if out is not None else (lambda piece: sys.stdout.write(bytes(piece).decode()))
+            for pieces in json_pieces(report):
+                for piece in pieces:
+                    write(piece)
+        else:
+            print(format_report(report))
     return 0
