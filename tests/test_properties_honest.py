@@ -1,10 +1,12 @@
 """Property tests (Hypothesis) of the numbers a report gives: a real capture (tests/fixtures/ncu/raw.csv) with
 negative, non-finite, decimal-comma and unit cells put in, several exports in one file, and gzip files of several
 members. The property each time: the value is the capture's own, or missing with a warning naming the metric;
-never another number.
+never another number. And `report --json` of any such file, written a row at a time from the float table, is the
+report's model written whole by orjson, byte for byte.
 
 Few examples per test and a fixed seed (derandomized), so that they run in CI in a few seconds; like
-tests/test_fuzz_parsers.py, GEMMLENS_FUZZ_EXAMPLES=2000 runs more, and new ones each time.
+tests/test_fuzz_parsers.py, GEMMLENS_FUZZ_EXAMPLES=2000 runs more, and new ones each time. Hypothesis is imported
+outright (requirements-dev.txt pins it): without it these tests fail rather than skip.
 """
 
 from __future__ import annotations
@@ -15,16 +17,15 @@ import io
 import os
 from pathlib import Path
 
-import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+from profiling.commands import json_bytes
+from profiling.commands.report import json_chunks
 from profiling.nsight import load as L
 from profiling.nsight import report as P
 from profiling.nsight import units as U
 from profiling.nsight.raw_page import round3
-
-hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 EXAMPLES = int(os.environ.get("GEMMLENS_FUZZ_EXAMPLES", "25"))
 PROPERTY = settings(
@@ -168,3 +169,45 @@ def test_multi_member_gzip_reads_every_member(cuts: list[int], level: int) -> No
     assert [launch.value("gpu__time_duration.sum") for launch in report.launches] == [
         launch.value("gpu__time_duration.sum") for launch in PLAIN.launches
     ]
+
+
+def whole_json(report: P.Report) -> bytes:
+    """`report --json` as orjson writes the model whole (json_bytes of each launch's to_dict(), its metrics moved
+    last), with the streamed document's line breaks."""
+    lines = []
+    for launch in report.launches:
+        data = launch.to_dict()
+        metrics = data.pop("metrics")
+        lines.append(json_bytes(data)[:-1] + b',"metrics":' + json_bytes(metrics) + b"}")
+    head = json_bytes({"source": report.source, "layout": report.layout})[:-1] + b',"launches":['
+    tail = b"\n]," + json_bytes({"warnings": report.warnings})[1:] + b"\n"
+    return head + (b"\n" + b",\n".join(lines) if lines else b"") + tail
+
+
+odd_cells = st.sampled_from(
+    ["-5", "-0.001", "nan", "-inf", "1e400", "1.234,5", "1,234", "1,2,3", "12 fortnight", "n/a", "", "  7  ", "abc"]
+    + ['say "hi"', '","', 'x"\n"y', "two\nlines", "0.509472", "4,420,992.5", "\u00e9t\u00e9", "1e-7", "123456789e10"]
+)
+
+
+METRIC_COLS = [c for c, name in enumerate(HEADER) if PLAIN.launches[0].value(name) is not None]
+
+
+@PROPERTY
+@given(st.dictionaries(st.tuples(launch_index, st.sampled_from(METRIC_COLS)), odd_cells, max_size=10))
+@example({(1, METRIC_COLS[5]): 'x"\n"y', (2, METRIC_COLS[0]): 'say "hi"', (3, METRIC_COLS[-1]): "two\nlines"})
+@example({(0, METRIC_COLS[3]): "1,234", (4, METRIC_COLS[7]): "1.234,5", (5, METRIC_COLS[2]): "-inf"})
+def test_report_json_is_the_model_byte_for_byte(cells: dict[tuple[int, int], str]) -> None:
+    """Any cells (negative, not finite, decimal comma, thousands, unknown unit, text, quotes, line breaks) in metric
+    columns: every other cell keeps the capture's value, and the streamed JSON (metrics and derived values written
+    from their float tables) equals the model's."""
+    rows = [list(r) for r in ROWS]
+    for (r, c), text in cells.items():
+        rows[r + 2][c] = text
+    report = P.parse_report_bytes(csv_bytes(rows), "odd.csv")
+    assert [launch.id for launch in report.launches] == [launch.id for launch in PLAIN.launches]
+    for r, (launch, base) in enumerate(zip(report.launches, PLAIN.launches, strict=True)):
+        for c in METRIC_COLS:
+            if (r, c) not in cells:
+                assert launch.value(HEADER[c]) == base.value(HEADER[c]), (r, HEADER[c])
+    assert b"".join(json_chunks(report)) == whole_json(report)

@@ -16,9 +16,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-JSON_ROWS = 64
-"""Rows whose JSON text MetricTable.json_row makes at once: few enough that their text is small beside the
-table (64 rows of 400 metrics are about 2 MB), enough that the work per call is shared."""
+JSON_CELLS = 1 << 18
+"""Values whose JSON text MetricTable.json_row makes at once (whole rows, at least one): few enough that their
+text is small beside the table (about 10 MB), enough that the work per call is shared by many rows of each pattern
+of missing values (546 rows of a raw page of 480 columns, all of a parse block's rows of derived values)."""
 JSON_TEMPLATE_BYTES = 32_000_000
 """Bytes of row templates a MetricTable keeps for writing JSON, whatever the rows' patterns of missing values
 (one template of a page of 100,000 columns is about 6 MB)."""
@@ -108,17 +109,18 @@ class MetricTable:
 
     def json_row(self, block: np.ndarray, row: int) -> bytes:
         """The JSON members of row `row` of `block` as MetricRow.json_members writes them (without the metrics set
-        apart), made for JSON_ROWS rows at once: those rows grouped by their pattern of missing values, each group's
+        apart), made for the rows of JSON_CELLS values at once: those rows grouped by their pattern of missing values, each group's
         values written by one orjson call and formatted into its template row by row. The texts are kept until
         other rows are asked for or a row of this table changes."""
-        import numpy as np
-        import orjson
-
-        first_row = row - row % JSON_ROWS
+        per_call = max(1, JSON_CELLS // max(1, self.width))
+        first_row = row - row % per_call
         cached = self._json_block
         if cached is not None and cached[0] is block and cached[1] == first_row:
             return cached[2][row - first_row]
-        part = block[first_row : first_row + JSON_ROWS]
+        import numpy as np  # here, not above: the calls answered from the texts made are most
+        import orjson
+
+        part = block[first_row : first_row + per_call]
         texts = [b""] * part.shape[0]
         if part.size:
             missing = np.isnan(part)
@@ -262,12 +264,12 @@ class MetricRow(MutableMapping[str, Metric]):
         {name: metric.to_dict()}: the table's values written for many rows at once (MetricTable.json_row),
         without a Metric, dict or float object per value (report --json of 30,000 launches x 400 metrics);
         metrics set apart from the table (see __setitem__) follow, written by `dumps` (the writer's strict JSON)."""
-        import numpy as np
-        import orjson
-
         if not self._extra:
             width = self._table.width  # 0 where every column was left out (an unknown unit)
             return self._table.json_row(self._block, self._start // width) if width else b""
+        import numpy as np
+        import orjson
+
         row = self._row()
         missing = np.isnan(row)
         for name in self._extra:
