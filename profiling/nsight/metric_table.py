@@ -16,10 +16,10 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-JSON_CELLS = 1 << 18
+JSON_CELLS = 1 << 16
 """Values whose JSON text MetricTable.json_row makes at once (whole rows, at least one): few enough that their
-text is small beside the table (about 10 MB), enough that the work per call is shared by many rows of each pattern
-of missing values (546 rows of a raw page of 480 columns, all of a parse block's rows of derived values)."""
+text is small beside the table (about 3 MB), enough that the work per call is shared by many rows of each pattern
+of missing values (179 rows of a raw page of 365 metrics, all of a parse block's rows of derived values)."""
 JSON_TEMPLATE_BYTES = 32_000_000
 """Bytes of row templates a MetricTable keeps for writing JSON, whatever the rows' patterns of missing values
 (one template of a page of 100,000 columns is about 6 MB)."""
