@@ -196,10 +196,9 @@ class _Columns:
         self.nonnegative = np.flatnonzero(np.asarray([c.nonnegative for c in columns], dtype=bool))
 
 
-def _split_block(records: list[tuple[str, bool]], width: int):  # -> (pyarrow.StringArray, bool, bool)
+def _split_block(records: list[tuple[str, bool]], width: int):  # -> (pyarrow.StringArray, bool)
     """The cells of a block of records (with whether each is a full row, as _checked_records tells), row after row,
-    each row exactly `width` cells (short rows padded with ""), whether a cell may hold a doubled quote, and whether
-    one may hold a comma (a count of the run's commas against its separators tells, without a look at each cell).
+    each row exactly `width` cells (short rows padded with ""), and whether a cell may hold a doubled quote.
 
     ncu quotes every cell, so full rows split on their '","' separators in Arrow (no Python object per cell): a run
     of them is joined into one text whose row ends '"\\n"' become separators too, so the run is split at once; a
@@ -213,10 +212,10 @@ def _split_block(records: list[tuple[str, bool]], width: int):  # -> (pyarrow.St
 
     pieces = []
     plain: list[str] = []
-    quoted = commas = False
+    quoted = False
 
     def flush() -> None:
-        nonlocal quoted, commas
+        nonlocal quoted
         if not plain:
             return
         text = "".join(plain)
@@ -225,7 +224,6 @@ def _split_block(records: list[tuple[str, bool]], width: int):  # -> (pyarrow.St
         text = text.replace('"\n"', '","')
         rows = len(plain)
         quoted = quoted or text.count('"') != 2 * width * rows  # only the quotes around each cell
-        commas = commas or text.count(",") != rows * width - 1  # only the separators
         cells = _split_run(text)
         if len(cells) != rows * width:
             cells = pa.concat_arrays([_split_run(record.rstrip("\n") + "\n") for record in plain])
@@ -238,13 +236,12 @@ def _split_block(records: list[tuple[str, bool]], width: int):  # -> (pyarrow.St
             continue
         flush()
         cells = record_cells(record)[:width]
-        commas = commas or any("," in cell for cell in cells)
         if any('"' in cell for cell in cells):
             quoted = True
             cells = [cell.replace('"', '""') for cell in cells]
         pieces.append(A.string_array(cells + [""] * (width - len(cells))))
     flush()
-    return (pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]), quoted, commas
+    return (pa.concat_arrays(pieces) if len(pieces) > 1 else pieces[0]), quoted
 
 
 def _split_run(text: str):  # -> pyarrow.StringArray
@@ -269,12 +266,12 @@ def _unescape(text: str, quoted: bool) -> str:
 _EMPTY = None  # pyarrow array of "" and "n/a", made on first use (pyarrow is imported lazily)
 
 
-def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray, commas: bool = True):
+def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray):
     """(float64 values, mask of the cells cast) when every cell outside `text_columns` (columns that held text in an
     earlier block) and `empty` (the cells that are "" or "n/a") is a number Arrow takes, else None: most blocks
     need no regex then. Cells with thousands separators are cast apart, without them (only those cells are
     rewritten); a comma that is no thousands separator keeps its cell out of the cast (it goes through Python, and
-    is named there). `commas`: whether a cell may hold a comma (without, none is looked for)."""
+    is named there)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -286,9 +283,9 @@ def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray, co
         skip |= np.tile(by_column, len(cells) // width)
     grouped_at = None
     apart = skip
-    found = pc.match_substring(cells, ",") if commas else None
-    if found is not None and pc.any(found).as_py():
-        with_comma = A.bools(found)
+    commas = pc.match_substring(cells, ",")
+    if pc.any(commas).as_py():
+        with_comma = A.bools(commas)
         at = np.flatnonzero(with_comma & ~skip)
         if len(at):
             grouped = pc.match_substring_regex(pc.take(cells, A.from_numpy(at)), _ARROW_GROUPED)
@@ -314,12 +311,11 @@ def _numbers(
     parsed: dict[str, tuple[float | None, bool]],
     text_columns: set[int],
     quoted: bool = False,
-    commas: bool = True,
 ):
     """float64 values of a row-major (rows x metrics) block of metric cells, NaN where missing, and the text cells
     as (flat index, text). Numbers Arrow reads exactly are cast there; the rest one by one (units.parse_number).
-    `text_columns` (columns with a cell Arrow did not cast) grows as blocks are read; `quoted`, `commas`: the cells
-    may hold doubled quotes, commas (_split_block)."""
+    `text_columns` (columns with a cell Arrow did not cast) grows as blocks are read; `quoted`: the cells may hold
+    doubled quotes (_split_block)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -329,7 +325,7 @@ def _numbers(
         _EMPTY = A.string_array(["", "n/a"])
     width = len(names)
     empty = A.bools(pc.is_in(cells, value_set=_EMPTY))
-    fast = _cast_known(cells, width, text_columns, empty, commas)
+    fast = _cast_known(cells, width, text_columns, empty)
     if fast is not None:
         values, cast = fast
         nan_cast = np.flatnonzero(np.isnan(values) & cast)  # "nan" is a number to Arrow: named here
@@ -338,7 +334,7 @@ def _numbers(
         numeric = A.from_numpy(cast)
     else:
         numeric = pc.match_substring_regex(cells, _ARROW_NUMBER)
-        commas = commas and pc.any(pc.match_substring(cells, ",")).as_py()
+        commas = pc.any(pc.match_substring(cells, ",")).as_py()
         cast_from = pc.replace_substring(cells, ",", "") if commas else cells
         try:
             values = A.floats(pc.cast(pc.if_else(numeric, cast_from, A.null_text()), pa.float64()))
@@ -402,13 +398,13 @@ def read_raw_rows(
         if not block:
             return
         try:
-            cells, quoted, commas = _split_block(block, width)
+            cells, quoted = _split_block(block, width)
         except (ReportError, OSError):
             raise
         except Exception as exc:  # Arrow is a boundary: whatever it raises on bad input is one line
             raise ReportError(f"{name}: the raw page is unreadable ({_one_line(exc)})") from None
         yield from _block_rows(
-            cells, len(block), table, layout, notes, interned, parsed, text_columns, id_index, quoted, commas
+            cells, len(block), table, layout, notes, interned, parsed, text_columns, id_index, quoted
         )
 
 
@@ -426,10 +422,9 @@ def _block_rows(
     text_columns: set[int],
     id_index: int | None = None,
     quoted: bool = False,
-    commas: bool = True,
 ) -> Iterator[RawRow]:
-    """The launches of one block of rows, with their derived metrics computed for the whole block at once; `quoted`,
-    `commas`: the cells may hold doubled quotes, commas (_split_block)."""
+    """The launches of one block of rows, with their derived metrics computed for the whole block at once; `quoted`:
+    the cells may hold doubled quotes (_split_block)."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -449,7 +444,7 @@ def _block_rows(
 
     metric_cells = pc.take(cells, A.from_numpy((starts + layout.metrics[None, :]).ravel()))
     del cells
-    values, found = _numbers(metric_cells, notes, layout.names, where, parsed, text_columns, quoted, commas)
+    values, found = _numbers(metric_cells, notes, layout.names, where, parsed, text_columns, quoted)
     block = values.reshape(rows, table.width)
     if len(layout.nonnegative):  # before scaling: a tiny negative value must not round to -0.0
         sub = block[:, layout.nonnegative]
