@@ -57,7 +57,7 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
             SWIZZLE_BYTES=128,
             THREADS=384,
             MIN_BLOCKS=1,
-        ),  # fmt: skip
+        ),
         multiple_of=16,
         dynamic_smem_bytes=197632,
         backend="nvcc",
@@ -98,7 +98,7 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
             SWIZZLE_BYTES=128,
             THREADS=384,
             MIN_BLOCKS=1,
-        ),  # fmt: skip
+        ),
         multiple_of=16,
         dynamic_smem_bytes=197632,
         backend="nvcc",

@@ -135,21 +135,52 @@ class SharedTileModel(KernelModel):
             a_read_row, b_read_col = ty, tx
             names = ("sharedA", "sharedB")
         out = [
-            global_access(f"A -> {names[0]}", "LDG.E", "ld", "A", a_r, a_c, shape.k, 4, 4,
-                          (a_r < shape.m) & (a_c < shape.k)),
-            global_access(f"B -> {names[1]}", "LDG.E", "ld", "B", b_r, b_c, shape.n, 4, 4,
-                          (b_r < shape.k) & (b_c < shape.n)),
-            shared_access(f"{names[0]}[{'tx][ty' if self.rows_on_x else 'ty][tx'}] =", "STS", "st", names[0],
-                          s_r, s_c, (s_r * T + s_c) * 4, 4),
-            shared_access(f"{names[1]}[{'tx][ty' if self.rows_on_x else 'ty][tx'}] =", "STS", "st", names[1],
-                          s_r, s_c, b_base + (s_r * T + s_c) * 4, 4),
-        ]  # fmt: skip
+            global_access(
+                f"A -> {names[0]}", "LDG.E", "ld", "A", a_r, a_c, shape.k, 4, 4, (a_r < shape.m) & (a_c < shape.k)
+            ),
+            global_access(
+                f"B -> {names[1]}", "LDG.E", "ld", "B", b_r, b_c, shape.n, 4, 4, (b_r < shape.k) & (b_c < shape.n)
+            ),
+            shared_access(
+                f"{names[0]}[{'tx][ty' if self.rows_on_x else 'ty][tx'}] =",
+                "STS",
+                "st",
+                names[0],
+                s_r,
+                s_c,
+                (s_r * T + s_c) * 4,
+                4,
+            ),
+            shared_access(
+                f"{names[1]}[{'tx][ty' if self.rows_on_x else 'ty][tx'}] =",
+                "STS",
+                "st",
+                names[1],
+                s_r,
+                s_c,
+                b_base + (s_r * T + s_c) * 4,
+                4,
+            ),
+        ]
         for q in range(T // 4):
-            out.append(shared_access(f"{names[0]} row, k {4 * q}..{4 * q + 3}", "LDS.128", "ld", names[0],
-                                     a_read_row, 4 * q, (a_read_row * T + 4 * q) * 4, 16))  # fmt: skip
+            out.append(
+                shared_access(
+                    f"{names[0]} row, k {4 * q}..{4 * q + 3}",
+                    "LDS.128",
+                    "ld",
+                    names[0],
+                    a_read_row,
+                    4 * q,
+                    (a_read_row * T + 4 * q) * 4,
+                    16,
+                )
+            )
         for i in range(T):
-            out.append(shared_access(f"{names[1]}[{i}][col]", "LDS", "ld", names[1], i, b_read_col,
-                                     b_base + (i * T + b_read_col) * 4, 4))  # fmt: skip
+            out.append(
+                shared_access(
+                    f"{names[1]}[{i}][col]", "LDS", "ld", names[1], i, b_read_col, b_base + (i * T + b_read_col) * 4, 4
+                )
+            )
         return out
 
     def epilogue_accesses(self, shape: Shape, block: tuple[int, int], warp: int) -> list[Access]:
@@ -247,35 +278,47 @@ class RegBlockModel(KernelModel):
         out: list[Access] = []
         for j in range(4):
             r, c = block_row + a_row, i + a_col + j
-            out.append(global_access(f"A: a[r][i + a_col + {j}]", "LDG.E", "ld", "A", r, c, shape.k, 4, 4,
-                                     (r < shape.m) & (c < shape.k)))  # fmt: skip
+            out.append(
+                global_access(
+                    f"A: a[r][i + a_col + {j}]", "LDG.E", "ld", "A", r, c, shape.k, 4, 4, (r < shape.m) & (c < shape.k)
+                )
+            )
         for j in range(4):
             r, c = i + b_row, block_col + b_col + j
-            out.append(global_access(f"B: b[i + b_row][c + {j}]", "LDG.E", "ld", "B", r, c, shape.n, 4, 4,
-                                     (r < shape.k) & (c < shape.n)))  # fmt: skip
+            out.append(
+                global_access(
+                    f"B: b[i + b_row][c + {j}]", "LDG.E", "ld", "B", r, c, shape.n, 4, 4, (r < shape.k) & (c < shape.n)
+                )
+            )
         for j in range(4):
             if self.transposed:
                 addr = (buf * BK * BM + (a_col + j) * BM + a_row) * 4
-                out.append(shared_access(f"aTile[a_col + {j}][a_row] =", "STS", "st", "aTile", a_col + j, a_row,
-                                         addr, 4))  # fmt: skip
+                out.append(
+                    shared_access(f"aTile[a_col + {j}][a_row] =", "STS", "st", "aTile", a_col + j, a_row, addr, 4)
+                )
             else:
                 addr = (a_row * BK + a_col + j) * 4
-                out.append(shared_access(f"aTile[a_row][a_col + {j}] =", "STS", "st", "aTile", a_row, a_col + j,
-                                         addr, 4))  # fmt: skip
+                out.append(
+                    shared_access(f"aTile[a_row][a_col + {j}] =", "STS", "st", "aTile", a_row, a_col + j, addr, 4)
+                )
         b_addr = b_base + (buf * BK * BN + b_row * BN + b_col) * 4
         if self.buffers == 2:  # v5 stores b_next[0..3] with one STS.128
             out.append(shared_access("bTile[b_row][b_col..+3] =", "STS.128", "st", "bTile", b_row, b_col, b_addr, 16))
         else:
             for j in range(4):
-                out.append(shared_access(f"bTile[b_row][b_col + {j}] =", "STS", "st", "bTile", b_row, b_col + j,
-                                         b_addr + 4 * j, 4))  # fmt: skip
+                out.append(
+                    shared_access(
+                        f"bTile[b_row][b_col + {j}] =", "STS", "st", "bTile", b_row, b_col + j, b_addr + 4 * j, 4
+                    )
+                )
         for kk in range(BK):
             for h in range(TM // 4):
                 if self.transposed:
                     col = t.tx * TM + 4 * h
                     addr = (buf * BK * BM + kk * BM + col) * 4
-                    out.append(shared_access(f"aTile[{kk}][tx*8 + {4 * h}..]", "LDS.128", "ld", "aTile", kk, col,
-                                             addr, 16))  # fmt: skip
+                    out.append(
+                        shared_access(f"aTile[{kk}][tx*8 + {4 * h}..]", "LDS.128", "ld", "aTile", kk, col, addr, 16)
+                    )
             for h in range(TN // 4):
                 col = t.ty * TN + 4 * h
                 addr = b_base + (buf * BK * BN + kk * BN + col) * 4
@@ -284,8 +327,18 @@ class RegBlockModel(KernelModel):
             for xx in range(TM):
                 for h in range(BK // 4):
                     row = t.tx * TM + xx
-                    out.append(shared_access(f"aTile[tx*8 + {xx}][{4 * h}..]", "LDS.128", "ld", "aTile", row, 4 * h,
-                                             (row * BK + 4 * h) * 4, 16))  # fmt: skip
+                    out.append(
+                        shared_access(
+                            f"aTile[tx*8 + {xx}][{4 * h}..]",
+                            "LDS.128",
+                            "ld",
+                            "aTile",
+                            row,
+                            4 * h,
+                            (row * BK + 4 * h) * 4,
+                            16,
+                        )
+                    )
         return out
 
     def epilogue_accesses(self, shape: Shape, block: tuple[int, int], warp: int) -> list[Access]:
@@ -297,8 +350,20 @@ class RegBlockModel(KernelModel):
         for xx in range(p["TM"]):
             for yy in range(p["TN"]):
                 r, c = x + xx, y + yy
-                out.append(global_access(f"C: c[x + {xx}][y + {yy}]", "STG.E", "st", "C", r, c, shape.n, 4, 4,
-                                         (r < shape.m) & (c < shape.n)))  # fmt: skip
+                out.append(
+                    global_access(
+                        f"C: c[x + {xx}][y + {yy}]",
+                        "STG.E",
+                        "st",
+                        "C",
+                        r,
+                        c,
+                        shape.n,
+                        4,
+                        4,
+                        (r < shape.m) & (c < shape.n),
+                    )
+                )
         return out
 
 

@@ -100,21 +100,57 @@ class AsyncModel(KernelModel):
                 k = k0 + a_k + e
                 ok = live & (grow < shape.m) & (k < shape.k)
                 dst = stage_bytes + ((a_k + e) * self.a_ld + row) * 4
-                out += _copy(f"A[bm + row {j}][k0 + a_k + {e}]", "LDGSTS.E", "A", grow, k, shape.k, ok,
-                             "As", a_k + e, row, dst, 4)  # fmt: skip
+                out += _copy(
+                    f"A[bm + row {j}][k0 + a_k + {e}]",
+                    "LDGSTS.E",
+                    "A",
+                    grow,
+                    k,
+                    shape.k,
+                    ok,
+                    "As",
+                    a_k + e,
+                    row,
+                    dst,
+                    4,
+                )
         for j in range(self.b_units):
             row = b_row0 + j * self.b_rows_per_pass
             k = k0 + row
             dst = stage_bytes + (self.a_stage + row * p["BN"] + b_col) * 4
             if shape.n % 4 == 0:
                 ok = live & (k < shape.k) & (gb_col < shape.n)
-                out += _copy(f"B[k0 + row {j}][bn + b_col..+3]", "LDGSTS.E.BYPASS.128", "B", k, gb_col, shape.n, ok,
-                             "Bs", row, b_col, dst, 16)  # fmt: skip
+                out += _copy(
+                    f"B[k0 + row {j}][bn + b_col..+3]",
+                    "LDGSTS.E.BYPASS.128",
+                    "B",
+                    k,
+                    gb_col,
+                    shape.n,
+                    ok,
+                    "Bs",
+                    row,
+                    b_col,
+                    dst,
+                    16,
+                )
             else:
                 for e in range(4):
                     ok = live & (k < shape.k) & (gb_col + e < shape.n)
-                    out += _copy(f"B[k0 + row {j}][bn + b_col + {e}]", "LDGSTS.E", "B", k, gb_col + e, shape.n, ok,
-                                 "Bs", row, b_col + e, dst + 4 * e, 4)  # fmt: skip
+                    out += _copy(
+                        f"B[k0 + row {j}][bn + b_col + {e}]",
+                        "LDGSTS.E",
+                        "B",
+                        k,
+                        gb_col + e,
+                        shape.n,
+                        ok,
+                        "Bs",
+                        row,
+                        b_col + e,
+                        dst + 4 * e,
+                        4,
+                    )
         return out
 
     def fragments(self, warp: int, s: int, k: int) -> list[Access]:
@@ -122,8 +158,9 @@ class AsyncModel(KernelModel):
         tm0, tn0 = self.tiling.origin(warp, self.warp_threads(warp).lane)
         a_base = (s % self.stages) * self.stage_floats * 4
         b_base = a_base + self.a_stage * 4
-        return self.tiling.fragment_loads(tm0, tn0, a_base, b_base, self.a_ld, self.spec.params["BN"], k,
-                                          f"stage {s % self.stages}, ")  # fmt: skip
+        return self.tiling.fragment_loads(
+            tm0, tn0, a_base, b_base, self.a_ld, self.spec.params["BN"], k, f"stage {s % self.stages}, "
+        )
 
     def step_accesses(self, shape: Shape, block: tuple[int, int], warp: int, step: int) -> list[Access]:
         S, T, BK = self.stages, self.steps(shape), self.spec.params["BK"]

@@ -114,29 +114,70 @@ class WmmaModel(KernelModel):
         for j in range(p["BM"] * a_vecs // THREADS):
             r = a_r0 + j * (THREADS // a_vecs)
             ok = (k0 + a_c < shape.k) & (bm + r < shape.m)
-            out.append(global_access(f"A[bm + r{j}][k0 + a_c..+7]", "LDG.E.128", "ld", "A", bm + r, k0 + a_c, shape.k,
-                                     HALF, 16, ok))  # fmt: skip
-            out.append(shared_access(f"As[r{j}][a_c..+7] =", "STS.128", "st", "As", r, a_c, (r * self.a_ld + a_c) * HALF,
-                                     16, HALF))  # fmt: skip
+            out.append(
+                global_access(
+                    f"A[bm + r{j}][k0 + a_c..+7]", "LDG.E.128", "ld", "A", bm + r, k0 + a_c, shape.k, HALF, 16, ok
+                )
+            )
+            out.append(
+                shared_access(
+                    f"As[r{j}][a_c..+7] =", "STS.128", "st", "As", r, a_c, (r * self.a_ld + a_c) * HALF, 16, HALF
+                )
+            )
         for j in range(BK * b_vecs // THREADS):
             r = b_r0 + j * (THREADS // b_vecs)
             ok = (bn + b_c < shape.n) & (k0 + r < shape.k)
-            out.append(global_access(f"B[k0 + r{j}][bn + b_c..+7]", "LDG.E.128", "ld", "B", k0 + r, bn + b_c, shape.n,
-                                     HALF, 16, ok))  # fmt: skip
-            out.append(shared_access(f"Bs[r{j}][b_c..+7] =", "STS.128", "st", "Bs", r, b_c,
-                                     self.b_base + (r * self.b_ld + b_c) * HALF, 16, HALF))  # fmt: skip
+            out.append(
+                global_access(
+                    f"B[k0 + r{j}][bn + b_c..+7]", "LDG.E.128", "ld", "B", k0 + r, bn + b_c, shape.n, HALF, 16, ok
+                )
+            )
+            out.append(
+                shared_access(
+                    f"Bs[r{j}][b_c..+7] =",
+                    "STS.128",
+                    "st",
+                    "Bs",
+                    r,
+                    b_c,
+                    self.b_base + (r * self.b_ld + b_c) * HALF,
+                    16,
+                    HALF,
+                )
+            )
         warp_m, warp_n = self._warp_origin(warp)
         row_in_frag, col_in_frag = LANE % 16, (LANE // 16) * 8
         for k_step in range(p["CHUNK_K"]):
             for i in range(p["WARP_M"] // self.frag):
                 row, col = warp_m + i * self.frag + row_in_frag, k_step * self.frag + col_in_frag
-                out.append(shared_access(f"load_a As[warp_m + {i * self.frag}][{k_step * self.frag}]", "LDSM.16.M88.4",
-                                         "ld", "As", row, col, (row * self.a_ld + col) * HALF, 16, HALF))  # fmt: skip
+                out.append(
+                    shared_access(
+                        f"load_a As[warp_m + {i * self.frag}][{k_step * self.frag}]",
+                        "LDSM.16.M88.4",
+                        "ld",
+                        "As",
+                        row,
+                        col,
+                        (row * self.a_ld + col) * HALF,
+                        16,
+                        HALF,
+                    )
+                )
             for j in range(p["WARP_N"] // self.frag):
                 row, col = k_step * self.frag + row_in_frag, warp_n + j * self.frag + col_in_frag
-                out.append(shared_access(f"load_b Bs[{k_step * self.frag}][warp_n + {j * self.frag}]",
-                                         "LDSM.16.MT88.4", "ld", "Bs", row, col,
-                                         self.b_base + (row * self.b_ld + col) * HALF, 16, HALF))  # fmt: skip
+                out.append(
+                    shared_access(
+                        f"load_b Bs[{k_step * self.frag}][warp_n + {j * self.frag}]",
+                        "LDSM.16.MT88.4",
+                        "ld",
+                        "Bs",
+                        row,
+                        col,
+                        self.b_base + (row * self.b_ld + col) * HALF,
+                        16,
+                        HALF,
+                    )
+                )
         return out
 
     def epilogue_accesses(self, shape: Shape, block: tuple[int, int], warp: int) -> list[Access]:
@@ -151,16 +192,38 @@ class WmmaModel(KernelModel):
                     for half_col in (0, 8):
                         row = warp_m + i * self.frag + LANE // 4 + half_row
                         col = warp_n + j * self.frag + 2 * (LANE % 4) + half_col
-                        out.append(shared_access(f"store_acc Cs frag ({i},{j}) +({half_row},{half_col})", "STS.64",
-                                                 "st", "Cs", row, col, (row * c_stride + col) * 4, 8))  # fmt: skip
+                        out.append(
+                            shared_access(
+                                f"store_acc Cs frag ({i},{j}) +({half_row},{half_col})",
+                                "STS.64",
+                                "st",
+                                "Cs",
+                                row,
+                                col,
+                                (row * c_stride + col) * 4,
+                                8,
+                            )
+                        )
         for i in range(self.frag):
             r = warp * self.frag + i
             row, col = bm + r, bn + LANE * 4
             ok = (row < shape.m) & (col < shape.n)
             if not ok.any():  # `continue` for every lane: the warp skips the row
                 continue
-            out.append(shared_access(f"Cs[warp*16 + {i}][lane*4..+3]", "LDS.128", "ld", "Cs", r, LANE * 4,
-                                     (r * c_stride + LANE * 4) * 4, 16, 4, ok))  # fmt: skip
+            out.append(
+                shared_access(
+                    f"Cs[warp*16 + {i}][lane*4..+3]",
+                    "LDS.128",
+                    "ld",
+                    "Cs",
+                    r,
+                    LANE * 4,
+                    (r * c_stride + LANE * 4) * 4,
+                    16,
+                    4,
+                    ok,
+                )
+            )
             if self.beta_nonzero:
                 out.append(global_access(f"C[row {i}][col..+3]", "LDG.E.128", "ld", "C", row, col, shape.n, 4, 16, ok))
             out.append(global_access(f"D[row {i}][col..+3]", "STG.E.128", "st", "D", row, col, shape.n, 4, 16, ok))
@@ -257,14 +320,40 @@ class MmaAsyncModel(KernelModel):
             r = a_r0 + j * (THREADS // a_vecs)
             ok = (k0 + a_c * 8 < shape.k) & (bm + r < shape.m)
             dst = stage + (r * BK + ((a_c ^ ((r >> 1) & 3)) << 3)) * HALF
-            out += _copy(f"A[bm + r{j}][k0 + 8 a_c..+7]", "LDGSTS.E.BYPASS.128", "A", bm + r, k0 + a_c * 8, shape.k,
-                         ok, "As", r, a_c * 8, dst, 16, HALF)  # fmt: skip
+            out += _copy(
+                f"A[bm + r{j}][k0 + 8 a_c..+7]",
+                "LDGSTS.E.BYPASS.128",
+                "A",
+                bm + r,
+                k0 + a_c * 8,
+                shape.k,
+                ok,
+                "As",
+                r,
+                a_c * 8,
+                dst,
+                16,
+                HALF,
+            )
         for j in range(BK * b_vecs // THREADS):
             r = b_r0 + j * (THREADS // b_vecs)
             ok = (bn + b_c * 8 < shape.n) & (k0 + r < shape.k)
             dst = stage + self.a_stage_bytes + (r * BN + ((b_c ^ (r & 7)) << 3)) * HALF
-            out += _copy(f"B[k0 + r{j}][bn + 8 b_c..+7]", "LDGSTS.E.BYPASS.128", "B", k0 + r, bn + b_c * 8, shape.n,
-                         ok, "Bs", r, b_c * 8, dst, 16, HALF)  # fmt: skip
+            out += _copy(
+                f"B[k0 + r{j}][bn + 8 b_c..+7]",
+                "LDGSTS.E.BYPASS.128",
+                "B",
+                k0 + r,
+                bn + b_c * 8,
+                shape.n,
+                ok,
+                "Bs",
+                r,
+                b_c * 8,
+                dst,
+                16,
+                HALF,
+            )
         return out
 
     def fragments(self, warp: int, s: int, kk: int) -> list[Access]:
@@ -277,12 +366,34 @@ class MmaAsyncModel(KernelModel):
         out = []
         for mi in range(p["WM"] // 16):
             r, c = wm0 + mi * 16 + ld_row, kk * 2 + ld_hi
-            out.append(shared_access(f"ldmatrix.x4 A rows wm0 + {mi * 16}.., k {kk * 16}..", "LDSM.16.M88.4", "ld",
-                                     "As", r, c * 8, as_ + (r * BK + ((c ^ ((r >> 1) & 3)) << 3)) * HALF, 16, HALF))  # fmt: skip
+            out.append(
+                shared_access(
+                    f"ldmatrix.x4 A rows wm0 + {mi * 16}.., k {kk * 16}..",
+                    "LDSM.16.M88.4",
+                    "ld",
+                    "As",
+                    r,
+                    c * 8,
+                    as_ + (r * BK + ((c ^ ((r >> 1) & 3)) << 3)) * HALF,
+                    16,
+                    HALF,
+                )
+            )
         for q in range(p["WN"] // 16):
             r, c = kk * 16 + ld_row, (wn0 + q * 16) // 8 + ld_hi
-            out.append(shared_access(f"ldmatrix.x4.trans B k {kk * 16}.., cols wn0 + {q * 16}..", "LDSM.16.MT88.4",
-                                     "ld", "Bs", r, c * 8, bs + (r * BN + ((c ^ (r & 7)) << 3)) * HALF, 16, HALF))  # fmt: skip
+            out.append(
+                shared_access(
+                    f"ldmatrix.x4.trans B k {kk * 16}.., cols wn0 + {q * 16}..",
+                    "LDSM.16.MT88.4",
+                    "ld",
+                    "Bs",
+                    r,
+                    c * 8,
+                    bs + (r * BN + ((c ^ (r & 7)) << 3)) * HALF,
+                    16,
+                    HALF,
+                )
+            )
         return out
 
     def step_accesses(self, shape: Shape, block: tuple[int, int], warp: int, step: int) -> list[Access]:

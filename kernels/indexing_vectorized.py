@@ -57,12 +57,32 @@ class WarpTiling:
         out = []
         for f in range(self.frag_m):
             col = tm0 + f * self.stride_m
-            out.append(shared_access(f"As[{tag}k={k}][tm0 + {f * self.stride_m}]", "LDS.128", "ld", "As", k, col,
-                                     a_base + (k * a_ld + col) * 4, 16))  # fmt: skip
+            out.append(
+                shared_access(
+                    f"As[{tag}k={k}][tm0 + {f * self.stride_m}]",
+                    "LDS.128",
+                    "ld",
+                    "As",
+                    k,
+                    col,
+                    a_base + (k * a_ld + col) * 4,
+                    16,
+                )
+            )
         for f in range(self.frag_n):
             col = tn0 + f * self.stride_n
-            out.append(shared_access(f"Bs[{tag}k={k}][tn0 + {f * self.stride_n}]", "LDS.128", "ld", "Bs", k, col,
-                                     b_base + (k * b_ld + col) * 4, 16))  # fmt: skip
+            out.append(
+                shared_access(
+                    f"Bs[{tag}k={k}][tn0 + {f * self.stride_n}]",
+                    "LDS.128",
+                    "ld",
+                    "Bs",
+                    k,
+                    col,
+                    b_base + (k * b_ld + col) * 4,
+                    16,
+                )
+            )
         return out
 
     def epilogue(self, shape: Shape, row0: int, col0: int, tm0: Lanes, tn0: Lanes) -> list[Access]:
@@ -88,15 +108,24 @@ def c_stores(shape: Shape, row: Lanes, col: Lanes, label: str) -> list[Access]:
         out.append(global_access(f"{label}: float4", "STG.E.128", "st", "C", row, col, shape.n, 4, 16, vec))
     if shape.n % 4 and in_row.any():
         for j in range(4):
-            out.append(global_access(f"{label}: [{j}]", "STG.E", "st", "C", row, col + j, shape.n, 4, 4,
-                                     in_row & (col + j < shape.n)))  # fmt: skip
+            out.append(
+                global_access(
+                    f"{label}: [{j}]", "STG.E", "st", "C", row, col + j, shape.n, 4, 4, in_row & (col + j < shape.n)
+                )
+            )
     return out
 
 
 def guarded_float4_loads(
-    label: str, array: str, row: Lanes, col: Lanes, ld: int, vec: Lanes, elem_ok: list[Lanes],
+    label: str,
+    array: str,
+    row: Lanes,
+    col: Lanes,
+    ld: int,
+    vec: Lanes,
+    elem_ok: list[Lanes],
     aligned: bool,
-) -> list[Access]:  # fmt: skip
+) -> list[Access]:
     """LDG.128 for the lanes of the vector branch, four guarded LDG.E for the lanes of the scalar branch.
 
     `aligned` is the branch's uniform part (K % 4 == 0 for A, N % 4 == 0 for B): when it holds, a lane in the
@@ -160,20 +189,56 @@ class VectorizedModel(KernelModel):
         ga_row, ka = bm + a_row, k0 + a_col
         a_row_in = ga_row < shape.m
         a_vec = a_row_in & (shape.k % 4 == 0) & (ka < shape.k)
-        out = guarded_float4_loads("A slice", "A", ga_row, ka, shape.k, a_vec,
-                                   [a_row_in & (ka + e < shape.k) for e in range(4)], shape.k % 4 == 0)  # fmt: skip
+        out = guarded_float4_loads(
+            "A slice",
+            "A",
+            ga_row,
+            ka,
+            shape.k,
+            a_vec,
+            [a_row_in & (ka + e < shape.k) for e in range(4)],
+            shape.k % 4 == 0,
+        )
         kb, gb_col = k0 + b_row, bn + b_col
         kb_in = kb < shape.k
         b_vec = kb_in & (shape.n % 4 == 0) & (gb_col < shape.n)
-        out += guarded_float4_loads("B slice", "B", kb, gb_col, shape.n, b_vec,
-                                    [kb_in & (gb_col + e < shape.n) for e in range(4)], shape.n % 4 == 0)  # fmt: skip
+        out += guarded_float4_loads(
+            "B slice",
+            "B",
+            kb,
+            gb_col,
+            shape.n,
+            b_vec,
+            [kb_in & (gb_col + e < shape.n) for e in range(4)],
+            shape.n % 4 == 0,
+        )
         # stash(buf): A transposed with four scalar stores, B with one float4 store
         a_base, b_base = buf * BK * self._a_ld * 4, 2 * BK * self._a_ld * 4 + buf * BK * BN * 4
         for e in range(4):
-            out.append(shared_access(f"As[{buf}][a_col + {e}][a_row] =", "STS", "st", "As", a_col + e, a_row,
-                                     a_base + ((a_col + e) * self._a_ld + a_row) * 4, 4))  # fmt: skip
-        out.append(shared_access(f"Bs[{buf}][b_row][b_col..+3] =", "STS.128", "st", "Bs", b_row, b_col,
-                                 b_base + (b_row * BN + b_col) * 4, 16))  # fmt: skip
+            out.append(
+                shared_access(
+                    f"As[{buf}][a_col + {e}][a_row] =",
+                    "STS",
+                    "st",
+                    "As",
+                    a_col + e,
+                    a_row,
+                    a_base + ((a_col + e) * self._a_ld + a_row) * 4,
+                    4,
+                )
+            )
+        out.append(
+            shared_access(
+                f"Bs[{buf}][b_row][b_col..+3] =",
+                "STS.128",
+                "st",
+                "Bs",
+                b_row,
+                b_col,
+                b_base + (b_row * BN + b_col) * 4,
+                16,
+            )
+        )
         # the k loop over buffer `buf`
         if self.warp_tiled:
             tiling = WarpTiling(p)
@@ -185,12 +250,25 @@ class VectorizedModel(KernelModel):
         for k in range(BK):
             for h in (0, 4):
                 col = ty * p["TM"] + h
-                out.append(shared_access(f"As[{buf}][{k}][ty*8 + {h}]", "LDS.128", "ld", "As", k, col,
-                                         a_base + (k * self._a_ld + col) * 4, 16))  # fmt: skip
+                out.append(
+                    shared_access(
+                        f"As[{buf}][{k}][ty*8 + {h}]",
+                        "LDS.128",
+                        "ld",
+                        "As",
+                        k,
+                        col,
+                        a_base + (k * self._a_ld + col) * 4,
+                        16,
+                    )
+                )
             for h in (0, 4):
                 col = tx * p["TN"] + h
-                out.append(shared_access(f"Bs[{buf}][{k}][tx*8 + {h}]", "LDS.128", "ld", "Bs", k, col,
-                                         b_base + (k * BN + col) * 4, 16))  # fmt: skip
+                out.append(
+                    shared_access(
+                        f"Bs[{buf}][{k}][tx*8 + {h}]", "LDS.128", "ld", "Bs", k, col, b_base + (k * BN + col) * 4, 16
+                    )
+                )
         return out
 
     def epilogue_accesses(self, shape: Shape, block: tuple[int, int], warp: int) -> list[Access]:

@@ -125,9 +125,18 @@ def v9_problems(p: dict[str, int]) -> list[str]:
 
 
 def _v9_config(
-    bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int, min_blocks: int,
+    bm: int,
+    bn: int,
+    bk: int,
+    wm: int,
+    wn: int,
+    tm: int,
+    tn: int,
+    stages: int,
+    threads: int,
+    min_blocks: int,
     order: int = 0,
-) -> dict:  # fmt: skip
+) -> dict:
     params = dict(zip(_TILE_KEYS, (bm, bn, bk, wm, wn, tm, tn, stages, threads), strict=True))
     params["MIN_BLOCKS"] = min_blocks
     if order:
@@ -335,10 +344,17 @@ def best_per_size(results: list[dict]) -> list[dict]:
         if key not in best or r["tflops"] > best[key]["tflops"]:
             best[key] = r
     return [
-        {"base": base, "m": m, "n": n, "k": k, "config": r["kernel"], "tflops": r["tflops"],
-         "pct_cublas": r.get("pct_cublas")}
+        {
+            "base": base,
+            "m": m,
+            "n": n,
+            "k": k,
+            "config": r["kernel"],
+            "tflops": r["tflops"],
+            "pct_cublas": r.get("pct_cublas"),
+        }
         for (base, m, n, k), r in sorted(best.items())
-    ]  # fmt: skip
+    ]
 
 
 # --- v8-splitk: split-K (`sgemm_splitk` in kernels/src/v8_splitk.cu) ---
@@ -383,9 +399,18 @@ SPLIT_K_BASES = (SPLITK_BASE, V9_SPLITK_BASE)
 
 
 def _v9_splitk_config(
-    bm: int, bn: int, bk: int, wm: int, wn: int, tm: int, tn: int, stages: int, threads: int, min_blocks: int,
+    bm: int,
+    bn: int,
+    bk: int,
+    wm: int,
+    wn: int,
+    tm: int,
+    tn: int,
+    stages: int,
+    threads: int,
+    min_blocks: int,
     order: int = 0,
-) -> dict:  # fmt: skip
+) -> dict:
     params = dict(zip(_TILE_KEYS, (bm, bn, bk, wm, wn, tm, tn, stages, threads), strict=True))
     params["MIN_BLOCKS"] = min_blocks
     if order:

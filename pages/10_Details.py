@@ -21,8 +21,9 @@ if not labels:
     st.stop()
 launch = st.selectbox("Launch", labels, key="details_launch", bind="query-params")
 V.keep_tab_choices(labels)
-tab_details, tab_metrics, tab_compare = st.tabs(["Details", "Metrics", "Compare launches"], key="details_tab",
-                                                bind="query-params")  # fmt: skip
+tab_details, tab_metrics, tab_compare = st.tabs(
+    ["Details", "Metrics", "Compare launches"], key="details_tab", bind="query-params"
+)
 # Only the open tab is drawn: a hidden tab's figures and tables cost the server as much as a shown one's.
 if tab_details.open:
     with tab_details:
@@ -35,6 +36,7 @@ if tab_compare.open:
     with tab_compare:
         left, right = st.columns(2)
         baseline = left.selectbox("Baseline", labels, key="cmp_baseline", bind="query-params")
-        candidate = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="cmp_candidate",
-                                    bind="query-params")  # fmt: skip
+        candidate = right.selectbox(
+            "Candidate", labels, index=min(1, len(labels) - 1), key="cmp_candidate", bind="query-params"
+        )
         V.compare_section(options, baseline, candidate)

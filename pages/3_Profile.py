@@ -28,8 +28,9 @@ kernel_ids = [s.id for s in CATALOG if s.source]
 shown_kernels, shown_size = profile_view.capture_kernels(reports, kernel_ids)
 shown_key = files[0].name if files else "none"
 with st.form("profile"):
-    chosen = st.multiselect("Kernels", kernel_ids, default=shown_kernels or ["v3", "v4", "v5"],
-                            key=f"prof_kernels:{shown_key}")  # fmt: skip
+    chosen = st.multiselect(
+        "Kernels", kernel_ids, default=shown_kernels or ["v3", "v4", "v5"], key=f"prof_kernels:{shown_key}"
+    )
     c1, c2, c3 = st.columns(3)
     size_text = c1.text_input("Size (MxNxK)", shown_size or "1024x1024x1024", key=f"prof_size:{shown_key}")
     metric_set = c2.selectbox("Metric set", ["quick", "full"], key="prof_set")
@@ -43,8 +44,9 @@ if run:
         if not chosen:
             raise GemmLensError("choose at least one kernel")
         out_dir = state.new_profile_folder()
-        fn = usecases.profile_job(chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set,
-                                  extra.split(","), clock)  # fmt: skip
+        fn = usecases.profile_job(
+            chosen, (shape.m, shape.n, shape.k), out_dir / "profile.ncu-rep", metric_set, extra.split(","), clock
+        )
         ui.submit_job(state.PROFILE_JOB, f"ncu {', '.join(chosen)} {shape.label}", fn)
 
 profiled = ui.job_result(state.PROFILE_JOB)
@@ -67,8 +69,10 @@ profile_view.downloads_section(table, files, bundle.ncu_reps if bundle is not No
 st.subheader("compute-sanitizer")
 sanitizer = find_tool("compute-sanitizer")
 if device is None or sanitizer is None:
-    st.caption("A memcheck/racecheck run needs a GPU and compute-sanitizer (CUDA toolkit); "
-               f"compute-sanitizer {'found' if sanitizer else 'not found'} here.")  # fmt: skip
+    st.caption(
+        "A memcheck/racecheck run needs a GPU and compute-sanitizer (CUDA toolkit); "
+        f"compute-sanitizer {'found' if sanitizer else 'not found'} here."
+    )
 with st.form("sanitize"):
     c1, c2, c3 = st.columns(3)
     san_kernel = c1.selectbox("Kernel", kernel_ids, index=kernel_ids.index("v5"), key="san_kernel")

@@ -6,10 +6,16 @@ import streamlit as st
 
 from profiling.app import admin, auth, bundles, cache, device_view, permalink, state, store_cache, tables, ui
 from profiling.app.comments_view import comments_section
-from profiling.app.review_view import RUNS_SHOWN, delete_run_button, listed_runs, review_comparison
+from profiling.app.review_view import (
+    RUNS_SHOWN,
+    comparison_choices,
+    delete_run_button,
+    listed_runs,
+    review_comparison,
+)
 from profiling.app.saving import save_runs_button
 from profiling.errors import GemmLensError
-from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT, METRIC_BY_KEY, METRICS
+from profiling.runs.comparison import METRIC_BY_KEY, METRICS
 from profiling.runs.export import MAX_IMPORT_MB, read_runs_upload
 
 st.title("Review")
@@ -52,8 +58,10 @@ if not summaries:
 runs = store_cache.runs_frame(store, RUNS_SHOWN)
 st.subheader("Runs")
 FILTERS = {"device": "Device", "kernel": "Kernel", "label": "Label", "author": "Author", "since": "Since (YYYY-MM-DD)"}
-filters = {name: column.text_input(FILTERS[name], key=permalink.bind(name, f"f_{name}"))
-           for column, name in zip(st.columns(5), FILTERS, strict=True)}  # fmt: skip
+filters = {
+    name: column.text_input(FILTERS[name], key=permalink.bind(name, f"f_{name}"))
+    for column, name in zip(st.columns(5), FILTERS, strict=True)
+}
 try:
     table, ids = store_cache.runs_shown(store, RUNS_SHOWN, **{k: v.strip() or None for k, v in filters.items()})
 except GemmLensError as exc:
@@ -66,28 +74,11 @@ if not ids:
 
 pair, kernels = store_cache.review_defaults(store, ids)  # default: the two runs with most kernel/size pairs in common
 ui.keep_choices({"hist_kernel": kernels, "hist_metric": METRIC_BY_KEY})  # kept while History is closed
-tab_cmp, tab_dev, tab_open, tab_hist = permalink.tabs("tab", "review_tab", ["Compare", "By device", "Open / delete",
-                                                                          "History"])  # fmt: skip
+tab_cmp, tab_dev, tab_open, tab_hist = permalink.tabs(
+    "tab", "review_tab", ["Compare", "By device", "Open / delete", "History"]
+)
 with tab_cmp:
-    # Baseline and candidates each as wide as the page: run labels are long, and a narrow box cut them off.
-    c1, c3 = st.columns([3, 1])
-    base_at = ids.index(pair[0]) if pair else len(ids) - 1
-    permalink.bind_run("baseline", "baseline", ids)
-    base_id = c1.selectbox("Baseline", ids, index=base_at, format_func=names.get, key="baseline")
-    others = [i for i in ids if i != base_id]
-    first = [pair[1]] if pair and pair[0] == base_id and pair[1] in others else others[:1]
-    permalink.bind_run("candidates", "candidates", others, multi=True)
-    cand_ids = c1.multiselect("Candidates", others, default=first, format_func=names.get, key="candidates")
-    permalink.bind("threshold", "threshold", parse=permalink.parse_percent, default=DEFAULT_THRESHOLD_PCT)
-    threshold = c3.number_input(
-        "Practical threshold (%)", 0.0, 100.0, DEFAULT_THRESHOLD_PCT, key="threshold",
-        help="A change smaller than this is 'same' even when the interval shows it is real.",
-    )  # fmt: skip
-    cross_gpu = c3.checkbox(
-        "Across GPU models",
-        key=permalink.bind("cross_gpu", "cross_gpu", parse=permalink.parse_bool, default=False),
-        help="Compare runs of different GPU models; the verdicts are labelled cross-GPU.",
-    )
+    base_id, cand_ids, threshold, cross_gpu = comparison_choices(ids, pair, names)
     if cand_ids:
         baseline, candidates = store_cache.read_run(store, base_id), store_cache.read_runs(store, cand_ids)
         review_comparison(baseline, candidates, threshold, cross_gpu)
@@ -107,8 +98,12 @@ if tab_hist.open and kernels:
     with tab_hist:
         h1, h2 = st.columns(2)
         kernel = h1.selectbox("Kernel", kernels, key=permalink.bind("history_kernel", "hist_kernel", kernels))
-        metric = h2.selectbox("Metric", [m.key for m in METRICS], format_func=tables.metric_label,
-                              key=permalink.bind("metric", "hist_metric", METRIC_BY_KEY))  # fmt: skip
+        metric = h2.selectbox(
+            "Metric",
+            [m.key for m in METRICS],
+            format_func=tables.metric_label,
+            key=permalink.bind("metric", "hist_metric", METRIC_BY_KEY),
+        )
         history = store_cache.history(store, ids, kernel, metric)
         st.plotly_chart(history.figure, key="history")
         st.dataframe(history.table, hide_index=True, width="stretch")

@@ -149,15 +149,32 @@ class Deployment:
                 flags = ["--server.port", port, "--server.address", address]
                 with (self.run_dir / f"streamlit-{port}.log").open("ab") as log:
                     self.procs.append(
-                        subprocess.Popen(streamlit_command([*flags, *self.streamlit_args]), env=env,
-                                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-                    )  # fmt: skip
+                        subprocess.Popen(
+                            streamlit_command([*flags, *self.streamlit_args]),
+                            env=env,
+                            stdout=log,
+                            stderr=subprocess.STDOUT,
+                            start_new_session=True,
+                        )
+                    )
             conf = self.run_dir / "nginx.conf"
             conf.write_text(nginx_config(self.backends, f"{self.host}:{self.port}", self.run_dir))
             self.proxy = subprocess.Popen(
-                [self.nginx, "-p", str(self.run_dir), "-e", str(self.run_dir / "error.log"), "-c", str(conf), "-g", "daemon off;" + _user_directive()],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-            )  # fmt: skip
+                [
+                    self.nginx,
+                    "-p",
+                    str(self.run_dir),
+                    "-e",
+                    str(self.run_dir / "error.log"),
+                    "-c",
+                    str(conf),
+                    "-g",
+                    "daemon off;" + _user_directive(),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
             for backend, proc in zip(self.backends, self.procs, strict=True):
                 try:
                     wait_healthy(f"http://{backend}", proc)

@@ -108,15 +108,27 @@ def operations_frame(launches: Sequence[Any]) -> pd.DataFrame:
         if len(op.parts) < 2:
             continue
         total = op.time_ns
-        rows.append({"operation": op.label, "part": "all", "kernel": f"{len(op.parts)} launches",
-                     "time_us": None if total is None else total / 1e3, "share_pct": 100.0})  # fmt: skip
+        rows.append(
+            {
+                "operation": op.label,
+                "part": "all",
+                "kernel": f"{len(op.parts)} launches",
+                "time_us": None if total is None else total / 1e3,
+                "share_pct": 100.0,
+            }
+        )
         for i, part in enumerate(op.parts, 1):
             t = metric_value(part, TIME_METRIC)
             grid, block = _get(part, "grid"), _get(part, "block")
-            rows.append({
-                "operation": op.label, "part": str(i), "kernel": str(_get(part, "name") or ""),
-                "grid": "x".join(map(str, grid)) if grid else "", "block": "x".join(map(str, block)) if block else "",
-                "time_us": None if t is None else t / 1e3,
-                "share_pct": None if t is None or not total else 100.0 * t / total,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "operation": op.label,
+                    "part": str(i),
+                    "kernel": str(_get(part, "name") or ""),
+                    "grid": "x".join(map(str, grid)) if grid else "",
+                    "block": "x".join(map(str, block)) if block else "",
+                    "time_us": None if t is None else t / 1e3,
+                    "share_pct": None if t is None or not total else 100.0 * t / total,
+                }
+            )
     return pd.DataFrame(rows, columns=OPERATION_COLUMNS)

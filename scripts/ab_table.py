@@ -42,8 +42,18 @@ def main(folder: Path) -> int:
                     row += [f"{s['B/A']:.4f}", s["interval"], f"±{s['half-width %']:.2f} %", s["verdict"]]
             rows.append(row)
         pair = f"B = {b} against A = {a}"
-    head = ["repeats", "size", "interleaved B/A", "interval", "half-width", "verdict",
-            "back-to-back B/A", "interval", "half-width", "verdict"]  # fmt: skip
+    head = [
+        "repeats",
+        "size",
+        "interleaved B/A",
+        "interval",
+        "half-width",
+        "verdict",
+        "back-to-back B/A",
+        "interval",
+        "half-width",
+        "verdict",
+    ]
     print(f"# Interval width against repeats: {pair if rows else 'no A/B files'}\n")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))

@@ -62,10 +62,27 @@ def browser_run(browser, env: dict[str, str]) -> tuple[float, float, float, dict
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         wait_health(port, proc)
         ready = time.perf_counter() - t0
@@ -138,11 +155,15 @@ def main() -> int:
             for name, seconds in times.items():
                 switches.setdefault(name, []).append(seconds)
         browser.close()
-    print(f"GEMM Lens start-up and page switches, {args.runs} fresh server(s), bundled data, "
-          f"GPU probe {'off' if args.gpu_off else 'on'}")  # fmt: skip
+    print(
+        f"GEMM Lens start-up and page switches, {args.runs} fresh server(s), bundled data, "
+        f"GPU probe {'off' if args.gpu_off else 'on'}"
+    )
     print(f"server ready (/_stcore/health): median {statistics.median(readies):.2f} s")
-    print(f"cold start to Overview drawn:   median {statistics.median(colds):.2f} s, max {max(colds):.2f} s"
-          f"  (target < 3 s)")  # fmt: skip
+    print(
+        f"cold start to Overview drawn:   median {statistics.median(colds):.2f} s, max {max(colds):.2f} s"
+        f"  (target < 3 s)"
+    )
     print(f"Overview complete (its chart drawn): median {statistics.median(drawns):.2f} s")
     print("page switch (click -> title and content drawn; first visit in a session, then cached):")
     worst = 0.0

@@ -39,8 +39,10 @@ def main(folder: str) -> int:
     wall = _load(where / "wall.json") or {}
     one0, one1, two = (_load(where / f"{n}.json") for n in ("one_gpu0", "one_gpu1", "two_gpus"))
     if one0 is None or two is None:
-        print(f"missing results in {where}: one_gpu0.json {'ok' if one0 else 'missing'}, two_gpus.json "
-              f"{'ok' if two else 'missing'}; see the .txt logs there")  # fmt: skip
+        print(
+            f"missing results in {where}: one_gpu0.json {'ok' if one0 else 'missing'}, two_gpus.json "
+            f"{'ok' if two else 'missing'}; see the .txt logs there"
+        )
         return 1
     cluster = two.get("cluster", {})
     single_s, cluster_s = wall.get("one_gpu0_s"), wall.get("two_gpus_s")
@@ -48,14 +50,21 @@ def main(folder: str) -> int:
     ratio = single_s / cluster_s if single_s and cluster_s else None
     ratio_up = single_s / (cluster_s - startup) if single_s and cluster_s and cluster_s > startup else None
     print(f"repeats per configuration: {wall.get('repeats')}; compile warm-up {wall.get('warm_s')} s")
-    print(f"one GPU (GPU0): {single_s} s; two GPUs (--cluster local-gpus): {cluster_s} s, of which {startup:.1f} s "
-          f"starting the local cluster; sweep alone {cluster.get('sweep_s')} s")  # fmt: skip
-    print(f"wall-clock ratio: {ratio:.2f}x end to end; {ratio_up:.2f}x with the cluster already up (target >= 1.8x)"
-          if ratio and ratio_up else "wall-clock ratio: n/a")  # fmt: skip
+    print(
+        f"one GPU (GPU0): {single_s} s; two GPUs (--cluster local-gpus): {cluster_s} s, of which {startup:.1f} s "
+        f"starting the local cluster; sweep alone {cluster.get('sweep_s')} s"
+    )
+    print(
+        f"wall-clock ratio: {ratio:.2f}x end to end; {ratio_up:.2f}x with the cluster already up (target >= 1.8x)"
+        if ratio and ratio_up
+        else "wall-clock ratio: n/a"
+    )
     print(f"results per GPU worker: {cluster.get('results_per_gpu')}")
     for gpu in cluster.get("gpus", []):
-        print(f"  {gpu.get('worker')}: {gpu.get('host')} {gpu.get('name')} {gpu.get('uuid') or gpu.get('pci_bus_id')} "
-              f"driver {gpu.get('driver')}, max SM clock {gpu.get('max_sm_clock_mhz')} MHz")  # fmt: skip
+        print(
+            f"  {gpu.get('worker')}: {gpu.get('host')} {gpu.get('name')} {gpu.get('uuid') or gpu.get('pci_bus_id')} "
+            f"driver {gpu.get('driver')}, max SM clock {gpu.get('max_sm_clock_mhz')} MHz"
+        )
 
     a, b, c = _by_task(one0), _by_task(one1), _by_task(two)
     keys = list(a)
@@ -64,8 +73,10 @@ def main(folder: str) -> int:
     identical = same_tasks and all(s0 == s2 and (s1 is None or s1 == s0) for s0, s1, s2 in statuses.values())
     ok = sum(1 for s in statuses.values() if s[0] == "ok")
     worst = max((r.get("rel_error") or 0.0) / (r.get("tolerance") or 1.0) for d in (a, b, c) for r in d.values())
-    print(f"verification identical: {'yes' if identical else 'NO'} ({ok} of {len(keys)} ok on GPU0; statuses "
-          f"GPU0/GPU1/cluster agree for every configuration; worst error {worst:.3f} of its tolerance)")  # fmt: skip
+    print(
+        f"verification identical: {'yes' if identical else 'NO'} ({ok} of {len(keys)} ok on GPU0; statuses "
+        f"GPU0/GPU1/cluster agree for every configuration; worst error {worst:.3f} of its tolerance)"
+    )
 
     print(
         f"\n{'configuration':<40} {'size':>6} {'GPU0 ms':>9} {'GPU1 ms':>9} {'gap %':>6} {'cluster ms':>10} {'on':>5}"
@@ -81,25 +92,39 @@ def main(folder: str) -> int:
         if _gap_pct(reference, tc) is not None:
             cluster_gaps.append(_gap_pct(reference, tc))
         fmt = lambda v: f"{v:.4f}" if v else "-"  # noqa: E731
-        print(f"{k[0]:<40} {k[1]:>6} {fmt(t0):>9} {fmt(t1):>9} {(f'{gap:.2f}' if gap is not None else '-'):>6} "
-              f"{fmt(tc):>10} {on:>5}")  # fmt: skip
+        print(
+            f"{k[0]:<40} {k[1]:>6} {fmt(t0):>9} {fmt(t1):>9} {(f'{gap:.2f}' if gap is not None else '-'):>6} "
+            f"{fmt(tc):>10} {on:>5}"
+        )
     within = sum(g <= 3.0 for g in gaps)
     if gaps:
-        print(f"\nGPU0 vs GPU1 per configuration: {within} of {len(gaps)} within 3 % ({100 * within / len(gaps):.0f} %); "
-              f"median gap {statistics.median(gaps):.2f} %, largest {max(gaps):.2f} %")  # fmt: skip
+        print(
+            f"\nGPU0 vs GPU1 per configuration: {within} of {len(gaps)} within 3 % ({100 * within / len(gaps):.0f} %); "
+            f"median gap {statistics.median(gaps):.2f} %, largest {max(gaps):.2f} %"
+        )
     if cluster_gaps:
-        print(f"cluster vs single run on the same GPU: median gap {statistics.median(cluster_gaps):.2f} %, "
-              f"largest {max(cluster_gaps):.2f} %")  # fmt: skip
+        print(
+            f"cluster vs single run on the same GPU: median gap {statistics.median(cluster_gaps):.2f} %, "
+            f"largest {max(cluster_gaps):.2f} %"
+        )
     best = two.get("tuning", {}).get("by_gpu_type", {})
     for gpu, entries in best.items():
         for e in entries:
             print(f"best on {gpu} at {e['m']}: {e['config']} {e['tflops']:.1f} TFLOP/s")
     summary = {
-        "one_gpu_s": single_s, "two_gpus_s": cluster_s, "cluster_startup_s": startup, "sweep_s": cluster.get("sweep_s"),
-        "ratio_end_to_end": ratio, "ratio_cluster_up": ratio_up, "verification_identical": identical,
-        "configs_compared": len(gaps), "within_3pct": within, "median_gap_pct": statistics.median(gaps) if gaps else None,
-        "max_gap_pct": max(gaps) if gaps else None, "results_per_gpu": cluster.get("results_per_gpu"),
-    }  # fmt: skip
+        "one_gpu_s": single_s,
+        "two_gpus_s": cluster_s,
+        "cluster_startup_s": startup,
+        "sweep_s": cluster.get("sweep_s"),
+        "ratio_end_to_end": ratio,
+        "ratio_cluster_up": ratio_up,
+        "verification_identical": identical,
+        "configs_compared": len(gaps),
+        "within_3pct": within,
+        "median_gap_pct": statistics.median(gaps) if gaps else None,
+        "max_gap_pct": max(gaps) if gaps else None,
+        "results_per_gpu": cluster.get("results_per_gpu"),
+    }
     (where / "summary.json").write_text(json.dumps(summary, indent=1))
     return 0
 

@@ -116,8 +116,20 @@ def start_server(
         if app != "minimal" and (root / "profiling" / "app" / "serve.py").is_file()
         else "streamlit"
     )
-    cmd = [sys.executable, "-m", serve, "run", APPS.get(app, APPS["gemmlens"]), "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1", *extra_args]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        serve,
+        "run",
+        APPS.get(app, APPS["gemmlens"]),
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        *extra_args,
+    ]
     launched = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
@@ -200,9 +212,14 @@ class Person:
         # The browser sends its cookies with the websocket: behind nginx (profiling/deploy.py) the route cookie
         # keeps the session's websocket and uploads on the process that served its page.
         cookies = "; ".join(f"{name}={value}" for name, value in self.http.cookies.items())
-        self.ws = await connect(self.base.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],
-                                max_size=None, open_timeout=60, ping_interval=None,
-                                additional_headers={"Cookie": cookies} if cookies else None)  # fmt: skip
+        self.ws = await connect(
+            self.base.replace("http", "ws", 1) + "/_stcore/stream",
+            subprotocols=["streamlit"],
+            max_size=None,
+            open_timeout=60,
+            ping_interval=None,
+            additional_headers={"Cookie": cookies} if cookies else None,
+        )
         return self
 
     async def __aexit__(self, *_exc: object) -> None:
@@ -257,8 +274,9 @@ class Person:
                 urls = fwd.file_urls_response.file_urls[0]
                 break
         xsrf = self.http.cookies.get("_streamlit_xsrf")
-        put = await self.http.put(urls.upload_url, files={"file": (name, data, "text/csv")},
-                                  headers={"X-Xsrftoken": xsrf} if xsrf else {})  # fmt: skip
+        put = await self.http.put(
+            urls.upload_url, files={"file": (name, data, "text/csv")}, headers={"X-Xsrftoken": xsrf} if xsrf else {}
+        )
         put.raise_for_status()
         state = BackMsg().rerun_script.widget_states.widgets.add()
         state.id = self.uploader_id
@@ -296,8 +314,12 @@ def summary(times: list[float]) -> dict[str, float]:
         return {"visits": 0}
     ordered = sorted(times)
     p95 = ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)]
-    return {"visits": len(times), "p50_s": round(statistics.median(ordered), 3), "p95_s": round(p95, 3),
-            "max_s": round(ordered[-1], 3)}  # fmt: skip
+    return {
+        "visits": len(times),
+        "p50_s": round(statistics.median(ordered), 3),
+        "p95_s": round(p95, 3),
+        "max_s": round(ordered[-1], 3),
+    }
 
 
 def load() -> str:
@@ -321,10 +343,17 @@ async def tour_scenario(base: str, people: int, tours: int, memory: MemorySample
         for p in crowd:
             await p.__aexit__()
     errors = sum(len(p.errors) for p in crowd)
-    return {"scenario": f"tour x{people}", **summary(visits), "visits_per_s": round(len(visits) / wall, 2),
-            "server_cpu_ms_per_visit": round(1000 * cpu / max(1, len(visits))),
-            "errors": errors, "peak_rss_mb": round(memory.peak / 1e6), "rss_connected_mb": round(held / 1e6),
-            "p50_by_page_s": {k: round(statistics.median(v), 3) for k, v in by_page.items()}, "load": load()}  # fmt: skip
+    return {
+        "scenario": f"tour x{people}",
+        **summary(visits),
+        "visits_per_s": round(len(visits) / wall, 2),
+        "server_cpu_ms_per_visit": round(1000 * cpu / max(1, len(visits))),
+        "errors": errors,
+        "peak_rss_mb": round(memory.peak / 1e6),
+        "rss_connected_mb": round(held / 1e6),
+        "p50_by_page_s": {k: round(statistics.median(v), 3) for k, v in by_page.items()},
+        "load": load(),
+    }
 
 
 async def upload_scenario(
@@ -356,12 +385,19 @@ async def upload_scenario(
         for p in [*watchers, *crowd]:
             await p.__aexit__()
     errors = [e for p in [*watchers, *crowd] for e in p.errors]
-    return {"scenario": f"upload {len(data) / 1e6:.0f} MB x{uploaders} (+{bystanders} touring)",
-            "upload_visit_s": [round(t, 2) for t in upload_times], "roofline_after_upload_s": [round(t, 2) for t in
-            roofline_times], "bystanders": summary(bystander_visits), "errors": len(errors),
-            "first_error": errors[0] if errors else None, "rss_before_mb": round(before / 1e6),
-            "peak_rss_mb": round(memory.peak / 1e6), "rss_held_mb": round(held / 1e6),
-            "held_per_file_size": round((held - before) / len(data), 2), "load": load()}  # fmt: skip
+    return {
+        "scenario": f"upload {len(data) / 1e6:.0f} MB x{uploaders} (+{bystanders} touring)",
+        "upload_visit_s": [round(t, 2) for t in upload_times],
+        "roofline_after_upload_s": [round(t, 2) for t in roofline_times],
+        "bystanders": summary(bystander_visits),
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+        "rss_before_mb": round(before / 1e6),
+        "peak_rss_mb": round(memory.peak / 1e6),
+        "rss_held_mb": round(held / 1e6),
+        "held_per_file_size": round((held - before) / len(data), 2),
+        "load": load(),
+    }
 
 
 def leave_watch(memory: MemorySampler, idle: int, seconds: int) -> dict[str, Any]:
@@ -375,8 +411,13 @@ def leave_watch(memory: MemorySampler, idle: int, seconds: int) -> dict[str, Any
         if elapsed >= seconds:
             break
         time.sleep(10)
-    return {"scenario": "after everyone left", "idle_rss_mb": round(idle / 1e6), "samples_s_mb": samples,
-            "within_100mb_of_idle_after_s": back_at, "load": load()}  # fmt: skip
+    return {
+        "scenario": "after everyone left",
+        "idle_rss_mb": round(idle / 1e6),
+        "samples_s_mb": samples,
+        "within_100mb_of_idle_after_s": back_at,
+        "load": load(),
+    }
 
 
 async def first_visits(
@@ -444,10 +485,13 @@ async def first_visit_scenario(
                 raw[app]["cpu"].setdefault(page, []).append(t)
     out: dict[str, Any] = {"scenario": f"first visits ({runs} fresh servers each)", "load": load()}
     for app, r in raw.items():
-        out[app] = {"started_s": round(statistics.median(r["started_s"]), 2), "errors": len(r["errors"]),
-                    "first_s": {k: round(statistics.median(v), 3) for k, v in r["first"].items()},
-                    "later_s": {k: round(statistics.median(v), 3) for k, v in r["later"].items()},
-                    "first_cpu_s": {k: round(statistics.median(v), 3) for k, v in r["cpu"].items()}}  # fmt: skip
+        out[app] = {
+            "started_s": round(statistics.median(r["started_s"]), 2),
+            "errors": len(r["errors"]),
+            "first_s": {k: round(statistics.median(v), 3) for k, v in r["first"].items()},
+            "later_s": {k: round(statistics.median(v), 3) for k, v in r["later"].items()},
+            "first_cpu_s": {k: round(statistics.median(v), 3) for k, v in r["cpu"].items()},
+        }
     if "minimal" in out:
         ref = out["minimal"]["first_s"]
         cold = next(iter(ref.values()), 0.0)
@@ -477,9 +521,14 @@ async def page_cpu_scenario(server: Any, repeats: int) -> dict[str, Any]:
                 await person.visit(page)
             per_page[page] = round(1000 * (server.memory.cpu_s() - before) / repeats, 1)
         errors = len(person.errors)
-    return {"scenario": f"server CPU per visit ({repeats} visits per page, one person)", "app": server.app,
-            "cpu_ms_by_page": per_page, "cpu_ms_mean_page": round(statistics.mean(per_page.values()), 1),
-            "errors": errors, "load": load()}  # fmt: skip
+    return {
+        "scenario": f"server CPU per visit ({repeats} visits per page, one person)",
+        "app": server.app,
+        "cpu_ms_by_page": per_page,
+        "cpu_ms_mean_page": round(statistics.mean(per_page.values()), 1),
+        "errors": errors,
+        "load": load(),
+    }
 
 
 def postgres_url() -> tuple[str, Any]:
@@ -538,12 +587,19 @@ def process_ratios(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return []
     base_rate = statistics.median(r["visits_per_s"] for r in by_n[1])
     base_p95 = statistics.median(r["p95_s"] for r in by_n[1])
-    return [{"scenario": f"{n} processes against 1", "processes": n,
-             "visits_per_s": round(statistics.median(r["visits_per_s"] for r in rs), 2),
-             "p95_s": round(statistics.median(r["p95_s"] for r in rs), 3),
-             "throughput_ratio": round(statistics.median(r["visits_per_s"] for r in rs) / base_rate, 2),
-             "p95_ratio": round(statistics.median(r["p95_s"] for r in rs) / base_p95, 2), "load": load()}
-            for n, rs in sorted(by_n.items()) if n != 1]  # fmt: skip
+    return [
+        {
+            "scenario": f"{n} processes against 1",
+            "processes": n,
+            "visits_per_s": round(statistics.median(r["visits_per_s"] for r in rs), 2),
+            "p95_s": round(statistics.median(r["p95_s"] for r in rs), 3),
+            "throughput_ratio": round(statistics.median(r["visits_per_s"] for r in rs) / base_rate, 2),
+            "p95_ratio": round(statistics.median(r["p95_s"] for r in rs) / base_p95, 2),
+            "load": load(),
+        }
+        for n, rs in sorted(by_n.items())
+        if n != 1
+    ]
 
 
 def _busy(port: int) -> bool:
@@ -625,8 +681,16 @@ class Server:
             await tour(warm, 1, [])
         await asyncio.sleep(3)
         self.idle = self.memory.rss()
-        print(json.dumps({"scenario": f"{self.app}: idle after one warm-up tour", "rss_mb": round(self.idle / 1e6),
-                          "load": load()}), flush=True)  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "scenario": f"{self.app}: idle after one warm-up tour",
+                    "rss_mb": round(self.idle / 1e6),
+                    "load": load(),
+                }
+            ),
+            flush=True,
+        )
 
     def stop(self) -> None:
         self.memory.stop()
@@ -636,9 +700,14 @@ class Server:
 
 def versus(ours: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
     """GEMM Lens's tour against the minimal app's with as many people, measured back to back."""
-    return {"scenario": f"{ours['scenario']}: GEMM Lens / minimal app",
-            "p50_ratio": round(ours["p50_s"] / ref["p50_s"], 2), "p95_ratio": round(ours["p95_s"] / ref["p95_s"], 2),
-            "minimal_p50_s": ref["p50_s"], "minimal_p95_s": ref["p95_s"], "load": load()}  # fmt: skip
+    return {
+        "scenario": f"{ours['scenario']}: GEMM Lens / minimal app",
+        "p50_ratio": round(ours["p50_s"] / ref["p50_s"], 2),
+        "p95_ratio": round(ours["p95_s"] / ref["p95_s"], 2),
+        "minimal_p50_s": ref["p50_s"],
+        "minimal_p95_s": ref["p95_s"],
+        "load": load(),
+    }
 
 
 async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -668,9 +737,15 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
                 report(run)
             if len(runs) == 2:
                 ref = runs[1]["cpu_ms_by_page"]
-                report({"scenario": "server CPU per visit: GEMM Lens / minimal app", "load": load(),
-                        "ratio_by_page": {k: round(v / ref[k], 1) for k, v in runs[0]["cpu_ms_by_page"].items()
-                                          if ref.get(k)}})  # fmt: skip
+                report(
+                    {
+                        "scenario": "server CPU per visit: GEMM Lens / minimal app",
+                        "load": load(),
+                        "ratio_by_page": {
+                            k: round(v / ref[k], 1) for k, v in runs[0]["cpu_ms_by_page"].items() if ref.get(k)
+                        },
+                    }
+                )
         for people in args.people:
             runs = []
             for server in servers:  # back to back, so both see the same load on a shared machine
@@ -698,8 +773,15 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
                     for bundle in discover_bundles():
                         store.import_runs(bundled_runs(bundle))
                 store.close()
-                runs = await processes_scenario(args.processes, args.process_people, args.tours, args.process_rounds,
-                                                pg_url, tmp / "cache", args.server_arg)  # fmt: skip
+                runs = await processes_scenario(
+                    args.processes,
+                    args.process_people,
+                    args.tours,
+                    args.process_rounds,
+                    pg_url,
+                    tmp / "cache",
+                    args.server_arg,
+                )
                 results.extend(runs)
                 for ratio in process_ratios(runs):
                     report(ratio)
@@ -713,26 +795,34 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
-    rows = ["| scenario | app | visits | p50 (s) | p95 (s) | max (s) | visits/s | errors | peak RSS (MB) | load avg |",
-            "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = [
+        "| scenario | app | visits | p50 (s) | p95 (s) | max (s) | visits/s | errors | peak RSS (MB) | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         if "visits" in r or "bystanders" in r:
             s = r.get("bystanders", r)
-            rows.append(f"| {r['scenario']} | {r.get('app', 'gemmlens')} | {s.get('visits', 0)} | {s.get('p50_s', '')} | "
-                        f"{s.get('p95_s', '')} | {s.get('max_s', '')} | {r.get('visits_per_s', '')} | {r['errors']} | "
-                        f"{r['peak_rss_mb']} | {r['load']} |")  # fmt: skip
+            rows.append(
+                f"| {r['scenario']} | {r.get('app', 'gemmlens')} | {s.get('visits', 0)} | {s.get('p50_s', '')} | "
+                f"{s.get('p95_s', '')} | {s.get('max_s', '')} | {r.get('visits_per_s', '')} | {r['errors']} | "
+                f"{r['peak_rss_mb']} | {r['load']} |"
+            )
     out = "\n".join(rows)
     ratios = [r for r in results if "p50_ratio" in r]
     if ratios:
         out += "\n\n| tour | p50 GEMM Lens / minimal | p95 GEMM Lens / minimal | load avg |\n|---|---|---|---|\n"
-        out += "\n".join(f"| {r['scenario'].split(':')[0]} | {r['p50_ratio']} | {r['p95_ratio']} | {r['load']} |"
-                         for r in ratios)  # fmt: skip
+        out += "\n".join(
+            f"| {r['scenario'].split(':')[0]} | {r['p50_ratio']} | {r['p95_ratio']} | {r['load']} |" for r in ratios
+        )
     scaling = [r for r in results if "throughput_ratio" in r]
     if scaling:
         out += "\n\n| processes | visits/s | p95 (s) | throughput / 1 process | p95 / 1 process | load avg |\n"
         out += "|---|---|---|---|---|---|\n"
-        out += "\n".join(f"| {r['processes']} | {r['visits_per_s']} | {r['p95_s']} | {r['throughput_ratio']} | "
-                         f"{r['p95_ratio']} | {r['load']} |" for r in scaling)  # fmt: skip
+        out += "\n".join(
+            f"| {r['processes']} | {r['visits_per_s']} | {r['p95_s']} | {r['throughput_ratio']} | "
+            f"{r['p95_ratio']} | {r['load']} |"
+            for r in scaling
+        )
     for r in results:
         if r.get("scenario", "").startswith("first visits"):
             out += "\n\n" + first_visit_markdown(r)

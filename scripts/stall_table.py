@@ -19,8 +19,17 @@ from profiling.analysis.stalls import stall_breakdown
 from profiling.errors import GemmLensError
 from profiling.nsight.load import load_report
 
-STALLS = ("dispatch_stall", "not_selected", "short_scoreboard", "long_scoreboard", "barrier", "mio_throttle",
-          "no_instruction", "wait", "math_pipe_throttle")  # fmt: skip
+STALLS = (
+    "dispatch_stall",
+    "not_selected",
+    "short_scoreboard",
+    "long_scoreboard",
+    "barrier",
+    "mio_throttle",
+    "no_instruction",
+    "wait",
+    "math_pipe_throttle",
+)
 COLUMNS = {
     "issue_%": MN.ISSUE_ACTIVE_PCT,
     "fma_%": MN.PIPE_PCT.format("inst_executed_pipe_fma"),

@@ -55,8 +55,10 @@ def report(name: str, got: np.ndarray, want: np.ndarray) -> bool:
     err = np.abs(got.astype(np.float64) - want)
     bad = np.argwhere(~(err <= 1e-2 * (1 + np.abs(want))))
     scale = float(np.abs(want).max()) or 1.0
-    print(f"  {name}: max abs error {np.nanmax(err) if np.isfinite(err).any() else float('nan'):.4g} "
-          f"(max |ref| {scale:.4g}), {len(bad)} of {got.size} wrong, NaN {int(np.isnan(got).sum())}")  # fmt: skip
+    print(
+        f"  {name}: max abs error {np.nanmax(err) if np.isfinite(err).any() else float('nan'):.4g} "
+        f"(max |ref| {scale:.4g}), {len(bad)} of {got.size} wrong, NaN {int(np.isnan(got).sum())}"
+    )
     for i, j in bad[:8]:
         print(f"    D[{i},{j}] = {got[i, j]:.6g}, expected {want[i, j]:.6g}")
     return len(bad) == 0

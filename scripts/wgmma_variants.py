@@ -86,8 +86,17 @@ def main() -> int:
         for label, (spec, fn) in builds.items():
             map_a, map_b = operand_maps(spec, n, n, n)
             cd = output_map(spec, n, n)
-            args = (encode(map_a, a.data.ptr), encode(map_b, b.data.ptr), encode(cd, c.data.ptr),
-                    encode(cd, d.data.ptr), np.int32(n), np.int32(n), np.int32(n), np.float32(1.5), np.float32(-0.5))  # fmt: skip
+            args = (
+                encode(map_a, a.data.ptr),
+                encode(map_b, b.data.ptr),
+                encode(cd, c.data.ptr),
+                encode(cd, d.data.ptr),
+                np.int32(n),
+                np.int32(n),
+                np.int32(n),
+                np.float32(1.5),
+                np.float32(-0.5),
+            )
             grid = spec.grid(n, n, sms)
 
             def launch(fn=fn, grid=grid, spec=spec, args=args):

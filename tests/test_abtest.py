@@ -58,13 +58,17 @@ def scripted_child(tmp_path: Path):
 
 
 def test_an_ab_run_goes_through_the_child_and_gives_a_paired_verdict(scripted_child) -> None:
-    plan = abtest.plan_ab("v8-async", "v9-regdb", [Shape(1024, 1024, 1024), Shape(2048, 2048, 2048)],
-                          BenchSettings(repeats=40))  # fmt: skip
+    plan = abtest.plan_ab(
+        "v8-async", "v9-regdb", [Shape(1024, 1024, 1024), Shape(2048, 2048, 2048)], BenchSettings(repeats=40)
+    )
     document = abtest.run_ab(plan, command=scripted_child)
     assert document.ab == {"a": "v8-async", "b": "v9-regdb", "paired": True}
     assert [(r.kernel, r.shape.m) for r in document.results] == [
-        ("v8-async", 1024), ("v9-regdb", 1024), ("v8-async", 2048), ("v9-regdb", 2048)
-    ]  # fmt: skip
+        ("v8-async", 1024),
+        ("v9-regdb", 1024),
+        ("v8-async", 2048),
+        ("v9-regdb", 2048),
+    ]
     assert all(len(r.times_ms) == 40 for r in document.results)
     summary = abtest.ab_summary(document, "v8-async", "v9-regdb", paired=True, threshold_pct=2.0)
     assert list(summary["verdict"]) == ["faster", "faster"]  # B at 0.9x of A

@@ -386,8 +386,9 @@ def test_review_styles_and_roofline(bundle) -> None:
     assert len(entries) == len(kernels) + 3 + len([t for t in fig.data if t.legendgroup in ("ceilings", "levels")])
     assert not any("baseline)" in name for name in entries)
     # a run against itself moves nothing: no arrow heads sitting on the points
-    same = charts.review_roofline(base, [replace(base, id=98)], fig_ceilings := ceilings.recorded_device_ceilings(
-        base.device, base.device_name))  # fmt: skip
+    same = charts.review_roofline(
+        base, [replace(base, id=98)], fig_ceilings := ceilings.recorded_device_ceilings(base.device, base.device_name)
+    )
     assert fig_ceilings is not None and not [t for t in same.data if t.meta == "arrow"]
 
 
@@ -614,10 +615,15 @@ def test_review_time_bars_use_a_log_axis_and_history_uses_run_order(bundle) -> N
     low, high = delta.layout.yaxis.range
     assert low < min(changes) - 0.3 * (max(changes) - min(changes)) and high > max(changes)  # room for the words
     history = pd.DataFrame(
-        {"created": pd.to_datetime(["2026-11-22T00:29:14Z", "2026-11-22T00:43:14Z"], utc=True), "run_id": [3, 1],
-         "run_label": ["earlier", "later"], "device_name": ["NVIDIA H200"] * 2, "size": ["4096x4096x4096"] * 2,
-         "value": [3.47, 3.47]}
-    )  # fmt: skip
+        {
+            "created": pd.to_datetime(["2026-11-22T00:29:14Z", "2026-11-22T00:43:14Z"], utc=True),
+            "run_id": [3, 1],
+            "run_label": ["earlier", "later"],
+            "device_name": ["NVIDIA H200"] * 2,
+            "size": ["4096x4096x4096"] * 2,
+            "value": [3.47, 3.47],
+        }
+    )
     fig = charts.history_figure(history, "v8-async")
     assert fig.layout.xaxis.type == "category" and list(fig.layout.xaxis.categoryarray) == ["#3", "#1"]
     assert list(fig.data[0].text) == ["earlier", "later"] and fig.layout.xaxis.tickangle == 0  # labels in the hover
@@ -628,10 +634,15 @@ def test_history_is_a_panel_per_size_each_with_its_own_axis() -> None:
     own panel and y axis, one legend entry per device, and the x ticks are short run ids (no rotated labels)."""
     sizes = ["8192x8192x8192", "1024x1024x1024", "2048x2048x2048"]
     history = pd.DataFrame(
-        {"created": pd.to_datetime(["2026-11-22T00:29:14Z"] * 3 + ["2026-11-22T00:43:14Z"] * 3, utc=True),
-         "run_id": [3, 3, 3, 1, 1, 1], "run_label": ["earlier"] * 3 + ["later"] * 3,
-         "device_name": ["NVIDIA H200"] * 6, "size": sizes * 2, "value": [310.0, 0.62, 4.9, 300.0, 0.61, 4.8]}
-    )  # fmt: skip
+        {
+            "created": pd.to_datetime(["2026-11-22T00:29:14Z"] * 3 + ["2026-11-22T00:43:14Z"] * 3, utc=True),
+            "run_id": [3, 3, 3, 1, 1, 1],
+            "run_label": ["earlier"] * 3 + ["later"] * 3,
+            "device_name": ["NVIDIA H200"] * 6,
+            "size": sizes * 2,
+            "value": [310.0, 0.62, 4.9, 300.0, 0.61, 4.8],
+        }
+    )
     fig = charts.history_figure(history, "v3")
     assert [a.text for a in fig.layout.annotations] == ["1024³", "2048³", "8192³"]
     assert [t.yaxis for t in fig.data] == ["y", "y2", "y3"] and [list(t.y) for t in fig.data][0] == [0.62, 0.61]
@@ -641,8 +652,18 @@ def test_history_is_a_panel_per_size_each_with_its_own_axis() -> None:
 
 def test_a_comparable_pair_is_picked_from_the_bundled_runs(bundle) -> None:
     runs = [replace(r, id=i) for i, r in enumerate(bundles.bundled_runs(bundle), start=1)]
-    rows = [{"run_id": r.id, "run_label": r.label, "created_utc": r.to_dict()["created_utc"], "kind": r.kind,
-             "device_name": r.device_name, **x.to_dict()} for r in runs for x in r.results]  # fmt: skip
+    rows = [
+        {
+            "run_id": r.id,
+            "run_label": r.label,
+            "created_utc": r.to_dict()["created_utc"],
+            "kind": r.kind,
+            "device_name": r.device_name,
+            **x.to_dict(),
+        }
+        for r in runs
+        for x in r.results
+    ]
     assert "earlier run" in runs[2].label
     assert tables.comparable_pair(review.rows_frame(rows)) == (3, 1)  # earlier 1024-4096 run -> the later one
     assert tables.comparable_pair(review.rows_frame([r for r in rows if r["run_id"] != 3])) is None

@@ -1,5 +1,6 @@
 """The shape of the tree: no import circle between files of profiling/ and kernels/, nor between their packages (the
-layers), no re-exported names, no module over ~500 lines, no page over ~120 lines."""
+layers), no re-exported names, no page over ~120 lines. Modules have no line cap: one is split where it holds two
+ideas, not to stay under a number."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("profiling", "kernels")
-MAX_MODULE_LINES = 500
 MAX_PAGE_LINES = 120
 
 
@@ -125,8 +125,11 @@ def test_the_circle_finder_and_import_reader_see_what_they_must() -> None:
     known = {"kernels", "kernels.tuning", "kernels.catalog", "profiling.errors"}
     source = "from kernels import tuning\ndef f():\n    import profiling.errors\n    from . import catalog\n"
     assert imported_modules(source, "kernels.registry", known) == {
-        "kernels", "kernels.tuning", "profiling.errors", "kernels.catalog"
-    }  # fmt: skip
+        "kernels",
+        "kernels.tuning",
+        "profiling.errors",
+        "kernels.catalog",
+    }
 
 
 def test_the_graph_covers_the_packages() -> None:
@@ -208,13 +211,6 @@ def test_a_launchs_identity_is_read_from_the_launch() -> None:
     assert not (ROOT / "profiling/analysis/operations.py").exists()
 
 
-@pytest.mark.parametrize("name", sorted(module_files()), ids=str)
-def test_no_module_over_the_limit(name: str) -> None:
-    path = module_files()[name]
-    relative = path.relative_to(ROOT).as_posix()
-    assert lines(path) <= MAX_MODULE_LINES, f"{relative} has {lines(path)} lines (limit {MAX_MODULE_LINES})"
-
-
 @pytest.mark.parametrize("path", [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))], ids=lambda p: p.name)
 def test_no_page_over_the_limit(path: Path) -> None:
     assert lines(path) <= MAX_PAGE_LINES, f"{path.name} has {lines(path)} lines (limit {MAX_PAGE_LINES})"
@@ -245,9 +241,10 @@ def dict_any_signatures(sources: Mapping[str, str], needle: str = "dict[str, Any
         (name, node.name)
         for name, tree in trees.items()
         for node in tree.body
-        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+        if isinstance(node, ast.FunctionDef)
+        and not node.name.startswith("_")
         and needle in ast.unparse(node.args) + " -> " + (ast.unparse(node.returns) if node.returns else "")
-    }  # fmt: skip
+    }
     found: dict[tuple[str, str], set[str]] = {}
     for user, tree in trees.items():
         modules: dict[str, str] = {}
@@ -286,7 +283,7 @@ def test_the_dict_any_check_sees_both_call_forms() -> None:
         "profiling.runs.b": "from profiling.runs.a import f\n",  # the same package: not a crossing
         "profiling.app.c": "from profiling.runs import a\na.g()\na._h()\n",
         "profiling.app.d": "from profiling.runs.a import f\n",
-    }  # fmt: skip
+    }
     sources["profiling.runs"] = ""
     assert dict_any_signatures(sources) == {
         ("profiling.runs.a", "f"): {"profiling.app.d"},

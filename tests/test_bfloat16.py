@@ -59,8 +59,12 @@ def test_rounding_picks_the_nearest_bfloat16_of_random_float32_values() -> None:
 
 def test_decoding_is_exact_and_rounding_gives_every_bit_pattern_back() -> None:
     assert bfloat16_bits_to_float32(np, np.array([0x3F80, 0xC000, 0x4049, 0x7F7F, 0x0001], np.uint16)).tolist() == [
-        1.0, -2.0, 3.140625, float(np.float32(3.3895313892515355e38)), float(np.float32(2.0**-133)),
-    ]  # fmt: skip
+        1.0,
+        -2.0,
+        3.140625,
+        float(np.float32(3.3895313892515355e38)),
+        float(np.float32(2.0**-133)),
+    ]
     every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
     values = bfloat16_bits_to_float32(np, every)
     assert values.dtype == np.float32

@@ -89,16 +89,21 @@ def test_kernel_color_is_stable_and_distinct_for_catalog_kernels():
     # One family per group: the same hue (within a group), a darker shade per later step.
     for group in {spec.group for spec in CATALOG} - {"reference"}:
         members = [kernel_color(s.id) for s in CATALOG if s.group == group]
-        lightness = [sum(int(c) for c in re.findall(r"\d+", col)) if col.startswith("rgb") else int(col[1:3], 16) * 3
-                     for col in members]  # fmt: skip
+        lightness = [
+            sum(int(c) for c in re.findall(r"\d+", col)) if col.startswith("rgb") else int(col[1:3], 16) * 3
+            for col in members
+        ]
         assert lightness == sorted(lightness, reverse=True), (group, members)
     hues = {
         g: _hue(kernel_color(next(s.id for s in CATALOG if s.group == g))) for g in ("ladder", "beyond", "tensor-core")
     }
     assert len({round(h, 1) for h in hues.values()}) == 3, hues
     # The library references are greys (the dashed reference lines of the TFLOP/s chart).
-    assert all(len(set(kernel_color(s.id)[1:].lower()[i : i + 2] for i in (0, 2, 4))) == 1 for s in CATALOG
-               if s.group == "reference")  # fmt: skip
+    assert all(
+        len(set(kernel_color(s.id)[1:].lower()[i : i + 2] for i in (0, 2, 4))) == 1
+        for s in CATALOG
+        if s.group == "reference"
+    )
     assert _hue(kernel_color("v1")) == pytest.approx(_hue(kernel_color("v5")), abs=0.05)
     # Other names take a crc32 of the name: the same colour in every process, whatever Python's hash seed.
     name = "someone-elses-kernel"

@@ -82,10 +82,23 @@ NUMERIC_OPTIONS = _numeric_options()
 
 def test_every_numeric_option_is_found() -> None:
     found = {f"{c} {o}" for c, o in NUMERIC_OPTIONS}
-    assert {"bench --timeout", "bench --repeats", "bench --warmup", "bench --max-seconds", "tune --repeats",
-            "tune --timeout", "ceilings --timeout", "profile --timeout", "sanitize --timeout", "compare --threshold",
-            "compare --fail-if-slower", "occupancy --threads", "occupancy --registers", "occupancy --shared-mem",
-            "occupancy --carveout"} <= found  # fmt: skip
+    assert {
+        "bench --timeout",
+        "bench --repeats",
+        "bench --warmup",
+        "bench --max-seconds",
+        "tune --repeats",
+        "tune --timeout",
+        "ceilings --timeout",
+        "profile --timeout",
+        "sanitize --timeout",
+        "compare --threshold",
+        "compare --fail-if-slower",
+        "occupancy --threads",
+        "occupancy --registers",
+        "occupancy --shared-mem",
+        "occupancy --carveout",
+    } <= found
 
 
 @pytest.mark.parametrize("command,option", NUMERIC_OPTIONS)

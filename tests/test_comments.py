@@ -119,10 +119,16 @@ def test_a_store_from_before_comments_is_migrated_and_purging_removes_them(tmp_p
 
 def test_comments_are_escaped_on_the_page_and_in_the_html_review() -> None:
     said = [
-        {"id": 1, "run_id": 3, "launch": "v4 4096x4096x4096", "author": "rui@example.com", "at": "2026-11-25T17:30:00Z",
-         "text": HOSTILE},
+        {
+            "id": 1,
+            "run_id": 3,
+            "launch": "v4 4096x4096x4096",
+            "author": "rui@example.com",
+            "at": "2026-11-25T17:30:00Z",
+            "text": HOSTILE,
+        },
         {"id": 2, "run_id": 4, "launch": "", "author": "o<b>li", "at": "2026-11-25T17:31:00Z", "text": "ok"},
-    ]  # fmt: skip
+    ]
     line = comment_line(said[0])
     assert "<script>" not in line and "**bold**" not in line and "](http" not in line and "http:" not in line
     assert line.replace("\\", "").replace("\u2060", "") == (

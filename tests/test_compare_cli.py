@@ -25,12 +25,21 @@ def bench_doc(kernels: dict[str, float], size: int = 4096) -> dict:
         "tool": {"gemmlens_commit": "abc1234"},
         "device": {"name": "NVIDIA H100 80GB HBM3", "cc": "9.0"},
         "results": [
-            {"kernel": name, "m": size, "n": size, "k": size, "status": "ok", "error": None,
-             "time_ms": {"median": ms, "min": ms, "max": ms}, "tflops": 2 * size**3 / (ms * 1e-3) / 1e12,
-             "pct_cublas": 80.0, "compile": {"registers": 64}}
+            {
+                "kernel": name,
+                "m": size,
+                "n": size,
+                "k": size,
+                "status": "ok",
+                "error": None,
+                "time_ms": {"median": ms, "min": ms, "max": ms},
+                "tflops": 2 * size**3 / (ms * 1e-3) / 1e12,
+                "pct_cublas": 80.0,
+                "compile": {"registers": 64},
+            }
             for name, ms in kernels.items()
         ],
-    }  # fmt: skip
+    }
 
 
 @pytest.fixture
@@ -125,8 +134,14 @@ def test_bad_input_one_line_exit_2(
     (tmp_path / "garbage.json").write_text("{not json")
     (tmp_path / "wrongschema.json").write_text('{"schema": "something"}')
     RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}").close()
-    names = {"base": files["base"], "other": files["other"], "missing": tmp_path / "missing.json",
-             "garbage": tmp_path / "garbage.json", "wrongschema": tmp_path / "wrongschema.json", "tmp": tmp_path}  # fmt: skip
+    names = {
+        "base": files["base"],
+        "other": files["other"],
+        "missing": tmp_path / "missing.json",
+        "garbage": tmp_path / "garbage.json",
+        "wrongschema": tmp_path / "wrongschema.json",
+        "tmp": tmp_path,
+    }
     args = [a.format(**names) for a in argv]
     assert main(["compare", *args]) == 2
     err = capsys.readouterr().err

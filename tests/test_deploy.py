@@ -34,8 +34,10 @@ def test_nginx_accepts_the_configuration(tmp_path: Path) -> None:
     (tmp_path / "nginx.conf").write_text(text)
     done = subprocess.run(
         [NGINX, "-t", "-p", str(tmp_path), "-e", str(tmp_path / "error.log"), "-c", str(tmp_path / "nginx.conf")],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -73,8 +75,10 @@ def test_two_processes_behind_nginx_keep_sessions_and_share_parsed_uploads(tmp_p
                 assert ROUTE_COOKIE in person.http.cookies  # nginx gave each browser its route
                 await person.visit()
             # Every session's websocket is on one process, and both processes have some.
-            per_process = [_established(p.pid, int(b.rsplit(":", 1)[1]))
-                           for p, b in zip(deployment.procs, deployment.backends, strict=True)]  # fmt: skip
+            per_process = [
+                _established(p.pid, int(b.rsplit(":", 1)[1]))
+                for p, b in zip(deployment.procs, deployment.backends, strict=True)
+            ]
             assert sum(per_process) >= len(people) and all(n > 0 for n in per_process), per_process
             # An upload reaches the session's own process (another process refuses an unknown session's file).
             first, second = (

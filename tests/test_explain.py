@@ -178,8 +178,13 @@ def test_a_split_k_step_is_its_main_kernel_not_the_launch_that_zeroes_c() -> Non
     assert X.summary_line(X.explain(base, cand)).startswith(
         "v9-regdb -> v9-splitk: time -50% (771.6 -> 382.0 us); waves per SM 0.24 -> 0.97"
     )
-    done = subprocess.run([sys.executable, "-m", "profiling", "explain", "v9-regdb", "v9-splitk", "--data", str(path)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "profiling", "explain", "v9-regdb", "v9-splitk", "--data", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert done.returncode == 0 and "time -50% (771.6 -> 382.0 us)" in done.stdout, done.stderr
 
 

@@ -79,13 +79,45 @@ def store() -> RunStore:
 # --- strategies -------------------------------------------------------------------------------------------------
 
 HOSTILE_TEXT = [
-    "", " ", "=cmd|' /C calc'!A0", "@SUM(A1)", "\ud800", "a\udfffb", "\x00", "\t\r\n", "NaN", "1e400", "-1",
-    "0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-01:00", "2026-02-30", "<b>x</b>", "\u202e", "k" * 10_000,
-]  # fmt: skip
+    "",
+    " ",
+    "=cmd|' /C calc'!A0",
+    "@SUM(A1)",
+    "\ud800",
+    "a\udfffb",
+    "\x00",
+    "\t\r\n",
+    "NaN",
+    "1e400",
+    "-1",
+    "0001-01-01T00:00:00+05:00",
+    "9999-12-31T23:59:59-01:00",
+    "2026-02-30",
+    "<b>x</b>",
+    "\u202e",
+    "k" * 10_000,
+]
 HOSTILE_NUMBERS = [
-    2**31 - 1, 2**31, -(2**31) - 1, 2**63, 10**30, 10**400, -1, 0, 1e300, -1e300, 5e-324, 1e30,
-    float("nan"), float("inf"), float("-inf"), 0.5, -0.0, True, False,
-]  # fmt: skip
+    2**31 - 1,
+    2**31,
+    -(2**31) - 1,
+    2**63,
+    10**30,
+    10**400,
+    -1,
+    0,
+    1e300,
+    -1e300,
+    5e-324,
+    1e30,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    0.5,
+    -0.0,
+    True,
+    False,
+]
 
 
 def nested(depth: int) -> Any:
@@ -282,8 +314,13 @@ def test_occupancy_is_a_result_or_invalid_input(
 
 
 @FUZZ
-@given(st.lists(st.sampled_from(["nan", "inf", "-1", "0", "1e999", "256", "99999999999999999999", "x", "", "8.0"]),
-                min_size=4, max_size=4))  # fmt: skip
+@given(
+    st.lists(
+        st.sampled_from(["nan", "inf", "-1", "0", "1e999", "256", "99999999999999999999", "x", "", "8.0"]),
+        min_size=4,
+        max_size=4,
+    )
+)
 def test_the_occupancy_command_on_odd_arguments(values: list[str]) -> None:
     cc, threads, registers, smem = values
     out, err = io.StringIO(), io.StringIO()

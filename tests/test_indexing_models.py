@@ -162,8 +162,10 @@ def test_each_block_loads_the_a_and_b_it_needs_and_reads_back_what_it_stored(ker
                 for step in range(model.steps(shape))
                 for acc in model.step_accesses(shape, block, warp, step)
             ]
-            loads = {name: [e for a in loop if a.category == "global_ld" and a.array == name for e in _elements(a)]
-                     for name in ("A", "B")}  # fmt: skip
+            loads = {
+                name: [e for a in loop if a.category == "global_ld" and a.array == name for e in _elements(a)]
+                for name in ("A", "B")
+            }
             rows = range(row0, min(row0 + model.spec.tile_m, shape.m))
             cols = range(col0, min(col0 + model.spec.tile_n, shape.n))
             need = {

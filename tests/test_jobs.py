@@ -48,8 +48,13 @@ def test_parse_kernels_all_and_duplicates() -> None:
 def test_tasks_put_the_reference_first_for_each_shape() -> None:
     tasks = build_tasks([get_kernel("v3"), get_kernel("v1")], [Shape(8, 8, 8), Shape(16, 16, 16)])
     assert [(t.kernel, t.m) for t in tasks] == [
-        ("cublas", 8), ("v3", 8), ("v1", 8), ("cublas", 16), ("v3", 16), ("v1", 16)
-    ]  # fmt: skip
+        ("cublas", 8),
+        ("v3", 8),
+        ("v1", 8),
+        ("cublas", 16),
+        ("v3", 16),
+        ("v1", 16),
+    ]
 
 
 def test_memory_check_refuses_sizes_that_do_not_fit() -> None:

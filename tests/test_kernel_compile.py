@@ -44,8 +44,14 @@ def test_ptxas_report_parser_on_real_nvcc_output() -> None:
     text = (NVCC_FIXTURES / "ptxas_v3_regblock_sm_90.txt").read_text()
     (r,) = parse_ptxas_report(text)
     assert (r.name, r.arch, r.registers, r.barriers, r.shared_bytes, r.stack_bytes, r.spills) == (
-        "sgemm_v3_regblock", "sm_90", 128, 1, 8192, 0, 0,
-    )  # fmt: skip
+        "sgemm_v3_regblock",
+        "sm_90",
+        128,
+        1,
+        8192,
+        0,
+        0,
+    )
 
 
 def test_ptxas_report_parser_on_real_template_kernels() -> None:

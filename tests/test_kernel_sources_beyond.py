@@ -109,8 +109,10 @@ def test_tuning_configs_are_valid_and_the_catalog_default_is_the_first() -> None
     default = get_kernel("v8-async")
     first = TUNING_CONFIGS[0]
     assert (default.entry, default.dynamic_smem_bytes, default.params) == (
-        first["entry"], first["dynamic_smem_bytes"], first["params"],
-    )  # fmt: skip
+        first["entry"],
+        first["dynamic_smem_bytes"],
+        first["params"],
+    )
 
 
 def test_split_k_configs_are_valid_and_instantiated() -> None:

@@ -302,8 +302,12 @@ def test_bf16_tensor_maps_are_the_fp16_boxes_typed_bfloat16() -> None:
     assert (fp16_a.dtype, bf16_a.dtype, bf16_b.dtype) == ("float16", "bfloat16", "bfloat16")
     for fp16, bf16 in ((fp16_a, bf16_a), (fp16_b, bf16_b)):
         assert (bf16.global_dims, bf16.global_strides, bf16.box_dims, bf16.swizzle_bytes, bf16.element_bytes) == (
-            fp16.global_dims, fp16.global_strides, fp16.box_dims, fp16.swizzle_bytes, fp16.element_bytes,
-        )  # fmt: skip
+            fp16.global_dims,
+            fp16.global_strides,
+            fp16.box_dims,
+            fp16.swizzle_bytes,
+            fp16.element_bytes,
+        )
         assert bf16.problem() is None
     assert output_map(BF16, 1008, 4096) == output_map(PERSISTENT, 1008, 4096)
     assert (DATA_TYPES["float16"], DATA_TYPES["bfloat16"], DATA_TYPES["float32"]) == (6, 9, 7)  # cuda.h

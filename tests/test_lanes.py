@@ -10,8 +10,22 @@ import pytest
 from kernels.lanes import Lanes
 
 VALUES = [-70, -33, -32, -5, -1, 0, 1, 2, 3, 7, 8, 15, 16, 31, 32, 33, 100, 127, 128, 1023, 4096, 65537, *range(10)]
-OPS = [operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod, operator.and_, operator.or_,
-       operator.xor, operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne]  # fmt: skip
+OPS = [
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.floordiv,
+    operator.mod,
+    operator.and_,
+    operator.or_,
+    operator.xor,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+    operator.eq,
+    operator.ne,
+]
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.__name__)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -150,17 +149,16 @@ def test_base_metric_name() -> None:
 
 
 def test_metric_name_check_is_linear_and_bounded() -> None:
-    """The old pattern tried every "__" split: 1.9 s for 8,000 underscores and a "!"."""
+    """A pattern that tries every "__" split takes seconds on 8,000 underscores and a "!": these inputs, far longer,
+    end at once (a backtracking check would hang the test, which is how it fails; speed itself is not asserted)."""
     assert (
         M.looks_like_metric_name("a___b") and M.looks_like_metric_name("___a") and not M.looks_like_metric_name("a__")
     )
     assert not M.looks_like_metric_name("__a") and not M.looks_like_metric_name("dram__bytes.")
     assert not M.looks_like_metric_name("dram__bytes.sum\n") and not M.looks_like_metric_name("a.b__c")
     assert M.looks_like_metric_name("sm__x" + "y" * 250) and not M.looks_like_metric_name("sm__x" + "y" * 252)
-    start = time.perf_counter()
     for hostile in ("_" * 100_000 + "!", "a_" * 50_000 + "!", "a__" + "b." * 50_000 + "!", "x__" + "y" * 10**6):
         assert not M.looks_like_metric_name(hostile)
-    assert time.perf_counter() - start < 1.0  # linear: milliseconds; a backtracking pattern never finishes these
 
 
 def test_derive_gives_its_names_in_order() -> None:

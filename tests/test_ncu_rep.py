@@ -23,8 +23,19 @@ ROOT = Path(__file__).resolve().parent.parent
 NCU = ROOT / "tests" / "fixtures" / "ncu"
 NCU_REP = ROOT / "tests" / "fixtures" / "ncu_rep"
 V4_FULL = ROOT / "results" / "h200-2026-11-22" / "v4_full_1024.ncu-rep"
-_ID_COLUMNS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size",
-               "Grid Size", "Device", "CC"}  # fmt: skip
+_ID_COLUMNS = {
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+}
 
 
 def _raw_exports(rep: Path) -> list[Path]:
@@ -74,8 +85,13 @@ def test_every_launch_of_a_ncu_rep_equals_its_raw_csv_export(rep: Path, raw: Pat
         # The function's name as every table shows it; the full demangled name is the report's own spelling, which
         # keeps template casts ncu's CSV writer drops ("sgemm_regdb<(int)128, ...>" against "sgemm_regdb<128, ...>").
         assert (mine.id, mine.function, mine.block, mine.grid, mine.cc, mine.device) == (
-            theirs.id, theirs.function, theirs.block, theirs.grid, theirs.cc, theirs.device,
-        )  # fmt: skip
+            theirs.id,
+            theirs.function,
+            theirs.block,
+            theirs.grid,
+            theirs.cc,
+            theirs.device,
+        )
         assert mine.label == theirs.label
         for j, name in metric_columns:
             cell = row[j].strip()
@@ -259,8 +275,10 @@ def test_source_view_of_a_ncu_rep_equals_its_source_export(rep: Path, export: Pa
                 continue
             got = same.instructions[address]
             assert (got.samples, got.samples_not_issued, got.executed) == (
-                ins.samples, ins.samples_not_issued, ins.executed,
-            ), hex(address)  # fmt: skip
+                ins.samples,
+                ins.samples_not_issued,
+                ins.executed,
+            ), hex(address)
             assert {r: v for r, v in got.stalls.items() if v} == ins.stalls, hex(address)
             for label in (S.N_WAY, S.SHARED_EXCESSIVE, S.GLOBAL_EXCESSIVE):
                 assert got.counters.get(label) == ins.counters.get(label), (hex(address), label)

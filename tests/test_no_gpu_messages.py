@@ -74,8 +74,9 @@ def test_ceilings_without_a_gpu_lists_the_cache_first_in_strict_json(
     cached = tmp_path / "cache" / "ceilings" / "nvidia-a100.json"
     cached.parent.mkdir(parents=True)
     ceilings = {"fp32_flops": {"value": 1.9e13, "how": "FMA chains"}, "l2_read_bytes_per_s": {"value": 5e12}}
-    cached.write_text(json.dumps({"device": "NVIDIA A100-SXM4-40GB", "measured_utc": "2026-10-01T00:00:00Z",
-                                  "ceilings": ceilings}))  # fmt: skip
+    cached.write_text(
+        json.dumps({"device": "NVIDIA A100-SXM4-40GB", "measured_utc": "2026-10-01T00:00:00Z", "ceilings": ceilings})
+    )
     (cached.parent / "broken.json").write_text("{not json")
     monkeypatch.setattr(usecases, "run_ceilings", _no_gpu)
     assert main(["ceilings", "--json"]) == 0

@@ -25,8 +25,12 @@ def test_split_k_operations_group_their_launches(report) -> None:
     ops = group_operations(report.launches)
     assert len(report.launches) == 16 and len(ops) == 12
     multi = {op.label: op for op in ops if len(op.parts) > 1}
-    assert set(multi) == {"cublas 127x127x8191", "cublas-hgemm 127x127x8191", "cublas 64x64x65536",
-                          "cublas-hgemm 64x64x65536"}  # fmt: skip
+    assert set(multi) == {
+        "cublas 127x127x8191",
+        "cublas-hgemm 127x127x8191",
+        "cublas 64x64x65536",
+        "cublas-hgemm 64x64x65536",
+    }
     op = multi["cublas 127x127x8191"]
     assert "splitKreduce_kernel" in op.parts[1].name and op.main_part is op.parts[0]
     assert op.time_ns == pytest.approx(sum(p.value("gpu__time_duration.sum") for p in op.parts))

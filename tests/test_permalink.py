@@ -86,8 +86,16 @@ def stored(tmp_path: Path) -> list[int]:
 
 def test_review_link_round_trips(stored: list[int]) -> None:
     first, second, third = stored
-    link = {"tab": "history", "baseline": str(third), "candidates": [str(first), "99"], "threshold": "7.5",
-            "cross_gpu": "1", "open": str(second), "history_kernel": "v4", "metric": "tflops"}  # fmt: skip
+    link = {
+        "tab": "history",
+        "baseline": str(third),
+        "candidates": [str(first), "99"],
+        "threshold": "7.5",
+        "cross_gpu": "1",
+        "open": str(second),
+        "history_kernel": "v4",
+        "metric": "tflops",
+    }
     at = open_link("pages/7_Review.py", link)
     assert at.session_state["review_tab"] == "History"
     assert at.selectbox(key="baseline").value == third
@@ -182,8 +190,15 @@ def test_why_link_round_trips() -> None:
     plain = open_link("pages/8_Why.py", {})
     source = plain.selectbox(key="why_source").options[1]  # not the default data
     labels = open_link("pages/8_Why.py", {"data": source}).multiselect(key=f"stall_pick:{source}").options
-    link = {"data": source, "launches": labels[1:3], "scale": "cycles", "kernel": labels[2],
-            "step": "any two launches", "base": labels[0], "cand": labels[-1]}  # fmt: skip
+    link = {
+        "data": source,
+        "launches": labels[1:3],
+        "scale": "cycles",
+        "kernel": labels[2],
+        "step": "any two launches",
+        "base": labels[0],
+        "cand": labels[-1],
+    }
     at = open_link("pages/8_Why.py", link)
     assert at.selectbox(key="why_source").value == source
     assert at.multiselect(key=f"stall_pick:{source}").value == labels[1:3]
@@ -201,8 +216,18 @@ def test_why_link_round_trips() -> None:
 
 
 def test_indexing_link_round_trips() -> None:
-    link = {"kernel": "v3", "beside": "v1", "m": "2048", "n": "512", "k": "256", "bx": "3", "by": "1", "warp": "2",
-            "kstep": "5", "instruction": "1"}  # fmt: skip
+    link = {
+        "kernel": "v3",
+        "beside": "v1",
+        "m": "2048",
+        "n": "512",
+        "k": "256",
+        "bx": "3",
+        "by": "1",
+        "warp": "2",
+        "kstep": "5",
+        "instruction": "1",
+    }
     at = open_link("pages/9_Indexing.py", link)
     assert at.selectbox(key="idx_kernel").value == "v3"
     assert at.selectbox(key="idx_other_v3").value == "v1"

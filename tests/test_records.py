@@ -33,24 +33,61 @@ BENCH_FILES = sorted(
 def worker_row() -> dict[str, Any]:
     """A result as gpu.runner.run_task reports it for a timed kernel, every field set (key order as sent)."""
     return {
-        "kernel": "v5", "title": "v5 2D block tiling", "operation": "sgemm", "m": 4096, "n": 2048, "k": 1024,
-        "status": "ok", "error": None, "tolerance": 1e-5, "config": "sgemm_v5",
-        "compile": {"arch": "sm_90", "backend": "nvrtc", "options": ["-std=c++17"], "registers": 128,
-                    "shared_static_bytes": 8192, "local_bytes": 16, "max_threads_per_block": 256,
-                    "dynamic_smem_bytes": 1024, "log": "ptxas info"},
+        "kernel": "v5",
+        "title": "v5 2D block tiling",
+        "operation": "sgemm",
+        "m": 4096,
+        "n": 2048,
+        "k": 1024,
+        "status": "ok",
+        "error": None,
+        "tolerance": 1e-5,
+        "config": "sgemm_v5",
+        "compile": {
+            "arch": "sm_90",
+            "backend": "nvrtc",
+            "options": ["-std=c++17"],
+            "registers": 128,
+            "shared_static_bytes": 8192,
+            "local_bytes": 16,
+            "max_threads_per_block": 256,
+            "dynamic_smem_bytes": 1024,
+            "log": "ptxas info",
+        },
         "launch": {"grid": [32, 16], "block": [256], "dynamic_smem_bytes": 1024, "max_active_blocks_per_sm": 2},
         "rel_error": 1.5e-7,
-        "time_ms": {"median": 2.0, "min": 1.9, "max": 2.4, "mean": 2.05, "stdev": 0.1, "p10": 1.95, "p90": 2.2,
-                    "spread_pct": 12.5, "samples": 30},
-        "nvml": {"samples": 12, "sm_clock_mhz": {"min": 1755, "median": 1890, "max": 1980}, "power_w_max": 690.5,
-                 "temperature_c_max": 61, "clock_event_reasons": ["SwPowerCap"], "capped": True},
-        "tflops": 8.6, "pct_peak": 12.9, "rel_error_after_timing": 1.5e-7,
-        "times_ms": [2.0, 1.9, 2.4, 2.0, 1.95], "pct_cublas": 17.0,
+        "time_ms": {
+            "median": 2.0,
+            "min": 1.9,
+            "max": 2.4,
+            "mean": 2.05,
+            "stdev": 0.1,
+            "p10": 1.95,
+            "p90": 2.2,
+            "spread_pct": 12.5,
+            "samples": 30,
+        },
+        "nvml": {
+            "samples": 12,
+            "sm_clock_mhz": {"min": 1755, "median": 1890, "max": 1980},
+            "power_w_max": 690.5,
+            "temperature_c_max": 61,
+            "clock_event_reasons": ["SwPowerCap"],
+            "capped": True,
+        },
+        "tflops": 8.6,
+        "pct_peak": 12.9,
+        "rel_error_after_timing": 1.5e-7,
+        "times_ms": [2.0, 1.9, 2.4, 2.0, 1.95],
+        "pct_cublas": 17.0,
         # ncu metrics merged into a bench row (see convert._bench_row_result): the store's ncu columns.
-        "metrics": {"sm__warps_active.avg.pct_of_peak_sustained_active": 24.5, "dram__bytes.sum": 3.0e8,
-                    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 70,
-                    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 5},
-    }  # fmt: skip
+        "metrics": {
+            "sm__warps_active.avg.pct_of_peak_sustained_active": 24.5,
+            "dram__bytes.sum": 3.0e8,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 70,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum": 5,
+        },
+    }
 
 
 def bench_document(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -58,11 +95,18 @@ def bench_document(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "schema": records.BENCH_SCHEMA,
         "created_utc": "2026-11-22T01:23:45Z",
         "tool": {"gemmlens_commit": "abc1234", "cupy": "14.2.0", "python": "3.12.3"},
-        "device": {"name": "NVIDIA H200", "cc": "9.0", "driver": "580.159.04", "cuda_runtime": 13000,
-                   "cuda_driver": 13000, "max_sm_clock_mhz": 1980, "max_mem_clock_mhz": 3201},
+        "device": {
+            "name": "NVIDIA H200",
+            "cc": "9.0",
+            "driver": "580.159.04",
+            "cuda_runtime": 13000,
+            "cuda_driver": 13000,
+            "max_sm_clock_mhz": 1980,
+            "max_mem_clock_mhz": 3201,
+        },
         "settings": {"repeats": 30, "warmup": 3, "l2_flush_bytes": 104857600, "tf32": False},
         "results": rows,
-    }  # fmt: skip
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,8 +202,18 @@ def test_short_worker_records_keep_their_keys() -> None:
     config is always written (null: no catalog entry point ran)."""
     failed = {"kernel": "v9", "m": 64, "n": 64, "k": 64, "status": "failed", "error": "timed out after 60 s"}
     ceilings = {"kernel": "ceilings", "m": 1, "n": 1, "k": 1, "status": "ok", "error": None, "ceilings": {"a": 1}}
-    refused = {"kernel": "v8", "title": "v8", "operation": "sgemm", "m": 100, "n": 64, "k": 64, "status": "refused",
-               "error": "m must be a multiple of 128", "tolerance": 1e-5, "config": "sgemm_v8"}  # fmt: skip
+    refused = {
+        "kernel": "v8",
+        "title": "v8",
+        "operation": "sgemm",
+        "m": 100,
+        "n": 64,
+        "k": 64,
+        "status": "refused",
+        "error": "m must be a multiple of 128",
+        "tolerance": 1e-5,
+        "config": "sgemm_v8",
+    }
     nan_reference = {**refused, "kernel": "cublas-hgemm", "status": "ok", "error": None, "rel_error": math.nan}
     for row in (refused, nan_reference, {**nan_reference, "config": None}):
         assert json.dumps(BenchResult.from_dict(row).to_dict()) == json.dumps(row)
@@ -172,8 +226,15 @@ def test_the_parents_own_records_are_bench_results() -> None:
     task = Task("v9-regdb", 64, 32, 16)
     failed = worker._failed(task, "timed out after 60 s; the worker was killed")
     cancelled = worker._failed(task, "cancelled", status="cancelled")
-    assert failed == {"kernel": "v9-regdb", "m": 64, "n": 32, "k": 16, "status": "failed",
-                      "error": "timed out after 60 s; the worker was killed", "config": None}  # fmt: skip
+    assert failed == {
+        "kernel": "v9-regdb",
+        "m": 64,
+        "n": 32,
+        "k": 16,
+        "status": "failed",
+        "error": "timed out after 60 s; the worker was killed",
+        "config": None,
+    }
     assert cancelled == {**failed, "status": "cancelled", "error": "cancelled"}
     assert BenchResult.from_dict(failed).to_dict() == failed
 
@@ -202,8 +263,18 @@ def test_result_fields_are_the_store_columns() -> None:
 
 
 def test_run_result_cleans_and_sizes() -> None:
-    result = RunResult.from_dict({"kernel": " v3 ", "m": 64.0, "n": "32", "k": 16, "status": None,
-                                  "registers": 95.6, "tflops": math.inf, "metrics": {"a": "1.5", "b": "x"}})  # fmt: skip
+    result = RunResult.from_dict(
+        {
+            "kernel": " v3 ",
+            "m": 64.0,
+            "n": "32",
+            "k": 16,
+            "status": None,
+            "registers": 95.6,
+            "tflops": math.inf,
+            "metrics": {"a": "1.5", "b": "x"},
+        }
+    )
     assert result.kernel == "v3" and (result.m, result.n, result.k) == (64, 32, 16) and result.status == "ok"
     assert result.registers == 96 and result.tflops is None and result.metrics == {"a": 1.5, "b": None}
     assert result.shape == Shape(64, 32, 16) and result.size == "64x32x16" == records.size_text(result)
@@ -217,8 +288,18 @@ def test_saved_run_dict_forms() -> None:
     assert run.label == "monday" and run.created == dt.datetime(2026, 11, 22, 1, 23, 45) and run.id is None
     assert run.device_name == "NVIDIA H200" and run.device_cc == "9.0" and run.settings["repeats"] == 30
     portable = run.to_dict()
-    assert list(portable) == ["schema", "label", "author", "notes", "created_utc", "kind", "device",
-                              "catalog_commit", "meta", "results"]  # fmt: skip
+    assert list(portable) == [
+        "schema",
+        "label",
+        "author",
+        "notes",
+        "created_utc",
+        "kind",
+        "device",
+        "catalog_commit",
+        "meta",
+        "results",
+    ]
     assert SavedRun.from_dict(portable) == run
     stored = dataclasses.replace(run, id=7, saved=dt.datetime(2026, 11, 23))
     as_stored = stored.to_dict()
@@ -245,9 +326,21 @@ def _report() -> dict[str, Any]:
         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": {"value": 1000, "unit": ""},
         "dram__bytes.sum": {"value": 2.0e8, "unit": "byte"},
     }
-    return {"launches": [{"id": 0, "name": "sgemm_v3(float const*, float*)", "size_label": "the 1024 run",
-                          "cc": "9.0", "device": "NVIDIA H200", "metrics": metrics, "derived": {"ai_dram": 5.4}}],
-            "layout": "raw", "warnings": ["w"]}  # fmt: skip
+    return {
+        "launches": [
+            {
+                "id": 0,
+                "name": "sgemm_v3(float const*, float*)",
+                "size_label": "the 1024 run",
+                "cc": "9.0",
+                "device": "NVIDIA H200",
+                "metrics": metrics,
+                "derived": {"ai_dram": 5.4},
+            }
+        ],
+        "layout": "raw",
+        "warnings": ["w"],
+    }
 
 
 def test_every_field_survives_store_export_and_import(tmp_path: Path) -> None:
@@ -259,11 +352,20 @@ def test_every_field_survives_store_export_and_import(tmp_path: Path) -> None:
     wrong = {**row, "kernel": "v6", "status": "wrong", "error": "relative error 0.2 exceeds tolerance 1e-05"}
     document = bench_document([BenchResult.from_dict(r).to_dict() for r in (row, wrong)])
     bench = convert.bench_run(json.loads(json.dumps(document)), label="bench", author="ann", notes="why")
-    profile = convert.report_run(_report(), label="profile", author="bo", notes="ncu", catalog_commit="def5678",
-                                 created_utc="2026-11-20T08:00:00Z", meta={"source": "x.ncu-rep"})  # fmt: skip
+    profile = convert.report_run(
+        _report(),
+        label="profile",
+        author="bo",
+        notes="ncu",
+        catalog_commit="def5678",
+        created_utc="2026-11-20T08:00:00Z",
+        meta={"source": "x.ncu-rep"},
+    )
     # The test data reaches every field (else dropping that field would go unnoticed).
-    for fields, objects in ((dataclasses.fields(RunResult), [r for run in (bench, profile) for r in run.results]),
-                            (dataclasses.fields(SavedRun), [bench, profile])):  # fmt: skip
+    for fields, objects in (
+        (dataclasses.fields(RunResult), [r for run in (bench, profile) for r in run.results]),
+        (dataclasses.fields(SavedRun), [bench, profile]),
+    ):
         for f in fields:
             if f.name in ("id", "saved"):
                 continue

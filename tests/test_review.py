@@ -33,8 +33,13 @@ from profiling.runs.store import RunStore
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 
 
-def bench_doc(kernels: dict[str, float], *, size: int = 4096, created: str = "2026-11-22T01:23:45Z",
-              device: str = "NVIDIA H100 80GB HBM3") -> dict:  # fmt: skip
+def bench_doc(
+    kernels: dict[str, float],
+    *,
+    size: int = 4096,
+    created: str = "2026-11-22T01:23:45Z",
+    device: str = "NVIDIA H100 80GB HBM3",
+) -> dict:
     """A gemmlens.bench.v1 document (docs/results-format.md): one ok result per kernel, median ms."""
     return {
         "schema": "gemmlens.bench.v1",
@@ -43,14 +48,23 @@ def bench_doc(kernels: dict[str, float], *, size: int = 4096, created: str = "20
         "device": {"name": device, "cc": "9.0", "driver": "580.159.04", "cuda_runtime": 13000},
         "settings": {"repeats": 30},
         "results": [
-            {"kernel": name, "m": size, "n": size, "k": size, "status": "ok", "error": None, "rel_error": 1e-7,
-             "time_ms": {"median": ms, "min": ms, "max": ms},
-             "times_ms": [ms * (1 + 0.0002 * (i % 5 - 2)) for i in range(10)],  # steady launches around the median
-             "tflops": 2 * size**3 / (ms * 1e-3) / 1e12, "pct_cublas": 80.0,
-             "compile": {"registers": 128, "shared_static_bytes": 8192}}
+            {
+                "kernel": name,
+                "m": size,
+                "n": size,
+                "k": size,
+                "status": "ok",
+                "error": None,
+                "rel_error": 1e-7,
+                "time_ms": {"median": ms, "min": ms, "max": ms},
+                "times_ms": [ms * (1 + 0.0002 * (i % 5 - 2)) for i in range(10)],  # steady launches around the median
+                "tflops": 2 * size**3 / (ms * 1e-3) / 1e12,
+                "pct_cublas": 80.0,
+                "compile": {"registers": 128, "shared_static_bytes": 8192},
+            }
             for name, ms in kernels.items()
         ],
-    }  # fmt: skip
+    }
 
 
 def record(kernels: dict[str, float], run_id: int, label: str, **kw: object) -> dict:
@@ -158,7 +172,7 @@ def test_filter_runs() -> None:
                     device="NVIDIA A100-SXM4-80GB",
                 ),
                 "author": "bo",
-            },  # fmt: skip
+            },
             {**record({"v3": 2.5}, 3, "wed", created="2026-11-04T08:00:00Z"), "author": "ann"},
         ]
     )
@@ -242,10 +256,23 @@ def test_csv_and_json_export_of_tables() -> None:
 
 def test_runs_json_export_imports_back(tmp_path: Path) -> None:
     with RunStore(f"sqlite:///{tmp_path / 'a.sqlite'}") as a:
-        ids = [a.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v5": 2.0}), label="one", author="ann")),
-               a.save_run(convert.run_from_report(
-                   {"launches": [{"name": "k(float*)", "metrics": {"dram__bytes.sum": {"value": 5.0, "unit": "byte"}},
-                                  "derived": {"x": 1.0}}]}, label="two"))]  # fmt: skip
+        ids = [
+            a.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v5": 2.0}), label="one", author="ann")),
+            a.save_run(
+                convert.run_from_report(
+                    {
+                        "launches": [
+                            {
+                                "name": "k(float*)",
+                                "metrics": {"dram__bytes.sum": {"value": 5.0, "unit": "byte"}},
+                                "derived": {"x": 1.0},
+                            }
+                        ]
+                    },
+                    label="two",
+                )
+            ),
+        ]
         originals = a.get_runs(ids)
     text = export_runs_json(originals)
     imported = import_runs_json(text)
@@ -322,12 +349,25 @@ def test_review_figures_escape_every_label_that_came_with_a_run() -> None:
     base = records.as_run(record({kernel: 3.0}, 1, label, device=device))
     cand = records.as_run(record({kernel: 2.0}, 2, label + " 2", device=device))
     comparison = compare_runs(base, [cand])
-    rows = [{"run_id": r.id, "run_label": r.label, "created_utc": "2026-11-22T00:00:00Z", "kind": "bench",
-             "device_name": device, "device_cc": "9.0", **r.results[0].to_dict()} for r in (base, cand)]  # fmt: skip
+    rows = [
+        {
+            "run_id": r.id,
+            "run_label": r.label,
+            "created_utc": "2026-11-22T00:00:00Z",
+            "kind": "bench",
+            "device_name": device,
+            "device_cc": "9.0",
+            **r.results[0].to_dict(),
+        }
+        for r in (base, cand)
+    ]
     history = review.kernel_history(review.rows_frame(rows), kernel)
     ceilings = recorded_device_ceilings(DeviceInfo(name="NVIDIA H100 80GB HBM3"))
-    figures = [*comparison_figures(base, [cand], comparison), history_figure(history, kernel),
-               review_roofline(base, [cand], ceilings)]  # fmt: skip
+    figures = [
+        *comparison_figures(base, [cand], comparison),
+        history_figure(history, kernel),
+        review_roofline(base, [cand], ceilings),
+    ]
     shown = []
     for fig in figures:
         shown.append(str(fig.layout.title.text))

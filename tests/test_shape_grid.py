@@ -115,13 +115,27 @@ def test_the_summary_counts_the_target_and_lists_the_shapes_under_it() -> None:
     )
     table = below_target_table(summary)
     assert list(table["shape"]) == [
-        "333x4096x4096", "333x333x8191", "64x4096x4096", "1024x1024x4096", "127x127x8191", "4096x333x4096",
-        "4096x127x8191", "1024x1024x8191", "4096x64x4096", "333x4096x8191", "127x4096x4096",
-    ]  # fmt: skip
+        "333x4096x4096",
+        "333x333x8191",
+        "64x4096x4096",
+        "1024x1024x4096",
+        "127x127x8191",
+        "4096x333x4096",
+        "4096x127x8191",
+        "1024x1024x8191",
+        "4096x64x4096",
+        "333x4096x8191",
+        "127x4096x4096",
+    ]
     first, last = table.iloc[0].to_dict(), table.iloc[-1].to_dict()
-    assert first == {"shape": "333x4096x4096", "% of cuBLAS": "68.6 %", "95% interval": "68.5-68.8 %",
-                     "TFLOP/s": "26.4", "cuBLAS TFLOP/s": "38.5",
-                     "configuration": "v9-regdb-128x128x16-w64x32-t8x8-s3"}  # fmt: skip
+    assert first == {
+        "shape": "333x4096x4096",
+        "% of cuBLAS": "68.6 %",
+        "95% interval": "68.5-68.8 %",
+        "TFLOP/s": "26.4",
+        "cuBLAS TFLOP/s": "38.5",
+        "configuration": "v9-regdb-128x128x16-w64x32-t8x8-s3",
+    }
     assert (last["% of cuBLAS"], last["95% interval"]) == ("89.8 %", "89.0-90.4 %")  # its interval reaches 90
     markdown = below_target_markdown(summary)
     assert markdown.startswith(summary.sentence) and "| 127x127x8191 | 79.0 % | 76.2-81.1 % | 10.9 | 13.8 |" in markdown
@@ -150,18 +164,26 @@ def test_the_interval_is_the_one_of_the_time_ratio() -> None:
     assert row["interval"] == "+26.6 % [+23.2, +31.3]"  # as in results/h100-2026-11-25/splitk_v9/ratios.md
     below = target_summary(BENCH, "sgemm-auto").below.set_index("shape")
     assert round(100 / row["B/A"], 1) == round(below.at["127x127x8191", "pct_cublas"], 1) == 79.0
-    assert (round(below.at["127x127x8191", "interval_low"], 1), round(below.at["127x127x8191", "interval_high"], 1)) == (
-        76.2, 81.1,
-    )  # fmt: skip
+    assert (
+        round(below.at["127x127x8191", "interval_low"], 1),
+        round(below.at["127x127x8191", "interval_high"], 1),
+    ) == (
+        76.2,
+        81.1,
+    )
 
 
 def test_a_result_that_did_not_verify_counts_against_the_target() -> None:
     target = Shape(2048, 1024, 8191)
-    broken = dataclasses.replace(BOTH, results=[
-        dataclasses.replace(r, status="wrong", error="max relative error 1.2e-01 above tolerance")  # made by hand
-        if r.kernel == "sgemm-auto" and r.shape == target else r
-        for r in BOTH.results
-    ])  # fmt: skip
+    broken = dataclasses.replace(
+        BOTH,
+        results=[
+            dataclasses.replace(r, status="wrong", error="max relative error 1.2e-01 above tolerance")  # made by hand
+            if r.kernel == "sgemm-auto" and r.shape == target
+            else r
+            for r in BOTH.results
+        ],
+    )
     summary = target_summary(broken, "sgemm-auto")
     assert summary.met == 2
     assert below_target_table(summary).iloc[0].to_dict()["% of cuBLAS"] == "wrong"
@@ -196,15 +218,18 @@ def test_the_heatmap_reads() -> None:
     k8191_back = backs[2]
     assert k8191_back.text[row(64)][col(64)] == "134" and k8191_back.z[row(64)][col(64)] == 1.0
     assert backs[0].text[row(4096)][col(4096)] == "–" and backs[0].z[row(4096)][col(4096)] == 0.0
-    assert [t.name for t in figure.data if t.type == "scatter"] == [
-        "exempt: cuBLAS under 10 TFLOP/s", "– not measured"
-    ]  # fmt: skip
+    assert [t.name for t in figure.data if t.type == "scatter"] == ["exempt: cuBLAS under 10 TFLOP/s", "– not measured"]
     assert "exempt: cuBLAS under 10 TFLOP/s" in k8191_back.customdata[row(64)][col(64)]
 
 
 def script(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "grid_report.py"), *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "grid_report.py"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
 
 
 def test_the_report_script(tmp_path: Path) -> None:
@@ -214,8 +239,10 @@ def test_the_report_script(tmp_path: Path) -> None:
     done = script(str(RUN / "bench.json"), str(RUN / "bench_auto.json"), "--html", str(html))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == ("NVIDIA H100 80GB HBM3: bench.json (2026-11-25T17:41:51Z, commit 6d6819c), "
-                        "bench_auto.json (2026-11-25T17:44:37Z, commit 8c49902)")  # fmt: skip
+    assert lines[0] == (
+        "NVIDIA H100 80GB HBM3: bench.json (2026-11-25T17:41:51Z, commit 6d6819c), "
+        "bench_auto.json (2026-11-25T17:44:37Z, commit 8c49902)"
+    )
     assert lines[2] == target_summary(BOTH, "sgemm-auto").sentence
     assert "K = 8191" in html.read_text()
     missing = script(str(tmp_path / "bench_k333.json"))
@@ -288,8 +315,9 @@ def test_the_gpu_check_grid_stage_runs_without_a_gpu(tmp_path: Path) -> None:
     """The stage as the device runs it, here without a GPU: each K's bench gets as far as starting the worker, and
     every file it promises is there."""
     env = dict(os.environ, OUT=str(tmp_path), PY=sys.executable, GEMMLENS_COMMIT="test", PATH=os.environ["PATH"])
-    done = subprocess.run(["bash", "scripts/gpu_check.sh", "grid"], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    done = subprocess.run(
+        ["bash", "scripts/gpu_check.sh", "grid"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "grid").exists()  # the device tool brings back 8 files: the grid travels as one archive
     with tarfile.open(tmp_path / "grid.tar.gz") as archive:
@@ -351,6 +379,11 @@ def test_the_stage_s_scripts_run_without_plotly_or_streamlit() -> None:
     writes there must not need them."""
     files = [str(RUN / "bench.json"), str(RUN / "bench_auto.json")]
     for name, args in (("grid_report.py", files), ("grid_report.py", ["--grids"]), ("ratio_table.py", files[:1])):
-        done = subprocess.run([sys.executable, "-c", BLOCK_PLOTLY, str(ROOT / "scripts" / name), *args],
-                              capture_output=True, text=True, cwd=ROOT, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", BLOCK_PLOTLY, str(ROOT / "scripts" / name), *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
         assert done.returncode == 0 and done.stdout, (name, done.stderr[-500:])

@@ -65,8 +65,10 @@ def test_the_catalog_entry_is_the_first_configuration() -> None:
     catalog = get_kernel("v8-splitk")
     first = tuning.SPLITK_TUNING_CONFIGS[0]
     assert (catalog.entry, catalog.params, catalog.dynamic_smem_bytes) == (
-        first["entry"], first["params"], first["dynamic_smem_bytes"]
-    )  # fmt: skip
+        first["entry"],
+        first["params"],
+        first["dynamic_smem_bytes"],
+    )
     assert get_kernel(BIG).split_count(127, 127, 8191, SMS) == catalog.split_count(127, 127, 8191, SMS) == 64
 
 

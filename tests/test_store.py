@@ -36,19 +36,46 @@ def bench_doc(kernels: dict[str, float], *, size: int = 4096, created: str = "20
     for name, median in kernels.items():
         results.append(
             {
-                "kernel": name, "title": f"{name} kernel", "operation": "sgemm",
-                "m": size, "n": size, "k": size, "status": "ok", "error": None,
-                "rel_error": 1.2e-7, "tolerance": 1e-5,
-                "time_ms": {"median": median, "min": median * 0.97, "max": median * 1.05, "mean": median,
-                            "stdev": 0.05, "p10": median * 0.98, "p90": median * 1.02, "samples": 30},
-                "tflops": 2 * size**3 / (median * 1e-3) / 1e12, "pct_peak": 50.0, "pct_cublas": 80.0,
-                "compile": {"registers": 128, "shared_static_bytes": 8192, "local_bytes": 0,
-                            "max_threads_per_block": 256, "log": ""},
+                "kernel": name,
+                "title": f"{name} kernel",
+                "operation": "sgemm",
+                "m": size,
+                "n": size,
+                "k": size,
+                "status": "ok",
+                "error": None,
+                "rel_error": 1.2e-7,
+                "tolerance": 1e-5,
+                "time_ms": {
+                    "median": median,
+                    "min": median * 0.97,
+                    "max": median * 1.05,
+                    "mean": median,
+                    "stdev": 0.05,
+                    "p10": median * 0.98,
+                    "p90": median * 1.02,
+                    "samples": 30,
+                },
+                "tflops": 2 * size**3 / (median * 1e-3) / 1e12,
+                "pct_peak": 50.0,
+                "pct_cublas": 80.0,
+                "compile": {
+                    "registers": 128,
+                    "shared_static_bytes": 8192,
+                    "local_bytes": 0,
+                    "max_threads_per_block": 256,
+                    "log": "",
+                },
                 "launch": {"grid": [32, 32], "block": [16, 16], "dynamic_smem_bytes": 1024},
-                "nvml": {"sm_clock_mhz": [1980, 1890], "power_w": 612.0, "temperature_c": 55,
-                         "clock_event_reasons": ["SwPowerCap"], "capped": True},
+                "nvml": {
+                    "sm_clock_mhz": [1980, 1890],
+                    "power_w": 612.0,
+                    "temperature_c": 55,
+                    "clock_event_reasons": ["SwPowerCap"],
+                    "capped": True,
+                },
             }
-        )  # fmt: skip
+        )
     return {
         "schema": "gemmlens.bench.v1",
         "created_utc": created,
@@ -62,7 +89,7 @@ def bench_doc(kernels: dict[str, float], *, size: int = 4096, created: str = "20
             "driver": "580.159.04",
             "cuda_runtime": 13000,
             "cuda_driver": 13000,
-        },  # fmt: skip
+        },
         "settings": {"repeats": 30, "warmup": 3, "l2_flush_bytes": 104857600, "tf32": False},
         "results": results,
     }
@@ -325,8 +352,18 @@ def test_saved_runs_read_back_equal(open_store: Callable[..., RunStore]) -> None
     """The typed runs read back field for field (dates, JSON columns and float columns on either backend)."""
     s = open_store()
     bench = convert.bench_run(bench_doc({"v3": 3.1, "v5": 2.2}), label="typed", author="ann", notes="n")
-    report = {"launches": [{"name": "k(float*)", "size_label": "big", "metrics": {"dram__bytes.sum": 5.0e8},
-                            "derived": {"ai": 0.25}, "findings": [{"rule": "r"}]}], "layout": "raw"}  # fmt: skip
+    report = {
+        "launches": [
+            {
+                "name": "k(float*)",
+                "size_label": "big",
+                "metrics": {"dram__bytes.sum": 5.0e8},
+                "derived": {"ai": 0.25},
+                "findings": [{"rule": "r"}],
+            }
+        ],
+        "layout": "raw",
+    }
     profile = convert.report_run(report, label="ncu", created_utc="2026-11-20T08:00:00+01:00")
     for run in (bench, profile):
         got = s.read_run(s.save_run(run))
@@ -359,14 +396,25 @@ def test_profile_report_record_maps_ncu_metrics(open_store: Callable[..., RunSto
     }
     report = {
         "launches": [
-            {"id": 0, "name": "sgemm_v3(float const*, float*)", "block": [16, 16, 1], "grid": [32, 32, 1],
-             "cc": "9.0", "device": "NVIDIA H100 80GB HBM3", "metrics": launch_metrics,
-             "derived": {"bank_conflict_pct_ld": 12.5}, "findings": [{"rule": "x", "speedup_pct": 10}]},
-            {"id": 1, "name": "sgemm_v3(float const*, float*)", "metrics": {
-                "gpu__time_duration.sum": FakeMetric(1e6, "nsecond")}},
+            {
+                "id": 0,
+                "name": "sgemm_v3(float const*, float*)",
+                "block": [16, 16, 1],
+                "grid": [32, 32, 1],
+                "cc": "9.0",
+                "device": "NVIDIA H100 80GB HBM3",
+                "metrics": launch_metrics,
+                "derived": {"bank_conflict_pct_ld": 12.5},
+                "findings": [{"rule": "x", "speedup_pct": 10}],
+            },
+            {
+                "id": 1,
+                "name": "sgemm_v3(float const*, float*)",
+                "metrics": {"gpu__time_duration.sum": FakeMetric(1e6, "nsecond")},
+            },
         ],
         "warnings": ["one"],
-    }  # fmt: skip
+    }
     rec = convert.run_from_report(report, label="ncu", author="bo", kind="upload")
     s = open_store()
     got = s.get_run(s.save_run(rec))

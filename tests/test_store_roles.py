@@ -110,27 +110,57 @@ def team_store(team_url: str) -> Iterator[RunStore]:
 
 # Each call as `who` on a store holding AUTHOR's live run `live` and trashed run `gone`; the roles it is allowed.
 CALLS: dict[str, tuple[Callable[[RunStore, Identity | None, int, int], object], set[str], str]] = {
-    "save": (lambda s, who, live, gone: s.save_run(a_run("new"), actor=who), {"author", "other runner", "admin"},
-             "saving runs needs the runner or admin role"),
-    "import": (lambda s, who, live, gone: s.import_runs([a_run("imported")], actor=who),
-               {"author", "other runner", "admin"}, "saving runs needs the runner or admin role"),
-    "rename": (lambda s, who, live, gone: s.update_run(live, label="renamed", actor=who), {"author", "admin"},
-               f"only run {{live}}'s author ({AUTHOR.id}) or an admin may change it"),
-    "re-note": (lambda s, who, live, gone: s.update_run(live, notes="new notes", actor=who), {"author", "admin"},
-                f"only run {{live}}'s author ({AUTHOR.id}) or an admin may change it"),
-    "comment": (lambda s, who, live, gone: s.add_comment(live, "looks right", actor=who),
-                {"author", "other runner", "admin"}, "commenting on runs needs the runner or admin role"),
-    "delete": (lambda s, who, live, gone: s.delete_run(live, actor=who), {"admin"},
-               "deleting or restoring runs needs the admin role"),
-    "restore": (lambda s, who, live, gone: s.restore_run(gone, actor=who), {"admin"},
-                "deleting or restoring runs needs the admin role"),
-    "purge": (lambda s, who, live, gone: s.purge_trash([gone], actor=who), {"admin"},
-              "purging the trash needs the admin role"),
-    "read the trash": (lambda s, who, live, gone: s.trash(actor=who), {"admin"},
-                       "deleting or restoring runs needs the admin role"),
-    "read the audit log": (lambda s, who, live, gone: s.audit_log(actor=who), {"admin"},
-                           "reading the audit log needs the admin role"),
-}  # fmt: skip
+    "save": (
+        lambda s, who, live, gone: s.save_run(a_run("new"), actor=who),
+        {"author", "other runner", "admin"},
+        "saving runs needs the runner or admin role",
+    ),
+    "import": (
+        lambda s, who, live, gone: s.import_runs([a_run("imported")], actor=who),
+        {"author", "other runner", "admin"},
+        "saving runs needs the runner or admin role",
+    ),
+    "rename": (
+        lambda s, who, live, gone: s.update_run(live, label="renamed", actor=who),
+        {"author", "admin"},
+        f"only run {{live}}'s author ({AUTHOR.id}) or an admin may change it",
+    ),
+    "re-note": (
+        lambda s, who, live, gone: s.update_run(live, notes="new notes", actor=who),
+        {"author", "admin"},
+        f"only run {{live}}'s author ({AUTHOR.id}) or an admin may change it",
+    ),
+    "comment": (
+        lambda s, who, live, gone: s.add_comment(live, "looks right", actor=who),
+        {"author", "other runner", "admin"},
+        "commenting on runs needs the runner or admin role",
+    ),
+    "delete": (
+        lambda s, who, live, gone: s.delete_run(live, actor=who),
+        {"admin"},
+        "deleting or restoring runs needs the admin role",
+    ),
+    "restore": (
+        lambda s, who, live, gone: s.restore_run(gone, actor=who),
+        {"admin"},
+        "deleting or restoring runs needs the admin role",
+    ),
+    "purge": (
+        lambda s, who, live, gone: s.purge_trash([gone], actor=who),
+        {"admin"},
+        "purging the trash needs the admin role",
+    ),
+    "read the trash": (
+        lambda s, who, live, gone: s.trash(actor=who),
+        {"admin"},
+        "deleting or restoring runs needs the admin role",
+    ),
+    "read the audit log": (
+        lambda s, who, live, gone: s.audit_log(actor=who),
+        {"admin"},
+        "reading the audit log needs the admin role",
+    ),
+}
 
 
 def snapshot(s: RunStore) -> tuple:
@@ -220,7 +250,7 @@ SQLITE_FORMS = [
     "UPDATE audit SET id = id + 100",
     "DELETE FROM audit",
     "DELETE FROM audit WHERE id = 1",
-]  # fmt: skip
+]
 POSTGRES_FORMS = [
     "INSERT INTO audit (id, at, actor, action, run_id, detail) VALUES (1, now(), 'x', 'save', 1, 'forged')"
     " ON CONFLICT (id) DO UPDATE SET actor = excluded.actor",
@@ -231,7 +261,7 @@ POSTGRES_FORMS = [
     "TRUNCATE audit",
     "MERGE INTO audit a USING (SELECT 1 AS id) s ON a.id = s.id WHEN MATCHED THEN UPDATE SET detail = 'forged'",
     "MERGE INTO audit a USING (SELECT 1 AS id) s ON a.id = s.id WHEN MATCHED THEN DELETE",
-]  # fmt: skip
+]
 
 
 def test_no_statement_rewrites_or_removes_an_audit_entry(team_store: RunStore) -> None:
@@ -268,15 +298,18 @@ def test_the_app_role_cannot_rewrite_history_and_is_not_warned_about(capsys: pyt
             for statement, refusal in [
                 ("ALTER TABLE audit DISABLE TRIGGER ALL", "must be owner of table audit"),
                 ("ALTER TABLE audit DISABLE TRIGGER audit_append_only", "must be owner of table audit"),
-                ("CREATE OR REPLACE FUNCTION gemmlens_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS "
-                 "$$ BEGIN RETURN NEW; END $$", "permission denied for schema t_|must be owner of function"),
+                (
+                    "CREATE OR REPLACE FUNCTION gemmlens_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+                    "$$ BEGIN RETURN NEW; END $$",
+                    "permission denied for schema t_|must be owner of function",
+                ),
                 ("DROP TRIGGER audit_append_only ON audit", "must be owner of (relation|table) audit"),
                 ("DROP TABLE audit", "must be owner of table audit"),
                 ("UPDATE audit SET actor = 'x'", "permission denied for table audit"),
                 ("DELETE FROM audit", "permission denied for table audit"),
                 ("TRUNCATE audit", "permission denied for table audit"),
                 ("SET session_replication_role = replica", "permission denied to set parameter"),
-            ]:  # fmt: skip
+            ]:
                 with pytest.raises(sa.exc.DBAPIError, match=refusal), app.engine.begin() as conn:
                     conn.exec_driver_sql(statement)
             assert app.audit_log(actor=ADMIN) == before
@@ -345,9 +378,17 @@ POLICY = {"ada@example.com": "admin", "example.com": "runner"}
 
 @pytest.mark.parametrize(
     "claim,role",
-    [(True, "admin"), ("true", "admin"), ("TRUE", "admin"), (None, "admin"), (False, None), ("false", None),
-     ("yes", None), (1, None)],
-)  # fmt: skip
+    [
+        (True, "admin"),
+        ("true", "admin"),
+        ("TRUE", "admin"),
+        (None, "admin"),
+        (False, None),
+        ("false", None),
+        ("yes", None),
+        (1, None),
+    ],
+)
 def test_an_address_the_provider_did_not_verify_gets_no_role(claim: object, role: str | None) -> None:
     from profiling.team.roles import RolePolicy
 

@@ -75,10 +75,18 @@ def test_winner_map_gives_each_winner_its_own_colour(frame) -> None:
 
 def test_parse_grid_orders_shapes_and_refuses_bad_grids() -> None:
     assert parse_grid("M=1,16,N=1024,K=4096,512") == [
-        Shape(1, 1024, 4096), Shape(16, 1024, 4096), Shape(1, 1024, 512), Shape(16, 1024, 512)
-    ]  # fmt: skip
-    for bad, message in [("M=1,N=2", "missing K"), ("M=1,M=2,N=3,K=4", "twice"), ("X=1", "not of the form"),
-                         ("M=0,N=1,K=1", "positive"), ("M=1,N=,K=1", "no values")]:  # fmt: skip
+        Shape(1, 1024, 4096),
+        Shape(16, 1024, 4096),
+        Shape(1, 1024, 512),
+        Shape(16, 1024, 512),
+    ]
+    for bad, message in [
+        ("M=1,N=2", "missing K"),
+        ("M=1,M=2,N=3,K=4", "twice"),
+        ("X=1", "not of the form"),
+        ("M=0,N=1,K=1", "positive"),
+        ("M=1,N=,K=1", "no values"),
+    ]:
         with pytest.raises(InvalidInput, match=message):
             parse_grid(bad)
     many = ",".join(str(i) for i in range(1, 12))

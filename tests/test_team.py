@@ -137,8 +137,11 @@ def test_trash_restore_purge_with_the_audit_log(team_store: RunStore) -> None:
     assert {r["run_id"] for r in team_store.result_rows()} == {keep, imported}  # trashed results are not shown
     (trashed,) = team_store.trash(actor=ADMIN)
     assert (trashed["id"], trashed["label"], trashed["deleted_by"], trashed["n_results"]) == (
-        gone, "gone", "ada@example.com", 1,
-    )  # fmt: skip
+        gone,
+        "gone",
+        "ada@example.com",
+        1,
+    )
 
     assert team_store.restore_run(gone, actor=ADMIN) is True
     assert team_store.restore_run(gone, actor=ADMIN) is False  # not in the trash any more
@@ -287,8 +290,10 @@ def test_audit_command_prints_the_log(tmp_path: Path, capsys: pytest.CaptureFixt
     assert cli.main(["audit", "--db", url]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[1:3] for line in lines] == [
-        ["ada@example.com", "restore"], ["ada@example.com", "delete"], ["rui@example.com", "save"],
-    ]  # fmt: skip
+        ["ada@example.com", "restore"],
+        ["ada@example.com", "delete"],
+        ["rui@example.com", "save"],
+    ]
     assert f"run {run_id}" in lines[0] and "'monday'" in lines[2]
     assert cli.main(["audit", "--db", url, "--json", "--limit", "1"]) == 0
     (entry,) = json.loads(capsys.readouterr().out)

@@ -37,8 +37,17 @@ def test_summary_of_an_even_sample_averages_the_middle_pair() -> None:
 
 def test_summary_of_one_sample() -> None:
     s = T.summarize([2.5])
-    assert s == {"median": 2.5, "min": 2.5, "max": 2.5, "mean": 2.5, "stdev": 0.0, "p10": 2.5, "p90": 2.5,
-                 "spread_pct": 0.0, "samples": 1}  # fmt: skip
+    assert s == {
+        "median": 2.5,
+        "min": 2.5,
+        "max": 2.5,
+        "mean": 2.5,
+        "stdev": 0.0,
+        "p10": 2.5,
+        "p90": 2.5,
+        "spread_pct": 0.0,
+        "samples": 1,
+    }
     with pytest.raises(ValueError):
         T.summarize([])
 
@@ -85,8 +94,9 @@ class FakeCuda:
 
         self.Event = Event
         self.Device = Device
-        self.runtime = SimpleNamespace(memsetAsync=lambda ptr, value, size, stream: self.log.append(
-            ("memset", ptr, value, size, stream)))  # fmt: skip
+        self.runtime = SimpleNamespace(
+            memsetAsync=lambda ptr, value, size, stream: self.log.append(("memset", ptr, value, size, stream))
+        )
 
     def get_elapsed_time(self, start, end) -> float:
         return end.t - start.t

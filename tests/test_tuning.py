@@ -25,8 +25,10 @@ def test_best_ignores_wrong_results_and_the_reference() -> None:
     results += [_r(IDS[1], 2048, 30), _r(IDS[0], 2048, 20), _r(V9_IDS[0], 4096, 44), _r(V9_IDS[1], 4096, 43)]
     best = best_per_size(results)
     assert [(b["base"], b["m"], b["config"]) for b in best] == [
-        ("v8-async", 2048, IDS[1]), ("v8-async", 4096, IDS[2]), ("v9-regdb", 4096, V9_IDS[0])
-    ]  # fmt: skip
+        ("v8-async", 2048, IDS[1]),
+        ("v8-async", 4096, IDS[2]),
+        ("v9-regdb", 4096, V9_IDS[0]),
+    ]
 
 
 def test_tuned_config_resolves_by_nearest_recorded_size(tmp_path, monkeypatch) -> None:

@@ -37,8 +37,10 @@ def test_bad_input_gives_the_servers_message() -> None:
 
 def test_a_hanging_or_dying_parser_fails_that_upload_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parent))
-    for module, message in (("upload_children.hang", "longer than 2 s"),
-                            ("upload_children.die", "parser stopped .*Segmentation fault")):  # fmt: skip
+    for module, message in (
+        ("upload_children.hang", "longer than 2 s"),
+        ("upload_children.die", "parser stopped .*Segmentation fault"),
+    ):
         with pytest.raises(ReportError, match=message):
             upload_parse.parse_in_child("x.csv", RAW.read_bytes(), timeout_s=2, module=module)
 

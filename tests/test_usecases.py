@@ -162,11 +162,23 @@ def test_sanitizer_plan_refuses_what_cannot_be_sanitized() -> None:
 def test_the_queue_and_the_cli_refuse_with_the_same_line(capsys: pytest.CaptureFixture[str]) -> None:
     cases = [
         (["sanitize", "--kernel", "cublas"], lambda: usecases.sanitize_job("cublas", (256, 256, 256))),
-        (["sanitize", "--kernel", "wmma-addmm", "--size", "100"], lambda: usecases.sanitize_job("wmma-addmm", (100,) * 3)),
-        (["profile", "--kernels", "wmma-async", "--sizes", "100"], lambda: usecases.profile_job(["wmma-async"], (100,) * 3, Path("r"))),
-        (["bench", "--kernels", "v5", "--sizes", "64", "--repeats", "0"], lambda: usecases.bench_job(["v5"], [Shape(64, 64, 64)], BenchSettings(repeats=0))),
-        (["bench", "--kernels", "v5", "--sizes", "64", "--timeout", "0"], lambda: usecases.bench_job(["v5"], [Shape(64, 64, 64)], BenchSettings(), task_timeout_s=0)),
-    ]  # fmt: skip
+        (
+            ["sanitize", "--kernel", "wmma-addmm", "--size", "100"],
+            lambda: usecases.sanitize_job("wmma-addmm", (100,) * 3),
+        ),
+        (
+            ["profile", "--kernels", "wmma-async", "--sizes", "100"],
+            lambda: usecases.profile_job(["wmma-async"], (100,) * 3, Path("r")),
+        ),
+        (
+            ["bench", "--kernels", "v5", "--sizes", "64", "--repeats", "0"],
+            lambda: usecases.bench_job(["v5"], [Shape(64, 64, 64)], BenchSettings(repeats=0)),
+        ),
+        (
+            ["bench", "--kernels", "v5", "--sizes", "64", "--timeout", "0"],
+            lambda: usecases.bench_job(["v5"], [Shape(64, 64, 64)], BenchSettings(), task_timeout_s=0),
+        ),
+    ]
     for argv, make_job in cases:
         assert main(argv) == 2, argv
         cli_line = capsys.readouterr().err.strip().removeprefix("error: ")
@@ -290,8 +302,9 @@ def test_a_tuning_record_keeps_what_a_later_sweep_did_not_run(monkeypatch, tmp_p
         (split["id"], 127, 5.0),
     ]
     assert [(e["base"], e["m"], e["config"]) for e in record["best"]] == [
-        ("v8-async", 4096, v8), ("v8-splitk", 127, split["id"])
-    ]  # fmt: skip
+        ("v8-async", 4096, v8),
+        ("v8-splitk", 127, split["id"]),
+    ]
 
 
 def test_ceilings_are_measured_once_then_read_from_the_cache(worker, monkeypatch, tmp_path: Path) -> None:

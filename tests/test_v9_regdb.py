@@ -23,8 +23,10 @@ def test_v9_configs_are_valid_instantiated_and_the_catalog_default_is_the_first(
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_regdb.cu"
     default, first = get_kernel("v9-regdb"), configs[0]
     assert (default.entry, default.dynamic_smem_bytes, default.params) == (
-        first["entry"], first["dynamic_smem_bytes"], first["params"],
-    )  # fmt: skip
+        first["entry"],
+        first["dynamic_smem_bytes"],
+        first["params"],
+    )
     assert (default.tile_m, default.tile_n, default.block) == (first["tile_m"], first["tile_n"], first["block"])
 
 

@@ -19,15 +19,28 @@ from profiling.shape import Shape
 CONFIGS = tuning.V9_SPLITK_TUNING_CONFIGS
 DEFAULT = get_kernel("v9-splitk")
 # The shapes of the grid this work aims at: few tiles for 132 SMs, deep K.
-GRID_SHAPES = [(127, 127, 8191), (64, 64, 8191), (333, 333, 8191), (1024, 1024, 8191), (64, 4096, 4096),
-               (333, 4096, 4096), (64, 64, 4096), (2048, 2048, 8191), (4096, 4096, 333), (4096, 4096, 4096)]  # fmt: skip
+GRID_SHAPES = [
+    (127, 127, 8191),
+    (64, 64, 8191),
+    (333, 333, 8191),
+    (1024, 1024, 8191),
+    (64, 4096, 4096),
+    (333, 4096, 4096),
+    (64, 64, 4096),
+    (2048, 2048, 8191),
+    (4096, 4096, 333),
+    (4096, 4096, 4096),
+]
 
 
 def test_catalog_entry_is_the_first_configuration_and_a_split_k_step_after_v9() -> None:
     first = CONFIGS[0]
     assert (DEFAULT.source, DEFAULT.entry, DEFAULT.previous, DEFAULT.split_k) == (
-        "v9_splitk.cu", first["entry"], "v9-regdb", True,
-    )  # fmt: skip
+        "v9_splitk.cu",
+        first["entry"],
+        "v9-regdb",
+        True,
+    )
     assert (DEFAULT.params, DEFAULT.dynamic_smem_bytes) == (first["params"], first["dynamic_smem_bytes"])
     assert (DEFAULT.tile_m, DEFAULT.tile_n, DEFAULT.block) == (first["tile_m"], first["tile_n"], first["block"])
     assert [s.id for s in CATALOG if s.split_k] == ["v8-splitk", "v9-splitk"]

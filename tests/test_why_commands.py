@@ -86,8 +86,10 @@ def test_explain_two_catalog_ids_from_the_bundled_data(capsys: pytest.CaptureFix
     code, out, _ = call(explain_cmd, ["v3", "v4", "--size", "1024"], capsys)
     assert code == 0
     data, first = out.splitlines()[:2]
-    assert data == ("data: v3 1024x1024x1024 and v4 1024x1024x1024 from the bundled capture "
-                    "results/h100-2026-11-22/ncu_why_1024_raw.csv (size 1024; --size or --data for another)")  # fmt: skip
+    assert data == (
+        "data: v3 1024x1024x1024 and v4 1024x1024x1024 from the bundled capture "
+        "results/h100-2026-11-22/ncu_why_1024_raw.csv (size 1024; --size or --data for another)"
+    )
     assert first.startswith("v3 -> v4: time -47%") and "wavefronts per request 17.0 -> 5.0" in first
     assert "the step adds: aTile stored as [BK][BM]" in out and "% of cuBLAS" in out and "hot line after" in out
 
@@ -98,8 +100,10 @@ def test_explain_says_which_capture_and_size_it_used_by_default(capsys: pytest.C
     code, out, _ = call(explain_cmd, ["v3", "v4"], capsys)
     assert code == 0
     data, first = out.splitlines()[:2]
-    assert data.startswith("data: v3 4096x4096x4096 and v4 4096x4096x4096 from the bundled capture "
-                           "results/h100-2026-11-22/ncu_why_4096_raw.csv")  # fmt: skip
+    assert data.startswith(
+        "data: v3 4096x4096x4096 and v4 4096x4096x4096 from the bundled capture "
+        "results/h100-2026-11-22/ncu_why_4096_raw.csv"
+    )
     assert first.startswith("v3 -> v4: time -50% (13,650.5 -> 6,768.0 us)")
     code, out, _ = call(explain_cmd, ["v3", "v4", "--json"], capsys)
     assert "results/h100-2026-11-22/ncu_why_4096_raw.csv (size 4096" in json.loads(out)["data"]

@@ -89,8 +89,12 @@ def test_the_stall_view_is_one_shared_figure_per_capture_launches_and_scale(data
     labels = tuple(why.ladder_labels(data))
     figure, meanings = why_view._stall_view(data, labels, "share")
     assert why_view._stall_view(data, labels, "share")[0] is figure  # no stall frame rebuilt or hashed per visit
-    assert figure.to_dict() == stall_figure(why.stall_frame(data, list(labels)), "share",
-                                            "Warp stalls per launch", why.kernel_ids(data, labels)).to_dict()  # fmt: skip
+    assert (
+        figure.to_dict()
+        == stall_figure(
+            why.stall_frame(data, list(labels)), "share", "Warp stalls per launch", why.kernel_ids(data, labels)
+        ).to_dict()
+    )
     reasons = meanings.to_pandas()["reason"].tolist()
     assert reasons and set(reasons) == set(why.stall_frame(data, list(labels))["reason"])
 
@@ -283,11 +287,16 @@ def test_a_split_k_step_shows_its_main_kernel_not_the_launch_that_zeroes_c() -> 
     """The H100 capture of v9-regdb and v9-splitk at 1024x1024x8191 (results/h100-2026-11-27/why/): the label
     v9-splitk is sgemm_regdb_splitk, the zeroing launch before it is "v9-splitk #1", and the step ranks what `explain` ranks (waves per SM 0.24 -> 0.97, -50 % of the time)."""
     folder = ROOT / "results" / "h100-2026-11-27" / "why"
-    data = why.load_capture("splitk", folder / "ncu_why_splitk_1024x1024x8191_raw.csv",
-                            folder / "source_why_splitk_1024x1024x8191_cuda_sass.csv.gz")  # fmt: skip
+    data = why.load_capture(
+        "splitk",
+        folder / "ncu_why_splitk_1024x1024x8191_raw.csv",
+        folder / "source_why_splitk_1024x1024x8191_cuda_sass.csv.gz",
+    )
     assert {label: x.function for label, x in data.labels().items()} == {
-        "v9-regdb": "sgemm_regdb", "v9-splitk": "sgemm_regdb_splitk", "v9-splitk #1": "splitk_zero_c"
-    }  # fmt: skip
+        "v9-regdb": "sgemm_regdb",
+        "v9-splitk": "sgemm_regdb_splitk",
+        "v9-splitk #1": "splitk_zero_c",
+    }
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/8_Why.py").run()
@@ -331,8 +340,13 @@ def test_source_view_has_a_column_per_top_stall_reason() -> None:
     (kernel,) = page.kernels
     lines = why.line_table(kernel)
     stall = [c for c in lines.columns if c.startswith("stall: ")]
-    assert stall == ["stall: long_scoreboard", "stall: selected", "stall: short_scoreboard", "stall: barrier",
-                     "stall: not_selected"]  # fmt: skip
+    assert stall == [
+        "stall: long_scoreboard",
+        "stall: selected",
+        "stall: short_scoreboard",
+        "stall: barrier",
+        "stall: not_selected",
+    ]
     row = lines[lines["line"] == 29].iloc[0]
     assert row["samples"] == 7018 and row["stall: long_scoreboard"] == 6649
     assert sum(row[c] for c in [*stall, why.OTHER_STALLS]) == row["samples"]

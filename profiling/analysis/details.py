@@ -57,15 +57,47 @@ _MEMORY = "Memory"
 _OCC = "Occupancy"
 _LAUNCH = "Launch"
 _LAYOUT: tuple[tuple[str, tuple[MetricDef, ...]], ...] = (
-    (_SOL, (R.DURATION, R.SM_THROUGHPUT, R.MEMORY_THROUGHPUT, R.L1TEX_THROUGHPUT, R.L2_THROUGHPUT, R.DRAM_THROUGHPUT,
-            R.ELAPSED_CYCLES, R.SM_FREQUENCY)),
+    (
+        _SOL,
+        (
+            R.DURATION,
+            R.SM_THROUGHPUT,
+            R.MEMORY_THROUGHPUT,
+            R.L1TEX_THROUGHPUT,
+            R.L2_THROUGHPUT,
+            R.DRAM_THROUGHPUT,
+            R.ELAPSED_CYCLES,
+            R.SM_FREQUENCY,
+        ),
+    ),
     (_PIPES, (*R.PIPES, R.ISSUE_SLOTS)),
-    (_MEMORY, (R.L1TEX_BYTES, R.L1TEX_HIT_RATE, R.SHARED_BYTES, R.SHARED_WAVEFRONTS, R.L2, R.L2_HIT_RATE, R.DRAM,
-               R.DRAM_BANDWIDTH)),
-    (_OCC, (R.THEORETICAL_OCC, R.ACHIEVED_OCC, R.LIMIT_REGISTERS, R.LIMIT_SHARED, R.LIMIT_WARPS, R.LIMIT_BLOCKS,
-            R.LIMIT_BARRIERS)),
+    (
+        _MEMORY,
+        (
+            R.L1TEX_BYTES,
+            R.L1TEX_HIT_RATE,
+            R.SHARED_BYTES,
+            R.SHARED_WAVEFRONTS,
+            R.L2,
+            R.L2_HIT_RATE,
+            R.DRAM,
+            R.DRAM_BANDWIDTH,
+        ),
+    ),
+    (
+        _OCC,
+        (
+            R.THEORETICAL_OCC,
+            R.ACHIEVED_OCC,
+            R.LIMIT_REGISTERS,
+            R.LIMIT_SHARED,
+            R.LIMIT_WARPS,
+            R.LIMIT_BLOCKS,
+            R.LIMIT_BARRIERS,
+        ),
+    ),
     (_LAUNCH, (R.GRID_SIZE, R.BLOCK_SIZE, R.REGISTERS, R.SMEM_STATIC, R.SMEM_DYNAMIC, R.WAVES, R.THREADS, R.SM_COUNT)),
-)  # fmt: skip
+)
 DETAIL_METRICS: tuple[DetailMetric, ...] = tuple(DetailMetric(s, m) for s, defs in _LAYOUT for m in defs)
 BY_NAME: dict[str, DetailMetric] = {m.name: m for m in DETAIL_METRICS}
 
@@ -164,22 +196,34 @@ def details(launch: KernelLaunch) -> Details:
     dram = launch.value(MN.DRAM_BYTES)
     memory = [
         MemoryLevel(
-            "L1/TEX", l1, _rate(l1, seconds), launch.value(MN.L1TEX_HIT_RATE),
+            "L1/TEX",
+            l1,
+            _rate(l1, seconds),
+            launch.value(MN.L1TEX_HIT_RATE),
             launch.value(MN.L1TEX_THROUGHPUT),
         ),
         MemoryLevel(
-            "Shared", shared, _rate(shared, seconds), None,
+            "Shared",
+            shared,
+            _rate(shared, seconds),
+            None,
             launch.value(MN.SHARED_PIPE_PCT),
         ),
         MemoryLevel(
-            "L2", l2, _rate(l2, seconds), launch.value(MN.L2_HIT_RATE),
+            "L2",
+            l2,
+            _rate(l2, seconds),
+            launch.value(MN.L2_HIT_RATE),
             launch.value(MN.L2_THROUGHPUT),
         ),
         MemoryLevel(
-            "DRAM", dram, launch.value(MN.DRAM_BANDWIDTH) or _rate(dram, seconds), None,
+            "DRAM",
+            dram,
+            launch.value(MN.DRAM_BANDWIDTH) or _rate(dram, seconds),
+            None,
             launch.value(MN.DRAM_THROUGHPUT),
         ),
-    ]  # fmt: skip
+    ]
     l1_to_l2 = [launch.value(MN.L2_TO_L1_BYTES), launch.value(MN.L1_TO_L2_BYTES)]
     flows = [
         ("Kernel", "L1/TEX", l1),

@@ -34,8 +34,19 @@ SGEMM = "sgemm"
 AUTO_KERNEL = "sgemm-auto"
 """The kernel the grid is for: the one a grid view opens with when it is there."""
 
-CELL_COLUMNS = ["m", "n", "k", "kernel", "status", "config", "tflops", "cublas_tflops", "pct_cublas", "exempt",
-                "meets_target"]  # fmt: skip
+CELL_COLUMNS = [
+    "m",
+    "n",
+    "k",
+    "kernel",
+    "status",
+    "config",
+    "tflops",
+    "cublas_tflops",
+    "pct_cublas",
+    "exempt",
+    "meets_target",
+]
 
 
 def grid_arguments() -> list[str]:
@@ -72,11 +83,21 @@ def grid_cells(document: ResultsDocument, kernel: str) -> pd.DataFrame:
         ok = result.status == "ok"
         pct = result.pct_cublas if ok else None
         exempt = ref.tflops < EXEMPT_BELOW_TFLOPS
-        rows.append({
-            "m": result.shape.m, "n": result.shape.n, "k": result.shape.k, "kernel": kernel, "status": result.status,
-            "config": result.config, "tflops": result.tflops if ok else None, "cublas_tflops": ref.tflops,
-            "pct_cublas": pct, "exempt": exempt, "meets_target": pct is not None and pct >= TARGET_PCT,
-        })  # fmt: skip
+        rows.append(
+            {
+                "m": result.shape.m,
+                "n": result.shape.n,
+                "k": result.shape.k,
+                "kernel": kernel,
+                "status": result.status,
+                "config": result.config,
+                "tflops": result.tflops if ok else None,
+                "cublas_tflops": ref.tflops,
+                "pct_cublas": pct,
+                "exempt": exempt,
+                "meets_target": pct is not None and pct >= TARGET_PCT,
+            }
+        )
     return pd.DataFrame(rows, columns=CELL_COLUMNS)
 
 
@@ -132,8 +153,7 @@ class TargetSummary:
         )
 
 
-BELOW_COLUMNS = ["shape", "pct_cublas", "interval_low", "interval_high", "tflops", "cublas_tflops", "status",
-                 "config"]  # fmt: skip
+BELOW_COLUMNS = ["shape", "pct_cublas", "interval_low", "interval_high", "tflops", "cublas_tflops", "status", "config"]
 
 
 def target_summary(document: ResultsDocument, kernel: str, confidence: float = DEFAULT_CONFIDENCE) -> TargetSummary:
@@ -150,10 +170,18 @@ def target_summary(document: ResultsDocument, kernel: str, confidence: float = D
             interval = bootstrap_ratio(ref.times_ms, result.times_ms, paired=False, confidence=confidence)
             if interval is not None:  # time ratios: the slow end of the time is the low end of the %
                 low, high = 100.0 / interval.high, 100.0 / interval.low
-        below.append({
-            "shape": result.shape.label, "pct_cublas": cell.pct_cublas, "interval_low": low, "interval_high": high,
-            "tflops": cell.tflops, "cublas_tflops": cell.cublas_tflops, "status": cell.status, "config": cell.config,
-        })  # fmt: skip
+        below.append(
+            {
+                "shape": result.shape.label,
+                "pct_cublas": cell.pct_cublas,
+                "interval_low": low,
+                "interval_high": high,
+                "tflops": cell.tflops,
+                "cublas_tflops": cell.cublas_tflops,
+                "status": cell.status,
+                "config": cell.config,
+            }
+        )
     frame = pd.DataFrame(below, columns=BELOW_COLUMNS)
     frame = frame.sort_values("pct_cublas", na_position="first", kind="stable").reset_index(drop=True)
     return TargetSummary(
@@ -174,18 +202,26 @@ def below_target_table(summary: TargetSummary) -> pd.DataFrame:
     result that did not verify), its interval, both TFLOP/s and the configuration that ran (without its source)."""
     rows = []
     for r in summary.below.itertuples(index=False):
-        rows.append({
-            "shape": r.shape,
-            "% of cuBLAS": f"{r.pct_cublas:.1f} %" if _known(r.pct_cublas) else str(r.status),
-            f"{DEFAULT_CONFIDENCE:.0%} interval": (
-                f"{r.interval_low:.1f}-{r.interval_high:.1f} %" if _known(r.interval_low) else ""
-            ),
-            "TFLOP/s": f"{r.tflops:.1f}" if _known(r.tflops) else "",
-            "cuBLAS TFLOP/s": f"{r.cublas_tflops:.1f}",
-            "configuration": str(r.config or "").split(" ")[0],
-        })  # fmt: skip
-    columns = ["shape", "% of cuBLAS", f"{DEFAULT_CONFIDENCE:.0%} interval", "TFLOP/s", "cuBLAS TFLOP/s",
-               "configuration"]  # fmt: skip
+        rows.append(
+            {
+                "shape": r.shape,
+                "% of cuBLAS": f"{r.pct_cublas:.1f} %" if _known(r.pct_cublas) else str(r.status),
+                f"{DEFAULT_CONFIDENCE:.0%} interval": (
+                    f"{r.interval_low:.1f}-{r.interval_high:.1f} %" if _known(r.interval_low) else ""
+                ),
+                "TFLOP/s": f"{r.tflops:.1f}" if _known(r.tflops) else "",
+                "cuBLAS TFLOP/s": f"{r.cublas_tflops:.1f}",
+                "configuration": str(r.config or "").split(" ")[0],
+            }
+        )
+    columns = [
+        "shape",
+        "% of cuBLAS",
+        f"{DEFAULT_CONFIDENCE:.0%} interval",
+        "TFLOP/s",
+        "cuBLAS TFLOP/s",
+        "configuration",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -15,8 +15,20 @@ import pandas as pd
 from profiling.paths import BUNDLED_RESULTS_DIR
 from profiling.runs.results import ResultsDocument
 
-SWEEP_COLUMNS = ["kernel", "m", "n", "k", "status", "tflops", "pct_cublas", "time_ms", "blocks", "blocks_per_sm",
-                 "waves", "config"]  # fmt: skip
+SWEEP_COLUMNS = [
+    "kernel",
+    "m",
+    "n",
+    "k",
+    "status",
+    "tflops",
+    "pct_cublas",
+    "time_ms",
+    "blocks",
+    "blocks_per_sm",
+    "waves",
+    "config",
+]
 SWEEP_FOLDER = "sweep"  # results/<device>-<date>/sweep/*.json: bundled grid sweeps
 
 
@@ -31,13 +43,22 @@ def sweep_frame(document: ResultsDocument) -> pd.DataFrame:
         per_sm = launch.get("max_active_blocks_per_sm")
         blocks = math.prod(int(g) for g in grid) if grid else None
         waves = blocks / (sms * per_sm) if blocks and sms and per_sm else None
-        rows.append({
-            "kernel": r.kernel, "m": r.shape.m, "n": r.shape.n, "k": r.shape.k, "status": r.status,
-            "tflops": r.tflops if r.status == "ok" else None,
-            "pct_cublas": r.pct_cublas if r.status == "ok" else None,
-            "time_ms": r.time_ms.median if r.time_ms else None,
-            "blocks": blocks, "blocks_per_sm": per_sm, "waves": waves, "config": r.config,
-        })  # fmt: skip
+        rows.append(
+            {
+                "kernel": r.kernel,
+                "m": r.shape.m,
+                "n": r.shape.n,
+                "k": r.shape.k,
+                "status": r.status,
+                "tflops": r.tflops if r.status == "ok" else None,
+                "pct_cublas": r.pct_cublas if r.status == "ok" else None,
+                "time_ms": r.time_ms.median if r.time_ms else None,
+                "blocks": blocks,
+                "blocks_per_sm": per_sm,
+                "waves": waves,
+                "config": r.config,
+            }
+        )
     return pd.DataFrame(rows, columns=SWEEP_COLUMNS)
 
 

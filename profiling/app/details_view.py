@@ -189,9 +189,13 @@ def browser_section(reports: Reports, columns: list[str]) -> None:
     shown = B.reading_order(found.head(500)).copy()
     shown.insert(0, "compare", shown["metric"].isin(added))
     edited = st.data_editor(
-        shown, hide_index=True, width="stretch", key="metric_table", disabled=[c for c in shown.columns if c != "compare"],
+        shown,
+        hide_index=True,
+        width="stretch",
+        key="metric_table",
+        disabled=[c for c in shown.columns if c != "compare"],
         column_config={"compare": st.column_config.CheckboxColumn("compare", help="add to the comparison")},
-    )  # fmt: skip
+    )
     now = set(edited.loc[edited["compare"], "metric"])
     visible = set(shown["metric"])
     st.session_state[ADDED] = [m for m in added if m not in visible or m in now] + sorted(now - set(added))
@@ -230,6 +234,8 @@ def compare_section(options: dict[str, tuple[str, KernelLaunch]], baseline: str,
     """Every Details figure, and the metrics added from the browser, of two launches with Δ and Δ %."""
     added = tuple(st.session_state.get(ADDED, []))
     table = compare_table(options[baseline][1], options[candidate][1], added)
-    st.caption("Green: better by the metric's direction (time, bytes: lower; issue slots, hit rate, occupancy: "
-               f"higher); red: worse; 'changed': a unit's share of peak, neither; 'same': under {C.SAME_PCT:g} %.")  # fmt: skip
+    st.caption(
+        "Green: better by the metric's direction (time, bytes: lower; issue slots, hit rate, occupancy: "
+        f"higher); red: worse; 'changed': a unit's share of peak, neither; 'same': under {C.SAME_PCT:g} %."
+    )
     st.dataframe(table, hide_index=True, width="stretch", key="compare_table")

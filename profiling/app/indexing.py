@@ -70,9 +70,13 @@ def clamped(model: KernelModel, sel: Selection) -> Selection:
     """The selection moved inside `model`'s grid, warps and steps (for the kernel drawn beside)."""
     gx, gy = model.grid(sel.shape)
     return Selection(
-        model.spec.id, None, sel.shape, (min(sel.block[0], gx - 1), min(sel.block[1], gy - 1)),
-        min(sel.warp, model.warps_per_block - 1), min(sel.step, model.steps(sel.shape) - 1),
-    )  # fmt: skip
+        model.spec.id,
+        None,
+        sel.shape,
+        (min(sel.block[0], gx - 1), min(sel.block[1], gy - 1)),
+        min(sel.warp, model.warps_per_block - 1),
+        min(sel.step, model.steps(sel.shape) - 1),
+    )
 
 
 def counterpart(mine: list[Access], index: int, theirs: list[Access]) -> Access | None:
@@ -122,8 +126,16 @@ def instruction_table(items: list[tuple[str, Access]]) -> pd.DataFrame:
         else:
             c = shared_cost(acc)
             cost = f"{c.wavefronts} wavefronts (ideal {c.ideal}), {c.degree}-way"
-        rows.append({"#": i, "instruction": f"{acc.sass} {acc.label}", "predicted cost": cost,
-                     "lanes": int(acc.active.sum()), "B / lane": acc.width, "where": where})  # fmt: skip
+        rows.append(
+            {
+                "#": i,
+                "instruction": f"{acc.sass} {acc.label}",
+                "predicted cost": cost,
+                "lanes": int(acc.active.sum()),
+                "B / lane": acc.width,
+                "where": where,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -132,25 +144,51 @@ def launch_table(kernel: str, m: int, n: int, k: int) -> pd.DataFrame:
     """The whole launch, per counter family: instructions, sectors or wavefronts, and per request (a shared-memory
     request is one instruction); for shared memory the wavefronts per instruction above the conflict-free count
     (global memory has no banks: the cell says so rather than staying empty)."""
-    names = {"global_ld": "global loads", "global_st": "global stores", "shared_ld": "shared loads",
-             "shared_st": "shared stores", "ldgsts": "cp.async shared writes (bank view)"}  # fmt: skip
+    names = {
+        "global_ld": "global loads",
+        "global_st": "global stores",
+        "shared_ld": "shared loads",
+        "shared_st": "shared stores",
+        "ldgsts": "cp.async shared writes (bank view)",
+    }
     rows = []
     for cat, t in predict_launch(model_for(kernel), Shape(m, n, k)).totals.items():
         if not t.instructions:
             continue
         if cat.startswith("global"):
-            rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts": t.sectors,
-                         "per request": t.sectors / t.requests if t.requests else 0.0,
-                         "above conflict-free": NO_BANKS})  # fmt: skip
+            rows.append(
+                {
+                    "family": names[cat],
+                    "instructions": t.instructions,
+                    "sectors / wavefronts": t.sectors,
+                    "per request": t.sectors / t.requests if t.requests else 0.0,
+                    "above conflict-free": NO_BANKS,
+                }
+            )
         else:
-            rows.append({"family": names[cat], "instructions": t.instructions, "sectors / wavefronts":
-                         t.wavefronts, "per request": t.wavefronts / t.instructions,
-                         "above conflict-free": f"{(t.wavefronts - t.ideal) / t.instructions:.2f}"})  # fmt: skip
+            rows.append(
+                {
+                    "family": names[cat],
+                    "instructions": t.instructions,
+                    "sectors / wavefronts": t.wavefronts,
+                    "per request": t.wavefronts / t.instructions,
+                    "above conflict-free": f"{(t.wavefronts - t.ideal) / t.instructions:.2f}",
+                }
+            )
     return pd.DataFrame(rows)
 
 
-MEASURED_COLUMNS = ["quantity", "predicted", "measured", "difference %", "agrees", "capture", "counters", "kernel",
-                    "known gap"]  # fmt: skip
+MEASURED_COLUMNS = [
+    "quantity",
+    "predicted",
+    "measured",
+    "difference %",
+    "agrees",
+    "capture",
+    "counters",
+    "kernel",
+    "known gap",
+]
 
 
 NO_BANKS = "– (sectors: no banks)"
@@ -226,8 +264,9 @@ def controls() -> Selection:
     d1, d2, d3, d4 = st.columns(4)
     bx = d1.number_input(f"blockIdx.x (0..{gx - 1})", 0, gx - 1, 0, key=f"idx_bx_{scope}")
     by = d2.number_input(f"blockIdx.y (0..{gy - 1})", 0, gy - 1, 0, key=f"idx_by_{scope}")
-    warp = d3.number_input(f"warp (0..{model.warps_per_block - 1})", 0, model.warps_per_block - 1, 0,
-                           key=f"idx_warp_{scope}")  # fmt: skip
+    warp = d3.number_input(
+        f"warp (0..{model.warps_per_block - 1})", 0, model.warps_per_block - 1, 0, key=f"idx_warp_{scope}"
+    )
     step = d4.number_input(f"K step (0..{steps - 1})", 0, steps - 1, 0, key=f"idx_step_{scope}")
     return Selection(kernel, None if other == "(none)" else other, shape, (int(bx), int(by)), int(warp), int(step))
 
@@ -271,8 +310,13 @@ def show_access(sel: Selection) -> list[tuple[str, Access]]:
         theirs = [a for _, a in instructions(other_model, clamped(other_model, sel))]
     labels = [f"{i}: {where} · {a.sass} {a.label}" for i, (where, a) in enumerate(items)]
     permalink.bind("instruction", f"idx_ins_{sel.kernel}_{sel.other}_{sel.step}", range(len(items)), parse=int)
-    pick = st.selectbox("Instruction", range(len(items)), index=default_instruction(mine, theirs),
-                        format_func=lambda i: labels[i], key=f"idx_ins_{sel.kernel}_{sel.other}_{sel.step}")  # fmt: skip
+    pick = st.selectbox(
+        "Instruction",
+        range(len(items)),
+        index=default_instruction(mine, theirs),
+        format_func=lambda i: labels[i],
+        key=f"idx_ins_{sel.kernel}_{sel.other}_{sel.step}",
+    )
     acc = mine[pick]
     sides = [(sel.kernel, acc)]
     twin = counterpart(mine, pick, theirs) if theirs else None
@@ -302,9 +346,16 @@ def show_measured(kernel: str) -> None:
         st.info(md_escape(note))
     if not lines:
         st.success(f"Every compared figure of {md_escape(kernel)} agrees within ±{TOLERANCE_PCT:g} %.")
-    st.dataframe(frame.drop(columns=["known gap", "kernel"]), hide_index=True, height=table_height(len(frame)),
-                 column_config={"difference %": st.column_config.NumberColumn(format="%+.2f"),
-                                "predicted": NUMBER, "measured": NUMBER})  # fmt: skip
+    st.dataframe(
+        frame.drop(columns=["known gap", "kernel"]),
+        hide_index=True,
+        height=table_height(len(frame)),
+        column_config={
+            "difference %": st.column_config.NumberColumn(format="%+.2f"),
+            "predicted": NUMBER,
+            "measured": NUMBER,
+        },
+    )
 
 
 def table_height(rows: int) -> int:

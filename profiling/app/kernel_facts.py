@@ -77,11 +77,17 @@ def catalog_table() -> pd.DataFrame:
     """The catalog as a table: id, title, group, operation, previous, source file."""
     return pd.DataFrame(
         [
-            {"id": s.id, "title": s.title, "group": s.group, "operation": s.operation,
-             "previous": s.previous or "", "source": s.source or "(library)"}
+            {
+                "id": s.id,
+                "title": s.title,
+                "group": s.group,
+                "operation": s.operation,
+                "previous": s.previous or "",
+                "source": s.source or "(library)",
+            }
             for s in CATALOG
         ]
-    )  # fmt: skip
+    )
 
 
 def kernel_summary(spec: KernelSpec) -> pd.DataFrame:

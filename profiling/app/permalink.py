@@ -223,8 +223,7 @@ def bind_tabs(name: str, key: str, labels: Sequence[str]) -> None:
     """bind() for st.tabs(labels, key=key, on_change="rerun"): the link names a tab by its slug; the first tab
     is the default and stays out of the link."""
     by_slug = {slug(label): label for label in labels}
-    bind(name, key, labels, parse=lambda text: by_slug.get(text.strip().lower(), text), encode=slug,
-         default=labels[0])  # fmt: skip
+    bind(name, key, labels, parse=lambda text: by_slug.get(text.strip().lower(), text), encode=slug, default=labels[0])
 
 
 def tabs(name: str, key: str, labels: Sequence[str]) -> Sequence[Any]:
@@ -264,5 +263,8 @@ def check(page: Page) -> None:
     names = unknown(page, list(st.query_params))
     if names:
         listed = ", ".join(f"“{md_escape(n[:_MAX_SHOWN])}”" for n in names[:5])
-        st.warning(f"This link has parameters this page does not know ({listed}): they are ignored. "
-                   f"It knows: {', '.join(PARAMS[page])}.", icon=":material/link_off:")  # fmt: skip
+        st.warning(
+            f"This link has parameters this page does not know ({listed}): they are ignored. "
+            f"It knows: {', '.join(PARAMS[page])}.",
+            icon=":material/link_off:",
+        )

@@ -13,10 +13,15 @@ from profiling.app.precompute import cache_root
 def prebuild() -> list[str]:
     """Build (or find) every derived table set of the bundled data; one line per set."""
     built = [f"indexing measured ({len(indexing.bundled_measured_frame())} rows)"]
-    built += [f"source page {p.name} ({len(why.source_tables(p)['instructions'])} instructions)"
-              for p in why.bundled_source_pages()]  # fmt: skip
-    built += [f"report {rep.name} ({len(details_view.bundled_ncu_rep(rep).launches)} launches)"
-              for b in discover_bundles() for rep in b.ncu_reps]  # fmt: skip
+    built += [
+        f"source page {p.name} ({len(why.source_tables(p)['instructions'])} instructions)"
+        for p in why.bundled_source_pages()
+    ]
+    built += [
+        f"report {rep.name} ({len(details_view.bundled_ncu_rep(rep).launches)} launches)"
+        for b in discover_bundles()
+        for rep in b.ncu_reps
+    ]
     return built
 
 

@@ -12,7 +12,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling.analysis.ceilings import recorded_device_ceilings
-from profiling.app import cache, state, store_cache, ui
+from profiling.app import cache, permalink, state, store_cache, ui
+from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT
 from profiling.runs.export import to_csv
 from profiling.runs.records import SavedRun
 from profiling.team.roles import Identity
@@ -103,3 +104,35 @@ def delete_run_button(store: RunStore, run_id: int, n_results: int, actor: Ident
     if no.button("Keep it", key="delete_no"):
         state.set_delete_pending(None)
         st.rerun()
+
+
+def comparison_choices(
+    ids: list[int], pair: tuple[int, int] | None, names: dict[int, str]
+) -> tuple[int, list[int], float, bool]:
+    """The Compare tab's choices: the baseline run (the default pair's first, else the oldest shown), the candidates
+    (the pair's second), the practical threshold in % and whether runs of different GPU models may be compared;
+    each bound to the page's link (permalink)."""
+    # Baseline and candidates each as wide as the page: run labels are long, and a narrow box cut them off.
+    c1, c3 = st.columns([3, 1])
+    base_at = ids.index(pair[0]) if pair else len(ids) - 1
+    permalink.bind_run("baseline", "baseline", ids)
+    base_id = c1.selectbox("Baseline", ids, index=base_at, format_func=names.get, key="baseline")
+    others = [i for i in ids if i != base_id]
+    first = [pair[1]] if pair and pair[0] == base_id and pair[1] in others else others[:1]
+    permalink.bind_run("candidates", "candidates", others, multi=True)
+    cand_ids = c1.multiselect("Candidates", others, default=first, format_func=names.get, key="candidates")
+    permalink.bind("threshold", "threshold", parse=permalink.parse_percent, default=DEFAULT_THRESHOLD_PCT)
+    threshold = c3.number_input(
+        "Practical threshold (%)",
+        0.0,
+        100.0,
+        DEFAULT_THRESHOLD_PCT,
+        key="threshold",
+        help="A change smaller than this is 'same' even when the interval shows it is real.",
+    )
+    cross_gpu = c3.checkbox(
+        "Across GPU models",
+        key=permalink.bind("cross_gpu", "cross_gpu", parse=permalink.parse_bool, default=False),
+        help="Compare runs of different GPU models; the verdicts are labelled cross-GPU.",
+    )
+    return base_id, cand_ids, threshold, cross_gpu

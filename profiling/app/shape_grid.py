@@ -57,6 +57,8 @@ def shape_grid_section(document: ResultsDocument, key: str) -> None:
     )
     st.plotly_chart(_figure(f"{key}:{kernel}", document, kernel), key="grid_target_heatmap")
     if not below.empty:
-        st.caption(f"Shapes under {TARGET_PCT:.0f} % (not exempt), worst first, with the 95 % bootstrap interval of the % "
-                   "from the per-launch times.")  # fmt: skip
+        st.caption(
+            f"Shapes under {TARGET_PCT:.0f} % (not exempt), worst first, with the 95 % bootstrap interval of the % "
+            "from the per-launch times."
+        )
         st.dataframe(below, hide_index=True, width="stretch")

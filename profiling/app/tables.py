@@ -453,8 +453,21 @@ def side_by_side_plain(side: pd.DataFrame) -> pd.DataFrame:
         dropped.append("candidate_label")  # one candidate: its label is the selection above the table
     plain = side.drop(columns=dropped)
     # The verdict and its interval first: the reason to open this table.
-    first = [c for c in ("candidate_label", "kernel", "size", "Time (ms) verdict", "Time (ms) interval",
-                         "Time (ms) (base)", "Time (ms)", "Time (ms) Δ%", "Status verdict") if c in plain.columns]  # fmt: skip
+    first = [
+        c
+        for c in (
+            "candidate_label",
+            "kernel",
+            "size",
+            "Time (ms) verdict",
+            "Time (ms) interval",
+            "Time (ms) (base)",
+            "Time (ms)",
+            "Time (ms) Δ%",
+            "Status verdict",
+        )
+        if c in plain.columns
+    ]
     return display(plain[first + [c for c in plain.columns if c not in first]])
 
 
@@ -465,8 +478,10 @@ def comparable_pair(results: pd.DataFrame) -> tuple[int, int] | None:
     if results.empty:
         return None
     keys = results.assign(key=results["kernel"].astype(str) + " " + results["size"].astype(str))
-    per_run = {int(i): (set(part["key"]), part["device_name"].iloc[0], part["created"].min())
-               for i, part in keys.groupby("run_id")}  # fmt: skip
+    per_run = {
+        int(i): (set(part["key"]), part["device_name"].iloc[0], part["created"].min())
+        for i, part in keys.groupby("run_id")
+    }
     best: tuple[tuple[bool, int, Any], tuple[int, int]] | None = None
     ids = sorted(per_run)
     for n, a in enumerate(ids):

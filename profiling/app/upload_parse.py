@@ -52,9 +52,13 @@ def _child_answer(name: str, data: bytes, ncu: str | None, timeout_s: float, mod
     header = json.dumps({"name": name, "ncu": ncu}).encode() + b"\n"
     try:
         done = subprocess.run(
-            [sys.executable, "-m", module], input=header + data, capture_output=True, timeout=timeout_s,
-            cwd=SOURCE_ROOT, check=False,
-        )  # fmt: skip
+            [sys.executable, "-m", module],
+            input=header + data,
+            capture_output=True,
+            timeout=timeout_s,
+            cwd=SOURCE_ROOT,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         raise ReportError(
             f"reading {name} took longer than {timeout_s:.0f} s and was stopped; is it an ncu report?"

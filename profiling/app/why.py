@@ -251,9 +251,16 @@ def kernel_ids(data: WhyData, labels: Iterable[str]) -> dict[str, str]:
 # ---------------------------------------------------------------------------------------------
 
 LINE_COLUMNS = [
-    "line", "% samples", "source", "dominant stall", "samples", "instructions executed", WAVEFRONTS_PER_INSTRUCTION_LABEL,
-    "excess shared wavefronts", "excess global sectors",
-]  # fmt: skip
+    "line",
+    "% samples",
+    "source",
+    "dominant stall",
+    "samples",
+    "instructions executed",
+    WAVEFRONTS_PER_INSTRUCTION_LABEL,
+    "excess shared wavefronts",
+    "excess global sectors",
+]
 COMPACT_COLUMNS = ["line", "% samples", "dominant stall", "source"]
 
 
@@ -352,11 +359,17 @@ def static_mix_table(static: StaticSass) -> pd.DataFrame:
     """The instruction mix of the whole kernel and of its main loop, with the math : shared-load ratio."""
     whole, loop = static.mix.to_dict(), static.loop_mix.to_dict() if static.loop_mix else {}
     rows = [
-        ("FFMA", "ffma"), ("HMMA / HGMMA (tensor core)", "hmma"), ("LDS, all widths (shared loads)", "lds"),
-        ("LDS.128 (16-byte shared loads)", "lds_128"), ("LDSM (ldmatrix)", "ldsm"), ("STS (shared stores)", "sts"),
-        ("LDG (global loads into registers)", "ldg"), ("LDGSTS (cp.async, global to shared)", "ldgsts"),
-        ("BAR (__syncthreads)", "bar"), ("all instructions", "total"),
-    ]  # fmt: skip
+        ("FFMA", "ffma"),
+        ("HMMA / HGMMA (tensor core)", "hmma"),
+        ("LDS, all widths (shared loads)", "lds"),
+        ("LDS.128 (16-byte shared loads)", "lds_128"),
+        ("LDSM (ldmatrix)", "ldsm"),
+        ("STS (shared stores)", "sts"),
+        ("LDG (global loads into registers)", "ldg"),
+        ("LDGSTS (cp.async, global to shared)", "ldgsts"),
+        ("BAR (__syncthreads)", "bar"),
+        ("all instructions", "total"),
+    ]
     table = pd.DataFrame(
         [{"instructions": label, "whole kernel": whole[key], "main loop": loop.get(key)} for label, key in rows]
     )
@@ -440,10 +453,16 @@ def tensor_table(expl: X.Explanation) -> pd.DataFrame:
     if not expl.tensor_core:
         return pd.DataFrame(columns=["measure", "before", "after", "change", "meaning"])
     rows = [
-        {"measure": item.label, "before": X.fmt(item.before, item.unit), "after": X.fmt(item.after, item.unit),
-         "change": X.change_text(item.before, item.after), "meaning": item.sentence.split(": ", 1)[-1]}
-        for item in expl.items if item.key in TENSOR_KEYS
-    ]  # fmt: skip
+        {
+            "measure": item.label,
+            "before": X.fmt(item.before, item.unit),
+            "after": X.fmt(item.after, item.unit),
+            "change": X.change_text(item.before, item.after),
+            "meaning": item.sentence.split(": ", 1)[-1],
+        }
+        for item in expl.items
+        if item.key in TENSOR_KEYS
+    ]
     return pd.DataFrame(rows, columns=["measure", "before", "after", "change", "meaning"])
 
 

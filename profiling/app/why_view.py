@@ -182,9 +182,13 @@ def stall_section(data: why.WhyData) -> None:
     permalink.bind("launches", f"stall_pick:{data.name}", labels, multi=True, default=why.ladder_labels(data))
     chosen = st.multiselect("Launches", labels, default=why.ladder_labels(data), key=f"stall_pick:{data.name}")
     permalink.bind("scale", "stall_scale", ["share", "cycles"], default="share")
-    scale = st.radio("Scale", ["share", "cycles"], horizontal=True, key="stall_scale",
-                     format_func=lambda s: {"cycles": "warp cycles per issued instruction",
-                                            "share": "% of each launch"}[s])  # fmt: skip
+    scale = st.radio(
+        "Scale",
+        ["share", "cycles"],
+        horizontal=True,
+        key="stall_scale",
+        format_func=lambda s: {"cycles": "warp cycles per issued instruction", "share": "% of each launch"}[s],
+    )
     figure, meanings = _stall_view(data, tuple(chosen), scale)
     st.plotly_chart(figure, key="stalls")
     with st.expander("What each stall reason means"):
@@ -194,10 +198,20 @@ def stall_section(data: why.WhyData) -> None:
 
 def _table(frame: pd.DataFrame, key: str, select: bool = False, height: int | None = None):
     kwargs = {"on_select": "rerun", "selection_mode": "single-row"} if select else {}
-    stalls = {c: st.column_config.NumberColumn(c, format="localized", help="warp-stall samples of this reason")
-              for c in frame.columns if c.startswith("stall: ") or c == why.OTHER_STALLS}  # fmt: skip
-    return st.dataframe(frame, hide_index=True, width="stretch", column_config={**COLUMNS, **stalls}, key=key,
-                        height=height or "auto", **kwargs)  # fmt: skip
+    stalls = {
+        c: st.column_config.NumberColumn(c, format="localized", help="warp-stall samples of this reason")
+        for c in frame.columns
+        if c.startswith("stall: ") or c == why.OTHER_STALLS
+    }
+    return st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        column_config={**COLUMNS, **stalls},
+        key=key,
+        height=height or "auto",
+        **kwargs,
+    )
 
 
 def source_section(data: why.WhyData) -> None:
@@ -207,8 +221,10 @@ def source_section(data: why.WhyData) -> None:
     label = st.selectbox("Kernel", labels, index=default, key=f"src_kernel:{data.name}")
     kernel = data.kernel_source(label)
     if kernel is not None:
-        st.caption(f"{kernel.total_samples:,.0f} warp-stall samples over {len(kernel.instructions):,} SASS "
-                   f"instructions; source text: {ui.safe_md(kernel.source_note)}")  # fmt: skip
+        st.caption(
+            f"{kernel.total_samples:,.0f} warp-stall samples over {len(kernel.instructions):,} SASS "
+            f"instructions; source text: {ui.safe_md(kernel.source_note)}"
+        )
         hot, lines, hottest, sass = _source_tables(kernel)
         st.subheader("Hottest lines (top 10 by warp-stall samples)")
         _table(hot, key=f"hot:{data.name}:{label}")
@@ -284,8 +300,12 @@ def explain_section(data: why.WhyData) -> None:
             cell.metric(ui.safe_md(row["measure"]), "-")
             continue
         delta = f"{row['change']} (from {row['before']:,.2f})" if row["change"] else None
-        cell.metric(ui.safe_md(row["measure"]), f"{row['after']:,.2f}", delta,
-                    delta_color="inverse" if row["measure"].startswith("time") else "normal")  # fmt: skip
+        cell.metric(
+            ui.safe_md(row["measure"]),
+            f"{row['after']:,.2f}",
+            delta,
+            delta_color="inverse" if row["measure"].startswith("time") else "normal",
+        )
     st.plotly_chart(_step_stalls(data, base, cand), key="step_stalls")
     st.subheader("What moved, ranked by how much of the time it explains")
     st.markdown("\n".join(f"{n}. {ui.safe_md(i.sentence)}" for n, i in enumerate(expl.top(5), 1)))

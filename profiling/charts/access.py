@@ -70,10 +70,16 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
     kw = min(0.6, max(0.3, k / (k + n)))
     kh = min(0.6, max(0.25, k / (k + m)))
     fig = make_subplots(
-        rows=2, cols=2, column_widths=[kw, 1 - kw], row_heights=[kh, 1 - kh], horizontal_spacing=0.04,
-        vertical_spacing=0.04, shared_xaxes="columns", shared_yaxes="rows",
+        rows=2,
+        cols=2,
+        column_widths=[kw, 1 - kw],
+        row_heights=[kh, 1 - kh],
+        horizontal_spacing=0.04,
+        vertical_spacing=0.04,
+        shared_xaxes="columns",
+        shared_yaxes="rows",
         subplot_titles=("", f"B ({k} x {n})", f"A ({m} x {k})", f"C ({m} x {n})"),
-    )  # fmt: skip
+    )
     panels = {  # (row, col): (width, height, tile width, tile height, strip x, strip y, slice x, slice y)
         "B": (1, 2, n, k, bn, bk, (c0, c1), (0, k), (c0, c1), (k0, k1)),
         "A": (2, 1, k, m, bk, bm, (0, k), (r0, r1), (k0, k1), (r0, r1)),
@@ -85,10 +91,17 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
         xs, ys = _grid_lines(0, w, 0, h, dx if w <= 64 * dx else w, dy if h <= 64 * dy else h)
         if xs:
             fig.add_trace(
-                go.Scatter(x=xs, y=ys, mode="lines", line={"color": GRID_COLOR, "width": 0.5}, hoverinfo="skip",
-                           showlegend=False),
-                row=row, col=col,
-            )  # fmt: skip
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    line={"color": GRID_COLOR, "width": 0.5},
+                    hoverinfo="skip",
+                    showlegend=False,
+                ),
+                row=row,
+                col=col,
+            )
         _rect(fig, row, col, sx, sy, fillcolor=color, opacity=0.3 if name != "C" else 0.8, line={"width": 0})
         if kx is not None:
             _rect(fig, row, col, kx, ky, fillcolor=color, opacity=0.9, line={"color": "#000000", "width": 1})
@@ -103,23 +116,46 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
         (f"K slice of step {view['step']} (k {k0}{f'..{k1 - 1}' if k1 - k0 > 1 else ''})", 0.9),
     ):
         fig.add_trace(
-            go.Scatter(x=[None], y=[None], mode="markers", name=label, opacity=opacity,
-                       marker={"symbol": "square", "size": 12, "color": color}),
-            row=2, col=2,
-        )  # fmt: skip
-    for where, x, y in (("C", (c0 + c1) / 2, (r0 + r1) / 2), ("A", (k0 + k1) / 2, (r0 + r1) / 2),
-                        ("B", (c0 + c1) / 2, (k0 + k1) / 2)):  # fmt: skip
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=label,
+                opacity=opacity,
+                marker={"symbol": "square", "size": 12, "color": color},
+            ),
+            row=2,
+            col=2,
+        )
+    for where, x, y in (
+        ("C", (c0 + c1) / 2, (r0 + r1) / 2),
+        ("A", (k0 + k1) / 2, (r0 + r1) / 2),
+        ("B", (c0 + c1) / 2, (k0 + k1) / 2),
+    ):
         row, col = panels[where][:2]
         fig.add_trace(
-            go.Scatter(x=[x], y=[y], mode="markers", showlegend=False, marker={"size": 14, "opacity": 0},
-                       hovertemplate=hover + "<extra></extra>"),
-            row=row, col=col,
-        )  # fmt: skip
+            go.Scatter(
+                x=[x],
+                y=[y],
+                mode="markers",
+                showlegend=False,
+                marker={"size": 14, "opacity": 0},
+                hovertemplate=hover + "<extra></extra>",
+            ),
+            row=row,
+            col=col,
+        )
     fig.add_trace(
-        go.Scatter(x=[None], y=[None], mode="lines", name=f"boundaries: {bm} x {bn} block tiles,<br>K slices of {bk} (left out past 64 a side)",
-                   line={"color": GRID_COLOR, "width": 2}),
-        row=2, col=2,
-    )  # fmt: skip
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="lines",
+            name=f"boundaries: {bm} x {bn} block tiles,<br>K slices of {bk} (left out past 64 a side)",
+            line={"color": GRID_COLOR, "width": 2},
+        ),
+        row=2,
+        col=2,
+    )
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(title_text="column (element)", row=2, col=2)
     fig.update_xaxes(title_text="k (element)", row=2, col=1)
@@ -130,9 +166,10 @@ def matrix_figure(view: dict, bk: int) -> go.Figure:
         + "<br><sup>"
         + plot_text(f"block ({view['block'][0]}, {view['block'][1]}): C rows {r0}..{r1 - 1}, columns {c0}..{c1 - 1}")
         + "</sup>",
-        height=560, margin={"l": 60, "r": 20, "t": 60, "b": 40},
+        height=560,
+        margin={"l": 60, "r": 20, "t": 60, "b": 40},
         legend={"x": 0, "y": 1, "xanchor": "left", "yanchor": "top", "font": {"size": 11}},  # the empty quarter
-    )  # fmt: skip
+    )
     return white(fig)
 
 
@@ -163,33 +200,62 @@ def block_tile_figure(tiles: dict, view: dict) -> go.Figure:
     y = np.arange(r0, r0 + rows)
     fig = go.Figure()
     fig.add_trace(
-        go.Heatmap(x=x, y=y, z=warp_of % 2, text=text, colorscale=[[0, "#e4e4e4"], [1, "#c4c4c4"]], showscale=False,
-                   name="other warps (grey, alternating)", showlegend=True,
-                   hovertemplate="C[%{y}][%{x}]<br>%{text}<extra></extra>"),
-    )  # fmt: skip
+        go.Heatmap(
+            x=x,
+            y=y,
+            z=warp_of % 2,
+            text=text,
+            colorscale=[[0, "#e4e4e4"], [1, "#c4c4c4"]],
+            showscale=False,
+            name="other warps (grey, alternating)",
+            showlegend=True,
+            hovertemplate="C[%{y}][%{x}]<br>%{text}<extra></extra>",
+        ),
+    )
     fig.add_trace(
-        go.Heatmap(x=x, y=y, z=lane, text=text, colorscale="Viridis", zmin=0, zmax=LANES - 1, name=f"warp {warp}",
-                   colorbar={"title": {"text": f"lane of<br>warp {warp}"}, "thickness": 12, "len": 0.8},
-                   hovertemplate="C[%{y}][%{x}]<br>%{text}<extra></extra>"),
-    )  # fmt: skip
+        go.Heatmap(
+            x=x,
+            y=y,
+            z=lane,
+            text=text,
+            colorscale="Viridis",
+            zmin=0,
+            zmax=LANES - 1,
+            name=f"warp {warp}",
+            colorbar={"title": {"text": f"lane of<br>warp {warp}"}, "thickness": 12, "len": 0.8},
+            hovertemplate="C[%{y}][%{x}]<br>%{text}<extra></extra>",
+        ),
+    )
     # a lane's number at the middle of its elements, where they form one rectangle (not for warp tiles)
-    centers = [(t["tid"] % LANES, np.mean(t["rows"]), np.mean(t["cols"])) for t in tiles["threads"]
-               if t["tid"] // LANES == warp and t["rows"] and _is_rectangle(t)]  # fmt: skip
+    centers = [
+        (t["tid"] % LANES, np.mean(t["rows"]), np.mean(t["cols"]))
+        for t in tiles["threads"]
+        if t["tid"] // LANES == warp and t["rows"] and _is_rectangle(t)
+    ]
     if centers:
         fig.add_trace(
-            go.Scatter(x=[c[2] for c in centers], y=[c[1] for c in centers], mode="text", showlegend=False,
-                       text=[str(c[0]) for c in centers], hoverinfo="skip",
-                       textfont={"size": 9, "color": ["#ffffff" if c[0] < 20 else "#000000" for c in centers]}),
-        )  # fmt: skip
+            go.Scatter(
+                x=[c[2] for c in centers],
+                y=[c[1] for c in centers],
+                mode="text",
+                showlegend=False,
+                text=[str(c[0]) for c in centers],
+                hoverinfo="skip",
+                textfont={"size": 9, "color": ["#ffffff" if c[0] < 20 else "#000000" for c in centers]},
+            ),
+        )
     fig.update_yaxes(autorange="reversed", title_text="row of C (element)", scaleanchor="x", constrain="domain")
     fig.update_xaxes(title_text="column of C (element)", constrain="domain")
     per = per_thread(tiles)
     fig.update_layout(
         title_text=plot_text(f"block ({tiles['block'][0]}, {tiles['block'][1]}): its {rows} x {cols} tile of C")
-        + "<br><sup>" + plot_text(f"{len(tiles['threads'])} threads, up to {_n(per, 'element')} each; warp {warp} "
-                                  f"in colour, by lane") + "</sup>",
-        height=560, margin={"l": 60, "r": 20, "t": 60, "b": 40}, legend=LEGEND_BELOW,
-    )  # fmt: skip
+        + "<br><sup>"
+        + plot_text(f"{len(tiles['threads'])} threads, up to {_n(per, 'element')} each; warp {warp} in colour, by lane")
+        + "</sup>",
+        height=560,
+        margin={"l": 60, "r": 20, "t": 60, "b": 40},
+        legend=LEGEND_BELOW,
+    )
     return white(fig)
 
 
@@ -255,32 +321,61 @@ def _global_panel(fig: go.Figure, acc: Access, kernel: str, col: int, legend: bo
     for j, i in enumerate(starts):
         end = starts[j + 1] if j + 1 < len(starts) else len(sectors)
         if j % 2 == 0:
-            fig.add_vrect(x0=i - 0.5, x1=end - 0.5, fillcolor=LINE_BAND, line_width=0, layer="below", row=1, col=col,
-                          exclude_empty_subplots=False)  # fmt: skip
+            fig.add_vrect(
+                x0=i - 0.5,
+                x1=end - 0.5,
+                fillcolor=LINE_BAND,
+                line_width=0,
+                layer="below",
+                row=1,
+                col=col,
+                exclude_empty_subplots=False,
+            )
     every = max(1, -(-len(starts) // 8))
     ticks = [starts[j] for j in range(0, len(starts), every)]
     fig.update_xaxes(
-        tickvals=ticks, ticktext=[f"{int(sectors[i]) * SECTOR_BYTES:,}" for i in ticks], range=[-0.8, len(sectors) - 0.2],
-        title_text="32 B sector (byte offset)", row=1, col=col,
-    )  # fmt: skip
+        tickvals=ticks,
+        ticktext=[f"{int(sectors[i]) * SECTOR_BYTES:,}" for i in ticks],
+        range=[-0.8, len(sectors) - 0.2],
+        title_text="32 B sector (byte offset)",
+        row=1,
+        col=col,
+    )
     fig.add_trace(
-        go.Scatter(x=xs, y=ys, mode="markers", name=f"{kernel}: lane {'reads' if acc.op == 'ld' else 'writes'} a 32 B sector", legendgroup="sector", showlegend=legend,
-                   marker={"symbol": "square", "size": 9, "color": kernel_color(kernel)},
-                   hovertext=hover, hoverinfo="text"),
-        row=1, col=col,
-    )  # fmt: skip
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers",
+            name=f"{kernel}: lane {'reads' if acc.op == 'ld' else 'writes'} a 32 B sector",
+            legendgroup="sector",
+            showlegend=legend,
+            marker={"symbol": "square", "size": 9, "color": kernel_color(kernel)},
+            hovertext=hover,
+            hoverinfo="text",
+        ),
+        row=1,
+        col=col,
+    )
     _inactive(fig, acc, -0.6, col, legend)
 
 
 def _inactive(fig: go.Figure, acc: Access, x: float, col: int, legend: bool) -> None:
     idle = np.flatnonzero(~acc.active)
     fig.add_trace(
-        go.Scatter(x=[x] * len(idle), y=idle.tolist(), mode="markers", name="inactive lane (guard, predicate)",
-                   legendgroup="inactive", showlegend=legend and len(idle) > 0,
-                   marker={"symbol": "x-thin", "size": 7, "line": {"width": 1.5, "color": "#888888"}},
-                   hovertext=[f"lane {lane}: inactive, touches nothing" for lane in idle], hoverinfo="text"),
-        row=1, col=col,
-    )  # fmt: skip
+        go.Scatter(
+            x=[x] * len(idle),
+            y=idle.tolist(),
+            mode="markers",
+            name="inactive lane (guard, predicate)",
+            legendgroup="inactive",
+            showlegend=legend and len(idle) > 0,
+            marker={"symbol": "x-thin", "size": 7, "line": {"width": 1.5, "color": "#888888"}},
+            hovertext=[f"lane {lane}: inactive, touches nothing" for lane in idle],
+            hoverinfo="text",
+        ),
+        row=1,
+        col=col,
+    )
 
 
 def _shared_panel(fig: go.Figure, acc: Access, col: int, legend: bool, wavefronts: int) -> None:
@@ -293,19 +388,39 @@ def _shared_panel(fig: go.Figure, acc: Access, col: int, legend: bool, wavefront
         )
     ]
     fig.add_trace(
-        go.Scatter(x=schedule.bank.tolist(), y=schedule.lane.tolist(), mode="markers", name="lane's 4 B word in a bank",
-                   showlegend=False, hovertext=hover, hoverinfo="text",
-                   marker={"symbol": "square", "size": 9, "color": (schedule.wavefront + 1).tolist(),
-                           "coloraxis": "coloraxis"}),
-        row=1, col=col,
-    )  # fmt: skip
+        go.Scatter(
+            x=schedule.bank.tolist(),
+            y=schedule.lane.tolist(),
+            mode="markers",
+            name="lane's 4 B word in a bank",
+            showlegend=False,
+            hovertext=hover,
+            hoverinfo="text",
+            marker={
+                "symbol": "square",
+                "size": 9,
+                "color": (schedule.wavefront + 1).tolist(),
+                "coloraxis": "coloraxis",
+            },
+        ),
+        row=1,
+        col=col,
+    )
     fig.add_trace(
-        go.Scatter(x=list(range(BANKS)), y=[-1.6] * BANKS, mode="text", name="n-way", showlegend=False,
-                   text=[str(v) if v else "" for v in schedule.per_bank], textfont={"size": 9},
-                   hovertext=[f"bank {b}: {v} distinct words in one phase ({v}-way)" for b, v in
-                              enumerate(schedule.per_bank)], hoverinfo="text"),
-        row=1, col=col,
-    )  # fmt: skip
+        go.Scatter(
+            x=list(range(BANKS)),
+            y=[-1.6] * BANKS,
+            mode="text",
+            name="n-way",
+            showlegend=False,
+            text=[str(v) if v else "" for v in schedule.per_bank],
+            textfont={"size": 9},
+            hovertext=[f"bank {b}: {v} distinct words in one phase ({v}-way)" for b, v in enumerate(schedule.per_bank)],
+            hoverinfo="text",
+        ),
+        row=1,
+        col=col,
+    )
     fig.update_xaxes(range=[-1, BANKS], tickvals=list(range(0, BANKS, 4)), title_text="bank (4 B each)", row=1, col=col)
     _inactive(fig, acc, -0.6, col, legend)
 
@@ -334,14 +449,20 @@ def access_pair_figure(sides: Sequence[tuple[str, Access]]) -> go.Figure:
     if shared:
         fig.update_yaxes(tickvals=[-1.6, *ticks], ticktext=["n-way", *map(str, ticks)], row=1, col=1)
         fig.update_layout(
-            coloraxis={"colorscale": WAVEFRONT_SCALE, "cmin": 1, "cmax": max(most, 2),
-                       "colorbar": {"title": {"text": "wave-<br>front"}, "thickness": 12, "len": 0.9}},
-        )  # fmt: skip
+            coloraxis={
+                "colorscale": WAVEFRONT_SCALE,
+                "cmin": 1,
+                "cmax": max(most, 2),
+                "colorbar": {"title": {"text": "wave-<br>front"}, "thickness": 12, "len": 0.9},
+            },
+        )
     captions = " · ".join(f"{kid}: {_short_cost(acc)}" for kid, acc in sides)
     fig.update_layout(
-        title_text=plot_text(captions), height=520,
-        margin={"l": 60, "r": 20, "t": 80, "b": 40}, legend=LEGEND_BELOW,
-    )  # fmt: skip
+        title_text=plot_text(captions),
+        height=520,
+        margin={"l": 60, "r": 20, "t": 80, "b": 40},
+        legend=LEGEND_BELOW,
+    )
     fig.update_annotations(font_size=12)
     return white(fig)
 

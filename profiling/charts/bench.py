@@ -73,9 +73,15 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
             )
         fig.update_yaxes(title_text="TFLOP/s" if col == 1 else "", rangemode="tozero", row=1, col=col)
     angle = size_tick_angle(sizes)
-    fig.update_xaxes(title_text="size (M = N = K)" if all("³" in size_tick(s) for s in sizes) else "size (MxNxK)",
-                     type="category", categoryorder="array", categoryarray=sizes, tickvals=sizes,
-                     ticktext=[size_tick(s) for s in sizes], tickangle=angle)  # fmt: skip
+    fig.update_xaxes(
+        title_text="size (M = N = K)" if all("³" in size_tick(s) for s in sizes) else "size (MxNxK)",
+        type="category",
+        categoryorder="array",
+        categoryarray=sizes,
+        tickvals=sizes,
+        ticktext=[size_tick(s) for s in sizes],
+        tickangle=angle,
+    )
     axis_px = SLANTED_AXIS_PX if angle else 80
     fig.update_annotations(font_size=12)  # the panel titles
     fig.update_layout(title_text=title)
@@ -105,8 +111,9 @@ def pct_cublas_figure(
     fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
     sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
     angle = size_tick_angle(sizes)
-    fig.update_xaxes(title_text="size", type="category", tickvals=sizes, ticktext=[size_tick(s) for s in sizes],
-                     tickangle=angle)  # fmt: skip
+    fig.update_xaxes(
+        title_text="size", type="category", tickvals=sizes, ticktext=[size_tick(s) for s in sizes], tickangle=angle
+    )
     fig.update_yaxes(title_text="% of cuBLAS", ticksuffix=" %")
     # showlegend: plotly hides the legend of a single trace, which would leave one kernel's bars unnamed.
     fig.update_layout(title_text=title, barmode="group", showlegend=True)

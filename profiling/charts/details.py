@@ -19,9 +19,17 @@ def peak_bars(figures: list[Figure], title: str) -> go.Figure:
     values = [f.value if f.value is not None else 0.0 for f in shown]
     texts = [f"{f.value:.1f} %" if f.value is not None else "n/a" for f in shown]
     fig = go.Figure(
-        go.Bar(x=values, y=labels, orientation="h", marker_color=_BAR, text=texts, textposition="outside",
-               cliponaxis=False, hovertemplate="%{y}: %{text}<extra></extra>")
-    )  # fmt: skip
+        go.Bar(
+            x=values,
+            y=labels,
+            orientation="h",
+            marker_color=_BAR,
+            text=texts,
+            textposition="outside",
+            cliponaxis=False,
+            hovertemplate="%{y}: %{text}<extra></extra>",
+        )
+    )
     fig.update_layout(
         title=title,
         xaxis={"range": [0, 110], "title": "% of peak", "ticksuffix": " %"},
@@ -66,10 +74,24 @@ def memory_flow(details: Details, title: str = "Memory chart") -> go.Figure:
     for name, (x0, x1, y0, y1) in _BOXES.items():
         level = levels.get(name)
         busy = min(1.0, (level.peak_pct or 0.0) / 100.0) if level is not None else 0.0
-        fig.add_shape(type="rect", x0=x0, x1=x1, y0=y0, y1=y1, line={"color": _NODE_COLORS[name], "width": 2},
-                      fillcolor=_NODE_COLORS[name], opacity=0.12 + 0.5 * busy, layer="below")  # fmt: skip
-        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=plot_text(name) if level is None and name != "Kernel"
-                           else _node_text(name, level), showarrow=False, font={"size": 12})  # fmt: skip
+        fig.add_shape(
+            type="rect",
+            x0=x0,
+            x1=x1,
+            y0=y0,
+            y1=y1,
+            line={"color": _NODE_COLORS[name], "width": 2},
+            fillcolor=_NODE_COLORS[name],
+            opacity=0.12 + 0.5 * busy,
+            layer="below",
+        )
+        fig.add_annotation(
+            x=(x0 + x1) / 2,
+            y=(y0 + y1) / 2,
+            text=plot_text(name) if level is None and name != "Kernel" else _node_text(name, level),
+            showarrow=False,
+            font={"size": 12},
+        )
     for source, target, moved in details.flows:
         if source not in _BOXES or target not in _BOXES:
             continue
@@ -77,10 +99,29 @@ def memory_flow(details: Details, title: str = "Memory chart") -> go.Figure:
         tx0, tx1, ty0, ty1 = _BOXES[target]
         start = (sx1, (sy0 + sy1) / 2)
         end = (tx0, (ty0 + ty1) / 2)
-        fig.add_annotation(x=end[0], y=end[1], ax=start[0], ay=start[1], xref="x", yref="y", axref="x", ayref="y",
-                           showarrow=True, arrowhead=3, arrowwidth=2, arrowcolor="#555", text="")  # fmt: skip
-        fig.add_annotation(x=(start[0] + end[0]) / 2, y=(start[1] + end[1]) / 2 + 0.25, text=si(moved, "B"),
-                           showarrow=False, font={"size": 11, "color": "#333"}, bgcolor="rgba(255,255,255,0.8)")  # fmt: skip
+        fig.add_annotation(
+            x=end[0],
+            y=end[1],
+            ax=start[0],
+            ay=start[1],
+            xref="x",
+            yref="y",
+            axref="x",
+            ayref="y",
+            showarrow=True,
+            arrowhead=3,
+            arrowwidth=2,
+            arrowcolor="#555",
+            text="",
+        )
+        fig.add_annotation(
+            x=(start[0] + end[0]) / 2,
+            y=(start[1] + end[1]) / 2 + 0.25,
+            text=si(moved, "B"),
+            showarrow=False,
+            font={"size": 11, "color": "#333"},
+            bgcolor="rgba(255,255,255,0.8)",
+        )
     fig.update_layout(
         title=title,
         xaxis={"range": [0, 12.1], "visible": False, "fixedrange": True},

@@ -115,11 +115,15 @@ def review_roofline(
                     legendgroup=f"kernel:{kernel}",
                     showlegend=False,
                     line={"color": kernel_color(str(kernel)), "width": 1.5},
-                    marker={"symbol": symbols, "size": [0, 11, 0, 0] * (len(xs) // 4), "angleref": "previous",
-                            "color": kernel_color(str(kernel))},
+                    marker={
+                        "symbol": symbols,
+                        "size": [0, 11, 0, 0] * (len(xs) // 4),
+                        "angleref": "previous",
+                        "color": kernel_color(str(kernel)),
+                    },
                     hoverinfo="skip",
                 )
-            )  # fmt: skip
+            )
     for name, symbol in (
         ("baseline", "circle-open"),
         ("candidate", "star"),
@@ -127,11 +131,16 @@ def review_roofline(
     ):
         fig.add_trace(
             go.Scatter(
-                x=[None], y=[None], mode="markers", name=name, legendgroup="runs", legendgrouptitle_text="Runs",
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=name,
+                legendgroup="runs",
+                legendgrouptitle_text="Runs",
                 marker={"color": "#666666", "symbol": symbol, "size": 10, "angle": 90 if symbol == "arrow" else 0},
                 hoverinfo="skip",
             )
-        )  # fmt: skip
+        )
     return legends_below(fig, base_height=560)
 
 
@@ -158,9 +167,12 @@ def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_media
     runs = list(dict.fromkeys(f"#{r.run_id}" for r in ordered.itertuples()))
     sizes = sorted(set(ordered["size"]) if len(ordered) else (), key=_size_order)
     fig = make_subplots(
-        rows=max(1, len(sizes)), cols=1, shared_xaxes=True, vertical_spacing=0.12 / max(1, len(sizes)),
+        rows=max(1, len(sizes)),
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.12 / max(1, len(sizes)),
         subplot_titles=[plot_text(size_tick(str(z))) for z in sizes] or None,
-    )  # fmt: skip
+    )
     device_of = ordered["device_name"].where(ordered["device_name"].fillna("") != "", "unknown device")
     devices = sorted(set(device_of))
     shown: set[str] = set()
@@ -171,15 +183,20 @@ def history_figure(history: pd.DataFrame, kernel: str, metric: str = "time_media
                 continue
             fig.add_trace(
                 go.Scatter(
-                    x=[f"#{r.run_id}" for r in part.itertuples()], y=part["value"], mode="lines+markers",
-                    name=plot_text(device), legendgroup=plot_text(device), showlegend=device not in shown,
+                    x=[f"#{r.run_id}" for r in part.itertuples()],
+                    y=part["value"],
+                    mode="lines+markers",
+                    name=plot_text(device),
+                    legendgroup=plot_text(device),
+                    showlegend=device not in shown,
                     line={"color": RUN_COLORS[(i + 1) % len(RUN_COLORS)]},
                     text=[plot_text(r) for r in part["run_label"]],
                     customdata=[str(c)[:19].replace("T", " ") for c in part["created"]],
                     hovertemplate="%{x} %{text}<br>saved %{customdata} UTC<br>%{y:.4g}<extra>%{fullData.name}</extra>",
                 ),
-                row=row, col=1,
-            )  # fmt: skip
+                row=row,
+                col=1,
+            )
             shown.add(device)
         fig.update_yaxes(title_text=label if len(label) < 24 else "", rangemode="tozero", row=row, col=1)
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=runs, tickangle=0)
@@ -226,8 +243,9 @@ def comparison_figures(
     # readable, and equal ratios look equal.
     times = [t for r in runs for t in (finite_number(x.time_median_ms) for x in r.results) if t and t > 0]
     ticks = log_ticks(min(times) / 1.5, max(times) * 1.5) if times else ([], [])
-    bars.update_yaxes(type="log", title_text="median time (ms, log scale)", tickvals=ticks[0],
-                      ticktext=[f"{t} ms" for t in ticks[1]])  # fmt: skip
+    bars.update_yaxes(
+        type="log", title_text="median time (ms, log scale)", tickvals=ticks[0], ticktext=[f"{t} ms" for t in ticks[1]]
+    )
     bars.update_xaxes(title_text="kernel and size", tickangle=-45)
     bars.update_layout(title="Median time per kernel (lower is better)", barmode="group")
     figs.append(legend_below(white(bars), base_height=640, axis_px=170))
@@ -259,10 +277,15 @@ def comparison_figures(
         shown = times["delta_pct"].clip(-1000, 1000)
         low, high = min(0.0, float(shown.min())), max(0.0, float(shown.max()))
         pad = VERDICT_ROOM * max(high - low, 1.0)
-        delta.update_yaxes(title_text="time change vs baseline (%)", ticksuffix=" %",
-                           range=[low - (pad if low < 0 else 0), high + (pad if high > 0 else 0)])  # fmt: skip
-        delta.update_layout(title="Time change vs baseline (%; negative is faster; colour = verdict)",
-                            uniformtext={"minsize": VERDICT_TEXT_PX, "mode": "show"})  # fmt: skip
+        delta.update_yaxes(
+            title_text="time change vs baseline (%)",
+            ticksuffix=" %",
+            range=[low - (pad if low < 0 else 0), high + (pad if high > 0 else 0)],
+        )
+        delta.update_layout(
+            title="Time change vs baseline (%; negative is faster; colour = verdict)",
+            uniformtext={"minsize": VERDICT_TEXT_PX, "mode": "show"},
+        )
         figs.append(legend_below(white(delta), base_height=600, axis_px=170))
     return figs
 

@@ -216,9 +216,16 @@ def roofline_figure(
     for i, note in enumerate(notes):
         fig.add_annotation(
             text=plot_text(note) if "▶" not in note else note,
-            xref="paper", yref="paper", x=0.01, y=0.99 - 0.07 * i, xanchor="left", yanchor="top",
-            showarrow=False, font={"size": 11, "color": "#555555"}, bgcolor="rgba(255,255,255,0.8)",
-        )  # fmt: skip
+            xref="paper",
+            yref="paper",
+            x=0.01,
+            y=0.99 - 0.07 * i,
+            xanchor="left",
+            yanchor="top",
+            showarrow=False,
+            font={"size": 11, "color": "#555555"},
+            bgcolor="rgba(255,255,255,0.8)",
+        )
     y_values = list(df["achieved"]) + [c.value for _, c, _ in compute_ceilings]
     # Not decade-aligned: a decade of empty space above the highest roof would squeeze the data.
     y_lo = min(y_values) / 3 if y_values else 1e9
@@ -233,9 +240,12 @@ def roofline_figure(
         ticktext=x_text,
     )
     fig.update_yaxes(
-        type="log", title_text="Performance", range=[math.log10(y_lo), math.log10(y_hi)], tickvals=y_ticks,
+        type="log",
+        title_text="Performance",
+        range=[math.log10(y_lo), math.log10(y_hi)],
+        tickvals=y_ticks,
         ticktext=y_text,
-    )  # fmt: skip
+    )
     fig.update_layout(
         title_text=title or f"Roofline{' — ' + ceilings.device_name if ceilings.device_name else ''}",
         legend={"groupclick": "togglegroup"},

@@ -16,9 +16,11 @@ SCALE_SPAN = 40.0
 """The colour scale runs TARGET_PCT +- this (50-130 %): the target sits white in the middle, a cell further off
 than this takes the end colour (its label still says the value)."""
 TARGET_SCALE = [
-    [0.0, "rgb(103,0,31)"], [0.4999, "rgb(253,219,199)"],
-    [0.5, "rgb(209,229,240)"], [1.0, "rgb(5,48,97)"],
-]  # fmt: skip
+    [0.0, "rgb(103,0,31)"],
+    [0.4999, "rgb(253,219,199)"],
+    [0.5, "rgb(209,229,240)"],
+    [1.0, "rgb(5,48,97)"],
+]
 """Red under the target, blue at or over it (RdBu's ends), with a step at the target so a cell just under it never
 reads as one just over it."""
 EXEMPT_COLOR = "#c8c8c8"
@@ -50,9 +52,12 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
     labels = [str(v) for v in GRID_MN]
     lo, hi = TARGET_PCT - SCALE_SPAN, TARGET_PCT + SCALE_SPAN
     fig = make_subplots(
-        rows=1, cols=len(GRID_K), shared_yaxes=True, horizontal_spacing=0.03,
+        rows=1,
+        cols=len(GRID_K),
+        shared_yaxes=True,
+        horizontal_spacing=0.03,
         subplot_titles=[f"K = {k}" for k in GRID_K],
-    )  # fmt: skip
+    )
     for col, k in enumerate(GRID_K, start=1):
         z: list[list[float | None]] = []
         back: list[list[float | None]] = []  # grey cells: exempt (1) or not measured (0)
@@ -77,9 +82,7 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
                 if measured:
                     ran = (str(config[k].at[m, n] or "") or "-").split(" ")[0]
                     theirs = _number(mine[k].at[m, n])
-                    hover_row.append(
-                        f"{value:.1f} % of cuBLAS" if value is not None else f"status: {state}"
-                    )  # fmt: skip
+                    hover_row.append(f"{value:.1f} % of cuBLAS" if value is not None else f"status: {state}")
                     hover_row[-1] += (
                         f"<br>{kernel}: {theirs:.2f} TFLOP/s" if theirs is not None else ""
                     ) + f"<br>cuBLAS: {_number(ref[k].at[m, n]) or 0:.2f} TFLOP/s<br>ran {plot_text(ran)}"
@@ -94,49 +97,106 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
             hover.append(hover_row)
         fig.add_trace(
             go.Heatmap(
-                z=back, x=labels, y=labels, colorscale=[[0, NOT_MEASURED_COLOR], [1, EXEMPT_COLOR]], zmin=0, zmax=1,
-                showscale=False, text=back_text, texttemplate="%{text}", textfont={"size": 11, "color": "#333333"},
-                customdata=hover, xgap=2, ygap=2, name="exempt or not measured",
+                z=back,
+                x=labels,
+                y=labels,
+                colorscale=[[0, NOT_MEASURED_COLOR], [1, EXEMPT_COLOR]],
+                zmin=0,
+                zmax=1,
+                showscale=False,
+                text=back_text,
+                texttemplate="%{text}",
+                textfont={"size": 11, "color": "#333333"},
+                customdata=hover,
+                xgap=2,
+                ygap=2,
+                name="exempt or not measured",
                 hovertemplate=f"M=%{{y}} N=%{{x}} K={k}<br>%{{customdata}}<extra></extra>",
             ),
-            row=1, col=col,
-        )  # fmt: skip
+            row=1,
+            col=col,
+        )
         fig.add_trace(
             go.Heatmap(
-                z=z, x=labels, y=labels, text=text, texttemplate="%{text}", textfont={"size": 11},
-                customdata=hover, coloraxis="coloraxis", xgap=2, ygap=2, name=f"K = {k}",
+                z=z,
+                x=labels,
+                y=labels,
+                text=text,
+                texttemplate="%{text}",
+                textfont={"size": 11},
+                customdata=hover,
+                coloraxis="coloraxis",
+                xgap=2,
+                ygap=2,
+                name=f"K = {k}",
                 hovertemplate=f"M=%{{y}} N=%{{x}} K={k}<br>%{{customdata}}<extra></extra>",
             ),
-            row=1, col=col,
-        )  # fmt: skip
-        fig.update_xaxes(title_text="N (columns of C)", type="category", categoryorder="array", tickangle=-45,
-                         categoryarray=labels, row=1, col=col)  # fmt: skip
+            row=1,
+            col=col,
+        )
+        fig.update_xaxes(
+            title_text="N (columns of C)",
+            type="category",
+            categoryorder="array",
+            tickangle=-45,
+            categoryarray=labels,
+            row=1,
+            col=col,
+        )
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=labels)
     fig.update_yaxes(title_text="M (rows of C)", row=1, col=1)
     keys = [(f"exempt: cuBLAS under {EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s", EXEMPT_COLOR)]
     if (cells["status"] != "ok").any():
         keys.append(("did not verify", FAILED_COLOR))
     for name, colour in keys:
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
-                                 marker={"color": colour, "symbol": "square", "size": 12}))  # fmt: skip
-    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"{NOT_MEASURED} not measured",
-                             marker={"color": NOT_MEASURED_COLOR, "symbol": "square", "size": 12,
-                                     "line": {"color": "#999999", "width": 1}}, hoverinfo="skip"))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=name,
+                hoverinfo="skip",
+                marker={"color": colour, "symbol": "square", "size": 12},
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=f"{NOT_MEASURED} not measured",
+            marker={
+                "color": NOT_MEASURED_COLOR,
+                "symbol": "square",
+                "size": 12,
+                "line": {"color": "#999999", "width": 1},
+            },
+            hoverinfo="skip",
+        )
+    )
     where = f"<br><sup>{plot_text(device)}, each cell against cuBLAS timed in the same run</sup>" if device else ""
     fig.update_layout(
         title={"text": f"{plot_text(kernel)}: % of cuBLAS SGEMM per shape (target {TARGET_PCT:.0f} %){where}"},
         coloraxis={
-            "colorscale": TARGET_SCALE, "cmin": lo, "cmax": hi,
+            "colorscale": TARGET_SCALE,
+            "cmin": lo,
+            "cmax": hi,
             "colorbar": {
-                "title": {"text": "% of cuBLAS SGEMM (same run)", "side": "right"}, "thickness": 14,
+                "title": {"text": "% of cuBLAS SGEMM (same run)", "side": "right"},
+                "thickness": 14,
                 "tickvals": [lo, lo + SCALE_SPAN / 2, TARGET_PCT, hi - SCALE_SPAN / 2, hi],
-                "ticktext": [f"≤ {lo:.0f}", f"{lo + SCALE_SPAN / 2:.0f}", f"{TARGET_PCT:.0f} target",
-                             f"{hi - SCALE_SPAN / 2:.0f}", f"≥ {hi:.0f}"],
+                "ticktext": [
+                    f"≤ {lo:.0f}",
+                    f"{lo + SCALE_SPAN / 2:.0f}",
+                    f"{TARGET_PCT:.0f} target",
+                    f"{hi - SCALE_SPAN / 2:.0f}",
+                    f"≥ {hi:.0f}",
+                ],
             },
         },
         legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},
         height=520,
         margin={"t": 90, "b": 140, "l": 70, "r": 20},
         plot_bgcolor="#ffffff",
-    )  # fmt: skip
+    )
     return fig

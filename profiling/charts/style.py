@@ -184,9 +184,15 @@ def legends_below(fig: go.Figure, base_height: int = 460, axis_px: int = 80) -> 
             rows = max(1, math.ceil((width + 7 * len(GROUP_TITLES[family])) / LEGEND_ROW_PX))
             title = {"title": {"text": GROUP_TITLES[family], "side": "left", "font": {"size": 11}}}
         layout[lid] = {
-            "orientation": "h", "yanchor": "top", "y": -top / plot_px, "xanchor": "left", "x": 0,
-            "font": {"size": 11}, "groupclick": "togglegroup", **title,
-        }  # fmt: skip
+            "orientation": "h",
+            "yanchor": "top",
+            "y": -top / plot_px,
+            "xanchor": "left",
+            "x": 0,
+            "font": {"size": 11},
+            "groupclick": "togglegroup",
+            **title,
+        }
         top += 22 * rows + 6
     extra = top - axis_px
     fig.update_layout(**layout, height=base_height + extra, margin={"b": axis_px + 10 + extra, "t": 60})

@@ -54,30 +54,56 @@ def sweep_heatmap(frame: pd.DataFrame, kernel: str, k: int, value: str = "pct_cu
     custom = [[[blocks.iat[i, j], waves.iat[i, j]] for j in range(table.shape[1])] for i in range(table.shape[0])]
     fig = go.Figure(
         go.Heatmap(
-            z=table.values, x=x, y=y, text=text.values, texttemplate="%{text}", textfont={"size": 10},
-            colorscale="Viridis", zmin=0, zmax=max(100.0, float(table.max().max() or 0)) if pct else None,
+            z=table.values,
+            x=x,
+            y=y,
+            text=text.values,
+            texttemplate="%{text}",
+            textfont={"size": 10},
+            colorscale="Viridis",
+            zmin=0,
+            zmax=max(100.0, float(table.max().max() or 0)) if pct else None,
             colorbar={"title": {"text": VALUE_TITLES[value], "side": "right"}},
-            customdata=custom, xgap=1, ygap=1,
-            hovertemplate=(f"M=%{{y}} N=%{{x}} K={k}<br>{VALUE_TITLES[value]}: %{{z:.3g}}"
-                           "<br>blocks %{customdata[0]:.0f}, waves %{customdata[1]:.2f}<extra></extra>"),
+            customdata=custom,
+            xgap=1,
+            ygap=1,
+            hovertemplate=(
+                f"M=%{{y}} N=%{{x}} K={k}<br>{VALUE_TITLES[value]}: %{{z:.3g}}"
+                "<br>blocks %{customdata[0]:.0f}, waves %{customdata[1]:.2f}<extra></extra>"
+            ),
             name=plot_text(kernel),
         )
-    )  # fmt: skip
+    )
     xs, ys = _wave_segments(waves)
     # Layout shapes, not a trace: on category axes shapes take category indices, so the lines sit on cell borders.
     # Set in one go: add_shape re-validates every shape already there on each call (quadratic in the lines).
     fig.update_layout(
         shapes=[
-            {"type": "line", "x0": x0, "x1": x1, "y0": y0, "y1": y1, "xref": "x", "yref": "y",
-             "line": {"color": WAVE_LINE, "width": 3}}
+            {
+                "type": "line",
+                "x0": x0,
+                "x1": x1,
+                "y0": y0,
+                "y1": y1,
+                "xref": "x",
+                "yref": "y",
+                "line": {"color": WAVE_LINE, "width": 3},
+            }
             for x0, x1, y0, y1 in zip(xs[0::3], xs[1::3], ys[0::3], ys[1::3], strict=True)
         ]
-    )  # fmt: skip
+    )
     if xs:
         fig.add_trace(
-            go.Scatter(x=[None], y=[None], mode="lines", line={"color": WAVE_LINE, "width": 3}, hoverinfo="skip",
-                       name="one more whole wave (blocks pass a multiple of SMs x blocks/SM)", showlegend=True)
-        )  # fmt: skip
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                line={"color": WAVE_LINE, "width": 3},
+                hoverinfo="skip",
+                name="one more whole wave (blocks pass a multiple of SMs x blocks/SM)",
+                showlegend=True,
+            )
+        )
     fig.update_layout(
         title=f"{plot_text(kernel)}: {VALUE_TITLES[value]} over M x N at K = {k}",
         xaxis={"title": "N (columns of C)", "type": "category"},
@@ -117,15 +143,32 @@ def winner_map(frame: pd.DataFrame, k: int, kernels: list[str] | None = None) ->
         scale += [[lo, WINNER_COLORS[i % len(WINNER_COLORS)]], [hi, WINNER_COLORS[i % len(WINNER_COLORS)]]]
     fig = go.Figure(
         go.Heatmap(
-            z=z, x=_axis_labels(ns), y=_axis_labels(ms), text=text, texttemplate="%{text}", textfont={"size": 9},
-            customdata=hover, hovertemplate="M=%{y} N=%{x}<br>%{customdata}<extra></extra>",
-            colorscale=scale or "Greys", zmin=0, zmax=max(len(names), 1), showscale=False, xgap=1, ygap=1,
+            z=z,
+            x=_axis_labels(ns),
+            y=_axis_labels(ms),
+            text=text,
+            texttemplate="%{text}",
+            textfont={"size": 9},
+            customdata=hover,
+            hovertemplate="M=%{y} N=%{x}<br>%{customdata}<extra></extra>",
+            colorscale=scale or "Greys",
+            zmin=0,
+            zmax=max(len(names), 1),
+            showscale=False,
+            xgap=1,
+            ygap=1,
         )
-    )  # fmt: skip
+    )
     for name, i in index.items():  # a legend entry per winner (the heatmap itself has none)
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=plot_text(name),
-                                 marker={"color": WINNER_COLORS[i % len(WINNER_COLORS)], "symbol": "square",
-                                         "size": 12}))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=plot_text(name),
+                marker={"color": WINNER_COLORS[i % len(WINNER_COLORS)], "symbol": "square", "size": 12},
+            )
+        )
     fig.update_layout(
         title=f"Fastest kernel per shape at K = {k} (label: lead over the runner-up)",
         xaxis={"title": "N (columns of C)", "type": "category"},

@@ -106,11 +106,16 @@ def run_profile(plan: ProfilePlan, cluster: Any, progress: Progress = silent) ->
         shares = deal(len(tasks), len(info.gpu_workers))
         futures = {
             client.submit(
-                profile_share, [tasks[i] for i in share], plan, pure=False, resources={"GPU": 1},
-                workers=[info.gpu_workers[s]], allow_other_workers=True,
+                profile_share,
+                [tasks[i] for i in share],
+                plan,
+                pure=False,
+                resources={"GPU": 1},
+                workers=[info.gpu_workers[s]],
+                allow_other_workers=True,
             ): s
             for s, share in enumerate(shares)
-        }  # fmt: skip
+        }
         progress(0.05, f"ncu on {len(shares)} GPU workers, {len(tasks)} launches")
         done, failures = [], []
         for future in as_completed(futures):

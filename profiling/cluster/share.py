@@ -103,8 +103,17 @@ def run_share(
         index = indices[len(arrived)]
         arrived.append(record)
         result = BenchResult.from_dict(record)
-        _send(topic, {"task_index": index, "kernel": result.kernel, "size": result.shape.label,
-                      "status": result.status, "gpu_worker": place["worker"], "host": place["host"]})  # fmt: skip
+        _send(
+            topic,
+            {
+                "task_index": index,
+                "kernel": result.kernel,
+                "size": result.shape.label,
+                "status": result.status,
+                "gpu_worker": place["worker"],
+                "host": place["host"],
+            },
+        )
 
     device: dict[str, Any] | None = None
     try:

@@ -69,10 +69,19 @@ def run_tasks(
     for s, indices in enumerate(shares):
         share_job = Job(op=job.op, tasks=[tasks[i] for i in indices], settings=job.settings)
         future = client.submit(
-            run_share, sweep_id, share_job.to_dict(), indices, task_timeout_s, startup_timeout_s, command,
-            key=f"gemmlens-share-{sweep_id}-{s}", pure=False, resources={"GPU": 1},
-            workers=[workers[s % len(workers)]], allow_other_workers=True,
-        )  # fmt: skip
+            run_share,
+            sweep_id,
+            share_job.to_dict(),
+            indices,
+            task_timeout_s,
+            startup_timeout_s,
+            command,
+            key=f"gemmlens-share-{sweep_id}-{s}",
+            pure=False,
+            resources={"GPU": 1},
+            workers=[workers[s % len(workers)]],
+            allow_other_workers=True,
+        )
         futures[future] = indices
     progress(0.0, f"{len(tasks)} tasks in {len(shares)} shares over {len(workers)} GPU workers")
     results: dict[int, dict[str, Any]] = {}

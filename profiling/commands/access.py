@@ -151,8 +151,13 @@ def _grouped(records: list[dict], keep_all: bool) -> list[tuple[dict, int]]:
 
 def _print_launch(prediction) -> None:
     print(f"\nwhole launch ({prediction.shape.label}, every instruction weighted by how often it runs):")
-    names = {"global_ld": "global loads", "global_st": "global stores", "shared_ld": "shared loads",
-             "shared_st": "shared stores", "ldgsts": "cp.async writes (banks)"}  # fmt: skip
+    names = {
+        "global_ld": "global loads",
+        "global_st": "global stores",
+        "shared_ld": "shared loads",
+        "shared_st": "shared stores",
+        "ldgsts": "cp.async writes (banks)",
+    }
     for cat, t in prediction.totals.items():
         if not t.instructions:
             continue

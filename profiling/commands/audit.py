@@ -17,8 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=whole_number("--limit"), metavar="N", help="only the newest N entries")
     parser.add_argument("--run", type=whole_number("--run"), metavar="ID", help="only the entries of run ID")
     parser.add_argument("--json", action="store_true", help="print a JSON list of entries")
-    parser.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the run store (default: GEMMLENS_DB_URL "
-                        "or ~/.local/share/gemmlens/runs.sqlite)")  # fmt: skip
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="SQLAlchemy URL of the run store (default: GEMMLENS_DB_URL or ~/.local/share/gemmlens/runs.sqlite)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -50,8 +50,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="compare runs from different GPU models (labelled cross-GPU); without it they are not comparable",
     )
-    parser.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the run store (default: GEMMLENS_DB_URL "
-                        "or ~/.local/share/gemmlens/runs.sqlite)")  # fmt: skip
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="SQLAlchemy URL of the run store (default: GEMMLENS_DB_URL or ~/.local/share/gemmlens/runs.sqlite)",
+    )
 
 
 def _load(spec: str, stores: dict[str, RunStore], db: str | None) -> SavedRun:
@@ -177,8 +180,10 @@ def run(args: argparse.Namespace) -> int:
     unsure = undecided(comparison, args.fail_if_slower)
     if not unsure.empty:
         pairs = ", ".join(f"{r.kernel} {r.size}".strip() + f" ({r.interval})" for r in unsure.itertuples())
-        print(f"\nNOTE: {len(unsure)} pair(s) grew past {args.fail_if_slower:g}% but their interval includes no "
-              f"change (noisy, not failed): {pairs}; rerun with more --repeats to decide")  # fmt: skip
+        print(
+            f"\nNOTE: {len(unsure)} pair(s) grew past {args.fail_if_slower:g}% but their interval includes no "
+            f"change (noisy, not failed): {pairs}; rerun with more --repeats to decide"
+        )
     if bad.empty:
         print(f"\nOK: nothing slower than the baseline by more than {args.fail_if_slower:g}%")
         return 0

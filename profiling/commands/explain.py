@@ -71,8 +71,9 @@ class Resolver:
 
     def launch(self, text: str) -> KernelLaunch:
         if not text.strip():
-            raise InvalidInput("BASELINE and CANDIDATE must name a launch (a catalog id such as v3, or FILE[:kernel]), "
-                               "not empty text")  # fmt: skip
+            raise InvalidInput(
+                "BASELINE and CANDIDATE must name a launch (a catalog id such as v3, or FILE[:kernel]), not empty text"
+            )
         path, _, selector = text.partition(":")
         if Path(path).is_file():
             report = ncu_load.load_report(path, ncu=self.ncu)
@@ -125,8 +126,10 @@ def pick(launches: list[KernelLaunch], selector: str | None, source: str, size: 
         candidates = by_id or [x for x in launches if selector in x.name]
         functions = list(dict.fromkeys(x.function for x in candidates))
         if not by_id and len(functions) > 1:
-            raise InvalidInput(f"'{selector}' is part of the names of {len(functions)} kernels in {source} "
-                               f"({', '.join(functions[:5])}): name one catalog id or launch ('#3')")  # fmt: skip
+            raise InvalidInput(
+                f"'{selector}' is part of the names of {len(functions)} kernels in {source} "
+                f"({', '.join(functions[:5])}): name one catalog id or launch ('#3')"
+            )
     if candidates and (len(candidates) == 1 or selector is not None):
         return candidates[0]  # a catalog id or name may match repeated launches: the first one
     labels = ", ".join(dict.fromkeys(x.label for x in launches))
@@ -182,8 +185,9 @@ def run(args: argparse.Namespace) -> int:
                 continue  # a step whose kernels are not in the data
             raise
         if base is cand:
-            raise InvalidInput(f"'{base_text}' and '{cand_text}' are the same launch ({base.label}): "
-                               "name two different ones")  # fmt: skip
+            raise InvalidInput(
+                f"'{base_text}' and '{cand_text}' are the same launch ({base.label}): name two different ones"
+            )
         used.append(_used(resolver, base_text, base, cand_text, cand))
         results.append(
             X.explain(

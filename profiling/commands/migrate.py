@@ -15,8 +15,12 @@ HELP = "create or upgrade the run store's tables (as their owner); --app-role gr
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", metavar="URL", help="SQLAlchemy URL of the run store, connecting as the owner role "
-                        "(default: GEMMLENS_DB_URL or ~/.local/share/gemmlens/runs.sqlite)")  # fmt: skip
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="SQLAlchemy URL of the run store, connecting as the owner role "
+        "(default: GEMMLENS_DB_URL or ~/.local/share/gemmlens/runs.sqlite)",
+    )
     parser.add_argument(
         "--app-role",
         metavar="ROLE",

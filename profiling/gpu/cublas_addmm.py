@@ -52,9 +52,27 @@ def addmm_in_place(
         cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
         try:
             # Row-major out (m x n) is column-major out^T (n x m) = b^T a^T: the operands swap, nothing transposes.
-            cublas.gemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, alpha_ptr, b_ptr, in_type, n, a_ptr,
-                          in_type, k, beta_ptr, out_ptr, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
-                          CUBLAS_GEMM_DEFAULT)  # fmt: skip
+            cublas.gemmEx(
+                handle,
+                CUBLAS_OP_N,
+                CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                alpha_ptr,
+                b_ptr,
+                in_type,
+                n,
+                a_ptr,
+                in_type,
+                k,
+                beta_ptr,
+                out_ptr,
+                CUDA_R_32F,
+                n,
+                CUBLAS_COMPUTE_32F,
+                CUBLAS_GEMM_DEFAULT,
+            )
         finally:
             cublas.setPointerMode(handle, mode)
         _ = scalars

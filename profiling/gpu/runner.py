@@ -278,10 +278,13 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
     if spec.split_k:
         facts["split_k"] = grid[2]
         facts["launches"] = [
-            {"kernel": SPLIT_K_ZERO_ENTRY, "grid": [zero_blocks(shape.m * shape.n, sm_count), 1, 1],
-             "block": [ZERO_THREADS, 1, 1]},
+            {
+                "kernel": SPLIT_K_ZERO_ENTRY,
+                "grid": [zero_blocks(shape.m * shape.n, sm_count), 1, 1],
+                "block": [ZERO_THREADS, 1, 1],
+            },
             {"kernel": spec.entry, "grid": list(grid), "block": [*spec.block, 1]},
-        ]  # fmt: skip
+        ]
     return facts
 
 

@@ -142,9 +142,19 @@ def encode(tile: TileMap, address: int) -> np.ndarray:
     box = (ctypes.c_uint32 * 2)(*tile.box_dims)
     element_strides = (ctypes.c_uint32 * 2)(1, 1)
     status = lib.cuTensorMapEncodeTiled(
-        aligned, DATA_TYPES[tile.dtype], 2, address, dims, strides, box, element_strides,
-        INTERLEAVE_NONE, SWIZZLES[tile.swizzle_bytes], L2_PROMOTION_256B, OOB_FILL_ZERO,
-    )  # fmt: skip
+        aligned,
+        DATA_TYPES[tile.dtype],
+        2,
+        address,
+        dims,
+        strides,
+        box,
+        element_strides,
+        INTERLEAVE_NONE,
+        SWIZZLES[tile.swizzle_bytes],
+        L2_PROMOTION_256B,
+        OOB_FILL_ZERO,
+    )
     if status != 0:
         text = ctypes.c_char_p()
         lib.cuGetErrorString(status, ctypes.byref(text))

@@ -195,9 +195,14 @@ def _dram_bytes(launch: KernelLaunch) -> float | None:
 
 DURATION = _d("duration_ns", "duration", "µs", 1e-3, "kernel time on the GPU", "lower", names=(M.TIME,), base_unit="ns")
 REGISTERS = _d(
-    "registers", "registers", "", 1, "registers bound how many warps fit, and buy reuse", names=(M.REGISTERS,),
+    "registers",
+    "registers",
+    "",
+    1,
+    "registers bound how many warps fit, and buy reuse",
+    names=(M.REGISTERS,),
     base_unit="register",
-)  # fmt: skip
+)
 SMEM_STATIC = _d(
     "smem_static_bytes",
     "smem static",
@@ -227,108 +232,215 @@ LIMIT_SHARED = _d(
 LIMIT_WARPS = _d("limit_warps", "block limit warps", "", 1, _LIMIT, "higher", names=(M.LIMIT_WARPS,), base_unit="block")
 LIMIT_BLOCKS = _d("limit_blocks", "block limit SM", "", 1, _LIMIT, "higher", names=(M.LIMIT_BLOCKS,), base_unit="block")
 WAVES = _d(
-    "waves_per_sm", "waves per SM", "", 1, "blocks per SM slot: below 1, some SMs have nothing to do", "higher",
+    "waves_per_sm",
+    "waves per SM",
+    "",
+    1,
+    "blocks per SM slot: below 1, some SMs have nothing to do",
+    "higher",
     names=(M.WAVES,),
-)  # fmt: skip
+)
 THEORETICAL_OCC = _d(
-    "theoretical_occupancy_pct", "theoretical occ.", "%", 1,
+    "theoretical_occupancy_pct",
+    "theoretical occ.",
+    "%",
+    1,
     "the most warps the SM can hold for this launch's registers, shared memory and block size, as a share of 64",
-    "higher", derived="theoretical_occupancy_pct",
+    "higher",
+    derived="theoretical_occupancy_pct",
     names=(M.THEORETICAL_OCC,),
-)  # fmt: skip
+)
 ACHIEVED_OCC = _d(
-    "achieved_occupancy_pct", "achieved occ.", "%", 1,
-    "resident warps as a share of the SM's 64: more of them hide more latency", "higher",
-    derived="achieved_occupancy_pct", names=(M.ACHIEVED_OCC,),
-)  # fmt: skip
+    "achieved_occupancy_pct",
+    "achieved occ.",
+    "%",
+    1,
+    "resident warps as a share of the SM's 64: more of them hide more latency",
+    "higher",
+    derived="achieved_occupancy_pct",
+    names=(M.ACHIEVED_OCC,),
+)
 LD_CONFLICT_RATE = _d(
-    "shared_ld_bank_conflict_pct", "shared-load conflict rate", "%", 1, CONFLICT_RATE_MEANING, "lower",
-    derived="shared_ld_bank_conflict_pct", formula=f"100 x {M.SHARED_LD_CONFLICTS} / {M.SHARED_LD_WAVEFRONTS}",
-)  # fmt: skip
+    "shared_ld_bank_conflict_pct",
+    "shared-load conflict rate",
+    "%",
+    1,
+    CONFLICT_RATE_MEANING,
+    "lower",
+    derived="shared_ld_bank_conflict_pct",
+    formula=f"100 x {M.SHARED_LD_CONFLICTS} / {M.SHARED_LD_WAVEFRONTS}",
+)
 ST_CONFLICT_RATE = _d(
-    "shared_st_bank_conflict_pct", "shared-store conflict rate", "%", 1, CONFLICT_RATE_MEANING, "lower",
-    derived="shared_st_bank_conflict_pct", formula=f"100 x {M.SHARED_ST_CONFLICTS} / {M.SHARED_ST_WAVEFRONTS}",
-)  # fmt: skip
+    "shared_st_bank_conflict_pct",
+    "shared-store conflict rate",
+    "%",
+    1,
+    CONFLICT_RATE_MEANING,
+    "lower",
+    derived="shared_st_bank_conflict_pct",
+    formula=f"100 x {M.SHARED_ST_CONFLICTS} / {M.SHARED_ST_WAVEFRONTS}",
+)
 LD_WAVEFRONTS_PER_REQUEST = _d(
-    "shared_ld_n_way", "shared-load wavefronts per request", "wavefronts", 1, WAVEFRONTS_PER_REQUEST_MEANING,
-    "lower", derived="shared_ld_n_way", formula=f"{M.SHARED_LD_WAVEFRONTS} / {M.SHARED_LD_INST}",
-)  # fmt: skip
+    "shared_ld_n_way",
+    "shared-load wavefronts per request",
+    "wavefronts",
+    1,
+    WAVEFRONTS_PER_REQUEST_MEANING,
+    "lower",
+    derived="shared_ld_n_way",
+    formula=f"{M.SHARED_LD_WAVEFRONTS} / {M.SHARED_LD_INST}",
+)
 ST_WAVEFRONTS_PER_REQUEST = _d(
-    "shared_st_n_way", "shared-store wavefronts per request", "wavefronts", 1,
-    WAVEFRONTS_PER_REQUEST_MEANING + "; extra ones keep the MIO queue busy", "lower", derived="shared_st_n_way",
+    "shared_st_n_way",
+    "shared-store wavefronts per request",
+    "wavefronts",
+    1,
+    WAVEFRONTS_PER_REQUEST_MEANING + "; extra ones keep the MIO queue busy",
+    "lower",
+    derived="shared_st_n_way",
     formula=f"{M.SHARED_ST_WAVEFRONTS} / {M.SHARED_ST_INST}",
-)  # fmt: skip
+)
 DRAM = _d(
-    "dram_bytes", "DRAM", "MB", 1e-6, "bytes read from and written to device memory", "lower", names=(M.DRAM_BYTES,),
+    "dram_bytes",
+    "DRAM",
+    "MB",
+    1e-6,
+    "bytes read from and written to device memory",
+    "lower",
+    names=(M.DRAM_BYTES,),
     base_unit="byte",
-)  # fmt: skip
+)
 L2 = _d("l2_bytes", "L2", "MB", 1e-6, "bytes moved through L2", "lower", names=(M.L2_BYTES,), base_unit="byte")
 L1 = _d("l1_bytes", "L1", "MB", 1e-6, "bytes moved through L1", "lower", names=(M.L1_BYTES,))
 TENSOR_INSTRUCTIONS = _d("tensor_inst", "tensor-pipe instructions", "", 1, "", names=(M.TENSOR_INST,))
 FP32_TFLOPS = _d(
-    "fp32_flops_per_second", "FP32 TFLOP/s", "TFLOP/s", 1e-12, "FP32 FLOPs ncu counted over the duration", "higher",
-    derived="fp32_flops_per_second", formula=f"({M.FADD} + {M.FMUL} + 2 x {M.FFMA}) / {M.TIME}",
-)  # fmt: skip
+    "fp32_flops_per_second",
+    "FP32 TFLOP/s",
+    "TFLOP/s",
+    1e-12,
+    "FP32 FLOPs ncu counted over the duration",
+    "higher",
+    derived="fp32_flops_per_second",
+    formula=f"({M.FADD} + {M.FMUL} + 2 x {M.FFMA}) / {M.TIME}",
+)
 FP32_PCT_OF_PEAK = _d(
-    "fp32_pct_of_peak", "% of FP32 peak", "%", 1, "FP32 TFLOP/s against the FMA peak at the report's clock",
-    "higher", derived="fp32_pct_of_peak",
-)  # fmt: skip
+    "fp32_pct_of_peak",
+    "% of FP32 peak",
+    "%",
+    1,
+    "FP32 TFLOP/s against the FMA peak at the report's clock",
+    "higher",
+    derived="fp32_pct_of_peak",
+)
 _OF_PEAK = "% of the unit's peak: a share of capacity used, neither better nor worse by itself"
 SM_THROUGHPUT = _d("sm_throughput_pct", "SM throughput", "%", 1, _OF_PEAK, names=(M.SM_THROUGHPUT,))
 MEMORY_THROUGHPUT = _d("memory_throughput_pct", "memory throughput", "%", 1, _OF_PEAK, names=(M.MEMORY_THROUGHPUT,))
 DRAM_THROUGHPUT = _d("dram_throughput_pct", "DRAM throughput", "%", 1, _OF_PEAK, names=(M.DRAM_THROUGHPUT,))
 TENSOR_PIPE_BUSY = _d(
-    "tensor_pipe_busy", "tensor pipe busy (ncu, % of peak)", "%", 1,
-    "share of cycles the tensor cores were busy (HMMA from mma.sync, GMMA from wgmma)", "higher",
-    applies="tensor_core", names=(*M.TENSOR_PIPE_BUSY, f"TPC.TriageCompute.{M.TENSOR_PIPE_BUSY[1]}"),
-)  # fmt: skip
+    "tensor_pipe_busy",
+    "tensor pipe busy (ncu, % of peak)",
+    "%",
+    1,
+    "share of cycles the tensor cores were busy (HMMA from mma.sync, GMMA from wgmma)",
+    "higher",
+    applies="tensor_core",
+    names=(*M.TENSOR_PIPE_BUSY, f"TPC.TriageCompute.{M.TENSOR_PIPE_BUSY[1]}"),
+)
 
 # The Why page's counters (profiling.analysis.evidence gives each its stall reasons).
 SHARED_WAVEFRONTS = _d(
-    "shared_wavefronts", "shared-memory wavefronts", "", 1, "shared-memory traffic in L1 data-pipe cycles", "lower",
-    compute=_shared_wavefronts, names=(M.SHARED_WAVEFRONTS,),
-)  # fmt: skip
+    "shared_wavefronts",
+    "shared-memory wavefronts",
+    "",
+    1,
+    "shared-memory traffic in L1 data-pipe cycles",
+    "lower",
+    compute=_shared_wavefronts,
+    names=(M.SHARED_WAVEFRONTS,),
+)
 SHARED_LOADS = _d(
-    "shared_loads", "shared-load instructions (LDS + LDSM)", "", 1,
-    "wider loads (LDS.128) and register reuse issue fewer of them", "lower", compute=shared_load_instructions,
-)  # fmt: skip
+    "shared_loads",
+    "shared-load instructions (LDS + LDSM)",
+    "",
+    1,
+    "wider loads (LDS.128) and register reuse issue fewer of them",
+    "lower",
+    compute=shared_load_instructions,
+)
 FFMA_PER_SHARED_LOAD = _d(
-    "ffma_per_shared_load", "FFMA per shared load", "", 1,
-    "register blocking: how many FMAs each shared-memory load feeds", "higher", compute=ffma_per_shared_load,
-)  # fmt: skip
+    "ffma_per_shared_load",
+    "FFMA per shared load",
+    "",
+    1,
+    "register blocking: how many FMAs each shared-memory load feeds",
+    "higher",
+    compute=ffma_per_shared_load,
+)
 GLOBAL_EXCESS_SECTORS = _d(
-    "global_excess_sectors", "excess global sectors", "", 1,
-    "32-byte sectors fetched beyond what the accessed bytes need: uncoalesced or narrow access", "lower",
+    "global_excess_sectors",
+    "excess global sectors",
+    "",
+    1,
+    "32-byte sectors fetched beyond what the accessed bytes need: uncoalesced or narrow access",
+    "lower",
     names=(M.GLOBAL_EXCESS_SECTORS,),
-)  # fmt: skip
+)
 GLOBAL_SECTORS_PER_REQUEST = _d(
-    "global_sectors_per_request", "sectors per global load request", "", 1,
-    "32-byte sectors one warp-wide load touches (4 for a coalesced LDG.32)", "lower",
+    "global_sectors_per_request",
+    "sectors per global load request",
+    "",
+    1,
+    "32-byte sectors one warp-wide load touches (4 for a coalesced LDG.32)",
+    "lower",
     compute=global_sectors_per_request,
-)  # fmt: skip
+)
 GLOBAL_LOADS = _d(
-    "global_loads", "global load instructions (LDG)", "", 1, "register-staged loads from global memory", "lower",
+    "global_loads",
+    "global load instructions (LDG)",
+    "",
+    1,
+    "register-staged loads from global memory",
+    "lower",
     names=(M.GLOBAL_LD_INST,),
-)  # fmt: skip
+)
 LDGSTS = _d(
-    "ldgsts", "cp.async copies (LDGSTS)", "", 1,
-    "global-to-shared copies that bypass registers and need no wait until the data is used", names=(M.LDGSTS_INST,),
-)  # fmt: skip
+    "ldgsts",
+    "cp.async copies (LDGSTS)",
+    "",
+    1,
+    "global-to-shared copies that bypass registers and need no wait until the data is used",
+    names=(M.LDGSTS_INST,),
+)
 L2_TRAFFIC = _d("l2_bytes", "L2 traffic", "bytes", 1, "bytes moved through L2", "lower", compute=_l2_bytes)
 DRAM_TRAFFIC = _d(
-    "dram_bytes", "DRAM traffic", "bytes", 1, "bytes read from and written to device memory", "lower",
+    "dram_bytes",
+    "DRAM traffic",
+    "bytes",
+    1,
+    "bytes read from and written to device memory",
+    "lower",
     compute=_dram_bytes,
-)  # fmt: skip
+)
 ACHIEVED_OCCUPANCY = _d(
-    "achieved_occupancy", "achieved occupancy", "%", 1, ACHIEVED_OCC.meaning, "higher",
+    "achieved_occupancy",
+    "achieved occupancy",
+    "%",
+    1,
+    ACHIEVED_OCC.meaning,
+    "higher",
     derived="achieved_occupancy_pct",
-)  # fmt: skip
+)
 REGISTERS_PER_THREAD = _d("registers", "registers per thread", "", 1, REGISTERS.meaning, names=(M.REGISTERS,))
 SHARED_BUSY_PER_GFLOP = _d(
-    "shared_busy_per_gflop", "shared-memory bank cycles per GFLOP", "", 1,
+    "shared_busy_per_gflop",
+    "shared-memory bank cycles per GFLOP",
+    "",
+    1,
     "shared-memory traffic per unit of work: ldmatrix into registers costs more of it than wgmma reading "
-    "its operands from shared memory", "lower", compute=shared_busy_per_gflop,
-)  # fmt: skip
+    "its operands from shared memory",
+    "lower",
+    compute=shared_busy_per_gflop,
+)
 WAVES_PER_SM = _d("waves", "waves per SM", "", 1, WAVES.meaning, "higher", names=(M.WAVES,))
 
 # The Details page's own figures (profiling.analysis.details lays out these and the ones above by section), in base
@@ -368,28 +480,39 @@ ELAPSED_CYCLES = _d("elapsed_cycles", "elapsed cycles", "cycle", 1, "", "lower",
 SM_FREQUENCY = _d("sm_frequency", "SM frequency", "hz", 1, "", names=(M.SM_FREQUENCY,))
 PIPES: tuple[MetricDef, ...] = tuple(
     _peak(
-        f"pipe_{label.split()[0].lower()}_pct", f"{label} pipe", M.PIPE_PCT.format(name),
+        f"pipe_{label.split()[0].lower()}_pct",
+        f"{label} pipe",
+        M.PIPE_PCT.format(name),
         applies="tensor_core" if label.startswith("tensor") else "any",
     )
     for label, name in (
-        ("FMA", "pipe_fma_cycles_active"), ("ALU", "pipe_alu_cycles_active"), ("LSU", "inst_executed_pipe_lsu"),
-        ("tensor (all)", "pipe_tensor_cycles_active"), ("tensor (warp group)", "inst_executed_pipe_tensor_op_gmma"),
-        ("FP64", "pipe_fp64_cycles_active"), ("XU", "inst_executed_pipe_xu"), ("ADU", "inst_executed_pipe_adu"),
-        ("CBU", "inst_executed_pipe_cbu"), ("uniform", "inst_executed_pipe_uniform"), ("TMA", "pipe_tma_cycles_active"),
+        ("FMA", "pipe_fma_cycles_active"),
+        ("ALU", "pipe_alu_cycles_active"),
+        ("LSU", "inst_executed_pipe_lsu"),
+        ("tensor (all)", "pipe_tensor_cycles_active"),
+        ("tensor (warp group)", "inst_executed_pipe_tensor_op_gmma"),
+        ("FP64", "pipe_fp64_cycles_active"),
+        ("XU", "inst_executed_pipe_xu"),
+        ("ADU", "inst_executed_pipe_adu"),
+        ("CBU", "inst_executed_pipe_cbu"),
+        ("uniform", "inst_executed_pipe_uniform"),
+        ("TMA", "pipe_tma_cycles_active"),
     )
-)  # fmt: skip
+)
 """Each pipe's utilisation, % of its peak (the tensor pipes only for tensor-core work)."""
 ISSUE_SLOTS = _peak("issue_slots_pct", "issue slots busy", M.ISSUE_SLOTS, "higher")
 L1TEX_BYTES = _d(
     "l1tex_bytes", "L1/TEX bytes (global, local)", "byte", 1, "", "lower", compute=l1tex_bytes, names=(M.L1_BYTES,)
 )
 L1TEX_HIT_RATE = _peak("l1tex_hit_rate_pct", "L1/TEX hit rate", M.L1TEX_HIT_RATE, "higher")
-SHARED_BYTES = _d("shared_bytes", "shared bytes", "byte", 1, "shared-memory wavefronts x 128 bytes", "lower",
-                  compute=shared_bytes)  # fmt: skip
+SHARED_BYTES = _d(
+    "shared_bytes", "shared bytes", "byte", 1, "shared-memory wavefronts x 128 bytes", "lower", compute=shared_bytes
+)
 L2_HIT_RATE = _peak("l2_hit_rate_pct", "L2 hit rate", M.L2_HIT_RATE, "higher")
 DRAM_BANDWIDTH = _d("dram_bandwidth", "DRAM bandwidth", "byte/second", 1, "", names=(M.DRAM_BANDWIDTH,))
-LIMIT_BARRIERS = _d("limit_barriers", "block limit barriers", "", 1, _LIMIT, "higher",
-                    names=(M.LIMIT_BARRIERS,), base_unit="block")  # fmt: skip
+LIMIT_BARRIERS = _d(
+    "limit_barriers", "block limit barriers", "", 1, _LIMIT, "higher", names=(M.LIMIT_BARRIERS,), base_unit="block"
+)
 GRID_SIZE = _d("grid_size", "grid size", "block", 1, "", names=(M.GRID_SIZE,))
 BLOCK_SIZE = _d("block_size", "block size", "thread", 1, "", names=(M.BLOCK_SIZE,))
 THREADS = _d("threads", "threads", "thread", 1, "", names=(M.THREADS,))
@@ -400,19 +523,43 @@ SM_COUNT = _d("sm_count", "SMs", "SM", 1, "", names=(M.SM_COUNT,))
 # ---------------------------------------------------------------------------------------------
 
 KEY_TABLE: tuple[MetricDef, ...] = (
-    DURATION, REGISTERS, SMEM_STATIC, SMEM_DYNAMIC, THEORETICAL_OCC, ACHIEVED_OCC, LD_CONFLICT_RATE,
-    LD_WAVEFRONTS_PER_REQUEST, ST_CONFLICT_RATE, ST_WAVEFRONTS_PER_REQUEST, DRAM, L2, L1, FP32_TFLOPS,
+    DURATION,
+    REGISTERS,
+    SMEM_STATIC,
+    SMEM_DYNAMIC,
+    THEORETICAL_OCC,
+    ACHIEVED_OCC,
+    LD_CONFLICT_RATE,
+    LD_WAVEFRONTS_PER_REQUEST,
+    ST_CONFLICT_RATE,
+    ST_WAVEFRONTS_PER_REQUEST,
+    DRAM,
+    L2,
+    L1,
+    FP32_TFLOPS,
     FP32_PCT_OF_PEAK,
-)  # fmt: skip
+)
 """The Reports page's key-metric table and its side-by-side comparison, in column order."""
 REPORT_LINE: tuple[MetricDef, ...] = (DURATION, REGISTERS, THEORETICAL_OCC, ACHIEVED_OCC, DRAM)
 """The `report` command's first line per launch."""
 THROUGHPUT: tuple[MetricDef, ...] = (SM_THROUGHPUT, MEMORY_THROUGHPUT, DRAM_THROUGHPUT)
 """Nsight Compute's "GPU Speed Of Light Throughput": what its users read first, % of each unit's peak."""
 FRAME_COLUMNS: tuple[MetricDef, ...] = (
-    DURATION, REGISTERS, SMEM_STATIC, SMEM_DYNAMIC, SMEM_DRIVER, LIMIT_REGISTERS, LIMIT_SHARED, LIMIT_WARPS,
-    LIMIT_BLOCKS, WAVES, DRAM, L2, L1, TENSOR_INSTRUCTIONS,
-)  # fmt: skip
+    DURATION,
+    REGISTERS,
+    SMEM_STATIC,
+    SMEM_DYNAMIC,
+    SMEM_DRIVER,
+    LIMIT_REGISTERS,
+    LIMIT_SHARED,
+    LIMIT_WARPS,
+    LIMIT_BLOCKS,
+    WAVES,
+    DRAM,
+    L2,
+    L1,
+    TENSOR_INSTRUCTIONS,
+)
 """The measured columns of profiling.nsight.report.key_metrics_frame (base units), each from its first ncu name."""
 
 

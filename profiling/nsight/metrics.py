@@ -82,10 +82,26 @@ CEILING_METRICS: tuple[str, ...] = (
 )
 
 STALL_REASONS_PER_ISSUE: tuple[str, ...] = (
-    "barrier", "branch_resolving", "dispatch_stall", "drain", "gmma", "imc_miss", "lg_throttle", "long_scoreboard",
-    "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected", "selected",
-    "short_scoreboard", "sleeping", "tex_throttle", "wait",
-)  # fmt: skip
+    "barrier",
+    "branch_resolving",
+    "dispatch_stall",
+    "drain",
+    "gmma",
+    "imc_miss",
+    "lg_throttle",
+    "long_scoreboard",
+    "math_pipe_throttle",
+    "membar",
+    "mio_throttle",
+    "misc",
+    "no_instruction",
+    "not_selected",
+    "selected",
+    "short_scoreboard",
+    "sleeping",
+    "tex_throttle",
+    "wait",
+)
 # Warp cycles per issued instruction split by stall reason (profiling.analysis.stalls), their total, and the
 # factors of the time split (profiling.analysis.explain): all in the H100 full-set captures and gh100's listing.
 STALL_METRICS: tuple[str, ...] = (

@@ -25,31 +25,62 @@ def page_tables(page: SourcePage) -> dict[str, pd.DataFrame]:
     kernels, lines, instructions = [], [], []
     for k, kernel in enumerate(page.kernels):
         kernels.append(
-            {"kernel": k, "name": kernel.name, "view": kernel.view, "file": kernel.file, "columns":
-             json.dumps(kernel.columns), "catalog_id": kernel.catalog_id, "source_note": kernel.source_note}
-        )  # fmt: skip
+            {
+                "kernel": k,
+                "name": kernel.name,
+                "view": kernel.view,
+                "file": kernel.file,
+                "columns": json.dumps(kernel.columns),
+                "catalog_id": kernel.catalog_id,
+                "source_note": kernel.source_note,
+            }
+        )
         lines += [
             {"kernel": k, "line": ln.line, "file": ln.file, "text": ln.text, "addresses": json.dumps(ln.addresses)}
             for ln in kernel.lines
         ]
         for address, ins in kernel.instructions.items():
             instructions.append(
-                {"kernel": k, "key": address, "address": ins.address, "sass": ins.sass, "samples": ins.samples,
-                 "samples_not_issued": ins.samples_not_issued, "executed": ins.executed,
-                 "stalls": json.dumps(ins.stalls), "stalls_not_issued": json.dumps(ins.stalls_not_issued),
-                 "counters": json.dumps(ins.counters), "attributes": json.dumps(ins.attributes),
-                 "lines": json.dumps(ins.lines)}
-            )  # fmt: skip
+                {
+                    "kernel": k,
+                    "key": address,
+                    "address": ins.address,
+                    "sass": ins.sass,
+                    "samples": ins.samples,
+                    "samples_not_issued": ins.samples_not_issued,
+                    "executed": ins.executed,
+                    "stalls": json.dumps(ins.stalls),
+                    "stalls_not_issued": json.dumps(ins.stalls_not_issued),
+                    "counters": json.dumps(ins.counters),
+                    "attributes": json.dumps(ins.attributes),
+                    "lines": json.dumps(ins.lines),
+                }
+            )
     meta = {"view": [page.view], "source": [page.source], "warnings": [json.dumps(page.warnings)]}
     return {
         "page": pd.DataFrame(meta),
-        "kernels": pd.DataFrame(kernels, columns=["kernel", "name", "view", "file", "columns", "catalog_id",
-                                                  "source_note"]),
+        "kernels": pd.DataFrame(
+            kernels, columns=["kernel", "name", "view", "file", "columns", "catalog_id", "source_note"]
+        ),
         "lines": pd.DataFrame(lines, columns=["kernel", "line", "file", "text", "addresses"]),
-        "instructions": pd.DataFrame(instructions, columns=["kernel", "key", "address", "sass", "samples",
-                                                            "samples_not_issued", "executed", "stalls",
-                                                            "stalls_not_issued", "counters", "attributes", "lines"]),
-    }  # fmt: skip
+        "instructions": pd.DataFrame(
+            instructions,
+            columns=[
+                "kernel",
+                "key",
+                "address",
+                "sass",
+                "samples",
+                "samples_not_issued",
+                "executed",
+                "stalls",
+                "stalls_not_issued",
+                "counters",
+                "attributes",
+                "lines",
+            ],
+        ),
+    }
 
 
 def _text(value: object) -> str | None:
@@ -82,10 +113,16 @@ def lazy_page(tables: dict[str, pd.DataFrame]) -> tuple[SourcePage, Callable[[Ke
     name, view, file, columns, catalog_id, note = _columns(tables["kernels"], names)
     columns = _json_column(columns)
     kernels = [
-        KernelSource(name=name[i], view=view[i], file=_text(file[i]), columns=columns[i],
-                     catalog_id=_text(catalog_id[i]), source_note=note[i])
+        KernelSource(
+            name=name[i],
+            view=view[i],
+            file=_text(file[i]),
+            columns=columns[i],
+            catalog_id=_text(catalog_id[i]),
+            source_note=note[i],
+        )
         for i in range(len(name))
-    ]  # fmt: skip
+    ]
     kernel, line, file, text, addresses = _columns(tables["lines"], ["kernel", "line", "file", "text", "addresses"])
     addresses = _json_column(addresses)
     for i, k in enumerate(kernel):
@@ -110,10 +147,17 @@ def lazy_page(tables: dict[str, pd.DataFrame]) -> tuple[SourcePage, Callable[[Ke
         )
         for i in range(len(key)):
             kernel.instructions[key[i]] = Instruction(
-                address=address[i], sass=sass[i], samples=samples[i], samples_not_issued=not_issued[i],
-                executed=executed[i], stalls=stalls[i], stalls_not_issued=stalls_ni[i], counters=counters[i],
-                attributes=attributes[i], lines=lines[i],
-            )  # fmt: skip
+                address=address[i],
+                sass=sass[i],
+                samples=samples[i],
+                samples_not_issued=not_issued[i],
+                executed=executed[i],
+                stalls=stalls[i],
+                stalls_not_issued=stalls_ni[i],
+                counters=counters[i],
+                attributes=attributes[i],
+                lines=lines[i],
+            )
         return kernel
 
     view, source, warnings = _columns(tables["page"], ["view", "source", "warnings"])

@@ -35,10 +35,16 @@ def entries(conn: Connection, limit: int | None = None, run_id: int | None = Non
     if limit is not None:
         query = query.limit(limit)
     return [
-        {"id": r.id, "at_utc": iso_utc(r.at), "actor": r.actor, "action": r.action, "run_id": r.run_id,
-         "detail": r.detail}
+        {
+            "id": r.id,
+            "at_utc": iso_utc(r.at),
+            "actor": r.actor,
+            "action": r.action,
+            "run_id": r.run_id,
+            "detail": r.detail,
+        }
         for r in conn.execute(query)
-    ]  # fmt: skip
+    ]
 
 
 def label_of(conn: Connection, run_id: int) -> str | None:
@@ -82,14 +88,30 @@ def trashed(conn: Connection) -> list[dict[str, Any]]:
     deleted_by, n_results."""
     counts = sa.select(ResultRow.run_id, sa.func.count().label("n")).group_by(ResultRow.run_id).subquery()
     query = (
-        sa.select(RunRow.id, RunRow.label, RunRow.author, RunRow.kind, RunRow.created_at, RunRow.deleted_at,
-                  RunRow.deleted_by, counts.c.n)
+        sa.select(
+            RunRow.id,
+            RunRow.label,
+            RunRow.author,
+            RunRow.kind,
+            RunRow.created_at,
+            RunRow.deleted_at,
+            RunRow.deleted_by,
+            counts.c.n,
+        )
         .outerjoin(counts, counts.c.run_id == RunRow.id)
         .where(RunRow.deleted_at.is_not(None))
         .order_by(RunRow.deleted_at.desc(), RunRow.id.desc())
-    )  # fmt: skip
+    )
     return [
-        {"id": r.id, "label": r.label, "author": r.author, "kind": r.kind, "created_utc": iso_utc(r.created_at),
-         "deleted_utc": iso_utc(r.deleted_at), "deleted_by": r.deleted_by, "n_results": int(r.n or 0)}
+        {
+            "id": r.id,
+            "label": r.label,
+            "author": r.author,
+            "kind": r.kind,
+            "created_utc": iso_utc(r.created_at),
+            "deleted_utc": iso_utc(r.deleted_at),
+            "deleted_by": r.deleted_by,
+            "n_results": int(r.n or 0),
+        }
         for r in conn.execute(query)
-    ]  # fmt: skip
+    ]

@@ -23,10 +23,31 @@ DISAGREE_PCT = 3.0
 """GPUs of one model whose median times for a kernel and size differ by more than this (slowest over fastest)
 are flagged: the same chip should time the same kernel within a few per cent."""
 UNKNOWN_MODEL = "unknown GPU"
-RESULT_COLUMNS = ["run_id", "kernel", "size", "flop_volume", "model", "gpu", "status", "time_ms", "tflops",
-                  "pct_cublas"]  # fmt: skip
-MODEL_COLUMNS = ["kernel", "size", "flop_volume", "model", "gpus", "time_ms", "tflops", "pct_cublas", "verified",
-                 "disagree", "spread_pct"]  # fmt: skip
+RESULT_COLUMNS = [
+    "run_id",
+    "kernel",
+    "size",
+    "flop_volume",
+    "model",
+    "gpu",
+    "status",
+    "time_ms",
+    "tflops",
+    "pct_cublas",
+]
+MODEL_COLUMNS = [
+    "kernel",
+    "size",
+    "flop_volume",
+    "model",
+    "gpus",
+    "time_ms",
+    "tflops",
+    "pct_cublas",
+    "verified",
+    "disagree",
+    "spread_pct",
+]
 
 
 @dataclass(frozen=True, order=True)
@@ -82,13 +103,18 @@ def device_results(runs: Iterable[SavedRun | Mapping[str, Any]]) -> pd.DataFrame
             shape = r.shape
             rows.append(
                 {
-                    "run_id": run.id, "kernel": r.kernel, "size": r.size,
+                    "run_id": run.id,
+                    "kernel": r.kernel,
+                    "size": r.size,
                     "flop_volume": shape.m * shape.n * shape.k if shape else None,
-                    "model": gpu.model, "gpu": gpu.gpu, "status": r.status,
-                    "time_ms": finite_number(r.time_median_ms), "tflops": finite_number(r.tflops),
+                    "model": gpu.model,
+                    "gpu": gpu.gpu,
+                    "status": r.status,
+                    "time_ms": finite_number(r.time_median_ms),
+                    "tflops": finite_number(r.tflops),
                     "reference": op.reference_id if op else None,
                 }
-            )  # fmt: skip
+            )
     frame = pd.DataFrame(rows, columns=[*RESULT_COLUMNS[:-1], "reference"])
     frame["time_ms"] = pd.to_numeric(frame["time_ms"], errors="coerce")
     frame["tflops"] = pd.to_numeric(frame["tflops"], errors="coerce")

@@ -65,10 +65,24 @@ WORSE_VERDICTS = ("regression", "slower")
 
 
 COMPARISON_COLUMNS = [
-    "candidate_id", "candidate_label", "kernel", "size", "metric", "metric_label", "better",
-    "baseline", "candidate", "delta", "delta_pct", "verdict",
-    "interval", "ratio_low", "ratio_high", "repeats_needed", "note",
-]  # fmt: skip
+    "candidate_id",
+    "candidate_label",
+    "kernel",
+    "size",
+    "metric",
+    "metric_label",
+    "better",
+    "baseline",
+    "candidate",
+    "delta",
+    "delta_pct",
+    "verdict",
+    "interval",
+    "ratio_low",
+    "ratio_high",
+    "repeats_needed",
+    "note",
+]
 
 
 def classify(better: str | None, baseline: Any, candidate: Any, threshold_pct: float) -> str:
@@ -133,23 +147,34 @@ def compare_runs(
                 verdict = "improvement"
             else:
                 verdict = "changed"
-            common = {"candidate_id": cand.id, "candidate_label": cand.label,
-                      "kernel": key[0], "size": key[1]}  # fmt: skip
+            common = {"candidate_id": cand.id, "candidate_label": cand.label, "kernel": key[0], "size": key[1]}
             rows.append(
-                {**common, "metric": "status", "metric_label": "Status", "better": None,
-                 "baseline": b_status, "candidate": c_status, "delta": None, "delta_pct": None,
-                 "verdict": verdict}
-            )  # fmt: skip
+                {
+                    **common,
+                    "metric": "status",
+                    "metric_label": "Status",
+                    "better": None,
+                    "baseline": b_status,
+                    "candidate": c_status,
+                    "delta": None,
+                    "delta_pct": None,
+                    "verdict": verdict,
+                }
+            )
             for spec in specs:
                 bv, cv = finite_number(getattr(b, spec.key)), finite_number(getattr(c, spec.key))
                 limit = (thresholds or {}).get(spec.key, threshold_pct)
                 row = {
-                    **common, "metric": spec.key, "metric_label": spec.label, "better": spec.better,
-                    "baseline": bv, "candidate": cv,
+                    **common,
+                    "metric": spec.key,
+                    "metric_label": spec.label,
+                    "better": spec.better,
+                    "baseline": bv,
+                    "candidate": cv,
                     "delta": None if bv is None or cv is None else cv - bv,
                     "delta_pct": None if bv is None or cv is None else _delta_pct(bv, cv),
                     "verdict": classify(spec.better, bv, cv, limit),
-                }  # fmt: skip
+                }
                 if spec.key == "time_median_ms":
                     row.update(_time_columns(b, c, guard, limit, confidence))
                 elif spec.key in SPEED_KEYS and not guard.comparable:
@@ -200,9 +225,13 @@ def side_by_side(comparison: pd.DataFrame) -> pd.DataFrame:
     for metric, part in comparison.groupby("metric", sort=False):
         label = part["metric_label"].iloc[0]
         part = part.rename(
-            columns={"baseline": f"{label} (base)", "candidate": label, "delta_pct": f"{label} Δ%",
-                     "verdict": f"{label} verdict"}
-        )  # fmt: skip
+            columns={
+                "baseline": f"{label} (base)",
+                "candidate": label,
+                "delta_pct": f"{label} Δ%",
+                "verdict": f"{label} verdict",
+            }
+        )
         cols = [f"{label} (base)", label] + ([f"{label} Δ%"] if metric != "status" else []) + [f"{label} verdict"]
         if metric == "time_median_ms":
             part = part.rename(columns={"interval": f"{label} interval", "note": f"{label} note"})

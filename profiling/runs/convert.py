@@ -93,13 +93,20 @@ def _bench_row_result(row: Any, where: str) -> RunResult:
     times = bench.time_ms
     return RunResult.from_dict(
         {
-            "kernel": bench.kernel, "m": bench.shape.m, "n": bench.shape.n, "k": bench.shape.k,
-            "status": bench.status, "error": bench.error,
+            "kernel": bench.kernel,
+            "m": bench.shape.m,
+            "n": bench.shape.n,
+            "k": bench.shape.k,
+            "status": bench.status,
+            "error": bench.error,
             "time_median_ms": None if times is None else times.median,
             "time_min_ms": None if times is None else times.min,
             "time_max_ms": None if times is None else times.max,
-            "tflops": bench.tflops, "pct_cublas": bench.pct_cublas, "rel_error": bench.rel_error,
-            "registers": bench.registers, "shared_bytes": bench.shared_bytes,
+            "tflops": bench.tflops,
+            "pct_cublas": bench.pct_cublas,
+            "rel_error": bench.rel_error,
+            "registers": bench.registers,
+            "shared_bytes": bench.shared_bytes,
             "occupancy_pct": _metric(metrics, NCU_OCCUPANCY),
             "bank_conflicts": _sum_metrics(metrics, NCU_BANK_CONFLICTS),
             "dram_bytes": _metric(metrics, NCU_DRAM_BYTES),
@@ -109,7 +116,7 @@ def _bench_row_result(row: Any, where: str) -> RunResult:
             "extra": {k: v for k, v in row.items() if k != "times_ms"} if isinstance(row, Mapping) else row,
         },
         where,
-    )  # fmt: skip
+    )
 
 
 def bench_run(
@@ -159,8 +166,11 @@ def _launch_result(launch: Any, i: int, size_label: Any) -> dict[str, Any]:
     if all(n_ in metrics for n_ in NCU_FP32):
         flops = sum(metrics[n_] * w for n_, w in NCU_FP32.items())
     return {
-        "kernel": str(_get(launch, "name", "kernel") or ""), "size_label": size_label,
-        "m": _get(launch, "m"), "n": _get(launch, "n"), "k": _get(launch, "k"),
+        "kernel": str(_get(launch, "name", "kernel") or ""),
+        "size_label": size_label,
+        "m": _get(launch, "m"),
+        "n": _get(launch, "n"),
+        "k": _get(launch, "k"),
         "status": "ok",
         "time_median_ms": None if time_ns is None else time_ns / 1e6,
         "tflops": tflops(flops, time_ns * 1e-9 if time_ns else None),
@@ -169,14 +179,18 @@ def _launch_result(launch: Any, i: int, size_label: Any) -> dict[str, Any]:
         "occupancy_pct": _metric(metrics, NCU_OCCUPANCY),
         "bank_conflicts": _sum_metrics(metrics, NCU_BANK_CONFLICTS),
         "dram_bytes": _metric(metrics, NCU_DRAM_BYTES),
-        "metrics": metrics, "derived": derived,
+        "metrics": metrics,
+        "derived": derived,
         "extra": {
-            "id": _get(launch, "id"), "block": _get(launch, "block"), "grid": _get(launch, "grid"),
-            "cc": _get(launch, "cc"), "device": _get(launch, "device"),
+            "id": _get(launch, "id"),
+            "block": _get(launch, "block"),
+            "grid": _get(launch, "grid"),
+            "cc": _get(launch, "cc"),
+            "device": _get(launch, "device"),
             "units": {str(k): _get(v, "unit") for k, v in raw_metrics.items() if _get(v, "unit")},
             "findings": _get(launch, "findings") or [],
         },
-    }  # fmt: skip
+    }
 
 
 def _operations_merged(launches: Sequence[Any]) -> list[Any]:
@@ -199,16 +213,31 @@ def _operations_merged(launches: Sequence[Any]) -> list[Any]:
         for part in op.parts:
             metrics = _get(part, "metrics")
             time_ns = metrics.get(NCU_TIME) if isinstance(metrics, Mapping) else None
-            parts.append({
-                "name": str(_get(part, "name") or ""), "id": _get(part, "id"),
-                "grid": _dims(_get(part, "grid")), "block": _dims(_get(part, "block")),
-                "time_ns": finite_number(time_ns),
-            })  # fmt: skip
-        out.append({
-            "name": kid, "m": m, "n": n, "k": k, "metrics": merged_metrics(op),
-            "derived": _get(main, "derived") or {}, "block": _get(main, "block"), "grid": _get(main, "grid"),
-            "cc": _get(main, "cc"), "device": _get(main, "device"), "findings": [], "parts": parts,
-        })  # fmt: skip
+            parts.append(
+                {
+                    "name": str(_get(part, "name") or ""),
+                    "id": _get(part, "id"),
+                    "grid": _dims(_get(part, "grid")),
+                    "block": _dims(_get(part, "block")),
+                    "time_ns": finite_number(time_ns),
+                }
+            )
+        out.append(
+            {
+                "name": kid,
+                "m": m,
+                "n": n,
+                "k": k,
+                "metrics": merged_metrics(op),
+                "derived": _get(main, "derived") or {},
+                "block": _get(main, "block"),
+                "grid": _get(main, "grid"),
+                "cc": _get(main, "cc"),
+                "device": _get(main, "device"),
+                "findings": [],
+                "parts": parts,
+            }
+        )
     return out
 
 
@@ -223,8 +252,14 @@ def _named_by_range(launch: Any, key: tuple[str, int, int, int]) -> dict[str, An
     """A report launch as a dict named by its worker range's catalog id and sized by it (function kept in extra)."""
     kid, m, n, k = key
     fields = ("id", "block", "grid", "cc", "device", "derived", "findings", "metrics")
-    return {"name": kid, "m": m, "n": n, "k": k, "function": str(_get(launch, "name") or ""),
-            **{f: _get(launch, f) for f in fields}}  # fmt: skip
+    return {
+        "name": kid,
+        "m": m,
+        "n": n,
+        "k": k,
+        "function": str(_get(launch, "name") or ""),
+        **{f: _get(launch, f) for f in fields},
+    }
 
 
 def report_run(

@@ -55,8 +55,9 @@ def history_risks(conn: Connection) -> list[str]:
         risks.append(f"it owns the trigger function {GUARD_FUNCTION} (it can replace it)")
     if row["owns_schema"]:
         risks.append(f"it owns the schema {row['schema']} (it can drop the table)")
-    granted = [p for p, key in (("UPDATE", "may_update"), ("DELETE", "may_delete"), ("TRUNCATE", "may_truncate"))
-               if row[key]]  # fmt: skip
+    granted = [
+        p for p, key in (("UPDATE", "may_update"), ("DELETE", "may_delete"), ("TRUNCATE", "may_truncate")) if row[key]
+    ]
     if granted and not (row["superuser"] or row["owns_audit"]):
         risks.append(f"it holds {', '.join(granted)} on the audit table (only the triggers stand in the way)")
     return risks

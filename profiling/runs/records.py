@@ -240,9 +240,27 @@ class BenchResult:
 
 # The keys of a results-file row, in the order the worker writes them.
 _BENCH_KEYS = (
-    "kernel", "title", "operation", "m", "n", "k", "status", "error", "tolerance", "config", "compile", "launch",
-    "rel_error", "time_ms", "nvml", "tflops", "pct_peak", "rel_error_after_timing", "times_ms", "pct_cublas",
-)  # fmt: skip
+    "kernel",
+    "title",
+    "operation",
+    "m",
+    "n",
+    "k",
+    "status",
+    "error",
+    "tolerance",
+    "config",
+    "compile",
+    "launch",
+    "rel_error",
+    "time_ms",
+    "nvml",
+    "tflops",
+    "pct_peak",
+    "rel_error_after_timing",
+    "times_ms",
+    "pct_cublas",
+)
 # Written even when None: a null config says a library reference ran, not a catalog entry point.
 _BENCH_ALWAYS = frozenset({"kernel", "m", "n", "k", "status", "error", "config"})
 

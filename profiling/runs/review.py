@@ -18,9 +18,18 @@ from profiling.runs.records import RESULT_FIELDS, SavedRun, as_run
 from profiling.runs.values import iso_utc
 
 RUN_COLUMNS = [
-    "id", "label", "author", "notes", "created", "kind", "device_name", "device_cc",
-    "catalog_commit", "n_results", "kernels",
-]  # fmt: skip
+    "id",
+    "label",
+    "author",
+    "notes",
+    "created",
+    "kind",
+    "device_name",
+    "device_cc",
+    "catalog_commit",
+    "n_results",
+    "kernels",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -131,9 +140,14 @@ def rows_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     for row in rows:
         run = runs.setdefault(
             row["run_id"],
-            {"id": row["run_id"], "label": row.get("run_label", ""), "created_utc": row.get("created_utc"),
-             "device_name": row.get("device_name"), "results": []},
-        )  # fmt: skip
+            {
+                "id": row["run_id"],
+                "label": row.get("run_label", ""),
+                "created_utc": row.get("created_utc"),
+                "device_name": row.get("device_name"),
+                "results": [],
+            },
+        )
         run["results"].append(row)
     return results_frame(runs.values())
 

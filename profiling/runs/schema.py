@@ -120,7 +120,8 @@ def _migration_1(conn: Connection) -> None:
     """Initial schema: runs and results with the comparison columns and a metrics JSON column."""
     md = sa.MetaData()
     sa.Table(
-        "runs", md,
+        "runs",
+        md,
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column("label", sa.String(300), nullable=False),
         sa.Column("author", sa.String(200), nullable=False),
@@ -137,26 +138,34 @@ def _migration_1(conn: Connection) -> None:
         sa.Column("mem_clock_mhz", sa.Float),
         sa.Column("catalog_commit", sa.String(64)),
         sa.Column("device_json", sa.JSON),
-    )  # fmt: skip
+    )
     sa.Table(
-        "results", md,
+        "results",
+        md,
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
         sa.Column("position", sa.Integer, nullable=False),
         sa.Column("kernel", sa.String(500), nullable=False),
         sa.Column("size_label", sa.String(100)),
-        sa.Column("m", sa.Integer), sa.Column("n", sa.Integer), sa.Column("k", sa.Integer),
+        sa.Column("m", sa.Integer),
+        sa.Column("n", sa.Integer),
+        sa.Column("k", sa.Integer),
         sa.Column("status", sa.String(20), nullable=False),
         sa.Column("error", sa.Text),
-        sa.Column("time_median_ms", sa.Float), sa.Column("time_min_ms", sa.Float),
-        sa.Column("time_max_ms", sa.Float), sa.Column("tflops", sa.Float),
-        sa.Column("pct_cublas", sa.Float), sa.Column("rel_error", sa.Float),
-        sa.Column("registers", sa.Integer), sa.Column("shared_bytes", sa.Integer),
-        sa.Column("occupancy_pct", sa.Float), sa.Column("bank_conflicts", sa.Float),
+        sa.Column("time_median_ms", sa.Float),
+        sa.Column("time_min_ms", sa.Float),
+        sa.Column("time_max_ms", sa.Float),
+        sa.Column("tflops", sa.Float),
+        sa.Column("pct_cublas", sa.Float),
+        sa.Column("rel_error", sa.Float),
+        sa.Column("registers", sa.Integer),
+        sa.Column("shared_bytes", sa.Integer),
+        sa.Column("occupancy_pct", sa.Float),
+        sa.Column("bank_conflicts", sa.Float),
         sa.Column("dram_bytes", sa.Float),
         sa.Column("metrics", sa.JSON),
         sa.Index("ix_results_run_id", "run_id"),
-    )  # fmt: skip
+    )
     md.create_all(conn)
 
 
@@ -188,7 +197,8 @@ def _migration_team(conn: Connection) -> None:
     conn.exec_driver_sql("UPDATE runs SET author = 'unknown' WHERE author = ''")
     md = sa.MetaData()
     sa.Table(
-        "audit", md,
+        "audit",
+        md,
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column("at", sa.DateTime, nullable=False),
         sa.Column("actor", sa.String(200), nullable=False),
@@ -196,7 +206,7 @@ def _migration_team(conn: Connection) -> None:
         sa.Column("run_id", sa.Integer),
         sa.Column("detail", sa.Text, nullable=False),
         sa.Index("ix_audit_at", "at"),
-    )  # fmt: skip
+    )
     md.create_all(conn)
     if conn.dialect.name == "postgresql":
         conn.exec_driver_sql(_PG_AUDIT_GUARD)
@@ -250,14 +260,15 @@ def _migration_comments(conn: Connection) -> None:
     md = sa.MetaData()
     sa.Table("runs", md, sa.Column("id", sa.Integer, primary_key=True))
     sa.Table(
-        "comments", md,
+        "comments",
+        md,
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column("run_id", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False, index=True),
         sa.Column("launch", sa.String(300), nullable=False),
         sa.Column("author", sa.String(200), nullable=False),
         sa.Column("at", sa.DateTime, nullable=False),
         sa.Column("text", sa.Text, nullable=False),
-    )  # fmt: skip
+    )
     md.tables["comments"].create(conn)
 
 

@@ -292,12 +292,16 @@ class RunStore:
             for result, run in session.execute(query):
                 out.append(
                     {
-                        "run_id": run.id, "run_label": run.label, "author": run.author,
-                        "created_utc": iso_utc(run.created_at), "kind": run.kind,
-                        "device_name": run.device_name, "device_cc": run.device_cc,
+                        "run_id": run.id,
+                        "run_label": run.label,
+                        "author": run.author,
+                        "created_utc": iso_utc(run.created_at),
+                        "kind": run.kind,
+                        "device_name": run.device_name,
+                        "device_cc": run.device_cc,
                         **_run_result(result).to_dict(),
                     }
-                )  # fmt: skip
+                )
             return out
 
     def update_run(
@@ -427,23 +431,37 @@ class RunStore:
     def _add(self, session: Session, run: SavedRun) -> int:
         device = run.device.to_dict()  # the store's JSON column, and its typed columns read from it
         row = RunRow(
-            label=run.label, author=run.author, notes=run.notes,
-            created_at=run.created, saved_at=to_utc(None), kind=run.kind,
-            device_name=run.device_name, device_cc=run.device_cc,
+            label=run.label,
+            author=run.author,
+            notes=run.notes,
+            created_at=run.created,
+            saved_at=to_utc(None),
+            kind=run.kind,
+            device_name=run.device_name,
+            device_cc=run.device_cc,
             driver=nonempty_str(device.get("driver")),
             cuda_runtime=nonempty_str(device.get("cuda_runtime")),
             cuda_driver=nonempty_str(device.get("cuda_driver")),
             sm_clock_mhz=finite_number(device.get("max_sm_clock_mhz")),
             mem_clock_mhz=finite_number(device.get("max_mem_clock_mhz")),
-            catalog_commit=run.catalog_commit, device_json=device, meta=run.meta,
-        )  # fmt: skip
+            catalog_commit=run.catalog_commit,
+            device_json=device,
+            meta=run.meta,
+        )
         session.add(row)
         session.flush()
         rows = [
-            {**r.columns(), "metrics": r.metrics, "derived": r.derived, "extra": r.extra,
-             "times_ms": None if r.times_ms is None else list(r.times_ms), "run_id": row.id, "position": i}
+            {
+                **r.columns(),
+                "metrics": r.metrics,
+                "derived": r.derived,
+                "extra": r.extra,
+                "times_ms": None if r.times_ms is None else list(r.times_ms),
+                "run_id": row.id,
+                "position": i,
+            }
             for i, r in enumerate(run.results)
-        ]  # fmt: skip
+        ]
         for start in range(0, len(rows), _CHUNK):
             chunk = rows[start : start + _CHUNK]
             session.execute(sa.insert(ResultRow), chunk)

@@ -232,8 +232,15 @@ def raw_times(value: Any) -> list[float] | None:
 
 _POSITIVE_FIELDS = ("time_median_ms", "time_min_ms", "time_max_ms")
 _NONNEGATIVE_FIELDS = (
-    "tflops", "pct_cublas", "rel_error", "registers", "shared_bytes", "occupancy_pct", "bank_conflicts", "dram_bytes",
-)  # fmt: skip
+    "tflops",
+    "pct_cublas",
+    "rel_error",
+    "registers",
+    "shared_bytes",
+    "occupancy_pct",
+    "bank_conflicts",
+    "dram_bytes",
+)
 
 
 def result_value_problem(values: Mapping[str, Any], data: Mapping[str, Any]) -> str | None:

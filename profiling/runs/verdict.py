@@ -178,14 +178,18 @@ def time_verdict(
     if not (baseline_median and candidate_median) or baseline_median <= 0:
         return TimeVerdict("n/a", note="no time on one side")
     change = (candidate_median / baseline_median - 1.0) * 100.0
-    return TimeVerdict("no verdict", note=no_interval_reason(baseline_times, candidate_times),
-                       medians_change_pct=change)  # fmt: skip
+    return TimeVerdict(
+        "no verdict", note=no_interval_reason(baseline_times, candidate_times), medians_change_pct=change
+    )
 
 
 def no_interval_reason(baseline_times: Sequence[float] | None, candidate_times: Sequence[float] | None) -> str:
     """Why two results give no interval, in words that do not depend on the kernel (a view says it once)."""
-    few = [side for side, times in (("baseline", baseline_times), ("candidate", candidate_times))
-           if len(_clean(times)) < MIN_SAMPLES]  # fmt: skip
+    few = [
+        side
+        for side, times in (("baseline", baseline_times), ("candidate", candidate_times))
+        if len(_clean(times)) < MIN_SAMPLES
+    ]
     none = [side for side, times in (("baseline", baseline_times), ("candidate", candidate_times)) if not times]
     if len(none) == 2:
         what = "neither run saved per-launch times"

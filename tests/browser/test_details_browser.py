@@ -25,7 +25,10 @@ def _open(browser, server, width: int, title: str, bundle: str | None = None):
         # default bundle (seen in CI), so the sidebar must show it first.
         page.wait_for_function(
             "name => (document.querySelector('[data-testid=stSidebar] input[aria-label=\"Bundled measurements\"]')"
-            " || {}).value?.endsWith(`(results/${name})`)", arg=bundle, timeout=60_000)  # fmt: skip
+            " || {}).value?.endsWith(`(results/${name})`)",
+            arg=bundle,
+            timeout=60_000,
+        )
         page.wait_for_load_state("networkidle")
     page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
     page.locator("h1", has_text=title).wait_for(timeout=60_000)

@@ -23,7 +23,10 @@ def test_shape_grid_reads_at(width: int, browser, server, tmp_path: Path) -> Non
     # The link's bundle lands with the app's first complete run: wait for the sidebar to show it before moving on.
     page.wait_for_function(
         "name => (document.querySelector('[data-testid=stSidebar] input[aria-label=\"Bundled measurements\"]')"
-        " || {}).value?.endsWith(`(results/${name})`)", arg=BUNDLE, timeout=60_000)  # fmt: skip
+        " || {}).value?.endsWith(`(results/${name})`)",
+        arg=BUNDLE,
+        timeout=60_000,
+    )
     page.wait_for_load_state("networkidle")
     page.locator('[data-testid="stSidebarNav"] a', has_text="Benchmark").click()
     heading = page.locator("h3", has_text="Shape grid")
@@ -36,8 +39,15 @@ def test_shape_grid_reads_at(width: int, browser, server, tmp_path: Path) -> Non
     assert page.locator('[data-testid="stException"]').count() == 0 and "Traceback" not in body
     assert "sgemm-auto reaches 90 % of cuBLAS at 49 of 79 shapes where cuBLAS reaches 10 TFLOP/s" in body
     text = heat.inner_text()
-    for words in ("K = 333", "K = 4096", "K = 8191", "N (columns of C)", "M (rows of C)", "90 target",
-                  "exempt: cuBLAS under 10 TFLOP/s"):  # fmt: skip
+    for words in (
+        "K = 333",
+        "K = 4096",
+        "K = 8191",
+        "N (columns of C)",
+        "M (rows of C)",
+        "90 target",
+        "exempt: cuBLAS under 10 TFLOP/s",
+    ):
         assert words in text, words
     # 108 cells, so each shows a whole %: 1024x127x4096, the worst, is 68.7 %.
     assert "69" in text.splitlines()

@@ -42,8 +42,10 @@ def a_run(label: str, median_ms: float, created: str) -> SavedRun:
 def team_server(tmp_path_factory: pytest.TempPathFactory, server_control) -> Iterator[tuple[str, list[int], str]]:
     """The OIDC provider, a store with two runs, and the app signed-in users reach at http://localhost:PORT."""
     provider = pytest.importorskip("oidc_provider_mock", reason="oidc-provider-mock is not installed")
-    users = [provider.User(sub=email, claims={"email": email, "name": email.split("@")[0].title()})
-             for email in (ADMIN, VIEWER)]  # fmt: skip
+    users = [
+        provider.User(sub=email, claims={"email": email, "name": email.split("@")[0].title()})
+        for email in (ADMIN, VIEWER)
+    ]
     tmp = tmp_path_factory.mktemp("team")
     db = tmp / "runs.sqlite"
     db_url = f"sqlite:///{db}"

@@ -16,10 +16,25 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_bench_cli_writes_a_complete_document(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     done = subprocess.run(
-        [sys.executable, "-m", "profiling", "bench", "--kernels", "v1,v5", "--sizes", "512", "--repeats", "5",
-         "--json", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "profiling",
+            "bench",
+            "--kernels",
+            "v1,v5",
+            "--sizes",
+            "512",
+            "--repeats",
+            "5",
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     assert doc["device"]["sm_count"] > 0 and doc["device"]["fp32_peak_tflops"] > 1

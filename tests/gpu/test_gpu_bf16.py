@@ -19,8 +19,15 @@ pytestmark = pytest.mark.gpu
 
 REFERENCE = get_kernel("cublas-addmm-bf16")
 KERNEL = get_kernel("wgmma-persistent-bf16")
-AWKWARD = [Shape(1, 1, 1), Shape(17, 17, 17), Shape(129, 129, 129), Shape(1, 2049, 7), Shape(333, 1, 4096),
-           Shape(130, 250, 17), Shape(4096, 1000, 333)]  # fmt: skip
+AWKWARD = [
+    Shape(1, 1, 1),
+    Shape(17, 17, 17),
+    Shape(129, 129, 129),
+    Shape(1, 2049, 7),
+    Shape(333, 1, 4096),
+    Shape(130, 250, 17),
+    Shape(4096, 1000, 333),
+]
 # Both cuBLAS and our kernels accumulate in float32: what is left against the float32 AddMM of the same rounded
 # inputs is the summation order (about 5e-6 at 4096^3 for the FP16 kernels), far under the 1e-3 tolerance. Checked up
 # to K = 4096, where the FP16 kernels were measured; deeper K only against the tolerance.

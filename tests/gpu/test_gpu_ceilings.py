@@ -16,8 +16,12 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_measured_ceilings_sit_below_theoretical_peaks(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "profiling", "ceilings", "--refresh", "--json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "GEMMLENS_CACHE_DIR": str(tmp_path)},
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "GEMMLENS_CACHE_DIR": str(tmp_path)},
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     measured = data["measured"]["ceilings"]

@@ -24,9 +24,13 @@ PROBE = Path(__file__).resolve().parent / "flush_probe.py"
 @pytest.fixture(scope="module")
 def probe() -> dict:
     done = subprocess.run(
-        [sys.executable, str(PROBE)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [sys.executable, str(PROBE)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -15,8 +15,15 @@ from tests.gpu.jobs import run_by_kernel_and_shape
 pytestmark = pytest.mark.gpu
 
 CONFIG_IDS = [c["id"] for c in all_tuning_configs()]
-SHAPES = [Shape(1, 1, 1), Shape(17, 17, 17), Shape(129, 129, 129), Shape(1, 333, 77), Shape(333, 1, 77),
-          Shape(300, 264, 72), Shape(257, 130, 1001)]  # fmt: skip
+SHAPES = [
+    Shape(1, 1, 1),
+    Shape(17, 17, 17),
+    Shape(129, 129, 129),
+    Shape(1, 333, 77),
+    Shape(333, 1, 77),
+    Shape(300, 264, 72),
+    Shape(257, 130, 1001),
+]
 
 
 @pytest.fixture(scope="module")

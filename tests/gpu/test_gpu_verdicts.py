@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "profiling", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "profiling", *args], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_timed_results_keep_every_launch(tmp_path: Path) -> None:
