@@ -66,8 +66,8 @@ if bundle is not None and bundle.bench_files:
     st.subheader("Bundled benchmark at a glance")
     ui.bundled_caption(bundle)
     st.caption(
-        "Left: FP32 kernels against cuBLAS SGEMM; right: tensor-core AddMM kernels against cuBLAS, each on "
-        "its own axis. Colour = kernel family, darker = later step; dashed = the cuBLAS reference."
+        "FP32 kernels against cuBLAS SGEMM and tensor-core AddMM kernels against cuBLAS, each kind in its own "
+        "titled panel with its own axis. Colour = kernel family, darker = later step; dashed = the cuBLAS reference."
     )
     st.plotly_chart(cache.bench_view(ui.bench_document(bundle.name)).tflops, key="glance")
 

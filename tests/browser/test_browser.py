@@ -165,6 +165,8 @@ something to draw. The default, the newest bundle, is a benchmark alone."""
 def _choose_bundle(page, name: str) -> None:
     """Pick the bundle `name` in the sidebar's picker (options read "<device>, measured <date> (results/<name>)")."""
     page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+    # The list draws only the options in view, and older bundles sit below it: typing filters them in.
+    page.keyboard.type(name)
     page.get_by_role("option", name=f"(results/{name})").click()
     page.get_by_text(f"(results/{name})").first.wait_for(timeout=30_000)
     _settle(page)
