@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernels.catalog import CATALOG, catalog_entry, library_ids, reference_for
+from kernels.spec import KernelSpec
 from profiling import metric_names as M
 from profiling.analysis import evidence as E
 from profiling.analysis import stalls as ST
 from profiling.nsight import metric_registry as R
+from profiling.nsight.names import function_name
 from profiling.nsight.report import KernelLaunch
 from profiling.nsight.source import KernelSource
 
@@ -342,12 +344,18 @@ def ladder_steps() -> list[tuple[str, str]]:
     return [(s.previous, s.id) for s in CATALOG if s.previous and s.group != "tile-width"]
 
 
+def _catalog_spec(launch: KernelLaunch) -> KernelSpec | None:
+    """The catalog entry of one of our launches (None for other programs' kernels and tuning configurations)."""
+    ident = launch.identity
+    return next((s for s in CATALOG if ident.ours and s.id == ident.kernel_id), None)
+
+
 def reference_launch(launches: list[KernelLaunch], launch: KernelLaunch) -> KernelLaunch | None:
     """The library launch `launch` is compared with in `launches`: its operation's reference (kernels.catalog) at
     the same M; where the data has none, another library kernel of that operation at that M (a capture made when
     the AddMM's reference was cublas-hgemm); None for launches that are not catalog kernels."""
     ident = launch.identity
-    spec = next((s for s in CATALOG if ident.ours and s.id == ident.kernel_id), None)
+    spec = _catalog_spec(launch)
     ref = reference_for(spec) if spec else None
     if spec is None or ref is None:
         return None
@@ -371,9 +379,8 @@ def reference_name(reference: KernelLaunch | None) -> str:
 def is_side_launch(launch: KernelLaunch) -> bool:
     """A launch in a catalog kernel's NVTX range that is not the kernel's entry function: split-K's range also holds
     the launch that zeroes C, which is not the step."""
-    ident = launch.identity
-    spec = next((s for s in CATALOG if ident.ours and s.id == ident.kernel_id), None)
-    return spec is not None and bool(spec.entry) and launch.function != spec.entry.split("<")[0]
+    spec = _catalog_spec(launch)
+    return spec is not None and bool(spec.entry) and launch.function != function_name(spec.entry)
 
 
 def kernel_launches(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> list[KernelLaunch]:
