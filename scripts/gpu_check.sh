@@ -30,6 +30,34 @@ json.dump(Job(op=op, tasks=tasks, settings=BenchSettings(repeats=1, warmup=1, fl
 PY
 }
 
+sanitize_jobs() {  # sanitize_jobs SECONDS DIR STAGE NAME...: memcheck and racecheck of /tmp/san_<NAME>.json each, then
+  # their summaries, printed and recorded for STAGE
+  local secs=$1 dir=$2 name=$3 j; shift 3
+  for j in "$@"; do
+    timeout "$secs" "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_$j.json > "$dir/memcheck_$j.txt" 2>&1
+    timeout "$secs" "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$dir/racecheck_$j.txt" 2>&1
+  done
+  grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$dir"/*.txt
+  record "$name" "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$dir"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+}
+
+why_capture() {  # why_capture NAME KERNELS M N K SECONDS VIEW...: ncu's full set with source counters of the kernels at
+  # M x N x K into $EV/why/, exported as the raw and details pages and the source page in each VIEW (gzipped), under
+  # the names the Why page looks for (ncu_why_<NAME>_raw.csv, source_why_<NAME>_<view>.csv.gz)
+  local name=$1 kernels=$2 m=$3 n=$4 k=$5 secs=$6 view F="$EV/why"; shift 6; mkdir -p "$F"
+  job /tmp/why_$name.json profile "$kernels" "$m" "$n" "$k"
+  timeout "$secs" "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full --import-source yes \
+     -f -o /tmp/why_$name $PY -m profiling worker --job /tmp/why_$name.json > "$F/why_${name}_log.txt" 2>&1
+  echo "exit=$?" >> "$F/why_${name}_log.txt"
+  [ -f /tmp/why_$name.ncu-rep ] || return 0
+  "$NCU" --import /tmp/why_$name.ncu-rep --csv --page raw > "$F/ncu_why_${name}_raw.csv" 2>&1
+  "$NCU" --import /tmp/why_$name.ncu-rep --csv --page details > "$F/ncu_why_${name}_details.csv" 2>&1
+  for view in "$@"; do
+    "$NCU" --import /tmp/why_$name.ncu-rep --csv --page source --print-source "$view" > "$F/source_why_${name}_${view//,/_}.csv" 2>&1
+    gzip -f "$F/source_why_${name}_${view//,/_}.csv"
+  done
+}
+
 for s in $STAGES; do case $s in
 env)
   stage env
@@ -270,38 +298,17 @@ why_hopper)
   # Issue 15's "why" pair: wmma-async (mma.sync) against the Hopper kernels (wgmma + TMA) at 4096, full set with
   # source counters, exported like the `why` stage; the Why page reads results/<gpu>-<date>/why/.
   stage why_hopper
-  F="$EV/why"; mkdir -p "$F"
-  job /tmp/why_hopper.json profile "${WHY_HOPPER_KERNELS:-wmma-async,wgmma-tma,wgmma-tma-store}" 4096 4096 4096
-  timeout 300 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full --import-source yes \
-     -f -o /tmp/why_hopper $PY -m profiling worker --job /tmp/why_hopper.json > "$F/why_hopper_4096_log.txt" 2>&1
-  echo "exit=$?" >> "$F/why_hopper_4096_log.txt"
-  if [ -f /tmp/why_hopper.ncu-rep ]; then
-    "$NCU" --import /tmp/why_hopper.ncu-rep --csv --page raw > "$F/ncu_why_hopper_4096_raw.csv" 2>&1
-    "$NCU" --import /tmp/why_hopper.ncu-rep --csv --page details > "$F/ncu_why_hopper_4096_details.csv" 2>&1
-    "$NCU" --import /tmp/why_hopper.ncu-rep --csv --page source --print-source cuda,sass > "$F/source_why_hopper_4096_cuda_sass.csv" 2>&1
-    "$NCU" --import /tmp/why_hopper.ncu-rep --csv --page source --print-source sass > "$F/source_why_hopper_4096_sass.csv" 2>&1
-    gzip -f "$F"/source_why_hopper_4096_*.csv
-  fi
-  record why_hopper "$(($(wc -l < "$F/ncu_why_hopper_4096_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
+  why_capture hopper_4096 "${WHY_HOPPER_KERNELS:-wmma-async,wgmma-tma,wgmma-tma-store}" 4096 4096 4096 300 cuda,sass sass
+  record why_hopper "$(($(wc -l < "$EV/why/ncu_why_hopper_4096_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
 why_step)
   # A new catalog step beside the one before it, full set with source counters at one shape, exported like
   # why_hopper (the Why page and `explain` read results/<gpu>-<date>/<folder>/): WHY_KERNELS (previous,new),
   # WHY_SHAPE (MxNxK), WHY_NAME (the files' tag). Run it once per pair: WHY_KERNELS=... bash gpu_check.sh why_step.
   stage why_step
-  F="$EV/why"; mkdir -p "$F"
   name=${WHY_NAME:-step}; IFS=x read -r wm wn wk <<< "${WHY_SHAPE:-4096x4096x4096}"
-  job /tmp/why_$name.json profile "${WHY_KERNELS:?WHY_KERNELS=previous,new}" "$wm" "$wn" "$wk"
-  timeout 240 "$NCU" --nvtx --nvtx-include 'regex:gemmlens:.*/' --clock-control none --set full --import-source yes \
-     -f -o /tmp/why_$name $PY -m profiling worker --job /tmp/why_$name.json > "$F/why_${name}_log.txt" 2>&1
-  echo "exit=$?" >> "$F/why_${name}_log.txt"
-  if [ -f /tmp/why_$name.ncu-rep ]; then
-    "$NCU" --import /tmp/why_$name.ncu-rep --csv --page raw > "$F/ncu_why_${name}_raw.csv" 2>&1
-    "$NCU" --import /tmp/why_$name.ncu-rep --csv --page details > "$F/ncu_why_${name}_details.csv" 2>&1
-    "$NCU" --import /tmp/why_$name.ncu-rep --csv --page source --print-source cuda,sass > "$F/source_why_${name}_cuda_sass.csv" 2>&1
-    gzip -f "$F"/source_why_${name}_*.csv
-  fi
-  record why_step "$name: $(($(wc -l < "$F/ncu_why_${name}_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
+  why_capture "$name" "${WHY_KERNELS:?WHY_KERNELS=previous,new}" "$wm" "$wn" "$wk" 240 cuda,sass
+  record why_step "$name: $(($(wc -l < "$EV/why/ncu_why_${name}_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
 foreign)
   # Reports of a program that is not ours (PyTorch, cuBLASLt, Triton), in every layout users export.
@@ -443,12 +450,7 @@ sannew)
   job /tmp/san_v9new.json verify "$v9new" 300 264 72
   job /tmp/san_sk.json verify "$skn,sgemm-auto" 127 127 8191
   job /tmp/san_sk2.json verify "$skn,sgemm-auto" 129 17 1000
-  for j in v9new sk sk2; do
-    timeout 300 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_$j.json > "$F/memcheck_$j.txt" 2>&1
-    timeout 300 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$F/racecheck_$j.txt" 2>&1
-  done
-  grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt
-  record sannew "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+  sanitize_jobs 300 "$F" sannew v9new sk sk2
   ;;
 ncurep)
   # .ncu-rep fixtures for reading reports without ncu: our kernels and another program's, --set full with source,
@@ -517,12 +519,7 @@ sanbf16)
   F="$EV/sanitizer_bf16"; mkdir -p "$F"
   job /tmp/san_bf1.json verify wgmma-persistent-bf16 272 400 96
   job /tmp/san_bf2.json verify wgmma-persistent-bf16 1136 4112 528
-  for j in bf1 bf2; do
-    timeout 200 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_$j.json > "$F/memcheck_$j.txt" 2>&1
-    timeout 200 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$F/racecheck_$j.txt" 2>&1
-  done
-  grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt
-  record sanbf16 "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+  sanitize_jobs 200 "$F" sanbf16 bf1 bf2
   ;;
 sanv9sk)
   # memcheck and racecheck on v9's split-K configurations and sgemm-auto: an uneven split with edge tiles
@@ -532,12 +529,7 @@ sanv9sk)
   cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
   job /tmp/san_v9sk1.json verify "$cfgs,sgemm-auto" 300 264 2000
   job /tmp/san_v9sk2.json verify "$cfgs" 127 127 8191
-  for j in v9sk1 v9sk2; do
-    timeout 240 "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_$j.json > "$F/memcheck_$j.txt" 2>&1
-    timeout 240 "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$F/racecheck_$j.txt" 2>&1
-  done
-  grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt
-  record sanv9sk "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+  sanitize_jobs 240 "$F" sanv9sk v9sk1 v9sk2
   ;;
 grid)
   # The "no shape left behind" grid: sgemm-auto, v9-regdb (its catalog configuration, for context) and cuBLAS SGEMM
