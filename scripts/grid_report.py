@@ -23,12 +23,13 @@ from profiling.analysis.shape_grid import (  # noqa: E402
     target_summary,
 )
 from profiling.errors import InvalidInput  # noqa: E402
-from profiling.runs.results import load_document, merge_documents  # noqa: E402
+from profiling.runs.results import ResultsDocument, load_document, merge_documents  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
 
 
-def report(paths: list[Path], kernel: str, html: Path | None) -> str:
-    """The Markdown summary of `kernel` over the documents merged in order; writes the heatmap to `html` if given."""
+def grid_documents(paths: list[Path], kernel: str) -> tuple[list[ResultsDocument], ResultsDocument]:
+    """The bench documents and their merge in order; InvalidInput where `kernel` was not measured beside cuBLAS on
+    grid shapes."""
     documents = [load_document(p) for p in paths]
     document = merge_documents(documents, [p.name for p in paths])
     kernels = grid_kernels(document)
@@ -37,6 +38,12 @@ def report(paths: list[Path], kernel: str, html: Path | None) -> str:
         raise InvalidInput(
             f"{kernel} was not measured beside cuBLAS on enough grid shapes (kernels that were: {found})"
         )
+    return documents, document
+
+
+def report(paths: list[Path], kernel: str, html: Path | None) -> str:
+    """The Markdown summary of `kernel` over the documents merged in order; writes the heatmap to `html` if given."""
+    documents, document = grid_documents(paths, kernel)
     device = document.device_name or "unknown GPU"
     if html is not None:
         from profiling.charts.shape_grid import target_heatmap
@@ -53,8 +60,7 @@ def report(paths: list[Path], kernel: str, html: Path | None) -> str:
 def misses(paths: list[Path], kernel: str, min_side: int) -> str:
     """The shapes where `kernel` is under the target, as `tune --sizes` takes them, keeping those whose M and N are
     both at least `min_side`."""
-    document = merge_documents([load_document(p) for p in paths], [p.name for p in paths])
-    below = target_summary(document, kernel).below
+    below = target_summary(grid_documents(paths, kernel)[1], kernel).below
     shapes = [parse_shape(text) for text in below["shape"]]
     return ",".join(s.label for s in shapes if min(s.m, s.n) >= min_side) + "\n"
 

@@ -296,6 +296,8 @@ def test_the_misses_are_what_the_tuning_sweep_was_given() -> None:
     assert done.stdout.strip() == swept and len(swept.split(",")) == 33
     large = script(*[str(p) for p in sorted(folder.glob("bench_k*.json"))], "--misses", "--min-side", "1024")
     assert large.stdout.strip() == "1024x1024x333,1024x4096x4096,4096x1024x4096"
+    other = script(*[str(p) for p in sorted(folder.glob("bench_k*.json"))], "--misses", "--kernel", "v8-async")
+    assert other.returncode == 2 and other.stdout == "" and "v8-async was not measured beside cuBLAS" in other.stderr
 
 
 def test_the_gpu_check_grid_stage_plans_its_324_results() -> None:
