@@ -124,7 +124,7 @@ def v9_problems(p: dict[str, int]) -> list[str]:
     return out
 
 
-def _v9_config(
+def _v9_params(
     bm: int,
     bn: int,
     bk: int,
@@ -137,10 +137,17 @@ def _v9_config(
     min_blocks: int,
     order: int = 0,
 ) -> dict:
+    """v9's template parameters: the block, warp and thread tiles, stages and threads, MIN_BLOCKS and a non-default
+    FFMA order (v9-regdb and v9-splitk take the same ones)."""
     params = dict(zip(_TILE_KEYS, (bm, bn, bk, wm, wn, tm, tn, stages, threads), strict=True))
     params["MIN_BLOCKS"] = min_blocks
     if order:
         params["ORDER"] = order
+    return params
+
+
+def _v9_config(*tile: int, order: int = 0) -> dict:
+    params = _v9_params(*tile, order=order)
     template = "sgemm_regdb_ordered" if order else "sgemm_regdb"
     return _build(V9_BASE_KERNEL_ID, V9_SOURCE, template, params, v9_problems(params), with_min_blocks=True)
 
@@ -398,23 +405,8 @@ V9_SPLITK_SOURCE = "v9_splitk.cu"
 SPLIT_K_BASES = (SPLITK_BASE, V9_SPLITK_BASE)
 
 
-def _v9_splitk_config(
-    bm: int,
-    bn: int,
-    bk: int,
-    wm: int,
-    wn: int,
-    tm: int,
-    tn: int,
-    stages: int,
-    threads: int,
-    min_blocks: int,
-    order: int = 0,
-) -> dict:
-    params = dict(zip(_TILE_KEYS, (bm, bn, bk, wm, wn, tm, tn, stages, threads), strict=True))
-    params["MIN_BLOCKS"] = min_blocks
-    if order:
-        params["ORDER"] = order
+def _v9_splitk_config(*tile: int, order: int = 0) -> dict:
+    params = _v9_params(*tile, order=order)
     return _build(V9_SPLITK_BASE, V9_SPLITK_SOURCE, "sgemm_regdb_splitk", params, v9_problems(params), True)
 
 
