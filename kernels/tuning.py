@@ -187,6 +187,12 @@ V9_TUNING_CONFIGS: list[dict] = [
     # Two 128-thread blocks per SM instead of one of 256: a block's barrier no longer idles the whole SM.
     _v9_config(128, 128, 8, 64, 64, 8, 16, 4, 128, 2),
     _v9_config(128, 128, 8, 64, 64, 8, 16, 4, 128, 2, order=1),
+    # Round four, for the instruction-cache stalls: ORDER 3 (the tuned best) with 8-deep slices, whose unrolled
+    # loop is half the code, and with a fourth stage. (256x128x16 with four stages and ORDER 3 spills.)
+    _v9_config(128, 256, 8, 64, 64, 8, 16, 3, 256, 1, order=3),
+    _v9_config(128, 256, 8, 64, 64, 8, 16, 4, 256, 1, order=3),
+    _v9_config(256, 128, 8, 64, 64, 16, 8, 3, 256, 1, order=3),
+    _v9_config(128, 256, 16, 64, 64, 8, 16, 4, 256, 1, order=3),
 ]
 
 

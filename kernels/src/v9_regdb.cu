@@ -70,4 +70,8 @@ template __global__ void sgemm_regdb_ordered<128,256,8,64,64,8,16,3,256,1,1>(con
 template __global__ void sgemm_regdb_ordered<256,128,16,64,64,16,8,3,256,1,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_ordered<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_ordered<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<128,256,8,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<128,256,8,64,64,8,16,4,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<256,128,8,64,64,16,8,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<128,256,16,64,64,8,16,4,256,1,3>(const float*, const float*, float*, int, int, int);
 #endif
