@@ -411,9 +411,16 @@ V9_SPLITK_SOURCE = "v9_splitk.cu"
 SPLIT_K_BASES = (SPLITK_BASE, V9_SPLITK_BASE)
 
 
-def _v9_splitk_config(*tile: int, order: int = 0) -> dict:
+def _v9_splitk_config(*tile: int, order: int = 0, deep_slices: int = 0) -> dict:
+    """A v9-splitk configuration; `deep_slices` (when set) replaces the split rule's preferred depth of a split in
+    slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>)."""
     params = _v9_params(*tile, order=order)
-    return _build(V9_SPLITK_BASE, V9_SPLITK_SOURCE, "sgemm_regdb_splitk", params, v9_problems(params), True)
+    if deep_slices:
+        params["SPLIT_DEEP_SLICES"] = deep_slices
+    config = _build(V9_SPLITK_BASE, V9_SPLITK_SOURCE, "sgemm_regdb_splitk", params, v9_problems(params), True)
+    if deep_slices:
+        config["id"] += f"-d{deep_slices}"
+    return config
 
 
 V9_SPLITK_TUNING_CONFIGS: list[dict] = [
@@ -425,6 +432,15 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # per thread; 3 and 6 blocks per SM (4 and 8 spill under 128 registers).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6),
+    # cuBLAS's tile at narrow, deep-K shapes (ncu on an H100: 128x128x8, 3 stages, four warps of 64x64 at
+    # 4096x127x4096, split 8 ways): 8x16 per thread in 128-thread blocks, two per SM. (16-deep slices spill.)
+    _v9_splitk_config(128, 128, 8, 64, 64, 8, 16, 3, 128, 2),
+    _v9_splitk_config(128, 128, 8, 64, 64, 8, 16, 4, 128, 2),
+    # Fewer, deeper splits of the same kernels: cuBLAS splits 1024x127x4096 8 ways (512 K each) where the default
+    # rule takes 16 splits of 256; 32 slices of 16 (or 64 of 8) per split give the same.
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=32),
+    _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=32),
+    _v9_splitk_config(128, 128, 8, 64, 64, 8, 16, 3, 128, 2, deep_slices=64),
 ]
 
 

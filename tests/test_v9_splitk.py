@@ -50,7 +50,7 @@ def test_catalog_entry_is_the_first_configuration_and_a_split_k_step_after_v9() 
 
 def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> None:
     source = DEFAULT.read_source().replace(" ", "")
-    assert len({c["entry"] for c in CONFIGS}) == len(CONFIGS) >= 3
+    assert len({c["id"] for c in CONFIGS}) == len(CONFIGS) >= 3
     for c in CONFIGS:
         p = c["params"]
         assert tuning.v9_problems(p) == [], c["id"]
