@@ -669,6 +669,28 @@ def test_a_comparable_pair_is_picked_from_the_bundled_runs(bundle) -> None:
     assert tables.comparable_pair(review.rows_frame([r for r in rows if r["run_id"] != 3])) is None
 
 
+def test_the_default_pair_from_result_keys_is_the_one_from_the_results(tmp_path: Path) -> None:
+    """The Review page picks its default pair and History kernels from RunStore.result_keys (no result values):
+    the same columns, values and pair as from the full result rows, on every bundled run with one deleted."""
+    from profiling.runs.store import RunStore
+
+    store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    for each in bundles.discover_bundles():
+        store.import_runs(bundles.bundled_runs(each))
+    ids = [s["id"] for s in store.list_runs()]
+    store.delete_run(ids[0])
+    ids = [s["id"] for s in store.list_runs()]
+    full, keys = review.rows_frame(store.result_rows(run_ids=ids)), review.keys_frame(store.result_keys(ids))
+    assert len(keys) == len(full) > 100 and keys["size"].str.match(r"\d+x\d+x\d+$").all()
+    pd.testing.assert_frame_equal(keys, full[list(keys.columns)])
+    assert tables.comparable_pair(keys) == tables.comparable_pair(full) is not None
+    subset = ids[::3]
+    assert tables.comparable_pair(review.keys_frame(store.result_keys(subset))) == tables.comparable_pair(
+        review.rows_frame(store.result_rows(run_ids=subset))
+    )
+    assert review.keys_frame(store.result_keys([])).empty
+
+
 def test_one_launch_naming_rule_across_layouts() -> None:
     """One rule: catalog id and size where the report proves the launch ours (our NVTX range), else the kernel
     function's own name. An uploaded summary page has no NVTX ranges, so our kernels keep their

@@ -142,13 +142,15 @@ def runs_shown(store: RunStore, limit: int, **filters: str | None) -> tuple[Any,
 def _compared_defaults(
     url: str, revision: int, run_ids: tuple[int, ...], _store: RunStore
 ) -> tuple[tuple[int, int] | None, list[str]]:
-    results = _results(url, revision, run_ids, _store)
-    return tables.comparable_pair(results), sorted(results["kernel"].dropna().unique())
+    # Which kernels and sizes each run holds is all the pair needs: reading the results' values (rows_frame) cost
+    # ten times more, most of a fresh server's first Review visit.
+    keys = review.keys_frame(_store.result_keys(run_ids))
+    return tables.comparable_pair(keys), sorted(keys["kernel"].dropna().unique())
 
 
 def review_defaults(store: RunStore, run_ids: Sequence[int]) -> tuple[tuple[int, int] | None, list[str]]:
     """(tables.comparable_pair of the runs' results, their kernels sorted): the Review page's default comparison and
-    its History tab's kernels, cached until the store changes."""
+    its History tab's kernels, cached until the store changes (read from RunStore.result_keys, not the results)."""
     return _compared_defaults(*_key(store), tuple(int(i) for i in run_ids), store)
 
 

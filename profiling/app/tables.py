@@ -474,7 +474,8 @@ def side_by_side_plain(side: pd.DataFrame) -> pd.DataFrame:
 def comparable_pair(results: pd.DataFrame) -> tuple[int, int] | None:
     """The default (baseline id, candidate id) of the Review comparison: the two runs with the most kernel/size
     pairs in common on the same device (any device when no two runs of one device overlap), the older one as the
-    baseline; None when no two runs share a kernel and size. `results` is review.rows_frame()."""
+    baseline; None when no two runs share a kernel and size. `results` is review.rows_frame() or
+    review.keys_frame()."""
     if results.empty:
         return None
     keys = results.assign(key=results["kernel"].astype(str) + " " + results["size"].astype(str))

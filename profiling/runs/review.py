@@ -152,6 +152,26 @@ def rows_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     return results_frame(runs.values())
 
 
+def keys_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """RunStore.result_keys() as a DataFrame with rows_frame()'s run_id, kernel, size, device_name and created
+    columns (the same values), for what needs only which kernels and sizes each run holds."""
+    frame = pd.DataFrame(
+        [
+            {
+                "run_id": row["run_id"],
+                "created": row["created_utc"],
+                "device_name": row["device_name"],
+                "size": row["size"],
+                "kernel": row["kernel"],
+            }
+            for row in rows
+        ],
+        columns=["run_id", "created", "device_name", "size", "kernel"],
+    )
+    frame["created"] = pd.to_datetime(frame["created"], utc=True)
+    return frame
+
+
 # ---------------------------------------------------------------------------------------------
 # History
 # ---------------------------------------------------------------------------------------------

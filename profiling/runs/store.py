@@ -46,7 +46,7 @@ from profiling.runs import audit
 from profiling.runs.comments import launches_of
 from profiling.runs.engine import make_engine, sqlite_read_only
 from profiling.runs.privileges import history_warning
-from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run
+from profiling.runs.records import RESULT_FIELDS, RunResult, SavedRun, as_run, size_text
 from profiling.runs.schema import (
     SCHEMA_VERSION,
     AuditRow,
@@ -272,6 +272,37 @@ class RunStore:
         with _db_errors("count runs", self.display_url), Session(self.engine) as session:
             live = sa.select(sa.func.count()).select_from(RunRow).where(RunRow.deleted_at.is_(None))
             return session.scalar(live) or 0
+
+    def result_keys(self, run_ids: Sequence[int]) -> list[dict[str, Any]]:
+        """What identifies each result of the runs, without its values: run_id, kernel, size (records.size_text),
+        and its run's device_name and created_utc, in result_rows' order. Enough to match runs by kernel and size
+        (the Review page's default pair) at a fraction of result_rows' cost."""
+        query = (
+            sa.select(
+                ResultRow.run_id,
+                ResultRow.kernel,
+                ResultRow.m,
+                ResultRow.n,
+                ResultRow.k,
+                ResultRow.size_label,
+                RunRow.device_name,
+                RunRow.created_at,
+            )
+            .join(RunRow, ResultRow.run_id == RunRow.id)
+            .where(RunRow.deleted_at.is_(None), ResultRow.run_id.in_([int(i) for i in run_ids]))
+            .order_by(RunRow.created_at, RunRow.id, ResultRow.position)
+        )
+        with _db_errors("read results", self.display_url), Session(self.engine) as session:
+            return [
+                {
+                    "run_id": run_id,
+                    "kernel": kernel,
+                    "size": size_text({"m": m, "n": n, "k": k, "size_label": size_label}),
+                    "device_name": device_name,
+                    "created_utc": iso_utc(created_at),
+                }
+                for run_id, kernel, m, n, k, size_label, device_name, created_at in session.execute(query)
+            ]
 
     def result_rows(
         self, *, kernel: str | None = None, device: str | None = None, run_ids: Sequence[int] | None = None
