@@ -33,16 +33,18 @@ st.set_page_config(page_title=title, page_icon=ICON, layout="wide")
 memory.start_trimming(on_idle=cache.clear_shared)
 auth.sign_in_gate()  # with sign-in configured, stops here until someone with a role is signed in
 
-permalink.begin()  # the pages' links (query parameters): the sidebar's bundle is bound first
-bundle = ui.current_bundle()
-ui.queue_sidebar()
-device, reason, probing = ui.device_status()
-if probing:
-    with st.sidebar:
-        ui.rerun_when_probed()
-state.set_frame(state.Frame(bundle=bundle, device=device, no_gpu_reason=reason, probing=probing))
-if (page_file := state.deep_link()) is not None:
-    st.switch_page(PAGES / page_file, query_params=permalink.current_params())  # the link's selection goes along
-navigation.run()
+# The frame and the page run inside the warm-up imports' gate: those imports wait until no script runs.
+with warm.GATE.page():
+    permalink.begin()  # the pages' links (query parameters): the sidebar's bundle is bound first
+    bundle = ui.current_bundle()
+    ui.queue_sidebar()
+    device, reason, probing = ui.device_status()
+    if probing:
+        with st.sidebar:
+            ui.rerun_when_probed()
+    state.set_frame(state.Frame(bundle=bundle, device=device, no_gpu_reason=reason, probing=probing))
+    if (page_file := state.deep_link()) is not None:
+        st.switch_page(PAGES / page_file, query_params=permalink.current_params())  # the link's selection goes along
+    navigation.run()
 # After the page is drawn (a page that stops early leaves it to the next run): the other pages' imports, once.
 warm.warm_imports()

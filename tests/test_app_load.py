@@ -181,6 +181,55 @@ def test_the_modules_warmed_after_the_first_page_exist() -> None:
         importlib.import_module(name)
 
 
+def test_warm_up_imports_wait_for_running_pages_and_a_page_waits_for_one_import(tmp_path: Path, monkeypatch) -> None:
+    """The warm-up thread imports only while no page script runs, and a page starting meanwhile waits for that one
+    module: a page and the warm-up importing at once can hand each other half-built modules. A module already
+    imported is skipped without waiting, and one that fails leaves the gate open."""
+    import sys
+
+    from profiling.app import warm
+
+    (tmp_path / "warm_probe_state.py").write_text(
+        "import threading\ngate = None\nseen = []\nentered, release = threading.Event(), threading.Event()\n"
+    )
+    (tmp_path / "warm_probe_slow.py").write_text(
+        "import warm_probe_state as s\ns.seen.append(s.gate.pages_running())\ns.entered.set()\ns.release.wait(30)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("warm_probe_state", "warm_probe_slow"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import warm_probe_state as probe
+
+    gate = probe.gate = warm.ImportGate()
+    warming = threading.Thread(target=warm.import_between_pages, args=(["json", "warm_probe_slow"], gate))
+    with gate.page():
+        warming.start()
+        warming.join(0.3)
+        assert warming.is_alive() and not probe.entered.is_set()  # waits while a page runs
+    assert probe.entered.wait(30) and probe.seen == [0]
+
+    page_ran = threading.Event()
+
+    def page() -> None:
+        with gate.page():
+            page_ran.set()
+
+    later = threading.Thread(target=page)
+    later.start()
+    later.join(0.3)
+    assert not page_ran.is_set()  # a page starting during the import waits for it
+    probe.release.set()
+    later.join(30)
+    warming.join(30)
+    assert page_ran.is_set() and not warming.is_alive() and "warm_probe_slow" in sys.modules
+
+    with gate.page():  # nothing left to import: no waiting for the page to end
+        warm.import_between_pages(["json", "warm_probe_slow"], gate)
+    warm.import_between_pages(["warm_probe_no_such_module"], gate)
+    with gate.page():
+        assert gate.pages_running() == 1
+
+
 def test_the_server_start_preloads_the_frames_modules_in_a_fresh_process() -> None:
     """`gemmlens app` starts Streamlit through profiling.app.serve, which first imports what app.py imports, so a
     fresh server's first visitor does not wait for it; a renamed module must fail here."""
