@@ -73,18 +73,23 @@ if not ids:
     st.stop()
 
 pair, kernels = store_cache.review_defaults(store, ids)  # default: the two runs with most kernel/size pairs in common
-ui.keep_choices({"hist_kernel": kernels, "hist_metric": METRIC_BY_KEY})  # kept while History is closed
+# Kept while their tabs are closed: the History choices and the By device runs.
+ui.keep_choices({"hist_kernel": kernels, "hist_metric": METRIC_BY_KEY, device_view.RUNS_KEY: ids})
 tab_cmp, tab_dev, tab_open, tab_hist = permalink.tabs(
     "tab", "review_tab", ["Compare", "By device", "Open / delete", "History"]
 )
+# Compare and Open stay drawn: By device starts from Compare's runs, a link carries their choices from any tab,
+# and a comment being typed on Open survives a look at another tab.
 with tab_cmp:
     base_id, cand_ids, threshold, cross_gpu = comparison_choices(ids, pair, names)
     if cand_ids:
         baseline, candidates = store_cache.read_run(store, base_id), store_cache.read_runs(store, cand_ids)
         review_comparison(baseline, candidates, threshold, cross_gpu)
-with tab_dev:  # the Compare tab's runs by default: a mixed cluster run alone, or runs of different GPUs
-    chosen = device_view.chosen_runs(ids, [base_id, *cand_ids], names)
-    device_view.by_device_section(store_cache.read_runs(store, chosen))
+# By device's table and figure, and History's (a panel per size), are built and sent only to someone looking.
+if tab_dev.open:  # the Compare tab's runs by default: a mixed cluster run alone, or runs of different GPUs
+    with tab_dev:
+        chosen = device_view.chosen_runs(ids, [base_id, *cand_ids], names)
+        device_view.by_device_section(store_cache.read_runs(store, chosen))
 with tab_open:
     open_id = st.selectbox("Run", ids, format_func=names.get, key=permalink.bind_run("open", "open_run", ids))
     run = store_cache.read_run(store, open_id)
@@ -93,7 +98,6 @@ with tab_open:
     st.dataframe(results, hide_index=True, width="stretch")
     delete_run_button(store, open_id, len(run.results), who)
     comments_section(store, run, who)
-# The History tab's figure (a panel per size) is built and sent only to someone looking at it.
 if tab_hist.open and kernels:
     with tab_hist:
         h1, h2 = st.columns(2)

@@ -172,11 +172,16 @@ def db_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return tmp_path / "app.sqlite"
 
 
-def review_page() -> AppTest:
+def review_page(tab: str = "By device") -> AppTest:
+    """The Review page on `tab` (the By device tab by default: it is drawn only while open)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
     at.switch_page("pages/7_Review.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    if tab != "Compare":
+        at.session_state["review_tab"] = tab
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
     return at
 
 
@@ -220,3 +225,22 @@ def test_review_page_by_device_of_two_runs_and_of_one_gpu(db_path: Path) -> None
     at.multiselect(key="candidates").set_value([h100]).run()
     assert not at.exception and sorted(at.multiselect(key="device_runs").value) == [h100, h200]
     assert len(device_tables(at)) == 1
+
+
+def test_the_by_device_tab_is_drawn_only_when_open_and_keeps_its_choice(db_path: Path) -> None:
+    with RunStore(f"sqlite:///{db_path}") as store:
+        h100 = store.save_run(read_run_file(H100_FILE))
+        h200 = store.save_run(read_run_file(H200_FILE))
+    at = review_page("Compare")
+    assert at.session_state["review_tab"] == "Compare"
+    assert not [w for w in at.multiselect if w.key == "device_runs"] and device_tables(at) == []
+    assert not [c for c in at.get("plotly_chart") if "per GPU model" in c.proto.spec]
+    at.session_state["review_tab"] = "By device"
+    at.run()
+    assert sorted(at.multiselect(key="device_runs").value) == [h100, h200] and len(device_tables(at)) == 1
+    at.multiselect(key="device_runs").set_value([h200]).run()
+    at.session_state["review_tab"] = "Compare"
+    at.run()
+    at.session_state["review_tab"] = "By device"
+    at.run()
+    assert not at.exception and at.multiselect(key="device_runs").value == [h200]
