@@ -183,25 +183,27 @@ def test_the_modules_warmed_after_the_first_page_exist() -> None:
 
 def test_warm_up_imports_wait_for_running_pages_and_a_page_waits_for_one_import(tmp_path: Path, monkeypatch) -> None:
     """The warm-up thread imports only while no page script runs, and a page starting meanwhile waits for that one
-    module: a page and the warm-up importing at once can hand each other half-built modules. A module already
-    imported is skipped without waiting, and one that fails leaves the gate open."""
+    module, then runs before the next: a page and the warm-up importing at once can hand each other half-built
+    modules. A module already imported is skipped without waiting, and one that fails leaves the gate open."""
     import sys
 
     from profiling.app import warm
 
     (tmp_path / "warm_probe_state.py").write_text(
-        "import threading\ngate = None\nseen = []\nentered, release = threading.Event(), threading.Event()\n"
+        "import threading\ngate = None\nseen, order = [], []\nentered, release = threading.Event(), threading.Event()\n"
     )
+    (tmp_path / "warm_probe_next.py").write_text("import warm_probe_state as s\ns.order.append('next import')\n")
     (tmp_path / "warm_probe_slow.py").write_text(
         "import warm_probe_state as s\ns.seen.append(s.gate.pages_running())\ns.entered.set()\ns.release.wait(30)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    for name in ("warm_probe_state", "warm_probe_slow"):
+    for name in ("warm_probe_state", "warm_probe_slow", "warm_probe_next"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     import warm_probe_state as probe
 
     gate = probe.gate = warm.ImportGate()
-    warming = threading.Thread(target=warm.import_between_pages, args=(["json", "warm_probe_slow"], gate))
+    modules = ["json", "warm_probe_slow", "warm_probe_next"]
+    warming = threading.Thread(target=warm.import_between_pages, args=(modules, gate))
     with gate.page():
         warming.start()
         warming.join(0.3)
@@ -213,6 +215,7 @@ def test_warm_up_imports_wait_for_running_pages_and_a_page_waits_for_one_import(
     def page() -> None:
         with gate.page():
             page_ran.set()
+            probe.order.append("page")
 
     later = threading.Thread(target=page)
     later.start()
@@ -221,10 +224,11 @@ def test_warm_up_imports_wait_for_running_pages_and_a_page_waits_for_one_import(
     probe.release.set()
     later.join(30)
     warming.join(30)
-    assert page_ran.is_set() and not warming.is_alive() and "warm_probe_slow" in sys.modules
+    assert page_ran.is_set() and not warming.is_alive() and "warm_probe_next" in sys.modules
+    assert probe.order == ["page", "next import"]  # the page that waited went before the next import
 
     with gate.page():  # nothing left to import: no waiting for the page to end
-        warm.import_between_pages(["json", "warm_probe_slow"], gate)
+        warm.import_between_pages(modules, gate)
     warm.import_between_pages(["warm_probe_no_such_module"], gate)
     with gate.page():
         assert gate.pages_running() == 1

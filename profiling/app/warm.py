@@ -39,12 +39,14 @@ WARM_MODULES = (
 
 class ImportGate:
     """Page runs share it; the warm-up thread takes it alone, for one module's import at a time. A page waits at
-    most for the module being imported; the warm-up thread waits until no page runs (under steady traffic it may
-    never get a turn, and the pages then import what they need themselves, as without it)."""
+    most for the module being imported, then runs before the next one; the warm-up thread waits until no page runs
+    (under steady traffic it may never get a turn, and the pages then import what they need themselves, as
+    without it)."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._pages = 0
+        self._waiting = 0
         self._importing = False
 
     @contextmanager
@@ -52,7 +54,9 @@ class ImportGate:
         """Around a page's run (app.py): waits for a warm-up import in progress, and holds the next off until the
         page's script has finished, stopped or rerun."""
         with self._changed:
+            self._waiting += 1
             self._changed.wait_for(lambda: not self._importing)
+            self._waiting -= 1
             self._pages += 1
         try:
             yield
@@ -63,9 +67,10 @@ class ImportGate:
 
     @contextmanager
     def alone(self) -> Iterator[None]:
-        """Around one warm-up import: waits until no page runs, and holds new page runs off until it is done."""
+        """Around one warm-up import: waits until no page runs or waits to run (a page that waited for the last
+        import goes first), and holds new page runs off until it is done."""
         with self._changed:
-            self._changed.wait_for(lambda: self._pages == 0)
+            self._changed.wait_for(lambda: self._pages == 0 and self._waiting == 0)
             self._importing = True
         try:
             yield
