@@ -116,6 +116,28 @@ def test_source_tables(data: why.WhyData) -> None:
     assert list(cublas.columns)[:3] == ["offset", "% samples", "sass"] and len(cublas) == 5
 
 
+def test_the_source_and_step_tables_are_shared_and_drawn_as_the_tables_themselves(data: why.WhyData) -> None:
+    """What the Why page draws is the tables above, converted to Arrow once per capture object, not per visit."""
+    import pandas as pd
+
+    kernel = data.kernel_source("v4")
+    tables = why_view._source_tables(kernel)
+    assert why_view._source_tables(kernel) is tables and tables.hottest == 29
+    pd.testing.assert_frame_equal(tables.hot.to_pandas(), why.hot_lines_table(kernel))
+    pd.testing.assert_frame_equal(tables.lines_shown.to_pandas(), tables.lines)
+    pd.testing.assert_frame_equal(tables.lines, why.line_table(kernel))
+    pd.testing.assert_frame_equal(tables.sass_shown.to_pandas(), why.sass_table(kernel))
+    pd.testing.assert_frame_equal(why_view._line_sass(kernel, 43).to_pandas(), why.line_sass_table(kernel, 43))
+    assert why_view._source_tables(data.kernel_source("cublas")).lines is None  # no line information
+    ranked, tensor, before, after = why_view._step_tables(data, "v3", "v4")
+    assert why_view._step_tables(data, "v3", "v4")[0] is ranked
+    view = why.explain_step(data, "v3", "v4")
+    pd.testing.assert_frame_equal(ranked.to_pandas(), view.ranked.drop(columns="interpretation"))
+    assert tensor is None and why.tensor_table(view.explanation).empty
+    pd.testing.assert_frame_equal(before.to_pandas(), view.hot_before)
+    pd.testing.assert_frame_equal(after.to_pandas(), view.hot_after)
+
+
 def test_explain_step_view(data: why.WhyData) -> None:
     view = why.explain_step(data, "v3", "v4")
     assert view.explanation.summary.startswith("v3 -> v4: time -47%")

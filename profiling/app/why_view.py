@@ -4,6 +4,7 @@ source and SASS, explain a step). The numbers and tables come from profiling.app
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,12 +74,47 @@ def _step(data: why.WhyData, base: str, cand: str) -> why.StepView:
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
-def _source_tables(kernel: S.KernelSource) -> tuple[pd.DataFrame, pd.DataFrame | None, int | None, pd.DataFrame]:
-    """(the 10 hottest lines, every line or None without line information, the hottest line, every SASS
-    instruction) of a source-page section, once per section object (read-only: the page only draws them)."""
+def _step_tables(data: why.WhyData, base: str, cand: str) -> tuple[Any, Any, Any, Any]:
+    """(what moved, ranked, without its interpretation column; the tensor-core table, None when empty; the hottest
+    lines before and after, each None without a source page) of one step, as Arrow, once per capture and pair of
+    launches: a visit only serialises them."""
+    view = _step(data, base, cand)
+    tensor = why.tensor_table(view.explanation)
+    before, after = (None if table is None else arrow(table) for table in (view.hot_before, view.hot_after))
+    return arrow(view.ranked.drop(columns="interpretation")), None if tensor.empty else arrow(tensor), before, after
+
+
+@dataclass(frozen=True)
+class SourceTables:
+    """A source-page section's tables, once per section object (read-only: the page only draws them). Each drawn
+    table is also kept as Arrow (table_format.arrow): Streamlit converted every line and every SASS instruction
+    (thousands of rows) from pandas on each visit."""
+
+    hot: Any
+    """The 10 hottest lines, as Arrow."""
+    lines: pd.DataFrame | None
+    """Every line, or None without line information."""
+    lines_shown: Any
+    hottest: int | None
+    """The hottest line (None without line information)."""
+    sass: pd.DataFrame
+    """Every SASS instruction."""
+    sass_shown: Any
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+def _source_tables(kernel: S.KernelSource) -> SourceTables:
     lines = why.line_table(kernel) if kernel.lines else None
     hottest = int(why.hot_lines_table(kernel, 1).iloc[0]["line"]) if kernel.lines else None
-    return why.hot_lines_table(kernel, 10), lines, hottest, why.sass_table(kernel)
+    sass = why.sass_table(kernel)
+    return SourceTables(
+        hot=arrow(why.hot_lines_table(kernel, 10)),
+        lines=lines,
+        lines_shown=None if lines is None else arrow(lines),
+        hottest=hottest,
+        sass=sass,
+        sass_shown=arrow(sass),
+    )
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
@@ -100,9 +136,9 @@ def _step_stalls(data: why.WhyData, base: str, cand: str) -> go.Figure:
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
-def _line_sass(kernel: S.KernelSource, line: int) -> pd.DataFrame:
-    """why.line_sass_table, once per section object and line."""
-    return why.line_sass_table(kernel, line)
+def _line_sass(kernel: S.KernelSource, line: int) -> Any:
+    """why.line_sass_table as Arrow, once per section object and line."""
+    return arrow(why.line_sass_table(kernel, line))
 
 
 T = TypeVar("T")
@@ -196,11 +232,13 @@ def stall_section(data: why.WhyData) -> None:
         st.dataframe(meanings, hide_index=True, width="stretch")
 
 
-def _table(frame: pd.DataFrame, key: str, select: bool = False, height: int | None = None):
+def _table(frame: Any, key: str, select: bool = False, height: int | None = None):
+    """st.dataframe of a DataFrame or an Arrow table, with the Why page's column formats."""
     kwargs = {"on_select": "rerun", "selection_mode": "single-row"} if select else {}
+    names = frame.column_names if hasattr(frame, "column_names") else list(frame.columns)
     stalls = {
         c: st.column_config.NumberColumn(c, format="localized", help="warp-stall samples of this reason")
-        for c in frame.columns
+        for c in names
         if c.startswith("stall: ") or c == why.OTHER_STALLS
     }
     return st.dataframe(
@@ -225,18 +263,19 @@ def source_section(data: why.WhyData) -> None:
             f"{kernel.total_samples:,.0f} warp-stall samples over {len(kernel.instructions):,} SASS "
             f"instructions; source text: {ui.safe_md(kernel.source_note)}"
         )
-        hot, lines, hottest, sass = _source_tables(kernel)
+        tables = _source_tables(kernel)
+        sass = tables.sass
         st.subheader("Hottest lines (top 10 by warp-stall samples)")
-        _table(hot, key=f"hot:{data.name}:{label}")
-        if lines is not None:
+        _table(tables.hot, key=f"hot:{data.name}:{label}")
+        if tables.lines is not None:
             st.subheader("Source, line by line (select a row for its SASS)")
-            event = _table(lines, key=f"lines:{data.name}:{label}", select=True, height=420)
+            event = _table(tables.lines_shown, key=f"lines:{data.name}:{label}", select=True, height=420)
             rows = event.selection.rows if event is not None else []
-            line = int(lines.iloc[rows[0]]["line"]) if rows else hottest
+            line = int(tables.lines.iloc[rows[0]]["line"]) if rows else tables.hottest
             st.markdown(f"**SASS of line {line}**" + ("" if rows else " (the hottest; select a row for another)"))
             _table(_line_sass(kernel, line), key=f"sass:{data.name}:{label}")
         with st.expander("All SASS instructions (select one for its source line)"):
-            event = _table(sass, key=f"all_sass:{data.name}:{label}", select=True, height=420)
+            event = _table(tables.sass_shown, key=f"all_sass:{data.name}:{label}", select=True, height=420)
             picked = event.selection.rows if event is not None else []
             if picked:
                 lines = [int(n) for n in str(sass.iloc[picked[0]]["lines"]).split(", ") if n]
@@ -309,12 +348,12 @@ def explain_section(data: why.WhyData) -> None:
     st.plotly_chart(_step_stalls(data, base, cand), key="step_stalls")
     st.subheader("What moved, ranked by how much of the time it explains")
     st.markdown("\n".join(f"{n}. {ui.safe_md(i.sentence)}" for n, i in enumerate(expl.top(5), 1)))
-    st.dataframe(view.ranked.drop(columns="interpretation"), hide_index=True, width="stretch", key="ranked")
-    tensor = why.tensor_table(expl)
-    if not tensor.empty:
+    ranked, tensor, hot_before, hot_after = _step_tables(data, base, cand)
+    st.dataframe(ranked, hide_index=True, width="stretch", key="ranked")
+    if tensor is not None:
         st.subheader("Tensor cores: pipe busy and shared-memory traffic per unit of work")
         st.dataframe(tensor, hide_index=True, width="stretch", key="tensor_view")
-    for when, side, table in (("before", base, view.hot_before), ("after", cand, view.hot_after)):
+    for when, side, table in (("before", base, hot_before), ("after", cand, hot_after)):
         st.markdown(f"**Hottest lines {when}: {ui.safe_md(side)}**")
         if table is None:
             st.caption("No source page for this launch.")
