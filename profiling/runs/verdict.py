@@ -90,8 +90,8 @@ def resampled_medians(values: np.ndarray, picks: np.ndarray) -> np.ndarray:
     """np.median(values[picks], axis=1), the same numbers, for many resamples (rows of `picks`) of a few values.
 
     Each row's middle order statistics are found by counting how often it drew each value (by rank) instead of
-    partitioning the row: a bootstrap of 2,000 resamples of 30 launches took 2-3x less time, and a Review
-    comparison runs one per kernel and size."""
+    partitioning the row: 1.4-1.7x less CPU for 2,000 resamples of 10-100 launches, and a Review comparison takes
+    two such sets of medians per kernel and size."""
     import numpy as np
 
     order = np.argsort(values, kind="stable")
