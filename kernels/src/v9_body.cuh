@@ -1,8 +1,11 @@
 // The body of the v9 kernels (sgemm_regdb and sgemm_regdb_ordered in v9_regdb.cu, sgemm_regdb_splitk in
-// v9_splitk.cu): register double buffering over v8's cp.async pipeline. SPLIT (false for v9_regdb.cu's kernels)
-// makes a block multiply only the blockIdx.z-th of gridDim.z ranges of K slices and add its partial tile into C
-// with float reductions instead of storing it. The body is inlined into each __global__ kernel, so each keeps
-// its name, its launch bounds and its machine code (scripts/sass_identity.py compares them).
+// v9_splitk.cu, sgemm_regdb_clusterk in v9_clusterk.cu): register double buffering over v8's cp.async pipeline.
+// SPLIT (false for v9_regdb.cu's kernels) makes a block multiply only the blockIdx.z-th of gridDim.z ranges of K
+// slices and add its partial tile into C with float reductions instead of storing it. CLUSTER_SPLITS (0 for all
+// but v9_clusterk.cu's kernel) splits K the same way over the CLUSTER_SPLITS blocks of a thread-block cluster,
+// which sum their partial tiles through distributed shared memory and store C once. The body is inlined into each
+// __global__ kernel, so each keeps its name, its launch bounds and its machine code (scripts/sass_identity.py
+// compares them).
 //
 // kernels/sources.py inlines this file (and cp_async.cuh, which it includes) where a kernel includes it.
 #pragma once
@@ -58,14 +61,57 @@ __device__ __forceinline__ void add4_unaligned(float* p, float x, float y, float
         atomicAdd(p + 3, w);
     }
 }
+
+// Rows of the partial C tile a cluster-split block leaves in shared memory are padded by 4 floats: the float4
+// stores of lanes 4 rows apart (4 lanes per row in a 4x8-lane warp tile) then fall on other banks.
+constexpr int CPAD = 4;
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Thread-block cluster primitives (sm_90): this block's rank in its cluster, a barrier over every thread of the
+// cluster (arrive has release and wait acquire semantics, so shared-memory writes before it are visible to the
+// whole cluster after it), the address of the same shared-memory location in block `rank`, and a 16-byte load
+// from another block's shared memory.
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned map_to_rank(unsigned local, unsigned rank)
+{
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
+    return remote;
+}
+
+__device__ __forceinline__ float4 load_cluster4(unsigned addr)
+{
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+#endif
+
 }  // namespace v9
 
 // The whole kernel for one B copy width: VEC (N % 4 == 0) copies B in 16-byte pieces, otherwise in 4-byte
 // pieces. Instantiating both keeps the main loop free of branches on the width. SPLIT: this block's K range is
 // the blockIdx.z-th of gridDim.z ranges of whole slices (the host picks gridDim.z so that none is empty), and the
-// epilogue adds into C, which holds zeros first.
+// epilogue adds into C, which holds zeros first. CLUSTER_SPLITS > 0 (sm_90, a grid of exactly CLUSTER_SPLITS
+// blocks on z, clusters of (1, 1, CLUSTER_SPLITS)): the blockIdx.z-th of CLUSTER_SPLITS ranges, which may be
+// empty; the epilogue reduces the cluster's partial tiles in shared memory (smem must hold BM x (BN + CPAD)
+// floats) and stores each C element once.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
-          bool SPLIT = false>
+          bool SPLIT = false, int CLUSTER_SPLITS = 0>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K, float* smem)
 {
@@ -93,6 +139,8 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     static_assert(BK % 4 == 0 && (BM * KQ) % THREADS == 0 && THREADS % KQ == 0, "A copy units divide evenly");
     static_assert((BK * B_VECS_PER_ROW) % THREADS == 0 && THREADS % B_VECS_PER_ROW == 0, "B copy units divide evenly");
     static_assert(STAGES >= 3, "slice t+STAGES-1 is copied into the buffer of slice t-1 while slice t+1 is read");
+    static_assert(!(SPLIT && CLUSTER_SPLITS), "one way of splitting K");
+    static_assert(CLUSTER_SPLITS == 0 || BM % CLUSTER_SPLITS == 0, "each block of a cluster reduces whole rows");
 
     const int tid = threadIdx.x;
 
@@ -106,6 +154,16 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         k_first = (int)blockIdx.z * per_split;
         split_tiles = min(per_split, all_tiles - k_first);
         if (split_tiles <= 0) return;  // the whole block: no barrier is skipped by part of it
+    }
+    if constexpr (CLUSTER_SPLITS > 0) {
+        // The same ranges over the cluster's blocks. A block whose range is empty (K shorter than the cluster's
+        // slices) still runs: its accumulators stay zero, it joins both cluster barriers and its shared memory
+        // holds zeros for the others. Its copies are all src-size 0 from slice 0, so their addresses lie in A and B.
+        const int all_tiles = (K + BK - 1) / BK;
+        const int per_split = (all_tiles + CLUSTER_SPLITS - 1) / CLUSTER_SPLITS;
+        k_first = (int)blockIdx.z * per_split;
+        split_tiles = max(0, min(per_split, all_tiles - k_first));
+        if (split_tiles == 0) k_first = 0;
     }
     // Copies take absolute K positions (k_begin + slice * BK), so the zero-fill past K works for every split.
     const int k_begin = k_first * BK;
@@ -203,7 +261,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
 
     float a[2][TM], b[2][TN];
 
-    const int k_tiles = SPLIT ? split_tiles : (K + BK - 1) / BK;
+    const int k_tiles = (SPLIT || CLUSTER_SPLITS) ? split_tiles : (K + BK - 1) / BK;
 
     // Prologue: STAGES-1 slices in flight. A group is committed even when empty so that the group count,
     // and with it the waits below, means the same thing on every iteration.
@@ -295,33 +353,90 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // Only empty groups can still be pending here; draining them keeps the exit free of in-flight copies.
     v9::wait<0>();
 
-    // acc[f*4 + r][g*4 + c] is C row tm0 + f*FRAG_STRIDE_M + r, column tn0 + g*FRAG_STRIDE_N + c.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (CLUSTER_SPLITS > 0) {
+        // 1. The pipeline's stages become this block's partial tile: once every warp has read its last fragments
+        //    and every copy has landed (the wait above, per thread; the barrier, for all).
+        constexpr int C_LD = BN + v9::CPAD;
+        __syncthreads();
 #pragma unroll
-    for (int i = 0; i < TM; ++i) {
-        const int row = bm + tm0 + (i / 4) * FRAG_STRIDE_M + (i % 4);
-        if (row >= M) continue;
-        float* c_row = C + (size_t)row * N;
+        for (int i = 0; i < TM; ++i) {
+            float* c_row = smem + (tm0 + (i / 4) * FRAG_STRIDE_M + (i % 4)) * C_LD + tn0;
 #pragma unroll
-        for (int g = 0; g < FRAG_N; ++g) {
-            const int col = bn + tn0 + g * FRAG_STRIDE_N;
-            if (VEC && col < N) {
-                const float4 v = make_float4(acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
-                if (SPLIT)
-                    v9::add4(c_row + col, v);
-                else
-                    *reinterpret_cast<float4*>(c_row + col) = v;
-            } else if (SPLIT && col + 3 < N) {
-                v9::add4_unaligned(c_row + col, acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2],
-                                   acc[i][g * 4 + 3]);
-            } else {
+            for (int g = 0; g < FRAG_N; ++g)
+                *reinterpret_cast<float4*>(c_row + g * FRAG_STRIDE_N) =
+                    make_float4(acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
+        }
+        // 2. Every block's partial tile is complete and visible to the cluster.
+        v9::cluster_sync();
+        // 3. Block `rank` sums rows [rank*ROWS, (rank+1)*ROWS) of the tile over all the cluster's blocks, always in
+        //    rank order 0, 1, ..., so C is the same bits on every run, and stores them once.
+        constexpr int ROWS = BM / CLUSTER_SPLITS;
+        constexpr int VECS_PER_ROW = BN / 4;
+        const unsigned rank = v9::cluster_rank();
+        const unsigned local = v9::smem_addr(smem);
+        unsigned part[CLUSTER_SPLITS];
 #pragma unroll
-                for (int c = 0; c < 4; ++c)
-                    if (col + c < N) {
-                        if (SPLIT)
-                            atomicAdd(c_row + col + c, acc[i][g * 4 + c]);
-                        else
-                            c_row[col + c] = acc[i][g * 4 + c];
-                    }
+        for (int s = 0; s < CLUSTER_SPLITS; ++s) part[s] = v9::map_to_rank(local, (unsigned)s);
+        for (int u = tid; u < ROWS * VECS_PER_ROW; u += THREADS) {
+            const int r = (int)rank * ROWS + u / VECS_PER_ROW;
+            const int c = (u % VECS_PER_ROW) * 4;
+            const unsigned offset = (unsigned)(r * C_LD + c) * 4u;
+            float4 v[CLUSTER_SPLITS];
+#pragma unroll
+            for (int s = 0; s < CLUSTER_SPLITS; ++s) v[s] = v9::load_cluster4(part[s] + offset);
+            float4 sum = v[0];
+#pragma unroll
+            for (int s = 1; s < CLUSTER_SPLITS; ++s) {
+                sum.x += v[s].x; sum.y += v[s].y; sum.z += v[s].z; sum.w += v[s].w;
+            }
+            const int row = bm + r;
+            const int col = bn + c;
+            if (row < M) {
+                float* dst = C + (size_t)row * N + col;
+                if (VEC && col < N) {
+                    *reinterpret_cast<float4*>(dst) = sum;
+                } else {
+                    if (col < N) dst[0] = sum.x;
+                    if (col + 1 < N) dst[1] = sum.y;
+                    if (col + 2 < N) dst[2] = sum.z;
+                    if (col + 3 < N) dst[3] = sum.w;
+                }
+            }
+        }
+        // 4. No block leaves (and frees its shared memory) while another may still read it.
+        v9::cluster_sync();
+    } else
+#endif
+    {
+        // acc[f*4 + r][g*4 + c] is C row tm0 + f*FRAG_STRIDE_M + r, column tn0 + g*FRAG_STRIDE_N + c.
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const int row = bm + tm0 + (i / 4) * FRAG_STRIDE_M + (i % 4);
+            if (row >= M) continue;
+            float* c_row = C + (size_t)row * N;
+#pragma unroll
+            for (int g = 0; g < FRAG_N; ++g) {
+                const int col = bn + tn0 + g * FRAG_STRIDE_N;
+                if (VEC && col < N) {
+                    const float4 v = make_float4(acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
+                    if (SPLIT)
+                        v9::add4(c_row + col, v);
+                    else
+                        *reinterpret_cast<float4*>(c_row + col) = v;
+                } else if (SPLIT && col + 3 < N) {
+                    v9::add4_unaligned(c_row + col, acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2],
+                                       acc[i][g * 4 + 3]);
+                } else {
+#pragma unroll
+                    for (int c = 0; c < 4; ++c)
+                        if (col + c < N) {
+                            if (SPLIT)
+                                atomicAdd(c_row + col + c, acc[i][g * 4 + c]);
+                            else
+                                c_row[col + c] = acc[i][g * 4 + c];
+                        }
+                }
             }
         }
     }
