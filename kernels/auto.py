@@ -1,8 +1,9 @@
 """sgemm-auto: the catalog's fastest SGEMM configuration for a GPU and a shape, chosen across kernels.
 
 With a tuning record for the GPU (results/tuning/<gpu>.json, `measured`), every configuration of v8-async, v9-regdb,
-v8-splitk and v9-splitk is scored by kernels.tuning.predicted_tflops at the asked shape (a v8-splitk configuration the
-record never measured is predicted from its v8-async twin; a v9-splitk one counts only where the record measured it)
+v8-splitk, v9-splitk and v9-clusterk is scored by kernels.tuning.predicted_tflops at the asked shape (a v8-splitk
+configuration the record never measured is predicted from its v8-async twin; a v9-splitk or v9-clusterk one counts
+only where the record measured it)
 and the highest wins. Without one, a default by shape
 (default_config_id). The runner swaps the chosen configuration in at launch; the result's `config` names it and
 where the choice came from (AutoChoice.label).
@@ -18,6 +19,7 @@ from kernels.tuning import (
     SPLITK_TUNING_CONFIGS,
     TUNING_CONFIGS,
     V9_BASE_KERNEL_ID,
+    V9_CLUSTERK_BASE,
     V9_SPLITK_BASE,
     V9_TUNING_CONFIGS,
     _sm_count,
@@ -31,7 +33,7 @@ from kernels.tuning import (
 )
 
 AUTO_KERNEL_ID = "sgemm-auto"
-AUTO_BASES = ("v8-async", V9_BASE_KERNEL_ID, SPLITK_BASE, V9_SPLITK_BASE)
+AUTO_BASES = ("v8-async", V9_BASE_KERNEL_ID, SPLITK_BASE, V9_SPLITK_BASE, V9_CLUSTERK_BASE)
 
 # The defaults without a record: v9's catalog tile (128x256, one block per SM) for large M x N; v8's 64x64 tile (four
 # blocks per SM) where 128x256 tiles would leave most SMs idle; split-K on 64x64 tiles where even those do not give

@@ -386,6 +386,35 @@ CATALOG: tuple[KernelSpec, ...] = (
         group="beyond",
         split_k=True,
     ),
+    KernelSpec(
+        id="v9-clusterk",
+        title="v9 cluster split-K (partial tiles summed in distributed shared memory)",
+        adds="v9-splitk's K split with the partial tiles reduced inside a thread-block cluster instead of added into "
+        "C: the SPLITS blocks of one tile (gridDim.z = SPLITS, a template parameter of 2, 4 or 8) form one cluster, "
+        "each writes its partial tile into its own shared memory after v9's main loop, and after a cluster barrier "
+        "block r sums rows r*BM/SPLITS .. (r+1)*BM/SPLITS-1 over every block's shared memory (mapa + "
+        "ld.shared::cluster, float4, in rank order) and stores them with plain stores. So the GEMM is one launch, "
+        "with no zeroing launch before it and no red.global.add queueing at L2, and C is the same bits on every run. "
+        "For narrow or small M x N with deep K, where v9-splitk's two launches and reductions cost most "
+        "(1024x127x4096, 333x333x4096). sm_90 and newer; tile configurations and split counts in kernels/tuning.py "
+        "V9_CLUSTERK_TUNING_CONFIGS, which sgemm-auto runs where the tuning record measured them faster.",
+        operation="sgemm",
+        source="v9_clusterk.cu",
+        entry="sgemm_regdb_clusterk<64,128,16,32,64,8,8,3,128,3,4>",
+        block=(128, 1),
+        tile_m=64,
+        tile_n=128,
+        grid_order="cols_x",
+        params=dict(BM=64, BN=128, BK=16, WM=32, WN=64, TM=8, TN=8, STAGES=3, THREADS=128, MIN_BLOCKS=3, SPLITS=4),
+        dynamic_smem_bytes=37632,
+        design_doc="CUDA Programming Guide, thread block clusters and distributed shared memory; PTX ISA mapa, "
+        "ld.shared::cluster, barrier.cluster; CUTLASS split-K; builds on v9-splitk",
+        previous="v9-splitk",
+        group="beyond",
+        cluster_split_k=True,
+        min_cc="9.0",
+        min_cc_needs="thread-block clusters and distributed shared memory",
+    ),
     # --- end beyond the ladder ---
 )
 

@@ -45,7 +45,11 @@ class KernelSpec:
     in thread-block clusters of that many (the source's __cluster_dims__), which take `cluster` vertically adjacent
     tiles together, so the grid is a multiple of `cluster`. A `split_k` kernel splits K over
     gridDim.z blocks per tile (`split_count`), each adding its partial product into C, which a first launch
-    (SPLIT_K_ZERO_ENTRY) zeroes: one operation of two launches. An entry that `chooses_at_launch` (sgemm-auto) is
+    (SPLIT_K_ZERO_ENTRY) zeroes: one operation of two launches. A `cluster_split_k` kernel splits K over exactly
+    params["SPLITS"] blocks per tile on gridDim.z that form one thread-block cluster (the source's
+    __cluster_dims__(1, 1, SPLITS)) and sum their partial tiles in distributed shared memory: one launch, nothing
+    zeroed first. `min_cc` ("9.0") is the oldest compute capability a portable kernel runs on, and `min_cc_needs`
+    says what it needs from it (thread-block clusters). An entry that `chooses_at_launch` (sgemm-auto) is
     resolved by the runner, per GPU and shape, to another kernel's tuning configuration (kernels.auto); its own
     source and entry are only what it runs where nothing else is known (a large square shape).
     """
@@ -75,6 +79,9 @@ class KernelSpec:
     persistent: bool = False
     cluster: int = 1
     split_k: bool = False
+    cluster_split_k: bool = False
+    min_cc: str | None = None
+    min_cc_needs: str = ""
     chooses_at_launch: bool = False
 
     @property
@@ -114,7 +121,10 @@ class KernelSpec:
 
         kernels.splitk_policy.split_count_for over this launch's tiles and BK-deep K slices, with MIN_BLOCKS blocks
         per SM, on `sm_count` SMs (DEFAULT_SM_COUNT when not given); params["SPLIT_DEEP_SLICES"], where a
-        configuration sets it, replaces the preferred depth of a split (DEEP_SLICES_PER_SPLIT)."""
+        configuration sets it, replaces the preferred depth of a split (DEEP_SLICES_PER_SPLIT). A cluster split-K
+        kernel's count is its cluster size, params["SPLITS"], at every shape (a template parameter of its source)."""
+        if self.cluster_split_k:
+            return self.params["SPLITS"]
         if not self.split_k:
             return 1
         gx, gy = self.grid(m, n)
@@ -142,7 +152,13 @@ class KernelSpec:
 
     def device_problem(self, cc: str) -> str | None:
         """Why this kernel cannot run on a GPU of compute capability `cc` ("9.0"), or None when it can: a kernel
-        built for one architecture-specific target (sm_90a) runs on that compute capability only."""
+        built for one architecture-specific target (sm_90a) runs on that compute capability only, one with a
+        `min_cc` on that one or newer."""
+        if self.min_cc is not None and _cc_tuple(cc) < _cc_tuple(self.min_cc):
+            return (
+                f"{self.id} needs compute capability {self.min_cc} or newer ({self.min_cc_needs}); "
+                f"this GPU is compute capability {cc}: pick another kernel"
+            )
         if self.arch is None:
             return None
         digits = self.arch.removeprefix("sm_").rstrip("a")
@@ -165,3 +181,11 @@ class KernelSpec:
         data = asdict(self)
         data["threads_per_block"] = self.threads_per_block
         return data
+
+
+def _cc_tuple(cc: str) -> tuple[int, ...]:
+    """A compute capability ("9.0", "10.0") as numbers that compare in order; text that is not one compares lowest."""
+    try:
+        return tuple(int(part) for part in cc.strip().split("."))
+    except ValueError:
+        return (0,)

@@ -67,11 +67,16 @@ def _build(
         raise ValueError(f"invalid {template} configuration {params}: {'; '.join(bad)}")
     bm, bn, bk, wm, wn, tm, tn, stages, threads = (params[k] for k in _TILE_KEYS)
     args = [params[k] for k in _TILE_KEYS] + ([params["MIN_BLOCKS"]] if with_min_blocks else [])
+    # v9-clusterk's cluster size, a template argument before the FFMA order (absent for every other kernel).
+    splits = params.get("SPLITS", 0)
+    args += [splits] if splits else []
     # v9's FFMA order (0, the template default, is left out of the entry and the id).
     order = params.get("ORDER", 0)
     args += [order] if order else []
     return {
-        "id": f"{base}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}" + (f"-o{order}" if order else ""),
+        "id": f"{base}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}"
+        + (f"-c{splits}" if splits else "")
+        + (f"-o{order}" if order else ""),
         "source": source,
         "entry": f"{template}<{','.join(map(str, args))}>",
         "block": (threads, 1),
@@ -263,7 +268,7 @@ def shape_efficiency(config: dict, m: int, n: int, k: int, sm_count: int = DEFAU
     Three losses a tile choice causes: the last wave of blocks only partly fills the GPU (wave quantisation),
     edge tiles compute padding past M and N, and the last K slice is padded to the slice depth. A split-K
     configuration launches tiles x splits blocks (spec.split_count), pads each split to whole slices and pays
-    for its reductions into C (split_reduction_fill); every other configuration has one split.
+    for its reductions into C or across its cluster (split_reduction_fill); every other configuration has one split.
     """
     bm, bn, bk = (config["params"][key] for key in ("BM", "BN", "BK"))
     tiles = math.ceil(m / bm) * math.ceil(n / bn)
@@ -278,7 +283,7 @@ def shape_efficiency(config: dict, m: int, n: int, k: int, sm_count: int = DEFAU
     tile_fill = (m * n) / (math.ceil(m / bm) * bm * math.ceil(n / bn) * bn)
     per_split = math.ceil(math.ceil(k / bk) / splits)
     k_fill = k / (splits * per_split * bk)
-    return wave_fill * tile_fill * k_fill * split_reduction_fill(splits, per_split * bk)
+    return wave_fill * tile_fill * k_fill * split_reduction_fill(splits, per_split * bk, config["base"])
 
 
 def _sm_count(device_name: str) -> int:
@@ -294,8 +299,8 @@ def _log_distance(entry: dict, m: int, n: int, k: int) -> float:
 def predicted_tflops(entries: list[dict], config: dict, m: int, n: int, k: int, sm_count: int) -> float | None:
     """A configuration's expected TFLOP/s at a shape: its measurement at the nearest swept shape, scaled by how
     much of the launched work is useful there against here (shape_efficiency). A v8-splitk configuration that was
-    never measured is predicted from its v8-async twin (predicted_split_k_tflops); a v9-splitk one only from its
-    own measurements, and not at all where it would launch a single split."""
+    never measured is predicted from its v8-async twin (predicted_split_k_tflops); a v9-splitk or v9-clusterk one
+    only from its own measurements, and a v9-splitk one not at all where it would launch a single split."""
     own = [e for e in entries if e.get("config") == config["id"] and e.get("tflops")]
     if config["base"] == V9_SPLITK_BASE and config_split_count(config, m, n, k, sm_count) == 1:
         return None
@@ -444,21 +449,93 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
 ]
 
 
+# --- v9-clusterk: split-K inside a thread-block cluster (`sgemm_regdb_clusterk` in kernels/src/v9_clusterk.cu) ---
+# v9-regdb's tile vocabulary plus SPLITS, the cluster size: the K splits per tile at every shape (gridDim.z), a
+# template parameter rather than a per-shape rule, so each split count is a configuration of its own and the tuning
+# sweep measures which one a shape wants. Predicted only from its own measurements, as v9-splitk.
+
+V9_CLUSTERK_BASE = "v9-clusterk"
+V9_CLUSTERK_SOURCE = "v9_clusterk.cu"
+# Cluster sizes the kernel instantiates (8 is the portable maximum of a thread-block cluster).
+CLUSTER_SPLITS = (2, 4, 8)
+# The partial tile's rows are padded by 4 floats in shared memory (v9::CPAD in v9_body.cuh).
+C_PAD = 4
+# K depth (elements) that the cluster's reduction costs each split, as if the split were that much deeper: writing
+# the partial tile to shared memory, two cluster barriers and BM x BN / SPLITS sums of SPLITS float4 loads over
+# distributed shared memory per block, whatever SPLITS is. Rough and not yet measured (v8-splitk's atomics cost
+# REDUCTION_K_PER_SPLIT for every further split instead).
+CLUSTER_REDUCTION_K = 8.0
+
+
+def clusterk_smem_bytes(bm: int, bn: int, bk: int, stages: int) -> int:
+    """Dynamic shared memory of a v9-clusterk block: the pipeline's stages, or the padded BM x (BN + C_PAD) float
+    partial tile that reuses them after the main loop, whichever is larger."""
+    return max(smem_bytes(bm, bn, bk, stages), bm * (bn + C_PAD) * 4)
+
+
+def v9_clusterk_problems(p: dict[str, int]) -> list[str]:
+    """Why a v9-clusterk parameter set would fail its static_asserts or not fit an SM (empty when it is valid)."""
+    out = v9_problems(p)
+    splits = p.get("SPLITS", 0)
+    if splits not in CLUSTER_SPLITS:
+        out.append(f"SPLITS (the cluster size) must be one of {', '.join(map(str, CLUSTER_SPLITS))}")
+    elif p["BM"] % splits:
+        out.append("BM must divide by SPLITS: each block of a cluster sums whole rows of the tile")
+    smem = clusterk_smem_bytes(p["BM"], p["BN"], p["BK"], p["STAGES"])
+    if p["MIN_BLOCKS"] * (smem + RESERVED_SHARED_PER_BLOCK) > SHARED_BYTES_PER_SM:
+        out.append(f"MIN_BLOCKS blocks of {smem} B of shared memory must fit one SM's")
+    return out
+
+
+def _v9_clusterk_config(*tile: int, splits: int, order: int = 0) -> dict:
+    params = _v9_params(*tile, order=order)
+    params["SPLITS"] = splits
+    bad = v9_clusterk_problems(params)
+    config = _build(V9_CLUSTERK_BASE, V9_CLUSTERK_SOURCE, "sgemm_regdb_clusterk", params, bad, True)
+    config["dynamic_smem_bytes"] = clusterk_smem_bytes(*(params[k] for k in ("BM", "BN", "BK", "STAGES")))
+    return config
+
+
+V9_CLUSTERK_TUNING_CONFIGS: list[dict] = [
+    # The catalog's default: v9-splitk's 64x128 tile (3 blocks per SM), 4 splits: narrow M or N, deep K.
+    _v9_clusterk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, splits=4),
+    _v9_clusterk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, splits=8),
+    # 64x64, 6 blocks per SM, 8 splits: the most blocks for a small M x N (127x127 is 4 tiles, 32 blocks).
+    _v9_clusterk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, splits=8),
+    # 128x128, two blocks per SM (128 registers; the 67.6 KB partial tile is larger than the pipeline's stages).
+    _v9_clusterk_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2, splits=2),
+    _v9_clusterk_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2, splits=4),
+    # v9's tuned tile (128x256, ORDER 3, one block per SM; a 133 KB partial tile) for M x N of a few dozen tiles.
+    _v9_clusterk_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, splits=2, order=3),
+]
+
+
 def all_tuning_configs() -> list[dict]:
-    """Every tuning configuration: v8-async's, v9-regdb's, v8-splitk's and v9-splitk's."""
-    return TUNING_CONFIGS + V9_TUNING_CONFIGS + SPLITK_TUNING_CONFIGS + V9_SPLITK_TUNING_CONFIGS
+    """Every tuning configuration: v8-async's, v9-regdb's, v8-splitk's, v9-splitk's and v9-clusterk's."""
+    return (
+        TUNING_CONFIGS
+        + V9_TUNING_CONFIGS
+        + SPLITK_TUNING_CONFIGS
+        + V9_SPLITK_TUNING_CONFIGS
+        + V9_CLUSTERK_TUNING_CONFIGS
+    )
 
 
 def config_split_count(config: dict, m: int, n: int, k: int, sm_count: int = DEFAULT_SM_COUNT) -> int:
     """The K splits a configuration launches at m x n x k (1 unless it is a split-K one)."""
-    if config["base"] not in SPLIT_K_BASES:
+    if config["base"] not in (*SPLIT_K_BASES, V9_CLUSTERK_BASE):
         return 1
     return spec_for(config).split_count(m, n, k, sm_count)
 
 
-def split_reduction_fill(splits: int, split_depth: int) -> float:
-    """The share of a split-K launch's time spent multiplying rather than adding into C: each split of `split_depth`
-    K is charged REDUCTION_K_PER_SPLIT more K for every other split adding into the same element (1 for one split)."""
+def split_reduction_fill(splits: int, split_depth: int, base: str = SPLITK_BASE) -> float:
+    """The share of a split-K launch's time spent multiplying rather than reducing the splits (1 for one split):
+    with atomics into C each split of `split_depth` K is charged REDUCTION_K_PER_SPLIT more K for every other split
+    adding into the same element; in a cluster (`base` v9-clusterk) each split is charged CLUSTER_REDUCTION_K."""
+    if splits <= 1:
+        return 1.0
+    if base == V9_CLUSTERK_BASE:
+        return split_depth / (split_depth + CLUSTER_REDUCTION_K)
     return split_depth / (split_depth + REDUCTION_K_PER_SPLIT * (splits - 1))
 
 

@@ -43,6 +43,7 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
                 "wgmma-persistent-bf16",
                 "v8-splitk",
                 "v9-splitk",
+                "v9-clusterk",
             ), f"{base} -> {cand} is missing from the bundled capture"
             continue  # newer than the bundled H100 capture; its step needs a new capture
         out[(base, cand)] = X.explain(before, after)

@@ -29,11 +29,12 @@ BEYOND_IDS = [
     "v8-splitk",
     "v9-regdb",
     "v9-splitk",
+    "v9-clusterk",
     "wmma-addmm",
     "wmma-async",
 ]
 SPECS = [get_kernel(i) for i in BEYOND_IDS]
-# Every launchable configuration: the catalog entries plus the v8, v9 and both split-K tuning sweeps.
+# Every launchable configuration: the catalog entries plus the v8, v9, both split-K and the cluster split-K sweeps.
 CONFIGS = SPECS + [spec_for(c) for c in all_tuning_configs()]
 
 LIMITS = {

@@ -32,6 +32,7 @@ def captured_steps() -> list[tuple[str, str]]:
         "wgmma-cluster",
         "v8-splitk",
         "v9-splitk",
+        "v9-clusterk",
     }
     return [step for step in X.ladder_steps() if not newer & set(step)]
 

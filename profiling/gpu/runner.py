@@ -268,7 +268,8 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
 
 def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[str, Any]:
     """The launch geometry a result records: grid (x, y, z), block, dynamic shared memory, and for a split-K
-    kernel its split count and the zeroing launch that runs first."""
+    kernel its split count and the zeroing launch that runs first; a cluster split-K kernel's split count and
+    cluster shape (one launch: its splits reduce inside each cluster)."""
     grid = spec.launch_grid(shape.m, shape.n, shape.k, sm_count)
     facts: dict[str, Any] = {
         "grid": list(grid),
@@ -285,6 +286,9 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
             },
             {"kernel": spec.entry, "grid": list(grid), "block": [*spec.block, 1]},
         ]
+    if spec.cluster_split_k:
+        facts["split_k"] = grid[2]
+        facts["cluster"] = [1, 1, grid[2]]
     return facts
 
 
