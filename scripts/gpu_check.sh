@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -521,6 +521,38 @@ sanbf16)
   job /tmp/san_bf2.json verify wgmma-persistent-bf16 1136 4112 528
   sanitize_jobs 200 "$F" sanbf16 bf1 bf2
   ;;
+clusterk)
+  # v9-clusterk (v9's K split over the blocks of one thread-block cluster, summed in distributed shared memory; sm_90):
+  # its GPU tests (every configuration against cuBLAS at awkward sizes, empty K ranges included; one launch with the
+  # cluster size on z; the same bits on every run), then its configurations beside v9-splitk's and sgemm-auto's choice
+  # and cuBLAS at the narrow, deep-K shapes it is for, the ratios with their intervals, and the project's own ncu
+  # capture of the catalog entry (one launch in its NVTX range). About 3 minutes on an H100.
+  stage clusterk
+  F="$EV/clusterk"; mkdir -p "$F"
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
+  timeout 240 $PY -m pytest tests/gpu/test_gpu_v9_clusterk.py -q -m gpu -p no:cacheprovider 2>&1 | tee "$F/gpu_tests.txt" | tail -5
+  ck=$($PY -c "from kernels.tuning import V9_CLUSTERK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  timeout 240 $PY -m profiling bench --kernels "cublas,sgemm-auto,v9-splitk,$ck" --repeats 30 \
+     --sizes "${CLUSTERK_SIZES:-1024x127x4096,4096x127x4096,333x333x4096,4096x333x8191,127x127x8191,1024x1024x8191}" \
+     --json "$F/bench.json" > "$F/bench.txt" 2>"$F/bench.log"; echo "exit=$?" >> "$F/bench.log"; tail -3 "$F/bench.log"
+  [ -f "$F/bench.json" ] && $PY scripts/ratio_table.py "$F/bench.json" > "$F/ratios.md" 2>&1
+  timeout 150 $PY -m profiling profile --kernels v9-clusterk --sizes 1024x127x4096 --set quick -o "$F/clusterk.ncu-rep" > "$F/ncu_log.txt" 2>&1
+  echo "exit=$?" >> "$F/ncu_log.txt"; tail -6 "$F/ncu_log.txt"
+  [ -f "$F/clusterk.ncu-rep" ] && "$NCU" --import "$F/clusterk.ncu-rep" --csv --page raw > "$F/ncu_raw.csv" 2>&1
+  { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$F/env.txt" 2>&1
+  record clusterk "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows; ncu launches: $(($(wc -l < "$F/ncu_raw.csv" 2>/dev/null || echo 2) - 2))"
+  ;;
+sanclusterk)
+  # memcheck and racecheck of every v9-clusterk configuration at two awkward shapes: 3 K slices over clusters of 2 to
+  # 8 (empty K ranges) with edge tiles and float4 stores (200x300x40), and N odd (scalar stores) with a K range ending
+  # inside a slice (129x127x1001).
+  stage sanclusterk
+  F="$EV/sanitizer_clusterk"; mkdir -p "$F"
+  ck=$($PY -c "from kernels.tuning import V9_CLUSTERK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  job /tmp/san_ck1.json verify "$ck" 200 300 40
+  job /tmp/san_ck2.json verify "$ck" 129 127 1001
+  sanitize_jobs 240 "$F" sanclusterk ck1 ck2
+  ;;
 sanv9sk)
   # memcheck and racecheck on v9's split-K configurations and sgemm-auto: an uneven split with edge tiles
   # (300x264x2000) and a deep, narrow shape (127x127x8191).
@@ -562,12 +594,13 @@ tunegrid)
   # documents), record them in this GPU's tuning record (which keeps every other shape), so sgemm-auto's prediction
   # at those shapes reads each configuration's own measurement there; then run the grid stage again. v9-regdb's 21
   # configurations only where M and N are both at least 1024. Lands in $OUT/tunegrid.tar.gz (the sweeps, the new
-  # record). Run it as `tunegrid grid`. About 2.5 minutes of sweeps on an H100.
+  # record). Run it as `tunegrid grid`. About 2.5 minutes of sweeps on an H100 before v9-clusterk's six
+  # configurations joined the small shapes' sweep (they add about a third to it: its timeout rose to 330 s).
   stage tunegrid
   T="$OUT/tunegrid"; mkdir -p "$T"
   small=$($PY scripts/grid_report.py $GRID_FROM --misses); large=$($PY scripts/grid_report.py $GRID_FROM --misses --min-side 1024)
   echo "$small" > "$T/shapes_small.txt"; echo "$large" > "$T/shapes_large.txt"
-  timeout 260 $PY -m profiling tune --kernels v8-async,v8-splitk,v9-splitk --sizes "$small" --repeats 10 --record \
+  timeout 330 $PY -m profiling tune --kernels v8-async,v8-splitk,v9-splitk,v9-clusterk --sizes "$small" --repeats 10 --record \
      --json "$T/tune_small.json" > "$T/tune_small.txt" 2>"$T/tune_small.log"; echo "exit=$?" >> "$T/tune_small.log"
   [ -n "$large" ] && timeout 100 $PY -m profiling tune --kernels v9-regdb --sizes "$large" --repeats 10 --record \
      --json "$T/tune_large.json" > "$T/tune_large.txt" 2>"$T/tune_large.log"; echo "exit=$?" >> "$T/tune_large.log"
