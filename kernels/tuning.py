@@ -507,6 +507,10 @@ V9_CLUSTERK_TUNING_CONFIGS: list[dict] = [
     _v9_clusterk_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2, splits=4),
     # v9's tuned tile (128x256, ORDER 3, one block per SM; a 133 KB partial tile) for M x N of a few dozen tiles.
     _v9_clusterk_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, splits=2, order=3),
+    # cuBLAS's tile at narrow, deep-K shapes (128x128x8, four warps of 64x64, 8x16 per thread, two blocks per SM),
+    # which it splits 8 ways at 1024x127x4096 and 4096x127x4096 (v9-splitk's configurations of it).
+    _v9_clusterk_config(128, 128, 8, 64, 64, 8, 16, 3, 128, 2, splits=4),
+    _v9_clusterk_config(128, 128, 8, 64, 64, 8, 16, 3, 128, 2, splits=8),
 ]
 
 

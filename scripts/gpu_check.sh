@@ -543,7 +543,7 @@ clusterk)
   record clusterk "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows; ncu launches: $(($(wc -l < "$F/ncu_raw.csv" 2>/dev/null || echo 2) - 2))"
   ;;
 sanclusterk)
-  # memcheck and racecheck of every v9-clusterk configuration at two awkward shapes: 3 K slices over clusters of 2 to
+  # memcheck and racecheck of every v9-clusterk configuration (eight) at two awkward shapes: 3 K slices over clusters of 2 to
   # 8 (empty K ranges) with edge tiles and float4 stores (200x300x40), and N odd (scalar stores) with a K range ending
   # inside a slice (129x127x1001).
   stage sanclusterk
@@ -594,13 +594,14 @@ tunegrid)
   # documents), record them in this GPU's tuning record (which keeps every other shape), so sgemm-auto's prediction
   # at those shapes reads each configuration's own measurement there; then run the grid stage again. v9-regdb's 21
   # configurations only where M and N are both at least 1024. Lands in $OUT/tunegrid.tar.gz (the sweeps, the new
-  # record). Run it as `tunegrid grid`. About 2.5 minutes of sweeps on an H100 before v9-clusterk's six
-  # configurations joined the small shapes' sweep (they add about a third to it: its timeout rose to 330 s).
+  # record). Run it as `tunegrid grid`. About 2.5 minutes of sweeps on an H100 before v9-clusterk's eight
+  # configurations joined the 20 of the small shapes' sweep (its timeout rose from 260 to 420 s; with the grid
+  # stage that can pass the device's 10 minutes a command: run `tunegrid` and `grid` as two calls).
   stage tunegrid
   T="$OUT/tunegrid"; mkdir -p "$T"
   small=$($PY scripts/grid_report.py $GRID_FROM --misses); large=$($PY scripts/grid_report.py $GRID_FROM --misses --min-side 1024)
   echo "$small" > "$T/shapes_small.txt"; echo "$large" > "$T/shapes_large.txt"
-  timeout 330 $PY -m profiling tune --kernels v8-async,v8-splitk,v9-splitk,v9-clusterk --sizes "$small" --repeats 10 --record \
+  timeout 420 $PY -m profiling tune --kernels v8-async,v8-splitk,v9-splitk,v9-clusterk --sizes "$small" --repeats 10 --record \
      --json "$T/tune_small.json" > "$T/tune_small.txt" 2>"$T/tune_small.log"; echo "exit=$?" >> "$T/tune_small.log"
   [ -n "$large" ] && timeout 100 $PY -m profiling tune --kernels v9-regdb --sizes "$large" --repeats 10 --record \
      --json "$T/tune_large.json" > "$T/tune_large.txt" 2>"$T/tune_large.log"; echo "exit=$?" >> "$T/tune_large.log"

@@ -58,6 +58,8 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_clusterk() -> N
         "v9-clusterk-128x128x16-w64x32-t8x8-s3-c2",
         "v9-clusterk-128x128x16-w64x32-t8x8-s3-c4",
         "v9-clusterk-128x256x16-w64x64-t8x16-s3-c2-o3",
+        "v9-clusterk-128x128x8-w64x64-t8x16-s3-c4",
+        "v9-clusterk-128x128x8-w64x64-t8x16-s3-c8",
     ]
     for c in CONFIGS:
         p = c["params"]
@@ -76,7 +78,7 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_clusterk() -> N
         )
         assert find_kernel(c["id"]).id == c["id"]
     assert "v9-clusterk" in tuning.tunable_bases() and "v9-clusterk" in auto.AUTO_BASES
-    assert [c["dynamic_smem_bytes"] for c in CONFIGS] == [37632, 37632, 25344, 67584, 67584, 133120]
+    assert [c["dynamic_smem_bytes"] for c in CONFIGS] == [37632, 37632, 25344, 67584, 67584, 133120, 67584, 67584]
 
 
 def test_invalid_cluster_parameters_are_explained() -> None:
@@ -201,6 +203,8 @@ REGISTERS_SM_90 = {
     "v9-clusterk-128x128x16-w64x32-t8x8-s3-c2": 128,
     "v9-clusterk-128x128x16-w64x32-t8x8-s3-c4": 128,
     "v9-clusterk-128x256x16-w64x64-t8x16-s3-c2-o3": 253,
+    "v9-clusterk-128x128x8-w64x64-t8x16-s3-c4": 252,
+    "v9-clusterk-128x128x8-w64x64-t8x16-s3-c8": 254,
 }
 
 
