@@ -530,7 +530,7 @@ clusterk)
   stage clusterk
   F="$EV/clusterk"; mkdir -p "$F"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
-  timeout 240 $PY -m pytest tests/gpu/test_gpu_v9_clusterk.py -q -m gpu -p no:cacheprovider 2>&1 | tee "$F/gpu_tests.txt" | tail -5
+  timeout 300 $PY -m pytest tests/gpu/test_gpu_v9_clusterk.py -q -m gpu -p no:cacheprovider 2>&1 | tee "$F/gpu_tests.txt" | tail -5
   ck=$($PY -c "from kernels.tuning import V9_CLUSTERK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
   timeout 240 $PY -m profiling bench --kernels "cublas,sgemm-auto,v9-splitk,$ck" --repeats 30 \
      --sizes "${CLUSTERK_SIZES:-1024x127x4096,4096x127x4096,333x333x4096,4096x333x8191,127x127x8191,1024x1024x8191}" \
