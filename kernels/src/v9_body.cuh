@@ -62,8 +62,8 @@ __device__ __forceinline__ void add4_unaligned(float* p, float x, float y, float
     }
 }
 
-// Rows of the partial C tile a cluster-split block leaves in shared memory are padded by 4 floats: the float4
-// stores of lanes 4 rows apart (4 lanes per row in a 4x8-lane warp tile) then fall on other banks.
+// Rows of the partial C tile a cluster-split block leaves in shared memory are padded by 4 floats: where a warp's
+// lanes are 8 rows of 4 (WN / TN = 4), the float4 stores of lanes 4 rows apart then fall on other banks.
 constexpr int CPAD = 4;
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
