@@ -594,14 +594,15 @@ tunegrid)
   # documents), record them in this GPU's tuning record (which keeps every other shape), so sgemm-auto's prediction
   # at those shapes reads each configuration's own measurement there; then run the grid stage again. v9-regdb's 21
   # configurations only where M and N are both at least 1024. Lands in $OUT/tunegrid.tar.gz (the sweeps, the new
-  # record). Run it as `tunegrid grid`. About 2.5 minutes of sweeps on an H100 before v9-clusterk's eight
-  # configurations joined the 20 of the small shapes' sweep (its timeout rose from 260 to 420 s; with the grid
-  # stage that can pass the device's 10 minutes a command: run `tunegrid` and `grid` as two calls).
+  # record). Run it as `tunegrid grid`. About 2.5 minutes of sweeps on an H100 before v9-clusterk's seven
+  # configurations joined the small shapes' sweep (its timeout rose from 260 to 420 s; with the grid stage that can
+  # pass the device's 10 minutes a command: run `tunegrid` and `grid` as two calls, or sweep fewer bases with
+  # TUNEGRID_KERNELS, e.g. only those whose code changed: the record keeps the others' measurements).
   stage tunegrid
   T="$OUT/tunegrid"; mkdir -p "$T"
   small=$($PY scripts/grid_report.py $GRID_FROM --misses); large=$($PY scripts/grid_report.py $GRID_FROM --misses --min-side 1024)
   echo "$small" > "$T/shapes_small.txt"; echo "$large" > "$T/shapes_large.txt"
-  timeout 420 $PY -m profiling tune --kernels v8-async,v8-splitk,v9-splitk,v9-clusterk --sizes "$small" --repeats 10 --record \
+  timeout 420 $PY -m profiling tune --kernels "${TUNEGRID_KERNELS:-v8-async,v8-splitk,v9-splitk,v9-clusterk}" --sizes "$small" --repeats 10 --record \
      --json "$T/tune_small.json" > "$T/tune_small.txt" 2>"$T/tune_small.log"; echo "exit=$?" >> "$T/tune_small.log"
   [ -n "$large" ] && timeout 100 $PY -m profiling tune --kernels v9-regdb --sizes "$large" --repeats 10 --record \
      --json "$T/tune_large.json" > "$T/tune_large.txt" 2>"$T/tune_large.log"; echo "exit=$?" >> "$T/tune_large.log"
