@@ -397,7 +397,9 @@ CATALOG: tuple[KernelSpec, ...] = (
         "with no zeroing launch before it and no red.global.add queueing at L2, and C is the same bits on every run. "
         "For narrow or small M x N with deep K, where v9-splitk's two launches and reductions cost most "
         "(1024x127x4096, 333x333x4096). sm_90 and newer; tile configurations and split counts in kernels/tuning.py "
-        "V9_CLUSTERK_TUNING_CONFIGS, which sgemm-auto runs where the tuning record measured them faster.",
+        "V9_CLUSTERK_TUNING_CONFIGS. Measured (H100, same run as cuBLAS): slower than v9-splitk at every narrow "
+        "shape (1024x127x4096 56-61 % of cuBLAS against 84 %), ahead only at 1024x1024x8191 (128x128, clusters of 2: "
+        "91.2 % against 89.3 %); sgemm-auto does not run it (kernels/auto.py AUTO_BASES).",
         operation="sgemm",
         source="v9_clusterk.cu",
         entry="sgemm_regdb_clusterk<64,128,16,32,64,8,8,3,128,3,4>",

@@ -76,7 +76,7 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_clusterk() -> N
             "v9-splitk",
         )
         assert find_kernel(c["id"]).id == c["id"]
-    assert "v9-clusterk" in tuning.tunable_bases() and "v9-clusterk" in auto.AUTO_BASES
+    assert "v9-clusterk" in tuning.tunable_bases() and "v9-clusterk" not in auto.AUTO_BASES
     assert [c["dynamic_smem_bytes"] for c in CONFIGS] == [37632, 37632, 25344, 67584, 133120, 67584, 67584]
 
 
@@ -168,7 +168,7 @@ def test_the_source_reduces_in_the_cluster_in_rank_order_with_plain_stores() -> 
     assert "return" not in part.split("    }\n", 1)[0] and "split_tiles == 0" in part
 
 
-def test_never_predicted_without_its_own_measurement_and_auto_picks_it_where_measured_faster(monkeypatch) -> None:
+def test_never_predicted_without_its_own_measurement_and_auto_never_runs_it(monkeypatch) -> None:
     path = tuning.tuned_record_path("x").parent / "nvidia-h100-80gb-hbm3.json"
     measured = [e for e in json.loads(path.read_text())["measured"] if e["base"] != "v9-clusterk"]
     shapes = [(1024, 127, 4096), (4096, 127, 4096), (333, 333, 4096), (4096, 333, 8191), (4096, 4096, 4096)]
@@ -182,7 +182,7 @@ def test_never_predicted_without_its_own_measurement_and_auto_picks_it_where_mea
     fast = dict(base="v9-clusterk", m=1024, n=127, k=4096, config=CONFIGS[1]["id"], tflops=1000.0)
     monkeypatch.setattr(auto, "record_measurements", lambda device: ("h100.json", [*measured, fast]))
     here = auto.auto_choice("NVIDIA H100 80GB HBM3", 1024, 127, 4096, sm_count=132)
-    assert (here.config_id, here.predicted_tflops) == (CONFIGS[1]["id"], pytest.approx(1000.0))
+    assert here.config_id == before[(1024, 127, 4096)].config_id
 
 
 def test_its_reduction_costs_each_split_a_fixed_depth_not_one_per_other_split() -> None:
