@@ -503,8 +503,8 @@ V9_CLUSTERK_TUNING_CONFIGS: list[dict] = [
     # 64x64, 6 blocks per SM, 8 splits: the most blocks for a small M x N (127x127 is 4 tiles, 32 blocks).
     _v9_clusterk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, splits=8),
     # 128x128, two blocks per SM (128 registers; the 67.6 KB partial tile is larger than the pipeline's stages).
-    # (4 splits of it spill under the 128-register cap once odd N's B copies take one column each.)
     _v9_clusterk_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2, splits=2),
+    _v9_clusterk_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2, splits=4),
     # v9's tuned tile (128x256, ORDER 3, one block per SM; a 133 KB partial tile) for M x N of a few dozen tiles.
     _v9_clusterk_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, splits=2, order=3),
     # cuBLAS's tile at narrow, deep-K shapes (128x128x8, four warps of 64x64, 8x16 per thread, two blocks per SM),

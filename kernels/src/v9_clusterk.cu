@@ -51,6 +51,7 @@ template __global__ void sgemm_regdb_clusterk<64,128,16,32,64,8,8,3,128,3,4>(con
 template __global__ void sgemm_regdb_clusterk<64,128,16,32,64,8,8,3,128,3,8>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_clusterk<64,64,16,32,64,8,8,3,64,6,8>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_clusterk<128,128,16,64,32,8,8,3,256,2,2>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_clusterk<128,128,16,64,32,8,8,3,256,2,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_clusterk<128,256,16,64,64,8,16,3,256,1,2,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_clusterk<128,128,8,64,64,8,16,3,128,2,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_clusterk<128,128,8,64,64,8,16,3,128,2,8>(const float*, const float*, float*, int, int, int);
