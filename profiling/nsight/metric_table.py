@@ -20,6 +20,8 @@ JSON_CELLS = 1 << 16
 """Values whose JSON text MetricTable.json_row makes at once (whole rows, at least one): few enough that their
 text is small beside the table (about 3 MB), enough that the work per call is shared by many rows of each pattern
 of missing values (179 rows of a raw page of 365 metrics, all of a parse block's rows of derived values)."""
+_JSON_KINDS = 5
+"""Pieces of JSON per column that MetricTable.json_texts puts between values (see _json_piece_array)."""
 JSON_TEMPLATE_BYTES = 32_000_000
 """Bytes of row templates a MetricTable keeps for writing JSON, whatever the rows' patterns of missing values
 (one template of a page of 100,000 columns is about 6 MB)."""
@@ -58,7 +60,9 @@ class MetricTable:
         self._json_pieces: np.ndarray | None = None
         self._json_templates: dict[bytes, tuple[bytes, np.ndarray | None, int]] = {}
         self._json_bytes = 0
-        self._json_block: tuple[np.ndarray, int, list[bytes]] | None = None
+        self._json_block: tuple[np.ndarray, int, list[bytes | memoryview]] | None = None
+        self._json_piece_arrow = None  # pyarrow.LargeBinaryArray, made on the first json_texts
+        self._json_patterns: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray | None, int]] = {}
         self._units_checked: tuple[Mapping[str, str], bool] | None = None
 
     @property
@@ -107,38 +111,122 @@ class MetricTable:
             self._json_bytes += len(template[0])
         return template
 
-    def json_row(self, block: np.ndarray, row: int) -> bytes:
+    def json_row(self, block: np.ndarray, row: int) -> bytes | memoryview:
         """The JSON members of row `row` of `block` as MetricRow.json_members writes them (without the metrics set
-        apart), made for the rows of JSON_CELLS values at once: those rows grouped by their pattern of missing values, each group's
-        values written by one orjson call and formatted into its template row by row. The texts are kept until
-        other rows are asked for or a row of this table changes."""
+        apart), made for the rows of JSON_CELLS values at once (json_texts). The texts are kept until other rows
+        are asked for or a row of this table changes."""
         per_call = max(1, JSON_CELLS // max(1, self.width))
         first_row = row - row % per_call
         cached = self._json_block
         if cached is not None and cached[0] is block and cached[1] == first_row:
             return cached[2][row - first_row]
-        import numpy as np  # here, not above: the calls answered from the texts made are most
-        import orjson
-
-        part = block[first_row : first_row + per_call]
-        texts = [b""] * part.shape[0]
-        if part.size:
-            missing = np.isnan(part)
-            groups: dict[bytes, list[int]] = {}
-            for r, key in enumerate(map(bytes, np.packbits(missing, axis=1))):
-                groups.setdefault(key, []).append(r)
-            for rows in groups.values():
-                template, present, count = self.json_template(missing[rows[0]])
-                if not count:
-                    continue
-                values = part[rows] if present is None else part[np.ix_(rows, present)]
-                text = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)
-                # "[[1.0,2.0],[3.0,4.0]]": one list of every value, row after row
-                flat = text[2:-2].replace(b"],[", b",").split(b",")
-                for k, r in enumerate(rows):
-                    texts[r] = template % tuple(flat[k * count : (k + 1) * count])
+        texts = self.json_texts(block[first_row : first_row + per_call])
         self._json_block = (block, first_row, texts)
         return texts[row - first_row]
+
+    def json_texts(self, part: np.ndarray) -> list[bytes | memoryview]:
+        """Each row's JSON members, `"name":{"value":1.5,"unit":"byte"},...` for its values present (not NaN), as
+        views of one buffer per group of rows with the same missing values, without a Python object per value:
+        orjson writes the group's values at once, and one Arrow take interleaves their texts with the pieces of
+        JSON around them, in the order the group's pattern gives (json_pattern)."""
+        import numpy as np  # here, not above: the calls answered from the texts made are most
+        import orjson
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        texts: list[bytes | memoryview] = [b""] * part.shape[0]
+        if not part.size:
+            return texts
+        missing = np.isnan(part)
+        groups: dict[bytes, list[int]] = {}
+        for r, key in enumerate(map(bytes, np.packbits(missing, axis=1))):
+            groups.setdefault(key, []).append(r)
+        for rows in groups.values():
+            order, is_value, present, count = self.json_pattern(missing[rows[0]])
+            if not count:
+                continue
+            values = part[rows] if present is None else part[np.ix_(rows, present)]
+            text = orjson.dumps(np.ascontiguousarray(values).reshape(-1), option=orjson.OPT_SERIALIZE_NUMPY)
+            m = len(rows) * count  # "[1.0,2.5,...]": each value's text is taken with the comma after it
+            offsets = np.empty(m + 1, dtype=np.int64)
+            offsets[0] = 1
+            offsets[1:m] = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == ord(",")) + 1
+            offsets[m] = len(text) - 1
+            value_texts = pa.Array.from_buffers(pa.large_binary(), m, [None, pa.py_buffer(offsets), pa.py_buffer(text)])
+            take = order + np.multiply.outer(np.arange(len(rows), dtype=np.int64) * count, is_value)
+            take[-1, -1] += self.width  # the last value's text has no comma after it: its unit piece has one
+            total = take.size
+            pieces = pa.concat_arrays([self._json_piece_array(), value_texts])
+            out = pc.take(pieces, pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(take)]))
+            _, out_offsets, data = out.buffers()
+            bounds = np.frombuffer(out_offsets, dtype=np.int64, count=total + 1)[:: len(order)].tolist()
+            view = memoryview(data)
+            for k, r in enumerate(rows):
+                texts[r] = view[bounds[k] : bounds[k + 1]]
+        return texts
+
+    def json_pattern(self, missing: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+        """For rows whose missing columns are `missing`: the order of the pieces of a row's JSON (json_texts) as
+        indices into _json_piece_array() followed by the row's values (the k-th value at _JSON_KINDS * width + k),
+        which of them are values, the columns present (None when all are) and their count. Each value is followed
+        by the next column's name where that column is the next one (one piece), by its unit and the name after a
+        gap, by its unit alone at the row's end. Kept per pattern, up to JSON_TEMPLATE_BYTES in all."""
+        import numpy as np
+
+        key = b"order" + np.packbits(missing).tobytes()
+        found = self._json_patterns.get(key)
+        if found is not None:
+            return found
+        width = self.width
+        columns = np.flatnonzero(~missing)
+        n = len(columns)
+        present = None if n == width else columns
+        if not n:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), present, 0
+        gap = np.zeros(n, dtype=bool)
+        gap[:-1] = columns[1:] != columns[:-1] + 1
+        per_value = 2 + gap.astype(np.int64)
+        place = 1 + np.cumsum(per_value) - per_value  # each value's slot; the row's first name comes before them
+        order = np.empty(1 + int(per_value.sum()), dtype=np.int64)
+        order[0] = columns[0]  # its name
+        order[place] = _JSON_KINDS * width + np.arange(n)
+        after = np.where(gap, 3 * width + columns, 4 * width + columns)
+        after[-1] = width + columns[-1]  # the row's end
+        order[place + 1] = after
+        order[place[gap] + 2] = columns[1:][gap[:-1]]  # the name after a gap
+        is_value = np.zeros(len(order), dtype=np.int64)
+        is_value[place] = 1
+        pattern = (order, is_value, present, n)
+        size = order.nbytes * 2
+        if self._json_bytes + size <= JSON_TEMPLATE_BYTES:
+            self._json_patterns[key] = pattern
+            self._json_bytes += size
+        return pattern
+
+    def _json_piece_array(self):  # -> pyarrow.LargeBinaryArray
+        """The pieces of JSON between values, _JSON_KINDS per column in this order: `"name":{"value":`, then
+        `"unit":"u"}`, `,"unit":"u"}`, `"unit":"u"},` and `"unit":"u"},"next name":{"value":`."""
+        if self._json_piece_arrow is None:
+            import json
+
+            import numpy as np
+            import pyarrow as pa
+
+            names = [json.dumps(name).encode() + b':{"value":' for name in self.names]
+            units = [b'"unit":' + json.dumps(unit).encode() + b"}" for unit in self.units]
+            pieces = (
+                names
+                + units
+                + [b"," + unit for unit in units]
+                + [unit + b"," for unit in units]
+                + [unit + b"," + name for unit, name in zip(units, names[1:] + [b""], strict=True)]
+            )
+            offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
+            np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)), out=offsets[1:])
+            self._json_piece_arrow = pa.Array.from_buffers(
+                pa.large_binary(), len(pieces), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(pieces))]
+            )
+        return self._json_piece_arrow
 
     def rows(self, block: np.ndarray) -> list[MetricRow]:
         """One view per row of `block` (float64, C-contiguous, `width` columns, NaN = missing)."""
