@@ -62,7 +62,7 @@ class MetricTable:
         self._json_bytes = 0
         self._json_block: tuple[np.ndarray, int, list[bytes | memoryview]] | None = None
         self._json_piece_arrow = None  # pyarrow.LargeBinaryArray, made on the first json_texts
-        self._json_patterns: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray | None, int]] = {}
+        self._json_patterns: dict[bytes, tuple[Any, ...]] = {}
         self._units_checked: tuple[Mapping[str, str], bool] | None = None
 
     @property
@@ -142,7 +142,7 @@ class MetricTable:
         for r, key in enumerate(map(bytes, np.packbits(missing, axis=1))):
             groups.setdefault(key, []).append(r)
         for rows in groups.values():
-            order, is_value, present, count = self.json_pattern(missing[rows[0]])
+            pieces, order, is_value, present, count = self.json_pattern(missing[rows[0]])
             if not count:
                 continue
             values = part[rows] if present is None else part[np.ix_(rows, present)]
@@ -154,10 +154,10 @@ class MetricTable:
             offsets[m] = len(text) - 1
             value_texts = pa.Array.from_buffers(pa.large_binary(), m, [None, pa.py_buffer(offsets), pa.py_buffer(text)])
             take = order + np.multiply.outer(np.arange(len(rows), dtype=np.int64) * count, is_value)
-            take[-1, -1] += self.width  # the last value's text has no comma after it: its unit piece has one
+            take[-1, -1] = len(pieces) - 1  # the last value's text has no comma after it: its unit piece has one
             total = take.size
-            pieces = pa.concat_arrays([self._json_piece_array(), value_texts])
-            out = pc.take(pieces, pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(take)]))
+            both = pa.concat_arrays([pieces, value_texts])
+            out = pc.take(both, pa.Array.from_buffers(pa.int64(), total, [None, pa.py_buffer(take)]))
             _, out_offsets, data = out.buffers()
             bounds = np.frombuffer(out_offsets, dtype=np.int64, count=total + 1)[:: len(order)].tolist()
             view = memoryview(data)
@@ -165,13 +165,17 @@ class MetricTable:
                 texts[r] = view[bounds[k] : bounds[k + 1]]
         return texts
 
-    def json_pattern(self, missing: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
-        """For rows whose missing columns are `missing`: the order of the pieces of a row's JSON (json_texts) as
-        indices into _json_piece_array() followed by the row's values (the k-th value at _JSON_KINDS * width + k),
-        which of them are values, the columns present (None when all are) and their count. Each value is followed
-        by the next column's name where that column is the next one (one piece), by its unit and the name after a
-        gap, by its unit alone at the row's end. Kept per pattern, up to JSON_TEMPLATE_BYTES in all."""
+    def json_pattern(self, missing: np.ndarray):  # -> (pyarrow.LargeBinaryArray, np.ndarray, np.ndarray, ...)
+        """For rows whose missing columns are `missing`: the pieces of JSON of such a row in order (and last the
+        row's end as it follows a text without a comma), the order of a row's pieces and values as indices into
+        those pieces followed by the row's values (the k-th value at len(pieces) + k), which of them are values
+        (1, else 0), the columns present (None when all are) and their count. Each value is followed by the next
+        column's name where that column is the next one (one piece), by its unit and the name after a gap, and by
+        its unit alone at the row's end. Kept per pattern, up to JSON_TEMPLATE_BYTES in all."""
         import numpy as np
+        import pyarrow.compute as pc
+
+        from profiling.nsight.arrow_cells import from_numpy
 
         key = b"order" + np.packbits(missing).tobytes()
         found = self._json_patterns.get(key)
@@ -182,22 +186,26 @@ class MetricTable:
         n = len(columns)
         present = None if n == width else columns
         if not n:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), present, 0
+            return None, None, None, present, 0
         gap = np.zeros(n, dtype=bool)
         gap[:-1] = columns[1:] != columns[:-1] + 1
         per_value = 2 + gap.astype(np.int64)
         place = 1 + np.cumsum(per_value) - per_value  # each value's slot; the row's first name comes before them
         order = np.empty(1 + int(per_value.sum()), dtype=np.int64)
+        is_value = np.zeros(len(order), dtype=np.int64)
+        is_value[place] = 1
         order[0] = columns[0]  # its name
-        order[place] = _JSON_KINDS * width + np.arange(n)
         after = np.where(gap, 3 * width + columns, 4 * width + columns)
         after[-1] = width + columns[-1]  # the row's end
         order[place + 1] = after
         order[place[gap] + 2] = columns[1:][gap[:-1]]  # the name after a gap
-        is_value = np.zeros(len(order), dtype=np.int64)
-        is_value[place] = 1
-        pattern = (order, is_value, present, n)
-        size = order.nbytes * 2
+        piece_at = np.flatnonzero(is_value == 0)
+        used = np.append(order[piece_at], 2 * width + columns[-1])
+        pieces = pc.take(self._json_piece_array(), from_numpy(used))
+        order[piece_at] = np.arange(len(piece_at))
+        order[place] = len(used) + np.arange(n)
+        pattern = (pieces, order, is_value, present, n)
+        size = order.nbytes * 2 + pieces.nbytes
         if self._json_bytes + size <= JSON_TEMPLATE_BYTES:
             self._json_patterns[key] = pattern
             self._json_bytes += size
@@ -212,8 +220,13 @@ class MetricTable:
             import numpy as np
             import pyarrow as pa
 
-            names = [json.dumps(name).encode() + b':{"value":' for name in self.names]
-            units = [b'"unit":' + json.dumps(unit).encode() + b"}" for unit in self.units]
+            def quoted(text: str) -> bytes:  # json.dumps(text), without its work where nothing is escaped
+                if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+                    return b'"' + text.encode() + b'"'
+                return json.dumps(text).encode()
+
+            names = [quoted(name) + b':{"value":' for name in self.names]
+            units = [b'"unit":' + quoted(unit) + b"}" for unit in self.units]
             pieces = (
                 names
                 + units
