@@ -263,7 +263,18 @@ def _unescape(text: str, quoted: bool) -> str:
     return text.replace('""', '"') if quoted and '""' in text else text
 
 
-_EMPTY = None  # pyarrow array of "" and "n/a", made on first use (pyarrow is imported lazily)
+def _empty_cells(cells) -> np.ndarray:  # cells: pyarrow.StringArray
+    """Which cells are "" or "n/a", told from their lengths (only cells of three characters are compared)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    lengths = A.ints(pc.binary_length(cells))
+    empty = lengths == 0
+    three = np.flatnonzero(lengths == 3)
+    if len(three):
+        not_available = A.string_array(["n/a"])[0]  # a scalar from an array: pa.scalar() imports pandas
+        empty[three] = A.bools(pc.equal(pc.take(cells, A.from_numpy(three)), not_available))
+    return empty
 
 
 def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray):
@@ -288,16 +299,23 @@ def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray):
         with_comma = A.bools(commas)
         at = np.flatnonzero(with_comma & ~skip)
         if len(at):
-            grouped = pc.match_substring_regex(pc.take(cells, A.from_numpy(at)), _ARROW_GROUPED)
-            grouped = A.bools(grouped)
+            # Texts with a comma repeat (a device's attributes, "1,980,000" in every launch): each distinct text
+            # is checked and cast once.
+            coded = pc.take(cells, A.from_numpy(at)).dictionary_encode()
+            texts, codes = coded.dictionary, A.ints(coded.indices)
+            grouped_texts = A.bools(pc.match_substring_regex(texts, _ARROW_GROUPED))
+            grouped = grouped_texts[codes]
             skip[at[~grouped]] = True
             grouped_at = at[grouped]
         apart = skip | with_comma
     try:
         values = A.floats(pc.cast(pc.if_else(A.from_numpy(apart), A.null_text(), cells), pa.float64()))
         if grouped_at is not None and len(grouped_at):
-            thousands = pc.replace_substring(pc.take(cells, A.from_numpy(grouped_at)), ",", "")
-            values[grouped_at] = A.floats(pc.cast(thousands, pa.float64()))
+            which = np.flatnonzero(grouped_texts)
+            thousands = pc.replace_substring(pc.take(texts, A.from_numpy(which)), ",", "")
+            numbers = np.full(len(texts), np.nan)
+            numbers[which] = A.floats(pc.cast(thousands, pa.float64()))
+            values[grouped_at] = numbers[codes[grouped]]
     except (pa.ArrowInvalid, ValueError):
         return None
     return values, ~skip
@@ -320,11 +338,8 @@ def _numbers(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    global _EMPTY
-    if _EMPTY is None:
-        _EMPTY = A.string_array(["", "n/a"])
     width = len(names)
-    empty = A.bools(pc.is_in(cells, value_set=_EMPTY))
+    empty = _empty_cells(cells)
     fast = _cast_known(cells, width, text_columns, empty)
     if fast is not None:
         values, cast = fast
