@@ -69,6 +69,20 @@ class MetricTable:
     def width(self) -> int:
         return len(self.names)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Its state without the texts and pieces kept for writing JSON (they are made again where needed; the
+        texts are views of Arrow buffers, which copy and pickle do not take)."""
+        state = self.__dict__.copy()
+        state.update(
+            _json_pieces=None,
+            _json_templates={},
+            _json_bytes=0,
+            _json_block=None,
+            _json_piece_arrow=None,
+            _json_patterns={},
+        )
+        return state
+
     def has_units(self, units: Mapping[str, str]) -> bool:
         """Whether each column's unit is units.get(name, "") (checked once per mapping)."""
         if self._units_checked is None or self._units_checked[0] is not units:
