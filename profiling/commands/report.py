@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 from profiling import metric_names as N
 from profiling import usecases
@@ -114,8 +115,9 @@ def json_pieces(report: ncu_report.Report) -> Iterator[tuple[bytes | memoryview,
     table straight into text (MetricRow.json_members). A launch's pieces are not joined: on a page of 100,000
     columns each launch is megabytes of text, and a writer can take them as they are."""
     yield (json_bytes({"source": report.source, "layout": report.layout})[:-1], b',"launches":[')
+    known: dict[tuple[Any, ...], bytes] = {}
     for i, launch in enumerate(report.launches):
-        head = _launch_head(launch)
+        head = _launch_head(launch, known)
         if isinstance(launch.metrics, MetricRow):
             members = launch.metrics.json_members(json_bytes)
         else:
@@ -124,14 +126,20 @@ def json_pieces(report: ncu_report.Report) -> Iterator[tuple[bytes | memoryview,
     yield (b"\n],", memoryview(json_bytes({"warnings": report.warnings}))[1:], b"\n")
 
 
-def _launch_head(launch: ncu_report.KernelLaunch) -> bytes:
+def _launch_head(launch: ncu_report.KernelLaunch, known: dict[tuple[Any, ...], bytes] | None = None) -> bytes:
     """The launch's JSON object without its metrics (to_dict(metrics=False)) as json_bytes writes it; a raw page's
-    derived values go from their float table straight into text, as its metrics do."""
+    derived values go from their float table straight into text, as its metrics do. `known` keeps the text of the
+    members from "name" to "identity" per launch of a report that has them alike (a kernel launched thousands of
+    times), so that only the id, the derived values and the attributes are written for each launch."""
+    derived = launch.derived
+    members = derived.json_members(M.DERIVED_UNITS) if isinstance(derived, RowFloats) else None
+    if members is not None and known is not None and not (launch.findings or launch.unmapped or launch.tables):
+        head = _head_from_parts(launch, members, known)
+        if head is not None:
+            return head
     import orjson
 
     data = launch.to_dict(metrics=False, derived=False)
-    derived = launch.derived
-    members = derived.json_members(M.DERIVED_UNITS) if isinstance(derived, RowFloats) else None
     if members is not None:
         data["derived"] = orjson.Fragment(b"{" + members + b"}")
         head = json_bytes_as_is(data)
@@ -139,6 +147,47 @@ def _launch_head(launch: ncu_report.KernelLaunch) -> bytes:
             return head
     data["derived"] = launch.derived_dict()
     return json_bytes(data)
+
+
+def _head_from_parts(
+    launch: ncu_report.KernelLaunch, derived: bytes | memoryview, known: dict[tuple[Any, ...], bytes]
+) -> bytes | None:
+    """_launch_head of a launch without findings, unmapped rows and tables, put together from the texts of its id,
+    its members from "name" to "identity" (kept in `known`), its derived values and attributes; None where orjson
+    does not take one of them as it is (json_bytes cleans those)."""
+    ident = launch.identity
+    key = (launch.name, launch.block, launch.grid, launch.cc, launch.device, launch.process, launch.invocations)
+    key += (launch.nvtx, ident)
+    try:
+        middle = known.get(key)
+    except TypeError:  # an identity that cannot be hashed
+        return None
+    if middle is None:
+        data = launch.to_dict(metrics=False, derived=False)
+        for name in ("id", "derived", "findings", "unmapped", "attributes", "tables"):
+            del data[name]
+        whole = json_bytes_as_is(data)
+        if whole is None:
+            return None
+        middle = whole[1:-1]
+        if len(known) < 10_000:
+            known[key] = middle
+    launch_id, attributes = json_bytes_as_is(launch.id), json_bytes_as_is(launch.attributes)
+    if launch_id is None or attributes is None:
+        return None
+    return b"".join(
+        (
+            b'{"id":',
+            launch_id,
+            b",",
+            middle,
+            b',"derived":{',
+            derived,
+            b'},"findings":[],"unmapped":{},"attributes":',
+            attributes,
+            b',"tables":{}}',
+        )
+    )
 
 
 def json_chunks(report: ncu_report.Report) -> Iterator[bytes]:
