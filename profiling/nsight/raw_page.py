@@ -277,27 +277,76 @@ def _empty_cells(cells) -> np.ndarray:  # cells: pyarrow.StringArray
     return empty
 
 
-def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray):
+def _column_mask(columns: set[int], width: int, cells: int) -> np.ndarray:
+    """Which of `cells` (rows of `width`, row after row) lie in `columns`."""
+    import numpy as np
+
+    by_column = np.zeros(width, dtype=bool)
+    by_column[list(columns)] = True
+    return np.tile(by_column, cells // width)
+
+
+def _cast_known(cells, width: int, text_columns: set[int], empty: np.ndarray, comma_columns: set[int] | None = None):
     """(float64 values, mask of the cells cast) when every cell outside `text_columns` (columns that held text in an
     earlier block) and `empty` (the cells that are "" or "n/a") is a number Arrow takes, else None: most blocks
     need no regex then. Cells with thousands separators are cast apart, without them (only those cells are
     rewritten); a comma that is no thousands separator keeps its cell out of the cast (it goes through Python, and
-    is named there)."""
+    is named there). `comma_columns` (columns that held a comma in an earlier block) grows as blocks are read."""
+
+    skip = empty.copy()
+    if text_columns:
+        skip |= _column_mask(text_columns, width, len(cells))
+    if comma_columns:
+        fast = _cast_by_comma_columns(cells, width, skip, comma_columns)
+        if fast is not None:
+            return fast
+    return _cast_finding_commas(cells, width, skip, comma_columns)
+
+
+def _cast_by_comma_columns(cells, width: int, skip: np.ndarray, comma_columns: set[int]):
+    """_cast_known's answer where only the cells of `comma_columns` hold commas, without looking for commas in
+    every cell: the other cells are cast at once (a comma among them fails the cast), and the cells of those
+    columns as _cast_finding_commas casts them, once per distinct text. None where a cast fails (_cast_finding_commas
+    then gives the answer)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    skip = empty.copy()
-    if text_columns:
-        by_column = np.zeros(width, dtype=bool)
-        by_column[list(text_columns)] = True
-        skip |= np.tile(by_column, len(cells) // width)
+    candidates = _column_mask(comma_columns, width, len(cells)) & ~skip
+    try:
+        values = A.floats(pc.cast(pc.if_else(A.from_numpy(skip | candidates), A.null_text(), cells), pa.float64()))
+        at = np.flatnonzero(candidates)
+        if len(at):
+            coded = pc.take(cells, A.from_numpy(at)).dictionary_encode()
+            texts, codes = coded.dictionary, A.ints(coded.indices)
+            with_comma = A.bools(pc.match_substring(texts, ","))
+            grouped = with_comma & A.bools(pc.match_substring_regex(texts, _ARROW_GROUPED))
+            plain = np.flatnonzero(~with_comma | grouped)
+            numbers = np.full(len(texts), np.nan)
+            numbers[plain] = A.floats(
+                pc.cast(pc.replace_substring(pc.take(texts, A.from_numpy(plain)), ",", ""), pa.float64())
+            )
+            values[at] = numbers[codes]
+            skip[at[(with_comma & ~grouped)[codes]]] = True
+    except (pa.ArrowInvalid, ValueError):
+        return None
+    return values, ~skip
+
+
+def _cast_finding_commas(cells, width: int, skip: np.ndarray, comma_columns: set[int] | None):
+    """_cast_known's answer, the cells with a comma found by looking at every cell."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     grouped_at = None
     apart = skip
     commas = pc.match_substring(cells, ",")
     if pc.any(commas).as_py():
         with_comma = A.bools(commas)
         at = np.flatnonzero(with_comma & ~skip)
+        if comma_columns is not None:
+            comma_columns.update(np.unique(at % width).tolist())
         if len(at):
             # Texts with a comma repeat (a device's attributes, "1,980,000" in every launch): each distinct text
             # is checked and cast once.
@@ -329,18 +378,19 @@ def _numbers(
     parsed: dict[str, tuple[float | None, bool]],
     text_columns: set[int],
     quoted: bool = False,
+    comma_columns: set[int] | None = None,
 ):
     """float64 values of a row-major (rows x metrics) block of metric cells, NaN where missing, and the text cells
     as (flat index, text). Numbers Arrow reads exactly are cast there; the rest one by one (units.parse_number).
-    `text_columns` (columns with a cell Arrow did not cast) grows as blocks are read; `quoted`: the cells may hold
-    doubled quotes (_split_block)."""
+    `text_columns` (columns with a cell Arrow did not cast) and `comma_columns` (columns with a comma) grow as
+    blocks are read; `quoted`: the cells may hold doubled quotes (_split_block)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     width = len(names)
     empty = _empty_cells(cells)
-    fast = _cast_known(cells, width, text_columns, empty)
+    fast = _cast_known(cells, width, text_columns, empty, comma_columns)
     if fast is not None:
         values, cast = fast
         nan_cast = np.flatnonzero(np.isnan(values) & cast)  # "nan" is a number to Arrow: named here
@@ -408,6 +458,7 @@ def read_raw_rows(
     interned: dict[str, str] = {}
     parsed: dict[str, tuple[float | None, bool]] = {}
     text_columns: set[int] = set()
+    comma_columns: set[int] = set()
     while True:
         block = list(itertools.islice(checked, per_block))
         if not block:
@@ -419,7 +470,7 @@ def read_raw_rows(
         except Exception as exc:  # Arrow is a boundary: whatever it raises on bad input is one line
             raise ReportError(f"{name}: the raw page is unreadable ({_one_line(exc)})") from None
         yield from _block_rows(
-            cells, len(block), table, layout, notes, interned, parsed, text_columns, id_index, quoted
+            cells, len(block), table, layout, notes, interned, parsed, text_columns, id_index, quoted, comma_columns
         )
 
 
@@ -437,9 +488,10 @@ def _block_rows(
     text_columns: set[int],
     id_index: int | None = None,
     quoted: bool = False,
+    comma_columns: set[int] | None = None,
 ) -> Iterator[RawRow]:
     """The launches of one block of rows, with their derived metrics computed for the whole block at once; `quoted`:
-    the cells may hold doubled quotes (_split_block)."""
+    the cells may hold doubled quotes (_split_block); `comma_columns`: as _numbers takes it."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -459,7 +511,7 @@ def _block_rows(
 
     metric_cells = pc.take(cells, A.from_numpy((starts + layout.metrics[None, :]).ravel()))
     del cells
-    values, found = _numbers(metric_cells, notes, layout.names, where, parsed, text_columns, quoted)
+    values, found = _numbers(metric_cells, notes, layout.names, where, parsed, text_columns, quoted, comma_columns)
     block = values.reshape(rows, table.width)
     if len(layout.nonnegative):  # before scaling: a tiny negative value must not round to -0.0
         sub = block[:, layout.nonnegative]
