@@ -16,10 +16,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-JSON_CELLS = 1 << 16
-"""Values whose JSON text MetricTable.json_row makes at once (whole rows, at least one): few enough that their
-text is small beside the table (about 3 MB), enough that the work per call is shared by many rows of each pattern
-of missing values (179 rows of a raw page of 365 metrics, all of a parse block's rows of derived values)."""
+JSON_CELLS = 1 << 13
+"""Values whose JSON text MetricTable.json_row makes at once (whole rows, at least one): enough that the work per
+call is shared by many rows of each pattern of missing values (22 rows of a raw page of 365 metrics, 390 rows of
+derived values), few enough that the text and its pieces stay in the CPU's cache (a few hundred KB; at 65,536
+values a long page's JSON took half as long again, and the allocator kept 40 MB more)."""
 _JSON_KINDS = 5
 """Pieces of JSON per column that MetricTable.json_texts puts between values (see _json_piece_array)."""
 JSON_TEMPLATE_BYTES = 32_000_000
