@@ -21,8 +21,8 @@ from profiling.cli import main
 from profiling.errors import ReportError
 from profiling.nsight import load as L
 from profiling.nsight import metrics as M
+from profiling.nsight import raw_page, report_input
 from profiling.nsight import report as P
-from profiling.nsight import report_input
 from profiling.nsight import source as S
 from profiling.nsight import units as U
 
@@ -132,6 +132,38 @@ def test_decimal_comma_is_missing_with_a_warning_not_read_as_another_number() ->
     assert [w for w in report.warnings if w.startswith(DRAM)] == [
         f"{DRAM}: value '1.234,5' (launch 0) is not a number as ncu writes it (a decimal comma? ncu writes "
         "1,234.5); taken as missing"
+    ]
+
+
+def test_commas_in_a_later_block_are_read_as_in_the_first() -> None:
+    """The raw page is read in blocks, and a block looks for commas only in the columns that held one before: a
+    grouped number in a column that had none, a plain number and a decimal comma in a column of grouped numbers
+    (the clock rate, "1,980,000") read as they do in the first block."""
+    rows = rows_of("raw.csv")
+    header, units, launches = rows[0], rows[1], rows[2:]
+    clock = header.index("device__attribute_clock_rate")
+    per_block = raw_page.CELLS_PER_BLOCK // len(header)
+    edits = {DRAM: "1,234.5", "device__attribute_clock_rate": "512", REGS: "1,024"}
+
+    def page(at: int) -> P.Report:
+        body = [list(launches[n % len(launches)]) for n in range(3 * per_block)]
+        for n, row in enumerate(body):
+            row[0] = str(n)
+        for name, cell in edits.items():
+            body[at][header.index(name)] = cell
+        body[at + 1][clock] = "1,5"
+        return P.parse_report_bytes(csv_bytes([header, units, *body]), "commas.csv")
+
+    first, later = page(0), page(2 * per_block + 5)
+    assert "," in launches[0][clock] and "," not in launches[0][header.index(DRAM)]  # as the capture has them
+    for name in edits:
+        assert later.launches[2 * per_block + 5].value(name) == first.launches[0].value(name) is not None
+    assert later.launches[2 * per_block + 6].value("device__attribute_clock_rate") is None
+    assert first.launches[0].value(REGS) == 1024 and first.launches[0].value("device__attribute_clock_rate") == 512
+    assert units[header.index(DRAM)] == "Mbyte" and first.launches[0].value(DRAM) == 1_234_500_000
+    assert [w for w in later.warnings if "'1,5'" in w] == [
+        f"device__attribute_clock_rate: value '1,5' (launch {2 * per_block + 6}) is not a number as ncu writes it (a "
+        "decimal comma? ncu writes 1,234.5); taken as missing"
     ]
 
 
