@@ -189,13 +189,38 @@ def identify(
     tensor_instructions: float | None = None,
     tensor_pipe_pct: float | None = None,
     fp32_flops: float | None = None,
+    known: dict[tuple[Any, ...], Any] | None = None,
 ) -> LaunchIdentity:
     """The identity of one launch.
 
     The worker's NVTX range says it outright, in any report. Without one, only a launch from a run we made
     (`from_our_run` not False, and no other NVTX range around it) is matched by function name, block and grid:
-    another program's `sgemm_tiled` is not ours.
+    another program's `sgemm_tiled` is not ours. `known` keeps, for the launches of one report, what was worked out
+    from the name, range, block and grid, and one LaunchIdentity per answer (it is frozen): a report launches a
+    few kernels thousands of times.
     """
+    key = (function, nvtx, block, grid, from_our_run)
+    entry = known.get(key) if known is not None else None
+    if entry is None:
+        entry = (_named(function, nvtx, block, grid, from_our_run), {})
+        if known is not None and len(known) < 10_000:
+            known[key] = entry
+    (kernel_id, shape, grid_mn, operation), made = entry
+    tensor = uses_tensor_cores(operation, shape, tensor_instructions, tensor_pipe_pct, fp32_flops)
+    found = made.get(tensor)
+    if found is None:
+        found = made[tensor] = LaunchIdentity(kernel_id, shape, kernel_id is not None, operation, tensor, grid_mn)
+    return found
+
+
+def _named(
+    function: str,
+    nvtx: str | None,
+    block: tuple[int, ...] | None,
+    grid: tuple[int, ...] | None,
+    from_our_run: bool | None,
+) -> tuple[str | None, Shape | None, tuple[int, int] | None, OperationSpec | None]:
+    """(catalog id, shape, M and N from the grid, operation) of a launch, as identify works them out."""
     kernel_id: str | None = None
     shape: Shape | None = None
     grid_mn: tuple[int, int] | None = None
@@ -207,5 +232,4 @@ def identify(
         if hit is not None:
             kernel_id, grid_mn = hit[0], (hit[1], hit[2])
     operation = operation_of(kernel_id) if kernel_id is not None else None
-    tensor = uses_tensor_cores(operation, shape, tensor_instructions, tensor_pipe_pct, fp32_flops)
-    return LaunchIdentity(kernel_id, shape, kernel_id is not None, operation, tensor, grid_mn)
+    return kernel_id, shape, grid_mn, operation

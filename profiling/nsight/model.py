@@ -80,12 +80,13 @@ class KernelLaunch:
         """'v3 4096x4096x4096' for our kernels, else '<function> #<id>' (LaunchIdentity.label)."""
         return self.identity.label(self.function, self.id)
 
-    def identify(self) -> LaunchIdentity:
-        """Work out the identity from the launch's name, NVTX range, grid and counters, and keep it."""
-        self._identity = self._worked_out()
+    def identify(self, known: dict[tuple[Any, ...], Any] | None = None) -> LaunchIdentity:
+        """Work out the identity from the launch's name, NVTX range, grid and counters, and keep it; `known`: as
+        profiling.identity.identify takes it, shared by the launches of one report."""
+        self._identity = self._worked_out(known)
         return self._identity
 
-    def _worked_out(self) -> LaunchIdentity:
+    def _worked_out(self, known: dict[tuple[Any, ...], Any] | None = None) -> LaunchIdentity:
         pipe = next((v for v in (self.value(n) for n in N.TENSOR_PIPE_BUSY) if v is not None), None)
         return identify(
             function=self.function,
@@ -96,6 +97,7 @@ class KernelLaunch:
             tensor_instructions=self.value(N.TENSOR_INST),
             tensor_pipe_pct=pipe,
             fp32_flops=self.derived.get("fp32_flops"),
+            known=known,
         )
 
     @property

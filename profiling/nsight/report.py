@@ -130,9 +130,10 @@ def _finish(report: Report, source: str, notes: report_input.Notes, ours: bool, 
     report.source = source
     if not report.launches:
         raise ReportError(f"{name} has a header but no kernel launches (truncated, or no kernel was profiled)")
+    known: dict[tuple[Any, ...], Any] = {}
     for launch in report.launches:
         launch.ours = ours
-        launch.identify()
+        launch.identify(known)
     report.warnings = notes.finish()
     return report
 
