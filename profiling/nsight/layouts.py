@@ -148,6 +148,21 @@ class _Identity:
         text = " ".join(p for p in parts if p)
         return text or None
 
+    def launch_like(self, launch: KernelLaunch, row: Sequence[str], fallback_id: int) -> KernelLaunch:
+        """A launch whose identity cells other than its ID are those of `launch` (launch() of such a row): every
+        field but the id is taken from it, and the warnings launch() gives once per column were given for it."""
+        return KernelLaunch(
+            id=_cell(row, self.id) or str(fallback_id),
+            name=launch.name,
+            block=launch.block,
+            grid=launch.grid,
+            cc=launch.cc,
+            device=launch.device,
+            process=launch.process,
+            invocations=launch.invocations,
+            nvtx=launch.nvtx,
+        )
+
     def launch(self, row: Sequence[str], fallback_id: int, notes: report_input.Notes) -> KernelLaunch:
         invocations = None
         launch_id = _cell(row, self.id) or str(fallback_id)
@@ -213,6 +228,8 @@ def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Not
     row = [""] * width  # one row of identity cells, reused: the metric cells live in the table
     repeat = raw_page.Repeat(header, units)
     rows = raw_page.read_raw_rows(records, width, identity, columns, ident.id, notes, name, repeat)
+    id_at = identity.index(ident.id) if ident.id is not None else len(identity)
+    seen: dict[tuple[str, ...], KernelLaunch] = {}  # a launch per identity without the ID: a kernel repeats
     with raw_page.collector_paused():
         for n, raw in enumerate(rows):
             for i, cell in zip(identity, raw.cells, strict=True):
@@ -221,7 +238,14 @@ def parse_raw(header: list[str], records: Iterator[str], notes: report_input.Not
                 if any(raw.cells) or raw.attributes or len(raw.metrics):
                     notes.add(f"row {n + 1} has no kernel name: skipped", kind="rows without a kernel name")
                 continue
-            launch = ident.launch(row, n, notes)
+            key = (*raw.cells[:id_at], *raw.cells[id_at + 1 :])
+            like = seen.get(key)
+            if like is not None:
+                launch = ident.launch_like(like, row, n)
+            else:
+                launch = ident.launch(row, n, notes)
+                if len(seen) < 10_000:
+                    seen[key] = launch
             launch.metrics = raw.metrics
             if fallbacks:
                 M.fill_fallbacks(launch.metrics, derived_metric)
