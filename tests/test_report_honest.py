@@ -356,3 +356,17 @@ def test_hostile_corpus_of_wrong_numbers(name: str, launches: int, warned: list[
     durations = [launch.value(M.TIME) for launch in report.launches]
     assert all(d is None or d > 0 for d in durations)
     assert all(launch.id != "ID" and launch.name == "k" for launch in report.launches)
+
+
+def test_a_cell_ending_in_a_quote_and_comma_does_not_shift_the_next_cell() -> None:
+    # 'x",' is written '"x"","': its doubled quote and the separator after it make two overlapping '","', which a
+    # split on '","' (and a count of them) takes as one, so the next cell would start inside this one.
+    rows = rows_of("raw.csv")
+    dram_col = rows[0].index(DRAM)
+    before = rows[0][dram_col - 1]
+    rows[2][dram_col - 1] = 'x",'
+    report = P.parse_report_bytes(csv_bytes(rows), "quote_comma.csv")
+    want = plain().launches[0]
+    assert report.launches[0].value(DRAM) == want.value(DRAM) == 8458752.0
+    assert report.launches[0].value(REGS) == want.value(REGS)
+    assert (report.launches[0].attributes[before], report.launches[0].value(before)) == ('x",', None)

@@ -109,7 +109,13 @@ def _checked_records(
                 return
             if verdict == "skip":
                 continue
-        if separators and record[:1] == '"' and record.endswith(_QUOTE_ENDS) and record.count('","') == separators:
+        if (
+            separators
+            and record[:1] == '"'
+            and record.endswith(_QUOTE_ENDS)
+            and record.count('","') == separators
+            and _OVERLAPPING_SEPARATORS not in record
+        ):
             passed[0] += 1
             yield record, True
             continue
@@ -130,6 +136,9 @@ def _checked_records(
 
 
 _QUOTE_ENDS = ('"\n', '"')
+# A cell ending in '",' is written '..."","': its doubled quote and the separator after it make two '","' that
+# overlap, which count and split both take as one, so the cells after it would shift. Such a row is read by csv.
+_OVERLAPPING_SEPARATORS = '",","'
 
 
 def _second_header(record: str, number: int, repeat: Repeat, notes: Notes) -> str | None:
