@@ -39,16 +39,11 @@ SHAPES = [
 ]
 
 
-def _cc_at_least_9(device: dict) -> bool:
-    major, _, minor = str(device.get("cc", "0.0")).partition(".")
-    return (int(major or 0), int(minor or 0)) >= (9, 0)
-
-
 @pytest.fixture(scope="module")
 def benched() -> tuple[dict, dict[tuple[str, Shape], dict]]:
     device, results = run_by_kernel_and_shape("bench", SPECS, SHAPES, BenchSettings(repeats=2, warmup=1))
-    if not _cc_at_least_9(device):
-        pytest.skip(f"v9-clusterk needs compute capability 9.0 (thread-block clusters); this GPU is {device.get('cc')}")
+    if problem := get_kernel("v9-clusterk").device_problem(str(device.get("cc", ""))):
+        pytest.skip(problem)
     return device, results
 
 
