@@ -20,6 +20,10 @@ declare -A STATUS
 stage() { echo; echo "=== $1 ($(date -u +%H:%M:%S))"; }
 record() { STATUS[$1]="$2"; }
 
+config_ids() {  # config_ids LIST: the ids of kernels/tuning.py's LIST of tuning configurations, comma-separated
+  $PY -c "from kernels.tuning import $1 as C; print(','.join(c['id'] for c in C))"
+}
+
 job() {  # job FILE OP KERNELS M N K
   $PY - "$@" <<'PY'
 import json, sys
@@ -206,7 +210,7 @@ sgemm95)
   # 2048-8192 in one run, then the quick set (stall ratios) of cuBLAS and the candidates at 4096 for the why.
   stage sgemm95
   F="$EV/sgemm95"; mkdir -p "$F"
-  v9=${SGEMM95_KERNELS:-$($PY -c "from kernels.tuning import V9_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")}
+  v9=${SGEMM95_KERNELS:-$(config_ids V9_TUNING_CONFIGS)}
   timeout 420 $PY -m profiling bench --kernels "cublas,$v9" --repeats "${SGEMM95_REPEATS:-30}" \
      --sizes "${SGEMM95_SIZES:-2048,4096,8192}" --json "$F/bench.json" 2>"$F/bench.log" | tee "$F/bench.txt"
   pick=${SGEMM95_NCU:-cublas,v9-regdb-256x128x16-w64x64-t16x8-s3,v9-regdb-256x128x16-w64x64-t16x8-s3-o2,v9-regdb-128x256x16-w64x64-t8x16-s3-o1,v9-regdb-128x128x8-w64x64-t8x16-s4,v9-regdb-128x256x16-w32x128-t8x16-s3}
@@ -446,7 +450,7 @@ sannew)
   stage sannew
   F="$EV/sanitizer_new"; mkdir -p "$F"
   v9new=$($PY -c "from kernels.tuning import V9_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C[7:]))")
-  skn=$($PY -c "from kernels.tuning import SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  skn=$(config_ids SPLITK_TUNING_CONFIGS)
   job /tmp/san_v9new.json verify "$v9new" 300 264 72
   job /tmp/san_sk.json verify "$skn,sgemm-auto" 127 127 8191
   job /tmp/san_sk2.json verify "$skn,sgemm-auto" 129 17 1000
@@ -531,7 +535,7 @@ clusterk)
   F="$EV/clusterk"; mkdir -p "$F"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
   timeout 300 $PY -m pytest tests/gpu/test_gpu_v9_clusterk.py -q -m gpu -p no:cacheprovider 2>&1 | tee "$F/gpu_tests.txt" | tail -5
-  ck=$($PY -c "from kernels.tuning import V9_CLUSTERK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  ck=$(config_ids V9_CLUSTERK_TUNING_CONFIGS)
   timeout 240 $PY -m profiling bench --kernels "cublas,sgemm-auto,v9-splitk,$ck" --repeats 30 \
      --sizes "${CLUSTERK_SIZES:-1024x127x4096,4096x127x4096,333x333x4096,4096x333x8191,127x127x8191,1024x1024x8191}" \
      --json "$F/bench.json" > "$F/bench.txt" 2>"$F/bench.log"; echo "exit=$?" >> "$F/bench.log"; tail -3 "$F/bench.log"
@@ -548,7 +552,7 @@ sanclusterk)
   # inside a slice (129x127x1001).
   stage sanclusterk
   F="$EV/sanitizer_clusterk"; mkdir -p "$F"
-  ck=$($PY -c "from kernels.tuning import V9_CLUSTERK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  ck=$(config_ids V9_CLUSTERK_TUNING_CONFIGS)
   job /tmp/san_ck1.json verify "$ck" 200 300 40
   job /tmp/san_ck2.json verify "$ck" 129 127 1001
   sanitize_jobs 240 "$F" sanclusterk ck1 ck2
@@ -558,7 +562,7 @@ sanv9sk)
   # (300x264x2000) and a deep, narrow shape (127x127x8191).
   stage sanv9sk
   F="$EV/sanitizer_v9splitk"; mkdir -p "$F"
-  cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C))")
+  cfgs=$(config_ids V9_SPLITK_TUNING_CONFIGS)
   job /tmp/san_v9sk1.json verify "$cfgs,sgemm-auto" 300 264 2000
   job /tmp/san_v9sk2.json verify "$cfgs" 127 127 8191
   sanitize_jobs 240 "$F" sanv9sk v9sk1 v9sk2
