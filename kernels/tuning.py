@@ -73,10 +73,13 @@ def _build(
     # v9's FFMA order (0, the template default, is left out of the entry and the id).
     order = params.get("ORDER", 0)
     args += [order] if order else []
+    # A split-K configuration's own split depth (no template argument: the same kernel, split differently).
+    deep = params.get("SPLIT_DEEP_SLICES", 0)
     return {
         "id": f"{base}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}"
         + (f"-c{splits}" if splits else "")
-        + (f"-o{order}" if order else ""),
+        + (f"-o{order}" if order else "")
+        + (f"-d{deep}" if deep else ""),
         "source": source,
         "entry": f"{template}<{','.join(map(str, args))}>",
         "block": (threads, 1),
@@ -422,10 +425,7 @@ def _v9_splitk_config(*tile: int, order: int = 0, deep_slices: int = 0) -> dict:
     params = _v9_params(*tile, order=order)
     if deep_slices:
         params["SPLIT_DEEP_SLICES"] = deep_slices
-    config = _build(V9_SPLITK_BASE, V9_SPLITK_SOURCE, "sgemm_regdb_splitk", params, v9_problems(params), True)
-    if deep_slices:
-        config["id"] += f"-d{deep_slices}"
-    return config
+    return _build(V9_SPLITK_BASE, V9_SPLITK_SOURCE, "sgemm_regdb_splitk", params, v9_problems(params), True)
 
 
 V9_SPLITK_TUNING_CONFIGS: list[dict] = [
