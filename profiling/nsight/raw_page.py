@@ -326,20 +326,31 @@ def _cast_by_comma_columns(cells, width: int, skip: np.ndarray, comma_columns: s
         values = A.floats(pc.cast(pc.if_else(A.from_numpy(skip | candidates), A.null_text(), cells), pa.float64()))
         at = np.flatnonzero(candidates)
         if len(at):
-            coded = pc.take(cells, A.from_numpy(at)).dictionary_encode()
-            texts, codes = coded.dictionary, A.ints(coded.indices)
-            with_comma = A.bools(pc.match_substring(texts, ","))
-            grouped = with_comma & A.bools(pc.match_substring_regex(texts, _ARROW_GROUPED))
-            plain = np.flatnonzero(~with_comma | grouped)
-            numbers = np.full(len(texts), np.nan)
-            numbers[plain] = A.floats(
-                pc.cast(pc.replace_substring(pc.take(texts, A.from_numpy(plain)), ",", ""), pa.float64())
-            )
+            codes, castable, numbers = _distinct_numbers(cells, at)
             values[at] = numbers[codes]
-            skip[at[(with_comma & ~grouped)[codes]]] = True
+            skip[at[~castable[codes]]] = True
     except (pa.ArrowInvalid, ValueError):
         return None
     return values, ~skip
+
+
+def _distinct_numbers(cells, at: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The cells at `at`, each distinct text read once (texts with a comma repeat: a device's attributes,
+    "1,980,000" in every launch): (each cell's text code, per text whether it is a number as ncu writes it, without a
+    comma or with thousands separators, per text its value, NaN where it is not). Raises ArrowInvalid where a text
+    without a comma is no number."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    coded = pc.take(cells, A.from_numpy(at)).dictionary_encode()
+    texts, codes = coded.dictionary, A.ints(coded.indices)
+    with_comma = A.bools(pc.match_substring(texts, ","))
+    castable = ~with_comma | (with_comma & A.bools(pc.match_substring_regex(texts, _ARROW_GROUPED)))
+    which = np.flatnonzero(castable)
+    numbers = np.full(len(texts), np.nan)
+    numbers[which] = A.floats(pc.cast(pc.replace_substring(pc.take(texts, A.from_numpy(which)), ",", ""), pa.float64()))
+    return codes, castable, numbers
 
 
 def _cast_finding_commas(cells, width: int, skip: np.ndarray, comma_columns: set[int] | None):
@@ -348,8 +359,8 @@ def _cast_finding_commas(cells, width: int, skip: np.ndarray, comma_columns: set
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    grouped_at = None
     apart = skip
+    grouped_at, grouped_values = None, None
     commas = pc.match_substring(cells, ",")
     if pc.any(commas).as_py():
         with_comma = A.bools(commas)
@@ -357,25 +368,20 @@ def _cast_finding_commas(cells, width: int, skip: np.ndarray, comma_columns: set
         if comma_columns is not None:
             comma_columns.update(np.unique(at % width).tolist())
         if len(at):
-            # Texts with a comma repeat (a device's attributes, "1,980,000" in every launch): each distinct text
-            # is checked and cast once.
-            coded = pc.take(cells, A.from_numpy(at)).dictionary_encode()
-            texts, codes = coded.dictionary, A.ints(coded.indices)
-            grouped_texts = A.bools(pc.match_substring_regex(texts, _ARROW_GROUPED))
-            grouped = grouped_texts[codes]
+            try:
+                codes, castable, numbers = _distinct_numbers(cells, at)  # every text has a comma: castable = grouped
+            except (pa.ArrowInvalid, ValueError):
+                return None
+            grouped = castable[codes]
             skip[at[~grouped]] = True
-            grouped_at = at[grouped]
+            grouped_at, grouped_values = at[grouped], numbers[codes[grouped]]
         apart = skip | with_comma
     try:
         values = A.floats(pc.cast(pc.if_else(A.from_numpy(apart), A.null_text(), cells), pa.float64()))
-        if grouped_at is not None and len(grouped_at):
-            which = np.flatnonzero(grouped_texts)
-            thousands = pc.replace_substring(pc.take(texts, A.from_numpy(which)), ",", "")
-            numbers = np.full(len(texts), np.nan)
-            numbers[which] = A.floats(pc.cast(thousands, pa.float64()))
-            values[grouped_at] = numbers[codes[grouped]]
     except (pa.ArrowInvalid, ValueError):
         return None
+    if grouped_at is not None:
+        values[grouped_at] = grouped_values
     return values, ~skip
 
 
