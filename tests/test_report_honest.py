@@ -156,6 +156,10 @@ def test_commas_in_a_later_block_are_read_as_in_the_first() -> None:
 
     first, later = page(0), page(2 * per_block + 5)
     assert "," in launches[0][clock] and "," not in launches[0][header.index(DRAM)]  # as the capture has them
+    # The block in between holds commas only where the first did: its grouped clock rates are read all the same.
+    middle = per_block + 1
+    clock_rate = plain().launches[middle % len(launches)].value("device__attribute_clock_rate")
+    assert later.launches[middle].value("device__attribute_clock_rate") == clock_rate == 1_980_000
     for name in edits:
         assert later.launches[2 * per_block + 5].value(name) == first.launches[0].value(name) is not None
     assert later.launches[2 * per_block + 6].value("device__attribute_clock_rate") is None
