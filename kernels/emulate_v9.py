@@ -50,10 +50,11 @@ def block_origins(m: int, n: int, bm_: int, bn_: int) -> list[tuple[int, int]]:
 
 
 def emulate(
-    p: dict[str, int], A: np.ndarray, B: np.ndarray, _skip_loop_barrier: bool = False
+    p: dict[str, int], A: np.ndarray, B: np.ndarray, _skip_loop_barrier: bool = False, narrow: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """C as the kernel computes it, and the number of writes to each element of C (`_skip_loop_barrier`
-    drops the k loop's __syncthreads, to show that the race check catches it)."""
+    drops the k loop's __syncthreads, to show that the race check catches it). `narrow`: as the kernel the host
+    launches where N % 4 != 0 (sgemm_regdb_narrow, the body's NARROW), whose B copies take one column each."""
     BM, BN, BK, WM, WN, TM, TN, S, T = (p[k] for k in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "THREADS"))
     M, K = A.shape
     N = B.shape[1]
@@ -71,6 +72,10 @@ def emulate(
     BVR = BN // 4
     B_UNITS = BK * BVR // T
     BRP = T // BVR
+    # NARROW with whole block rows per pass: one column per copy, consecutive threads on consecutive columns.
+    ONE_COL = narrow and not VEC and T % BN == 0
+    B_COPIES = 4 * B_UNITS if ONE_COL else B_UNITS
+    BPR = T // BN if ONE_COL else BRP
     assert (BM // WM) * (BN // WN) * 32 == T and LANES_M * LANES_N == 32 and S >= 3
     assert (BM * KQ) % T == 0 and T % KQ == 0 and (BK * BVR) % T == 0 and T % BVR == 0
 
@@ -92,11 +97,11 @@ def emulate(
         a_grow = [bm + a_row0 + j * ARP for j in range(A_UNITS)]
         a_row_in = [g < M for g in a_grow]
         a_src = [np.where(a_row_in[j], a_grow[j] * K, 0) + a_k for j in range(A_UNITS)]
-        b_row0 = tid // BVR
-        b_col = (tid % BVR) * 4
+        b_row0 = tid // BN if ONE_COL else tid // BVR
+        b_col = tid % BN if ONE_COL else (tid % BVR) * 4
         gb_col = bn + b_col
         b_src = b_row0 * N + gb_col
-        b_pass = BRP * N
+        b_pass = BPR * N
         b_slice = BK * N
         b_cols = np.minimum(np.maximum(N - gb_col, 0), 4)
         a_dst = a_k * A_LD + a_row0
@@ -138,16 +143,16 @@ def emulate(
                     np.add.at(touched, dst - so, 1)
                     open_group.extend(zip(dst.tolist(), val.tolist(), strict=True))
             b_left = (K - k0 - b_row0) if live else np.zeros_like(b_row0)
-            for j in range(B_UNITS):
-                k_in = j * BRP < b_left
-                dst = b_dst + so + j * BRP * BN
+            for j in range(B_COPIES):
+                k_in = j * BPR < b_left
+                dst = b_dst + so + j * BPR * BN
                 src = b_src + j * b_pass
-                for e in range(4):
-                    ok = k_in & (b_cols > 0) if VEC else k_in & (e < b_cols)
+                for e in range(1 if ONE_COL else 4):
+                    ok = k_in & (b_cols > 0) if VEC or ONE_COL else k_in & (e < b_cols)
                     s_idx = src + e
                     if np.any(ok):
                         assert np.all(s_idx[ok] < K * N) and np.all(s_idx[ok] >= 0)
-                        want = (k0 + b_row0 + j * BRP) * N + gb_col + e
+                        want = (k0 + b_row0 + j * BPR) * N + gb_col + e
                         assert np.array_equal(s_idx[ok], want[ok]), "B copy reads the wrong element"
                         if VEC:  # 16-byte copy: source 16-byte aligned and the whole group inside B's row
                             assert np.all(s_idx[ok] % 4 == e) and np.all(gb_col[ok] + 3 < N)
@@ -266,11 +271,11 @@ def emulate(
     return C, writes
 
 
-def check(p: dict[str, int], m: int, n: int, k: int, seed: int = 0) -> None:
+def check(p: dict[str, int], m: int, n: int, k: int, seed: int = 0, narrow: bool = False) -> None:
     rng = np.random.default_rng(seed)
     A = rng.integers(-4, 5, size=(m, k)).astype(np.float64)
     B = rng.integers(-4, 5, size=(k, n)).astype(np.float64)
-    C, writes = emulate(p, A, B)
+    C, writes = emulate(p, A, B, narrow=narrow)
     size = Shape(m, n, k).label
     assert np.all(writes == 1), f"{size}: writes per element {np.unique(writes)}"
     assert np.array_equal(C, A @ B), f"{size}: wrong result, max err {np.nanmax(np.abs(C - A @ B))}"
@@ -283,7 +288,7 @@ def main(argv: list[str]) -> int:
     sizes = SIZES
     for c in V9_TUNING_CONFIGS:
         for m, n, k in sizes:
-            check(c["params"], m, n, k)
+            check(c["params"], m, n, k, narrow=n % 4 != 0)
         print(f"ok {c['id']}: {', '.join(Shape(*size).label for size in sizes)}")
     return 0
 

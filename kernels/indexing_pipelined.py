@@ -2,7 +2,9 @@
 template configurations (kernels/tuning.py).
 
 A K slice goes global -> shared through cp.async: A transposed with 4-byte copies (LDGSTS.E, one per element),
-B with 16-byte copies (LDGSTS.E.BYPASS.128) when N % 4 == 0, four 4-byte copies otherwise; a copy whose
+B with 16-byte copies (LDGSTS.E.BYPASS.128) when N % 4 == 0, four 4-byte copies otherwise (v9: the kernel launched
+where N % 4 != 0, sgemm_regdb_narrow, gives each thread one column instead, consecutive threads on consecutive
+columns, where a pass covers whole block rows); a copy whose
 src-size is 0 reads nothing (an inactive lane here) and zero-fills its shared destination. Slices rotate
 through STAGES buffers; the loads of slice t+STAGES-1 are issued in iteration t, and the prologue issues
 slices 0..STAGES-2. v9 issues its copies for every iteration (dead slices past the end become all-zero-size
@@ -48,6 +50,7 @@ class AsyncModel(KernelModel):
 
     template = "sgemm_async"
     lookahead = False  # v9: fragments of step k+1 loaded during step k; copies issued for dead slices too
+    narrow_kernel = False  # v9: where N % 4 != 0 its narrow twin runs, copying B one column per thread
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -93,6 +96,7 @@ class AsyncModel(KernelModel):
         b_row0, b_col = tid // self.b_vecs, (tid % self.b_vecs) * 4
         gb_col = bn + b_col
         out: list[Access] = []
+        one_column = self.narrow_kernel and shape.n % 4 != 0 and p["THREADS"] % p["BN"] == 0
         for j in range(self.a_units):
             row = a_row0 + j * self.a_rows_per_pass
             grow = bm + row
@@ -114,6 +118,8 @@ class AsyncModel(KernelModel):
                     dst,
                     4,
                 )
+        if one_column:
+            return out + self._one_column_b(shape, tid, k0, live, bn, stage_bytes)
         for j in range(self.b_units):
             row = b_row0 + j * self.b_rows_per_pass
             k = k0 + row
@@ -151,6 +157,25 @@ class AsyncModel(KernelModel):
                         dst + 4 * e,
                         4,
                     )
+        return out
+
+    def _one_column_b(
+        self, shape: Shape, tid: np.ndarray, k0: int, live: bool, bn: int, stage_bytes: int
+    ) -> list[Access]:
+        """The narrow kernel's B copies of one slice: four times the units, each a 4-byte copy of one column."""
+        p = self.spec.params
+        b_row0, b_col = tid // p["BN"], tid % p["BN"]
+        gb_col = bn + b_col
+        rows_per_pass = p["THREADS"] // p["BN"]
+        out: list[Access] = []
+        for j in range(4 * self.b_units):
+            row = b_row0 + j * rows_per_pass
+            k = k0 + row
+            ok = live & (k < shape.k) & (gb_col < shape.n)
+            dst = stage_bytes + (self.a_stage + row * p["BN"] + b_col) * 4
+            out += _copy(
+                f"B[k0 + row {j}][bn + b_col]", "LDGSTS.E", "B", k, gb_col, shape.n, ok, "Bs", row, b_col, dst, 4
+            )
         return out
 
     def fragments(self, warp: int, s: int, k: int) -> list[Access]:
@@ -245,19 +270,22 @@ class V8Model(AsyncModel):
 class V9Model(AsyncModel):
     template = "sgemm_regdb"
     lookahead = True
+    narrow_kernel = True
     source_statements = tuple(s.replace("v8::", "v9::") for s in _GROUPED) + (
         "const int a_row0 = tid / KQ;",
         "const int a_k = (tid % KQ) * 4;",
-        "const int b_row0 = tid / B_VECS_PER_ROW;",
-        "const int b_col = (tid % B_VECS_PER_ROW) * 4;",
+        "const int b_row0 = B_ONE_COLUMN ? tid / BN : tid / B_VECS_PER_ROW;",
+        "const int b_col = B_ONE_COLUMN ? tid % BN : (tid % B_VECS_PER_ROW) * 4;",
         "const int b_cols = min(max(N - gb_col, 0), 4);",
+        "constexpr int B_PASS_ROWS = B_ONE_COLUMN ? THREADS / BN : B_ROWS_PER_PASS;",
         "const unsigned a_dst = smem_base + (unsigned)(a_k * A_LD + a_row0) * 4u;",
         "const unsigned b_dst = smem_base + (unsigned)(A_STAGE + b_row0 * BN + b_col) * 4u;",
         "const int a_left = live ? K - k0 - a_k : 0;",
         "v9::copy4(a_dst + so + (unsigned)(e * A_LD + j * A_ROWS_PER_PASS) * 4u, src + e, a_row_in[j] && e < a_left);",
         "const int b_left = live ? K - k0 - b_row0 : 0;",
-        "const bool k_in = j * B_ROWS_PER_PASS < b_left;",
+        "const bool k_in = j * B_PASS_ROWS < b_left;",
         "v9::copy16(dst, src, k_in && b_cols > 0);",
+        "v9::copy4(dst, src, k_in && b_cols > 0);",
         "load_tile(wr, k_begin + next * BK, next < k_tiles);",
         "const int tm0 = (warp / WARPS_N) * WM + (lane / LANES_N) * 4;",
         "const int tn0 = (warp % WARPS_N) * WN + (lane % LANES_N) * 4;",

@@ -18,6 +18,10 @@ _BY_FUNCTION = {
 }
 # v9's FFMA-order variants are a function of their own (sgemm_regdb_ordered): still v9-regdb.
 _BY_FUNCTION["sgemm_regdb_ordered"] = _BY_FUNCTION["sgemm_regdb"]
+# The kernels launched where N % 4 != 0 (KernelSpec.narrow_entry) are their entry's.
+_BY_FUNCTION.update(
+    {spec.narrow_entry.split("<", 1)[0]: spec for spec in CATALOG if spec.narrow_entry and not spec.chooses_at_launch}
+)
 _NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]*")
 
 

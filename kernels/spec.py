@@ -4,7 +4,7 @@ GPU refusals, source text). kernels.catalog holds the entries and re-exports the
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -49,7 +49,8 @@ class KernelSpec:
     params["SPLITS"] blocks per tile on gridDim.z that form one thread-block cluster (the source's
     __cluster_dims__(1, 1, SPLITS)) and sum their partial tiles in distributed shared memory: one launch, nothing
     zeroed first. `min_cc` ("9.0") is the oldest compute capability a portable kernel runs on, and `min_cc_needs`
-    says what it needs from it (thread-block clusters). An entry that `chooses_at_launch` (sgemm-auto) is
+    says what it needs from it (thread-block clusters). `narrow_entry` names the kernel launched instead of `entry` where
+    N % 4 != 0 (`launched_at`). An entry that `chooses_at_launch` (sgemm-auto) is
     resolved by the runner, per GPU and shape, to another kernel's tuning configuration (kernels.auto); its own
     source and entry are only what it runs where nothing else is known (a large square shape).
     """
@@ -83,6 +84,12 @@ class KernelSpec:
     min_cc: str | None = None
     min_cc_needs: str = ""
     chooses_at_launch: bool = False
+    narrow_entry: str | None = None
+
+    def launched_at(self, n: int) -> KernelSpec:
+        """The entry that runs when C has n columns: `narrow_entry`, where one is named and n % 4 != 0 (B's rows are
+        then not 16-byte aligned and a kernel of its own copies them), else this one."""
+        return replace(self, entry=self.narrow_entry) if self.narrow_entry and n % 4 else self
 
     @property
     def uses_tensor_maps(self) -> bool:

@@ -60,9 +60,17 @@ _TILE_KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "THREADS")
 
 
 def _build(
-    base: str, source: str, template: str, params: dict[str, int], bad: list[str], with_min_blocks: bool
+    base: str,
+    source: str,
+    template: str,
+    params: dict[str, int],
+    bad: list[str],
+    with_min_blocks: bool,
+    narrow_template: str | None = None,
 ) -> dict:
-    """A tuning configuration: one instantiation of a templated kernel, described like a catalog entry."""
+    """A tuning configuration: one instantiation of a templated kernel, described like a catalog entry;
+    `narrow_template` names the kernel of the same parameters (its FFMA order always given) launched where
+    N % 4 != 0."""
     if bad:
         raise ValueError(f"invalid {template} configuration {params}: {'; '.join(bad)}")
     bm, bn, bk, wm, wn, tm, tn, stages, threads = (params[k] for k in _TILE_KEYS)
@@ -89,6 +97,11 @@ def _build(
         "dynamic_smem_bytes": smem_bytes(bm, bn, bk, stages),
         "params": params,
         "base": base,
+        "narrow_entry": (
+            f"{narrow_template}<{','.join(map(str, [params[k] for k in _TILE_KEYS] + [params['MIN_BLOCKS'], order]))}>"
+            if narrow_template
+            else None
+        ),
     }
 
 
@@ -154,10 +167,13 @@ def _v9_params(
     return params
 
 
-def _v9_config(*tile: int, order: int = 0) -> dict:
+def _v9_config(*tile: int, order: int = 0, narrow: bool = True) -> dict:
+    """A v9-regdb configuration; `narrow` False keeps its own kernel's 4-byte path where N % 4 != 0 instead of a
+    narrow twin (one whose twin would spill)."""
     params = _v9_params(*tile, order=order)
     template = "sgemm_regdb_ordered" if order else "sgemm_regdb"
-    return _build(V9_BASE_KERNEL_ID, V9_SOURCE, template, params, v9_problems(params), with_min_blocks=True)
+    narrow_template = "sgemm_regdb_narrow" if narrow else None
+    return _build(V9_BASE_KERNEL_ID, V9_SOURCE, template, params, v9_problems(params), True, narrow_template)
 
 
 V9_TUNING_CONFIGS: list[dict] = [
@@ -197,7 +213,8 @@ V9_TUNING_CONFIGS: list[dict] = [
     _v9_config(128, 128, 8, 64, 64, 8, 16, 4, 128, 2, order=1),
     # Round four, for the instruction-cache stalls: ORDER 3 (the tuned best) with 8-deep slices, whose unrolled
     # loop is half the code, and with a fourth stage. (256x128x16 with four stages and ORDER 3 spills.)
-    _v9_config(128, 256, 8, 64, 64, 8, 16, 3, 256, 1, order=3),
+    # (Its narrow twin spills 4 bytes on sm_80 under nvcc 13.0: at N % 4 != 0 it keeps its own kernel.)
+    _v9_config(128, 256, 8, 64, 64, 8, 16, 3, 256, 1, order=3, narrow=False),
     _v9_config(128, 256, 8, 64, 64, 8, 16, 4, 256, 1, order=3),
     _v9_config(256, 128, 8, 64, 64, 16, 8, 3, 256, 1, order=3),
     _v9_config(128, 256, 16, 64, 64, 8, 16, 4, 256, 1, order=3),
@@ -221,6 +238,7 @@ def spec_for(config: dict) -> KernelSpec:
         grid_order=config["grid_order"],
         dynamic_smem_bytes=config["dynamic_smem_bytes"],
         params=dict(config["params"]),
+        narrow_entry=config.get("narrow_entry"),
     )
 
 
@@ -425,7 +443,15 @@ def _v9_splitk_config(*tile: int, order: int = 0, deep_slices: int = 0) -> dict:
     params = _v9_params(*tile, order=order)
     if deep_slices:
         params["SPLIT_DEEP_SLICES"] = deep_slices
-    return _build(V9_SPLITK_BASE, V9_SPLITK_SOURCE, "sgemm_regdb_splitk", params, v9_problems(params), True)
+    return _build(
+        V9_SPLITK_BASE,
+        V9_SPLITK_SOURCE,
+        "sgemm_regdb_splitk",
+        params,
+        v9_problems(params),
+        True,
+        narrow_template="sgemm_regdb_splitk_narrow",
+    )
 
 
 V9_SPLITK_TUNING_CONFIGS: list[dict] = [

@@ -3,6 +3,7 @@
 # partial tiles, guarded scalar paths and dead cp.async slices run. Hardware counters of global sectors and
 # shared wavefronts, plus the SourceCounters section (per-instruction counters and the source page).
 # Usage (device tool): bash scripts/access_capture.sh   (files land in $OUT, default /tmp/access; the bundled copy is results/h100-2026-11-22/access/)
+# ACCESS_KERNELS=v9-regdb,...: only these of the modelled kernels (default: all of them).
 set -u
 export PYTHONUNBUFFERED=1 CUPY_TF32=0 CUPY_CACHE_DIR="${CUPY_CACHE_DIR:-/tmp/cupy-cache}"
 PY=${PY:-python3}
@@ -20,7 +21,9 @@ from kernels.indexing import MODELS
 from kernels.registry import get_kernel
 from profiling.gpu.jobs import BenchSettings, Job, Task
 tasks = []
-for kid in MODELS:
+import os
+only = [k for k in os.environ.get("ACCESS_KERNELS", "").split(",") if k]
+for kid in only or MODELS:
     half = get_kernel(kid).dtype == "float16"
     for m, n, k in [(1008, 1008, 1008)] if half else [(1000, 1000, 1000), (997, 1003, 999)]:
         tasks.append(Task(kid, m, n, k))

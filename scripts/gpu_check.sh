@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -557,6 +557,29 @@ sanclusterk)
   job /tmp/san_ck2.json verify "$ck" 129 127 1001
   sanitize_jobs 240 "$F" sanclusterk ck1 ck2
   ;;
+narrow)
+  # The kernels launched where N % 4 != 0 (sgemm_regdb_narrow, sgemm_regdb_splitk_narrow: B copied one column per
+  # thread, split-K partial tiles added in the widest reductions each address allows): the GPU tests of every tuning
+  # configuration at awkward sizes (an odd N runs the narrow twin; a test checks the result names it) and of v9-splitk;
+  # memcheck and racecheck of each v9 and v9-splitk tile geometry (the FFMA order does not move a copy) at an odd N; and
+  # the access capture of v9-regdb at the awkward sizes (its global sectors per request against the indexing model).
+  stage narrow
+  F="$EV/narrow"; mkdir -p "$F"
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$F/env.txt" 2>&1
+  timeout 330 $PY -m pytest tests/gpu/test_gpu_tuning_configs.py tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider 2>&1 | tee "$F/gpu_tests.txt" | tail -5
+  geometries=$($PY -c "
+from kernels.tuning import V9_TUNING_CONFIGS, V9_SPLITK_TUNING_CONFIGS
+for configs in (V9_TUNING_CONFIGS, V9_SPLITK_TUNING_CONFIGS):
+    seen = {}
+    for c in configs:
+        seen.setdefault(tuple(v for k, v in c['params'].items() if k not in ('ORDER', 'SPLIT_DEEP_SLICES')), c['id'])
+    print(','.join(seen.values()))")
+  job /tmp/san_nr1.json verify "$(echo "$geometries" | sed -n 1p)" 300 263 72
+  job /tmp/san_nr2.json verify "$(echo "$geometries" | sed -n 2p)" 127 129 2001
+  sanitize_jobs 240 "$F" narrow nr1 nr2
+  ACCESS_KERNELS=v9-regdb OUT="$F/access" timeout 200 bash scripts/access_capture.sh > "$F/access_log.txt" 2>&1
+  record narrow "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*check_*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';'); access: $(ls "$F/access" 2>/dev/null | tr '\n' ' ')"
+  ;;
 sanv9sk)
   # memcheck and racecheck on v9's split-K configurations and sgemm-auto: an uneven split with edge tiles
   # (300x264x2000) and a deep, narrow shape (127x127x8191).
@@ -601,14 +624,15 @@ tunegrid)
   # record). Run it as `tunegrid grid`. About 2.5 minutes of sweeps on an H100 before v9-clusterk's seven
   # configurations joined the small shapes' sweep (its timeout rose from 260 to 420 s; with the grid stage that can
   # pass the device's 10 minutes a command: run `tunegrid` and `grid` as two calls, or sweep fewer bases with
-  # TUNEGRID_KERNELS, e.g. only those whose code changed: the record keeps the others' measurements).
+  # TUNEGRID_KERNELS, e.g. only those whose code changed: the record keeps the others' measurements; TUNEGRID_LARGE=0
+  # skips the v9-regdb sweep at the large shapes).
   stage tunegrid
   T="$OUT/tunegrid"; mkdir -p "$T"
   small=$($PY scripts/grid_report.py $GRID_FROM --misses); large=$($PY scripts/grid_report.py $GRID_FROM --misses --min-side 1024)
   echo "$small" > "$T/shapes_small.txt"; echo "$large" > "$T/shapes_large.txt"
   timeout 420 $PY -m profiling tune --kernels "${TUNEGRID_KERNELS:-v8-async,v8-splitk,v9-splitk}" --sizes "$small" --repeats 10 --record \
      --json "$T/tune_small.json" > "$T/tune_small.txt" 2>"$T/tune_small.log"; echo "exit=$?" >> "$T/tune_small.log"
-  [ -n "$large" ] && timeout 100 $PY -m profiling tune --kernels v9-regdb --sizes "$large" --repeats 10 --record \
+  [ -n "$large" ] && [ "${TUNEGRID_LARGE:-1}" = 1 ] && timeout 100 $PY -m profiling tune --kernels v9-regdb --sizes "$large" --repeats 10 --record \
      --json "$T/tune_large.json" > "$T/tune_large.txt" 2>"$T/tune_large.log"; echo "exit=$?" >> "$T/tune_large.log"
   cp results/tuning/*.json "$T/"
   record tunegrid "$(tail -1 "$T/tune_small.log") $(tail -1 "$T/tune_large.log" 2>/dev/null); swept $(echo "$small" | tr ',' '\n' | grep -c x) + $(echo "$large" | tr ',' '\n' | grep -c x) shapes"

@@ -177,7 +177,11 @@ def test_runner_default_and_the_other_entries_unchanged(tmp_path, monkeypatch) -
     spec, result = _spec_and_result(_session("NVIDIA B200"), "sgemm-auto", Shape(4096, 4096, 4096))
     assert result.config == f"{auto.DEFAULT_LARGE} (default, no tuning record for NVIDIA B200)"
     assert spec.entry == get_kernel("v9-regdb").entry
-    # v8-splitk, v9-regdb and v8-async still run their own (or their own tuned) configurations.
+    # v8-splitk, v9-regdb and v8-async still run their own (or their own tuned) configurations; at N = 127 v9-regdb's
+    # is its narrow twin, and the result names it.
     for kernel_id in ("v8-splitk", "v9-regdb", "v8-async"):
         spec, result = _spec_and_result(_session("NVIDIA B200"), kernel_id, Shape(127, 127, 8191))
-        assert spec.entry == get_kernel(kernel_id).entry and result.config == spec.entry
+        assert spec.entry == get_kernel(kernel_id).launched_at(127).entry and result.config == spec.entry
+    assert result.config == "sgemm_async<128,128,16,64,32,8,8,3,256>"
+    spec, result = _spec_and_result(_session("NVIDIA B200"), "v9-regdb", Shape(127, 127, 8191))
+    assert result.config == "sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,0>"

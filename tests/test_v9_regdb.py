@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kernels import emulate_v9, tuning
-from kernels.registry import get_kernel
+from kernels.registry import find_kernel, get_kernel
 
 
 def test_v9_configs_are_valid_instantiated_and_the_catalog_default_is_the_first() -> None:
@@ -21,7 +21,16 @@ def test_v9_configs_are_valid_instantiated_and_the_catalog_default_is_the_first(
         assert c["id"].startswith("v9-regdb-") and c["base"] == "v9-regdb"
         assert c["dynamic_smem_bytes"] == tuning.smem_bytes(p["BM"], p["BN"], p["BK"], p["STAGES"])
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_regdb.cu"
+        # Its N % 4 != 0 kernel: the same tile arguments and MIN_BLOCKS, then the FFMA order, given even when 0.
+        order = p.get("ORDER", 0)
+        tile = ",".join(str(p[k]) for k in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "THREADS"))
+        if c["id"] == "v9-regdb-128x256x8-w64x64-t8x16-s3-o3":  # its twin would spill on sm_80
+            assert c["narrow_entry"] is None and "sgemm_regdb_narrow<128,256,8,64,64,8,16,3,256,1,3>" not in source
+            continue
+        assert c["narrow_entry"] == f"sgemm_regdb_narrow<{tile},{p['MIN_BLOCKS']},{order}>", c["id"]
+        assert c["narrow_entry"] + "(" in source, f"{c['narrow_entry']} is not instantiated in v9_regdb.cu"
     default, first = get_kernel("v9-regdb"), configs[0]
+    assert default.narrow_entry == first["narrow_entry"] == "sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,0>"
     assert (default.entry, default.dynamic_smem_bytes, default.params) == (
         first["entry"],
         first["dynamic_smem_bytes"],
@@ -58,6 +67,28 @@ def test_grouped_block_order_visits_every_block_once(grid_m: int, grid_n: int) -
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (130, 67, 37), (257, 129, 17), (129, 4, 64)])
 def test_emulated_kernel_computes_a_times_b_and_writes_each_output_once(config, m: int, n: int, k: int) -> None:
     emulate_v9.check(config["params"], m, n, k)
+
+
+@pytest.mark.parametrize("config", tuning.V9_TUNING_CONFIGS, ids=lambda c: c["id"])
+@pytest.mark.parametrize("m,n,k", [(130, 67, 37), (257, 129, 17), (1, 257, 33), (40, 6, 70)])
+def test_emulated_narrow_kernel_computes_a_times_b_and_writes_each_output_once(config, m: int, n: int, k: int) -> None:
+    """sgemm_regdb_narrow, the kernel launched where N % 4 != 0: B copied one column per thread."""
+    emulate_v9.check(config["params"], m, n, k, narrow=True)
+
+
+def test_the_kernel_launched_depends_on_n_modulo_4() -> None:
+    """Where B's rows are 16-byte aligned the catalog's kernel runs, elsewhere its narrow twin; a kernel without
+    one (v8-async) runs at every N, and a narrow kernel's name in a report is still v9-regdb."""
+    v9 = get_kernel("v9-regdb")
+    assert v9.launched_at(128).entry == "sgemm_regdb<128,256,16,64,64,8,16,3,256,1>"
+    assert v9.launched_at(127).entry == "sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,0>"
+    assert v9.launched_at(130).entry == v9.narrow_entry and v9.launched_at(130).id == "v9-regdb"
+    ordered = get_kernel("v9-regdb-128x256x16-w64x64-t8x16-s3-o3")
+    assert ordered.launched_at(333).entry == "sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,3>"
+    v8 = get_kernel("v8-async")
+    assert v8.launched_at(127) is v8
+    name = "void sgemm_regdb_narrow<128, 256, 16, 64, 64, 8, 16, 3, 256, 1, 3>(const float *, const float *, float *)"
+    assert find_kernel(name).id == "v9-regdb"
 
 
 def test_emulation_catches_a_missing_barrier(monkeypatch) -> None:

@@ -57,6 +57,10 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         assert c["id"].startswith("v9-splitk-") and c["base"] == "v9-splitk"
         assert c["entry"].startswith("sgemm_regdb_splitk<")
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
+        assert c["narrow_entry"].startswith("sgemm_regdb_splitk_narrow<") and c["narrow_entry"].endswith(
+            f",{p['MIN_BLOCKS']},{p.get('ORDER', 0)}>"
+        )
+        assert c["narrow_entry"] + "(" in source, f"{c['narrow_entry']} is not instantiated in v9_splitk.cu"
         assert c["dynamic_smem_bytes"] == tuning.smem_bytes(p["BM"], p["BN"], p["BK"], p["STAGES"])
         spec = get_kernel(c["id"])
         assert (spec.source, spec.split_k, spec.previous) == ("v9_splitk.cu", True, "v9-regdb")
@@ -69,7 +73,11 @@ def test_function_names_find_the_kernel_and_the_profile_regex_takes_the_zeroing_
         "v9-splitk"
     )
     assert find_kernel("sgemm_regdb").id == "v9-regdb"
-    assert kernel_name_regex(["v9-splitk"]) == "regex:^(splitk_zero_c|sgemm_regdb_splitk)$"
+    # The kernel launched where N % 4 != 0 is profiled too.
+    assert kernel_name_regex(["v9-splitk"]) == ("regex:^(splitk_zero_c|sgemm_regdb_splitk|sgemm_regdb_splitk_narrow)$")
+    assert find_kernel("void sgemm_regdb_splitk_narrow<64, 128, 16, 32, 64, 8, 8, 3, 128, 3, 0>(float *)").id == (
+        "v9-splitk"
+    )
 
 
 def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
@@ -79,8 +87,12 @@ def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
     params = "int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS"
     assert f"template <{params}>\n__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)\nsgemm_regdb(" in text
     assert f"template <{params}, int ORDER>\n__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)\n" in text
-    assert "sgemm_regdb_ordered(" in text and ", true>(" not in text
-    assert DEFAULT.source_path.read_text().count(", true>(A, B, C, M, N, K, smem);") == 2  # both B copy widths
+    # SPLIT stays false in v9_regdb.cu; its narrow kernel sets only NARROW (the last template argument).
+    assert "sgemm_regdb_ordered(" in text and "ORDER, false, 0, true>(A, B, C, M, N, K, smem);" in text
+    assert ", true>(" not in text.replace("ORDER, false, 0, true>(", "")
+    split = DEFAULT.source_path.read_text()
+    assert split.count("ORDER, true>(A, B, C, M, N, K, smem);") == 2  # both B copy widths
+    assert split.count("ORDER, true, 0, true>(A, B, C, M, N, K, smem);") == 1  # the narrow kernel
 
 
 @pytest.mark.parametrize(

@@ -32,6 +32,35 @@ __device__ __forceinline__ void add4(float* p, float4 v)
 #endif
 }
 
+// C[0..1] += (x, y) (p 8-byte aligned), as add4.
+__device__ __forceinline__ void add2(float* p, float x, float y)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(x), "f"(y) : "memory");
+#else
+    atomicAdd(p, x); atomicAdd(p + 1, y);
+#endif
+}
+
+// C[0..3] += (x, y, z, w) at any 4-byte aligned p, in the widest reductions p's alignment allows: where
+// N % 4 != 0 a row's start moves by N floats, so a quarter of the rows (odd N) or half (N % 4 == 2) take one
+// 16-byte reduction, the others two 8-byte ones or, at odd places, 4 + 8 + 4 bytes. Fewer reductions per float cut
+// a split-K epilogue's L2 operations up to four times.
+__device__ __forceinline__ void add4_unaligned(float* p, float x, float y, float z, float w)
+{
+    const unsigned long long a = reinterpret_cast<unsigned long long>(p);
+    if ((a & 15) == 0) {
+        add4(p, make_float4(x, y, z, w));
+    } else if ((a & 7) == 0) {
+        add2(p, x, y);
+        add2(p + 2, z, w);
+    } else {
+        atomicAdd(p, x);
+        add2(p + 1, y, z);
+        atomicAdd(p + 3, w);
+    }
+}
+
 // Rows of the partial C tile a cluster-split block leaves in shared memory are padded by 4 floats: where a warp's
 // lanes are 8 rows of 4 (WN / TN = 4), the float4 stores of lanes 4 rows apart then fall on other banks.
 constexpr int CPAD = 4;
@@ -79,9 +108,13 @@ __device__ __forceinline__ float4 load_cluster4(unsigned addr)
 // epilogue adds into C, which holds zeros first. CLUSTER_SPLITS > 0 (sm_90, a grid of exactly CLUSTER_SPLITS
 // blocks on z, clusters of (1, 1, CLUSTER_SPLITS)): the blockIdx.z-th of CLUSTER_SPLITS ranges, which may be
 // empty; the epilogue reduces the cluster's partial tiles in shared memory (smem must hold BM x (BN + CPAD)
-// floats) and stores each C element once.
+// floats) and stores each C element once. NARROW (with VEC false: the kernels of their own that the host launches
+// where N % 4 != 0) copies B one column per thread and adds split-K partial tiles in the widest reductions each
+// address allows. It is a separate instantiation, not a change of the !VEC path, because the VEC and !VEC bodies
+// share their kernel function's registers: the narrow copies in the same function cost the 16-byte path 2-10
+// points of cuBLAS on the H100.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
-          bool SPLIT = false, int CLUSTER_SPLITS = 0>
+          bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K, float* smem)
 {
@@ -160,14 +193,21 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         a_row_in[j] = grow < M;
         a_src[j] = A + ((a_row_in[j] ? (size_t)grow * K : 0) + a_k);
     }
-    // B copy role: unit j is K row b_row0 + j*B_ROWS_PER_PASS of the slice, columns b_col .. b_col+3.
-    const int b_row0 = tid / B_VECS_PER_ROW;
-    const int b_col = (tid % B_VECS_PER_ROW) * 4;
+    // B copy role: unit j is K row b_row0 + j*B_PASS_ROWS of the slice, columns b_col .. b_col+3 (VEC: one 16-byte
+    // copy; otherwise four 4-byte ones). B_ONE_COLUMN (NARROW, a whole number of block rows per pass): four times
+    // the units, each one column b_col, consecutive threads on consecutive columns, so that a warp's copy reads
+    // 128 contiguous bytes of a row of B; four copies of a 4-column group would each touch four times the sectors.
+    constexpr bool B_ONE_COLUMN = NARROW && !VEC && THREADS % BN == 0;
+    constexpr int B_COPIES = B_ONE_COLUMN ? 4 * B_UNITS : B_UNITS;
+    constexpr int B_PASS_ROWS = B_ONE_COLUMN ? THREADS / BN : B_ROWS_PER_PASS;
+    const int b_row0 = B_ONE_COLUMN ? tid / BN : tid / B_VECS_PER_ROW;
+    const int b_col = B_ONE_COLUMN ? tid % BN : (tid % B_VECS_PER_ROW) * 4;
     const int gb_col = bn + b_col;
     const float* b_src = B + ((size_t)(k_begin + b_row0) * N + gb_col);  // advanced by BK rows per slice
-    const size_t b_pass = (size_t)B_ROWS_PER_PASS * N;
+    const size_t b_pass = (size_t)B_PASS_ROWS * N;
     const size_t b_slice = (size_t)BK * N;
-    // Columns of this thread's B group inside B: all 4 (VEC: N % 4 == 0, whole groups are in or out) or b_cols.
+    // Columns of this thread's B group inside B: all 4 (VEC: N % 4 == 0, whole groups are in or out) or b_cols
+    // (B_ONE_COLUMN: its one column when b_cols > 0).
     const int b_cols = min(max(N - gb_col, 0), 4);
 
     const unsigned smem_base = v9::smem_addr(smem);
@@ -189,14 +229,16 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 v9::copy4(a_dst + so + (unsigned)(e * A_LD + j * A_ROWS_PER_PASS) * 4u, src + e,
                           a_row_in[j] && e < a_left);
         }
-        const int b_left = live ? K - k0 - b_row0 : 0;  // unit j's K row is inside B when j*B_ROWS_PER_PASS < b_left
+        const int b_left = live ? K - k0 - b_row0 : 0;  // unit j's K row is inside B when j*B_PASS_ROWS < b_left
 #pragma unroll
-        for (int j = 0; j < B_UNITS; ++j) {
-            const bool k_in = j * B_ROWS_PER_PASS < b_left;
-            const unsigned dst = b_dst + so + (unsigned)(j * B_ROWS_PER_PASS * BN) * 4u;
+        for (int j = 0; j < B_COPIES; ++j) {
+            const bool k_in = j * B_PASS_ROWS < b_left;
+            const unsigned dst = b_dst + so + (unsigned)(j * B_PASS_ROWS * BN) * 4u;
             const float* src = b_src + j * b_pass;
             if (VEC) {
                 v9::copy16(dst, src, k_in && b_cols > 0);
+            } else if (B_ONE_COLUMN) {
+                v9::copy4(dst, src, k_in && b_cols > 0);
             } else {
 #pragma unroll
                 for (int e = 0; e < 4; ++e) v9::copy4(dst + 4u * e, src + e, k_in && e < b_cols);
@@ -384,6 +426,9 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                         v9::add4(c_row + col, v);
                     else
                         *reinterpret_cast<float4*>(c_row + col) = v;
+                } else if (NARROW && SPLIT && col + 3 < N) {
+                    v9::add4_unaligned(c_row + col, acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2],
+                                       acc[i][g * 4 + 3]);
                 } else {
 #pragma unroll
                     for (int c = 0; c < 4; ++c)

@@ -44,6 +44,20 @@ sgemm_regdb_ordered(const float* __restrict__ A, const float* __restrict__ B, fl
         regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER>(A, B, C, M, N, K, smem);
 }
 
+// The kernel the host launches where N % 4 != 0 (KernelSpec.narrow_entry): B's rows are not 16-byte aligned, so B
+// is copied in 4-byte pieces, one column per thread. A function of its own, not the !VEC branch above, so that
+// sgemm_regdb's and sgemm_regdb_ordered's machine code stays what it was (the branch they keep for N % 4 != 0 is
+// never launched).
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS, int ORDER>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_narrow(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N,
+                   int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, false, 0, true>(A, B, C, M, N, K, smem);
+}
+
 // Explicit instantiations of every kernels/tuning.py v9 configuration, so that an offline nvcc -cubin build
 // (the compile tests, the resource report) emits them. NVRTC instantiates what the launcher names through
 // name expressions and skips these to keep each compile to one kernel.
@@ -74,4 +88,29 @@ template __global__ void sgemm_regdb_ordered<128,256,8,64,64,8,16,3,256,1,3>(con
 template __global__ void sgemm_regdb_ordered<128,256,8,64,64,8,16,4,256,1,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_ordered<256,128,8,64,64,16,8,3,256,1,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_ordered<128,256,16,64,64,8,16,4,256,1,3>(const float*, const float*, float*, int, int, int);
+// Their N % 4 != 0 kernels (128x256x8 with ORDER 3 has none: kernels/tuning.py says why).
+template __global__ void sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,256,16,64,64,8,16,4,256,1,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,256,8,64,64,8,16,4,256,1,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,16,64,64,16,8,3,256,1,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,8,64,64,16,8,4,256,1,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,128,16,64,32,8,8,3,256,2,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,128,8,64,32,8,8,4,256,2,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,16,64,64,16,8,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,16,64,64,16,8,3,256,1,2>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,2>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,256,16,32,128,8,16,3,256,1,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,16,128,32,16,8,3,256,1,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,128,8,64,64,8,16,4,128,2,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,128,8,64,64,8,16,4,128,2,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,8,64,64,16,8,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,16,128,32,16,8,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,256,8,64,64,8,16,3,256,1,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,16,64,64,16,8,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,256,8,64,64,8,16,4,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<256,128,8,64,64,16,8,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<128,256,16,64,64,8,16,4,256,1,3>(const float*, const float*, float*, int, int, int);
 #endif

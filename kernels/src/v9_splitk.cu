@@ -30,6 +30,19 @@ sgemm_regdb_splitk(const float* __restrict__ A, const float* __restrict__ B, flo
         regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true>(A, B, C, M, N, K, smem);
 }
 
+// The kernel the host launches where N % 4 != 0 (KernelSpec.narrow_entry), as v9_regdb.cu's sgemm_regdb_narrow:
+// B copied one column per thread, partial tiles added in the widest reductions each address allows.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_splitk_narrow(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                          int N, int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true>(A, B, C, M, N, K, smem);
+}
+
 // Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so
 // that an offline nvcc -cubin build emits them (NVRTC instantiates what the launcher names and skips this).
 #ifndef __CUDACC_RTC__
@@ -39,4 +52,11 @@ template __global__ void sgemm_regdb_splitk<64,128,16,32,64,8,8,3,128,3>(const f
 template __global__ void sgemm_regdb_splitk<64,64,16,32,64,8,8,3,64,6>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk<128,128,8,64,64,8,16,3,128,2>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk<128,128,8,64,64,8,16,4,128,2>(const float*, const float*, float*, int, int, int);
+// Their N % 4 != 0 kernels.
+template __global__ void sgemm_regdb_splitk_narrow<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_narrow<128,128,16,64,32,8,8,3,256,2,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_narrow<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_narrow<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_narrow<128,128,8,64,64,8,16,3,128,2,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_narrow<128,128,8,64,64,8,16,4,128,2,0>(const float*, const float*, float*, int, int, int);
 #endif

@@ -64,9 +64,9 @@ def kernel_name_regex(kernel_ids: Sequence[str]) -> str | None:
             # cuBLAS's names are not ours to know, nor which kernel sgemm-auto picks at a shape.
             return None
         # ncu matches the function name without template arguments ("sgemm_tiled").
-        base = spec.entry.split("<", 1)[0].strip()
+        bases = [e.split("<", 1)[0].strip() for e in (spec.entry, spec.narrow_entry) if e]
         # A split-K kernel's operation starts with the launch that zeroes C: a part of what is profiled.
-        for name in (SPLIT_K_ZERO_ENTRY, base) if spec.split_k else (base,):
+        for name in [SPLIT_K_ZERO_ENTRY, *bases] if spec.split_k else bases:
             if name not in names:
                 names.append(name)
     return "regex:^(" + "|".join(re.escape(n) for n in names) + ")$"

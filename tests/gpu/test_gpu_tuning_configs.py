@@ -38,3 +38,15 @@ def test_configuration_matches_cublas_at_awkward_sizes(verified, config_id: str)
     for shape, r in mine.items():
         assert r["status"] == "ok", f"{config_id} at {shape.label}: {r['error']}"
         assert r["rel_error"] <= r["tolerance"], f"{config_id} at {shape.label}"
+
+
+def test_v9_configurations_run_their_narrow_kernel_where_n_is_not_a_multiple_of_4(verified) -> None:
+    """What ran is what the result names: a v9 configuration's narrow twin at N = 1, 17, 129, 333 and 1, its own
+    kernel at N = 264 and 130."""
+    seen = set()
+    for (kernel, shape), r in verified.items():
+        spec = get_kernel(kernel)
+        if spec.narrow_entry:
+            assert r["config"] == (spec.narrow_entry if shape.n % 4 else spec.entry), f"{kernel} at {shape.label}"
+            seen.add(shape.n % 4 == 0)
+    assert seen == {True, False}
