@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -560,13 +560,21 @@ sanclusterk)
 narrow)
   # The kernels launched where N % 4 != 0 (sgemm_regdb_narrow, sgemm_regdb_splitk_narrow: B copied one column per
   # thread, split-K partial tiles added in the widest reductions each address allows): the GPU tests of every tuning
-  # configuration at awkward sizes (an odd N runs the narrow twin; a test checks the result names it) and of v9-splitk;
-  # memcheck and racecheck of each v9 and v9-splitk tile geometry (the FFMA order does not move a copy) at an odd N; and
-  # the access capture of v9-regdb at the awkward sizes (its global sectors per request against the indexing model).
+  # configuration at awkward sizes (an odd N runs the narrow twin; a test checks the result names it) and of v9-splitk,
+  # and the access capture of v9-regdb at the awkward sizes (its global sectors per request against the indexing
+  # model). The `sannarrow` stage runs memcheck and racecheck on them.
   stage narrow
   F="$EV/narrow"; mkdir -p "$F"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$F/env.txt" 2>&1
-  timeout 330 $PY -m pytest tests/gpu/test_gpu_tuning_configs.py tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider 2>&1 | tee "$F/gpu_tests.txt" | tail -5
+  timeout 420 $PY -m pytest tests/gpu/test_gpu_tuning_configs.py tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider 2>&1 | tee "$F/gpu_tests.txt" | tail -5
+  ACCESS_KERNELS=v9-regdb OUT="$F/access" timeout 120 bash scripts/access_capture.sh > "$F/access_log.txt" 2>&1
+  record narrow "tests: $(tail -1 "$F/gpu_tests.txt"); access: $(ls "$F/access" 2>/dev/null | tr '\n' ' ')"
+  ;;
+sannarrow)
+  # memcheck and racecheck of the narrow twins: each v9 and v9-splitk tile geometry (the FFMA order does not move a
+  # copy) at an odd N, each result verified against cuBLAS.
+  stage sannarrow
+  F="$EV/sanitizer_narrow"; mkdir -p "$F"
   geometries=$($PY -c "
 from kernels.tuning import V9_TUNING_CONFIGS, V9_SPLITK_TUNING_CONFIGS
 for configs in (V9_TUNING_CONFIGS, V9_SPLITK_TUNING_CONFIGS):
@@ -576,9 +584,7 @@ for configs in (V9_TUNING_CONFIGS, V9_SPLITK_TUNING_CONFIGS):
     print(','.join(seen.values()))")
   job /tmp/san_nr1.json verify "$(echo "$geometries" | sed -n 1p)" 300 263 72
   job /tmp/san_nr2.json verify "$(echo "$geometries" | sed -n 2p)" 127 129 2001
-  sanitize_jobs 240 "$F" narrow nr1 nr2
-  ACCESS_KERNELS=v9-regdb OUT="$F/access" timeout 200 bash scripts/access_capture.sh > "$F/access_log.txt" 2>&1
-  record narrow "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$F"/*check_*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';'); access: $(ls "$F/access" 2>/dev/null | tr '\n' ' ')"
+  sanitize_jobs 240 "$F" sannarrow nr1 nr2
   ;;
 sanv9sk)
   # memcheck and racecheck on v9's split-K configurations and sgemm-auto: an uneven split with edge tiles
