@@ -631,10 +631,14 @@ tunegrid)
   # configurations joined the small shapes' sweep (its timeout rose from 260 to 420 s; with the grid stage that can
   # pass the device's 10 minutes a command: run `tunegrid` and `grid` as two calls, or sweep fewer bases with
   # TUNEGRID_KERNELS, e.g. only those whose code changed: the record keeps the others' measurements; TUNEGRID_LARGE=0
-  # skips the v9-regdb sweep at the large shapes).
+  # skips the v9-regdb sweep at the large shapes; TUNEGRID_SHAPES=all sweeps every grid shape instead of the misses, so
+  # that a base's new measurements do not stand, scaled, for shapes they were not taken at).
   stage tunegrid
   T="$OUT/tunegrid"; mkdir -p "$T"
   small=$($PY scripts/grid_report.py $GRID_FROM --misses); large=$($PY scripts/grid_report.py $GRID_FROM --misses --min-side 1024)
+  if [ "${TUNEGRID_SHAPES:-misses}" = all ]; then  # every grid shape, for bases whose code changed everywhere it splits
+    small=$($PY -c "from profiling.analysis.shape_grid import GRID_K, GRID_MN; print(','.join(f'{m}x{n}x{k}' for k in GRID_K for m in GRID_MN for n in GRID_MN))")
+  fi
   echo "$small" > "$T/shapes_small.txt"; echo "$large" > "$T/shapes_large.txt"
   timeout 420 $PY -m profiling tune --kernels "${TUNEGRID_KERNELS:-v8-async,v8-splitk,v9-splitk}" --sizes "$small" --repeats 10 --record \
      --json "$T/tune_small.json" > "$T/tune_small.txt" 2>"$T/tune_small.log"; echo "exit=$?" >> "$T/tune_small.log"
