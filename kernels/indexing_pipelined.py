@@ -50,7 +50,6 @@ class AsyncModel(KernelModel):
 
     template = "sgemm_async"
     lookahead = False  # v9: fragments of step k+1 loaded during step k; copies issued for dead slices too
-    narrow_kernel = False  # v9: where N % 4 != 0 its narrow twin runs, copying B one column per thread
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -96,7 +95,8 @@ class AsyncModel(KernelModel):
         b_row0, b_col = tid // self.b_vecs, (tid % self.b_vecs) * 4
         gb_col = bn + b_col
         out: list[Access] = []
-        one_column = self.narrow_kernel and shape.n % 4 != 0 and p["THREADS"] % p["BN"] == 0
+        # Where N % 4 != 0 a configuration with a narrow twin (KernelSpec.narrow_entry) runs that instead.
+        one_column = bool(self.spec.narrow_entry) and shape.n % 4 != 0 and p["THREADS"] % p["BN"] == 0
         for j in range(self.a_units):
             row = a_row0 + j * self.a_rows_per_pass
             grow = bm + row
@@ -270,7 +270,6 @@ class V8Model(AsyncModel):
 class V9Model(AsyncModel):
     template = "sgemm_regdb"
     lookahead = True
-    narrow_kernel = True
     source_statements = tuple(s.replace("v8::", "v9::") for s in _GROUPED) + (
         "const int a_row0 = tid / KQ;",
         "const int a_k = (tid % KQ) * 4;",

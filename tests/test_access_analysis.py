@@ -5,6 +5,7 @@ the source pages of both H100 captures (CPU only)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +14,16 @@ import pytest
 from kernels.indexing import MODELS, model_for
 from kernels.indexing_base import LANES, global_access, shared_access
 from profiling.analysis.access import global_cost, predict_launch, shared_cost
-from profiling.analysis.access_check import Comparison, compare_report, compare_sass, launch_shape, sass_form
+from profiling.analysis.access_check import (
+    Comparison,
+    compare_report,
+    compare_sass,
+    launch_model,
+    launch_shape,
+    sass_form,
+)
 from profiling.nsight.load import load_report
+from profiling.nsight.source import short_name
 from profiling.nsight.source_load import load_source_page
 from profiling.shape import Shape
 
@@ -23,6 +32,10 @@ WHY_1024 = ROOT / "results/h100-2026-11-22/ncu_why_1024_raw.csv"
 SASS_1024 = ROOT / "results/h100-2026-11-22/source_why_1024_sass.csv.gz"
 AWKWARD_RAW = ROOT / "results/h100-2026-11-22/access/ncu_access_awkward_raw.csv"
 AWKWARD_SASS = ROOT / "results/h100-2026-11-22/access/source_access_awkward_sass.csv.gz"
+# v9-regdb alone at the same sizes on the H200 (its tuning record runs 128x128x16 there): at 997x1003x999 its N % 4 != 0
+# twin, sgemm_regdb_narrow.
+NARROW_RAW = ROOT / "results/h200-2026-11-27/narrow/access/ncu_access_awkward_raw.csv"
+NARROW_SASS = ROOT / "results/h200-2026-11-27/narrow/access/source_access_awkward_sass.csv.gz"
 QUICK_1024 = [
     ROOT / "results/h100-2026-11-22/ncu_ladder_1024_raw.csv",
     ROOT / "results/h200-2026-11-22/ncu_ladder_1024_raw.csv",
@@ -154,6 +167,31 @@ def test_predictions_match_the_awkward_size_capture() -> None:
     assert sum(1 for r in rows if r.quantity == "global_ld_sectors_per_request") == 2 * len(MODELS) - 2
 
 
+def test_the_narrow_twin_reads_b_in_the_sectors_the_model_predicts() -> None:
+    """On the H200 v9-regdb ran its tuned 128x128x16 configuration: its own kernel at 1000^3, its narrow twin at
+    997x1003x999. Every counter matches the model of what ran; the twin's one-column copies of B need 12.24 global
+    sectors per load request where the configuration's own 4-byte path would need 17.97."""
+    report = load_report(NARROW_RAW)
+    assert [short_name(launch.name) for launch in report.launches] == [
+        "sgemm_regdb<128,128,16,64,32,8,8,3,256,2>",
+        "sgemm_regdb_narrow<128,128,16,64,32,8,8,3,256,2,0>",
+    ]
+    rows = compare_report(report)
+    assert len(rows) == 16 and all(r.within_tolerance for r in rows)
+    sectors = [r for r in rows if r.quantity == "global_ld_sectors_per_request"]
+    assert [round(r.measured, 2) for r in sectors] == [15.82, 12.24]
+    assert [round(r.predicted, 2) for r in sectors] == [15.82, 12.24]
+    twin = launch_model("v9-regdb", report.launches[1].name)
+    own = type(twin)(replace(twin.spec, narrow_entry=None))
+    awkward = Shape(997, 1003, 999)
+    assert round(predict_launch(own, awkward).ratios()["global_ld_sectors_per_request"], 2) == 17.97
+    page = load_source_page(NARROW_SASS)
+    for kernel, shape in zip(page.kernels, [Shape(1000, 1000, 1000), awkward], strict=True):
+        model = launch_model("v9-regdb", kernel.name)
+        found = compare_sass(kernel.instructions.values(), predict_launch(model, shape))
+        assert len(found) >= 7 and all(r.within_tolerance for r in found), kernel.name
+
+
 @pytest.mark.parametrize("path", QUICK_1024, ids=["h100", "h200"])
 def test_predictions_match_the_quick_set_ladder_captures(path: Path) -> None:
     rows = compare_report(load_report(path))
@@ -181,11 +219,10 @@ def test_every_instruction_form_matches_the_source_page(path: Path, fp32_shapes:
     for kernel in load_source_page(path).kernels:  # one section per launch, in launch order
         launches.setdefault(kernel.catalog_id, []).append(kernel)
     for kid in MODELS:
-        model = model_for(kid)
-        shapes = half_shapes if model.spec.dtype == "float16" else fp32_shapes
+        shapes = half_shapes if model_for(kid).spec.dtype == "float16" else fp32_shapes
         assert len(launches[kid]) == len(shapes)
         for kernel, shape in zip(launches[kid], shapes, strict=True):
-            rows = compare_sass(kernel.instructions.values(), predict_launch(model, shape))
+            rows = compare_sass(kernel.instructions.values(), predict_launch(launch_model(kid, kernel.name), shape))
             assert len(rows) >= 4
             for row in rows:
                 assert row.within_tolerance, (

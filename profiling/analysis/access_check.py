@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
-from kernels.indexing import MODELS, model_for
+from kernels.indexing import MODELS, KernelModel, model_for
+from kernels.tuning import all_tuning_configs
 from profiling import metric_names as MN
 from profiling.analysis.access import LaunchPrediction, predict_launch
 from profiling.nsight.report import KernelLaunch, Report
-from profiling.nsight.source import Instruction
+from profiling.nsight.source import Instruction, short_name
 from profiling.shape import Shape
 
 TOLERANCE_PCT = 2.0
@@ -194,15 +195,33 @@ def launch_shape(launch: KernelLaunch, k: int | None = None) -> tuple[str, Shape
     return ident.kernel_id, Shape(ident.grid_mn[0], ident.grid_mn[1], k)
 
 
+def launch_model(kernel_id: str, name: str) -> KernelModel:
+    """The indexing model of what a launch of catalog kernel `kernel_id` named `name` ("void sgemm_regdb<128, 128, 16,
+    ...>(...)") ran: the tuning configuration with that kernel (a GPU's tuning record can make the runner launch
+    another configuration than the catalog entry), and where it ran the configuration's own kernel, not its
+    N % 4 != 0 twin, a model without the twin (a capture from before the twins existed)."""
+    model = model_for(kernel_id)
+    ran = short_name(name)
+    for c in all_tuning_configs():
+        if c["base"] == kernel_id and ran in (c["entry"], c["narrow_entry"]):
+            model = model_for(c["id"])
+            if ran == c["entry"] and c["narrow_entry"]:
+                model = type(model)(replace(model.spec, narrow_entry=None))
+            break
+    return model
+
+
 def compare_report(report: Report, k: int | None = None, kernels: list[str] | None = None) -> list[Comparison]:
-    """Predicted against measured for every modelled launch of a report (optionally only `kernels`)."""
+    """Predicted against measured for every modelled launch of a report (optionally only `kernels`), each against
+    the model of the configuration it ran."""
     out = []
     for launch in report.launches:
         found = launch_shape(launch, k)
         if found is None or found[0] not in MODELS or (kernels and found[0] not in kernels):
             continue
         kid, shape = found
-        out += compare_launch(launch, predict_launch(model_for(kid), shape))
+        model = launch_model(kid, launch.name)
+        out += [replace(c, kernel=kid) for c in compare_launch(launch, predict_launch(model, shape))]
     return out
 
 

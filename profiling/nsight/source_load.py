@@ -79,13 +79,12 @@ def catalog_spec_for(function_name: str) -> KernelSpec | None:
     base = short.split("<", 1)[0]
     fallback = None
     for spec in CATALOG:
-        if not spec.entry:
-            continue
-        entry = spec.entry.replace(" ", "")
-        if entry == short:
-            return spec
-        if fallback is None and entry.split("<", 1)[0] == base:
-            fallback = spec
+        # A kernel's N % 4 != 0 twin (narrow_entry) is the same catalog kernel.
+        for entry in (e.replace(" ", "") for e in (spec.entry, spec.narrow_entry) if e):
+            if entry == short:
+                return spec
+            if fallback is None and entry.split("<", 1)[0] == base:
+                fallback = spec
     return fallback
 
 
