@@ -189,6 +189,21 @@ def test_a_split_k_step_is_its_main_kernel_not_the_launch_that_zeroes_c() -> Non
     assert done.returncode == 0 and "time -50% (771.6 -> 382.0 us)" in done.stdout, done.stderr
 
 
+def test_the_cluster_split_k_step_is_slower_for_its_idle_schedulers_and_cluster_barriers() -> None:
+    """The H100 capture of v9-splitk and v9-clusterk at 1024x1024x8191 (full set, each GPU-tuned configuration): one
+    launch instead of two, but 31 % slower, and the two reasons ranked first are the schedulers idle 16 points more of
+    the time and the warps waiting at barriers (the cluster's)."""
+    path = ROOT / "results" / "h100-2026-11-27" / "why" / "ncu_why_clusterk_1024x1024x8191_raw.csv"
+    report = L.load_report(path)
+    assert [x.function for x in report.launches] == ["splitk_zero_c", "sgemm_regdb_splitk", "sgemm_regdb_clusterk"]
+    base, cand = X.find_launch(report.launches, "v9-splitk"), X.find_launch(report.launches, "v9-clusterk")
+    expl = X.explain(base, cand)
+    assert X.summary_line(expl).startswith(
+        "v9-splitk -> v9-clusterk: time +31% (384.4 -> 505.5 us); SMs busy 96% -> 80%"
+    )
+    assert [item.key for item in expl.items[:3]] == ["sm_utilization", "stall:dispatch_stall", "stall:barrier"]
+
+
 def test_counter_formatting() -> None:
     assert X.fmt(17.0, "wavefronts") == "17.0" and X.fmt(318.2e6, "bytes") == "318.2 MB"
     assert X.change_text(0, 5) == "new" and X.change_text(5, 0) == "gone" and X.change_text(1, 20) == "20x"
