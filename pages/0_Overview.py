@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import auth, cache, state, table_format, tables, ui
+from profiling.app import auth, cache, state, tables, ui
 from profiling.device_model import DeviceInfo
 from profiling.errors import first_line
 
@@ -47,20 +47,15 @@ left, right = st.columns(2)
 with left:
     st.subheader("Device" if device else "Device of the bundled measurements")
     shown = device or (bundle.device if bundle else DeviceInfo())
-    st.dataframe(
-        table_format.display(cache.table(tables.device_rows, shown)),
-        hide_index=True,
-        width="stretch",
-        key="device_rows",
-    )
+    st.dataframe(cache.shown_table(tables.device_rows, shown), hide_index=True, width="stretch", key="device_rows")
 with right:
     st.subheader("CUDA tools on this machine")
-    st.dataframe(table_format.display(tables.tool_rows()), hide_index=True, width="stretch", key="tool_rows")
+    # Looked up on each visit (a tool installed meanwhile shows), drawn from a shared table per answer.
+    tools = cache.shown_table(tables.tool_rows, tables.installed_tools())
+    st.dataframe(tools, hide_index=True, width="stretch", key="tool_rows")
 st.subheader("Bundled measurements")
 st.caption("Every committed results folder with a benchmark: pick one in the sidebar (the newest is the default).")
-st.dataframe(
-    table_format.display(tables.bundles_table(ui.bundles())), hide_index=True, width="stretch", key="bundle_rows"
-)
+st.dataframe(ui.bundles_shown(), hide_index=True, width="stretch", key="bundle_rows")
 
 if bundle is not None and bundle.bench_files:
     st.subheader("Bundled benchmark at a glance")

@@ -10,13 +10,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
-from profiling.app import bundles, kernel_facts, tables
+from profiling.app import bundles, kernel_facts, table_format, tables
 from profiling.runs.duplicates import identical_runs
 from profiling.runs.export import export_runs_json
 from profiling.runs.results import load_document
@@ -91,8 +92,19 @@ def test_overview_banner_names_the_bundled_device_and_date() -> None:
     assert device["GPU"] == "NVIDIA H200" and device["SMs"] == "132" and device["CUDA runtime"] == "13.2"
     tools = at.dataframe[1].value
     assert list(tools["tool"]) == ["ncu", "compute-sanitizer", "nvcc"]
-    bundles = at.dataframe[2].value.set_index("folder")
-    assert bundles.loc["results/h200-2026-11-22", "device"] == "NVIDIA H200"
+    listed = at.dataframe[2].value.set_index("folder")
+    assert listed.loc["results/h200-2026-11-22", "device"] == "NVIDIA H200"
+    # drawn from shared Arrow tables: the same tables as the frames themselves, shown as before
+    for drawn, frame in zip(
+        at.dataframe[:3],
+        (
+            tables.device_rows(BUNDLE.device),
+            tables.tool_rows(),
+            tables.bundles_table(bundles.discover_bundles()),
+        ),
+        strict=True,
+    ):
+        pd.testing.assert_frame_equal(drawn.value, table_format.display(frame))
     (glance,) = figures(at)
     assert {t["name"] for t in glance["data"]} == set(BENCH["kernel"])
     # the guide names every page of the sidebar

@@ -77,11 +77,16 @@ def device_rows(device: DeviceInfo) -> pd.DataFrame:
     return pd.DataFrame([(k, "-" if v is None else str(v)) for k, v in rows], columns=["property", "value"])
 
 
-def tool_rows() -> pd.DataFrame:
-    """Which CUDA tools are installed here: ncu, compute-sanitizer, nvcc (path or 'not found')."""
-    found = {"ncu": find_ncu(), "compute-sanitizer": find_tool("compute-sanitizer"), "nvcc": tool_path("nvcc")}
+def installed_tools() -> tuple[tuple[str, str | None], ...]:
+    """(tool, its path or None) of the CUDA tools the Overview lists: ncu, compute-sanitizer, nvcc."""
+    return (("ncu", find_ncu()), ("compute-sanitizer", find_tool("compute-sanitizer")), ("nvcc", tool_path("nvcc")))
+
+
+def tool_rows(found: tuple[tuple[str, str | None], ...] | None = None) -> pd.DataFrame:
+    """Which CUDA tools are installed here (`found`, else installed_tools()): ncu, compute-sanitizer, nvcc (path
+    or 'not found')."""
     return pd.DataFrame(
-        [(name, "yes" if path else "no", path or "not found") for name, path in found.items()],
+        [(name, "yes" if path else "no", path or "not found") for name, path in found or installed_tools()],
         columns=["tool", "available", "path"],
     )
 

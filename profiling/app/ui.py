@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from profiling import usecases
-from profiling.app import auth, cache, permalink, state
+from profiling.app import auth, cache, permalink, state, table_format, tables
 from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
@@ -53,10 +53,17 @@ def nvcc_facts_cache() -> dict[tuple[str, str], Any]:
     return {}
 
 
-@st.cache_data(show_spinner=False)
-def bundles() -> list[Bundle]:
-    """The committed results folders, newest first."""
-    return discover_bundles()
+@st.cache_resource(show_spinner=False)
+def bundles() -> tuple[Bundle, ...]:
+    """The committed results folders, newest first: one shared tuple of frozen Bundles, which the frame reads on
+    every page run (a copy out of st.cache_data, unpickled per call, was a few ms of every visit)."""
+    return tuple(discover_bundles())
+
+
+@st.cache_resource(show_spinner=False)
+def bundles_shown() -> Any:
+    """The Overview's table of the bundles (tables.bundles_table) as drawn, Arrow, once per process like bundles()."""
+    return table_format.arrow(table_format.display(tables.bundles_table(bundles())))
 
 
 @st.cache_resource(show_spinner=False)
