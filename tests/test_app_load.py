@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
+import plotly.tools
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -256,6 +257,35 @@ def test_a_cached_figure_builds_its_dict_form_once_and_sends_the_same_json() -> 
     plain = charts.tflops_figure(frame)  # the figure as st.plotly_chart received it before
     assert type(plain) is go.Figure
     assert pio.to_json(fig.to_dict(), validate=False) == pio.to_json(plain.to_dict(), validate=False)
+
+
+def test_a_shared_figure_is_sent_as_plotlys_own_json_encoded_once(monkeypatch) -> None:
+    frame = cache.table(tables.bench_frame, bundles.load_bench(BUNDLE))
+    plain = charts.tflops_figure(frame)
+    expected = pio.to_json(plain, validate=False)  # what st.plotly_chart sent for the plain figure
+    encoded = []
+    real = cache._plotly_to_json
+    monkeypatch.setattr(cache, "_plotly_to_json", lambda *a, **k: encoded.append(1) or real(*a, **k))
+    fig = cache.figure(charts.tflops_figure, frame)
+    sent = [pio.to_json(plotly.tools.return_figure_from_figure_or_data(fig, True), validate=False) for _ in range(3)]
+    assert sent == [expected] * 3 and len(encoded) == 1  # the same text, encoded on the first draw only
+    # anything else is plotly's own to_json, every time: a plain figure, or other options
+    assert pio.to_json(plain, validate=False) == expected and len(encoded) == 2
+    assert pio.to_json(fig.to_dict(), validate=False, pretty=True) == pio.to_json(plain, validate=False, pretty=True)
+
+
+def test_a_page_draws_a_shared_figure_as_the_plain_figure(tmp_path: Path) -> None:
+    """The Benchmark page's charts, drawn from shared figures whose JSON is kept, carry plotly's own spec."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/2_Benchmark.py").run()
+    at.run()  # a later visit: the kept JSON
+    document = bundles.load_bench(next(b for b in bundles.discover_bundles() if b.bench_files))
+    view = cache.bench_view(document)
+    specs = [c.proto.spec for c in at.get("plotly_chart")]
+    assert not at.exception
+    assert pio.to_json(charts.tflops_figure(tables.bench_frame(document)), validate=False) in specs
+    assert view.tflops.to_dict().json_form in specs
 
 
 def test_a_review_visit_reads_the_store_revision_once(monkeypatch, tmp_path: Path) -> None:

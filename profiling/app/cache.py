@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 import streamlit as st
 
 from profiling import charts
@@ -146,16 +147,44 @@ def _table(func: Callable) -> Callable:
     return cached
 
 
+class FigureDict(dict):
+    """A SharedFigure's dict form, which also keeps its JSON once st.plotly_chart has encoded it (`figure_json`)."""
+
+    __slots__ = ("json_form",)
+
+
 class SharedFigure(go.Figure):
     """A figure held by a shared cache, which nobody changes once it is built: its dict form, what st.plotly_chart
-    (and to_html) sends, is built once. A plain go.Figure deep-copies and re-encodes all its data on every call,
-    which was most of a chart's server time per visit."""
+    (and to_html) sends, is built once, and so is its JSON (`figure_json`). A plain go.Figure deep-copies and
+    re-encodes all its data on every call, which was most of a chart's server time per visit."""
 
     def to_dict(self) -> dict[str, Any]:
         built = self.__dict__.get("_dict_form")
         if built is None:
-            built = self._dict_form = super().to_dict()
+            built = self._dict_form = FigureDict(super().to_dict())
         return built
+
+
+_plotly_to_json = pio.to_json
+
+
+def figure_json(
+    fig: Any, validate: bool = True, pretty: bool = False, remove_uids: bool = True, engine: str | None = None
+) -> str:
+    """plotly.io.to_json, which st.plotly_chart calls on every draw with a figure's dict form: a SharedFigure's
+    (a FigureDict, never changed) is encoded once and its text kept, instead of walking every point again per
+    visit. Anything else, or other options, is plotly's own to_json."""
+    if type(fig) is FigureDict and not validate and not pretty and remove_uids and engine is None:
+        try:
+            return fig.json_form
+        except AttributeError:
+            fig.json_form = _plotly_to_json(fig, validate=False)
+            return fig.json_form
+    return _plotly_to_json(fig, validate=validate, pretty=pretty, remove_uids=remove_uids, engine=engine)
+
+
+# Streamlit looks plotly.io.to_json up on each draw: the one place where a shared figure's JSON can be kept.
+pio.to_json = figure_json
 
 
 def share_figures(value: Any) -> Any:
