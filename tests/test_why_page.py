@@ -11,7 +11,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from profiling.analysis import explain as X
-from profiling.app import cache, why, why_view
+from profiling.app import bundles, cache, why, why_view
 from profiling.charts.stalls import REASON_COLORS, stall_figure
 from profiling.nsight import load as L
 from profiling.nsight import source_load as SL
@@ -437,3 +437,29 @@ def test_a_choice_made_for_one_bundle_is_forgotten_when_the_sidebar_changes() ->
     at.session_state["sidebar"] = "h200-2026-11-22"
     at.run()
     assert at.selectbox(key="pick").value == "first"
+
+
+def test_the_committed_captures_are_found_once_and_offered_in_the_sidebars_order(monkeypatch) -> None:
+    st.cache_resource.clear()
+    calls: list[Path] = []
+    real = why.bundled_captures
+    monkeypatch.setattr(why, "bundled_captures", lambda folder: calls.append(folder) or real(folder))
+    h100 = next(b for b in bundles.discover_bundles() if b.name == "h100-2026-11-22")
+    loaders, devices = why_view.data_sources(h100)
+    found = len(calls)
+    assert found > 0 and why_view.data_sources(h100)[0].keys() == loaders.keys() and len(calls) == found
+    # every committed full-set capture, labelled as before: the bundles' own, then results/<gpu>-<date>/why/'s
+    expected = [
+        f"bundled {b.device_name}, {raw.stem.removeprefix('ncu_').removesuffix('_raw')} ({b.date})"
+        for b in bundles.discover_bundles()
+        for raw, _, _ in real(b.path)
+    ] + [
+        f"measured {raw.parent.parent.name}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
+        for raw, _, _ in why.later_captures(ROOT / "results")
+    ]
+    assert sorted(loaders) == sorted(expected)
+    assert list(loaders)[:2] == [
+        "bundled NVIDIA H100 80GB HBM3, why_4096 (2026-11-22)",
+        "bundled NVIDIA H100 80GB HBM3, why_1024 (2026-11-22)",
+    ]
+    assert devices[list(loaders)[0]] == "NVIDIA H100 80GB HBM3"

@@ -155,27 +155,37 @@ def context_order(captures: list[tuple[str, str, str, T]], bundle: str | None, d
     return sorted(captures, key=rank)
 
 
-def data_sources(chosen: Bundle | None) -> tuple[dict[str, Loader], dict[str, str]]:
-    """(label -> loader, label -> GPU of a bundled capture): the bundled full-set captures, those of the sidebar's
-    bundle first, then those of its GPU (context_order); then this session's uploads, its profile and the source
-    pages handed over by the Reports page."""
-    bundled: list[tuple[str, str, str, Loader]] = []
-    found = ui.bundles()
-    for bundle in found:
+@st.cache_resource(show_spinner=False)
+def _committed_captures() -> tuple[tuple[str, str, str, tuple[str, str | None, str | None]], ...]:
+    """(label, GPU name, bundle or folder name, capture paths) of every committed full-set capture: the bundles'
+    (ui.bundles, read once per process) and results/<gpu>-<date>/why/'s. Found once per process like the bundles,
+    instead of globbing the folders and reading each raw page's header on every visit."""
+    found: list[tuple[str, str, str, tuple[str, str | None, str | None]]] = []
+    bundles = ui.bundles()
+    for bundle in bundles:
         for raw, cuda_sass, sass in why.bundled_captures(bundle.path):
             label = (
                 f"bundled {bundle.device_name}, {raw.stem.removeprefix('ncu_').removesuffix('_raw')} ({bundle.date})"
             )
             paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
-            bundled.append(
-                (label, bundle.device_name, bundle.name, lambda label=label, paths=paths: _capture(label, *paths))
-            )
-    gpus = {b.name.split("/")[0]: b.device_name for b in found}
+            found.append((label, bundle.device_name, bundle.name, paths))
+    gpus = {b.name.split("/")[0]: b.device_name for b in bundles}
     for raw, cuda_sass, sass in why.later_captures(BUNDLED_RESULTS_DIR):
         folder = raw.parent.parent.name
         label = f"measured {folder}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
         paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
-        bundled.append((label, gpus.get(folder, ""), folder, lambda label=label, paths=paths: _capture(label, *paths)))
+        found.append((label, gpus.get(folder, ""), folder, paths))
+    return tuple(found)
+
+
+def data_sources(chosen: Bundle | None) -> tuple[dict[str, Loader], dict[str, str]]:
+    """(label -> loader, label -> GPU of a bundled capture): the bundled full-set captures, those of the sidebar's
+    bundle first, then those of its GPU (context_order); then this session's uploads, its profile and the source
+    pages handed over by the Reports page."""
+    bundled: list[tuple[str, str, str, Loader]] = [
+        (label, gpu, where, lambda label=label, paths=paths: _capture(label, *paths))
+        for label, gpu, where, paths in _committed_captures()
+    ]
     ordered = context_order(bundled, chosen.name if chosen else None, chosen.device_name if chosen else None)
     out: dict[str, Loader] = {label: loader for label, _, _, loader in ordered}
     devices = {label: device for label, device, _, _ in ordered}
