@@ -55,7 +55,6 @@ if not summaries:
     admin.admin_section(store, who)
     st.stop()
 
-runs = store_cache.runs_frame(store, RUNS_SHOWN)
 st.subheader("Runs")
 FILTERS = {"device": "Device", "kernel": "Kernel", "label": "Label", "author": "Author", "since": "Since (YYYY-MM-DD)"}
 filters = {
@@ -68,7 +67,7 @@ except GemmLensError as exc:
     ui.show_error(exc)
     table, ids = store_cache.runs_shown(store, RUNS_SHOWN)
 st.dataframe(table, hide_index=True, width="stretch")
-names = {int(r.id): f"#{r.id} {r.label}" for r in runs.itertuples()}
+names = store_cache.run_names(store, RUNS_SHOWN)
 if not ids:
     st.stop()
 

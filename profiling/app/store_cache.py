@@ -3,7 +3,9 @@ audit entry, which every write adds). A visit then costs one small query; the ru
 are read again only after someone changes the store, in this process or another one on the same database.
 
 Runs are kept as shared objects (st.cache_resource): SavedRun is frozen, and keeping one object per run lets the
-figure and table caches key it by identity instead of hashing its whole content on every visit.
+figure and table caches key it by identity instead of hashing its whole content on every visit. The lists, frames
+and defaults read from the store are shared too, and read-only: a copy out of st.cache_data is unpickled on every
+call, and the Review page reads several per visit.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def _run(url: str, revision: int, run_id: int, _store: RunStore) -> SavedRun:
     return _store.read_run(run_id)
 
 
-@st.cache_data(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _listed(url: str, revision: int, limit: int, _store: RunStore) -> tuple[list[dict[str, Any]], int | None]:
     summaries = _store.list_runs(limit=limit)
     return summaries, (_store.count_runs() if len(summaries) == limit else None)
@@ -90,7 +92,8 @@ def read_runs(store: RunStore, run_ids: Sequence[int]) -> list[SavedRun]:
 
 
 def listed_runs(store: RunStore, limit: int) -> tuple[list[dict[str, Any]], int | None]:
-    """(the newest `limit` run summaries, the total when there are more), cached until the store changes."""
+    """(the newest `limit` run summaries, the total when there are more), cached until the store changes (shared,
+    read-only)."""
     return _listed(*_key(store), limit, store)
 
 
@@ -99,13 +102,13 @@ def results_frame(store: RunStore, run_ids: Sequence[int]) -> pd.DataFrame:
     return _results(*_key(store), tuple(int(i) for i in run_ids), store)
 
 
-@st.cache_data(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _comments(url: str, revision: int, run_ids: tuple[int, ...], _store: RunStore) -> list[dict[str, Any]]:
     return _store.comments(list(run_ids))
 
 
 def comments(store: RunStore, run_ids: Sequence[int]) -> list[dict[str, Any]]:
-    """store.comments, cached until the store changes (every comment writes an audit entry)."""
+    """store.comments, cached until the store changes (every comment writes an audit entry; shared, read-only)."""
     return _comments(*_key(store), tuple(int(i) for i in run_ids), store)
 
 
@@ -114,9 +117,14 @@ def comments(store: RunStore, run_ids: Sequence[int]) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------
 
 
-@st.cache_data(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _runs(url: str, revision: int, limit: int, _store: RunStore) -> pd.DataFrame:
     return review.runs_frame(_listed(url, revision, limit, _store)[0])
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+def _names(url: str, revision: int, limit: int, _store: RunStore) -> dict[int, str]:
+    return {int(r.id): f"#{r.id} {r.label}" for r in _runs(url, revision, limit, _store).itertuples()}
 
 
 @cache.shared_cache
@@ -128,8 +136,15 @@ def _runs_shown(
 
 
 def runs_frame(store: RunStore, limit: int) -> pd.DataFrame:
-    """review.runs_frame of the newest `limit` runs (listed_runs), cached until the store changes."""
+    """review.runs_frame of the newest `limit` runs (listed_runs), cached until the store changes (shared,
+    read-only)."""
     return _runs(*_key(store), limit, store)
+
+
+def run_names(store: RunStore, limit: int) -> dict[int, str]:
+    """Run id -> '#id label' of the newest `limit` runs, as the Review page's run pickers show them, cached until
+    the store changes (shared, read-only)."""
+    return _names(*_key(store), limit, store)
 
 
 def runs_shown(store: RunStore, limit: int, **filters: str | None) -> tuple[Any, list[int]]:
@@ -138,7 +153,7 @@ def runs_shown(store: RunStore, limit: int, **filters: str | None) -> tuple[Any,
     return _runs_shown(*_key(store), limit, tuple(sorted(filters.items())), store)
 
 
-@st.cache_data(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _compared_defaults(
     url: str, revision: int, run_ids: tuple[int, ...], _store: RunStore
 ) -> tuple[tuple[int, int] | None, list[str]]:
@@ -150,7 +165,7 @@ def _compared_defaults(
 
 def review_defaults(store: RunStore, run_ids: Sequence[int]) -> tuple[tuple[int, int] | None, list[str]]:
     """(tables.comparable_pair of the runs' results, their kernels sorted): the Review page's default comparison and
-    its History tab's kernels, cached until the store changes (read from RunStore.result_keys, not the results)."""
+    its History tab's kernels, cached until the store changes (read from RunStore.result_keys, not the results; shared, read-only)."""
     return _compared_defaults(*_key(store), tuple(int(i) for i in run_ids), store)
 
 
