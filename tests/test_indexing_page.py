@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -83,7 +84,10 @@ def test_the_page_draws_the_pair_and_compares_with_the_captures(kernel: str, oth
     )
     launch = frame_with(at, "per request")
     assert "global loads" in set(launch["family"])
+    # drawn from shared Arrow tables: the tables themselves, as the page drew them from the frames
+    pd.testing.assert_frame_equal(launch, indexing.launch_table(kernel, 1024, 1024, 1024))
     measured = frame_with(at, "measured")
+    pd.testing.assert_frame_equal(measured, indexing.measured_table(kernel).drop(columns=["known gap", "kernel"]))
     assert "global load sectors / request" in set(measured["quantity"])
     assert {"H100 full set"} <= set(measured["capture"])
     assert measured["agrees"].all()

@@ -7,6 +7,7 @@ models (kernels/indexing) and committed captures.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -27,6 +28,7 @@ from profiling.analysis.access_table import (
 )
 from profiling.app import permalink, precompute
 from profiling.app.cache import share_figures
+from profiling.app.table_format import arrow
 from profiling.app.text import md_escape
 from profiling.charts.access import access_pair_figure, access_title, block_tile_figure, matrix_figure
 from profiling.errors import InvalidInput
@@ -213,6 +215,12 @@ def bundled_measured_frame() -> pd.DataFrame:
     return precompute.cached_tables("indexing_measured", key, build)["measured"]
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)
+def launch_shown(kernel: str, m: int, n: int, k: int) -> Any:
+    """launch_table as drawn (Arrow), shared read-only: converted once per kernel and shape, not on every visit."""
+    return arrow(launch_table(kernel, m, n, k))
+
+
 @st.cache_data(show_spinner="Comparing with the bundled captures...", max_entries=32)
 def measured_table(kernel: str) -> pd.DataFrame:
     """Predicted against measured for `kernel` in every bundled capture at 1024."""
@@ -330,26 +338,44 @@ def show_access(sel: Selection) -> list[tuple[str, Access]]:
     return items
 
 
+@dataclass(frozen=True)
+class MeasuredView:
+    """`show_measured`'s content for one kernel: the findings, and the table as drawn (Arrow, shared read-only)."""
+
+    lines: tuple[str, ...]
+    notes: tuple[str, ...]
+    rows: int
+    table: Any
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def measured_view(kernel: str) -> MeasuredView:
+    """measured_table and findings of `kernel`, with the table as drawn, once per server: a visit neither copies
+    the table out of a cache nor converts it to Arrow again."""
+    frame = measured_table(kernel)
+    lines, notes = findings(kernel, frame) if not frame.empty else ([], [])
+    return MeasuredView(tuple(lines), tuple(notes), len(frame), arrow(frame.drop(columns=["known gap", "kernel"])))
+
+
 def show_measured(kernel: str) -> None:
     """Predicted against measured in the bundled captures at 1024, with every difference spelled out."""
-    frame = measured_table(kernel)
-    if frame.empty:
+    view = measured_view(kernel)
+    if not view.rows:
         st.info(f"No bundled capture holds a launch of {md_escape(kernel)} at 1024.")
         return
-    lines, notes = findings(kernel, frame)
-    if lines:
+    if view.lines:
         st.warning(
             f"Predicted and measured differ by more than ±{TOLERANCE_PCT:g} % for {md_escape(kernel)}:\n\n"
-            + "\n".join(f"- {md_escape(line)}" for line in lines)
+            + "\n".join(f"- {md_escape(line)}" for line in view.lines)
         )
-    for note in notes:
+    for note in view.notes:
         st.info(md_escape(note))
-    if not lines:
+    if not view.lines:
         st.success(f"Every compared figure of {md_escape(kernel)} agrees within ±{TOLERANCE_PCT:g} %.")
     st.dataframe(
-        frame.drop(columns=["known gap", "kernel"]),
+        view.table,
         hide_index=True,
-        height=table_height(len(frame)),
+        height=table_height(view.rows),
         column_config={
             "difference %": st.column_config.NumberColumn(format="%+.2f"),
             "predicted": NUMBER,
@@ -365,6 +391,6 @@ def table_height(rows: int) -> int:
 
 def show_launch(sel: Selection) -> None:
     """The whole launch's predicted totals per counter family."""
-    frame = launch_table(sel.kernel, sel.shape.m, sel.shape.n, sel.shape.k)
     numbers = ("instructions", "sectors / wavefronts", "per request")
-    st.dataframe(frame, hide_index=True, column_config={c: NUMBER for c in numbers})
+    table = launch_shown(sel.kernel, sel.shape.m, sel.shape.n, sel.shape.k)
+    st.dataframe(table, hide_index=True, column_config={c: NUMBER for c in numbers})
