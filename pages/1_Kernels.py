@@ -6,12 +6,12 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
-from profiling.app import kernel_facts, kernels_view, state, table_format
+from profiling.app import cache, kernel_facts, kernels_view, state
 
 st.title("Kernels")
 bundle = state.frame().bundle
 
-st.dataframe(table_format.display(kernel_facts.catalog_table()), hide_index=True, width="stretch")
+st.dataframe(cache.shown_table(kernel_facts.catalog_table), hide_index=True, width="stretch")
 
 ids = [s.id for s in CATALOG]
 kernel_id = st.selectbox("Kernel", ids, index=ids.index("v3") if "v3" in ids else 0, key="kernel")

@@ -118,10 +118,17 @@ def test_overview_banner_names_the_bundled_device_and_date() -> None:
 def test_kernels_page_shows_every_kernel_source_and_diff() -> None:
     at = page("pages/1_Kernels.py")
     assert list(at.dataframe[0].value["id"]) == [s.id for s in CATALOG]
+    pd.testing.assert_frame_equal(at.dataframe[0].value, table_format.display(kernel_facts.catalog_table()))
+    facts_of = kernel_facts.bundled_compile_facts(bundles.load_bench(BUNDLE))
     for spec in CATALOG:
         at.selectbox(key="kernel").set_value(spec.id).run()
         assert not at.exception
         assert at.header[0].value == spec.title
+        # the summary and the bundled run's row, drawn from shared Arrow tables: the frames as the page drew them
+        pd.testing.assert_frame_equal(at.dataframe[1].value, table_format.display(kernel_facts.kernel_summary(spec)))
+        row = facts_of[facts_of["kernel"] == spec.id]
+        if spec.source is not None and not row.empty:
+            pd.testing.assert_frame_equal(at.dataframe[2].value, table_format.display(row))
         codes = [c.value for c in at.code]
         if spec.source is None:
             assert codes == [] and any("library kernel" in i.value for i in at.info)

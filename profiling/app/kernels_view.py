@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from kernels import design_docs
+from kernels.registry import get_kernel
 from kernels.spec import KernelSpec
 from profiling.app import kernel_facts, table_format, ui
 from profiling.app.bundles import Bundle
+from profiling.app.table_format import arrow
 from profiling.paths import tool_path
 from profiling.runs.results import ResultsDocument
 
@@ -38,22 +42,31 @@ def about_section(spec: KernelSpec) -> None:
         st.markdown(f"**Builds on** `{spec.previous}`.")
 
 
+@st.cache_resource(max_entries=256, show_spinner=False)
+def _shown_facts(kernel_id: str, bundle_name: str | None) -> tuple[Any, Any]:
+    """(kernel_facts.kernel_summary, the bundled run's compile facts row or None) of one kernel as drawn (Arrow),
+    once per kernel and bundle: the same for every visitor, so a visit neither builds nor converts them."""
+    summary = arrow(table_format.display(kernel_facts.kernel_summary(get_kernel(kernel_id))))
+    doc = ui.bench_document(bundle_name) if bundle_name else ResultsDocument()
+    bundled = kernel_facts.bundled_compile_facts(doc)
+    row = bundled[bundled["kernel"] == kernel_id] if not bundled.empty else bundled
+    return summary, (None if row.empty else arrow(table_format.display(row)))
+
+
 def compile_facts_section(spec: KernelSpec, bundle: Bundle | None) -> None:
     """The kernel's summary beside its compile facts: the worker's (NVRTC) from the bundled run, and nvcc's ptxas
     report for a chosen arch when nvcc is installed (compiled on request, kept for this server)."""
     summary, facts = st.columns(2)
+    shown_summary, row = _shown_facts(spec.id, bundle.name if bundle else None)
     with summary:
-        st.dataframe(table_format.display(kernel_facts.kernel_summary(spec)), hide_index=True, width="stretch")
+        st.dataframe(shown_summary, hide_index=True, width="stretch")
     with facts:
         st.subheader("Compile facts")
-        doc = ui.bench_document(bundle.name) if bundle else ResultsDocument()
-        bundled = kernel_facts.bundled_compile_facts(doc)
-        row = bundled[bundled["kernel"] == spec.id] if not bundled.empty else bundled
         if spec.source is None:
             st.info("A library kernel (cuBLAS): no source to compile.")
-        elif not row.empty:
+        elif row is not None:
             st.caption(f"Recorded by the worker (NVRTC) in the bundled run: {ui.safe_md(bundle.label)}")
-            st.dataframe(table_format.display(row), hide_index=True, width="stretch")
+            st.dataframe(row, hide_index=True, width="stretch")
         else:
             st.caption("Not in the bundled measurements.")
         if spec.source is not None and tool_path("nvcc"):
