@@ -263,6 +263,9 @@ def test_occupancy_page_what_if() -> None:
     expected = theoretical_occupancy("9.0", 256, 128, 0)
     assert at.metric[0].value == f"{expected.occupancy_pct:.1f}%"
     assert "registers" in at.text[0].value
+    # the limits table, drawn from a shared Arrow table: the frame itself
+    limits = next(d.value for d in at.dataframe if "limit" in " ".join(map(str, d.value.columns)).lower())
+    pd.testing.assert_frame_equal(limits, table_format.display(tables.occupancy_limits_table(expected)))
 
 
 def test_reports_upload_real_fixtures_and_compare() -> None:

@@ -10,7 +10,7 @@ import streamlit as st
 from profiling import charts
 from profiling.analysis import launches
 from profiling.analysis.occupancy import theoretical_occupancy
-from profiling.app import cache, table_format, tables
+from profiling.app import cache, tables
 from profiling.nsight import report as ncu_report
 from profiling.runs.results import ResultsDocument
 
@@ -49,7 +49,7 @@ def what_if_section(base: launches.LaunchConfig, cc: str, threads: int, register
     gap = launches.occupancy_gap_note(result.occupancy_pct, base.achieved_pct, base.waves_per_sm)
     if gap:
         st.text(gap)
-    st.dataframe(table_format.display(tables.occupancy_limits_table(result)), hide_index=True)
+    st.dataframe(cache.shown_table(tables.occupancy_limits_table, result), hide_index=True)
     st.caption(
         "How to read the curves: each shows the active warps per SM as one resource varies and the others stay at "
         "this launch's values; the red ring is this launch. A step down means one block fewer fits on an SM; the "

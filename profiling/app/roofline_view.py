@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from profiling.analysis.ceilings import ceilings_for, measured_ceilings
-from profiling.app import cache, table_format, tables
+from profiling.app import cache, tables
 from profiling.charts.roofline import with_fallback
 from profiling.device_model import Ceilings, DeviceInfo
 from profiling.nsight import report as ncu_report
@@ -60,4 +60,4 @@ def roofline_section(view: View, ceilings: Ceilings, folder: Path | None) -> Non
     st.plotly_chart(shown.figure, key="roofline")
     st.dataframe(shown.table, hide_index=True, width="stretch")
     st.subheader("Ceilings")
-    st.dataframe(table_format.display(tables.ceilings_table(theoretical, measured)), hide_index=True, width="stretch")
+    st.dataframe(cache.shown_table(tables.ceilings_table, theoretical, measured), hide_index=True, width="stretch")
