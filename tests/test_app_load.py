@@ -3,6 +3,7 @@ bounded, exports are built only when asked, the run list pages. Speed lives in s
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 
@@ -312,3 +313,19 @@ def test_a_shown_table_is_one_shared_arrow_table_equal_to_the_displayed_frame() 
     assert len(shown) == 10  # the capture's ten launches
     # one cache per function: the same arguments through cache.figure give the frame itself, not the shown table
     assert isinstance(cache.figure(tables.key_metrics_table, reports), pd.DataFrame)
+
+
+def test_a_cached_calls_parameters_are_looked_up_once_per_function(monkeypatch) -> None:
+    from streamlit import type_util
+
+    looked_up = []
+    real = cache._signature_parameters
+    monkeypatch.setattr(cache, "_parameters_of", functools.lru_cache(lambda f: looked_up.append(f) or real(f)))
+
+    @st.cache_data
+    def scaled(a: int, b: int = 2, _ignored: object = None) -> int:
+        return a * b
+
+    assert [scaled(1, 3), scaled(1, 3, object()), scaled(2), scaled(2, 3)] == [3, 3, 4, 6]
+    assert len(looked_up) == 1  # one look-up of the signature for every call and argument
+    assert [p.name for p in type_util.get_func_parameters(scaled.__wrapped__)] == ["a", "b", "_ignored"]

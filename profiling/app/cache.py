@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import inspect
 import threading
 import uuid
 import weakref
@@ -24,6 +25,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
+from streamlit import type_util as st_type_util
 
 from profiling import charts
 from profiling.app import table_format, tables
@@ -185,6 +187,27 @@ def figure_json(
 
 # Streamlit looks plotly.io.to_json up on each draw: the one place where a shared figure's JSON can be kept.
 pio.to_json = figure_json
+
+
+_signature_parameters = st_type_util.get_func_parameters
+
+
+_parameters_of = functools.lru_cache(maxsize=1024)(_signature_parameters)
+
+
+def func_parameters(func: Callable[..., Any]) -> list[inspect.Parameter]:
+    """streamlit.type_util.get_func_parameters, once per function: Streamlit's caches call it (inspect.signature)
+    for every positional argument of every cached call, to learn which arguments to hash, and a page makes dozens
+    of cached calls per visit. A function's parameters never change; Streamlit's own telemetry caches them the same
+    way (metrics_util._get_arg_keywords_cached). Callers only read the list. An unhashable callable is looked up
+    each time, as before."""
+    try:
+        return _parameters_of(func)
+    except TypeError:
+        return _signature_parameters(func)
+
+
+st_type_util.get_func_parameters = func_parameters
 
 
 def share_figures(value: Any) -> Any:
