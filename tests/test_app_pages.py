@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
+from profiling.analysis.sweep import bundled_sweeps, sweep_frame
 from profiling.app import bundles, kernel_facts, table_format, tables
 from profiling.runs.duplicates import identical_runs
 from profiling.runs.export import export_runs_json
@@ -176,6 +177,12 @@ def test_benchmark_page_bundled_results_and_gpu_notice() -> None:
     # The bundled H100 grid sweep below: a heatmap of the chosen kernel and the winner map of the catalog kernels.
     assert sweep_heat["data"][0]["type"] == "heatmap" and "v9-regdb" in sweep_heat["layout"]["title"]["text"]
     assert {t["name"] for t in sweep_winners["data"] if t["type"] == "scatter"} == {"v8-async", "v9-regdb"}
+    # the pickers offer the shown sweep's own K values and catalog kernels
+    path = next(p for p in bundled_sweeps() if at.selectbox(key="sweep_source").value.endswith(p.name))
+    frame = sweep_frame(load_document(path))
+    assert at.selectbox(key="sweep_k").options == [str(k) for k in sorted(frame["k"].unique())]
+    catalog = [kid for kid in dict.fromkeys(frame["kernel"]) if not kid.startswith("cublas")]
+    assert at.selectbox(key="sweep_kernel").options == catalog
 
 
 def test_profile_page_bundled_capture() -> None:

@@ -4,6 +4,7 @@ Figures are cached per server (st.cache_resource), keyed by the file or document
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -17,9 +18,40 @@ from profiling.paths import BUNDLED_RESULTS_DIR
 from profiling.runs.results import ResultsDocument, load_document
 
 
-@st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False)
-def _bundled_frame(path: str) -> pd.DataFrame:
-    return sweep_frame(load_document(path))
+@dataclass(frozen=True)
+class Sweep:
+    """One sweep's frame and what its pickers offer, shared read-only (a visit neither copies the frame out of a
+    cache nor walks its columns again)."""
+
+    key: str
+    frame: pd.DataFrame
+    ks: tuple[int, ...]
+    """The sweep's K values, ascending."""
+    kernels: tuple[str, ...]
+    """Its kernels in the frame's order (cuBLAS's too)."""
+    failed: int
+    """Results that did not verify or were refused."""
+
+
+def _sweep(key: str, frame: pd.DataFrame) -> Sweep:
+    return Sweep(
+        key,
+        frame,
+        tuple(sorted(frame["k"].unique())),
+        tuple(dict.fromkeys(frame["kernel"])),
+        int((frame["status"] != "ok").sum()),
+    )
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=16, show_spinner=False)
+def _bundled_sweep(path: str) -> Sweep:
+    return _sweep(path, sweep_frame(load_document(path)))
+
+
+@st.cache_resource(show_spinner=False)
+def _bundled_paths() -> tuple[Path, ...]:
+    """The committed grid sweeps (bundled_sweeps), found once per process like the bundles."""
+    return tuple(bundled_sweeps(BUNDLED_RESULTS_DIR))
 
 
 @st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
@@ -43,13 +75,13 @@ def _label(path: Path) -> str:
 
 def sweep_section(live: ResultsDocument | None) -> None:
     """Shape sweep: choose the data (this session's grid run, or a bundled one), a K, a kernel and the value."""
-    sources: dict[str, tuple[str, pd.DataFrame]] = {}
+    sources: dict[str, Sweep] = {}
     if live is not None:
         frame = _document_frame(live)
         if is_grid(frame):
-            sources["this session's grid run"] = (f"live:{live.created_utc}", frame)
-    for path in bundled_sweeps(BUNDLED_RESULTS_DIR):
-        sources[_label(path)] = (str(path), _bundled_frame(str(path)))
+            sources["this session's grid run"] = _sweep(f"live:{live.created_utc}", frame)
+    for path in _bundled_paths():
+        sources[_label(path)] = _bundled_sweep(str(path))
     st.subheader("Shape sweep")
     if not sources:
         st.info("No grid sweep yet: run `python -m profiling bench --grid M=...,N=...,K=...` on a GPU.")
@@ -62,10 +94,10 @@ def sweep_section(live: ResultsDocument | None) -> None:
     )
     c1, c2, c3, c4 = st.columns([3, 1, 2, 2])
     name = c1.selectbox("Sweep", list(sources), key="sweep_source")
-    key, frame = sources[name]
-    ks = sorted(frame["k"].unique())
+    sweep = sources[name]
+    key, frame, ks = sweep.key, sweep.frame, sweep.ks
     k = c2.selectbox("K", ks, index=len(ks) - 1, key="sweep_k")
-    catalog = [kid for kid in dict.fromkeys(frame["kernel"]) if not kid.startswith("cublas")]
+    catalog = [kid for kid in sweep.kernels if not kid.startswith("cublas")]
     if not catalog:
         st.info("This sweep holds only the cuBLAS reference.")
         return
@@ -73,8 +105,7 @@ def sweep_section(live: ResultsDocument | None) -> None:
     value = c4.radio("Colour", list(VALUE_TITLES), format_func=VALUE_TITLES.get, key="sweep_value")
     st.plotly_chart(_heatmap(key, frame, kernel, int(k), value), key="sweep_heatmap")
     with_cublas = st.checkbox("Include cuBLAS in the winner map", value=False, key="sweep_with_cublas")
-    kernels = tuple(kid for kid in dict.fromkeys(frame["kernel"]) if with_cublas or not kid.startswith("cublas"))
+    kernels = tuple(kid for kid in sweep.kernels if with_cublas or not kid.startswith("cublas"))
     st.plotly_chart(_winners(key, frame, int(k), kernels), key="sweep_winners")
-    failed = frame[frame["status"] != "ok"]
-    if not failed.empty:
-        st.caption(f"{len(failed)} result(s) did not verify or were refused; their cells are empty.")
+    if sweep.failed:
+        st.caption(f"{sweep.failed} result(s) did not verify or were refused; their cells are empty.")
