@@ -188,6 +188,11 @@ def test_details_page_on_the_bundled_ncu_rep(no_gpu) -> None:
     memory = next(df.value for df in at.dataframe if "hit rate" in df.value.columns)
     assert list(memory["level"]) == ["L1/TEX", "Shared", "L2", "DRAM"] and memory["hit rate"][2] == "92.1 %"
     assert at.expander[0].label.startswith("OPT · HighPipeUtilization (ComputeWorkloadAnalysis) · est. speedup 88.0 %")
+    # every rule as an expander holding its description (built once per launch, drawn on each visit)
+    (header,) = [h.value for h in at.subheader if h.value.startswith("Rules (")]
+    boxes = [e for e in at.expander if "est. speedup" in e.label]
+    assert len(boxes) == int(header.removeprefix("Rules (").split(")")[0]) > 1
+    assert all(len(box.markdown) == 1 and box.markdown[0].value for box in boxes)
 
 
 def test_details_page_draws_only_the_open_tab_and_keeps_the_others_choices(no_gpu) -> None:

@@ -109,6 +109,20 @@ class DetailsShown:
     memory: Any
     occupancy_limits: Any
     launch: Any
+    rules: tuple[tuple[str, str], ...] = ()
+    """Each rule as drawn: (its expander's label, its description), Markdown with the report's words escaped."""
+
+
+def _rule_texts(view: D.Details) -> tuple[tuple[str, str], ...]:
+    """The rules of a launch as the Details tab shows them, largest estimated speedup first: rule names and words
+    come from the report file, so they are escaped."""
+    out = []
+    for rule in view.rules:
+        kind = ui.safe_md(rule.speedup_type)
+        speedup = f"{rule.estimated_speedup_pct:.1f} % {kind}" if rule.estimated_speedup_pct else "-"
+        title = f"{ui.safe_md(rule.type or 'INF')} · {ui.safe_md(rule.rule)} ({ui.safe_md(rule.section)})"
+        out.append((f"{title} · est. speedup {speedup}", ui.safe_md(rule.description)))
+    return tuple(out)
 
 
 @cache.shared_cache
@@ -139,6 +153,7 @@ def details_shown(launch: KernelLaunch) -> DetailsShown:
         memory=arrow(memory),
         occupancy_limits=arrow(limits),
         launch=arrow(stats),
+        rules=_rule_texts(view),
     )
 
 
@@ -168,12 +183,9 @@ def details_section(launch: KernelLaunch) -> None:
         st.caption(
             "This report holds no rule results (a raw-page CSV has none: upload the .ncu-rep or its details page)."
         )
-    for rule in view.rules:
-        kind = ui.safe_md(rule.speedup_type)  # rule names and words come from the report file: escaped
-        speedup = f"{rule.estimated_speedup_pct:.1f} % {kind}" if rule.estimated_speedup_pct else "-"
-        title = f"{ui.safe_md(rule.type or 'INF')} · {ui.safe_md(rule.rule)} ({ui.safe_md(rule.section)})"
-        with st.expander(f"{title} · est. speedup {speedup}"):
-            st.markdown(ui.safe_md(rule.description))
+    for label, description in shown.rules:
+        with st.expander(label):
+            st.markdown(description)
 
 
 def browser_section(reports: Reports, columns: list[str]) -> None:
