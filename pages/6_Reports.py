@@ -43,14 +43,19 @@ else:
 table = reports_view.key_metrics_section(reports)
 tabs = ["Roofline", "Findings", "Occupancy", "Compare side by side"]
 tab_roof, tab_find, tab_occ, tab_cmp = permalink.tabs("tab", "reports_tab", tabs)
-with tab_roof:
-    reports_view.roofline_tab(reports)
-with tab_find:
-    reports_view.findings_tab(reports)
-with tab_occ:
-    reports_view.occupancy_tab(reports)
+# The roofline, the findings and the occupancy table are built and sent only to someone looking. Compare stays
+# drawn: a link carries its launches from any tab.
+if tab_roof.open:
+    with tab_roof:
+        reports_view.roofline_tab(reports)
+if tab_find.open:
+    with tab_find:
+        reports_view.findings_tab(reports)
+if tab_occ.open:
+    with tab_occ:
+        reports_view.occupancy_tab(reports)
 with tab_cmp:
-    reports_view.compare_tab(table)
+    reports_view.compare_tab(table, reports)
 permalink.publish("reports")
 
 if uploaded:

@@ -61,6 +61,10 @@ def test_reports_page_refuses_each_bad_file_in_one_line(path: Path) -> None:
     at.file_uploader(key="report_files").set_value([(path.name, path.read_bytes(), "application/octet-stream")]).run()
     assert not at.exception, [e.value for e in at.exception]
     if not at.error:  # it reads as a report (a real capture with one cell edited): saving it must refuse
+        for tab in ("Findings", "Occupancy", "Roofline"):  # each tab is drawn only while open
+            at.session_state["reports_tab"] = tab
+            at.run()
+            assert not at.exception, (tab, [e.value for e in at.exception])
         next(b for b in at.button if b.label == "Save as runs").click().run()
         message = one_line_error(at)
         for other in ("4_Roofline.py", "5_Occupancy.py"):  # the pages that show uploads too

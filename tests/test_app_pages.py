@@ -296,8 +296,16 @@ def test_reports_upload_real_fixtures_and_compare() -> None:
         "with the metrics and findings of both files"
     ]
     frames = [d.value for d in at.dataframe]
+    # Findings and Occupancy are drawn only while open (Roofline is the first tab)
+    assert not any("ncu achieved (%)" in f.columns or "rule" in f.columns for f in frames)
+    at.session_state["reports_tab"] = "Occupancy"
+    at.run()
+    frames = [d.value for d in at.dataframe]
     assert len(next(f for f in frames if "ncu achieved (%)" in f.columns)) == 10  # Occupancy: a row per launch
-    findings = next(f for f in frames if "rule" in f.columns)
+    assert not figures(at) and not any("rule" in f.columns for f in frames)  # nor the closed Roofline
+    at.session_state["reports_tab"] = "Findings"
+    at.run()
+    findings = next(d.value for d in at.dataframe if "rule" in d.value.columns)
     assert len(findings) == 17 and findings["launch"].nunique() == 10  # the details page's rule findings, kept
     compare = next(m for m in at.multiselect if m.label == "Launches to compare")
     assert compare.value == list(table["launch"][:2])  # two launches of the upload by default, not none
@@ -306,6 +314,29 @@ def test_reports_upload_real_fixtures_and_compare() -> None:
     side = next(d.value for d in at.dataframe if list(d.value.columns) == chosen)
     assert side.loc["registers"].tolist() == ["32", "128"]  # v1 and v3; each metric rounded to its unit, as text
     assert not side.isna().any().any() and "None" not in side.to_numpy().ravel().tolist()
+
+
+def test_reports_tabs_are_drawn_when_open_with_the_same_tables_and_compare_always() -> None:
+    at = page("pages/6_Reports.py")  # the bundled capture, on the first tab (Roofline)
+    (fig,) = figures(at)
+    assert LADDER <= set(kernel_points(fig))
+    drawn = [d.value for d in at.dataframe]
+    assert not any("ncu achieved (%)" in f.columns for f in drawn)  # Occupancy's table: not built nor sent
+    compare = next(m for m in at.multiselect if m.label == "Launches to compare")  # Compare: always drawn
+    assert len(compare.value) == 2 and list(drawn[-1].columns) == compare.value
+    side = tables.compare_launches(tables.key_metrics_table(CAPTURES), compare.value)
+    # as the page drew it before (text cells: Arrow strings either way)
+    pd.testing.assert_frame_equal(drawn[-1], table_format.compare_display(side), check_dtype=False)
+    for tab, table in (("Occupancy", tables.occupancy_table), ("Findings", tables.findings_table)):
+        at.session_state["reports_tab"] = tab
+        at.run()
+        assert not at.exception and not figures(at)  # the Roofline tab closed: its figure is not sent
+        shown = table_format.display(table(CAPTURES))
+        matches = [d.value for d in at.dataframe if list(d.value.columns) == list(shown.columns)]
+        if len(shown):
+            pd.testing.assert_frame_equal(matches[0], shown)  # the table the page drew before, drawn when open
+        else:
+            assert not matches and any("No rule findings" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize(

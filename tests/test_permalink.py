@@ -181,6 +181,7 @@ def test_reports_link_round_trips() -> None:
     at.session_state["reports_tab"] = "Findings"
     at.run()
     assert at.query_params["tab"] == "findings"
+    assert at.query_params["launches"] == chosen[0]  # the link keeps the comparison from another tab
     at.session_state["reports_tab"] = "Roofline"
     at.run()
     assert "tab" not in at.query_params  # the first tab is the default

@@ -112,14 +112,22 @@ def occupancy_tab(reports: Reports) -> None:
     st.dataframe(cache.shown_table(tables.occupancy_table, reports), hide_index=True, width="stretch")
 
 
-def compare_tab(table: pd.DataFrame) -> None:
-    """Launches chosen from the key-metrics table, side by side (the first two by default)."""
+@cache.shared_cache
+def compared(reports: Reports, chosen: tuple[str, ...]) -> Any:
+    """The chosen launches of the reports' key-metrics table side by side as drawn (compare_display, then Arrow),
+    once per reports and choice, shared read-only: the comparison was most of a Reports visit's server time."""
+    table = cache.figure(tables.key_metrics_table, reports)
+    return table_format.arrow(table_format.compare_display(tables.compare_launches(table, list(chosen))))
+
+
+def compare_tab(table: pd.DataFrame, reports: Reports) -> None:
+    """Launches chosen from the key-metrics table (of `reports`), side by side (the first two by default)."""
     launches = list(table["launch"])
     key = compare_key(launches)
     permalink.bind("launches", key, launches, multi=True)
     chosen = st.multiselect("Launches to compare", launches, default=launches[: min(2, len(launches))], key=key)
     if chosen:
-        st.dataframe(table_format.compare_display(tables.compare_launches(table, chosen)), width="stretch")
+        st.dataframe(compared(reports, tuple(chosen)), width="stretch")
 
 
 def save_section(uploaded: Reports) -> None:
