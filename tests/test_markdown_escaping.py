@@ -122,6 +122,9 @@ NOT_USER_TEXT = {
     "PARAMS[page]",
     "FILTERS[name]",
     "c['at']",
+    # a Details rule's label and description, escaped once per launch where they are built (details_view._rule_texts)
+    "shown_rule.label_md",
+    "shown_rule.description_md",
 }
 
 

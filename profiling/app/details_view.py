@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -98,6 +98,14 @@ def _fmt(value: float | None, unit: str) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 or value == int(value) else f"{value:,.3g}"
 
 
+class ShownRule(NamedTuple):
+    """One rule as the Details tab draws it: Markdown in which every word of the report is already escaped."""
+
+    label_md: str
+    """The expander's label: type, rule, section and estimated speedup."""
+    description_md: str
+
+
 @dataclass(frozen=True)
 class DetailsShown:
     """One launch's Details tab as drawn (figures, and tables as Arrow), shared by every session (read-only)."""
@@ -109,19 +117,19 @@ class DetailsShown:
     memory: Any
     occupancy_limits: Any
     launch: Any
-    rules: tuple[tuple[str, str], ...] = ()
-    """Each rule as drawn: (its expander's label, its description), Markdown with the report's words escaped."""
+    rules: tuple[ShownRule, ...] = ()
+    """Each rule as drawn, largest estimated speedup first."""
 
 
-def _rule_texts(view: D.Details) -> tuple[tuple[str, str], ...]:
-    """The rules of a launch as the Details tab shows them, largest estimated speedup first: rule names and words
-    come from the report file, so they are escaped."""
+def _rule_texts(view: D.Details) -> tuple[ShownRule, ...]:
+    """The rules of a launch as the Details tab shows them: rule names and words come from the report file, so they
+    are escaped here, once per launch."""
     out = []
     for rule in view.rules:
         kind = ui.safe_md(rule.speedup_type)
         speedup = f"{rule.estimated_speedup_pct:.1f} % {kind}" if rule.estimated_speedup_pct else "-"
         title = f"{ui.safe_md(rule.type or 'INF')} · {ui.safe_md(rule.rule)} ({ui.safe_md(rule.section)})"
-        out.append((f"{title} · est. speedup {speedup}", ui.safe_md(rule.description)))
+        out.append(ShownRule(f"{title} · est. speedup {speedup}", ui.safe_md(rule.description)))
     return tuple(out)
 
 
@@ -183,9 +191,9 @@ def details_section(launch: KernelLaunch) -> None:
         st.caption(
             "This report holds no rule results (a raw-page CSV has none: upload the .ncu-rep or its details page)."
         )
-    for label, description in shown.rules:
-        with st.expander(label):
-            st.markdown(description)
+    for shown_rule in shown.rules:
+        with st.expander(shown_rule.label_md):
+            st.markdown(shown_rule.description_md)
 
 
 def browser_section(reports: Reports, columns: list[str]) -> None:

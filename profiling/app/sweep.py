@@ -108,4 +108,4 @@ def sweep_section(live: ResultsDocument | None) -> None:
     kernels = tuple(kid for kid in sweep.kernels if with_cublas or not kid.startswith("cublas"))
     st.plotly_chart(_winners(key, frame, int(k), kernels), key="sweep_winners")
     if sweep.failed:
-        st.caption(f"{sweep.failed} result(s) did not verify or were refused; their cells are empty.")
+        st.caption(f"{sweep.failed:d} result(s) did not verify or were refused; their cells are empty.")
