@@ -28,10 +28,11 @@ import streamlit as st
 from streamlit import type_util as st_type_util
 
 from profiling import charts
+from profiling.analysis.occupancy import OccupancyResult
 from profiling.app import table_format, tables
 from profiling.app.table_format import arrow
 from profiling.charts import review_html
-from profiling.device_model import Ceilings
+from profiling.device_model import Ceilings, DeviceInfo
 from profiling.launch_operations import operations_frame
 from profiling.nsight.load import LoadedUpload
 from profiling.nsight.model import KernelLaunch
@@ -135,7 +136,11 @@ HASH_FUNCS: dict[Any, Callable[[Any], Any]] = {
     SavedRun: run_fingerprint,
     ResultsDocument: document_fingerprint,
     KernelLaunch: report_token,  # a launch of a parsed report: read-only, keyed by identity as its report is
+    # Small frozen records of plain values: their repr is their content. Streamlit's own hashing walks an object's
+    # __reduce__ field by field, which cost the Overview and Occupancy pages ~2 ms a visit.
     Ceilings: repr,
+    DeviceInfo: repr,
+    OccupancyResult: repr,
 }
 
 
