@@ -153,20 +153,26 @@ def runs_shown(store: RunStore, limit: int, **filters: str | None) -> tuple[Any,
     return _runs_shown(*_key(store), limit, tuple(sorted(filters.items())), store)
 
 
+def _ids_key(run_ids: tuple[int, ...]) -> str:
+    """Run ids as one short text for a cache key: Streamlit hashes a tuple element by element (hundreds of runs)."""
+    return ",".join(map(str, run_ids))
+
+
 @st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _compared_defaults(
-    url: str, revision: int, run_ids: tuple[int, ...], _store: RunStore
+    url: str, revision: int, ids: str, _run_ids: tuple[int, ...], _store: RunStore
 ) -> tuple[tuple[int, int] | None, list[str]]:
     # Which kernels and sizes each run holds is all the pair needs: reading the results' values (rows_frame) cost
     # ten times more, most of a fresh server's first Review visit.
-    keys = review.keys_frame(_store.result_keys(run_ids))
+    keys = review.keys_frame(_store.result_keys(_run_ids))
     return tables.comparable_pair(keys), sorted(keys["kernel"].dropna().unique())
 
 
 def review_defaults(store: RunStore, run_ids: Sequence[int]) -> tuple[tuple[int, int] | None, list[str]]:
     """(tables.comparable_pair of the runs' results, their kernels sorted): the Review page's default comparison and
     its History tab's kernels, cached until the store changes (read from RunStore.result_keys, not the results; shared, read-only)."""
-    return _compared_defaults(*_key(store), tuple(int(i) for i in run_ids), store)
+    ids = tuple(int(i) for i in run_ids)
+    return _compared_defaults(*_key(store), _ids_key(ids), ids, store)
 
 
 @dataclass(frozen=True)
