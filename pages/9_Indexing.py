@@ -34,11 +34,11 @@ with ui.user_errors():
         "move. Shared: each lane's 4-byte words against the 32 banks; colour is the wavefront that serves the "
         "word, and the top row the n-way: the most distinct words one bank serves in one phase."
     )
-    items = indexing.show_access(sel)
+    indexing.show_access(sel)
 
     st.subheader("Predicted, per instruction of this warp")
     st.dataframe(
-        indexing.instruction_table(items),
+        indexing.instruction_shown(sel),
         hide_index=True,
         column_config={"instruction": st.column_config.TextColumn(width="medium")},
     )

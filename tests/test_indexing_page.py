@@ -76,12 +76,11 @@ def test_the_page_draws_the_pair_and_compares_with_the_captures(kernel: str, oth
     assert pair["layout"]["title"]["text"] == title_part
     assert [a["text"].split(":")[0] for a in pair["layout"]["annotations"][:2]] == [kernel, other]
     per_instruction = frame_with(at, "predicted cost")
-    assert len(per_instruction) == len(
-        indexing.instructions(
-            model_for(kernel),
-            indexing.clamped(model_for(kernel), indexing.Selection(kernel, None, S1024, (0, 0), 0, 0)),
-        )
+    items = indexing.instructions(
+        model_for(kernel), indexing.clamped(model_for(kernel), indexing.Selection(kernel, None, S1024, (0, 0), 0, 0))
     )
+    assert len(per_instruction) == len(items)
+    pd.testing.assert_frame_equal(per_instruction, indexing.instruction_table(items))  # the table drawn before
     launch = frame_with(at, "per request")
     assert "global loads" in set(launch["family"])
     # drawn from shared Arrow tables: the tables themselves, as the page drew them from the frames

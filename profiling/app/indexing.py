@@ -118,6 +118,13 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+@st.cache_resource(max_entries=128, show_spinner=False, hash_funcs={Selection: repr})
+def instruction_shown(sel: Selection) -> Any:
+    """instruction_table of the selection's warp (its `instructions`) as drawn (Arrow), once per selection and
+    shared read-only, instead of built and converted on every visit."""
+    return arrow(instruction_table(instructions(model_for(sel.kernel), sel)))
+
+
 def instruction_table(items: list[tuple[str, Access]]) -> pd.DataFrame:
     """Per instruction of the warp: where, what, lanes, bytes per lane and the predicted cost in words."""
     rows = []
@@ -282,7 +289,7 @@ def controls() -> Selection:
 # The pictures depend only on the selection (a few small values), not on the session: one copy per server,
 # shared read-only (cache.share_figures: their dict form built once), so 20 people on this page do not each rebuild
 # or re-encode them.
-@st.cache_resource(max_entries=128, show_spinner=False)
+@st.cache_resource(max_entries=128, show_spinner=False, hash_funcs={Selection: repr})
 def access_figure(sel: Selection, pick: int, paired: bool, _sides: list[tuple[str, Access]]):  # noqa: ANN201
     """The lane-by-lane picture of one instruction (and its counterpart): fixed by the selection and the pick."""
     return share_figures(access_pair_figure(_sides))
