@@ -318,7 +318,9 @@ CATALOG: tuple[KernelSpec, ...] = (
         "LDS.128. All tile sizes are template parameters (kernels/tuning.py V9_TUNING_CONFIGS), and so is the "
         "order of the 128 FFMAs (sgemm_regdb_ordered): on the H100 and H200 the tuned 128x256 tiles with the "
         "rows taken one from each 4-row fragment, every other one reversed (ORDER 3), cut dispatch stalls and "
-        "run at 96-97 % of cuBLAS against 91-92 % in plain row order.",
+        "run at 96-97 % of cuBLAS against 91-92 % in plain row order. Where N % 4 != 0 (rows of B not "
+        "16-byte aligned) the runner launches each configuration's twin, sgemm_regdb_narrow, which copies B in "
+        "4-byte pieces one column per thread, so that a warp reads 128 contiguous bytes; results and captures name it.",
         operation="sgemm",
         source="v9_regdb.cu",
         entry="sgemm_regdb<128,256,16,64,64,8,16,3,256,1>",
@@ -372,7 +374,8 @@ CATALOG: tuple[KernelSpec, ...] = (
         "For shapes whose v9 tiles leave SMs idle while K is deep (1024x1024 is 32 of its tiles for 132 SMs). Same "
         "split-count rule as v8-splitk; tile configurations in kernels/tuning.py V9_SPLITK_TUNING_CONFIGS, which "
         "sgemm-auto runs where the tuning record measured them faster. The summed order makes C's last bits vary "
-        "run to run.",
+        "run to run. Where N % 4 != 0 its twin sgemm_regdb_splitk_narrow runs instead: B copied one column per "
+        "thread, and the partial tiles added in the widest reductions each address allows (16 or 8 bytes).",
         operation="sgemm",
         source="v9_splitk.cu",
         entry="sgemm_regdb_splitk<128,256,16,64,64,8,16,3,256,1,3>",

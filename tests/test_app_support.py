@@ -304,6 +304,9 @@ def test_every_kernel_has_a_summary_and_catalog_row() -> None:
     assert list(table["id"]) == [s.id for s in CATALOG]
     summary = kernel_facts.kernel_summary(get_kernel("v8-async")).set_index("property")["value"]
     assert summary["block"] == "256x1" and summary["param STAGES"] == "3"
+    assert "entry where N % 4 != 0" not in summary
+    v9 = kernel_facts.kernel_summary(get_kernel("v9-regdb")).set_index("property")["value"]
+    assert v9["entry where N % 4 != 0"] == "sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,0>"
 
 
 def test_bundled_compile_facts(doc) -> None:

@@ -96,6 +96,7 @@ def kernel_summary(spec: KernelSpec) -> pd.DataFrame:
         ("operation", spec.operation),
         ("dtype", spec.dtype),
         ("entry", spec.entry or "(library)"),
+        *((("entry where N % 4 != 0", spec.narrow_entry),) if spec.narrow_entry else ()),
         ("block", "x".join(map(str, spec.block))),
         ("tile (M x N)", f"{spec.tile_m}x{spec.tile_n}"),
         ("grid order", spec.grid_order),
