@@ -13,15 +13,10 @@ from kernels.tuning import config_by_id, spec_for
 
 # The function name ncu reports for a catalog kernel: its entry without template arguments ("sgemm_async").
 # sgemm-auto borrows v9-regdb's entry and runs other kernels' too: a function name never means it.
-_BY_FUNCTION = {
-    spec.entry.split("<", 1)[0].strip(): spec for spec in CATALOG if spec.entry and not spec.chooses_at_launch
-}
+# The kernels launched where N % 4 != 0 (KernelSpec.narrow_entry) are their entry's.
+_BY_FUNCTION = {name: spec for spec in CATALOG if not spec.chooses_at_launch for name in spec.functions}
 # v9's FFMA-order variants are a function of their own (sgemm_regdb_ordered): still v9-regdb.
 _BY_FUNCTION["sgemm_regdb_ordered"] = _BY_FUNCTION["sgemm_regdb"]
-# The kernels launched where N % 4 != 0 (KernelSpec.narrow_entry) are their entry's.
-_BY_FUNCTION.update(
-    {spec.narrow_entry.split("<", 1)[0]: spec for spec in CATALOG if spec.narrow_entry and not spec.chooses_at_launch}
-)
 _NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]*")
 
 

@@ -92,6 +92,12 @@ class KernelSpec:
         return replace(self, entry=self.narrow_entry) if self.narrow_entry and n % 4 else self
 
     @property
+    def functions(self) -> tuple[str, ...]:
+        """The function names ncu prints for this kernel's launches, without template arguments: its entry's and
+        its N % 4 != 0 twin's ('sgemm_tiled<16>' -> 'sgemm_tiled')."""
+        return tuple(dict.fromkeys(e.split("<", 1)[0].strip() for e in (self.entry, self.narrow_entry) if e))
+
+    @property
     def uses_tensor_maps(self) -> bool:
         """Whether TMA tensor maps, not pointers, carry the operands (A and B at least)."""
         return self.operand_args != "pointers"

@@ -157,18 +157,13 @@ class LaunchIdentity:
         }
 
 
-def _entry_function(entry: str) -> str:
-    """A catalog entry's function name as ncu prints it: 'sgemm_tiled<16>' -> 'sgemm_tiled'."""
-    return entry.split("<", 1)[0].strip()
-
-
 def match_by_launch(
     function: str, block: tuple[int, ...] | None, grid: tuple[int, ...] | None
 ) -> tuple[str, int, int] | None:
     """(catalog id, m, n) of the catalog kernel with this function name and block (templates share a name,
     sgemm_tiled<8/16/32>, so the block breaks the tie), M and N worked out from the grid and the tile."""
     for spec in CATALOG:
-        if not spec.entry or _entry_function(spec.entry) != function:
+        if function not in spec.functions:
             continue
         if block and tuple(block[:2]) != tuple(spec.block):
             continue

@@ -9,6 +9,7 @@ import pytest
 
 from kernels import emulate_v9, tuning
 from kernels.registry import find_kernel, get_kernel
+from profiling.identity import match_by_launch
 
 
 def test_v9_configs_are_valid_instantiated_and_the_catalog_default_is_the_first() -> None:
@@ -89,6 +90,9 @@ def test_the_kernel_launched_depends_on_n_modulo_4() -> None:
     assert v8.launched_at(127) is v8
     name = "void sgemm_regdb_narrow<128, 256, 16, 64, 64, 8, 16, 3, 256, 1, 3>(const float *, const float *, float *)"
     assert find_kernel(name).id == "v9-regdb"
+    assert v9.functions == ("sgemm_regdb", "sgemm_regdb_narrow") and v8.functions == ("sgemm_async",)
+    # A launch of ours without its NVTX range: the twin's name, block and grid say v9-regdb and M x N too.
+    assert match_by_launch("sgemm_regdb_narrow", (256, 1, 1), (1, 8, 1)) == ("v9-regdb", 1024, 256)
 
 
 def test_emulation_catches_a_missing_barrier(monkeypatch) -> None:

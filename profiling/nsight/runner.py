@@ -63,10 +63,9 @@ def kernel_name_regex(kernel_ids: Sequence[str]) -> str | None:
         if not spec.entry or spec.chooses_at_launch:
             # cuBLAS's names are not ours to know, nor which kernel sgemm-auto picks at a shape.
             return None
-        # ncu matches the function name without template arguments ("sgemm_tiled").
-        bases = [e.split("<", 1)[0].strip() for e in (spec.entry, spec.narrow_entry) if e]
+        # ncu matches the function name without template arguments ("sgemm_tiled"), the N % 4 != 0 twin's too.
         # A split-K kernel's operation starts with the launch that zeroes C: a part of what is profiled.
-        for name in [SPLIT_K_ZERO_ENTRY, *bases] if spec.split_k else bases:
+        for name in (SPLIT_K_ZERO_ENTRY, *spec.functions) if spec.split_k else spec.functions:
             if name not in names:
                 names.append(name)
     return "regex:^(" + "|".join(re.escape(n) for n in names) + ")$"
