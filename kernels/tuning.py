@@ -218,6 +218,10 @@ V9_TUNING_CONFIGS: list[dict] = [
     _v9_config(128, 256, 8, 64, 64, 8, 16, 4, 256, 1, order=3),
     _v9_config(256, 128, 8, 64, 64, 16, 8, 3, 256, 1, order=3),
     _v9_config(128, 256, 16, 64, 64, 8, 16, 4, 256, 1, order=3),
+    # Shallow K (333) with a mid-size output: v9-splitk's small tiles without the split and its zeroing launch,
+    # where K is too short to split (at 1024x1024x333 v8-async's 64x64 tile reached 81 % of cuBLAS on an H100).
+    _v9_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3),
+    _v9_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6),
 ]
 
 
@@ -472,6 +476,10 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=32),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=32),
     _v9_splitk_config(128, 128, 8, 64, 64, 8, 16, 3, 128, 2, deep_slices=64),
+    # Shallower splits of the small tiles: with K = 333 (21 slices) the default depth of 16 slices never splits, so
+    # 1024x1024x333 runs 256 tiles of 64x64 on 132 SMs of 6 blocks each; 8 slices a split doubles the blocks.
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8),
+    _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8),
 ]
 
 
