@@ -480,6 +480,11 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # 1024x1024x333 runs 256 tiles of 64x64 on 132 SMs of 6 blocks each; 8 slices a split doubles the blocks.
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8),
+    # Deep K over a narrow N (127, 333), where 64x128 is the best tile at 84-89 % of cuBLAS: a fourth stage to hide
+    # more of the copy latency. (The tile turned to 128x64 spills 12 bytes on sm_80 under 168 registers.)
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, deep_slices=8),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, deep_slices=32),
 ]
 
 

@@ -52,6 +52,7 @@ template __global__ void sgemm_regdb_splitk<64,128,16,32,64,8,8,3,128,3>(const f
 template __global__ void sgemm_regdb_splitk<64,64,16,32,64,8,8,3,64,6>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk<128,128,8,64,64,8,16,3,128,2>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk<128,128,8,64,64,8,16,4,128,2>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk<64,128,16,32,64,8,8,4,128,3>(const float*, const float*, float*, int, int, int);
 // Their N % 4 != 0 kernels.
 template __global__ void sgemm_regdb_splitk_narrow<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_narrow<128,128,16,64,32,8,8,3,256,2,0>(const float*, const float*, float*, int, int, int);
@@ -59,4 +60,5 @@ template __global__ void sgemm_regdb_splitk_narrow<64,128,16,32,64,8,8,3,128,3,0
 template __global__ void sgemm_regdb_splitk_narrow<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_narrow<128,128,8,64,64,8,16,3,128,2,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_narrow<128,128,8,64,64,8,16,4,128,2,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_narrow<64,128,16,32,64,8,8,4,128,3,0>(const float*, const float*, float*, int, int, int);
 #endif
