@@ -250,6 +250,15 @@ def test_the_server_start_preloads_the_frames_modules_in_a_fresh_process() -> No
     assert done.stdout.strip() == "[]"
 
 
+def test_a_shared_table_is_one_object_equal_to_the_table() -> None:
+    """cache.shared hands every caller the same read-only frame (no copy per visit), the one the function builds,
+    and the one cache.table copies."""
+    document = bundles.load_bench(BUNDLE)
+    shared = cache.shared(tables.bench_frame, document)
+    assert cache.shared(tables.bench_frame, document) is shared
+    assert shared.equals(tables.bench_frame(document)) and shared.equals(cache.table(tables.bench_frame, document))
+
+
 def test_a_cached_figure_builds_its_dict_form_once_and_sends_the_same_json() -> None:
     frame = cache.table(tables.bench_frame, bundles.load_bench(BUNDLE))
     fig = cache.figure(charts.tflops_figure, frame)

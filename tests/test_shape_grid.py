@@ -368,6 +368,31 @@ def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(monkeypatc
         assert summary_line(BOTH, "v8-splitk") in [m.value.replace("\\", "") for m in at.markdown]
 
 
+def test_the_grid_section_draws_its_shared_summary_as_computed(monkeypatch, tmp_path: Path) -> None:
+    """The kernels, the summary and the table under the target are shared read-only between visits (not copied out
+    of st.cache_data on each): a later visit draws the same sentence and the same table as computed directly."""
+    from profiling.app import shape_grid, ui
+
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["bundle"] = "h100-2026-11-25/splitk_v9"
+    at.run()
+    at.switch_page("pages/2_Benchmark.py").run()
+    at.run()  # a later visit: the shared values
+    assert not at.exception, [e.value for e in at.exception]
+    document = ui.bench_document("h100-2026-11-25/splitk_v9")
+    summary, below = shape_grid._summary(document, "sgemm-auto")
+    assert shape_grid._summary(document, "sgemm-auto")[1] is below  # one object, not a copy per call
+    expected = below_target_table(target_summary(document, "sgemm-auto"))
+    assert below.equals(expected) and summary.sentence == target_summary(document, "sgemm-auto").sentence
+    assert at.dataframe[-1].value.reset_index(drop=True).equals(expected.reset_index(drop=True))
+    assert summary.sentence in [m.value.replace("\\", "") for m in at.markdown]
+
+
 BLOCK_PLOTLY = """
 import runpy, sys
 class Block:

@@ -54,8 +54,7 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
     else:
         name = document.device.name or "the GPU"
         st.caption(f"Measured now on {ui.safe_md(name)} at {ui.safe_md(document.created_utc)}")
-    results = cache.table(tables.bench_frame, document)
-    if results.empty:
+    if cache.shared(tables.bench_frame, document).empty:
         st.info("No results yet.")
         return False
     if document.ab:

@@ -257,6 +257,13 @@ def table(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return _cache_of(func, "table")(*args, **kwargs)
 
 
+def shared(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """`func(*args, **kwargs)` computed once per server for these arguments and shared read-only by every session
+    (st.cache_resource), for a table a page only reads (whether it is empty, a column's values): `table` would copy
+    it out of st.cache_data, unpickling every row, on every visit. The same cache as `figure(func, ...)`."""
+    return _cache_of(func, "figure")(*args, **kwargs)
+
+
 def figure(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """`func(*args, **kwargs)` built once per server for these arguments and shared read-only by every session, its
     figures made SharedFigure (st.cache_resource). Any figure function of profiling/charts is cached this way where

@@ -33,7 +33,7 @@ def report_plot(reports: list[tuple[str, ncu_report.Report]], device: DeviceInfo
 
 def bench_plot(document: ResultsDocument) -> tuple[View, Ceilings]:
     """An algorithmic roofline of one benchmark size (chosen here, the largest by default) and its device's ceilings."""
-    frame = cache.table(tables.bench_frame, document)
+    frame = cache.shared(tables.bench_frame, document)
     sizes = list(dict.fromkeys(frame["size"]))
     size = st.selectbox("Size", sizes, index=len(sizes) - 1, key="roof_size")
     st.caption(

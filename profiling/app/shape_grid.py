@@ -23,12 +23,14 @@ from profiling.charts.shape_grid import target_heatmap
 from profiling.runs.results import ResultsDocument
 
 
-@st.cache_data(ttl=TTL_S, max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
+# Shared read-only (st.cache_resource): the page only reads the kernels and draws the summary and its table, and a
+# copy out of st.cache_data unpickled them on every visit of the Benchmark page.
+@st.cache_resource(ttl=TTL_S, max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
 def _kernels(document: ResultsDocument) -> list[str]:
     return grid_kernels(document)
 
 
-@st.cache_data(ttl=TTL_S, max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
+@st.cache_resource(ttl=TTL_S, max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
 def _summary(document: ResultsDocument, kernel: str) -> tuple[TargetSummary, pd.DataFrame]:
     summary = target_summary(document, kernel)
     return summary, below_target_table(summary)
