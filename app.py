@@ -3,6 +3,7 @@ per run; then the page chosen in the sidebar runs from pages/ (`streamlit run ap
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import streamlit as st
@@ -12,21 +13,33 @@ from profiling.app import auth, cache, memory, permalink, state, ui, warm
 PAGES = Path(__file__).parent / "pages"
 ICON = "🔎"
 
-navigation = st.navigation(
-    [
-        st.Page(PAGES / "0_Overview.py", title="Overview", icon=":material/home:", default=True),
-        st.Page(PAGES / "1_Kernels.py", title="Kernels", icon=":material/code:"),
-        st.Page(PAGES / "2_Benchmark.py", title="Benchmark", icon=":material/speed:"),
-        st.Page(PAGES / "3_Profile.py", title="Profile", icon=":material/query_stats:"),
-        st.Page(PAGES / "4_Roofline.py", title="Roofline", icon=":material/show_chart:"),
-        st.Page(PAGES / "5_Occupancy.py", title="Occupancy", icon=":material/grid_view:"),
-        st.Page(PAGES / "8_Why.py", title="Why", icon=":material/troubleshoot:"),
-        st.Page(PAGES / "9_Indexing.py", title="Indexing", icon=":material/grid_on:"),
-        st.Page(PAGES / "6_Reports.py", title="Reports", icon=":material/upload_file:"),
-        st.Page(PAGES / "10_Details.py", title="Details", icon=":material/analytics:"),
-        st.Page(PAGES / "7_Review.py", title="Review", icon=":material/history:"),
-    ]
+# The pages in the sidebar's order (file, title, icon); the first is the default. A comment, not a docstring: Streamlit
+# draws a bare string of the main script as Markdown.
+PAGE_LIST = (
+    ("0_Overview.py", "Overview", ":material/home:"),
+    ("1_Kernels.py", "Kernels", ":material/code:"),
+    ("2_Benchmark.py", "Benchmark", ":material/speed:"),
+    ("3_Profile.py", "Profile", ":material/query_stats:"),
+    ("4_Roofline.py", "Roofline", ":material/show_chart:"),
+    ("5_Occupancy.py", "Occupancy", ":material/grid_view:"),
+    ("8_Why.py", "Why", ":material/troubleshoot:"),
+    ("9_Indexing.py", "Indexing", ":material/grid_on:"),
+    ("6_Reports.py", "Reports", ":material/upload_file:"),
+    ("10_Details.py", "Details", ":material/analytics:"),
+    ("7_Review.py", "Review", ":material/history:"),
 )
+
+
+@st.cache_resource(show_spinner=False)
+def _pages() -> tuple[st.Page, ...]:
+    # Once per process: st.Page resolves its file on disk (a stat per folder of the path) when it is made.
+    return tuple(
+        st.Page(PAGES / file, title=title, icon=icon, default=i == 0) for i, (file, title, icon) in enumerate(PAGE_LIST)
+    )
+
+
+# A copy per run: st.navigation marks the page it returns as the one this run may call, a flag on the object.
+navigation = st.navigation([copy.copy(page) for page in _pages()])
 title = "GEMM Lens" if navigation.title == "Overview" else f"{navigation.title} · GEMM Lens"
 st.set_page_config(page_title=title, page_icon=ICON, layout="wide")
 # Once per server: after a minute with nobody connected, shared caches are emptied and freed memory goes back.

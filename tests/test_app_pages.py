@@ -3,6 +3,7 @@ bundled real data."""
 
 from __future__ import annotations
 
+import ast
 import base64
 import json
 import re
@@ -110,7 +111,10 @@ def test_overview_banner_names_the_bundled_device_and_date() -> None:
     assert {t["name"] for t in glance["data"]} == set(BENCH["kernel"])
     # the guide names every page of the sidebar
     guide = next(m.value for m in at.markdown if m.value.startswith("- **Kernels**"))
-    titles = re.findall(r'title="([^"]+)"', (ROOT / "app.py").read_text())
+    listed = next(
+        n.value for n in ast.parse((ROOT / "app.py").read_text()).body if ast.unparse(n).startswith("PAGE_LIST =")
+    )
+    titles = [title for _, title, _ in ast.literal_eval(listed)]
     assert len(titles) == len(list((ROOT / "pages").glob("*.py")))
     for title in titles[1:]:
         assert f"**{title}**" in guide, title

@@ -456,3 +456,38 @@ def test_the_sign_in_screen_refuses_an_unverified_address(
         assert signed_in == ["Signed in as Ada \\<ada\u2060@example\\.com\\> (admin)"]
     else:
         assert signed_in == [] and any(shown in w.value.replace("\\", "").replace("\u2060", "") for w in at.warning)
+
+
+def test_the_frame_looks_the_secrets_up_once_a_run_and_again_the_next_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """sign_in_configured answers from the look-up of the run's sign-in gate (Streamlit opens every secrets path
+    again on each call while there is no file), and secrets that appear between runs count from the next run."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from profiling.app import auth
+
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    looked = []
+    real = auth._secrets_ask_for_sign_in
+    monkeypatch.setattr(auth, "_secrets_ask_for_sign_in", lambda: looked.append(1) or real())
+    app = str(Path(__file__).resolve().parents[1] / "app.py")
+    at = AppTest.from_file(app, default_timeout=60)
+    at.run()  # the frame, then the Overview, which asks again whether to offer the local user's tools
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(looked) == 1 and any(b.label == "Look for a GPU again" for b in at.button)
+    assert auth.sign_in_configured() is False and len(looked) == 2  # outside a run: looked up on each call
+    at = AppTest.from_file(app, default_timeout=60)  # the secrets gain an [auth] table: the next run signs in
+    at.secrets["auth"] = SIGN_IN
+    at.secrets["gemmlens"] = {"roles": POLICY}
+    at.user = {"is_logged_in": True, "name": "Ada", "email": "ada@example.com", "email_verified": True}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [c.value for c in at.sidebar.caption if c.value.startswith("Signed in as")] == [
+        "Signed in as Ada \\<ada\u2060@example\\.com\\> (admin)"
+    ]

@@ -9,15 +9,29 @@ GPU queue; this module only finds the identity and draws the sign-in screen.
 
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from profiling.app.text import md_escape
 from profiling.errors import GemmLensError, first_line
 from profiling.team.roles import Action, Identity, RolePolicy, local_identity
 
+_this_run = threading.local()
+"""The answer of `sign_in_gate` for the script run on this thread. Streamlit keeps a parsed secrets file, but where
+there is none it looks for one again (an open per secrets path) on every call, and a run asks several times."""
+
 
 def sign_in_configured() -> bool:
-    """Whether secrets.toml has an `[auth]` table (then everyone signs in; otherwise one local user)."""
+    """Whether secrets.toml has an `[auth]` table (then everyone signs in; otherwise one local user). Inside a run
+    of the frame, the answer its sign-in gate found at the top of that run: a secrets file added or changed counts
+    from the next run on."""
+    known = getattr(_this_run, "configured", None)
+    return _secrets_ask_for_sign_in() if known is None else known
+
+
+def _secrets_ask_for_sign_in() -> bool:
     try:
         return st.secrets.load_if_toml_exists() and bool(st.secrets.get("auth"))
     except Exception:  # noqa: BLE001 - an unreadable secrets file means no sign-in, as Streamlit itself treats it
@@ -51,8 +65,13 @@ def may(action: Action) -> bool:
 
 def sign_in_gate() -> Identity:
     """For the frame (app.py): without sign-in, the local user. With it, the sidebar names who is signed in and
-    offers to sign out; someone not signed in (or without a role) sees only the sign-in screen (st.stop())."""
-    if not sign_in_configured():
+    offers to sign out; someone not signed in (or without a role) sees only the sign-in screen (st.stop()).
+    Looks the secrets up once for the run (`sign_in_configured` reads it until the next run's gate)."""
+    _this_run.configured = None  # a thread may serve several runs: never the last run's answer
+    configured = _secrets_ask_for_sign_in()
+    if get_script_run_ctx() is not None:
+        _this_run.configured = configured
+    if not configured:
         return local_identity()
     if not st.user.is_logged_in:
         st.title("GEMM Lens")

@@ -195,12 +195,13 @@ def current_bundle() -> Bundle | None:
     if not found:
         return None
     names = [b.name for b in found]
+    labels = {b.name: b.label for b in found}  # one look-up per option, not a scan of the bundles
     permalink.bind("bundle", "bundle", names)
     choice = st.sidebar.selectbox(
         "Bundled measurements",
         names,
         key="bundle",
-        format_func=lambda n: next(b.label for b in found if b.name == n),
+        format_func=labels.__getitem__,
         help="Real measurements committed under results/: each <device>-<date>/ folder, and each run in it with a "
         "benchmark (auto_round3/, wgmma_store/, ...); the newest first.",
     )
