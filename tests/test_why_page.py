@@ -229,6 +229,28 @@ def test_source_view_and_stall_chart_on_the_page(no_gpu) -> None:
     assert not at.exception and plain(at.success[0].value).startswith("v1 -> v1-coalesced")
 
 
+def test_each_table_carries_the_formats_of_its_own_columns_as_before(no_gpu) -> None:
+    """The tables are given only the formats of the columns they have: each column's format as sent is the one the
+    full mapping gave it (as Streamlit encodes it), and no table carries a format for a column it lacks."""
+    from streamlit.elements.lib.column_config_utils import _convert_column_config_to_json, process_config_mapping
+
+    def sent(config: dict) -> dict:
+        return json.loads(_convert_column_config_to_json(process_config_mapping(config)))
+
+    full, compact = sent(why_view.COLUMNS), sent(why_view.COMPACT)
+    at = why_page()
+    checked = 0
+    for table in at.dataframe:
+        columns = json.loads(table.proto.columns)
+        names = list(table.value.columns)
+        assert set(columns) <= {*names, "_index"}, names
+        for name in names:
+            if name in full:  # the explain step's hot lines have the compact source column
+                assert columns[name] in (full[name], compact[name]), name
+                checked += 1
+    assert checked >= 10
+
+
 def test_a_handed_over_source_page_is_offered(no_gpu) -> None:
     at = why_page()
     page = SL.read_source_file(H100 / "source_why_4096_sass.csv.gz")

@@ -242,6 +242,12 @@ def stall_section(data: why.WhyData) -> None:
         st.dataframe(meanings, hide_index=True, width="stretch")
 
 
+def present(config: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """The formats of `config` for the columns a table has: st.dataframe deep-copies every format it is given and
+    sends them all, and a format of a column the table lacks changes nothing in the browser."""
+    return {c: config[c] for c in names if c in config}
+
+
 def _table(frame: Any, key: str, select: bool = False, height: int | None = None):
     """st.dataframe of a DataFrame or an Arrow table, with the Why page's column formats."""
     kwargs = {"on_select": "rerun", "selection_mode": "single-row"} if select else {}
@@ -255,7 +261,7 @@ def _table(frame: Any, key: str, select: bool = False, height: int | None = None
         frame,
         hide_index=True,
         width="stretch",
-        column_config={**COLUMNS, **stalls},
+        column_config={**present(COLUMNS, names), **stalls},
         key=key,
         height=height or "auto",
         **kwargs,
@@ -368,7 +374,13 @@ def explain_section(data: why.WhyData) -> None:
         if table is None:
             st.caption("No source page for this launch.")
         else:
-            st.dataframe(table, hide_index=True, width="stretch", column_config=COMPACT, key=f"hot_{when}")
+            st.dataframe(
+                table,
+                hide_index=True,
+                width="stretch",
+                column_config=present(COMPACT, table.column_names),
+                key=f"hot_{when}",
+            )
     if view.diff:
         with st.expander(f"Code change: {ui.safe_md(base)} → {ui.safe_md(cand)}"):
             st.code(view.diff, language="diff")
