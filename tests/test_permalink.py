@@ -246,3 +246,22 @@ def test_indexing_link_round_trips() -> None:
     assert any("bx “4096”" in n for n in notes(at))
     at.number_input(key="idx_m").set_value(1024).run()
     assert "m" not in at.query_params and at.query_params["n"] == "512"
+
+
+def test_a_page_publishes_its_link_in_one_message(monkeypatch) -> None:
+    """The parameters a run sets go to the browser together (each set alone sent the whole query string again), and
+    the link is the same: the one each parameter set in turn made."""
+    from streamlit.runtime.state.query_params import QueryParams
+
+    sent: list[dict] = []
+    real = QueryParams._send_query_param_msg
+    monkeypatch.setattr(QueryParams, "_send_query_param_msg", lambda self: sent.append(dict(self)) or real(self))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    at.switch_page("pages/8_Why.py")
+    sent.clear()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    source = at.selectbox(key="why_source").value
+    kernel, step = at.selectbox(key=f"src_kernel:{source}").value, at.selectbox(key=f"step:{source}").value
+    assert sent == [{"data": source, "kernel": kernel, "step": step}] == [dict(at.query_params)]

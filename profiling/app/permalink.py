@@ -208,9 +208,13 @@ def publish(page: Page) -> None:
     for name in current:
         if name not in wanted:
             del st.query_params[name]
-    for name, value in wanted.items():
-        if current.get(name) != (value if isinstance(value, list) else [value]):
-            st.query_params[name] = value
+    changed = {
+        name: value
+        for name, value in wanted.items()
+        if current.get(name) != (value if isinstance(value, list) else [value])
+    }
+    if changed:  # one message to the browser for them all: each parameter set alone sends the whole query string
+        st.query_params.update(changed)
     st.session_state[_PUBLISHED] = dict(wanted)
 
 
