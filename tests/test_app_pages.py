@@ -461,7 +461,12 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     next(b for b in at.button if b.label == "Yes, delete").click().run()
     assert not at.exception
     assert cand_id not in list(at.dataframe[0].value["id"])
-    # without sign-in the local user is the admin: the run waits in the trash, and the audit log says who moved it
+    # without sign-in the local user is the admin: the run waits in the trash, and the audit log says who moved it;
+    # both are built and sent only while the admin expander is open
+    (admin,) = [e for e in at.expander if e.label == "Admin: trash (1) and audit log"]
+    assert not at.table and not [d for d in at.dataframe if "deleted_by" in d.value.columns] and not admin.children
+    at.session_state["admin_open"] = True
+    at.run()
     assert [list(d.value["id"]) for d in at.dataframe if "deleted_by" in d.value.columns] == [[cand_id]]
     log = at.table[0].value
     assert list(log["action"])[:2] == ["delete", "import"] and log["run_id"].iloc[0] == str(cand_id)

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from profiling.analysis import details as D
 from profiling.analysis import launch_compare as C
 from profiling.analysis import metric_browser as B
+from profiling.app import details_view, ui
 from profiling.charts.details import memory_flow, peak_bars
 from profiling.cli import main
 from profiling.nsight import load as L
@@ -188,11 +189,23 @@ def test_details_page_on_the_bundled_ncu_rep(no_gpu) -> None:
     memory = next(df.value for df in at.dataframe if "hit rate" in df.value.columns)
     assert list(memory["level"]) == ["L1/TEX", "Shared", "L2", "DRAM"] and memory["hit rate"][2] == "92.1 %"
     assert at.expander[0].label.startswith("OPT · HighPipeUtilization (ComputeWorkloadAnalysis) · est. speedup 88.0 %")
-    # every rule as an expander holding its description (built once per launch, drawn on each visit)
+    # every rule as an expander, its description built once per launch and sent only while the expander is open
     (header,) = [h.value for h in at.subheader if h.value.startswith("Rules (")]
     boxes = [e for e in at.expander if "est. speedup" in e.label]
     assert len(boxes) == int(header.removeprefix("Rules (").split(")")[0]) > 1
-    assert all(len(box.markdown) == 1 and box.markdown[0].value for box in boxes)
+    assert all(not box.markdown for box in boxes)
+    rep = next(r for b in ui.bundles() for r in b.ncu_reps if r.name == "v4_full_1024.ncu-rep")
+    shown = [details_view.details_shown(launch) for launch in details_view._read(str(rep)).launches]
+    rules = next(s.rules for s in shown if [r.label_md for r in s.rules] == [box.label for box in boxes])
+    last = len(rules) - 1
+    for i in (0, last):
+        at.session_state[f"rule:{i}:{rules[i].label_md}"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    opened = [[m.value for m in box.markdown] for box in at.expander if "est. speedup" in box.label]
+    assert opened[0] == [rules[0].description_md] and rules[0].description_md
+    assert opened[last] == [rules[last].description_md]
+    assert sum(1 for texts in opened if texts) == 2
 
 
 def test_details_page_draws_only_the_open_tab_and_keeps_the_others_choices(no_gpu) -> None:

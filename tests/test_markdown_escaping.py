@@ -36,6 +36,7 @@ MARKDOWN_CALLS = {
     "header",
     "subheader",
     "expander",
+    "lazy_expander",  # ui.lazy_expander: an st.expander drawn into only while open
     "popover",
     "metric",
     "button",
@@ -125,6 +126,8 @@ NOT_USER_TEXT = {
     # a Details rule's label and description, escaped once per launch where they are built (details_view._rule_texts)
     "shown_rule.label_md",
     "shown_rule.description_md",
+    # ui.lazy_expander's label, handed on to st.expander: its callers' labels are checked as an expander's are
+    "label_md",
 }
 
 

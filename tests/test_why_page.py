@@ -251,6 +251,28 @@ def test_each_table_carries_the_formats_of_its_own_columns_as_before(no_gpu) -> 
     assert checked >= 10
 
 
+def test_the_stall_meanings_and_the_code_change_are_sent_only_while_open(no_gpu) -> None:
+    at = why_page()
+    (meanings,) = [e for e in at.expander if e.label == "What each stall reason means"]
+    (change,) = [e for e in at.expander if e.label.startswith("Code change: ")]
+    assert not meanings.children and not change.children and not at.code
+    source = at.selectbox(key="why_source").value
+    base, cand = at.selectbox(key=f"step:{source}").value.split(" → ")
+    at.session_state["stall_meanings"] = True
+    at.session_state[f"diff:{base}:{cand}"] = True
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    data = why_view.data_sources(None)[0][source]()
+    (meanings,) = [e for e in at.expander if e.label == "What each stall reason means"]
+    assert [c.value for c in meanings.caption] == [
+        "Each bar splits ncu's Warp Cycles Per Issued Instruction (printed at its end) by stall reason."
+    ]
+    chosen = tuple(at.multiselect(key=f"stall_pick:{source}").value)
+    drawn = meanings.dataframe[0].value.reset_index(drop=True)
+    assert drawn.equals(why_view._stall_view(data, chosen, "share")[1].to_pandas())
+    assert list(drawn["reason"]) and at.code[0].value == why.explain_step(data, base, cand).diff.strip()
+
+
 def test_a_handed_over_source_page_is_offered(no_gpu) -> None:
     at = why_page()
     page = SL.read_source_file(H100 / "source_why_4096_sass.csv.gz")

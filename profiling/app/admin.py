@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from profiling.app import cache, state, store_cache
+from profiling.app import cache, state, store_cache, ui
 from profiling.app.table_format import arrow
 from profiling.app.text import md_escape
 from profiling.runs.store import RunStore
@@ -25,7 +25,11 @@ def admin_section(store: RunStore, actor: Identity | None) -> None:
     for warning in store.warnings:  # the database role could rewrite the audit log: the deployment needs fixing
         st.warning(md_escape(warning))
     trash, log = _admin_view(*store_cache.store_key(store), actor.role, store, actor)
-    with st.expander(f"Admin: trash ({len(trash)}) and audit log"):
+    ui.keep_choices({"trash_run": [t["id"] for t in trash]})  # the run picked in the trash, while the box is closed
+    box = ui.lazy_expander(f"Admin: trash ({len(trash)}) and audit log", key="admin_open")
+    if box is None:  # the trash and the audit log are built and sent only while someone has them open
+        return
+    with box:
         st.subheader("Trash")
         if trash:
             _trash(store, actor, trash)

@@ -191,9 +191,11 @@ def details_section(launch: KernelLaunch) -> None:
         st.caption(
             "This report holds no rule results (a raw-page CSV has none: upload the .ncu-rep or its details page)."
         )
-    for shown_rule in shown.rules:
-        with st.expander(shown_rule.label_md):
-            st.markdown(shown_rule.description_md)
+    # A rule's description is sent only while its expander is open. A launch can name one rule twice: the position
+    # keeps the keys apart, the label keeps an open rule from opening another launch's rule at that place.
+    for i, shown_rule in enumerate(shown.rules):
+        if (box := ui.lazy_expander(shown_rule.label_md, key=f"rule:{i}:{shown_rule.label_md}")) is not None:
+            box.markdown(shown_rule.description_md)
 
 
 def browser_section(reports: Reports, columns: list[str]) -> None:

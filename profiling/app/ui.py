@@ -208,6 +208,15 @@ def current_bundle() -> Bundle | None:
     return found[names.index(choice)] if choice in names else found[0]
 
 
+def lazy_expander(label_md: str, key: str) -> Any | None:
+    """st.expander(label_md) (escaped Markdown) for a part few readers open, built and sent only while it is open: the expander itself is
+    drawn on every visit, closed by default, and opening or closing it reruns the page. Returns the expander while
+    it is open (draw into it), None while it is closed. A closed expander's content cost a visit as much as a shown
+    one's."""
+    box = st.expander(label_md, key=key, on_change="rerun")
+    return box if box.open else None
+
+
 def bundled_caption(bundle: Bundle | None) -> None:
     """A caption saying exactly which committed measurements are shown."""
     if bundle is None:

@@ -237,9 +237,10 @@ def stall_section(data: why.WhyData) -> None:
     )
     figure, meanings = _stall_view(data, tuple(chosen), scale)
     st.plotly_chart(figure, key="stalls")
-    with st.expander("What each stall reason means"):
-        st.caption("Each bar splits ncu's Warp Cycles Per Issued Instruction (printed at its end) by stall reason.")
-        st.dataframe(meanings, hide_index=True, width="stretch")
+    if (box := ui.lazy_expander("What each stall reason means", key="stall_meanings")) is not None:
+        with box:
+            st.caption("Each bar splits ncu's Warp Cycles Per Issued Instruction (printed at its end) by stall reason.")
+            st.dataframe(meanings, hide_index=True, width="stretch")
 
 
 def present(config: dict[str, Any], names: list[str]) -> dict[str, Any]:
@@ -382,5 +383,6 @@ def explain_section(data: why.WhyData) -> None:
                 key=f"hot_{when}",
             )
     if view.diff:
-        with st.expander(f"Code change: {ui.safe_md(base)} → {ui.safe_md(cand)}"):
-            st.code(view.diff, language="diff")
+        label = f"Code change: {ui.safe_md(base)} → {ui.safe_md(cand)}"
+        if (box := ui.lazy_expander(label, key=f"diff:{base}:{cand}")) is not None:
+            box.code(view.diff, language="diff")
