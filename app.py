@@ -3,7 +3,6 @@ per run; then the page chosen in the sidebar runs from pages/ (`streamlit run ap
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import streamlit as st
@@ -30,16 +29,7 @@ PAGE_LIST = (
 )
 
 
-@st.cache_resource(show_spinner=False)
-def _pages() -> tuple[st.Page, ...]:
-    # Once per process: st.Page resolves its file on disk (a stat per folder of the path) when it is made.
-    return tuple(
-        st.Page(PAGES / file, title=title, icon=icon, default=i == 0) for i, (file, title, icon) in enumerate(PAGE_LIST)
-    )
-
-
-# A copy per run: st.navigation marks the page it returns as the one this run may call, a flag on the object.
-navigation = st.navigation([copy.copy(page) for page in _pages()])
+navigation = st.navigation(ui.pages(PAGES, PAGE_LIST))
 title = "GEMM Lens" if navigation.title == "Overview" else f"{navigation.title} · GEMM Lens"
 st.set_page_config(page_title=title, page_icon=ICON, layout="wide")
 # Once per server: after a minute with nobody connected, shared caches are emptied and freed memory goes back.

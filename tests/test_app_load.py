@@ -338,3 +338,31 @@ def test_a_cached_calls_parameters_are_looked_up_once_per_function(monkeypatch) 
     assert [scaled(1, 3), scaled(1, 3, object()), scaled(2), scaled(2, 3)] == [3, 3, 4, 6]
     assert len(looked_up) == 1  # one look-up of the signature for every call and argument
     assert [p.name for p in type_util.get_func_parameters(scaled.__wrapped__)] == ["a", "b", "_ignored"]
+
+
+def test_the_pages_are_made_once_and_each_run_navigates_its_own_copies(monkeypatch, tmp_path: Path) -> None:
+    """st.Page resolves its file on disk: the frame makes the pages once per process, and each run hands
+    st.navigation copies, since it marks the page it returns on the object (two sessions share none)."""
+    import ast
+
+    from profiling.app import ui
+
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    listed = next(
+        n.value for n in ast.parse((ROOT / "app.py").read_text()).body if ast.unparse(n).startswith("PAGE_LIST =")
+    )
+    listed = ast.literal_eval(listed)
+    ui._made_pages.cache_clear()
+    for _ in range(2):  # two sessions, each its first run through the frame
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.run()
+        assert not at.exception and at.title[0].value == "GEMM Lens"
+    assert ui._made_pages.cache_info().misses == 1 and ui._made_pages.cache_info().hits >= 1
+    made, copies = ui._made_pages(ROOT / "pages", listed), ui.pages(ROOT / "pages", listed)
+    assert [p.title for p in copies] == [title for _, title, _ in listed] == [p.title for p in made]
+    assert [p.icon for p in copies] == [icon for _, _, icon in listed]
+    assert [p._default for p in copies] == [True] + [False] * (len(listed) - 1)
+    assert not any(p is q for p, q in zip(made, copies, strict=True))
+    assert not any(p._can_be_called for p in made)  # each run marked its own copy only

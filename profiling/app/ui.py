@@ -6,6 +6,8 @@ st.code, st.dataframe or `show_error`/`safe_md`, which escape Markdown and HTML.
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -187,6 +189,21 @@ def rerun_when_probed() -> None:
         st.caption("Looking for a GPU…")
 
     waiting()
+
+
+def pages(folder: Path, listed: tuple[tuple[str, str, str], ...]) -> list[Any]:
+    """st.Page of each (file in `folder`, title, icon) of `listed`, the first the default, for st.navigation: fresh
+    copies of pages made once per process (st.Page resolves its file on disk, a stat per folder of the path). A copy
+    per run, because st.navigation marks the page it returns, on the object, as the one this run may call."""
+    return [copy.copy(page) for page in _made_pages(folder, listed)]
+
+
+@functools.cache
+def _made_pages(folder: Path, listed: tuple[tuple[str, str, str], ...]) -> tuple[Any, ...]:
+    # functools, not st.cache_resource: nothing to clear, and the arguments are hashed as plain tuples.
+    return tuple(
+        st.Page(folder / file, title=title, icon=icon, default=i == 0) for i, (file, title, icon) in enumerate(listed)
+    )
 
 
 def current_bundle() -> Bundle | None:
