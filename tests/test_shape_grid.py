@@ -385,7 +385,7 @@ def test_the_grid_section_draws_its_shared_summary_as_computed(monkeypatch, tmp_
     at.run()  # a later visit: the shared values
     assert not at.exception, [e.value for e in at.exception]
     document = ui.bench_document("h100-2026-11-25/splitk_v9")
-    summary, below = shape_grid._summary(document, "sgemm-auto")
+    summary, below, _ = shape_grid._summary(document, "sgemm-auto")
     assert shape_grid._summary(document, "sgemm-auto")[1] is below  # one object, not a copy per call
     expected = below_target_table(target_summary(document, "sgemm-auto"))
     assert below.equals(expected) and summary.sentence == target_summary(document, "sgemm-auto").sentence

@@ -4,6 +4,8 @@ grid result, told by their shapes (profiling.analysis.shape_grid.grid_kernels)."
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -18,6 +20,7 @@ from profiling.analysis.shape_grid import (
     target_summary,
 )
 from profiling.app.cache import FIGURE_ENTRIES, HASH_FUNCS, TTL_S, share_figures
+from profiling.app.table_format import arrow
 from profiling.app.ui import safe_md
 from profiling.charts.shape_grid import target_heatmap
 from profiling.runs.results import ResultsDocument
@@ -31,9 +34,11 @@ def _kernels(document: ResultsDocument) -> list[str]:
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
-def _summary(document: ResultsDocument, kernel: str) -> tuple[TargetSummary, pd.DataFrame]:
+def _summary(document: ResultsDocument, kernel: str) -> tuple[TargetSummary, pd.DataFrame, Any]:
+    """(the summary, the shapes under the target, that table as drawn: Arrow, so a visit only serialises it)."""
     summary = target_summary(document, kernel)
-    return summary, below_target_table(summary)
+    below = below_target_table(summary)
+    return summary, below, arrow(below)
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
@@ -49,7 +54,7 @@ def shape_grid_section(document: ResultsDocument, key: str) -> None:
         return
     st.subheader(f"Shape grid: % of cuBLAS against the {TARGET_PCT:.0f} % target")
     kernel = st.selectbox("Kernel on the grid", kernels, key="grid_target_kernel")
-    summary, below = _summary(document, kernel)
+    summary, below, below_shown = _summary(document, kernel)
     st.markdown(safe_md(summary.sentence))
     st.caption(
         f"Each cell: the kernel's speed as a % of cuBLAS SGEMM timed in the same run at that M x N x K (median of "
@@ -63,4 +68,4 @@ def shape_grid_section(document: ResultsDocument, key: str) -> None:
             f"Shapes under {TARGET_PCT:.0f} % (not exempt), worst first, with the 95 % bootstrap interval of the % "
             "from the per-launch times."
         )
-        st.dataframe(below, hide_index=True, width="stretch")
+        st.dataframe(below_shown, hide_index=True, width="stretch")
