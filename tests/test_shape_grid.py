@@ -59,6 +59,8 @@ GRID_BUNDLES = {
     "h200-2026-11-27/grid_narrow",
     "h100-2026-11-27/grid_shallowk",
     "h200-2026-11-27/grid_shallowk",
+    "h100-2026-11-27/grid_s4",
+    "h200-2026-11-27/grid_s4",
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
