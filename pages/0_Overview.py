@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from profiling.app import auth, cache, state, tables, ui
+from profiling.app import auth, cache, shape_grid, state, tables, ui
 from profiling.device_model import DeviceInfo
 from profiling.errors import first_line
 
@@ -60,11 +60,14 @@ st.dataframe(ui.bundles_shown(), hide_index=True, width="stretch", key="bundle_r
 if bundle is not None and bundle.bench_files:
     st.subheader("Bundled benchmark at a glance")
     ui.bundled_caption(bundle)
-    st.caption(
-        "FP32 kernels against cuBLAS SGEMM and tensor-core AddMM kernels against cuBLAS, each kind in its own "
-        "titled panel with its own axis. Colour = kernel family, darker = later step; dashed = the cuBLAS reference."
-    )
-    st.plotly_chart(cache.bench_view(ui.bench_document(bundle.name)).tflops, key="glance")
+    document = ui.bench_document(bundle.name)
+    if not shape_grid.grid_glance(document, f"overview:{bundle.name}"):
+        st.caption(
+            "FP32 kernels against cuBLAS SGEMM and tensor-core AddMM kernels against cuBLAS, each kind in its own "
+            "titled panel with its own axis. Colour = kernel family, darker = later step; dashed = the cuBLAS "
+            "reference."
+        )
+        st.plotly_chart(cache.bench_view(document).tflops, key="glance")
 
 st.subheader("Pages")
 st.markdown(PAGES_GUIDE)

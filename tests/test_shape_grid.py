@@ -370,6 +370,29 @@ def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(monkeypatc
         assert summary_line(BOTH, "v8-splitk") in [m.value.replace("\\", "") for m in at.markdown]
 
 
+def test_the_overview_glances_at_a_grid_bundle_through_its_heatmap(monkeypatch, tmp_path: Path) -> None:
+    """A bundle holding a grid result is shown on the Overview as sgemm-auto's target sentence and heatmap, not as a
+    TFLOP/s line over its shapes; a bundle without one keeps the line chart."""
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    for bundle, grid in (("h100-2026-11-25/splitk_v9", True), ("h200-2026-11-22", False)):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.session_state["bundle"] = bundle
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        (glance,) = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        shown = [m.value.replace("\\", "") for m in at.markdown]
+        assert (summary_line(BOTH, "sgemm-auto") in shown) == grid, bundle
+        if grid:
+            assert "sgemm-auto" in glance["layout"]["title"]["text"]
+            assert [a["text"] for a in glance["layout"]["annotations"]] == ["K = 333", "K = 4096", "K = 8191"]
+        else:
+            assert glance["layout"]["yaxis"]["title"]["text"] == "TFLOP/s"
+
+
 def test_the_grid_section_draws_its_shared_summary_as_computed(monkeypatch, tmp_path: Path) -> None:
     """The kernels, the summary and the table under the target are shared read-only between visits (not copied out
     of st.cache_data on each): a later visit draws the same sentence and the same table as computed directly."""

@@ -46,6 +46,14 @@ def _figure(key: str, _document: ResultsDocument, kernel: str) -> go.Figure:
     return share_figures(target_heatmap(grid_cells(_document, kernel), kernel, _document.device_name))
 
 
+CELLS_CAPTION = (
+    f"Each cell: the kernel's speed as a % of cuBLAS SGEMM timed in the same run at that M x N x K (median of "
+    f"L2-flushed launches). Red: under {TARGET_PCT:.0f} %; blue: at or over it. Grey: exempt, cuBLAS itself "
+    f"reaches less than {EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s there. Hover a cell for both TFLOP/s and the "
+    "configuration that ran."
+)
+
+
 def shape_grid_section(document: ResultsDocument, key: str) -> None:
     """The grid heatmap, the target count and the shapes under the target of the chosen results (`key` names
     them for the figure cache); nothing when they hold no grid result."""
@@ -56,12 +64,7 @@ def shape_grid_section(document: ResultsDocument, key: str) -> None:
     kernel = st.selectbox("Kernel on the grid", kernels, key="grid_target_kernel")
     summary, below, below_shown = _summary(document, kernel)
     st.markdown(safe_md(summary.sentence))
-    st.caption(
-        f"Each cell: the kernel's speed as a % of cuBLAS SGEMM timed in the same run at that M x N x K (median of "
-        f"L2-flushed launches). Red: under {TARGET_PCT:.0f} %; blue: at or over it. Grey: exempt, cuBLAS itself "
-        f"reaches less than {EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s there. Hover a cell for both TFLOP/s and the "
-        "configuration that ran."
-    )
+    st.caption(CELLS_CAPTION)
     st.plotly_chart(_figure(f"{key}:{kernel}", document, kernel), key="grid_target_heatmap")
     if not below.empty:
         st.caption(
@@ -69,3 +72,18 @@ def shape_grid_section(document: ResultsDocument, key: str) -> None:
             "from the per-launch times."
         )
         st.dataframe(below_shown, hide_index=True, width="stretch")
+
+
+def grid_glance(document: ResultsDocument, key: str) -> bool:
+    """For the Overview's glance at a bundle that holds a grid result: the target sentence and heatmap of its first
+    grid kernel (sgemm-auto where measured), where a TFLOP/s line over a hundred shapes reads as noise. False, and
+    nothing drawn, when the results hold no grid result."""
+    kernels = _kernels(document)
+    if not kernels:
+        return False
+    kernel = kernels[0]
+    summary, _, _ = _summary(document, kernel)
+    st.markdown(safe_md(summary.sentence))
+    st.caption(f"{CELLS_CAPTION} The Benchmark page lists the shapes under the target and the other kernels.")
+    st.plotly_chart(_figure(f"{key}:{kernel}", document, kernel), key="glance")
+    return True
