@@ -128,6 +128,8 @@ NOT_USER_TEXT = {
     "shown_rule.description_md",
     # ui.lazy_expander's label, handed on to st.expander: its callers' labels are checked as an expander's are
     "label_md",
+    # the shape grid's legend of a heatmap cell: literal text and the target's numbers (profiling/app/shape_grid.py)
+    "CELLS_CAPTION",
 }
 
 
