@@ -15,3 +15,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 reason = gpu_unavailable_reason() or ""
             if reason:
                 item.add_marker(pytest.mark.skip(reason=f"needs a CUDA GPU: {reason}"))
+
+
+@pytest.fixture
+def offline_app(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """For a test that runs app.py through AppTest: no GPU work, a fresh run store in tmp_path, and no cached state
+    from earlier tests."""
+    import streamlit as st
+
+    monkeypatch.setenv("GEMMLENS_GPU", "off")
+    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
+    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
+    st.cache_data.clear()
+    st.cache_resource.clear()

@@ -13,8 +13,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from profiling.app import text, ui
@@ -280,14 +278,9 @@ def rendered_markdown(at: AppTest) -> list[str]:
     return out
 
 
-def test_review_shows_hostile_labels_and_device_names_as_text(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_review_shows_hostile_labels_and_device_names_as_text(offline_app) -> None:
     """The corpus file: an export whose second run has a label, notes and device name of Markdown links, an image
     and HTML. Imported on the Review page, its not-comparable warning names it, escaped."""
-    monkeypatch.setenv("GEMMLENS_GPU", "off")
-    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
-    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
     at.switch_page("pages/7_Review.py").run()

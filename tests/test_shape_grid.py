@@ -17,7 +17,6 @@ import tarfile
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from profiling import usecases
@@ -342,12 +341,7 @@ def summary_line(document: dict, kernel: str) -> str:
     return target_summary(document, kernel).sentence
 
 
-def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(monkeypatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("GEMMLENS_GPU", "off")
-    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
-    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
+def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(offline_app) -> None:
     for bundle, shown in (("h100-2026-11-25/splitk_v9", True), ("h200-2026-11-22", False)):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.session_state["bundle"] = bundle
@@ -370,14 +364,9 @@ def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(monkeypatc
         assert summary_line(BOTH, "v8-splitk") in [m.value.replace("\\", "") for m in at.markdown]
 
 
-def test_the_overview_glances_at_a_grid_bundle_through_its_heatmap(monkeypatch, tmp_path: Path) -> None:
+def test_the_overview_glances_at_a_grid_bundle_through_its_heatmap(offline_app) -> None:
     """A bundle holding a grid result is shown on the Overview as sgemm-auto's target sentence and heatmap, not as a
     TFLOP/s line over its shapes; a bundle without one keeps the line chart."""
-    monkeypatch.setenv("GEMMLENS_GPU", "off")
-    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
-    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
     for bundle, grid in (("h100-2026-11-25/splitk_v9", True), ("h200-2026-11-22", False)):
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
         at.session_state["bundle"] = bundle
@@ -393,16 +382,11 @@ def test_the_overview_glances_at_a_grid_bundle_through_its_heatmap(monkeypatch, 
             assert glance["layout"]["yaxis"]["title"]["text"] == "TFLOP/s"
 
 
-def test_the_grid_section_draws_its_shared_summary_as_computed(monkeypatch, tmp_path: Path) -> None:
+def test_the_grid_section_draws_its_shared_summary_as_computed(offline_app) -> None:
     """The kernels, the summary and the table under the target are shared read-only between visits (not copied out
     of st.cache_data on each): a later visit draws the same sentence and the same table as computed directly."""
     from profiling.app import shape_grid, ui
 
-    monkeypatch.setenv("GEMMLENS_GPU", "off")
-    monkeypatch.setenv("GEMMLENS_DB_PATH", str(tmp_path / "runs.sqlite"))
-    monkeypatch.delenv("GEMMLENS_DB_URL", raising=False)
-    st.cache_data.clear()
-    st.cache_resource.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.session_state["bundle"] = "h100-2026-11-25/splitk_v9"
     at.run()
