@@ -375,7 +375,10 @@ CATALOG: tuple[KernelSpec, ...] = (
         "split-count rule as v8-splitk; tile configurations in kernels/tuning.py V9_SPLITK_TUNING_CONFIGS, which "
         "sgemm-auto runs where the tuning record measured them faster. The summed order makes C's last bits vary "
         "run to run. Where N % 4 != 0 its twin sgemm_regdb_splitk_narrow runs instead: B copied one column per "
-        "thread, and the partial tiles added in the widest reductions each address allows (16 or 8 bytes).",
+        "thread, and the partial tiles added in the widest reductions each address allows (16 or 8 bytes). Its "
+        "stream-K configurations (ids ending in -sk, sgemm_regdb_streamk) launch one wave of blocks instead, each an "
+        "equal run of all tiles' K slices that may cross tile boundaries, so no SM idles where tiles x splits would "
+        "leave part of a wave empty.",
         operation="sgemm",
         source="v9_splitk.cu",
         entry="sgemm_regdb_splitk<128,256,16,64,64,8,16,3,256,1,3>",

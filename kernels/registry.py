@@ -9,14 +9,17 @@ from kernels.catalog import _BY_ID as CATALOG_BY_ID
 from kernels.catalog import CATALOG, catalog_entry
 from kernels.operations import OPERATIONS, OperationSpec
 from kernels.spec import KernelSpec
-from kernels.tuning import config_by_id, spec_for
+from kernels.tuning import all_tuning_configs, config_by_id, spec_for
 
 # The function name ncu reports for a catalog kernel: its entry without template arguments ("sgemm_async").
 # sgemm-auto borrows v9-regdb's entry and runs other kernels' too: a function name never means it.
 # The kernels launched where N % 4 != 0 (KernelSpec.narrow_entry) are their entry's.
 _BY_FUNCTION = {name: spec for spec in CATALOG if not spec.chooses_at_launch for name in spec.functions}
-# v9's FFMA-order variants are a function of their own (sgemm_regdb_ordered): still v9-regdb.
-_BY_FUNCTION["sgemm_regdb_ordered"] = _BY_FUNCTION["sgemm_regdb"]
+# Tuning configurations with a function of their own (v9's FFMA-order variants, sgemm_regdb_ordered; v9-splitk's
+# stream-K kernels, sgemm_regdb_streamk) are their base kernel's.
+for _config in all_tuning_configs():
+    for _name in spec_for(_config).functions:
+        _BY_FUNCTION.setdefault(_name, catalog_entry(_config["base"]))
 _NAME_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_.+-]*")
 
 

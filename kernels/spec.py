@@ -13,7 +13,7 @@ from kernels.sources import inline_local_includes
 
 # The split-count rule: each split at least MIN_SLICES_PER_SPLIT BK-deep K slices, DEEP_SLICES_PER_SPLIT where that
 # still fills the GPU (a configuration may set params["SPLIT_DEEP_SLICES"]).
-from kernels.splitk_policy import DEEP_SLICES_PER_SPLIT, split_count_for
+from kernels.splitk_policy import DEEP_SLICES_PER_SPLIT, split_count_for, stream_k_blocks
 from profiling.shape import Shape
 
 SRC_DIR = Path(__file__).resolve().parent / "src"
@@ -138,7 +138,7 @@ class KernelSpec:
         kernel's count is its cluster size, params["SPLITS"], at every shape (a template parameter of its source)."""
         if self.cluster_split_k:
             return self.params["SPLITS"]
-        if not self.split_k:
+        if not self.split_k or self.stream_k:
             return 1
         gx, gy = self.grid(m, n)
         return split_count_for(
@@ -149,8 +149,24 @@ class KernelSpec:
             deep_slices=self.params.get("SPLIT_DEEP_SLICES", DEEP_SLICES_PER_SPLIT),
         )
 
+    @property
+    def stream_k(self) -> bool:
+        """Whether this split-K configuration is a stream-K one (params["STREAM_K"]): one wave of blocks that share
+        every tile's K slices equally (kernels.splitk_policy.stream_k_blocks), not a fixed split per tile."""
+        return self.split_k and bool(self.params.get("STREAM_K"))
+
     def launch_grid(self, m: int, n: int, k: int, sm_count: int | None = None) -> tuple[int, int, int]:
-        """The full launch grid (x, y, z): `grid` plus the K splits on z (1 for all but split-K kernels)."""
+        """The full launch grid (x, y, z): `grid` plus the K splits on z (1 for all but split-K kernels); a stream-K
+        launch is (blocks, 1, 1)."""
+        if self.stream_k:
+            gx, gy = self.grid(m, n)
+            blocks = stream_k_blocks(
+                tiles=gx * gy,
+                slices=math.ceil(k / self.params["BK"]),
+                sm_count=sm_count or DEFAULT_SM_COUNT,
+                blocks_per_sm=max(1, self.params.get("MIN_BLOCKS", 1)),
+            )
+            return (blocks, 1, 1)
         return (*self.grid(m, n, sm_count), self.split_count(m, n, k, sm_count))
 
     def size_problem(self, m: int, n: int, k: int) -> str | None:

@@ -53,3 +53,12 @@ def split_count_for(
         wanted = min(one_wave, slices // min_slices, math.isqrt(fill * deep))
     wanted = max(1, wanted)
     return math.ceil(slices / math.ceil(slices / wanted))
+
+
+def stream_k_blocks(
+    tiles: int, slices: int, sm_count: int, blocks_per_sm: int, min_slices: int = MIN_SLICES_PER_SPLIT
+) -> int:
+    """Blocks of a stream-K launch (gridDim.x), which share the `tiles` x `slices` K slices of the output tiles
+    equally, each block a run of consecutive slices that may cross tile boundaries: one wave of resident blocks
+    (sm_count x blocks_per_sm), or fewer where a run would be shorter than `min_slices` slices."""
+    return max(1, min(sm_count * blocks_per_sm, (tiles * slices) // min_slices))

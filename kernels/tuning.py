@@ -83,11 +83,13 @@ def _build(
     args += [order] if order else []
     # A split-K configuration's own split depth (no template argument: the same kernel, split differently).
     deep = params.get("SPLIT_DEEP_SLICES", 0)
+    stream_k = params.get("STREAM_K", 0)
     return {
         "id": f"{base}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}"
         + (f"-c{splits}" if splits else "")
         + (f"-o{order}" if order else "")
-        + (f"-d{deep}" if deep else ""),
+        + (f"-d{deep}" if deep else "")
+        + ("-sk" if stream_k else ""),
         "source": source,
         "entry": f"{template}<{','.join(map(str, args))}>",
         "block": (threads, 1),
@@ -297,9 +299,11 @@ def shape_efficiency(config: dict, m: int, n: int, k: int, sm_count: int = DEFAU
     """
     bm, bn, bk = (config["params"][key] for key in ("BM", "BN", "BK"))
     tiles = math.ceil(m / bm) * math.ceil(n / bn)
+    per_sm = blocks_per_sm(config)
+    if config["params"].get("STREAM_K"):
+        return _stream_k_efficiency(config, m, n, k, sm_count, tiles, per_sm)
     splits = config_split_count(config, m, n, k, sm_count)
     blocks = tiles * splits
-    per_sm = blocks_per_sm(config)
     full_waves, rest = divmod(blocks, sm_count * per_sm)
     # A partly filled last wave spreads its blocks over the SMs; a block with its SM less shared runs faster, but
     # not per_sm times faster (it hides less latency): take its wave as lasting sqrt(share of the SM it fills).
@@ -309,6 +313,21 @@ def shape_efficiency(config: dict, m: int, n: int, k: int, sm_count: int = DEFAU
     per_split = math.ceil(math.ceil(k / bk) / splits)
     k_fill = k / (splits * per_split * bk)
     return wave_fill * tile_fill * k_fill * split_reduction_fill(splits, per_split * bk, config["base"])
+
+
+def _stream_k_efficiency(config: dict, m: int, n: int, k: int, sm_count: int, tiles: int, per_sm: int) -> float:
+    """shape_efficiency of a stream-K configuration: its blocks (one wave at most) take equal runs of slices, so the
+    losses are SMs left without a block, edge tiles, the last slice's padding and the reductions of the segments
+    that each tile is cut into (about blocks / tiles + 1 where blocks outnumber tiles)."""
+    bm, bn, bk = (config["params"][key] for key in ("BM", "BN", "BK"))
+    slices = math.ceil(k / bk)
+    blocks = spec_for(config).launch_grid(m, n, k, sm_count)[0]
+    wave_fill = math.sqrt(min(1.0, blocks / (sm_count * per_sm)))
+    tile_fill = (m * n) / (math.ceil(m / bm) * bm * math.ceil(n / bn) * bn)
+    run = math.ceil(tiles * slices / blocks)
+    segments = max(1, math.ceil(blocks / tiles) + (1 if blocks > tiles else 0))
+    reduction = split_reduction_fill(segments, min(run, slices) * bk) if blocks > tiles else 1.0
+    return wave_fill * tile_fill * (k / (slices * bk)) * reduction
 
 
 def _sm_count(device_name: str) -> int:
@@ -325,9 +344,10 @@ def predicted_tflops(entries: list[dict], config: dict, m: int, n: int, k: int, 
     """A configuration's expected TFLOP/s at a shape: its measurement at the nearest swept shape, scaled by how
     much of the launched work is useful there against here (shape_efficiency). A v8-splitk configuration that was
     never measured is predicted from its v8-async twin (predicted_split_k_tflops); a v9-splitk or v9-clusterk one
-    only from its own measurements, and a v9-splitk one not at all where it would launch a single split."""
+    only from its own measurements, and a v9-splitk one not at all where it would launch a single split (a stream-K one always adds its segments: it is predicted everywhere)."""
     own = [e for e in entries if e.get("config") == config["id"] and e.get("tflops")]
-    if config["base"] == V9_SPLITK_BASE and config_split_count(config, m, n, k, sm_count) == 1:
+    single_split = config_split_count(config, m, n, k, sm_count) == 1 and not config["params"].get("STREAM_K")
+    if config["base"] == V9_SPLITK_BASE and single_split:
         return None
     if not own:
         return predicted_split_k_tflops(entries, config, m, n, k, sm_count) if config["base"] == SPLITK_BASE else None
@@ -441,20 +461,24 @@ V9_SPLITK_SOURCE = "v9_splitk.cu"
 SPLIT_K_BASES = (SPLITK_BASE, V9_SPLITK_BASE)
 
 
-def _v9_splitk_config(*tile: int, order: int = 0, deep_slices: int = 0) -> dict:
+def _v9_splitk_config(*tile: int, order: int = 0, deep_slices: int = 0, stream_k: bool = False) -> dict:
     """A v9-splitk configuration; `deep_slices` (when set) replaces the split rule's preferred depth of a split in
-    slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>)."""
+    slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>); `stream_k` makes it the stream-K
+    kernel of the same tile (sgemm_regdb_streamk: one wave of blocks sharing all tiles' K slices; id ends in -sk)."""
     params = _v9_params(*tile, order=order)
     if deep_slices:
         params["SPLIT_DEEP_SLICES"] = deep_slices
+    if stream_k:
+        params["STREAM_K"] = 1
+    template = "sgemm_regdb_streamk" if stream_k else "sgemm_regdb_splitk"
     return _build(
         V9_SPLITK_BASE,
         V9_SPLITK_SOURCE,
-        "sgemm_regdb_splitk",
+        template,
         params,
         v9_problems(params),
         True,
-        narrow_template="sgemm_regdb_splitk_narrow",
+        narrow_template=f"{template}_narrow",
     )
 
 
@@ -485,6 +509,13 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, deep_slices=8),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, deep_slices=32),
+    # Stream-K (one wave of blocks, each an equal run of all tiles' K slices): the large tiles where tiles x splits
+    # cannot fill a wave (333x4096 is 48 tiles of 128x256 for 132 SMs: 2 splits leave 36 idle, 3 make 1.1 waves);
+    # 256x128 for N of 127 or 333, 128x256 for M of 127 or 333.
+    _v9_splitk_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, order=3, stream_k=True),
+    _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True),
+    _v9_splitk_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2, stream_k=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True),
 ]
 
 

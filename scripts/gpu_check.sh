@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -595,6 +595,21 @@ sanv9sk)
   job /tmp/san_v9sk1.json verify "$cfgs,sgemm-auto" 300 264 2000
   job /tmp/san_v9sk2.json verify "$cfgs" 127 127 8191
   sanitize_jobs 240 "$F" sanv9sk v9sk1 v9sk2
+  ;;
+streamk)
+  # v9-splitk's stream-K configurations (one wave of blocks, each an equal run of all tiles' K slices): v9-splitk's
+  # GPU tests (every configuration at awkward and deep-K shapes, launch facts), then memcheck and racecheck of the
+  # stream-K ones at an uneven shape with edge tiles and N % 4 != 0 (300x263x2000) and a deep, narrow one
+  # (127x127x8191). About 2-3 minutes on an H100.
+  stage streamk
+  F="$EV/streamk"; mkdir -p "$F"
+  timeout 240 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('-sk')))")
+  job /tmp/san_sk1.json verify "$cfgs" 300 263 2000
+  job /tmp/san_sk2.json verify "$cfgs" 127 127 8191
+  job /tmp/san_sk3.json verify "$cfgs" 300 264 2000
+  sanitize_jobs 120 "$F" streamk_sanitizer sk1 sk2 sk3
+  record streamk "tests: $(tail -1 "$F/gpu_tests.txt")"
   ;;
 grid)
   # The "no shape left behind" grid: sgemm-auto, v9-regdb (its catalog configuration, for context) and cuBLAS SGEMM

@@ -55,9 +55,11 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         p = c["params"]
         assert tuning.v9_problems(p) == [], c["id"]
         assert c["id"].startswith("v9-splitk-") and c["base"] == "v9-splitk"
-        assert c["entry"].startswith("sgemm_regdb_splitk<")
+        function = "sgemm_regdb_streamk" if p.get("STREAM_K") else "sgemm_regdb_splitk"
+        assert c["id"].endswith("-sk") == bool(p.get("STREAM_K")) == get_kernel(c["id"]).stream_k
+        assert c["entry"].startswith(f"{function}<")
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
-        assert c["narrow_entry"].startswith("sgemm_regdb_splitk_narrow<") and c["narrow_entry"].endswith(
+        assert c["narrow_entry"].startswith(f"{function}_narrow<") and c["narrow_entry"].endswith(
             f",{p['MIN_BLOCKS']},{p.get('ORDER', 0)}>"
         )
         assert c["narrow_entry"] + "(" in source, f"{c['narrow_entry']} is not instantiated in v9_splitk.cu"
@@ -78,6 +80,12 @@ def test_function_names_find_the_kernel_and_the_profile_regex_takes_the_zeroing_
     assert find_kernel("void sgemm_regdb_splitk_narrow<64, 128, 16, 32, 64, 8, 8, 3, 128, 3, 0>(float *)").id == (
         "v9-splitk"
     )
+    # Its stream-K kernels (tuning configurations only) are v9-splitk's too, in a capture of sgemm-auto.
+    assert find_kernel("void sgemm_regdb_streamk<64, 128, 16, 32, 64, 8, 8, 3, 128, 3>(const float *)").id == (
+        "v9-splitk"
+    )
+    assert find_kernel("sgemm_regdb_streamk_narrow").id == "v9-splitk"
+    assert find_kernel("sgemm_regdb_ordered").id == "v9-regdb"
 
 
 def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
@@ -91,8 +99,15 @@ def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
     assert "sgemm_regdb_ordered(" in text and "ORDER, false, 0, true>(A, B, C, M, N, K, smem);" in text
     assert ", true>(" not in text.replace("ORDER, false, 0, true>(", "")
     split = DEFAULT.source_path.read_text()
-    assert split.count("ORDER, true>(A, B, C, M, N, K, smem);") == 2  # both B copy widths
-    assert split.count("ORDER, true, 0, true>(A, B, C, M, N, K, smem);") == 1  # the narrow kernel
+    body = "regdb_body<{}, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true"
+    assert split.count(body.format("true") + ">(A, B, C, M, N, K, smem);") == 1  # both B copy widths
+    assert split.count(body.format("false") + ">(A, B, C, M, N, K, smem);") == 1
+    assert split.count(body.format("false") + ", 0, true>(A, B, C, M, N, K, smem);") == 1  # the narrow kernel
+    # The stream-K kernels run the body once per segment (SPLIT and STREAM_K); the 16-byte kernel has no 4-byte path.
+    assert split.count(body.format("VEC") + ", 0, NARROW, true>(") == 1
+    run = "streamk_run<{}, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, {}>(A, B, C, M, N, K, smem);"
+    assert split.count(run.format("true", "false")) == 1 and split.count(run.format("false", "true")) == 1
+    assert split.count("streamk_run<") == 2
 
 
 @pytest.mark.parametrize(
@@ -148,3 +163,39 @@ def test_runner_resolves_a_v9_splitk_configuration_to_a_two_launch_operation() -
     facts = launch_facts(spec, Shape(1024, 1024, 8191), 132)
     assert facts["grid"] == [4, 8, 4] and facts["split_k"] == 4
     assert facts["launches"][0]["kernel"] == "splitk_zero_c"
+
+
+@pytest.mark.parametrize(
+    "config_id,shape,blocks,run",
+    [
+        # 333x4096: 3 x 16 tiles of 128x256, 512 slices each, shared by one wave of 132 blocks (187 slices each,
+        # about 2.7 blocks a tile) where split-K could only fill 96 or 144 of them.
+        ("v9-splitk-128x256x16-w64x64-t8x16-s3-o3-sk", (333, 4096, 8191), 132, 187),
+        # Three blocks per SM: 396 runs of 42 slices over 64 tiles of 64x128.
+        ("v9-splitk-64x128x16-w32x64-t8x8-s3-sk", (4096, 127, 4096), 396, 42),
+        # One tile of 512 slices: no run shorter than 4 slices, so 128 blocks rather than a wave of 264.
+        ("v9-splitk-128x128x16-w64x32-t8x8-s3-sk", (127, 127, 8191), 128, 4),
+        # Two slices in all: one block.
+        ("v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk", (17, 17, 17), 1, 2),
+    ],
+)
+def test_stream_k_launches_one_wave_of_equal_runs(config_id: str, shape, blocks: int, run: int) -> None:
+    spec = get_kernel(config_id)
+    assert spec.stream_k and spec.launch_grid(*shape, sm_count=132) == (blocks, 1, 1)
+    assert spec.split_count(*shape, sm_count=132) == 1
+    facts = launch_facts(spec, Shape(*shape), 132)
+    assert facts["stream_k"] == {"blocks": blocks, "slices_per_block": run} and "split_k" not in facts
+    # C is zeroed first, as for the splits.
+    assert [launch["kernel"] for launch in facts["launches"]] == ["splitk_zero_c", spec.entry]
+
+
+def test_stream_k_is_predicted_from_its_own_measurement_even_where_split_k_would_not_split() -> None:
+    config = tuning.config_by_id("v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk")
+    assert config is not None
+    assert tuning.predicted_tflops([], config, 4096, 4096, 4096, 132) is None
+    at_4096 = dict(base="v9-splitk", m=4096, n=4096, k=4096, config=config["id"], tflops=40.0)
+    assert tuning.predicted_tflops([at_4096], config, 4096, 4096, 4096, 132) == pytest.approx(40.0)
+    # At 4096x127 the 256x128 tiles waste one column in 128 where they wasted none at 4096^2, and each of the 16
+    # tiles is cut into about 9 segments: the prediction is lower, not zero.
+    narrow = tuning.predicted_tflops([at_4096], config, 4096, 127, 4096, 132)
+    assert narrow is not None and 30.0 < narrow < 40.0 * 127 / 128

@@ -1,7 +1,8 @@
 // The body of the v9 kernels (sgemm_regdb and sgemm_regdb_ordered in v9_regdb.cu, sgemm_regdb_splitk in
 // v9_splitk.cu, sgemm_regdb_clusterk in v9_clusterk.cu): register double buffering over v8's cp.async pipeline.
 // SPLIT (false for v9_regdb.cu's kernels) makes a block multiply only the blockIdx.z-th of gridDim.z ranges of K
-// slices and add its partial tile into C with float reductions instead of storing it. CLUSTER_SPLITS (0 for all
+// slices and add its partial tile into C with float reductions instead of storing it; with STREAM_K the tile and
+// the K range are the caller's `segment` instead (a block of sgemm_regdb_streamk runs the body once per segment). CLUSTER_SPLITS (0 for all
 // but v9_clusterk.cu's kernel) splits K the same way over the CLUSTER_SPLITS blocks of a thread-block cluster,
 // which sum their partial tiles through distributed shared memory and store C once. The body is inlined into each
 // __global__ kernel, so each keeps its name, its launch bounds and its machine code (scripts/sass_identity.py
@@ -65,6 +66,16 @@ __device__ __forceinline__ void add4_unaligned(float* p, float x, float y, float
 // lanes are 8 rows of 4 (WN / TN = 4), the float4 stores of lanes 4 rows apart then fall on other banks.
 constexpr int CPAD = 4;
 
+// One stream-K segment (sgemm_regdb_streamk in v9_splitk.cu): output tile `tile` of a grid_m x grid_n tile grid, in
+// the grouped order below, over `k_tiles` K slices from slice `k_first`.
+struct Segment {
+    int tile;
+    int grid_m;
+    int grid_n;
+    int k_first;
+    int k_tiles;
+};
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // Thread-block cluster primitives (sm_90): this block's rank in its cluster, a barrier over every thread of the
 // cluster (arrive has release and wait acquire semantics, so shared-memory writes before it are visible to the
@@ -114,9 +125,10 @@ __device__ __forceinline__ float4 load_cluster4(unsigned addr)
 // share their kernel function's registers: the narrow copies in the same function cost the 16-byte path 2-10
 // points of cuBLAS on the H100.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
-          bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false>
+          bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
-                                           float* __restrict__ C, int M, int N, int K, float* smem)
+                                           float* __restrict__ C, int M, int N, int K, float* smem,
+                                           v9::Segment segment = {})
 {
     constexpr int WARPS_N = BN / WN;
     constexpr int LANES_M = WM / TM;
@@ -143,6 +155,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     static_assert((BK * B_VECS_PER_ROW) % THREADS == 0 && THREADS % B_VECS_PER_ROW == 0, "B copy units divide evenly");
     static_assert(STAGES >= 3, "slice t+STAGES-1 is copied into the buffer of slice t-1 while slice t+1 is read");
     static_assert(!(SPLIT && CLUSTER_SPLITS), "one way of splitting K");
+    static_assert(!STREAM_K || SPLIT, "a stream-K segment adds its partial tile into C like a split");
     static_assert(CLUSTER_SPLITS == 0 || BM % CLUSTER_SPLITS == 0, "each block of a cluster reduces whole rows");
 
     const int tid = threadIdx.x;
@@ -151,7 +164,10 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // code is v9's as it was, k_tiles computed where it always was, so the kernels' machine code stays the same.
     int k_first = 0;
     int split_tiles = 0;
-    if (SPLIT) {
+    if constexpr (STREAM_K) {
+        k_first = segment.k_first;
+        split_tiles = segment.k_tiles;
+    } else if (SPLIT) {
         const int all_tiles = (K + BK - 1) / BK;
         const int per_split = (all_tiles + (int)gridDim.z - 1) / (int)gridDim.z;
         k_first = (int)blockIdx.z * per_split;
@@ -172,9 +188,9 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     const int k_begin = k_first * BK;
 
     // Grouped block order: consecutive block ids cover GROUP_M block-rows before moving right.
-    const int grid_n = gridDim.x;
-    const int grid_m = gridDim.y;
-    const int pid = blockIdx.y * grid_n + blockIdx.x;
+    const int grid_n = STREAM_K ? segment.grid_n : (int)gridDim.x;
+    const int grid_m = STREAM_K ? segment.grid_m : (int)gridDim.y;
+    const int pid = STREAM_K ? segment.tile : (int)(blockIdx.y * grid_n + blockIdx.x);
     const int group_size = v9::GROUP_M * grid_n;
     const int first_m = (pid / group_size) * v9::GROUP_M;
     const int rows_in_group = min(grid_m - first_m, v9::GROUP_M);

@@ -43,6 +43,61 @@ sgemm_regdb_splitk_narrow(const float* __restrict__ A, const float* __restrict__
     regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true>(A, B, C, M, N, K, smem);
 }
 
+// Stream-K: the launch is one wave of gridDim.x blocks, and the grid_m x grid_n tiles' K slices, laid end to end
+// tile after tile, are cut into gridDim.x equal runs, one per block. A block's run covers the end of one tile, any
+// whole tiles, and the start of another; it multiplies each piece as one segment and adds that partial tile into
+// C (zeroed first, as for the splits above). Where tiles x splits would leave part of a wave idle (48 tiles of
+// 128x256 at 333x4096 fill 96 or 144 of 132 SMs), every SM gets the same number of slices.
+template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
+          bool NARROW>
+__device__ __forceinline__ void streamk_run(const float* __restrict__ A, const float* __restrict__ B,
+                                            float* __restrict__ C, int M, int N, int K, float* smem)
+{
+    const int grid_m = (M + BM - 1) / BM;
+    const int grid_n = (N + BN - 1) / BN;
+    const int slices = (K + BK - 1) / BK;
+    // tiles x slices < 2^31 at any shape whose matrices fit in memory (KernelSpec.size_problem refuses the rest).
+    const long long total = (long long)grid_m * grid_n * slices;
+    int it = (int)(total * blockIdx.x / gridDim.x);
+    const int end = (int)(total * (blockIdx.x + 1) / gridDim.x);
+    while (it < end) {
+        const int tile = it / slices;
+        const int k_first = it - tile * slices;
+        const int k_tiles = min(slices - k_first, end - it);
+        regdb_body<VEC, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, NARROW, true>(
+            A, B, C, M, N, K, smem, v9::Segment{tile, grid_m, grid_n, k_first, k_tiles});
+        it += k_tiles;
+        // Every warp has read its last fragments of this segment before the next one's prologue refills the stages.
+        __syncthreads();
+    }
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER = 0>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_streamk(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N,
+                    int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    // Only the 16-byte body: the host launches sgemm_regdb_streamk_narrow where N % 4 != 0 (KernelSpec.launched_at),
+    // and a second body in this function would share its registers with the segment loop (256x128 then spills).
+    if ((N & 3) == 0)
+        streamk_run<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, false>(A, B, C, M, N, K, smem);
+}
+
+// Its N % 4 != 0 kernel, as sgemm_regdb_splitk_narrow.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_streamk_narrow(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                           int N, int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true>(A, B, C, M, N, K, smem);
+}
+
 // Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so
 // that an offline nvcc -cubin build emits them (NVRTC instantiates what the launcher names and skips this).
 #ifndef __CUDACC_RTC__
@@ -61,4 +116,13 @@ template __global__ void sgemm_regdb_splitk_narrow<64,64,16,32,64,8,8,3,64,6,0>(
 template __global__ void sgemm_regdb_splitk_narrow<128,128,8,64,64,8,16,3,128,2,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_narrow<128,128,8,64,64,8,16,4,128,2,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_narrow<64,128,16,32,64,8,8,4,128,3,0>(const float*, const float*, float*, int, int, int);
+// The stream-K configurations and their N % 4 != 0 kernels.
+template __global__ void sgemm_regdb_streamk<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk<128,128,16,64,32,8,8,3,256,2>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk<64,128,16,32,64,8,8,3,128,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk_narrow<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk_narrow<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk_narrow<128,128,16,64,32,8,8,3,256,2,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk_narrow<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
 #endif

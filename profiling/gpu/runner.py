@@ -5,6 +5,7 @@ Only the worker child process imports this module; it creates a CUDA context and
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -270,16 +271,22 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
 
 def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[str, Any]:
     """The launch geometry a result records: grid (x, y, z), block, dynamic shared memory, and for a split-K
-    kernel its split count and the zeroing launch that runs first; a cluster split-K kernel's split count and
-    cluster shape (one launch: its splits reduce inside each cluster)."""
+    kernel its split count (a stream-K one: its blocks and the K slices each runs) and the zeroing launch that runs
+    first; a cluster split-K kernel's split count and cluster shape (one launch: its splits reduce inside each
+    cluster)."""
     grid = spec.launch_grid(shape.m, shape.n, shape.k, sm_count)
     facts: dict[str, Any] = {
         "grid": list(grid),
         "block": list(spec.block),
         "dynamic_smem_bytes": spec.dynamic_smem_bytes,
     }
-    if spec.split_k:
+    if spec.stream_k:
+        tiles = math.ceil(shape.m / spec.tile_m) * math.ceil(shape.n / spec.tile_n)
+        slices = tiles * math.ceil(shape.k / spec.params["BK"])
+        facts["stream_k"] = {"blocks": grid[0], "slices_per_block": math.ceil(slices / grid[0])}
+    elif spec.split_k:
         facts["split_k"] = grid[2]
+    if spec.split_k:
         facts["launches"] = [
             {
                 "kernel": SPLIT_K_ZERO_ENTRY,

@@ -1,7 +1,8 @@
 """On a GPU: v9-splitk (split-K on v9's register-double-buffered body), each tile configuration, matches cuBLAS at
 awkward sizes (1, 17, 129, non-multiples of the tile, K not a multiple of the slice, a split remainder where K's
 slices do not divide by the split count) and at small-M*N, deep-K shapes, zeroes C before every launch (timed
-launches stay correct: op "bench" checks the last timed launch again) and records its splits."""
+launches stay correct: op "bench" checks the last timed launch again) and records its splits. Its stream-K
+configurations (one wave of blocks, each an equal run of all tiles' K slices across tile boundaries) the same."""
 
 from __future__ import annotations
 
@@ -51,8 +52,19 @@ def test_launch_facts_record_the_splits(benched) -> None:
     for (kernel, shape), r in results.items():
         if kernel not in {s.id for s in SPECS}:
             continue  # cuBLAS, run first at each shape
-        grid = get_kernel(kernel).launch_grid(shape.m, shape.n, shape.k, sms)
-        assert r["launch"]["grid"] == list(grid) and r["launch"]["split_k"] == grid[2], (kernel, shape.label)
+        spec = get_kernel(kernel)
+        grid = spec.launch_grid(shape.m, shape.n, shape.k, sms)
+        assert r["launch"]["grid"] == list(grid), (kernel, shape.label)
+        if spec.stream_k:
+            assert r["launch"]["stream_k"]["blocks"] == grid[0] and "split_k" not in r["launch"], (kernel, shape.label)
+        else:
+            assert r["launch"]["split_k"] == grid[2], (kernel, shape.label)
     # Uneven splits happen: some configuration splits 127x129x8189's 512 slices into a count that does not divide it.
-    splits = [results[(s.id, Shape(127, 129, 8189))]["launch"]["split_k"] for s in SPECS]
+    splits = [results[(s.id, Shape(127, 129, 8189))]["launch"]["split_k"] for s in SPECS if not s.stream_k]
     assert any(512 % z for z in splits) and all(z > 1 for z in splits)
+    # Stream-K runs cross tiles: at 333x4096x4096 each 128x256 tile's 256 slices are shared by about 2.75 blocks.
+    runs = {s.id: results[(s.id, Shape(333, 4096, 4096))]["launch"]["stream_k"] for s in SPECS if s.stream_k}
+    assert runs["v9-splitk-128x256x16-w64x64-t8x16-s3-o3-sk"] == {
+        "blocks": sms,
+        "slices_per_block": -(-48 * 256 // sms),
+    }
