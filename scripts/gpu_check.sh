@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -610,6 +610,22 @@ streamk)
   job /tmp/san_sk3.json verify "$cfgs" 300 264 2000
   sanitize_jobs 120 "$F" streamk_sanitizer sk1 sk2 sk3
   record streamk "tests: $(tail -1 "$F/gpu_tests.txt")"
+  ;;
+sksquare)
+  # Stream-K at the square SGEMM sizes: every v9-splitk configuration swept at 2048 and 8192 and recorded (the record
+  # held v9-regdb's and v8-async's measurements there, and sgemm-auto's prediction of a stream-K configuration at 8192
+  # would otherwise be scaled from 4096x4096x8191), then cuBLAS, v9-regdb, sgemm-auto and the two large stream-K tiles
+  # at 2048, 4096 and 8192, 30 L2-flushed launches each. Lands in $EV/sksquare/ with this GPU's new tuning record.
+  # About 3 minutes on an H100.
+  stage sksquare
+  F="$EV/sksquare"; mkdir -p "$F"
+  timeout 200 $PY -m profiling tune --kernels v9-splitk --sizes 2048,8192 --repeats 10 --record --json "$F/tune.json" \
+     > "$F/tune.txt" 2>"$F/tune.log"; echo "exit=$?" >> "$F/tune.log"; gzip -f "$F/tune.json"
+  cp results/tuning/*.json "$F/"
+  timeout 240 $PY -m profiling bench --kernels cublas,v9-regdb,sgemm-auto,v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk,v9-splitk-128x256x16-w64x64-t8x16-s3-o3-sk \
+     --sizes 2048,4096,8192 --repeats 30 --json "$F/bench.json" > "$F/bench.txt" 2>"$F/bench.log"; echo "exit=$?" >> "$F/bench.log"
+  [ -f "$F/bench.json" ] && $PY scripts/ratio_table.py "$F/bench.json" > "$F/ratios.md" 2>&1; cat "$F/ratios.md" 2>/dev/null | head -30
+  record sksquare "tune $(tail -1 "$F/tune.log"); bench ok rows: $(grep -c ' ok ' "$F/bench.txt")"
   ;;
 grid)
   # The "no shape left behind" grid: sgemm-auto, v9-regdb (its catalog configuration, for context) and cuBLAS SGEMM
