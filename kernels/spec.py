@@ -19,6 +19,8 @@ from profiling.shape import Shape
 SRC_DIR = Path(__file__).resolve().parent / "src"
 # SMs of an H100 SXM: the persistent grid where no device is at hand (the runner passes the GPU's own count).
 DEFAULT_SM_COUNT = 132
+# sgemm_regdb_streamk numbers the launch's tiles x K slices in a 32-bit int (kernels/src/v9_splitk.cu).
+STREAM_K_MAX_SLICES = 2**31
 # The kernel a split-K operation launches first, to zero C (defined in the split-K kernel's own source).
 SPLIT_K_ZERO_ENTRY = "splitk_zero_c"
 
@@ -171,6 +173,13 @@ class KernelSpec:
 
     def size_problem(self, m: int, n: int, k: int) -> str | None:
         """Why this kernel cannot run m x n x k, or None when it can."""
+        if self.stream_k:
+            slices = math.ceil(m / self.tile_m) * math.ceil(n / self.tile_n) * math.ceil(k / self.params["BK"])
+            if slices >= STREAM_K_MAX_SLICES:
+                return (
+                    f"{self.id} counts its tiles' K slices in 32 bits, and {Shape(m, n, k).label} has {slices:,} of "
+                    f"them (the limit is {STREAM_K_MAX_SLICES - 1:,}); pick a v9-regdb or split-K configuration"
+                )
         if self.multiple_of > 1 and any(d % self.multiple_of for d in (m, n, k)):
             fitting = Shape(self._round_up(m), self._round_up(n), self._round_up(k))
             return (

@@ -199,3 +199,21 @@ def test_stream_k_is_predicted_from_its_own_measurement_even_where_split_k_would
     # tiles is cut into about 9 segments: the prediction is lower, not zero.
     narrow = tuning.predicted_tflops([at_4096], config, 4096, 127, 4096, 132)
     assert narrow is not None and 30.0 < narrow < 40.0 * 127 / 128
+
+
+def test_stream_k_refuses_more_slices_than_its_32_bit_count_and_auto_passes_it_over(monkeypatch) -> None:
+    stream_k = get_kernel("v9-splitk-64x128x16-w32x64-t8x8-s3-sk")
+    # 65536^3 on 64x128 tiles: 1024 x 512 tiles x 4096 slices = 2^31 (three 16 GiB matrices fit an H200).
+    assert stream_k.size_problem(65536, 65536, 65536) == (
+        "v9-splitk-64x128x16-w32x64-t8x8-s3-sk counts its tiles' K slices in 32 bits, and 65536x65536x65536 has "
+        "2,147,483,648 of them (the limit is 2,147,483,647); pick a v9-regdb or split-K configuration"
+    )
+    assert "2,147,483,648 of them" in stream_k.size_problem(65536, 65536, 65535)  # still 4096 slices of 16
+    assert stream_k.size_problem(65536, 65536, 65520) is None  # 4095 slices
+    assert get_kernel("v9-splitk-64x128x16-w32x64-t8x8-s3").size_problem(65536, 65536, 65536) is None
+    # A record that measured the stream-K tile fastest everywhere: sgemm-auto runs it, except where it cannot.
+    fast = [dict(base="v9-splitk", m=4096, n=4096, k=4096, config=stream_k.id, tflops=1000.0)]
+    monkeypatch.setattr(auto, "record_measurements", lambda device: ("h100.json", fast))
+    assert auto.auto_choice("NVIDIA H100 80GB HBM3", 8192, 8192, 8192, sm_count=132).config_id == stream_k.id
+    huge = auto.auto_choice("NVIDIA H100 80GB HBM3", 65536, 65536, 65536, sm_count=132)
+    assert huge.config_id != stream_k.id and huge.source.startswith("default")

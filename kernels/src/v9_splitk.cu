@@ -56,7 +56,7 @@ __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const f
     const int grid_m = (M + BM - 1) / BM;
     const int grid_n = (N + BN - 1) / BN;
     const int slices = (K + BK - 1) / BK;
-    // tiles x slices < 2^31 at any shape whose matrices fit in memory (KernelSpec.size_problem refuses the rest).
+    // tiles x slices < 2^31: KernelSpec.size_problem refuses larger launches (STREAM_K_MAX_SLICES in kernels/spec.py).
     const long long total = (long long)grid_m * grid_n * slices;
     int it = (int)(total * blockIdx.x / gridDim.x);
     const int end = (int)(total * (blockIdx.x + 1) / gridDim.x);
