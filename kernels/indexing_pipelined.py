@@ -270,7 +270,12 @@ class V8Model(AsyncModel):
 class V9Model(AsyncModel):
     template = "sgemm_regdb"
     lookahead = True
-    source_statements = tuple(s.replace("v8::", "v9::") for s in _GROUPED) + (
+    # v9's body also runs v9-splitk's stream-K segments, whose tile is the caller's, not the block's (STREAM_K false
+    # for sgemm_regdb).
+    source_statements = (
+        "const int pid = STREAM_K ? segment.tile : (int)(blockIdx.y * grid_n + blockIdx.x);",
+        *(s.replace("v8::", "v9::") for s in _GROUPED[1:]),
+    ) + (
         "const int a_row0 = tid / KQ;",
         "const int a_k = (tid % KQ) * 4;",
         "const int b_row0 = B_ONE_COLUMN ? tid / BN : tid / B_VECS_PER_ROW;",
