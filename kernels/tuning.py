@@ -344,7 +344,8 @@ def predicted_tflops(entries: list[dict], config: dict, m: int, n: int, k: int, 
     """A configuration's expected TFLOP/s at a shape: its measurement at the nearest swept shape, scaled by how
     much of the launched work is useful there against here (shape_efficiency). A v8-splitk configuration that was
     never measured is predicted from its v8-async twin (predicted_split_k_tflops); a v9-splitk or v9-clusterk one
-    only from its own measurements, and a v9-splitk one not at all where it would launch a single split (a stream-K one always adds its segments: it is predicted everywhere)."""
+    only from its own measurements, and a v9-splitk one not at all where it would launch a single split (a stream-K
+    one always adds its segments into C: it is predicted at every shape)."""
     own = [e for e in entries if e.get("config") == config["id"] and e.get("tflops")]
     single_split = config_split_count(config, m, n, k, sm_count) == 1 and not config["params"].get("STREAM_K")
     if config["base"] == V9_SPLITK_BASE and single_split:
