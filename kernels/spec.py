@@ -157,14 +157,17 @@ class KernelSpec:
         every tile's K slices equally (kernels.splitk_policy.stream_k_blocks), not a fixed split per tile."""
         return self.split_k and bool(self.params.get("STREAM_K"))
 
+    def tile_slices(self, m: int, n: int, k: int) -> int:
+        """The K slices of all output tiles at m x n x k (tiles x ceil(k / BK)): what a stream-K launch shares out."""
+        gx, gy = self.grid(m, n)
+        return gx * gy * math.ceil(k / self.params["BK"])
+
     def launch_grid(self, m: int, n: int, k: int, sm_count: int | None = None) -> tuple[int, int, int]:
         """The full launch grid (x, y, z): `grid` plus the K splits on z (1 for all but split-K kernels); a stream-K
         launch is (blocks, 1, 1)."""
         if self.stream_k:
-            gx, gy = self.grid(m, n)
             blocks = stream_k_blocks(
-                tiles=gx * gy,
-                slices=math.ceil(k / self.params["BK"]),
+                slices=self.tile_slices(m, n, k),
                 sm_count=sm_count or DEFAULT_SM_COUNT,
                 blocks_per_sm=max(1, self.params.get("MIN_BLOCKS", 1)),
             )
@@ -174,7 +177,7 @@ class KernelSpec:
     def size_problem(self, m: int, n: int, k: int) -> str | None:
         """Why this kernel cannot run m x n x k, or None when it can."""
         if self.stream_k:
-            slices = math.ceil(m / self.tile_m) * math.ceil(n / self.tile_n) * math.ceil(k / self.params["BK"])
+            slices = self.tile_slices(m, n, k)
             if slices >= STREAM_K_MAX_SLICES:
                 return (
                     f"{self.id} counts its tiles' K slices in 32 bits, and {Shape(m, n, k).label} has {slices:,} of "

@@ -55,10 +55,8 @@ def split_count_for(
     return math.ceil(slices / math.ceil(slices / wanted))
 
 
-def stream_k_blocks(
-    tiles: int, slices: int, sm_count: int, blocks_per_sm: int, min_slices: int = MIN_SLICES_PER_SPLIT
-) -> int:
-    """Blocks of a stream-K launch (gridDim.x), which share the `tiles` x `slices` K slices of the output tiles
-    equally, each block a run of consecutive slices that may cross tile boundaries: one wave of resident blocks
+def stream_k_blocks(slices: int, sm_count: int, blocks_per_sm: int, min_slices: int = MIN_SLICES_PER_SPLIT) -> int:
+    """Blocks of a stream-K launch (gridDim.x), which share the `slices` K slices of all output tiles equally, each
+    block a run of consecutive slices that may cross tile boundaries: one wave of resident blocks
     (sm_count x blocks_per_sm), or fewer where a run would be shorter than `min_slices` slices."""
-    return max(1, min(sm_count * blocks_per_sm, (tiles * slices) // min_slices))
+    return max(1, min(sm_count * blocks_per_sm, slices // min_slices))

@@ -321,10 +321,11 @@ def _stream_k_efficiency(config: dict, m: int, n: int, k: int, sm_count: int, ti
     that each tile is cut into (about blocks / tiles + 1 where blocks outnumber tiles)."""
     bm, bn, bk = (config["params"][key] for key in ("BM", "BN", "BK"))
     slices = math.ceil(k / bk)
-    blocks = spec_for(config).launch_grid(m, n, k, sm_count)[0]
+    spec = spec_for(config)
+    blocks = spec.launch_grid(m, n, k, sm_count)[0]
     wave_fill = math.sqrt(min(1.0, blocks / (sm_count * per_sm)))
     tile_fill = (m * n) / (math.ceil(m / bm) * bm * math.ceil(n / bn) * bn)
-    run = math.ceil(tiles * slices / blocks)
+    run = math.ceil(spec.tile_slices(m, n, k) / blocks)
     segments = max(1, math.ceil(blocks / tiles) + (1 if blocks > tiles else 0))
     reduction = split_reduction_fill(segments, min(run, slices) * bk) if blocks > tiles else 1.0
     return wave_fill * tile_fill * (k / (slices * bk)) * reduction

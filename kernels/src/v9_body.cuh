@@ -2,11 +2,11 @@
 // v9_splitk.cu, sgemm_regdb_clusterk in v9_clusterk.cu): register double buffering over v8's cp.async pipeline.
 // SPLIT (false for v9_regdb.cu's kernels) makes a block multiply only the blockIdx.z-th of gridDim.z ranges of K
 // slices and add its partial tile into C with float reductions instead of storing it; with STREAM_K the tile and
-// the K range are the caller's `segment` instead (a block of sgemm_regdb_streamk runs the body once per segment). CLUSTER_SPLITS (0 for all
-// but v9_clusterk.cu's kernel) splits K the same way over the CLUSTER_SPLITS blocks of a thread-block cluster,
-// which sum their partial tiles through distributed shared memory and store C once. The body is inlined into each
-// __global__ kernel, so each keeps its name, its launch bounds and its machine code (scripts/sass_identity.py
-// compares them).
+// the K range are the caller's `segment` instead (a block of sgemm_regdb_streamk runs the body once per segment).
+// CLUSTER_SPLITS (0 for all but v9_clusterk.cu's kernel) splits K the same way over the CLUSTER_SPLITS blocks of a
+// thread-block cluster, which sum their partial tiles through distributed shared memory and store C once. The body
+// is inlined into each __global__ kernel, so each keeps its name, its launch bounds and its machine code
+// (scripts/sass_identity.py compares them).
 //
 // kernels/sources.py inlines this file (and cp_async.cuh, which it includes) where a kernel includes it.
 #pragma once

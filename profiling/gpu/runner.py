@@ -281,8 +281,7 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
         "dynamic_smem_bytes": spec.dynamic_smem_bytes,
     }
     if spec.stream_k:
-        tiles = math.ceil(shape.m / spec.tile_m) * math.ceil(shape.n / spec.tile_n)
-        slices = tiles * math.ceil(shape.k / spec.params["BK"])
+        slices = spec.tile_slices(shape.m, shape.n, shape.k)
         facts["stream_k"] = {"blocks": grid[0], "slices_per_block": math.ceil(slices / grid[0])}
     elif spec.split_k:
         facts["split_k"] = grid[2]
