@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -626,6 +626,19 @@ sksquare)
      --sizes 2048,4096,8192 --repeats 30 --json "$F/bench.json" > "$F/bench.txt" 2>"$F/bench.log"; echo "exit=$?" >> "$F/bench.log"
   [ -f "$F/bench.json" ] && $PY scripts/ratio_table.py "$F/bench.json" > "$F/ratios.md" 2>&1; cat "$F/ratios.md" 2>/dev/null | head -30
   record sksquare "tune $(tail -1 "$F/tune.log"); bench ok rows: $(grep -c ' ok ' "$F/bench.txt")"
+  ;;
+padprobe)
+  # Is N % 4 != 0 the limit at the narrow grid misses? The best v9-splitk configurations there and cuBLAS at each
+  # miss with N % 4 != 0 and at the same shape with N rounded up to a multiple of 4 (the 16-byte B copies), 20
+  # L2-flushed launches each. Lands in $EV/padprobe/. About 2 minutes on an H100.
+  stage padprobe
+  F="$EV/padprobe"; mkdir -p "$F"
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$F/env.txt" 2>&1
+  shapes=4096x127x8191,4096x128x8191,2048x127x4096,2048x128x4096,1024x127x4096,1024x128x4096,127x127x8191,127x128x8191,333x127x8191,333x128x8191,333x127x4096,333x128x4096,4096x333x333,4096x336x333,2048x333x333,2048x336x333
+  timeout 400 $PY -m profiling bench --kernels cublas,v9-splitk-64x128x16-w32x64-t8x8-s3-sk,v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk,v9-splitk-64x128x16-w32x64-t8x8-s3,v9-splitk-64x64x16-w32x64-t8x8-s3-d8,v9-splitk-64x128x16-w32x64-t8x8-s4-d32,v9-splitk-64x128x16-w32x64-t8x8-s3-d8,v9-regdb-64x128x16-w32x64-t8x8-s3 \
+     --sizes "$shapes" --repeats 20 --json "$F/bench.json" > "$F/bench.txt" 2>"$F/bench.log"; echo "exit=$?" >> "$F/bench.log"
+  [ -f "$F/bench.json" ] && $PY scripts/ratio_table.py "$F/bench.json" > "$F/ratios.md" 2>&1
+  record padprobe "bench ok rows: $(grep -c ' ok ' "$F/bench.txt")"
   ;;
 grid)
   # The "no shape left behind" grid: sgemm-auto, v9-regdb (its catalog configuration, for context) and cuBLAS SGEMM
