@@ -28,7 +28,6 @@ from kernels.tuning import (
     predicted_tflops,
     read_tuned_record,
     record_entries,
-    spec_for,
     tuned_record_path,
 )
 
@@ -88,7 +87,7 @@ def record_measurements(device_name: str) -> tuple[str, list[dict]] | None:
 
 def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None = None) -> AutoChoice:
     """What sgemm-auto runs on this GPU at m x n x k: the configuration with the highest predicted TFLOP/s from the
-    GPU's tuning record among those that can run the shape (KernelSpec.size_problem), or default_config_id where the
+    GPU's tuning record (predicted_tflops: none for a configuration that cannot run the shape), or default_config_id where the
     record is missing or measured none of the auto bases."""
     sms = sm_count or _sm_count(device_name)
     found = record_measurements(device_name)
@@ -99,7 +98,6 @@ def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None =
             for config in all_tuning_configs()
             if config["base"] in AUTO_BASES
             and (tflops := predicted_tflops(measured, config, m, n, k, sms)) is not None
-            and spec_for(config).size_problem(m, n, k) is None
         ]
         if scored:
             tflops, config_id = max(scored)

@@ -23,6 +23,12 @@ DEFAULT_SM_COUNT = 132
 STREAM_K_MAX_SLICES = 2**31
 # The kernel a split-K operation launches first, to zero C (defined in the split-K kernel's own source).
 SPLIT_K_ZERO_ENTRY = "splitk_zero_c"
+# Its place where the configuration pads B (KernelSpec.pads_b) and N % 4 != 0: it zeroes C and writes the padded copy
+# of B that the narrow entry reads (kernels/src/v9_splitk.cu).
+SPLIT_K_PAD_ENTRY = "splitk_zero_c_pad_b"
+
+# The id suffix of a configuration that pads B where N % 4 != 0 (KernelSpec.pads_b).
+PADDED_B_SUFFIX = "-pb"
 
 GridOrder = Literal["rows_x", "cols_x"]
 OperandArgs = Literal["pointers", "tensor_maps", "tensor_maps_cd"]
@@ -92,6 +98,25 @@ class KernelSpec:
         """The entry that runs when C has n columns: `narrow_entry`, where one is named and n % 4 != 0 (B's rows are
         then not 16-byte aligned and a kernel of its own copies them), else this one."""
         return replace(self, entry=self.narrow_entry) if self.narrow_entry and n % 4 else self
+
+    @property
+    def pads_b(self) -> bool:
+        """Whether, where N % 4 != 0, this split-K configuration's narrow entry reads a copy of B whose rows are padded
+        to a multiple of 4 floats (16-byte aligned), which the operation's first launch (SPLIT_K_PAD_ENTRY) writes
+        while it zeroes C (params["PAD_B"])."""
+        return self.split_k and bool(self.params.get("PAD_B"))
+
+    def padded_b_columns(self, n: int) -> int | None:
+        """The row length in floats of the padded copy of B a launch at n columns reads (n rounded up to a multiple
+        of 4), or None where it reads B itself."""
+        return -(-n // 4) * 4 if self.pads_b and n % 4 else None
+
+    def first_entry(self, n: int) -> str | None:
+        """The kernel a split-K operation at n columns launches before this one (zeroing C, and padding B where it
+        reads a padded copy), or None for a one-launch operation."""
+        if not self.split_k:
+            return None
+        return SPLIT_K_PAD_ENTRY if self.padded_b_columns(n) else SPLIT_K_ZERO_ENTRY
 
     @property
     def functions(self) -> tuple[str, ...]:
@@ -183,6 +208,12 @@ class KernelSpec:
                     f"{self.id} counts its tiles' K slices in 32 bits, and {Shape(m, n, k).label} has {slices:,} of "
                     f"them (the limit is {STREAM_K_MAX_SLICES - 1:,}); pick a v9-regdb or split-K configuration"
                 )
+        if self.pads_b and n % 4 == 0:
+            unpadded = self.id.removesuffix(PADDED_B_SUFFIX)
+            return (
+                f"{self.id} differs from {unpadded} only where N % 4 != 0 (it then pads B's rows to a multiple of 4 "
+                f"floats); at N = {n} run {unpadded}"
+            )
         if self.multiple_of > 1 and any(d % self.multiple_of for d in (m, n, k)):
             fitting = Shape(self._round_up(m), self._round_up(n), self._round_up(k))
             return (

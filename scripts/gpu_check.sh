@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -627,6 +627,23 @@ sksquare)
   [ -f "$F/bench.json" ] && $PY scripts/ratio_table.py "$F/bench.json" > "$F/ratios.md" 2>&1; cat "$F/ratios.md" 2>/dev/null | head -30
   record sksquare "tune $(tail -1 "$F/tune.log"); bench ok rows: $(grep -c ' ok ' "$F/bench.txt")"
   ;;
+padb)
+  # v9-splitk's configurations that pad B where N % 4 != 0 (ids ending -pb: the first launch zeroes C and copies B to
+  # rows of a multiple of 4 floats, which the kernel reads with 16-byte copies): v9-splitk's GPU tests (every
+  # configuration at awkward and deep-K shapes, launch facts; the padded ones refused where N % 4 == 0), then memcheck
+  # and racecheck of the padded ones at an uneven shape with edge tiles (300x263x2000), a deep narrow one
+  # (127x127x8191) and N = 1 (333x1x4097). About 3-4 minutes on an H100.
+  stage padb
+  F="$EV/padb"; mkdir -p "$F"
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$F/env.txt" 2>&1
+  timeout 300 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('-pb')))")
+  job /tmp/san_pb1.json verify "$cfgs" 300 263 2000
+  job /tmp/san_pb2.json verify "$cfgs" 127 127 8191
+  job /tmp/san_pb3.json verify "$cfgs" 333 1 4097
+  sanitize_jobs 120 "$F" padb_sanitizer pb1 pb2 pb3
+  record padb "tests: $(tail -1 "$F/gpu_tests.txt")"
+  ;;
 padprobe)
   # Is N % 4 != 0 the limit at the narrow grid misses? The best v9-splitk configurations there and cuBLAS at each
   # miss with N % 4 != 0 and at the same shape with N rounded up to a multiple of 4 (the 16-byte B copies), 20
@@ -676,12 +693,15 @@ tunegrid)
   # pass the device's 10 minutes a command: run `tunegrid` and `grid` as two calls, or sweep fewer bases with
   # TUNEGRID_KERNELS, e.g. only those whose code changed: the record keeps the others' measurements; TUNEGRID_LARGE=0
   # skips the v9-regdb sweep at the large shapes; TUNEGRID_SHAPES=all sweeps every grid shape instead of the misses, so
-  # that a base's new measurements do not stand, scaled, for shapes they were not taken at).
+  # that a base's new measurements do not stand, scaled, for shapes they were not taken at; TUNEGRID_SHAPES=narrow
+  # every grid shape with N % 4 != 0).
   stage tunegrid
   T="$OUT/tunegrid"; mkdir -p "$T"
   small=$($PY scripts/grid_report.py $GRID_FROM --misses); large=$($PY scripts/grid_report.py $GRID_FROM --misses --min-side 1024)
   if [ "${TUNEGRID_SHAPES:-misses}" = all ]; then  # every grid shape, for bases whose code changed everywhere it splits
     small=$($PY -c "from profiling.analysis.shape_grid import GRID_K, GRID_MN; print(','.join(f'{m}x{n}x{k}' for k in GRID_K for m in GRID_MN for n in GRID_MN))")
+  elif [ "${TUNEGRID_SHAPES:-misses}" = narrow ]; then  # every grid shape with N % 4 != 0 (where B is padded)
+    small=$($PY -c "from profiling.analysis.shape_grid import GRID_K, GRID_MN; print(','.join(f'{m}x{n}x{k}' for k in GRID_K for m in GRID_MN for n in GRID_MN if n % 4))")
   fi
   echo "$small" > "$T/shapes_small.txt"; echo "$large" > "$T/shapes_large.txt"
   timeout 420 $PY -m profiling tune --kernels "${TUNEGRID_KERNELS:-v8-async,v8-splitk,v9-splitk}" --sizes "$small" --repeats 10 --record \

@@ -56,10 +56,12 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         assert tuning.v9_problems(p) == [], c["id"]
         assert c["id"].startswith("v9-splitk-") and c["base"] == "v9-splitk"
         function = "sgemm_regdb_streamk" if p.get("STREAM_K") else "sgemm_regdb_splitk"
-        assert c["id"].endswith("-sk") == bool(p.get("STREAM_K")) == get_kernel(c["id"]).stream_k
+        assert ("-sk" in c["id"]) == bool(p.get("STREAM_K")) == get_kernel(c["id"]).stream_k
         assert c["entry"].startswith(f"{function}<")
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
-        assert c["narrow_entry"].startswith(f"{function}_narrow<") and c["narrow_entry"].endswith(
+        twin = "_padded" if p.get("PAD_B") else "_narrow"
+        assert c["id"].endswith("-pb") == bool(p.get("PAD_B")) == get_kernel(c["id"]).pads_b
+        assert c["narrow_entry"].startswith(f"{function}{twin}<") and c["narrow_entry"].endswith(
             f",{p['MIN_BLOCKS']},{p.get('ORDER', 0)}>"
         )
         assert c["narrow_entry"] + "(" in source, f"{c['narrow_entry']} is not instantiated in v9_splitk.cu"
@@ -104,10 +106,13 @@ def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
     assert split.count(body.format("false") + ">(A, B, C, M, N, K, smem);") == 1
     assert split.count(body.format("false") + ", 0, true>(A, B, C, M, N, K, smem);") == 1  # the narrow kernel
     # The stream-K kernels run the body once per segment (SPLIT and STREAM_K); the 16-byte kernel has no 4-byte path.
-    assert split.count(body.format("VEC") + ", 0, NARROW, true>(") == 1
+    assert split.count(body.format("VEC") + ", 0, NARROW, true, PADDED_B>(") == 1
     run = "streamk_run<{}, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, {}>(A, B, C, M, N, K, smem);"
     assert split.count(run.format("true", "false")) == 1 and split.count(run.format("false", "true")) == 1
-    assert split.count("streamk_run<") == 2
+    # The kernels that read a padded B: the narrow body with PADDED_B, as a split and as stream-K segments.
+    assert split.count(body.format("false") + ", 0, true, false, true>(A, Bp, C, M, N,") == 1
+    assert split.count(run.format("false", "true, true").replace("(A, B,", "(A, Bp,")) == 1
+    assert split.count("streamk_run<") == 3
 
 
 @pytest.mark.parametrize(
@@ -217,3 +222,50 @@ def test_stream_k_refuses_more_slices_than_its_32_bit_count_and_auto_passes_it_o
     assert auto.auto_choice("NVIDIA H100 80GB HBM3", 8192, 8192, 8192, sm_count=132).config_id == stream_k.id
     huge = auto.auto_choice("NVIDIA H100 80GB HBM3", 65536, 65536, 65536, sm_count=132)
     assert huge.config_id != stream_k.id and huge.source.startswith("default")
+
+
+PADDED = ["v9-splitk-64x128x16-w32x64-t8x8-s3-d8-pb", "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pb"]
+
+
+@pytest.mark.parametrize("config_id", PADDED)
+def test_a_padded_configuration_reads_b_padded_to_16_byte_rows_where_n_is_not_a_multiple_of_4(config_id: str) -> None:
+    spec = get_kernel(config_id)
+    twin = get_kernel(config_id.removesuffix("-pb"))
+    assert spec.pads_b and not twin.pads_b and spec.entry == twin.entry and spec.params["PAD_B"] == 1
+    kind = "streamk" if spec.stream_k else "splitk"
+    # The narrow twin's template arguments, its FFMA order always written out.
+    assert spec.launched_at(127).entry == twin.narrow_entry.replace(f"_{kind}_narrow<", f"_{kind}_padded<")
+    assert (spec.padded_b_columns(127), spec.padded_b_columns(333), spec.padded_b_columns(1)) == (128, 336, 4)
+    assert twin.padded_b_columns(127) is None
+    # The first launch zeroes C and writes the 4096 x 128 copy of B: one float4 per thread, at most 8 blocks per SM.
+    facts = launch_facts(spec.launched_at(127), Shape(4096, 127, 8191), 132)
+    assert facts["padded_b_columns"] == 128
+    assert facts["launches"][0] == {"kernel": "splitk_zero_c_pad_b", "grid": [1056, 1, 1], "block": [256, 1, 1]}
+    assert facts["launches"][1]["kernel"] == spec.launched_at(127).entry
+    assert facts["grid"] == list(twin.launch_grid(4096, 127, 8191, 132))
+    assert "padded_b_columns" not in launch_facts(twin.launched_at(127), Shape(4096, 127, 8191), 132)
+    # The copy is counted in the memory a run needs: 8191 rows of 128 floats more than its twin's.
+    from profiling.gpu.jobs import device_bytes_needed
+
+    extra = device_bytes_needed(spec, Shape(4096, 127, 8191)) - device_bytes_needed(twin, Shape(4096, 127, 8191))
+    assert extra == 4 * 8191 * 128
+    # ncu's filter takes the padding launch too.
+    assert "splitk_zero_c_pad_b" in kernel_name_regex([config_id])
+
+
+def test_a_padded_configuration_runs_only_where_n_is_not_a_multiple_of_4(monkeypatch) -> None:
+    padded = get_kernel(PADDED[1])
+    assert padded.size_problem(4096, 128, 8191) == (
+        "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pb differs from v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk only "
+        "where N % 4 != 0 (it then pads B's rows to a multiple of 4 floats); at N = 128 run "
+        "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk"
+    )
+    assert padded.size_problem(4096, 127, 8191) is None
+    # Measured fastest at a narrow shape, it is predicted (and sgemm-auto runs it) there, never at N % 4 == 0.
+    config = tuning.config_by_id(padded.id)
+    fast = [dict(base="v9-splitk", m=4096, n=127, k=8191, config=padded.id, tflops=1000.0)]
+    assert tuning.predicted_tflops(fast, config, 4096, 128, 8191, 132) is None
+    assert tuning.predicted_tflops(fast, config, 4096, 127, 8191, 132) == pytest.approx(1000.0)
+    monkeypatch.setattr(auto, "record_measurements", lambda device: ("h200.json", fast))
+    assert auto.auto_choice("NVIDIA H200", 4096, 127, 8191, sm_count=132).config_id == padded.id
+    assert auto.auto_choice("NVIDIA H200", 4096, 128, 8191, sm_count=132).config_id != padded.id

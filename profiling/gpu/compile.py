@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kernels.spec import SPLIT_K_ZERO_ENTRY, KernelSpec
+from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_ZERO_ENTRY, KernelSpec
 from profiling.gpu.fp32_cupy import cupy
 
 
@@ -23,7 +23,8 @@ class CompiledKernel:
     spec: KernelSpec
     function: Any
     info: dict[str, Any]
-    # Other kernels of the same module the operation launches, by name (a split-K kernel's zeroing of C).
+    # Other kernels of the same module the operation launches, by name (a split-K kernel's zeroing of C, and of C
+    # with B's padding).
     helpers: dict[str, Any] = field(default_factory=dict)
 
 
@@ -68,7 +69,8 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
         "dynamic_smem_bytes": spec.dynamic_smem_bytes,
         "log": _ptxas_log(spec, arch),
     }
-    helpers = {SPLIT_K_ZERO_ENTRY: module.get_function(SPLIT_K_ZERO_ENTRY)} if spec.split_k else {}
+    first_entries = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY) if spec.pads_b else (SPLIT_K_ZERO_ENTRY,)
+    helpers = {name: module.get_function(name) for name in first_entries} if spec.split_k else {}
     compiled = CompiledKernel(spec, function, info, helpers)
     _COMPILED[key] = compiled
     return compiled

@@ -2,7 +2,8 @@
 awkward sizes (1, 17, 129, non-multiples of the tile, K not a multiple of the slice, a split remainder where K's
 slices do not divide by the split count) and at small-M*N, deep-K shapes, zeroes C before every launch (timed
 launches stay correct: op "bench" checks the last timed launch again) and records its splits. Its stream-K
-configurations (one wave of blocks, each an equal run of all tiles' K slices across tile boundaries) the same."""
+configurations (one wave of blocks, each an equal run of all tiles' K slices across tile boundaries) the same, and
+those that pad B where N % 4 != 0 (refused where N % 4 == 0)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,12 @@ def test_v9_split_k_matches_cublas_and_stays_correct_over_timed_launches(benched
     _device, results = benched
     mine = {shape: r for (kernel, shape), r in results.items() if kernel == config_id}
     assert set(mine) == set(SHAPES)
+    pads_b = get_kernel(config_id).pads_b
     for shape, r in mine.items():
+        if pads_b and shape.n % 4 == 0:
+            # A configuration that pads B differs from its twin only where N % 4 != 0, and runs only there.
+            assert r["status"] == "refused" and "only where N % 4 != 0" in r["error"], shape.label
+            continue
         assert r["status"] == "ok", f"{config_id} at {shape.label}: {r['error']}"
         assert r["rel_error"] <= r["tolerance"] and r["rel_error_after_timing"] <= r["tolerance"], shape.label
 
@@ -53,6 +59,18 @@ def test_launch_facts_record_the_splits(benched) -> None:
         if kernel not in {s.id for s in SPECS}:
             continue  # cuBLAS, run first at each shape
         spec = get_kernel(kernel)
+        if spec.pads_b:
+            if shape.n % 4 == 0:
+                continue  # refused
+            # The first launch zeroes C and writes B's copy in rows of N rounded up to a multiple of 4.
+            columns = -(-shape.n // 4) * 4
+            assert r["launch"]["padded_b_columns"] == columns, (kernel, shape.label)
+            assert r["launch"]["launches"][0]["kernel"] == "splitk_zero_c_pad_b", (kernel, shape.label)
+            assert r["launch"]["launches"][1]["kernel"].startswith(
+                ("sgemm_regdb_splitk_padded<", "sgemm_regdb_streamk_padded<")
+            )
+        elif spec.split_k and shape.n % 4:
+            assert "padded_b_columns" not in r["launch"] and r["launch"]["launches"][0]["kernel"] == "splitk_zero_c"
         grid = spec.launch_grid(shape.m, shape.n, shape.k, sms)
         assert r["launch"]["grid"] == list(grid), (kernel, shape.label)
         if spec.stream_k:
@@ -61,9 +79,14 @@ def test_launch_facts_record_the_splits(benched) -> None:
             assert r["launch"]["split_k"] == grid[2], (kernel, shape.label)
     # Uneven splits happen: some configuration splits 127x129x8189's 512 slices into a count that does not divide it.
     splits = [results[(s.id, Shape(127, 129, 8189))]["launch"]["split_k"] for s in SPECS if not s.stream_k]
+    assert len(splits) == 16
     assert any(512 % z for z in splits) and all(z > 1 for z in splits)
     # Stream-K runs cross tiles: at 333x4096x4096 each 128x256 tile's 256 slices are shared by about 2.75 blocks.
-    runs = {s.id: results[(s.id, Shape(333, 4096, 4096))]["launch"]["stream_k"] for s in SPECS if s.stream_k}
+    runs = {
+        s.id: results[(s.id, Shape(333, 4096, 4096))]["launch"]["stream_k"]
+        for s in SPECS
+        if s.stream_k and not s.pads_b
+    }
     assert runs["v9-splitk-128x256x16-w64x64-t8x16-s3-o3-sk"] == {
         "blocks": sms,
         "slices_per_block": -(-48 * 256 // sms),
