@@ -96,8 +96,7 @@ def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None =
         scored = [
             (tflops, config["id"])
             for config in all_tuning_configs()
-            if config["base"] in AUTO_BASES
-            and (tflops := predicted_tflops(measured, config, m, n, k, sms)) is not None
+            if config["base"] in AUTO_BASES and (tflops := predicted_tflops(measured, config, m, n, k, sms)) is not None
         ]
         if scored:
             tflops, config_id = max(scored)

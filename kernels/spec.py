@@ -23,12 +23,14 @@ DEFAULT_SM_COUNT = 132
 STREAM_K_MAX_SLICES = 2**31
 # The kernel a split-K operation launches first, to zero C (defined in the split-K kernel's own source).
 SPLIT_K_ZERO_ENTRY = "splitk_zero_c"
-# Its place where the configuration pads B (KernelSpec.pads_b) and N % 4 != 0: it zeroes C and writes the padded copy
-# of B that the narrow entry reads (kernels/src/v9_splitk.cu).
+# Where a configuration pads N (KernelSpec.pads_n) and N % 4 != 0, the operation's first launch zeroes a copy of C and
+# writes a copy of B, both with rows of N rounded up to a multiple of 4 floats, and its last copies C back
+# (kernels/src/v9_splitk.cu).
 SPLIT_K_PAD_ENTRY = "splitk_zero_c_pad_b"
+SPLIT_K_UNPAD_ENTRY = "splitk_unpad_c"
 
-# The id suffix of a configuration that pads B where N % 4 != 0 (KernelSpec.pads_b).
-PADDED_B_SUFFIX = "-pb"
+# The id suffix of a configuration that pads N where N % 4 != 0 (KernelSpec.pads_n).
+PADDED_N_SUFFIX = "-pad"
 
 GridOrder = Literal["rows_x", "cols_x"]
 OperandArgs = Literal["pointers", "tensor_maps", "tensor_maps_cd"]
@@ -100,23 +102,23 @@ class KernelSpec:
         return replace(self, entry=self.narrow_entry) if self.narrow_entry and n % 4 else self
 
     @property
-    def pads_b(self) -> bool:
-        """Whether, where N % 4 != 0, this split-K configuration's narrow entry reads a copy of B whose rows are padded
-        to a multiple of 4 floats (16-byte aligned), which the operation's first launch (SPLIT_K_PAD_ENTRY) writes
-        while it zeroes C (params["PAD_B"])."""
-        return self.split_k and bool(self.params.get("PAD_B"))
+    def pads_n(self) -> bool:
+        """Whether, where N % 4 != 0, this split-K configuration runs its 16-byte kernel at N rounded up to a multiple
+        of 4 on copies of B and C with rows that long (params["PAD_N"]), instead of its narrow kernel on B and C."""
+        return self.split_k and bool(self.params.get("PAD_N"))
 
-    def padded_b_columns(self, n: int) -> int | None:
-        """The row length in floats of the padded copy of B a launch at n columns reads (n rounded up to a multiple
-        of 4), or None where it reads B itself."""
-        return -(-n // 4) * 4 if self.pads_b and n % 4 else None
+    def padded_n(self, n: int) -> int | None:
+        """The N a launch at n columns multiplies at (n rounded up to a multiple of 4) where it pads N, else None."""
+        return -(-n // 4) * 4 if self.pads_n and n % 4 else None
 
-    def first_entry(self, n: int) -> str | None:
-        """The kernel a split-K operation at n columns launches before this one (zeroing C, and padding B where it
-        reads a padded copy), or None for a one-launch operation."""
+    def operation_entries(self, n: int) -> tuple[str, ...]:
+        """The kernels the operation at n columns launches, in order: for a split-K kernel the zeroing launch first
+        (which also pads B where it pads N, and then a launch that copies C back comes last)."""
         if not self.split_k:
-            return None
-        return SPLIT_K_PAD_ENTRY if self.padded_b_columns(n) else SPLIT_K_ZERO_ENTRY
+            return (self.entry,) if self.entry else ()
+        if self.padded_n(n):
+            return (SPLIT_K_PAD_ENTRY, self.entry or "", SPLIT_K_UNPAD_ENTRY)
+        return (SPLIT_K_ZERO_ENTRY, self.entry or "")
 
     @property
     def functions(self) -> tuple[str, ...]:
@@ -208,11 +210,11 @@ class KernelSpec:
                     f"{self.id} counts its tiles' K slices in 32 bits, and {Shape(m, n, k).label} has {slices:,} of "
                     f"them (the limit is {STREAM_K_MAX_SLICES - 1:,}); pick a v9-regdb or split-K configuration"
                 )
-        if self.pads_b and n % 4 == 0:
-            unpadded = self.id.removesuffix(PADDED_B_SUFFIX)
+        if self.pads_n and n % 4 == 0:
+            unpadded = self.id.removesuffix(PADDED_N_SUFFIX)
             return (
-                f"{self.id} differs from {unpadded} only where N % 4 != 0 (it then pads B's rows to a multiple of 4 "
-                f"floats); at N = {n} run {unpadded}"
+                f"{self.id} differs from {unpadded} only where N % 4 != 0 (it then pads N to a multiple of 4); "
+                f"at N = {n} run {unpadded}"
             )
         if self.multiple_of > 1 and any(d % self.multiple_of for d in (m, n, k)):
             fitting = Shape(self._round_up(m), self._round_up(n), self._round_up(k))

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernels.catalog import catalog_entry
-from kernels.spec import PADDED_B_SUFFIX, KernelSpec
+from kernels.spec import PADDED_N_SUFFIX, KernelSpec
 from profiling.device_model import GPU_TABLE, device_slug, table_name_for
 from profiling.paths import TUNED_DIR
 
@@ -90,7 +90,7 @@ def _build(
         + (f"-o{order}" if order else "")
         + (f"-d{deep}" if deep else "")
         + ("-sk" if stream_k else "")
-        + (PADDED_B_SUFFIX if params.get("PAD_B") else ""),
+        + (PADDED_N_SUFFIX if params.get("PAD_N") else ""),
         "source": source,
         "entry": f"{template}<{','.join(map(str, args))}>",
         "block": (threads, 1),
@@ -468,20 +468,20 @@ SPLIT_K_BASES = (SPLITK_BASE, V9_SPLITK_BASE)
 
 
 def _v9_splitk_config(
-    *tile: int, order: int = 0, deep_slices: int = 0, stream_k: bool = False, pad_b: bool = False
+    *tile: int, order: int = 0, deep_slices: int = 0, stream_k: bool = False, pad_n: bool = False
 ) -> dict:
     """A v9-splitk configuration; `deep_slices` (when set) replaces the split rule's preferred depth of a split in
     slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>); `stream_k` makes it the stream-K
     kernel of the same tile (sgemm_regdb_streamk: one wave of blocks sharing all tiles' K slices; id ends in -sk);
-    `pad_b` makes its N % 4 != 0 kernel read a copy of B with 16-byte-aligned rows (KernelSpec.pads_b; id ends in
-    -pb), and it runs only where N % 4 != 0."""
+    `pad_n` makes it run its 16-byte kernel where N % 4 != 0, on copies of B and C padded to N rounded up to a
+    multiple of 4 (KernelSpec.pads_n; id ends in -pad), and only there."""
     params = _v9_params(*tile, order=order)
     if deep_slices:
         params["SPLIT_DEEP_SLICES"] = deep_slices
     if stream_k:
         params["STREAM_K"] = 1
-    if pad_b:
-        params["PAD_B"] = 1
+    if pad_n:
+        params["PAD_N"] = 1
     template = "sgemm_regdb_streamk" if stream_k else "sgemm_regdb_splitk"
     return _build(
         V9_SPLITK_BASE,
@@ -490,7 +490,7 @@ def _v9_splitk_config(
         params,
         v9_problems(params),
         True,
-        narrow_template=f"{template}_padded" if pad_b else f"{template}_narrow",
+        narrow_template=None if pad_n else f"{template}_narrow",
     )
 
 
@@ -528,13 +528,14 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True),
     _v9_splitk_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2, stream_k=True),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True),
-    # Where N % 4 != 0, B copied to 16-byte-aligned rows first: the tiles that lead at N of 127 and 333 read it with
-    # 16-byte copies instead of the narrow kernels' 4-byte ones (at 4096x128x8191 on an H200 the 256x128 stream-K
-    # tile reached 46.2 TFLOP/s, at 4096x127x8191 39.8).
-    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8, pad_b=True),
-    _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_b=True),
-    _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_b=True),
-    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_b=True),
+    # Where N % 4 != 0, the 16-byte kernel at N rounded up to a multiple of 4, on padded copies of B and C: the tiles
+    # that lead at N of 127 and 333. The narrow kernels' 4-byte copies of B and reductions into C cost them most of
+    # what they miss there (an H200 probe: the 256x128 stream-K tile reached 46.2 TFLOP/s at 4096x128x8191 and 39.8
+    # at 4096x127x8191; 64x128 stream-K 23.9 at 333x128x8191 and 16.8 at 333x127x8191).
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8, pad_n=True),
+    _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_n=True),
+    _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_n=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_n=True),
 ]
 
 

@@ -628,16 +628,16 @@ sksquare)
   record sksquare "tune $(tail -1 "$F/tune.log"); bench ok rows: $(grep -c ' ok ' "$F/bench.txt")"
   ;;
 padb)
-  # v9-splitk's configurations that pad B where N % 4 != 0 (ids ending -pb: the first launch zeroes C and copies B to
-  # rows of a multiple of 4 floats, which the kernel reads with 16-byte copies): v9-splitk's GPU tests (every
-  # configuration at awkward and deep-K shapes, launch facts; the padded ones refused where N % 4 == 0), then memcheck
-  # and racecheck of the padded ones at an uneven shape with edge tiles (300x263x2000), a deep narrow one
-  # (127x127x8191) and N = 1 (333x1x4097). About 3-4 minutes on an H100.
+  # v9-splitk's configurations that pad N where N % 4 != 0 (ids ending -pad: the first launch zeroes a copy of C and
+  # copies B to rows of a multiple of 4 floats, the 16-byte kernel multiplies at N padded, the last launch copies C
+  # back): v9-splitk's GPU tests (every configuration at awkward and deep-K shapes, launch facts; the padded ones
+  # refused where N % 4 == 0), then memcheck and racecheck of the padded ones at an uneven shape with edge tiles
+  # (300x263x2000), a deep narrow one (127x127x8191) and N = 1 (333x1x4097). About 3-4 minutes on an H100.
   stage padb
   F="$EV/padb"; mkdir -p "$F"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$F/env.txt" 2>&1
   timeout 300 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('-pb')))")
+  cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('-pad')))")
   job /tmp/san_pb1.json verify "$cfgs" 300 263 2000
   job /tmp/san_pb2.json verify "$cfgs" 127 127 8191
   job /tmp/san_pb3.json verify "$cfgs" 333 1 4097

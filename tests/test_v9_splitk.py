@@ -59,9 +59,11 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         assert ("-sk" in c["id"]) == bool(p.get("STREAM_K")) == get_kernel(c["id"]).stream_k
         assert c["entry"].startswith(f"{function}<")
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
-        twin = "_padded" if p.get("PAD_B") else "_narrow"
-        assert c["id"].endswith("-pb") == bool(p.get("PAD_B")) == get_kernel(c["id"]).pads_b
-        assert c["narrow_entry"].startswith(f"{function}{twin}<") and c["narrow_entry"].endswith(
+        assert c["id"].endswith("-pad") == bool(p.get("PAD_N")) == get_kernel(c["id"]).pads_n
+        if p.get("PAD_N"):  # where N % 4 != 0 it runs its 16-byte kernel at N padded, never a narrow one
+            assert c["narrow_entry"] is None
+            continue
+        assert c["narrow_entry"].startswith(f"{function}_narrow<") and c["narrow_entry"].endswith(
             f",{p['MIN_BLOCKS']},{p.get('ORDER', 0)}>"
         )
         assert c["narrow_entry"] + "(" in source, f"{c['narrow_entry']} is not instantiated in v9_splitk.cu"
@@ -106,13 +108,10 @@ def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
     assert split.count(body.format("false") + ">(A, B, C, M, N, K, smem);") == 1
     assert split.count(body.format("false") + ", 0, true>(A, B, C, M, N, K, smem);") == 1  # the narrow kernel
     # The stream-K kernels run the body once per segment (SPLIT and STREAM_K); the 16-byte kernel has no 4-byte path.
-    assert split.count(body.format("VEC") + ", 0, NARROW, true, PADDED_B>(") == 1
+    assert split.count(body.format("VEC") + ", 0, NARROW, true>(") == 1
     run = "streamk_run<{}, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, {}>(A, B, C, M, N, K, smem);"
     assert split.count(run.format("true", "false")) == 1 and split.count(run.format("false", "true")) == 1
-    # The kernels that read a padded B: the narrow body with PADDED_B, as a split and as stream-K segments.
-    assert split.count(body.format("false") + ", 0, true, false, true>(A, Bp, C, M, N,") == 1
-    assert split.count(run.format("false", "true, true").replace("(A, B,", "(A, Bp,")) == 1
-    assert split.count("streamk_run<") == 3
+    assert split.count("streamk_run<") == 2
 
 
 @pytest.mark.parametrize(
@@ -224,41 +223,46 @@ def test_stream_k_refuses_more_slices_than_its_32_bit_count_and_auto_passes_it_o
     assert huge.config_id != stream_k.id and huge.source.startswith("default")
 
 
-PADDED = ["v9-splitk-64x128x16-w32x64-t8x8-s3-d8-pb", "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pb"]
+PADDED = ["v9-splitk-64x128x16-w32x64-t8x8-s3-d8-pad", "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad"]
 
 
 @pytest.mark.parametrize("config_id", PADDED)
-def test_a_padded_configuration_reads_b_padded_to_16_byte_rows_where_n_is_not_a_multiple_of_4(config_id: str) -> None:
+def test_a_padded_configuration_runs_its_16_byte_kernel_at_n_padded_to_a_multiple_of_4(config_id: str) -> None:
     spec = get_kernel(config_id)
-    twin = get_kernel(config_id.removesuffix("-pb"))
-    assert spec.pads_b and not twin.pads_b and spec.entry == twin.entry and spec.params["PAD_B"] == 1
-    kind = "streamk" if spec.stream_k else "splitk"
-    # The narrow twin's template arguments, its FFMA order always written out.
-    assert spec.launched_at(127).entry == twin.narrow_entry.replace(f"_{kind}_narrow<", f"_{kind}_padded<")
-    assert (spec.padded_b_columns(127), spec.padded_b_columns(333), spec.padded_b_columns(1)) == (128, 336, 4)
-    assert twin.padded_b_columns(127) is None
-    # The first launch zeroes C and writes the 4096 x 128 copy of B: one float4 per thread, at most 8 blocks per SM.
+    twin = get_kernel(config_id.removesuffix("-pad"))
+    assert spec.pads_n and not twin.pads_n and spec.params["PAD_N"] == 1
+    # Where N % 4 != 0 its twin runs the narrow kernel; it runs the 16-byte one, the twin's entry.
+    assert spec.launched_at(127).entry == spec.entry == twin.entry != twin.launched_at(127).entry
+    assert (spec.padded_n(127), spec.padded_n(333), spec.padded_n(1), twin.padded_n(127)) == (128, 336, 4, None)
+    # Three launches: zero C's copy and pad B's (4096 + 8191 rows of 128 floats, one float4 per thread, at most 8
+    # blocks per SM), multiply at N = 128, copy C's 127 columns back (4096 x 127 floats).
     facts = launch_facts(spec.launched_at(127), Shape(4096, 127, 8191), 132)
-    assert facts["padded_b_columns"] == 128
-    assert facts["launches"][0] == {"kernel": "splitk_zero_c_pad_b", "grid": [1056, 1, 1], "block": [256, 1, 1]}
-    assert facts["launches"][1]["kernel"] == spec.launched_at(127).entry
-    assert facts["grid"] == list(twin.launch_grid(4096, 127, 8191, 132))
-    assert "padded_b_columns" not in launch_facts(twin.launched_at(127), Shape(4096, 127, 8191), 132)
-    # The copy is counted in the memory a run needs: 8191 rows of 128 floats more than its twin's.
+    assert facts["padded_n"] == 128 and facts["grid"] == list(twin.launch_grid(4096, 127, 8191, 132))
+    assert facts["launches"] == [
+        {"kernel": "splitk_zero_c_pad_b", "grid": [1056, 1, 1], "block": [256, 1, 1]},
+        {"kernel": spec.entry, "grid": facts["grid"], "block": [*spec.block, 1]},
+        {"kernel": "splitk_unpad_c", "grid": [508, 1, 1], "block": [256, 1, 1]},
+    ]
+    twin_facts = launch_facts(twin.launched_at(127), Shape(4096, 127, 8191), 132)
+    assert "padded_n" not in twin_facts and [x["kernel"] for x in twin_facts["launches"]] == [
+        "splitk_zero_c",
+        twin.narrow_entry,
+    ]
+    # The copies are counted in the memory a run needs: 8191 + 4096 rows of 128 floats more than its twin's.
     from profiling.gpu.jobs import device_bytes_needed
 
     extra = device_bytes_needed(spec, Shape(4096, 127, 8191)) - device_bytes_needed(twin, Shape(4096, 127, 8191))
-    assert extra == 4 * 8191 * 128
-    # ncu's filter takes the padding launch too.
-    assert "splitk_zero_c_pad_b" in kernel_name_regex([config_id])
+    assert extra == 4 * (8191 + 4096) * 128
+    # ncu's filter takes all three launches.
+    regex = kernel_name_regex([config_id])
+    assert regex is not None and "splitk_zero_c_pad_b|splitk_unpad_c|sgemm_regdb_" in regex
 
 
 def test_a_padded_configuration_runs_only_where_n_is_not_a_multiple_of_4(monkeypatch) -> None:
     padded = get_kernel(PADDED[1])
     assert padded.size_problem(4096, 128, 8191) == (
-        "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pb differs from v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk only "
-        "where N % 4 != 0 (it then pads B's rows to a multiple of 4 floats); at N = 128 run "
-        "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk"
+        "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad differs from v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk only "
+        "where N % 4 != 0 (it then pads N to a multiple of 4); at N = 128 run v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk"
     )
     assert padded.size_problem(4096, 127, 8191) is None
     # Measured fastest at a narrow shape, it is predicted (and sgemm-auto runs it) there, never at N % 4 == 0.

@@ -123,12 +123,9 @@ __device__ __forceinline__ float4 load_cluster4(unsigned addr)
 // where N % 4 != 0) copies B one column per thread and adds split-K partial tiles in the widest reductions each
 // address allows. It is a separate instantiation, not a change of the !VEC path, because the VEC and !VEC bodies
 // share their kernel function's registers: the narrow copies in the same function cost the 16-byte path 2-10
-// points of cuBLAS on the H100. PADDED_B (with NARROW): B is a copy whose rows are N rounded up to a multiple of 4
-// floats, zeros past N, so that its rows are 16-byte aligned and copied in 16-byte pieces as VEC's; C is still N
-// wide and written as NARROW's.
+// points of cuBLAS on the H100.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
-          bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false,
-          bool PADDED_B = false>
+          bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K, float* smem,
                                            v9::Segment segment = {})
@@ -159,7 +156,6 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     static_assert(STAGES >= 3, "slice t+STAGES-1 is copied into the buffer of slice t-1 while slice t+1 is read");
     static_assert(!(SPLIT && CLUSTER_SPLITS), "one way of splitting K");
     static_assert(!STREAM_K || SPLIT, "a stream-K segment adds its partial tile into C like a split");
-    static_assert(!PADDED_B || (NARROW && !VEC), "a padded B is read where N % 4 != 0, by the narrow kernels");
     static_assert(CLUSTER_SPLITS == 0 || BM % CLUSTER_SPLITS == 0, "each block of a cluster reduces whole rows");
 
     const int tid = threadIdx.x;
@@ -217,19 +213,17 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // copy; otherwise four 4-byte ones). B_ONE_COLUMN (NARROW, a whole number of block rows per pass): four times
     // the units, each one column b_col, consecutive threads on consecutive columns, so that a warp's copy reads
     // 128 contiguous bytes of a row of B; four copies of a 4-column group would each touch four times the sectors.
-    constexpr bool B_ONE_COLUMN = NARROW && !VEC && !PADDED_B && THREADS % BN == 0;
+    constexpr bool B_ONE_COLUMN = NARROW && !VEC && THREADS % BN == 0;
     constexpr int B_COPIES = B_ONE_COLUMN ? 4 * B_UNITS : B_UNITS;
     constexpr int B_PASS_ROWS = B_ONE_COLUMN ? THREADS / BN : B_ROWS_PER_PASS;
     const int b_row0 = B_ONE_COLUMN ? tid / BN : tid / B_VECS_PER_ROW;
     const int b_col = B_ONE_COLUMN ? tid % BN : (tid % B_VECS_PER_ROW) * 4;
     const int gb_col = bn + b_col;
-    const int ldb = PADDED_B ? (N + 3) & ~3 : N;
-    const float* b_src = B + ((size_t)(k_begin + b_row0) * ldb + gb_col);  // advanced by BK rows per slice
-    const size_t b_pass = (size_t)B_PASS_ROWS * ldb;
-    const size_t b_slice = (size_t)BK * ldb;
-    // Columns of this thread's B group inside B: all 4 (VEC: N % 4 == 0, whole groups are in or out; PADDED_B: a
-    // group that starts inside N ends inside the padded row, whose last columns are zeros) or b_cols (B_ONE_COLUMN:
-    // its one column when b_cols > 0).
+    const float* b_src = B + ((size_t)(k_begin + b_row0) * N + gb_col);  // advanced by BK rows per slice
+    const size_t b_pass = (size_t)B_PASS_ROWS * N;
+    const size_t b_slice = (size_t)BK * N;
+    // Columns of this thread's B group inside B: all 4 (VEC: N % 4 == 0, whole groups are in or out) or b_cols
+    // (B_ONE_COLUMN: its one column when b_cols > 0).
     const int b_cols = min(max(N - gb_col, 0), 4);
 
     const unsigned smem_base = v9::smem_addr(smem);
@@ -257,7 +251,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
             const bool k_in = j * B_PASS_ROWS < b_left;
             const unsigned dst = b_dst + so + (unsigned)(j * B_PASS_ROWS * BN) * 4u;
             const float* src = b_src + j * b_pass;
-            if (VEC || PADDED_B) {
+            if (VEC) {
                 v9::copy16(dst, src, k_in && b_cols > 0);
             } else if (B_ONE_COLUMN) {
                 v9::copy4(dst, src, k_in && b_cols > 0);

@@ -43,35 +43,22 @@ sgemm_regdb_splitk_narrow(const float* __restrict__ A, const float* __restrict__
     regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true>(A, B, C, M, N, K, smem);
 }
 
-// The kernel the host launches where N % 4 != 0 for a configuration that pads B (KernelSpec.pads_b): B's rows are
-// then 4-byte aligned only, and copying them in 4-byte pieces costs the narrow kernel 15-25 % of cuBLAS at deep K
-// (4096x127x8191 against 4096x128x8191 on an H200), more than a copy of B in 16-byte-aligned rows costs. Bp is that
-// copy (K rows of N rounded up to a multiple of 4 floats, zeros past N), written by splitk_zero_c_pad_b.
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
-          int ORDER>
-__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-sgemm_regdb_splitk_padded(const float* __restrict__ A, const float* __restrict__ Bp, float* __restrict__ C, int M,
-                          int N, int K)
-{
-    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
-    extern __shared__ __align__(16) float smem[];
-    regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true, false, true>(A, Bp, C, M, N,
-                                                                                                      K, smem);
-}
-
-// The first launch of a padded operation: C = 0, as splitk_zero_c, and Bp = B with each row padded to n4 = N
-// rounded up to a multiple of 4 floats (zeros past N), one 16-byte store of Bp per step of the grid-stride loop.
-extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ C, long long count, const float* __restrict__ B,
+// Padded operations (KernelSpec.pads_n), for N % 4 != 0: B's and C's rows are then 4-byte aligned only, and the
+// narrow kernels' 4-byte copies of B and reductions into C cost them 15-25 % of cuBLAS at deep K (4096x127x8191
+// against 4096x128x8191 on an H200). The operation instead runs the 16-byte kernel at N rounded up to a multiple of
+// 4 (n4) on copies of B and C with rows of n4 floats: splitk_zero_c_pad_b writes those copies (C's zeros, B's
+// columns then zeros), the kernel multiplies, and splitk_unpad_c copies C's first N columns back.
+extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long count, const float* __restrict__ B,
                                                float* __restrict__ Bp, int K, int N)
 {
-    const long long c_vecs = count / 4;
+    const long long c_vecs = count / 4;  // count = M x n4: whole float4s
     const int row_vecs = (N + 3) / 4;
     const long long all = c_vecs + (long long)K * row_vecs;
     const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = first; i < all; i += stride) {
         if (i < c_vecs) {
-            reinterpret_cast<float4*>(C)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+            reinterpret_cast<float4*>(Cp)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
             continue;
         }
         const long long v = i - c_vecs;
@@ -81,7 +68,17 @@ extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ C, long long 
         reinterpret_cast<float4*>(Bp)[v] = make_float4(src[0], col + 1 < N ? src[1] : 0.f,
                                                        col + 2 < N ? src[2] : 0.f, col + 3 < N ? src[3] : 0.f);
     }
-    if (first < count - c_vecs * 4) C[c_vecs * 4 + first] = 0.0f;
+}
+
+extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* __restrict__ C, int M, int N)
+{
+    const int n4 = (N + 3) & ~3;
+    const long long count = (long long)M * N;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const long long row = i / N;
+        C[i] = Cp[row * n4 + (i - row * N)];
+    }
 }
 
 // Stream-K: the launch is one wave of gridDim.x blocks, and the grid_m x grid_n tiles' K slices, laid end to end
@@ -90,7 +87,7 @@ extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ C, long long 
 // C (zeroed first, as for the splits above). Where tiles x splits would leave part of a wave idle (48 tiles of
 // 128x256 at 333x4096 fill 96 or 144 of 132 SMs), every SM gets the same number of slices.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
-          bool NARROW, bool PADDED_B = false>
+          bool NARROW>
 __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const float* __restrict__ B,
                                             float* __restrict__ C, int M, int N, int K, float* smem)
 {
@@ -105,7 +102,7 @@ __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const f
         const int tile = it / slices;
         const int k_first = it - tile * slices;
         const int k_tiles = min(slices - k_first, end - it);
-        regdb_body<VEC, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, NARROW, true, PADDED_B>(
+        regdb_body<VEC, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, NARROW, true>(
             A, B, C, M, N, K, smem, v9::Segment{tile, grid_m, grid_n, k_first, k_tiles});
         it += k_tiles;
         // Every warp has read its last fragments of this segment before the next one's prologue refills the stages.
@@ -139,18 +136,6 @@ sgemm_regdb_streamk_narrow(const float* __restrict__ A, const float* __restrict_
     streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true>(A, B, C, M, N, K, smem);
 }
 
-// Its kernel that reads a padded B, as sgemm_regdb_splitk_padded.
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
-          int ORDER>
-__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-sgemm_regdb_streamk_padded(const float* __restrict__ A, const float* __restrict__ Bp, float* __restrict__ C, int M,
-                           int N, int K)
-{
-    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
-    extern __shared__ __align__(16) float smem[];
-    streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, true>(A, Bp, C, M, N, K, smem);
-}
-
 // Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so
 // that an offline nvcc -cubin build emits them (NVRTC instantiates what the launcher names and skips this).
 #ifndef __CUDACC_RTC__
@@ -178,9 +163,4 @@ template __global__ void sgemm_regdb_streamk_narrow<128,256,16,64,64,8,16,3,256,
 template __global__ void sgemm_regdb_streamk_narrow<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_narrow<128,128,16,64,32,8,8,3,256,2,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_narrow<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
-// The configurations that pad B where N % 4 != 0: their kernels that read the padded copy.
-template __global__ void sgemm_regdb_splitk_padded<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
-template __global__ void sgemm_regdb_splitk_padded<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
-template __global__ void sgemm_regdb_streamk_padded<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
-template __global__ void sgemm_regdb_streamk_padded<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
 #endif

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_ZERO_ENTRY, KernelSpec
+from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY, SPLIT_K_ZERO_ENTRY, KernelSpec
 from profiling.gpu.fp32_cupy import cupy
 
 
@@ -23,8 +23,8 @@ class CompiledKernel:
     spec: KernelSpec
     function: Any
     info: dict[str, Any]
-    # Other kernels of the same module the operation launches, by name (a split-K kernel's zeroing of C, and of C
-    # with B's padding).
+    # Other kernels of the same module the operation launches, by name (a split-K kernel's zeroing of C; where it
+    # pads N, the padding of B with the zeroing and the copy of C back).
     helpers: dict[str, Any] = field(default_factory=dict)
 
 
@@ -69,8 +69,8 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
         "dynamic_smem_bytes": spec.dynamic_smem_bytes,
         "log": _ptxas_log(spec, arch),
     }
-    first_entries = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY) if spec.pads_b else (SPLIT_K_ZERO_ENTRY,)
-    helpers = {name: module.get_function(name) for name in first_entries} if spec.split_k else {}
+    others = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY) if spec.pads_n else (SPLIT_K_ZERO_ENTRY,)
+    helpers = {name: module.get_function(name) for name in others} if spec.split_k else {}
     compiled = CompiledKernel(spec, function, info, helpers)
     _COMPILED[key] = compiled
     return compiled

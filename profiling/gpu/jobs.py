@@ -88,12 +88,12 @@ def element_bytes(spec: KernelSpec) -> tuple[int, int]:
 
 
 def device_bytes_needed(spec: KernelSpec, shape: Shape) -> int:
-    """GPU memory one run needs: A, B, the output, the reference output (and C for AddMM), and the padded copy of B
-    a split-K kernel that pads B reads (KernelSpec.padded_b_columns)."""
+    """GPU memory one run needs: A, B, the output, the reference output (and C for AddMM), and the padded copies of B
+    and C of a split-K kernel that pads N (KernelSpec.padded_n)."""
     op = spec.operation_spec
     m, n, k = shape.m, shape.n, shape.k
-    padded_b = op.input_bytes * k * (spec.padded_b_columns(n) or 0)
-    return op.input_bytes * (m * k + k * n) + op.output_bytes * op.device_buffers * m * n + padded_b
+    padded = op.input_bytes * (k + m) * (spec.padded_n(n) or 0)
+    return op.input_bytes * (m * k + k * n) + op.output_bytes * op.device_buffers * m * n + padded
 
 
 def check_fits(spec: KernelSpec, shape: Shape, free_bytes: int, reserved_bytes: int = 0) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 from kernels.auto import auto_choice
 from kernels.operations import OPERATIONS
 from kernels.registry import get_kernel
-from kernels.spec import DEFAULT_SM_COUNT, KernelSpec
+from kernels.spec import DEFAULT_SM_COUNT, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY, SPLIT_K_ZERO_ENTRY, KernelSpec
 from kernels.tuning import tunable_bases, tuned_config_id
 from profiling.gpu.bfloat16 import bfloat16_bits_to_float32, to_bfloat16_bits
 from profiling.gpu.compile import CompiledKernel, compile_kernel, max_active_blocks
@@ -90,7 +90,7 @@ class Problem:
         self.out = xp.empty((shape.m, shape.n), dtype=xp.float32)
         self.half_out: Any = None  # cuBLAS HGEMM's float16 output, allocated when the reference first runs
         self.tensor_maps: dict[str, tuple[Any, ...]] = {}  # TMA maps of A and B (C, D) per kernel id, built once
-        self._padded_b: Any = None  # B with rows padded to a multiple of 4 floats (padded_b), allocated when first used
+        self._padded: tuple[Any, Any] | None = None  # B's and C's padded copies (padded_copies), made when first used
         if operation == "sgemm":
             self.ref = xp.matmul(a, b)
         else:
@@ -120,10 +120,12 @@ class Problem:
             return lambda: cupy.matmul(self.a, self.b, out=half_out)
         grid = spec.launch_grid(m, n, k, sm_count)
         block = spec.block
-        padded_columns = spec.padded_b_columns(n)
-        b = self.padded_b(padded_columns) if padded_columns else self.b
-        if self.operation == "sgemm":
-            args = (self.a, b, self.out, np.int32(m), np.int32(n), np.int32(k))
+        padded_n = spec.padded_n(n)
+        if padded_n:
+            b_padded, c_padded = self.padded_copies(padded_n)
+            args = (self.a, b_padded, c_padded, np.int32(m), np.int32(padded_n), np.int32(k))
+        elif self.operation == "sgemm":
+            args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k))
         elif spec.operand_args == "tensor_maps_cd":
             args = (*self.operand_maps(spec), np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         else:
@@ -132,22 +134,26 @@ class Problem:
         fn, smem = compiled.function, spec.dynamic_smem_bytes
         if spec.split_k:
             # The splits add into C: the operation is the zeroing launch and the kernel, timed as one.
-            first = compiled.helpers[spec.first_entry(n)]
+            entries = spec.operation_entries(n)
+            first = compiled.helpers[entries[0]]
 
             def multiply() -> None:
                 fn(grid, block, args, shared_mem=smem)
 
-            if padded_columns:
-                return padded_split_k_operation(first, self.out, self.b, b, sm_count, multiply)
+            if padded_n:
+                copies = (self.b, b_padded, self.out, c_padded)
+                return padded_split_k_operation(first, compiled.helpers[entries[-1]], copies, sm_count, multiply)
             return split_k_operation(first, self.out, sm_count, multiply)
         return lambda: fn(grid, block, args, shared_mem=smem)
 
-    def padded_b(self, columns: int) -> Any:
-        """The buffer for B's copy with rows of `columns` floats (KernelSpec.padded_b_columns), allocated once per
-        problem; the operation's first launch fills it on every run, so its time is the operation's."""
-        if self._padded_b is None or self._padded_b.shape[1] != columns:
-            self._padded_b = self.xp.empty((self.shape.k, columns), dtype=self.xp.float32)
-        return self._padded_b
+    def padded_copies(self, padded_n: int) -> tuple[Any, Any]:
+        """The buffers for B's and C's copies with rows of `padded_n` floats (KernelSpec.padded_n), allocated once
+        per problem; the operation writes them on every run, so their cost is in its time."""
+        if self._padded is None or self._padded[0].shape[1] != padded_n:
+            xp, shape = self.xp, self.shape
+            b = xp.empty((shape.k, padded_n), dtype=xp.float32)
+            self._padded = (b, xp.empty((shape.m, padded_n), dtype=xp.float32))
+        return self._padded
 
     def operand_maps(self, spec: KernelSpec) -> tuple[Any, ...]:
         """A's and B's TMA tensor maps for a kernel that reads them through the Tensor Memory Accelerator (and C's
@@ -218,17 +224,22 @@ def split_k_operation(zero: Any, out: Any, sm_count: int | None, multiply: Calla
 
 
 def padded_split_k_operation(
-    first: Any, out: Any, b: Any, padded_b: Any, sm_count: int | None, multiply: Callable[[], None]
+    first: Any, last: Any, copies: tuple[Any, Any, Any, Any], sm_count: int | None, multiply: Callable[[], None]
 ) -> Callable[[], None]:
-    """split_k_operation where the kernel reads a padded copy of B: launch 1 zeroes `out` and writes `padded_b` from
-    `b` (SPLIT_K_PAD_ENTRY), launch 2 is `multiply`."""
-    k, n = b.shape
-    grid = (zero_blocks(out.size + padded_b.size, sm_count),)
-    args = (out, np.int64(out.size), b, padded_b, np.int32(k), np.int32(n))
+    """split_k_operation where N is padded (KernelSpec.padded_n), `copies` being (B, its padded copy, C, its padded
+    copy): launch 1 zeroes C's copy and writes B's (SPLIT_K_PAD_ENTRY), launch 2 is `multiply` on the copies,
+    launch 3 copies C's first N columns into C (SPLIT_K_UNPAD_ENTRY)."""
+    b, b_padded, out, c_padded = copies
+    (k, n), m = b.shape, out.shape[0]
+    pad_grid = (zero_blocks(c_padded.size + b_padded.size, sm_count),)
+    pad_args = (c_padded, np.int64(c_padded.size), b, b_padded, np.int32(k), np.int32(n))
+    unpad_grid = (zero_blocks(out.size, sm_count),)
+    unpad_args = (c_padded, out, np.int32(m), np.int32(n))
 
     def run() -> None:
-        first(grid, (ZERO_THREADS,), args)
+        first(pad_grid, (ZERO_THREADS,), pad_args)
         multiply()
+        last(unpad_grid, (ZERO_THREADS,), unpad_args)
 
     return run
 
@@ -317,19 +328,19 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
         facts["stream_k"] = {"blocks": grid[0], "slices_per_block": math.ceil(slices / grid[0])}
     elif spec.split_k:
         facts["split_k"] = grid[2]
-    padded_columns = spec.padded_b_columns(shape.n)
-    if padded_columns:
-        facts["padded_b_columns"] = padded_columns
     if spec.split_k:
-        first_floats = shape.m * shape.n + shape.k * (padded_columns or 0)
+        m, n, k = shape.m, shape.n, shape.k
+        padded_n = spec.padded_n(n)
+        # The zeroing launch's floats: C's, or C's and B's padded copies; the unpadding launch's: C's.
+        floats = {SPLIT_K_ZERO_ENTRY: m * n, SPLIT_K_PAD_ENTRY: (m + k) * (padded_n or 0), SPLIT_K_UNPAD_ENTRY: m * n}
         facts["launches"] = [
-            {
-                "kernel": spec.first_entry(shape.n),
-                "grid": [zero_blocks(first_floats, sm_count), 1, 1],
-                "block": [ZERO_THREADS, 1, 1],
-            },
-            {"kernel": spec.entry, "grid": list(grid), "block": [*spec.block, 1]},
+            {"kernel": name, "grid": list(grid), "block": [*spec.block, 1]}
+            if name == spec.entry
+            else {"kernel": name, "grid": [zero_blocks(floats[name], sm_count), 1, 1], "block": [ZERO_THREADS, 1, 1]}
+            for name in spec.operation_entries(n)
         ]
+        if padded_n:
+            facts["padded_n"] = padded_n
     if spec.cluster_split_k:
         facts["split_k"] = grid[2]
         facts["cluster"] = [1, 1, grid[2]]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from kernels.registry import get_kernel
-from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_ZERO_ENTRY
+from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY, SPLIT_K_ZERO_ENTRY
 from profiling.errors import InvalidInput, NcuError
 from profiling.gpu.jobs import BenchSettings, Job, Task
 from profiling.gpu.process import worker_command
@@ -64,10 +64,10 @@ def kernel_name_regex(kernel_ids: Sequence[str]) -> str | None:
             # cuBLAS's names are not ours to know, nor which kernel sgemm-auto picks at a shape.
             return None
         # ncu matches the function name without template arguments ("sgemm_tiled"), the N % 4 != 0 twin's too.
-        # A split-K kernel's operation starts with the launch that zeroes C (and pads B, where it reads B padded):
-        # a part of what is profiled.
-        first = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY) if spec.pads_b else (SPLIT_K_ZERO_ENTRY,)
-        for name in (*first, *spec.functions) if spec.split_k else spec.functions:
+        # A split-K kernel's operation starts with the launch that zeroes C (and pads B, and ends with the copy of
+        # C back, where it pads N): parts of what is profiled.
+        others = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY) if spec.pads_n else (SPLIT_K_ZERO_ENTRY,)
+        for name in (*others, *spec.functions) if spec.split_k else spec.functions:
             if name not in names:
                 names.append(name)
     return "regex:^(" + "|".join(re.escape(n) for n in names) + ")$"

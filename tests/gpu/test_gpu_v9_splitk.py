@@ -3,7 +3,7 @@ awkward sizes (1, 17, 129, non-multiples of the tile, K not a multiple of the sl
 slices do not divide by the split count) and at small-M*N, deep-K shapes, zeroes C before every launch (timed
 launches stay correct: op "bench" checks the last timed launch again) and records its splits. Its stream-K
 configurations (one wave of blocks, each an equal run of all tiles' K slices across tile boundaries) the same, and
-those that pad B where N % 4 != 0 (refused where N % 4 == 0)."""
+those that pad N to a multiple of 4 where N % 4 != 0 (refused where N % 4 == 0)."""
 
 from __future__ import annotations
 
@@ -42,9 +42,9 @@ def test_v9_split_k_matches_cublas_and_stays_correct_over_timed_launches(benched
     _device, results = benched
     mine = {shape: r for (kernel, shape), r in results.items() if kernel == config_id}
     assert set(mine) == set(SHAPES)
-    pads_b = get_kernel(config_id).pads_b
+    pads_n = get_kernel(config_id).pads_n
     for shape, r in mine.items():
-        if pads_b and shape.n % 4 == 0:
+        if pads_n and shape.n % 4 == 0:
             # A configuration that pads B differs from its twin only where N % 4 != 0, and runs only there.
             assert r["status"] == "refused" and "only where N % 4 != 0" in r["error"], shape.label
             continue
@@ -59,18 +59,16 @@ def test_launch_facts_record_the_splits(benched) -> None:
         if kernel not in {s.id for s in SPECS}:
             continue  # cuBLAS, run first at each shape
         spec = get_kernel(kernel)
-        if spec.pads_b:
+        if spec.pads_n:
             if shape.n % 4 == 0:
                 continue  # refused
-            # The first launch zeroes C and writes B's copy in rows of N rounded up to a multiple of 4.
-            columns = -(-shape.n // 4) * 4
-            assert r["launch"]["padded_b_columns"] == columns, (kernel, shape.label)
-            assert r["launch"]["launches"][0]["kernel"] == "splitk_zero_c_pad_b", (kernel, shape.label)
-            assert r["launch"]["launches"][1]["kernel"].startswith(
-                ("sgemm_regdb_splitk_padded<", "sgemm_regdb_streamk_padded<")
-            )
+            # Three launches: C's copy zeroed with B's written, the 16-byte kernel at N padded, C copied back.
+            assert r["launch"]["padded_n"] == -(-shape.n // 4) * 4, (kernel, shape.label)
+            names = [launch["kernel"] for launch in r["launch"]["launches"]]
+            assert names == ["splitk_zero_c_pad_b", spec.entry, "splitk_unpad_c"], (kernel, shape.label)
         elif spec.split_k and shape.n % 4:
-            assert "padded_b_columns" not in r["launch"] and r["launch"]["launches"][0]["kernel"] == "splitk_zero_c"
+            assert "padded_n" not in r["launch"], (kernel, shape.label)
+            assert [launch["kernel"] for launch in r["launch"]["launches"]] == ["splitk_zero_c", spec.narrow_entry]
         grid = spec.launch_grid(shape.m, shape.n, shape.k, sms)
         assert r["launch"]["grid"] == list(grid), (kernel, shape.label)
         if spec.stream_k:
@@ -85,7 +83,7 @@ def test_launch_facts_record_the_splits(benched) -> None:
     runs = {
         s.id: results[(s.id, Shape(333, 4096, 4096))]["launch"]["stream_k"]
         for s in SPECS
-        if s.stream_k and not s.pads_b
+        if s.stream_k and not s.pads_n
     }
     assert runs["v9-splitk-128x256x16-w64x64-t8x16-s3-o3-sk"] == {
         "blocks": sms,
