@@ -12,6 +12,7 @@ import pytest
 from kernels import auto, tuning
 from kernels.catalog import CATALOG
 from kernels.registry import find_kernel, get_kernel
+from profiling.gpu.compile import compile_cache_key
 from profiling.gpu.runner import launch_facts
 from profiling.nsight.runner import kernel_name_regex
 from profiling.shape import Shape
@@ -253,6 +254,8 @@ def test_a_padded_configuration_runs_its_16_byte_kernel_at_n_padded_to_a_multipl
 
     extra = device_bytes_needed(spec, Shape(4096, 127, 8191)) - device_bytes_needed(twin, Shape(4096, 127, 8191))
     assert extra == 4 * (8191 + 4096) * 128
+    # A padded configuration shares its entry with its twin but not its compiled kernel, which holds the helpers.
+    assert compile_cache_key(spec) != compile_cache_key(twin)
     # ncu's filter takes all three launches.
     regex = kernel_name_regex([config_id])
     assert regex is not None and "splitk_zero_c_pad_b|splitk_unpad_c|sgemm_regdb_" in regex

@@ -39,9 +39,15 @@ def _cuda_include_dirs() -> list[str]:
     return list(dict.fromkeys(dirs))
 
 
+def compile_cache_key(spec: KernelSpec) -> tuple:
+    """What makes two specs one compiled kernel: the source, entry and backend, and whether its operation pads N,
+    which takes two more kernels of the module (a padded configuration shares its entry with its twin)."""
+    return (spec.source, spec.entry, spec.backend, spec.pads_n)
+
+
 def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     """Compile a catalog kernel (cached per process) and read its registers, shared and local memory."""
-    key = (spec.source, spec.entry, spec.backend)
+    key = compile_cache_key(spec)
     if key in _COMPILED:
         return replace(_COMPILED[key], spec=spec)
     arch = spec.arch or f"sm_{cupy.cuda.Device().compute_capability}"
