@@ -87,8 +87,8 @@ def record_measurements(device_name: str) -> tuple[str, list[dict]] | None:
 
 def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None = None) -> AutoChoice:
     """What sgemm-auto runs on this GPU at m x n x k: the configuration with the highest predicted TFLOP/s from the
-    GPU's tuning record (predicted_tflops: none for a configuration that cannot run the shape), or default_config_id where the
-    record is missing or measured none of the auto bases."""
+    GPU's tuning record (predicted_tflops: none for a configuration that cannot run the shape), or default_config_id
+    where the record is missing or measured none of the auto bases."""
     sms = sm_count or _sm_count(device_name)
     found = record_measurements(device_name)
     if found and found[1]:

@@ -62,6 +62,8 @@ GRID_BUNDLES = {
     "h200-2026-11-27/grid_s4",
     "h100-2026-11-27/grid_streamk",
     "h200-2026-11-27/grid_streamk",
+    "h100-2026-11-27/grid_pad",
+    "h200-2026-11-27/grid_pad",
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 

@@ -44,10 +44,10 @@ sgemm_regdb_splitk_narrow(const float* __restrict__ A, const float* __restrict__
 }
 
 // Padded operations (KernelSpec.pads_n), for N % 4 != 0: B's and C's rows are then 4-byte aligned only, and the
-// narrow kernels' 4-byte copies of B and reductions into C cost them 15-25 % of cuBLAS at deep K (4096x127x8191
-// against 4096x128x8191 on an H200). The operation instead runs the 16-byte kernel at N rounded up to a multiple of
-// 4 (n4) on copies of B and C with rows of n4 floats: splitk_zero_c_pad_b writes those copies (C's zeros, B's
-// columns then zeros), the kernel multiplies, and splitk_unpad_c copies C's first N columns back.
+// narrow kernels' 4-byte copies of B and reductions into C make them 12-26 % slower at deep K (4096x127x8191 and
+// 333x127x8191 against N = 128 on an H200). The operation instead runs the 16-byte kernel at N rounded up to a
+// multiple of 4 (n4) on copies of B and C with rows of n4 floats: splitk_zero_c_pad_b writes those copies (C's zeros,
+// B's columns then zeros), the kernel multiplies, and splitk_unpad_c copies C's first N columns back.
 extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long count, const float* __restrict__ B,
                                                float* __restrict__ Bp, int K, int N)
 {
