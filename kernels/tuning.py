@@ -59,6 +59,29 @@ def problems(p: dict[str, int]) -> list[str]:
 _TILE_KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "THREADS")
 
 
+# How a configuration id reads, part by part after its base kernel (`_build` writes them in this order).
+CONFIG_ID_PARTS: dict[str, str] = {
+    "<BM>x<BN>x<BK>": "block tile and K slice",
+    "w<WM>x<WN>": "warp tile",
+    "t<TM>x<TN>": "thread tile",
+    "s<STAGES>": "pipeline stages",
+    "c<SPLITS>": "v9-clusterk's cluster size (its K splits)",
+    "o<ORDER>": "v9's FFMA order",
+    "d<SLICES>": "the K slices a split prefers",
+    "sk": "stream-K (one wave of blocks sharing all tiles' K slices)",
+    PADDED_N_SUFFIX.removeprefix("-"): "where N % 4 != 0, run at N padded to a multiple of 4 on copies of B and C",
+}
+
+
+def config_id_legend() -> str:
+    """One sentence saying how a configuration id reads (CONFIG_ID_PARTS)."""
+    return (
+        "A configuration id reads <base>-"
+        + "; -".join(f"{part}: {what}" for part, what in CONFIG_ID_PARTS.items())
+        + "."
+    )
+
+
 def _build(
     base: str,
     source: str,

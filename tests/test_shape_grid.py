@@ -31,6 +31,7 @@ from profiling.analysis.shape_grid import (
     grid_cells,
     grid_kernels,
     holds_shape_grid,
+    is_grid_run,
     target_summary,
 )
 from profiling.app import bundles
@@ -346,13 +347,19 @@ def summary_line(document: dict, kernel: str) -> str:
     return target_summary(document, kernel).sentence
 
 
+def benchmark_page(bundle: str) -> AppTest:
+    """The Benchmark page as drawn for a bundle chosen on the Overview, checked free of exceptions."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["bundle"] = bundle
+    at.run()
+    at.switch_page("pages/2_Benchmark.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(offline_app) -> None:
     for bundle, shown in (("h100-2026-11-25/splitk_v9", True), ("h200-2026-11-22", False)):
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-        at.session_state["bundle"] = bundle
-        at.run()
-        at.switch_page("pages/2_Benchmark.py").run()
-        assert not at.exception, [e.value for e in at.exception]
+        at = benchmark_page(bundle)
         headers = [h.value for h in at.subheader]
         assert ("Shape grid: % of cuBLAS against the 90 % target" in headers) == shown, bundle
         if not shown:
@@ -365,8 +372,29 @@ def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(offline_ap
         assert [a["text"] for a in heat["layout"]["annotations"]] == ["K = 333", "K = 4096", "K = 8191"]
         below = at.dataframe[-1].value
         assert list(below["shape"][:2]) == ["333x4096x4096", "333x333x8191"]
+        # The table's configuration ids are read out beside it, suffix by suffix.
+        (legend,) = [c.value.replace("\\", "") for c in at.caption if "Shapes under 90 %" in c.value]
+        assert legend.endswith(
+            "-sk: stream-K (one wave of blocks sharing all tiles' K slices); -pad: where N % 4 != 0, run at N padded "
+            "to a multiple of 4 on copies of B and C."
+        )
         at.selectbox(key="grid_target_kernel").set_value("v8-splitk").run()
         assert summary_line(BOTH, "v8-splitk") in [m.value.replace("\\", "") for m in at.markdown]
+
+
+def test_a_grid_run_is_drawn_as_the_grid_not_as_lines_over_its_shapes(offline_app) -> None:
+    """The Benchmark page draws a grid run (every shape a grid shape) as the heatmap alone: its TFLOP/s line and %
+    bars over 108 shapes in the grid's order are noise. Results with other shapes keep them."""
+    grid_run = bundles.load_bench(next(b for b in bundles.discover_bundles() if b.name == "h200-2026-11-27/grid_pad"))
+    assert is_grid_run(grid_run) and not is_grid_run(BOTH) and holds_shape_grid(BOTH)
+    for bundle, lines in (("h200-2026-11-27/grid_pad", False), ("h100-2026-11-25/splitk_v9", True)):
+        at = benchmark_page(bundle)
+        titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+        drawn = ["TFLOP/s vs size" in titles, "% of cuBLAS in the same run (its SGEMM or its AddMM)" in titles]
+        assert drawn == [lines, lines] and any("% of cuBLAS SGEMM per shape" in t for t in titles), (bundle, titles)
+        captions = [c.value for c in at.caption]
+        grid_caption = "Every shape here is one of the grid's: the heatmap below draws each kernel against cuBLAS"
+        assert any(c.startswith(grid_caption) for c in captions) != lines, bundle
 
 
 def test_the_overview_glances_at_a_grid_bundle_through_its_heatmap(offline_app) -> None:
@@ -432,3 +460,16 @@ def test_the_stage_s_scripts_run_without_plotly_or_streamlit() -> None:
             timeout=120,
         )
         assert done.returncode == 0 and done.stdout, (name, done.stderr[-500:])
+
+
+def test_the_configuration_id_legend_names_every_part_an_id_has() -> None:
+    """Every part of every tuning configuration's id after its base kernel is one CONFIG_ID_PARTS explains, in the
+    order the legend gives: an id part added without a legend entry fails here."""
+    from kernels.tuning import CONFIG_ID_PARTS, all_tuning_configs
+
+    patterns = [re.compile("^" + re.sub(r"<[A-Z_]+>", r"\\d+", re.escape(part)) + "$") for part in CONFIG_ID_PARTS]
+    for config in all_tuning_configs():
+        parts = config["id"].removeprefix(config["base"] + "-").split("-")
+        where = [next((i for i, p in enumerate(patterns) if p.match(part)), None) for part in parts]
+        assert None not in where and where == sorted(where), (config["id"], where)
+    assert [p.pattern for p in patterns][:2] == ["^\\d+x\\d+x\\d+$", "^w\\d+x\\d+$"]

@@ -115,6 +115,12 @@ def grid_kernels(document: ResultsDocument) -> list[str]:
     return sorted(order, key=lambda name: (name != AUTO_KERNEL, -counts[name], order.index(name)))
 
 
+def is_grid_run(document: ResultsDocument) -> bool:
+    """Whether a results document is a grid run: it holds a grid result and every shape it measured is a grid shape,
+    so the grid's heatmap shows all of it (a line over a hundred shapes in the grid's order reads as noise)."""
+    return holds_shape_grid(document) and {r.shape for r in document.results} <= set(GRID_SHAPES)
+
+
 def holds_shape_grid(document: ResultsDocument) -> bool:
     """Whether a results document holds a grid result (told by its shapes): some kernel measured beside cuBLAS at
     MIN_GRID_SHAPES or more shapes of the grid."""

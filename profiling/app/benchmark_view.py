@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from profiling import abtest
+from profiling.analysis.shape_grid import is_grid_run
 from profiling.app import auth, cache, shape_grid, table_format, tables, ui
 from profiling.app.bundles import Bundle
 from profiling.cluster import app as cluster_app
@@ -67,12 +68,17 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
     st.subheader("Results")
     view = cache.bench_view(document)
     st.dataframe(view.table, hide_index=True, width="stretch")
-    st.caption(
-        "Colour = kernel family (blue: SGEMM ladder, orange: beyond it, purple: tensor core, green: tile-width "
-        "study), darker = later step; dashed = the cuBLAS reference of that panel."
-    )
-    st.plotly_chart(view.tflops, key="tflops")
-    st.plotly_chart(view.pct_cublas, key="pct_cublas")
+    if cache.shared(is_grid_run, document):
+        st.caption(
+            "Every shape here is one of the grid's: the heatmap below draws each kernel against cuBLAS by shape."
+        )
+    else:
+        st.caption(
+            "Colour = kernel family (blue: SGEMM ladder, orange: beyond it, purple: tensor core, green: tile-width "
+            "study), darker = later step; dashed = the cuBLAS reference of that panel."
+        )
+        st.plotly_chart(view.tflops, key="tflops")
+        st.plotly_chart(view.pct_cublas, key="pct_cublas")
     shape_grid.shape_grid_section(document, f"{source}:{document.created_utc}")
     return True
 

@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from kernels.tuning import config_id_legend
 from profiling.analysis.shape_grid import (
     EXEMPT_BELOW_TFLOPS,
     TARGET_PCT,
@@ -69,7 +70,7 @@ def shape_grid_section(document: ResultsDocument, key: str) -> None:
     if not below.empty:
         st.caption(
             f"Shapes under {TARGET_PCT:.0f} % (not exempt), worst first, with the 95 % bootstrap interval of the % "
-            "from the per-launch times."
+            f"from the per-launch times. {safe_md(config_id_legend())}"
         )
         st.dataframe(below_shown, hide_index=True, width="stretch")
 
