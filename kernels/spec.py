@@ -111,6 +111,14 @@ class KernelSpec:
         """The N a launch at n columns multiplies at (n rounded up to a multiple of 4) where it pads N, else None."""
         return -(-n // 4) * 4 if self.pads_n and n % 4 else None
 
+    @property
+    def helper_entries(self) -> tuple[str, ...]:
+        """The kernels of its own module a split-K operation may launch beside its entry: the zeroing of C, and where
+        it pads N the padding launch and the copy back (which of them run at a shape: operation_entries)."""
+        if not self.split_k:
+            return ()
+        return (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY) if self.pads_n else (SPLIT_K_ZERO_ENTRY,)
+
     def operation_entries(self, n: int) -> tuple[str, ...]:
         """The kernels the operation at n columns launches, in order: for a split-K kernel the zeroing launch first
         (which also pads B where it pads N, and then a launch that copies C back comes last)."""

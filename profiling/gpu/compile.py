@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY, SPLIT_K_ZERO_ENTRY, KernelSpec
+from kernels.spec import KernelSpec
 from profiling.gpu.fp32_cupy import cupy
 
 
@@ -75,8 +75,7 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
         "dynamic_smem_bytes": spec.dynamic_smem_bytes,
         "log": _ptxas_log(spec, arch),
     }
-    others = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY) if spec.pads_n else (SPLIT_K_ZERO_ENTRY,)
-    helpers = {name: module.get_function(name) for name in others} if spec.split_k else {}
+    helpers = {name: module.get_function(name) for name in spec.helper_entries}
     compiled = CompiledKernel(spec, function, info, helpers)
     _COMPILED[key] = compiled
     return compiled

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Literal
 
 from kernels.registry import get_kernel
-from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY, SPLIT_K_ZERO_ENTRY
 from profiling.errors import InvalidInput, NcuError
 from profiling.gpu.jobs import BenchSettings, Job, Task
 from profiling.gpu.process import worker_command
@@ -66,8 +65,7 @@ def kernel_name_regex(kernel_ids: Sequence[str]) -> str | None:
         # ncu matches the function name without template arguments ("sgemm_tiled"), the N % 4 != 0 twin's too.
         # A split-K kernel's operation starts with the launch that zeroes C (and pads B, and ends with the copy of
         # C back, where it pads N): parts of what is profiled.
-        others = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY) if spec.pads_n else (SPLIT_K_ZERO_ENTRY,)
-        for name in (*others, *spec.functions) if spec.split_k else spec.functions:
+        for name in (*spec.helper_entries, *spec.functions):
             if name not in names:
                 names.append(name)
     return "regex:^(" + "|".join(re.escape(n) for n in names) + ")$"
