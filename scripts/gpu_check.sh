@@ -62,6 +62,19 @@ why_capture() {  # why_capture NAME KERNELS M N K SECONDS VIEW...: ncu's full se
   done
 }
 
+v9splitk_check() {  # v9splitk_check STAGE SECONDS SUFFIX JOB MxNxK...: into $EV/STAGE/, v9-splitk's GPU tests (at most
+  # SECONDS), then memcheck and racecheck (files named after JOB1, JOB2, ...) of its configurations whose ids end in
+  # SUFFIX at each shape, every result verified
+  local name=$1 secs=$2 suffix=$3 prefix=$4 F="$EV/$1" i=0 shape jobs=(); shift 4; mkdir -p "$F"
+  timeout "$secs" $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  local cfgs; cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('$suffix')))")
+  for shape in "$@"; do
+    i=$((i + 1)); job "/tmp/san_$prefix$i.json" verify "$cfgs" ${shape//x/ }; jobs+=("$prefix$i")
+  done
+  sanitize_jobs 120 "$F" "${name}_sanitizer" "${jobs[@]}"
+  record "$name" "tests: $(tail -1 "$F/gpu_tests.txt")"
+}
+
 for s in $STAGES; do case $s in
 env)
   stage env
@@ -602,14 +615,7 @@ streamk)
   # stream-K ones at an uneven shape with edge tiles and N % 4 != 0 (300x263x2000) and a deep, narrow one
   # (127x127x8191). About 2-3 minutes on an H100.
   stage streamk
-  F="$EV/streamk"; mkdir -p "$F"
-  timeout 240 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('-sk')))")
-  job /tmp/san_sk1.json verify "$cfgs" 300 263 2000
-  job /tmp/san_sk2.json verify "$cfgs" 127 127 8191
-  job /tmp/san_sk3.json verify "$cfgs" 300 264 2000
-  sanitize_jobs 120 "$F" streamk_sanitizer sk1 sk2 sk3
-  record streamk "tests: $(tail -1 "$F/gpu_tests.txt")"
+  v9splitk_check streamk 240 -sk sk 300x263x2000 127x127x8191 300x264x2000
   ;;
 sksquare)
   # Stream-K at the square SGEMM sizes: every v9-splitk configuration swept at 2048 and 8192 and recorded (the record
@@ -634,15 +640,9 @@ padb)
   # refused where N % 4 == 0), then memcheck and racecheck of the padded ones at an uneven shape with edge tiles
   # (300x263x2000), a deep narrow one (127x127x8191) and N = 1 (333x1x4097). About 3-4 minutes on an H100.
   stage padb
-  F="$EV/padb"; mkdir -p "$F"
-  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$F/env.txt" 2>&1
-  timeout 300 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('-pad')))")
-  job /tmp/san_pb1.json verify "$cfgs" 300 263 2000
-  job /tmp/san_pb2.json verify "$cfgs" 127 127 8191
-  job /tmp/san_pb3.json verify "$cfgs" 333 1 4097
-  sanitize_jobs 120 "$F" padb_sanitizer pb1 pb2 pb3
-  record padb "tests: $(tail -1 "$F/gpu_tests.txt")"
+  mkdir -p "$EV/padb"
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$EV/padb/env.txt" 2>&1
+  v9splitk_check padb 300 -pad pb 300x263x2000 127x127x8191 333x1x4097
   ;;
 padprobe)
   # Is N % 4 != 0 the limit at the narrow grid misses? The best v9-splitk configurations there and cuBLAS at each
