@@ -29,8 +29,10 @@ SPLIT_K_ZERO_ENTRY = "splitk_zero_c"
 SPLIT_K_PAD_ENTRY = "splitk_zero_c_pad_b"
 SPLIT_K_UNPAD_ENTRY = "splitk_unpad_c"
 
-# The id suffix of a configuration that pads N where N % 4 != 0 (KernelSpec.pads_n).
+# The id suffixes of configurations that pad N where N % 4 != 0 (KernelSpec.pads_n): copies of B and C, or
+# (KernelSpec.pads_b false) of C alone, with SPLIT_K_ZERO_ENTRY zeroing C's copy.
 PADDED_N_SUFFIX = "-pad"
+PADDED_C_SUFFIX = "-padc"
 
 GridOrder = Literal["rows_x", "cols_x"]
 OperandArgs = Literal["pointers", "tensor_maps", "tensor_maps_cd"]
@@ -103,30 +105,49 @@ class KernelSpec:
 
     @property
     def pads_n(self) -> bool:
-        """Whether, where N % 4 != 0, this split-K configuration runs its 16-byte kernel at N rounded up to a multiple
-        of 4 on copies of B and C with rows that long (params["PAD_N"]), instead of its narrow kernel on B and C."""
-        return self.split_k and bool(self.params.get("PAD_N"))
+        """Whether, where N % 4 != 0, this split-K configuration adds its partial tiles into a copy of C with rows of
+        N rounded up to a multiple of 4 floats, copied back at the end: with B copied the same way (params["PAD_N"],
+        `pads_b`: its 16-byte kernel at the rounded N) or B read where it lies (params["PAD_C"]: its narrow_entry,
+        which copies B one column per thread)."""
+        return self.split_k and bool(self.params.get("PAD_N") or self.params.get("PAD_C"))
+
+    @property
+    def pads_b(self) -> bool:
+        """Whether a configuration that pads N copies B too (params["PAD_N"]), not C alone."""
+        return self.pads_n and bool(self.params.get("PAD_N"))
+
+    @property
+    def padded_suffix(self) -> str:
+        """The id suffix of a configuration that pads N (PADDED_N_SUFFIX, or PADDED_C_SUFFIX for C alone), else ""."""
+        if not self.pads_n:
+            return ""
+        return PADDED_N_SUFFIX if self.pads_b else PADDED_C_SUFFIX
 
     def padded_n(self, n: int) -> int | None:
-        """The N a launch at n columns multiplies at (n rounded up to a multiple of 4) where it pads N, else None."""
+        """The row length of the padded copies at n columns (n rounded up to a multiple of 4) where the
+        configuration pads N and n % 4 != 0, else None."""
         return -(-n // 4) * 4 if self.pads_n and n % 4 else None
 
     @property
     def helper_entries(self) -> tuple[str, ...]:
         """The kernels of its own module a split-K operation may launch beside its entry: the zeroing of C, and where
-        it pads N the padding launch and the copy back (which of them run at a shape: operation_entries)."""
+        it pads N the padding launch of B and the copy back (which of them run at a shape: operation_entries)."""
         if not self.split_k:
             return ()
-        return (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY) if self.pads_n else (SPLIT_K_ZERO_ENTRY,)
+        if self.pads_n:
+            return (SPLIT_K_ZERO_ENTRY, *((SPLIT_K_PAD_ENTRY,) if self.pads_b else ()), SPLIT_K_UNPAD_ENTRY)
+        return (SPLIT_K_ZERO_ENTRY,)
 
     def operation_entries(self, n: int) -> tuple[str, ...]:
         """The kernels the operation at n columns launches, in order: for a split-K kernel the zeroing launch first
-        (which also pads B where it pads N, and then a launch that copies C back comes last)."""
+        (which also pads B where it pads B), the kernel that runs at n (launched_at), and where it pads N a launch
+        that copies C back."""
         if not self.split_k:
             return (self.entry,) if self.entry else ()
+        entry = self.launched_at(n).entry or ""
         if self.padded_n(n):
-            return (SPLIT_K_PAD_ENTRY, self.entry or "", SPLIT_K_UNPAD_ENTRY)
-        return (SPLIT_K_ZERO_ENTRY, self.entry or "")
+            return (SPLIT_K_PAD_ENTRY if self.pads_b else SPLIT_K_ZERO_ENTRY, entry, SPLIT_K_UNPAD_ENTRY)
+        return (SPLIT_K_ZERO_ENTRY, entry)
 
     @property
     def functions(self) -> tuple[str, ...]:
@@ -219,7 +240,7 @@ class KernelSpec:
                     f"them (the limit is {STREAM_K_MAX_SLICES - 1:,}); pick a v9-regdb or split-K configuration"
                 )
         if self.pads_n and n % 4 == 0:
-            unpadded = self.id.removesuffix(PADDED_N_SUFFIX)
+            unpadded = self.id.removesuffix(self.padded_suffix)
             return (
                 f"{self.id} differs from {unpadded} only where N % 4 != 0 (it then pads N to a multiple of 4); "
                 f"at N = {n} run {unpadded}"

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernels.catalog import catalog_entry
-from kernels.spec import PADDED_N_SUFFIX, KernelSpec
+from kernels.spec import PADDED_C_SUFFIX, PADDED_N_SUFFIX, KernelSpec
 from profiling.device_model import GPU_TABLE, device_slug, table_name_for
 from profiling.paths import TUNED_DIR
 
@@ -70,6 +70,7 @@ CONFIG_ID_PARTS: dict[str, str] = {
     "d<SLICES>": "the K slices a split prefers",
     "sk": "stream-K (one wave of blocks sharing all tiles' K slices)",
     PADDED_N_SUFFIX.removeprefix("-"): "where N % 4 != 0, run at N padded to a multiple of 4 on copies of B and C",
+    PADDED_C_SUFFIX.removeprefix("-"): "where N % 4 != 0, add into a copy of C padded to a multiple of 4 columns",
 }
 
 
@@ -113,7 +114,8 @@ def _build(
         + (f"-o{order}" if order else "")
         + (f"-d{deep}" if deep else "")
         + ("-sk" if stream_k else "")
-        + (PADDED_N_SUFFIX if params.get("PAD_N") else ""),
+        + (PADDED_N_SUFFIX if params.get("PAD_N") else "")
+        + (PADDED_C_SUFFIX if params.get("PAD_C") else ""),
         "source": source,
         "entry": f"{template}<{','.join(map(str, args))}>",
         "block": (threads, 1),
@@ -491,13 +493,14 @@ SPLIT_K_BASES = (SPLITK_BASE, V9_SPLITK_BASE)
 
 
 def _v9_splitk_config(
-    *tile: int, order: int = 0, deep_slices: int = 0, stream_k: bool = False, pad_n: bool = False
+    *tile: int, order: int = 0, deep_slices: int = 0, stream_k: bool = False, pad_n: bool = False, pad_c: bool = False
 ) -> dict:
     """A v9-splitk configuration; `deep_slices` (when set) replaces the split rule's preferred depth of a split in
     slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>); `stream_k` makes it the stream-K
     kernel of the same tile (sgemm_regdb_streamk: one wave of blocks sharing all tiles' K slices; id ends in -sk);
     `pad_n` makes it run its 16-byte kernel where N % 4 != 0, on copies of B and C padded to N rounded up to a
-    multiple of 4 (KernelSpec.pads_n; id ends in -pad), and only there."""
+    multiple of 4 (KernelSpec.pads_n; id ends in -pad), and only there; `pad_c` makes it add into a copy of C
+    padded that way while its padded-C kernel reads B where it lies (KernelSpec.pads_b false; id ends in -padc)."""
     params = _v9_params(*tile, order=order)
     if deep_slices:
         params["SPLIT_DEEP_SLICES"] = deep_slices
@@ -505,6 +508,8 @@ def _v9_splitk_config(
         params["STREAM_K"] = 1
     if pad_n:
         params["PAD_N"] = 1
+    if pad_c:
+        params["PAD_C"] = 1
     template = "sgemm_regdb_streamk" if stream_k else "sgemm_regdb_splitk"
     return _build(
         V9_SPLITK_BASE,
@@ -513,7 +518,7 @@ def _v9_splitk_config(
         params,
         v9_problems(params),
         True,
-        narrow_template=None if pad_n else f"{template}_narrow",
+        narrow_template=None if pad_n else f"{template}_padc" if pad_c else f"{template}_narrow",
     )
 
 
@@ -559,6 +564,13 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_n=True),
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_n=True),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_n=True),
+    # The same tiles with C alone padded: at deep K, B is the large operand (K x N) and its copy the padded
+    # operation's largest cost, while the reductions into C's unaligned rows are what the narrow kernels lose most
+    # (B padded alone, 333x127x8191 on an H200: 71.4 % of cuBLAS, against 76.1 % narrow and 83 % with both).
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8, pad_c=True),
+    _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_c=True),
+    _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_c=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_c=True),
 ]
 
 

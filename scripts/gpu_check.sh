@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -643,6 +643,16 @@ padb)
   mkdir -p "$EV/padb"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$EV/padb/env.txt" 2>&1
   v9splitk_check padb 300 -pad pb 300x263x2000 127x127x8191 333x1x4097
+  ;;
+padc)
+  # v9-splitk's configurations that pad C alone where N % 4 != 0 (ids ending -padc: splitk_zero_c zeroes a copy of C
+  # with rows of a multiple of 4 floats, the padded-C kernel reads B where it lies and adds into that copy in
+  # 16-byte reductions, splitk_unpad_c copies C back): v9-splitk's GPU tests, then memcheck and racecheck of the
+  # padded-C ones at the padb stage's shapes. About 3 minutes on an H200.
+  stage padc
+  mkdir -p "$EV/padc"
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$EV/padc/env.txt" 2>&1
+  v9splitk_check padc 300 -padc pc 300x263x2000 127x127x8191 333x1x4097
   ;;
 padprobe)
   # Is N % 4 != 0 the limit at the narrow grid misses? The best v9-splitk configurations there and cuBLAS at each

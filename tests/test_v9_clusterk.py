@@ -255,13 +255,15 @@ def _body_before_the_cluster_mode() -> str:
 
 
 def _without_narrow_twins(text: str) -> str:
-    """A source without the explicit instantiations of its N % 4 != 0 kernels, and without its stream-K kernels
-    (from their comment to the instantiations; they need the body's later Segment and STREAM_K)."""
+    """A source without the explicit instantiations of its N % 4 != 0 kernels, and without its stream-K and
+    padded-C kernels (from the stream-K comment to the instantiations; they need the body's later Segment, STREAM_K
+    and PAD_C)."""
     start, end = text.index("// Stream-K:"), text.index("// Explicit instantiations")
     text = text[:start] + text[end:]
     new_kernels = (
         "template __global__ void sgemm_regdb_splitk_narrow<",
         "template __global__ void sgemm_regdb_streamk",
+        "template __global__ void sgemm_regdb_splitk_padc<",
     )
     return "\n".join(line for line in text.splitlines() if not line.startswith(new_kernels))
 

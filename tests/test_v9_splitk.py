@@ -60,11 +60,13 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         assert ("-sk" in c["id"]) == bool(p.get("STREAM_K")) == get_kernel(c["id"]).stream_k
         assert c["entry"].startswith(f"{function}<")
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
-        assert c["id"].endswith("-pad") == bool(p.get("PAD_N")) == get_kernel(c["id"]).pads_n
+        assert c["id"].endswith("-pad") == bool(p.get("PAD_N")) == get_kernel(c["id"]).pads_b
+        assert c["id"].endswith(("-pad", "-padc")) == get_kernel(c["id"]).pads_n
         if p.get("PAD_N"):  # where N % 4 != 0 it runs its 16-byte kernel at N padded, never a narrow one
             assert c["narrow_entry"] is None
             continue
-        assert c["narrow_entry"].startswith(f"{function}_narrow<") and c["narrow_entry"].endswith(
+        narrow = f"{function}_padc" if p.get("PAD_C") else f"{function}_narrow"
+        assert c["narrow_entry"].startswith(f"{narrow}<") and c["narrow_entry"].endswith(
             f",{p['MIN_BLOCKS']},{p.get('ORDER', 0)}>"
         )
         assert c["narrow_entry"] + "(" in source, f"{c['narrow_entry']} is not instantiated in v9_splitk.cu"
@@ -109,10 +111,13 @@ def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
     assert split.count(body.format("false") + ">(A, B, C, M, N, K, smem);") == 1
     assert split.count(body.format("false") + ", 0, true>(A, B, C, M, N, K, smem);") == 1  # the narrow kernel
     # The stream-K kernels run the body once per segment (SPLIT and STREAM_K); the 16-byte kernel has no 4-byte path.
-    assert split.count(body.format("VEC") + ", 0, NARROW, true>(") == 1
+    assert split.count(body.format("VEC") + ", 0, NARROW, true, PAD_C>(") == 1
     run = "streamk_run<{}, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, {}>(A, B, C, M, N, K, smem);"
     assert split.count(run.format("true", "false")) == 1 and split.count(run.format("false", "true")) == 1
-    assert split.count("streamk_run<") == 2
+    # The padded-C kernels: NARROW's B copies with PAD_C's reductions, split and stream-K.
+    assert split.count(body.format("false") + ", 0, true, false, true>(A, B, C, M, N,") == 1
+    assert split.count(run.format("false", "true, true")) == 1
+    assert split.count("streamk_run<") == 3
 
 
 @pytest.mark.parametrize(
@@ -190,8 +195,9 @@ def test_stream_k_launches_one_wave_of_equal_runs(config_id: str, shape, blocks:
     assert spec.split_count(*shape, sm_count=132) == 1
     facts = launch_facts(spec, Shape(*shape), 132)
     assert facts["stream_k"] == {"blocks": blocks, "slices_per_block": run} and "split_k" not in facts
-    # C is zeroed first, as for the splits.
-    assert [launch["kernel"] for launch in facts["launches"]] == ["splitk_zero_c", spec.entry]
+    # C is zeroed first, as for the splits; then the kernel that runs at N (the narrow one where N % 4 != 0).
+    assert [launch["kernel"] for launch in facts["launches"]] == ["splitk_zero_c", spec.launched_at(shape[1]).entry]
+    assert facts["launches"][1]["kernel"].startswith("sgemm_regdb_streamk_narrow<" if shape[1] % 4 else "sgemm_")
 
 
 def test_stream_k_is_predicted_from_its_own_measurement_even_where_split_k_would_not_split() -> None:
@@ -259,6 +265,43 @@ def test_a_padded_configuration_runs_its_16_byte_kernel_at_n_padded_to_a_multipl
     # ncu's filter takes all three launches.
     regex = kernel_name_regex([config_id])
     assert regex is not None and "splitk_zero_c_pad_b|splitk_unpad_c|sgemm_regdb_" in regex
+
+
+PADDED_C = ["v9-splitk-64x128x16-w32x64-t8x8-s3-d8-padc", "v9-splitk-64x128x16-w32x64-t8x8-s3-sk-padc"]
+
+
+@pytest.mark.parametrize("config_id", PADDED_C)
+def test_a_padded_c_configuration_adds_into_a_copy_of_c_and_reads_b_where_it_lies(config_id: str) -> None:
+    spec = get_kernel(config_id)
+    twin = get_kernel(config_id.removesuffix("-padc"))
+    assert spec.pads_n and not spec.pads_b and spec.params["PAD_C"] == 1 and spec.padded_suffix == "-padc"
+    # Where N % 4 != 0 it runs its padded-C kernel (the twin its narrow one); where N % 4 == 0 it is refused.
+    function = twin.entry.split("<", 1)[0]
+    assert spec.launched_at(127).entry == spec.narrow_entry == twin.narrow_entry.replace("_narrow<", "_padc<")
+    assert spec.narrow_entry.startswith(f"{function}_padc<") and spec.padded_n(333) == 336
+    assert spec.size_problem(333, 128, 8191) == (
+        f"{config_id} differs from {twin.id} only where N % 4 != 0 (it then pads N to a multiple of 4); "
+        f"at N = 128 run {twin.id}"
+    )
+    # Three launches: zero C's copy (333 rows of 128 floats: 11 blocks of 256 threads, a float4 each), the
+    # padded-C kernel on the twin's grid at N = 127, copy C's 127 columns back (333 x 127 floats: 42 blocks).
+    facts = launch_facts(spec.launched_at(127), Shape(333, 127, 8191), 132)
+    assert facts["padded_n"] == 128 and facts["grid"] == list(twin.launch_grid(333, 127, 8191, 132))
+    assert facts["launches"] == [
+        {"kernel": "splitk_zero_c", "grid": [42, 1, 1], "block": [256, 1, 1]},
+        {"kernel": spec.narrow_entry, "grid": facts["grid"], "block": [*spec.block, 1]},
+        {"kernel": "splitk_unpad_c", "grid": [42, 1, 1], "block": [256, 1, 1]},
+    ]
+    assert spec.helper_entries == ("splitk_zero_c", "splitk_unpad_c")
+    # Only C's copy is counted in the memory a run needs: 333 rows of 128 floats more than its twin's.
+    from profiling.gpu.jobs import device_bytes_needed
+
+    extra = device_bytes_needed(spec, Shape(333, 127, 8191)) - device_bytes_needed(twin, Shape(333, 127, 8191))
+    assert extra == 4 * 333 * 128
+    assert compile_cache_key(spec) != compile_cache_key(twin)
+    assert find_kernel(f"void {spec.narrow_entry}(const float *)").id == "v9-splitk"
+    regex = kernel_name_regex([config_id])
+    assert regex is not None and "splitk_zero_c|splitk_unpad_c|sgemm_regdb_" in regex and "_padc" in regex
 
 
 def test_a_padded_configuration_runs_only_where_n_is_not_a_multiple_of_4(monkeypatch) -> None:

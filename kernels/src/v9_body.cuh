@@ -123,9 +123,11 @@ __device__ __forceinline__ float4 load_cluster4(unsigned addr)
 // where N % 4 != 0) copies B one column per thread and adds split-K partial tiles in the widest reductions each
 // address allows. It is a separate instantiation, not a change of the !VEC path, because the VEC and !VEC bodies
 // share their kernel function's registers: the narrow copies in the same function cost the 16-byte path 2-10
-// points of cuBLAS on the H100.
+// points of cuBLAS on the H100. PAD_C (NARROW and SPLIT: the padded-C kernels, KernelSpec.pads_n without pads_b):
+// C's rows are N rounded up to a multiple of 4 floats long, so every partial 4-column group takes one 16-byte
+// reduction while B is still read where it lies.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
-          bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false>
+          bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false, bool PAD_C = false>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K, float* smem,
                                            v9::Segment segment = {})
@@ -157,6 +159,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     static_assert(!(SPLIT && CLUSTER_SPLITS), "one way of splitting K");
     static_assert(!STREAM_K || SPLIT, "a stream-K segment adds its partial tile into C like a split");
     static_assert(CLUSTER_SPLITS == 0 || BM % CLUSTER_SPLITS == 0, "each block of a cluster reduces whole rows");
+    static_assert(!PAD_C || (NARROW && SPLIT), "a padded C is the narrow split kernels' reduction target");
 
     const int tid = threadIdx.x;
 
@@ -432,11 +435,11 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         for (int i = 0; i < TM; ++i) {
             const int row = bm + tm0 + (i / 4) * FRAG_STRIDE_M + (i % 4);
             if (row >= M) continue;
-            float* c_row = C + (size_t)row * N;
+            float* c_row = C + (size_t)row * (PAD_C ? (N + 3) & ~3 : N);
 #pragma unroll
             for (int g = 0; g < FRAG_N; ++g) {
                 const int col = bn + tn0 + g * FRAG_STRIDE_N;
-                if (VEC && col < N) {
+                if ((VEC || PAD_C) && col < N) {
                     const float4 v = make_float4(acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
                     if (SPLIT)
                         v9::add4(c_row + col, v);

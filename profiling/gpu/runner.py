@@ -90,7 +90,9 @@ class Problem:
         self.out = xp.empty((shape.m, shape.n), dtype=xp.float32)
         self.half_out: Any = None  # cuBLAS HGEMM's float16 output, allocated when the reference first runs
         self.tensor_maps: dict[str, tuple[Any, ...]] = {}  # TMA maps of A and B (C, D) per kernel id, built once
-        self._padded: tuple[Any, Any] | None = None  # B's and C's padded copies (padded_copies), made when first used
+        # B's and C's padded copies (padded_copies), made when first used.
+        self._padded_b: Any = None
+        self._padded_c: Any = None
         if operation == "sgemm":
             self.ref = xp.matmul(a, b)
         else:
@@ -122,8 +124,12 @@ class Problem:
         block = spec.block
         padded_n = spec.padded_n(n)
         if padded_n:
-            b_padded, c_padded = self.padded_copies(padded_n)
-            args = (self.a, b_padded, c_padded, np.int32(m), np.int32(padded_n), np.int32(k))
+            b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b)
+            if b_padded is None:
+                # C alone is padded: the kernel reads B where it lies and works out C's row length from N.
+                args = (self.a, self.b, c_padded, np.int32(m), np.int32(n), np.int32(k))
+            else:
+                args = (self.a, b_padded, c_padded, np.int32(m), np.int32(padded_n), np.int32(k))
         elif self.operation == "sgemm":
             args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k))
         elif spec.operand_args == "tensor_maps_cd":
@@ -146,14 +152,17 @@ class Problem:
             return split_k_operation(first, self.out, sm_count, multiply)
         return lambda: fn(grid, block, args, shared_mem=smem)
 
-    def padded_copies(self, padded_n: int) -> tuple[Any, Any]:
-        """The buffers for B's and C's copies with rows of `padded_n` floats (KernelSpec.padded_n), allocated once
-        per problem; the operation writes them on every run, so their cost is in its time."""
-        if self._padded is None or self._padded[0].shape[1] != padded_n:
-            xp, shape = self.xp, self.shape
-            b = xp.empty((shape.k, padded_n), dtype=xp.float32)
-            self._padded = (b, xp.empty((shape.m, padded_n), dtype=xp.float32))
-        return self._padded
+    def padded_copies(self, padded_n: int, pads_b: bool) -> tuple[Any | None, Any]:
+        """The buffers for B's (where `pads_b`, else None) and C's copies with rows of `padded_n` floats
+        (KernelSpec.padded_n), allocated once per problem; the operation writes them on every run, so their cost is
+        in its time."""
+        xp, shape = self.xp, self.shape
+        if self._padded_c is None or self._padded_c.shape[1] != padded_n:
+            self._padded_c = xp.empty((shape.m, padded_n), dtype=xp.float32)
+            self._padded_b = None
+        if pads_b and self._padded_b is None:
+            self._padded_b = xp.empty((shape.k, padded_n), dtype=xp.float32)
+        return (self._padded_b if pads_b else None), self._padded_c
 
     def operand_maps(self, spec: KernelSpec) -> tuple[Any, ...]:
         """A's and B's TMA tensor maps for a kernel that reads them through the Tensor Memory Accelerator (and C's
@@ -226,13 +235,17 @@ def split_k_operation(zero: Any, out: Any, sm_count: int | None, multiply: Calla
 def padded_split_k_operation(
     first: Any, last: Any, copies: tuple[Any, Any, Any, Any], sm_count: int | None, multiply: Callable[[], None]
 ) -> Callable[[], None]:
-    """split_k_operation where N is padded (KernelSpec.padded_n), `copies` being (B, its padded copy, C, its padded
-    copy): launch 1 zeroes C's copy and writes B's (SPLIT_K_PAD_ENTRY), launch 2 is `multiply` on the copies,
-    launch 3 copies C's first N columns into C (SPLIT_K_UNPAD_ENTRY)."""
+    """split_k_operation where N is padded (KernelSpec.padded_n), `copies` being (B, its padded copy or None, C, its
+    padded copy): launch 1 zeroes C's copy and writes B's (SPLIT_K_PAD_ENTRY; SPLIT_K_ZERO_ENTRY where B is not
+    copied), launch 2 is `multiply`, launch 3 copies C's first N columns into C (SPLIT_K_UNPAD_ENTRY)."""
     b, b_padded, out, c_padded = copies
     (k, n), m = b.shape, out.shape[0]
-    pad_grid = (zero_blocks(c_padded.size + b_padded.size, sm_count),)
-    pad_args = (c_padded, np.int64(c_padded.size), b, b_padded, np.int32(k), np.int32(n))
+    if b_padded is None:
+        pad_grid = (zero_blocks(c_padded.size, sm_count),)
+        pad_args: tuple = (c_padded, np.int64(c_padded.size))
+    else:
+        pad_grid = (zero_blocks(c_padded.size + b_padded.size, sm_count),)
+        pad_args = (c_padded, np.int64(c_padded.size), b, b_padded, np.int32(k), np.int32(n))
     unpad_grid = (zero_blocks(out.size, sm_count),)
     unpad_args = (c_padded, out, np.int32(m), np.int32(n))
 
@@ -331,11 +344,16 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
     if spec.split_k:
         m, n, k = shape.m, shape.n, shape.k
         padded_n = spec.padded_n(n)
-        # The zeroing launch's floats: C's, or C's and B's padded copies; the unpadding launch's: C's.
-        floats = {SPLIT_K_ZERO_ENTRY: m * n, SPLIT_K_PAD_ENTRY: (m + k) * (padded_n or 0), SPLIT_K_UNPAD_ENTRY: m * n}
+        # The zeroing launch's floats: C's or its padded copy's, or C's and B's padded copies; the unpadding
+        # launch's: C's.
+        floats = {
+            SPLIT_K_ZERO_ENTRY: m * (padded_n or n),
+            SPLIT_K_PAD_ENTRY: (m + k) * (padded_n or 0),
+            SPLIT_K_UNPAD_ENTRY: m * n,
+        }
         facts["launches"] = [
             {"kernel": name, "grid": list(grid), "block": [*spec.block, 1]}
-            if name == spec.entry
+            if name == spec.launched_at(n).entry
             else {"kernel": name, "grid": [zero_blocks(floats[name], sm_count), 1, 1], "block": [ZERO_THREADS, 1, 1]}
             for name in spec.operation_entries(n)
         ]
