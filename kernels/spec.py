@@ -30,7 +30,7 @@ SPLIT_K_PAD_ENTRY = "splitk_zero_c_pad_b"
 SPLIT_K_UNPAD_ENTRY = "splitk_unpad_c"
 
 # The id suffixes of configurations that pad N where N % 4 != 0 (KernelSpec.pads_n): copies of B and C, or
-# (KernelSpec.pads_b false) of C alone, which SPLIT_K_ZERO_ENTRY zeroes and the kernel copies back itself.
+# (KernelSpec.pads_b false) of C alone, with SPLIT_K_ZERO_ENTRY zeroing C's copy.
 PADDED_N_SUFFIX = "-pad"
 PADDED_C_SUFFIX = "-padc"
 
@@ -106,9 +106,9 @@ class KernelSpec:
     @property
     def pads_n(self) -> bool:
         """Whether, where N % 4 != 0, this split-K configuration adds its partial tiles into a copy of C with rows of
-        N rounded up to a multiple of 4 floats: with B copied the same way (params["PAD_N"], `pads_b`: its 16-byte
-        kernel at the rounded N, then a launch that copies C back) or B read where it lies (params["PAD_C"]: its
-        narrow_entry copies B one column per thread, and the block that completes a tile copies it into C)."""
+        N rounded up to a multiple of 4 floats, copied back at the end: with B copied the same way (params["PAD_N"],
+        `pads_b`: its 16-byte kernel at the rounded N) or B read where it lies (params["PAD_C"]: its narrow_entry,
+        which copies B one column per thread)."""
         return self.split_k and bool(self.params.get("PAD_N") or self.params.get("PAD_C"))
 
     @property
@@ -128,35 +128,25 @@ class KernelSpec:
         configuration pads N and n % 4 != 0, else None."""
         return -(-n // 4) * 4 if self.pads_n and n % 4 else None
 
-    def padded_c_floats(self, m: int, n: int) -> int:
-        """The floats of C's padded copy at m x n, all zeroed by the operation's first launch: m rows of
-        padded_n(n), and where C alone is padded one slice counter per output tile after them (4-byte ints whose
-        zero is float zero), rounded up to whole float4s; 0 where nothing is padded."""
-        padded_n = self.padded_n(n)
-        if not padded_n:
-            return 0
-        counters = 0 if self.pads_b else -(-m // self.tile_m) * -(-n // self.tile_n)
-        return m * padded_n + -(-counters // 4) * 4
-
     @property
     def helper_entries(self) -> tuple[str, ...]:
         """The kernels of its own module a split-K operation may launch beside its entry: the zeroing of C, and where
         it pads N the padding launch of B and the copy back (which of them run at a shape: operation_entries)."""
         if not self.split_k:
             return ()
-        if self.pads_b:
-            return (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY)
+        if self.pads_n:
+            return (SPLIT_K_ZERO_ENTRY, *((SPLIT_K_PAD_ENTRY,) if self.pads_b else ()), SPLIT_K_UNPAD_ENTRY)
         return (SPLIT_K_ZERO_ENTRY,)
 
     def operation_entries(self, n: int) -> tuple[str, ...]:
         """The kernels the operation at n columns launches, in order: for a split-K kernel the zeroing launch first
-        (of C, or of C's padded copy), the kernel that runs at n (launched_at); where it pads B too, the first launch
-        also writes B's copy and a last one copies C back."""
+        (which also pads B where it pads B), the kernel that runs at n (launched_at), and where it pads N a launch
+        that copies C back."""
         if not self.split_k:
             return (self.entry,) if self.entry else ()
         entry = self.launched_at(n).entry or ""
-        if self.pads_b and self.padded_n(n):
-            return (SPLIT_K_PAD_ENTRY, entry, SPLIT_K_UNPAD_ENTRY)
+        if self.padded_n(n):
+            return (SPLIT_K_PAD_ENTRY if self.pads_b else SPLIT_K_ZERO_ENTRY, entry, SPLIT_K_UNPAD_ENTRY)
         return (SPLIT_K_ZERO_ENTRY, entry)
 
     @property

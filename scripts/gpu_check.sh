@@ -646,9 +646,9 @@ padb)
   ;;
 padc)
   # v9-splitk's configurations that pad C alone where N % 4 != 0 (ids ending -padc: splitk_zero_c zeroes a copy of C
-  # with rows of a multiple of 4 floats and a slice counter per tile, the padded-C kernel reads B where it lies, adds
-  # into that copy in 16-byte reductions, and the block that completes a tile copies it into C): v9-splitk's GPU
-  # tests, then memcheck and racecheck of the padded-C ones at the padb stage's shapes. About 3 minutes on an H200.
+  # with rows of a multiple of 4 floats, the padded-C kernel reads B where it lies and adds into that copy in
+  # 16-byte reductions, splitk_unpad_c copies C back): v9-splitk's GPU tests, then memcheck and racecheck of the
+  # padded-C ones at the padb stage's shapes. About 3 minutes on an H200.
   stage padc
   mkdir -p "$EV/padc"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$EV/padc/env.txt" 2>&1

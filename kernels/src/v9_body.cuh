@@ -124,15 +124,13 @@ __device__ __forceinline__ float4 load_cluster4(unsigned addr)
 // address allows. It is a separate instantiation, not a change of the !VEC path, because the VEC and !VEC bodies
 // share their kernel function's registers: the narrow copies in the same function cost the 16-byte path 2-10
 // points of cuBLAS on the H100. PAD_C (NARROW and SPLIT: the padded-C kernels, KernelSpec.pads_n without pads_b):
-// C is a zeroed copy whose rows are N rounded up to a multiple of 4 floats long, so every partial 4-column group
-// takes one 16-byte reduction while B is still read where it lies; the copy's rows are followed by one int per
-// output tile counting the K slices added into the tile so far, and the block that adds a tile's last slices copies
-// the finished tile into C_out (rows of N floats), so no launch of its own copies C back.
+// C's rows are N rounded up to a multiple of 4 floats long, so every partial 4-column group takes one 16-byte
+// reduction while B is still read where it lies.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
           bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false, bool PAD_C = false>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K, float* smem,
-                                           v9::Segment segment = {}, float* __restrict__ C_out = nullptr)
+                                           v9::Segment segment = {})
 {
     constexpr int WARPS_N = BN / WN;
     constexpr int LANES_M = WM / TM;
@@ -459,27 +457,6 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                             else
                                 c_row[col + c] = acc[i][g * 4 + c];
                         }
-                }
-            }
-        }
-        if constexpr (PAD_C) {
-            // As CUDA's threadFenceReduction sample: every thread's reductions are made visible before the block
-            // counts its slices, and the block that completes the tile reads the sums from L2 (they are performed
-            // there), never from a stale L1 line.
-            __shared__ int completes_tile;
-            const int n4 = (N + 3) & ~3;
-            int* slices_added = reinterpret_cast<int*>(C + (size_t)M * n4);
-            const int tile_slices = (K + BK - 1) / BK;
-            __threadfence();
-            __syncthreads();
-            if (tid == 0) completes_tile = atomicAdd(slices_added + pid, split_tiles) + split_tiles == tile_slices;
-            __syncthreads();
-            if (completes_tile) {
-                __threadfence();
-                for (int u = tid; u < BM * BN; u += THREADS) {
-                    const int row = bm + u / BN;
-                    const int col = bn + u % BN;
-                    if (row < M && col < N) C_out[(size_t)row * N + col] = __ldcg(C + (size_t)row * n4 + col);
                 }
             }
         }

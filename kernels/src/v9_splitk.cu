@@ -89,8 +89,7 @@ extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* _
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
           bool NARROW, bool PAD_C = false>
 __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const float* __restrict__ B,
-                                            float* __restrict__ C, int M, int N, int K, float* smem,
-                                            float* __restrict__ C_out = nullptr)
+                                            float* __restrict__ C, int M, int N, int K, float* smem)
 {
     const int grid_m = (M + BM - 1) / BM;
     const int grid_n = (N + BN - 1) / BN;
@@ -104,7 +103,7 @@ __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const f
         const int k_first = it - tile * slices;
         const int k_tiles = min(slices - k_first, end - it);
         regdb_body<VEC, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, NARROW, true, PAD_C>(
-            A, B, C, M, N, K, smem, v9::Segment{tile, grid_m, grid_n, k_first, k_tiles}, C_out);
+            A, B, C, M, N, K, smem, v9::Segment{tile, grid_m, grid_n, k_first, k_tiles});
         it += k_tiles;
         // Every warp has read its last fragments of this segment before the next one's prologue refills the stages.
         __syncthreads();
@@ -137,32 +136,31 @@ sgemm_regdb_streamk_narrow(const float* __restrict__ A, const float* __restrict_
     streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true>(A, B, C, M, N, K, smem);
 }
 
-// The padded-C kernels (KernelSpec.pads_n without pads_b, ids ending -padc), launched where N % 4 != 0 after
-// splitk_zero_c has zeroed Cp: C's copy, M rows of N rounded up to a multiple of 4 floats, then one slice counter per
-// output tile. B is copied one column per thread as by the narrow kernels, each partial tile is added into Cp in
-// 16-byte reductions, and the block that adds a tile's last K slices copies it into C. At deep K, B is the large
-// operand and C the small one, so only C is copied, and by the kernel itself: two launches, as the unpadded ones.
+// The padded-C kernels (KernelSpec.pads_n without pads_b, ids ending -padc), launched where N % 4 != 0 between
+// splitk_zero_c on C's copy and splitk_unpad_c: B is copied one column per thread as by the narrow kernels, and
+// each partial tile is added into C's copy, whose rows are N rounded up to a multiple of 4 floats, in 16-byte
+// reductions. At deep K, B is the large operand and C the small one, so only C is copied.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
           int ORDER>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-sgemm_regdb_splitk_padc(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ Cp,
-                        float* __restrict__ C, int M, int N, int K)
+sgemm_regdb_splitk_padc(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                        int N, int K)
 {
     static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
     extern __shared__ __align__(16) float smem[];
-    regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true, false, true>(
-        A, B, Cp, M, N, K, smem, {}, C);
+    regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true, false, true>(A, B, C, M, N,
+                                                                                                    K, smem);
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
           int ORDER>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-sgemm_regdb_streamk_padc(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ Cp,
-                         float* __restrict__ C, int M, int N, int K)
+sgemm_regdb_streamk_padc(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                         int N, int K)
 {
     static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
     extern __shared__ __align__(16) float smem[];
-    streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, true>(A, B, Cp, M, N, K, smem, C);
+    streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, true>(A, B, C, M, N, K, smem);
 }
 
 // Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so
@@ -193,8 +191,8 @@ template __global__ void sgemm_regdb_streamk_narrow<256,128,16,64,64,16,8,3,256,
 template __global__ void sgemm_regdb_streamk_narrow<128,128,16,64,32,8,8,3,256,2,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_narrow<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
 // The padded-C configurations' N % 4 != 0 kernels.
-template __global__ void sgemm_regdb_splitk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, float*, int, int, int);
-template __global__ void sgemm_regdb_splitk_padc<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, float*, int, int, int);
-template __global__ void sgemm_regdb_streamk_padc<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, float*, int, int, int);
-template __global__ void sgemm_regdb_streamk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_padc<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk_padc<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
 #endif

@@ -124,10 +124,10 @@ class Problem:
         block = spec.block
         padded_n = spec.padded_n(n)
         if padded_n:
-            b_padded, c_padded = self.padded_copies(spec)
+            b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b)
             if b_padded is None:
-                # C alone is padded: the kernel reads B where it lies, adds into C's copy and copies it into C.
-                args = (self.a, self.b, c_padded, self.out, np.int32(m), np.int32(n), np.int32(k))
+                # C alone is padded: the kernel reads B where it lies and works out C's row length from N.
+                args = (self.a, self.b, c_padded, np.int32(m), np.int32(n), np.int32(k))
             else:
                 args = (self.a, b_padded, c_padded, np.int32(m), np.int32(padded_n), np.int32(k))
         elif self.operation == "sgemm":
@@ -146,25 +146,23 @@ class Problem:
             def multiply() -> None:
                 fn(grid, block, args, shared_mem=smem)
 
-            if padded_n and b_padded is not None:
+            if padded_n:
                 copies = (self.b, b_padded, self.out, c_padded)
                 return padded_split_k_operation(first, compiled.helpers[entries[-1]], copies, sm_count, multiply)
-            return split_k_operation(first, c_padded if padded_n else self.out, sm_count, multiply)
+            return split_k_operation(first, self.out, sm_count, multiply)
         return lambda: fn(grid, block, args, shared_mem=smem)
 
-    def padded_copies(self, spec: KernelSpec) -> tuple[Any | None, Any]:
-        """The buffers for B's copy (where `spec` pads B, else None) and C's (KernelSpec.padded_n,
-        padded_c_floats), allocated once per problem and kept while their sizes fit; the operation writes them on
-        every run, so their cost is in its time."""
-        xp, (m, n, k) = self.xp, (self.shape.m, self.shape.n, self.shape.k)
-        padded_n, c_floats = spec.padded_n(n) or 0, spec.padded_c_floats(m, n)
-        if self._padded_c is None or self._padded_c.size != c_floats:
-            self._padded_c = xp.empty(c_floats, dtype=xp.float32)
-        if not spec.pads_b:
-            return None, self._padded_c
-        if self._padded_b is None or self._padded_b.shape[1] != padded_n:
-            self._padded_b = xp.empty((k, padded_n), dtype=xp.float32)
-        return self._padded_b, self._padded_c
+    def padded_copies(self, padded_n: int, pads_b: bool) -> tuple[Any | None, Any]:
+        """The buffers for B's (where `pads_b`, else None) and C's copies with rows of `padded_n` floats
+        (KernelSpec.padded_n), allocated once per problem; the operation writes them on every run, so their cost is
+        in its time."""
+        xp, shape = self.xp, self.shape
+        if self._padded_c is None or self._padded_c.shape[1] != padded_n:
+            self._padded_c = xp.empty((shape.m, padded_n), dtype=xp.float32)
+            self._padded_b = None
+        if pads_b and self._padded_b is None:
+            self._padded_b = xp.empty((shape.k, padded_n), dtype=xp.float32)
+        return (self._padded_b if pads_b else None), self._padded_c
 
     def operand_maps(self, spec: KernelSpec) -> tuple[Any, ...]:
         """A's and B's TMA tensor maps for a kernel that reads them through the Tensor Memory Accelerator (and C's
@@ -237,14 +235,17 @@ def split_k_operation(zero: Any, out: Any, sm_count: int | None, multiply: Calla
 def padded_split_k_operation(
     first: Any, last: Any, copies: tuple[Any, Any, Any, Any], sm_count: int | None, multiply: Callable[[], None]
 ) -> Callable[[], None]:
-    """split_k_operation where B and C are padded (KernelSpec.pads_b), `copies` being (B, its padded copy, C, its
-    padded copy): launch 1 zeroes C's copy and writes B's (SPLIT_K_PAD_ENTRY), launch 2 is `multiply` on the
-    copies, launch 3 copies C's first N columns into C (SPLIT_K_UNPAD_ENTRY). Where C alone is padded, the
-    operation is split_k_operation on C's copy: its kernel copies C back itself."""
+    """split_k_operation where N is padded (KernelSpec.padded_n), `copies` being (B, its padded copy or None, C, its
+    padded copy): launch 1 zeroes C's copy and writes B's (SPLIT_K_PAD_ENTRY; SPLIT_K_ZERO_ENTRY where B is not
+    copied), launch 2 is `multiply`, launch 3 copies C's first N columns into C (SPLIT_K_UNPAD_ENTRY)."""
     b, b_padded, out, c_padded = copies
     (k, n), m = b.shape, out.shape[0]
-    pad_grid = (zero_blocks(c_padded.size + b_padded.size, sm_count),)
-    pad_args = (c_padded, np.int64(c_padded.size), b, b_padded, np.int32(k), np.int32(n))
+    if b_padded is None:
+        pad_grid = (zero_blocks(c_padded.size, sm_count),)
+        pad_args: tuple = (c_padded, np.int64(c_padded.size))
+    else:
+        pad_grid = (zero_blocks(c_padded.size + b_padded.size, sm_count),)
+        pad_args = (c_padded, np.int64(c_padded.size), b, b_padded, np.int32(k), np.int32(n))
     unpad_grid = (zero_blocks(out.size, sm_count),)
     unpad_args = (c_padded, out, np.int32(m), np.int32(n))
 
@@ -343,10 +344,10 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
     if spec.split_k:
         m, n, k = shape.m, shape.n, shape.k
         padded_n = spec.padded_n(n)
-        # The zeroing launch's floats: C's, or its padded copy's (with the tiles' slice counters), or C's and B's
-        # padded copies; the unpadding launch's: C's.
+        # The zeroing launch's floats: C's or its padded copy's, or C's and B's padded copies; the unpadding
+        # launch's: C's.
         floats = {
-            SPLIT_K_ZERO_ENTRY: spec.padded_c_floats(m, n) or m * n,
+            SPLIT_K_ZERO_ENTRY: m * (padded_n or n),
             SPLIT_K_PAD_ENTRY: (m + k) * (padded_n or 0),
             SPLIT_K_UNPAD_ENTRY: m * n,
         }

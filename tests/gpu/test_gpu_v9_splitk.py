@@ -62,17 +62,12 @@ def test_launch_facts_record_the_splits(benched) -> None:
         if spec.pads_n:
             if shape.n % 4 == 0:
                 continue  # refused
-            # Padding B and C: three launches (C's copy zeroed with B's written, the 16-byte kernel at N padded, C
-            # copied back). C alone: two (C's copy and its tile counters zeroed, the padded-C kernel at N, which
-            # copies each finished tile into C).
+            # Three launches: C's copy zeroed (with B's written: the 16-byte kernel at N padded; without: the
+            # padded-C kernel at N), then C copied back.
             assert r["launch"]["padded_n"] == -(-shape.n // 4) * 4, (kernel, shape.label)
             names = [launch["kernel"] for launch in r["launch"]["launches"]]
-            expected = (
-                ["splitk_zero_c_pad_b", spec.entry, "splitk_unpad_c"]
-                if spec.pads_b
-                else ["splitk_zero_c", spec.narrow_entry]
-            )
-            assert names == expected, (kernel, shape.label)
+            expected = ["splitk_zero_c_pad_b", spec.entry] if spec.pads_b else ["splitk_zero_c", spec.narrow_entry]
+            assert names == [*expected, "splitk_unpad_c"], (kernel, shape.label)
         elif spec.split_k and shape.n % 4:
             assert "padded_n" not in r["launch"], (kernel, shape.label)
             assert [launch["kernel"] for launch in r["launch"]["launches"]] == ["splitk_zero_c", spec.narrow_entry]
