@@ -4,8 +4,8 @@ nvcc and nvdisasm; NVRTC from the nvidia-cuda-nvrtc wheel CuPy uses for the --nv
 Each `.cu` file present in both versions is compiled with `nvcc -cubin` for its targets (sm_90a for a file that
 uses wgmma, else sm_80 and sm_90; hgemm_wgmma_tma.cu also with wgmma_probe.py's swapped B offsets), with and
 without -lineinfo, and disassembled with `nvdisasm -c`. Per function, the instruction text is compared after
-dropping addresses and encodings and renaming branch labels in order of appearance (label numbers run across
-the whole cubin); register numbers and everything else must match. With --nvrtc the files the launcher
+dropping addresses and encodings and renaming branch labels and calls of CUDA's internal helpers in order of
+appearance (both are numbered across the whole cubin); register numbers and everything else must match. With --nvrtc the files the launcher
 compiles through NVRTC (no sm_90a ones) are also built as CuPy does: our headers inlined
 (kernels/sources.py), -std=c++17 -lineinfo, every explicitly instantiated template named as a name expression,
 each side NVRTC_REPEATS times in fresh processes (NVRTC does not always give the same code twice).
@@ -42,6 +42,9 @@ _SECTION = re.compile(r"^//-+ \.text\.(\S+)\s+-+$")
 _INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;?\s*(?:/\*.*\*/)?\s*$")
 _LABEL_DEF = re.compile(r"^(\.L_x_\d+):$")
 _LABEL = re.compile(r"\.L_x_\d+")
+# CUDA's internal helpers (64-bit division: `$__internal_7_$__cuda_sm20_div_s64`) are numbered per module, so a new
+# kernel that calls one renumbers them in every other function: they are renamed in order of appearance, as labels.
+_INTERNAL = re.compile(r"\$__internal_\d+_\$")
 # NVRTC 12.9 is not deterministic: the same text compiled in fresh processes now and then gives other (valid)
 # code, about 1 compile in 8 for v8_async.cu's 8 instantiations, unchanged source included. Each side of an NVRTC
 # build is compiled this many times; a function counts as identical when some listing occurs on both sides.
@@ -146,7 +149,8 @@ def _compile_nvrtc(src: Path, arch: str, options: list[str], out: Path) -> None:
 
 
 def functions(cubin: Path, nvdisasm: str) -> dict[str, list[str]]:
-    """Instruction text per function, addresses and encodings dropped, labels renamed in order of appearance."""
+    """Instruction text per function, addresses and encodings dropped, labels and CUDA's internal helpers renamed in
+    order of appearance."""
     listing = subprocess.run([nvdisasm, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
     found: dict[str, list[str]] = {}
     current: list[str] | None = None
@@ -167,7 +171,14 @@ def functions(cubin: Path, nvdisasm: str) -> dict[str, list[str]]:
 
 def _renumber_labels(lines: list[str]) -> list[str]:
     names: dict[str, str] = {}
-    return [_LABEL.sub(lambda m: names.setdefault(m.group(0), f".L{len(names)}"), line) for line in lines]
+    helpers: dict[str, str] = {}
+    return [
+        _INTERNAL.sub(
+            lambda m: helpers.setdefault(m.group(0), f"$__internal_{len(helpers)}_$"),
+            _LABEL.sub(lambda m: names.setdefault(m.group(0), f".L{len(names)}"), line),
+        )
+        for line in lines
+    ]
 
 
 def build_functions(src_dir: Path, build: Build, work: Path, nvdisasm: str) -> dict[str, list[list[str]]]:
