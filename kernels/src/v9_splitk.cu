@@ -139,7 +139,10 @@ sgemm_regdb_streamk_narrow(const float* __restrict__ A, const float* __restrict_
 // The padded-C kernels (KernelSpec.pads_n without pads_b, ids ending -padc), launched where N % 4 != 0 between
 // splitk_zero_c on C's copy and splitk_unpad_c: B is copied one column per thread as by the narrow kernels, and
 // each partial tile is added into C's copy, whose rows are N rounded up to a multiple of 4 floats, in 16-byte
-// reductions. At deep K, B is the large operand and C the small one, so only C is copied.
+// reductions. At deep K, B is the large operand and C the small one, so only C is copied. The copy back stays a
+// launch of its own: kernels whose block completing a tile copied it into C (a slice counter per tile) were 20-30
+// points of cuBLAS slower at 333x127x8191 and 127x127x8191, where each of a handful of tiles is copied by one block
+// after all the others have finished.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
           int ORDER>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
