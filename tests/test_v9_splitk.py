@@ -283,7 +283,7 @@ def test_a_padded_c_configuration_adds_into_a_copy_of_c_and_reads_b_where_it_lie
         f"{config_id} differs from {twin.id} only where N % 4 != 0 (it then pads N to a multiple of 4); "
         f"at N = 128 run {twin.id}"
     )
-    # Three launches: zero C's copy (333 rows of 128 floats: 11 blocks of 256 threads, a float4 each), the
+    # Three launches: zero C's copy (333 rows of 128 floats: 42 blocks of 256 threads, a float4 each), the
     # padded-C kernel on the twin's grid at N = 127, copy C's 127 columns back (333 x 127 floats: 42 blocks).
     facts = launch_facts(spec.launched_at(127), Shape(333, 127, 8191), 132)
     assert facts["padded_n"] == 128 and facts["grid"] == list(twin.launch_grid(333, 127, 8191, 132))
