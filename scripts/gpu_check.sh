@@ -19,6 +19,9 @@ declare -A STATUS
 
 stage() { echo; echo "=== $1 ($(date -u +%H:%M:%S))"; }
 record() { STATUS[$1]="$2"; }
+gpu_clocks() {  # gpu_clocks FILE: the time, and the GPU's name, driver, clocks, power and temperature, into FILE
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$1" 2>&1
+}
 
 config_ids() {  # config_ids LIST: the ids of kernels/tuning.py's LIST of tuning configurations, comma-separated
   $PY -c "from kernels.tuning import $1 as C; print(','.join(c['id'] for c in C))"
@@ -578,7 +581,7 @@ narrow)
   # model). The `sannarrow` stage runs memcheck and racecheck on them.
   stage narrow
   F="$EV/narrow"; mkdir -p "$F"
-  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$F/env.txt" 2>&1
+  gpu_clocks "$F/env.txt"
   timeout 420 $PY -m pytest tests/gpu/test_gpu_tuning_configs.py tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider 2>&1 | tee "$F/gpu_tests.txt" | tail -5
   ACCESS_KERNELS=v9-regdb OUT="$F/access" timeout 120 bash scripts/access_capture.sh > "$F/access_log.txt" 2>&1
   record narrow "tests: $(tail -1 "$F/gpu_tests.txt"); access: $(ls "$F/access" 2>/dev/null | tr '\n' ' ')"
@@ -641,7 +644,7 @@ padb)
   # (300x263x2000), a deep narrow one (127x127x8191) and N = 1 (333x1x4097). About 3-4 minutes on an H100.
   stage padb
   mkdir -p "$EV/padb"
-  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$EV/padb/env.txt" 2>&1
+  gpu_clocks "$EV/padb/env.txt"
   v9splitk_check padb 300 -pad pb 300x263x2000 127x127x8191 333x1x4097
   ;;
 padc)
@@ -651,7 +654,7 @@ padc)
   # padded-C ones at the padb stage's shapes. About 3 minutes on an H200.
   stage padc
   mkdir -p "$EV/padc"
-  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$EV/padc/env.txt" 2>&1
+  gpu_clocks "$EV/padc/env.txt"
   v9splitk_check padc 300 -padc pc 300x263x2000 127x127x8191 333x1x4097
   ;;
 padprobe)
@@ -660,7 +663,7 @@ padprobe)
   # L2-flushed launches each. Lands in $EV/padprobe/. About 2 minutes on an H100.
   stage padprobe
   F="$EV/padprobe"; mkdir -p "$F"
-  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv; } > "$F/env.txt" 2>&1
+  gpu_clocks "$F/env.txt"
   shapes=4096x127x8191,4096x128x8191,2048x127x4096,2048x128x4096,1024x127x4096,1024x128x4096,127x127x8191,127x128x8191,333x127x8191,333x128x8191,333x127x4096,333x128x4096,4096x333x333,4096x336x333,2048x333x333,2048x336x333
   timeout 400 $PY -m profiling bench --kernels cublas,v9-splitk-64x128x16-w32x64-t8x8-s3-sk,v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk,v9-splitk-64x128x16-w32x64-t8x8-s3,v9-splitk-64x64x16-w32x64-t8x8-s3-d8,v9-splitk-64x128x16-w32x64-t8x8-s4-d32,v9-splitk-64x128x16-w32x64-t8x8-s3-d8,v9-regdb-64x128x16-w32x64-t8x8-s3 \
      --sizes "$shapes" --repeats 20 --json "$F/bench.json" > "$F/bench.txt" 2>"$F/bench.log"; echo "exit=$?" >> "$F/bench.log"
