@@ -351,9 +351,10 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
             SPLIT_K_PAD_ENTRY: (m + k) * (padded_n or 0),
             SPLIT_K_UNPAD_ENTRY: m * n,
         }
+        kernel = spec.launched_at(n).entry
         facts["launches"] = [
             {"kernel": name, "grid": list(grid), "block": [*spec.block, 1]}
-            if name == spec.launched_at(n).entry
+            if name == kernel
             else {"kernel": name, "grid": [zero_blocks(floats[name], sm_count), 1, 1], "block": [ZERO_THREADS, 1, 1]}
             for name in spec.operation_entries(n)
         ]
