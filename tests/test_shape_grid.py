@@ -67,6 +67,7 @@ GRID_BUNDLES = {
     "h200-2026-11-27/grid_pad",
     "h200-2026-11-27/padprobe",  # 8 grid shapes (N = 127 and 333) beside their N rounded up to a multiple of 4
     "h200-2026-11-28/grid_padc",
+    "h100-2026-11-28/grid_padc",
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
