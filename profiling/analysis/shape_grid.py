@@ -2,6 +2,12 @@
 the 90 % target, and the shapes exempt from it (where cuBLAS itself stays under 10 TFLOP/s, launch overhead and
 too little work decide the time, not the kernel).
 
+A shape whose cuBLAS times were unsteady (profiling.gpu.timing.is_unsteady) is neither met nor missed: its cuBLAS
+median is not cuBLAS's time, so the shape is left out of the count until it is rerun. Nor can that median exempt a
+shape on its own: where the kernel itself reaches EXEMPT_BELOW_TFLOPS there, the shape has the work to count and is
+reported as unsteady; where the kernel stays under it too, the shape is exempt as before (tiny shapes, whose launches
+of a few microseconds are often unsteady, stay exempt).
+
 Each cell pairs a kernel's result with the cuBLAS result of its own run at that shape: the worker runs each shape's
 reference first, so in a document (or several merged in order, profiling.runs.results.merge_documents) it is the
 nearest cuBLAS result before it at that shape.
@@ -14,6 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from kernels.catalog import reference_ids
+from profiling.gpu.timing import UNSTEADY_RATIO, is_unsteady, tenths_ratio
 from profiling.runs.records import BenchResult
 from profiling.runs.results import ResultsDocument
 from profiling.runs.verdict import DEFAULT_CONFIDENCE, bootstrap_ratio
@@ -45,6 +52,8 @@ CELL_COLUMNS = [
     "cublas_tflops",
     "pct_cublas",
     "exempt",
+    "unsteady",
+    "cublas_p90_over_p10",
     "meets_target",
 ]
 
@@ -77,12 +86,18 @@ def _pairs(document: ResultsDocument, kernel: str) -> list[tuple[BenchResult, Be
 def grid_cells(document: ResultsDocument, kernel: str) -> pd.DataFrame:
     """One row per grid shape where `kernel` ran beside a verified cuBLAS (CELL_COLUMNS, in grid order): its
     status, configuration, TFLOP/s, cuBLAS's TFLOP/s, % of cuBLAS (None unless it verified), whether the shape is
-    exempt and whether it meets the target."""
+    exempt, whether it is not counted because cuBLAS's times were unsteady (with cuBLAS's p90 / p10) and whether it
+    meets the target (never where unsteady)."""
     rows = []
     for result, ref in _pairs(document, kernel):
         ok = result.status == "ok"
         pct = result.pct_cublas if ok else None
-        exempt = ref.tflops < EXEMPT_BELOW_TFLOPS
+        unsteady_ref = is_unsteady(ref)
+        # An unsteady cuBLAS median cannot exempt a shape where the kernel, timed steadily beside it, does the work.
+        kernel_fast = ok and result.tflops is not None and result.tflops >= EXEMPT_BELOW_TFLOPS
+        exempt = ref.tflops < EXEMPT_BELOW_TFLOPS and not (unsteady_ref and kernel_fast)
+        # A result that did not verify misses the target whatever cuBLAS's times were.
+        unsteady = unsteady_ref and ok and not exempt
         rows.append(
             {
                 "m": result.shape.m,
@@ -95,7 +110,9 @@ def grid_cells(document: ResultsDocument, kernel: str) -> pd.DataFrame:
                 "cublas_tflops": ref.tflops,
                 "pct_cublas": pct,
                 "exempt": exempt,
-                "meets_target": pct is not None and pct >= TARGET_PCT,
+                "unsteady": unsteady,
+                "cublas_p90_over_p10": tenths_ratio(ref),
+                "meets_target": pct is not None and pct >= TARGET_PCT and not unsteady,
             }
         )
     return pd.DataFrame(rows, columns=CELL_COLUMNS)
@@ -138,9 +155,12 @@ class TargetSummary:
     """Of those, shapes where cuBLAS stays under EXEMPT_BELOW_TFLOPS."""
     met: int
     """Non-exempt shapes at or above TARGET_PCT."""
+    unsteady: int
+    """Non-exempt shapes not counted, neither met nor missed: cuBLAS's times there were unsteady."""
     below: pd.DataFrame
-    """The non-exempt shapes under the target (or that did not verify), worst first: shape, % of cuBLAS with its
-    interval, both TFLOP/s, status and the configuration that ran."""
+    """The non-exempt shapes under the target (or that did not verify), worst first, then the unsteady ones: shape,
+    % of cuBLAS with its interval, both TFLOP/s, status, the configuration that ran, whether cuBLAS was unsteady
+    there and its p90 / p10."""
 
     @property
     def not_measured(self) -> int:
@@ -149,22 +169,40 @@ class TargetSummary:
     @property
     def sentence(self) -> str:
         """The one line a reader sees first, e.g. "sgemm-auto reaches 90 % of cuBLAS at 9 of 16 shapes ..."."""
-        counted = self.measured - self.exempt
-        missing = (
-            f"; {self.not_measured} of the grid's {len(GRID_SHAPES)} shapes not measured" if self.not_measured else ""
-        )
+        counted = self.measured - self.exempt - self.unsteady
+        notes = [f"{self.exempt} shapes exempt below that"]
+        if self.unsteady:
+            shapes, them = ("1 shape", "it") if self.unsteady == 1 else (f"{self.unsteady} shapes", "them")
+            notes.append(
+                f"{shapes} not counted because cuBLAS's own times were unsteady there, its slowest tenth of launches "
+                f"over {UNSTEADY_RATIO:g}x its fastest: rerun {them}"
+            )
+        if self.not_measured:
+            notes.append(f"{self.not_measured} of the grid's {len(GRID_SHAPES)} shapes not measured")
         return (
             f"{self.kernel} reaches {TARGET_PCT:.0f} % of cuBLAS at {self.met} of {counted} shapes where cuBLAS reaches "
-            f"{EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s ({self.exempt} shapes exempt below that{missing})."
+            f"{EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s ({'; '.join(notes)})."
         )
 
 
-BELOW_COLUMNS = ["shape", "pct_cublas", "interval_low", "interval_high", "tflops", "cublas_tflops", "status", "config"]
+BELOW_COLUMNS = [
+    "shape",
+    "pct_cublas",
+    "interval_low",
+    "interval_high",
+    "tflops",
+    "cublas_tflops",
+    "status",
+    "config",
+    "unsteady",
+    "cublas_p90_over_p10",
+]
 
 
 def target_summary(document: ResultsDocument, kernel: str, confidence: float = DEFAULT_CONFIDENCE) -> TargetSummary:
     """Count the grid shapes that meet the target and list those under it with the `confidence` interval of the
-    % of cuBLAS (percentile bootstrap of the per-launch times, profiling.runs.verdict.bootstrap_ratio)."""
+    % of cuBLAS (percentile bootstrap of the per-launch times, profiling.runs.verdict.bootstrap_ratio), then those
+    not counted because cuBLAS's times were unsteady (no interval: its median is not its time)."""
     pairs = _pairs(document, kernel)
     cells = grid_cells(document, kernel)
     below = []
@@ -172,7 +210,7 @@ def target_summary(document: ResultsDocument, kernel: str, confidence: float = D
         if cell.exempt or cell.meets_target:
             continue
         low = high = None
-        if cell.status == "ok" and result.times_ms and ref.times_ms:
+        if cell.status == "ok" and not cell.unsteady and result.times_ms and ref.times_ms:
             interval = bootstrap_ratio(ref.times_ms, result.times_ms, paired=False, confidence=confidence)
             if interval is not None:  # time ratios: the slow end of the time is the low end of the %
                 low, high = 100.0 / interval.high, 100.0 / interval.low
@@ -186,15 +224,19 @@ def target_summary(document: ResultsDocument, kernel: str, confidence: float = D
                 "cublas_tflops": cell.cublas_tflops,
                 "status": cell.status,
                 "config": cell.config,
+                "unsteady": cell.unsteady,
+                "cublas_p90_over_p10": cell.cublas_p90_over_p10,
             }
         )
     frame = pd.DataFrame(below, columns=BELOW_COLUMNS)
-    frame = frame.sort_values("pct_cublas", na_position="first", kind="stable").reset_index(drop=True)
+    frame = frame.sort_values("pct_cublas", na_position="first", kind="stable")
+    frame = frame.sort_values("unsteady", kind="stable").reset_index(drop=True)  # the misses first, worst first
     return TargetSummary(
         kernel=kernel,
         measured=len(cells),
         exempt=int(cells["exempt"].sum()),
         met=int((cells["meets_target"] & ~cells["exempt"]).sum()),
+        unsteady=int(cells["unsteady"].sum()),
         below=frame,
     )
 
@@ -204,14 +246,19 @@ def _known(value: object) -> bool:
 
 
 def below_target_table(summary: TargetSummary) -> pd.DataFrame:
-    """The shapes under the target as a reader sees them, worst first: shape, % of cuBLAS (or the status of a
-    result that did not verify), its interval, both TFLOP/s and the configuration that ran (without its source)."""
+    """The shapes under the target as a reader sees them, worst first, then those not counted: shape, % of cuBLAS (or
+    the status of a result that did not verify, or why a shape is not counted), its interval, both TFLOP/s and the
+    configuration that ran (without its source)."""
     rows = []
     for r in summary.below.itertuples(index=False):
+        if r.unsteady:
+            shown = f"not counted: cuBLAS unsteady (p90 {r.cublas_p90_over_p10:.1f}x p10), rerun"
+        else:
+            shown = f"{r.pct_cublas:.1f} %" if _known(r.pct_cublas) else str(r.status)
         rows.append(
             {
                 "shape": r.shape,
-                "% of cuBLAS": f"{r.pct_cublas:.1f} %" if _known(r.pct_cublas) else str(r.status),
+                "% of cuBLAS": shown,
                 f"{DEFAULT_CONFIDENCE:.0%} interval": (
                     f"{r.interval_low:.1f}-{r.interval_high:.1f} %" if _known(r.interval_low) else ""
                 ),

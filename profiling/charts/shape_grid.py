@@ -1,5 +1,6 @@
 """The shape-grid heatmap: a kernel's % of cuBLAS SGEMM at every M x N of the grid, one panel per K, the colour
-scale centred on the 90 % target, shapes exempt from it in grey (data from profiling.analysis.shape_grid)."""
+scale centred on the 90 % target, shapes exempt from it in grey, shapes not counted because cuBLAS's times were
+unsteady in amber with no % (data from profiling.analysis.shape_grid)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from plotly.subplots import make_subplots
 
 from profiling.analysis.shape_grid import EXEMPT_BELOW_TFLOPS, GRID_K, GRID_MN, TARGET_PCT, grid_panels
 from profiling.charts.style import plot_text
+from profiling.gpu.timing import UNSTEADY_RATIO
 
 SCALE_SPAN = 40.0
 """The colour scale runs TARGET_PCT +- this (50-130 %): the target sits white in the middle, a cell further off
@@ -25,6 +27,19 @@ TARGET_SCALE = [
 reads as one just over it."""
 EXEMPT_COLOR = "#c8c8c8"
 NOT_MEASURED_COLOR = "#f2f2f2"
+UNSTEADY_COLOR = "#f2c55c"
+"""Neither red nor blue: a shape whose cuBLAS times were unsteady is neither under the target nor over it."""
+UNSTEADY = "unsteady"
+"""The label of such a cell, in place of a % measured against a cuBLAS median that is not cuBLAS's time."""
+BACK_SCALE = [
+    [0.0, NOT_MEASURED_COLOR],
+    [0.25, NOT_MEASURED_COLOR],
+    [0.25, UNSTEADY_COLOR],
+    [0.75, UNSTEADY_COLOR],
+    [0.75, EXEMPT_COLOR],
+    [1.0, EXEMPT_COLOR],
+]
+"""The cells drawn behind the scale: not measured (0), unsteady cuBLAS (0.5), exempt (1)."""
 FAILED_COLOR = TARGET_SCALE[0][1]
 """A cell that did not verify takes the low end of the scale."""
 NOT_MEASURED = "–"
@@ -42,9 +57,12 @@ def _cell_text(pct: float | None, status: str | None) -> str:
 
 def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) -> go.Figure:
     """% of cuBLAS per M x N cell, a panel per K of the grid, each cell labelled with its value (grey: exempt,
-    cuBLAS under 10 TFLOP/s; dark red with its status: did not verify; "–": not measured)."""
+    cuBLAS under 10 TFLOP/s; amber "unsteady": not counted, cuBLAS's times unsteady; dark red with its status: did
+    not verify; "–": not measured)."""
     pct = grid_panels(cells, "pct_cublas")
     exempt = grid_panels(cells, "exempt")
+    unsteady = grid_panels(cells, "unsteady")
+    spread = grid_panels(cells, "cublas_p90_over_p10")
     status = grid_panels(cells, "status")
     mine = grid_panels(cells, "tflops")
     ref = grid_panels(cells, "cublas_tflops")
@@ -60,7 +78,7 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
     )
     for col, k in enumerate(GRID_K, start=1):
         z: list[list[float | None]] = []
-        back: list[list[float | None]] = []  # grey cells: exempt (1) or not measured (0)
+        back: list[list[float | None]] = []  # exempt (1), unsteady cuBLAS (0.5) or not measured (0)
         text: list[list[str]] = []
         back_text: list[list[str]] = []
         hover: list[list[str]] = []
@@ -70,19 +88,27 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
                 value = _number(pct[k].at[m, n])
                 state = status[k].at[m, n]
                 is_exempt = exempt[k].at[m, n] is True
+                is_unsteady = unsteady[k].at[m, n] is True
                 measured = isinstance(state, str)
                 failed = measured and state != "ok"
                 colour = lo if failed and not is_exempt else value
-                in_back = is_exempt or not measured
+                in_back = is_exempt or is_unsteady or not measured
                 z_row.append(None if in_back else colour)
-                back_row.append((1.0 if is_exempt else 0.0) if in_back else None)
-                label = _cell_text(value, state if measured else None)
+                back_row.append((1.0 if is_exempt else 0.5 if is_unsteady else 0.0) if in_back else None)
+                label = UNSTEADY if is_unsteady else _cell_text(value, state if measured else None)
                 text_row.append("" if in_back else label)
                 back_text_row.append(label if in_back else "")
                 if measured:
                     ran = (str(config[k].at[m, n] or "") or "-").split(" ")[0]
                     theirs = _number(mine[k].at[m, n])
-                    hover_row.append(f"{value:.1f} % of cuBLAS" if value is not None else f"status: {state}")
+                    if is_unsteady:
+                        ratio = _number(spread[k].at[m, n]) or 0.0
+                        hover_row.append(
+                            f"not counted: cuBLAS's own times were unsteady here (slowest tenth {ratio:.1f}x the "
+                            f"fastest, over {UNSTEADY_RATIO:g}x), so its median is not its time; rerun this shape"
+                        )
+                    else:
+                        hover_row.append(f"{value:.1f} % of cuBLAS" if value is not None else f"status: {state}")
                     hover_row[-1] += (
                         f"<br>{kernel}: {theirs:.2f} TFLOP/s" if theirs is not None else ""
                     ) + f"<br>cuBLAS: {_number(ref[k].at[m, n]) or 0:.2f} TFLOP/s<br>ran {plot_text(ran)}"
@@ -100,7 +126,7 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
                 z=back,
                 x=labels,
                 y=labels,
-                colorscale=[[0, NOT_MEASURED_COLOR], [1, EXEMPT_COLOR]],
+                colorscale=BACK_SCALE,
                 zmin=0,
                 zmax=1,
                 showscale=False,
@@ -110,7 +136,7 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
                 customdata=hover,
                 xgap=2,
                 ygap=2,
-                name="exempt or not measured",
+                name="exempt, unsteady or not measured",
                 hovertemplate=f"M=%{{y}} N=%{{x}} K={k}<br>%{{customdata}}<extra></extra>",
             ),
             row=1,
@@ -146,6 +172,8 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=labels)
     fig.update_yaxes(title_text="M (rows of C)", row=1, col=1)
     keys = [(f"exempt: cuBLAS under {EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s", EXEMPT_COLOR)]
+    if cells["unsteady"].any():
+        keys.append((f"{UNSTEADY}: cuBLAS's times unsteady, not counted", UNSTEADY_COLOR))
     if (cells["status"] != "ok").any():
         keys.append(("did not verify", FAILED_COLOR))
     for name, colour in keys:

@@ -1,4 +1,5 @@
-"""Timing single kernel launches with CUDA events: the repeat budget, the L2 flush and the summary statistics.
+"""Timing single kernel launches with CUDA events: the repeat budget, the L2 flush, the summary statistics and
+whether a result's times were steady enough to judge anything against (`is_unsteady`).
 
 `time_launches` takes the array module `xp` (cupy in the worker); the tests pass a recording fake, so the
 order of flushes, events and launches is checked without a GPU.
@@ -8,13 +9,21 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from profiling.runs.records import BenchResult
 
 MIN_REPEATS = 3
 # A launch is never estimated at less than this, so a zero-length probe cannot ask for unbounded repeats.
 MIN_ESTIMATE_MS = 1e-3
+UNSTEADY_RATIO = 2.0
+"""A result whose slowest tenth of launches (p90) took more than this many times its fastest tenth (p10) is unsteady:
+something else held the GPU or its clocks during the run, so its median is not the kernel's time and nothing should
+be judged against it until it is rerun. Steady launches stay near 1 (cuBLAS's 30 L2-flushed launches of a
+4096x333x333 SGEMM on an H200: 1.05); launches of a few microseconds often pass 2 on launch jitter alone."""
 
 
 def repeats_within_budget(requested: int, max_seconds: float, estimated_ms: float) -> int:
@@ -49,6 +58,26 @@ def summarize(times_ms: Sequence[float]) -> dict[str, float]:
         "spread_pct": 100.0 * (p90 - p10) / median if median > 0 else 0.0,
         "samples": len(ordered),
     }
+
+
+def tenths_ratio(result: BenchResult) -> float | None:
+    """p90 / p10 of a result's launch times: of its per-launch times (`times_ms`, as `summarize` takes them) where it
+    kept them, else of its stored `time_ms` summary; None where it has neither or p10 is not positive."""
+    if result.times_ms:
+        stats = summarize(result.times_ms)
+        p10, p90 = stats["p10"], stats["p90"]
+    elif result.time_ms is not None and result.time_ms.p10 is not None and result.time_ms.p90 is not None:
+        p10, p90 = result.time_ms.p10, result.time_ms.p90
+    else:
+        return None
+    return p90 / p10 if p10 > 0 else None
+
+
+def is_unsteady(result: BenchResult) -> bool:
+    """Whether a result's times were unsteady: its p90 more than UNSTEADY_RATIO x its p10 (`tenths_ratio`). A result
+    without launch times is not called unsteady (there is nothing to tell it by)."""
+    ratio = tenths_ratio(result)
+    return ratio is not None and ratio > UNSTEADY_RATIO
 
 
 def time_launches(
