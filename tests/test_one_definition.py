@@ -4,7 +4,8 @@
 - the NVTX contract (`gemmlens:<id>:<MxNxK>`, its regex): profiling/identity.py;
 - the tensor-core rule (which launch reads the tensor-pipe counters to decide): profiling/identity.py;
 - size parsing (MxNxK text into a Shape): profiling/shape.py;
-- TFLOP/s (FLOPs over seconds, in 1e12): profiling/shape.py.
+- TFLOP/s (FLOPs over seconds, in 1e12): profiling/shape.py;
+- an unsteady result (its p90 over its p10 against a threshold): profiling/gpu/timing.py.
 """
 
 from __future__ import annotations
@@ -159,6 +160,16 @@ def test_tflops_is_computed_in_one_function(path: Path) -> None:
     assert found == [], f"{relative(path)} computes TFLOP/s itself (use profiling.shape.tflops): {found[:3]}"
 
 
+UNSTEADY = re.compile(r"\bp90\b[^#\n]*/[^#\n]*\bp10\b|\bp90\b[^#\n]*>[^#\n]*\bp10\b|UNSTEADY_RATIO\s*=[^=]")
+"""A ratio or comparison of a result's slowest tenth to its fastest, or the threshold set again."""
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if relative(p) != "profiling/gpu/timing.py"], ids=relative)
+def test_unsteady_times_are_told_in_one_module(path: Path) -> None:
+    found = [(n, line.strip()) for n, line in code_lines(path) if UNSTEADY.search(line)]
+    assert found == [], f"{relative(path)} judges p90 against p10 itself (use profiling.gpu.timing): {found[:3]}"
+
+
 def test_the_checks_catch_a_second_copy(tmp_path: Path) -> None:
     copy = tmp_path / "copy.py"
     copy.write_text(
@@ -168,6 +179,8 @@ def test_the_checks_catch_a_second_copy(tmp_path: Path) -> None:
         'm, n, k = text.split("x")\n'
         "rate = flops / seconds / 1e12\n"
         "tensor = pipe_busy >= 1.0 and tensor_inst > 0\n"
+        "shaky = ref.time_ms.p90 / ref.time_ms.p10 > 2.0\n"
+        "shaky = t.p90 > 2 * t.p10\n"
     )
     assert [v for _, v in string_literals(copy) if v in NAMES] == ["gpu__time_duration.sum"]
     assert [v for _, v in string_literals(copy) if NCU_NAME.match(v)] == [
@@ -176,4 +189,4 @@ def test_the_checks_catch_a_second_copy(tmp_path: Path) -> None:
     ]
     lines = [line for _, line in code_lines(copy)]
     assert NVTX_PATTERN.search(lines[2]) and SIZE_PARSING.search(lines[3]) and TFLOPS.search(lines[4])
-    assert TENSOR_DECISION.search(lines[5])
+    assert TENSOR_DECISION.search(lines[5]) and UNSTEADY.search(lines[6]) and UNSTEADY.search(lines[7])

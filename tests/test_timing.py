@@ -1,9 +1,12 @@
-"""The timer on the CPU: summary statistics on hand-computed samples, the repeat budget, and the order of
-flushes, events and launches in `time_launches` against a recording stand-in for CuPy's CUDA module."""
+"""The timer on the CPU: summary statistics on hand-computed samples, the repeat budget, the order of flushes, events
+and launches in `time_launches` against a recording stand-in for CuPy's CUDA module, and which committed results were
+unsteady."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -11,6 +14,10 @@ import pytest
 from profiling.gpu import runner
 from profiling.gpu import timing as T
 from profiling.gpu.jobs import BenchSettings
+from profiling.runs.records import BenchResult, TimeSummary
+from profiling.runs.results import load_document
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_summary_of_an_odd_skewed_sample() -> None:
@@ -210,3 +217,33 @@ def test_a_bench_task_hands_the_sessions_flush_buffer_to_the_timer(monkeypatch: 
     settings = BenchSettings(repeats=3, warmup=1, max_seconds_per_run=4.0, flush_l2=flush_l2)
     assert runner.run_task(session, "cublas", None, settings, "bench") == {"status": "ok"}
     assert handed == [FLUSH if flush_l2 else None]
+
+
+def _h100_padc_result(kernel: str, label: str) -> BenchResult:
+    """A result of the committed H100 grid run with the padded-C configurations (30 L2-flushed launches each)."""
+    document = load_document(ROOT / "results" / "h100-2026-11-28" / "grid_padc" / "bench_k333.json")
+    (result,) = [r for r in document.results if r.kernel == kernel and r.shape.label == label]
+    return result
+
+
+def test_a_reference_whose_slowest_tenth_took_2_9x_its_fastest_is_unsteady() -> None:
+    """cuBLAS at 4096x333x333 in that run: 0.135-0.536 ms a launch (every other H100 grid: about 0.033 ms), its p90
+    2.87x its p10; sgemm-auto beside it ran steadily (1.05x)."""
+    cublas, auto = _h100_padc_result("cublas", "4096x333x333"), _h100_padc_result("sgemm-auto", "4096x333x333")
+    assert T.UNSTEADY_RATIO == 2.0
+    assert round(T.tenths_ratio(cublas), 2) == 2.87 and T.is_unsteady(cublas)
+    assert round(T.tenths_ratio(auto), 2) == 1.05 and not T.is_unsteady(auto)
+    # Without its per-launch times the stored summary decides, and says the same (it was computed from them).
+    stored = dataclasses.replace(cublas, times_ms=None)
+    assert stored.time_ms.p90 / stored.time_ms.p10 == T.tenths_ratio(cublas) and T.is_unsteady(stored)
+    assert not T.is_unsteady(dataclasses.replace(auto, times_ms=None))
+
+
+def test_a_result_without_launch_times_is_not_called_unsteady() -> None:
+    cublas = _h100_padc_result("cublas", "4096x333x333")
+    bare = dataclasses.replace(cublas, times_ms=None, time_ms=None)
+    assert T.tenths_ratio(bare) is None and not T.is_unsteady(bare)
+    no_tenths = dataclasses.replace(cublas, times_ms=None, time_ms=TimeSummary(median=0.167))  # a median alone
+    assert T.tenths_ratio(no_tenths) is None and not T.is_unsteady(no_tenths)
+    zero = dataclasses.replace(cublas, times_ms=None, time_ms=TimeSummary(median=0.1, p10=0.0, p90=0.2))  # by hand
+    assert T.tenths_ratio(zero) is None and not T.is_unsteady(zero)
