@@ -525,7 +525,7 @@ def test_the_heatmap_shows_an_unsteady_reference_as_such_not_as_a_pass() -> None
     back = [t for t in figure.data if t.type == "heatmap" and t.name == "exempt, unsteady or not measured"][0]
     i, j = GRID_MN.index(4096), GRID_MN.index(333)
     assert front.z[i][j] is None and front.text[i][j] == ""  # no colour on the % scale, no 371
-    assert back.z[i][j] == 0.5 and back.text[i][j] == "unsteady"
+    assert back.z[i][j] == 0.5 and back.text[i][j] == "rerun"
     assert back.customdata[i][j].startswith(
         "not counted: cuBLAS's own times were unsteady here (slowest tenth 2.9x the fastest, over 2x), so its median "
         "is not its time; rerun this shape<br>sgemm-auto: 20.23 TFLOP/s<br>cuBLAS: 5.44 TFLOP/s"
@@ -533,7 +533,7 @@ def test_the_heatmap_shows_an_unsteady_reference_as_such_not_as_a_pass() -> None
     assert "%" not in back.customdata[i][j]
     assert [t.name for t in figure.data if t.type == "scatter"] == [
         "exempt: cuBLAS under 10 TFLOP/s",
-        "unsteady: cuBLAS's times unsteady, not counted",
+        "rerun: cuBLAS's times unsteady, not counted",
         "– not measured",
     ]
 
@@ -583,7 +583,7 @@ def test_the_benchmark_page_and_the_overview_say_which_shape_was_not_counted(off
     assert H100_PADC_SENTENCE in [m.value.replace("\\", "") for m in at.markdown]
     assert at.dataframe[-1].value.iloc[-1].to_dict() == UNSTEADY_ROW
     captions = [c.value.replace("\\", "") for c in at.caption]
-    assert any("Amber, 'unsteady': not counted, cuBLAS's own times there were unsteady" in c for c in captions)
+    assert any("Amber, 'rerun': not counted, cuBLAS's own times there were unsteady" in c for c in captions)
     assert any("then any shape not counted because cuBLAS's own times were unsteady there" in c for c in captions)
     overview = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     overview.session_state["bundle"] = bundle

@@ -23,7 +23,7 @@ from profiling.analysis.shape_grid import (
 from profiling.app.cache import FIGURE_ENTRIES, HASH_FUNCS, TTL_S, share_figures
 from profiling.app.table_format import arrow
 from profiling.app.ui import safe_md
-from profiling.charts.shape_grid import UNSTEADY, target_heatmap
+from profiling.charts.shape_grid import UNSTEADY_LABEL, target_heatmap
 from profiling.gpu.timing import UNSTEADY_RATIO
 from profiling.runs.results import ResultsDocument
 
@@ -51,9 +51,9 @@ def _figure(key: str, _document: ResultsDocument, kernel: str) -> go.Figure:
 CELLS_CAPTION = (
     f"Each cell: the kernel's speed as a % of cuBLAS SGEMM timed in the same run at that M x N x K (median of "
     f"L2-flushed launches). Red: under {TARGET_PCT:.0f} %; blue: at or over it. Grey: exempt, cuBLAS itself "
-    f"reaches less than {EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s there. Amber, '{UNSTEADY}': not counted, cuBLAS's own "
+    f"reaches less than {EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s there. Amber, '{UNSTEADY_LABEL}': not counted, cuBLAS's own "
     f"times there were unsteady (its slowest tenth of launches over {UNSTEADY_RATIO:g}x its fastest), so there is no "
-    "% to judge: rerun that shape. Hover a cell for both TFLOP/s and the configuration that ran."
+    "% to judge until that shape is rerun. Hover a cell for both TFLOP/s and the configuration that ran."
 )
 
 

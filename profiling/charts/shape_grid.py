@@ -29,8 +29,9 @@ EXEMPT_COLOR = "#c8c8c8"
 NOT_MEASURED_COLOR = "#f2f2f2"
 UNSTEADY_COLOR = "#f2c55c"
 """Neither red nor blue: a shape whose cuBLAS times were unsteady is neither under the target nor over it."""
-UNSTEADY = "unsteady"
-"""The label of such a cell, in place of a % measured against a cuBLAS median that is not cuBLAS's time."""
+UNSTEADY_LABEL = "rerun"
+"""The label of such a cell, in place of a % measured against a cuBLAS median that is not cuBLAS's time: what to do,
+in as few letters as a status ("unsteady" is clipped in a cell at 1024 px)."""
 BACK_SCALE = [
     [0.0, NOT_MEASURED_COLOR],
     [0.25, NOT_MEASURED_COLOR],
@@ -57,7 +58,7 @@ def _cell_text(pct: float | None, status: str | None) -> str:
 
 def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) -> go.Figure:
     """% of cuBLAS per M x N cell, a panel per K of the grid, each cell labelled with its value (grey: exempt,
-    cuBLAS under 10 TFLOP/s; amber "unsteady": not counted, cuBLAS's times unsteady; dark red with its status: did
+    cuBLAS under 10 TFLOP/s; amber "rerun": not counted, cuBLAS's times unsteady; dark red with its status: did
     not verify; "–": not measured)."""
     pct = grid_panels(cells, "pct_cublas")
     exempt = grid_panels(cells, "exempt")
@@ -95,7 +96,7 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
                 in_back = is_exempt or is_unsteady or not measured
                 z_row.append(None if in_back else colour)
                 back_row.append((1.0 if is_exempt else 0.5 if is_unsteady else 0.0) if in_back else None)
-                label = UNSTEADY if is_unsteady else _cell_text(value, state if measured else None)
+                label = UNSTEADY_LABEL if is_unsteady else _cell_text(value, state if measured else None)
                 text_row.append("" if in_back else label)
                 back_text_row.append(label if in_back else "")
                 if measured:
@@ -173,7 +174,7 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
     fig.update_yaxes(title_text="M (rows of C)", row=1, col=1)
     keys = [(f"exempt: cuBLAS under {EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s", EXEMPT_COLOR)]
     if cells["unsteady"].any():
-        keys.append((f"{UNSTEADY}: cuBLAS's times unsteady, not counted", UNSTEADY_COLOR))
+        keys.append((f"{UNSTEADY_LABEL}: cuBLAS's times unsteady, not counted", UNSTEADY_COLOR))
     if (cells["status"] != "ok").any():
         keys.append(("did not verify", FAILED_COLOR))
     for name, colour in keys:
