@@ -33,6 +33,10 @@ SPLIT_K_UNPAD_ENTRY = "splitk_unpad_c"
 # (KernelSpec.pads_b false) of C alone, with SPLIT_K_ZERO_ENTRY zeroing C's copy.
 PADDED_N_SUFFIX = "-pad"
 PADDED_C_SUFFIX = "-padc"
+# The id part of configurations with serial splits (KernelSpec.serial): split 0 stores, the others add after it.
+SERIAL_SUFFIX = "-ser"
+# The tiles a serial split-K launch may have: its per-tile arrival counts (kernels/src/v9_splitk.cu).
+SERIAL_MAX_TILES = 16384
 
 GridOrder = Literal["rows_x", "cols_x"]
 OperandArgs = Literal["pointers", "tensor_maps", "tensor_maps_cd"]
@@ -129,22 +133,32 @@ class KernelSpec:
         return -(-n // 4) * 4 if self.pads_n and n % 4 else None
 
     @property
+    def serial(self) -> bool:
+        """Whether this split-K configuration's splits are serial (params["SERIAL"]): split 0 of each tile stores its
+        partial tile and the others add theirs once it is there, so C is not zeroed by a launch first."""
+        return self.split_k and bool(self.params.get("SERIAL"))
+
+    @property
     def helper_entries(self) -> tuple[str, ...]:
         """The kernels of its own module a split-K operation may launch beside its entry: the zeroing of C, and where
         it pads N the padding launch of B and the copy back (which of them run at a shape: operation_entries)."""
         if not self.split_k:
             return ()
+        if self.serial:
+            return (SPLIT_K_UNPAD_ENTRY,) if self.pads_n else ()
         if self.pads_n:
             return (SPLIT_K_ZERO_ENTRY, *((SPLIT_K_PAD_ENTRY,) if self.pads_b else ()), SPLIT_K_UNPAD_ENTRY)
         return (SPLIT_K_ZERO_ENTRY,)
 
     def operation_entries(self, n: int) -> tuple[str, ...]:
         """The kernels the operation at n columns launches, in order: for a split-K kernel the zeroing launch first
-        (which also pads B where it pads B), the kernel that runs at n (launched_at), and where it pads N a launch
-        that copies C back."""
+        (which also pads B where it pads B; none where its splits are serial), the kernel that runs at n
+        (launched_at), and where it pads N a launch that copies C back."""
         if not self.split_k:
             return (self.entry,) if self.entry else ()
         entry = self.launched_at(n).entry or ""
+        if self.serial:
+            return (entry, SPLIT_K_UNPAD_ENTRY) if self.padded_n(n) else (entry,)
         if self.padded_n(n):
             return (SPLIT_K_PAD_ENTRY if self.pads_b else SPLIT_K_ZERO_ENTRY, entry, SPLIT_K_UNPAD_ENTRY)
         return (SPLIT_K_ZERO_ENTRY, entry)
@@ -239,6 +253,11 @@ class KernelSpec:
                     f"{self.id} counts its tiles' K slices in 32 bits, and {Shape(m, n, k).label} has {slices:,} of "
                     f"them (the limit is {STREAM_K_MAX_SLICES - 1:,}); pick a v9-regdb or split-K configuration"
                 )
+        if self.serial and math.prod(self.grid(m, n)) > SERIAL_MAX_TILES:
+            return (
+                f"{self.id} counts the splits of at most {SERIAL_MAX_TILES:,} tiles, and {Shape(m, n, k).label} has "
+                f"{math.prod(self.grid(m, n)):,}; run {self.id.replace(SERIAL_SUFFIX, '', 1)}, which zeroes C first"
+            )
         if self.pads_n and n % 4 == 0:
             unpadded = self.id.removesuffix(self.padded_suffix)
             return (

@@ -186,13 +186,20 @@ class TunePlan:
 def plan_tune(
     shapes: Sequence[Shape | Sequence[int]], bases: Sequence[str] = (), repeats: int = 20, task_timeout_s: float = 120.0
 ) -> TunePlan:
-    """Check a tuning sweep of the templated kernels (all of them when `bases` is empty)."""
+    """Check a tuning sweep of the templated kernels (all of them when `bases` is empty); an item of `bases` may also
+    be one configuration id, which sweeps that configuration alone (new configurations of a kernel whose others are
+    recorded already)."""
     chosen = list(dict.fromkeys(b.strip() for b in bases if b.strip())) or tunable_bases()
-    unknown = [b for b in chosen if b not in tunable_bases()]
+    by_id = {c["id"]: c for c in all_tuning_configs()}
+    unknown = [b for b in chosen if b not in tunable_bases() and b not in by_id]
     if unknown:
-        raise InvalidInput(f"not tunable: {', '.join(unknown)}; tunable kernels: {', '.join(tunable_bases())}")
-    configs = [c["id"] for c in all_tuning_configs() if c["base"] in chosen]
-    return TunePlan(plan_benchmark(configs, shapes, BenchSettings(repeats=repeats), False, task_timeout_s), chosen)
+        raise InvalidInput(
+            f"not tunable: {', '.join(unknown)}; tunable kernels: {', '.join(tunable_bases())} "
+            "(or one of their configuration ids)"
+        )
+    configs = [c["id"] for c in all_tuning_configs() if c["base"] in chosen or c["id"] in chosen]
+    swept = list(dict.fromkeys(by_id[b]["base"] if b in by_id else b for b in chosen))
+    return TunePlan(plan_benchmark(configs, shapes, BenchSettings(repeats=repeats), False, task_timeout_s), swept)
 
 
 def run_tune(

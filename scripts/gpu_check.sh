@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -67,10 +67,10 @@ why_capture() {  # why_capture NAME KERNELS M N K SECONDS VIEW...: ncu's full se
 
 v9splitk_check() {  # v9splitk_check STAGE SECONDS SUFFIX JOB MxNxK...: into $EV/STAGE/, v9-splitk's GPU tests (at most
   # SECONDS), then memcheck and racecheck (files named after JOB1, JOB2, ...) of its configurations whose ids end in
-  # SUFFIX at each shape, every result verified
+  # SUFFIX (or hold it before a later part: -ser in -d8-ser-padc) at each shape, every result verified
   local name=$1 secs=$2 suffix=$3 prefix=$4 F="$EV/$1" i=0 shape jobs=(); shift 4; mkdir -p "$F"
   timeout "$secs" $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  local cfgs; cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('$suffix')))")
+  local cfgs; cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('$suffix') or '$suffix-' in c['id']))")
   for shape in "$@"; do
     i=$((i + 1)); job "/tmp/san_$prefix$i.json" verify "$cfgs" ${shape//x/ }; jobs+=("$prefix$i")
   done
@@ -656,6 +656,17 @@ padc)
   mkdir -p "$EV/padc"
   gpu_clocks "$EV/padc/env.txt"
   v9splitk_check padc 300 -padc pc 300x263x2000 127x127x8191 333x1x4097
+  ;;
+serial)
+  # v9-splitk's configurations with serial splits (ids with -ser: split 0 stores its partial tile, the others add
+  # theirs after it, so no launch zeroes C first): v9-splitk's GPU tests, memcheck and racecheck of the serial ones
+  # at shapes with uneven splits, N % 4 != 0 and N = 1, then scripts/split_launch_probe.py (the zeroing launch's cost
+  # and the serial twin's whole operation at the grid's split-K misses). About 4 minutes on an H100.
+  stage serial
+  mkdir -p "$EV/serial"
+  gpu_clocks "$EV/serial/env.txt"
+  v9splitk_check serial 360 -ser se 300x263x2000 127x129x8189 333x1x4097
+  timeout 120 $PY scripts/split_launch_probe.py > "$EV/serial/launch_probe.md" 2>&1; tail -8 "$EV/serial/launch_probe.md"
   ;;
 padprobe)
   # Is N % 4 != 0 the limit at the narrow grid misses? The best v9-splitk configurations there and cuBLAS at each

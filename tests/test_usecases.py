@@ -214,6 +214,20 @@ def test_tune_plan_sweeps_only_tunable_kernels() -> None:
         usecases.plan_tune([Shape(64, 64, 64)], ["v5"])
 
 
+def test_tune_plan_sweeps_a_single_configuration_named_by_its_id() -> None:
+    serial = [c["id"] for c in tuning.V9_SPLITK_TUNING_CONFIGS if c["params"].get("SERIAL")]
+    assert len(serial) == 5
+    plan = usecases.plan_tune([Shape(333, 127, 4096)], [serial[1], serial[0], "v9-regdb"])
+    swept = [t.kernel for t in plan.bench.job.tasks]
+    # In the catalog's order of configurations; the record names the kernels they belong to.
+    assert swept == ["cublas", *(c["id"] for c in tuning.V9_TUNING_CONFIGS), serial[0], serial[1]]
+    assert plan.bases == ["v9-splitk", "v9-regdb"]
+    with pytest.raises(
+        InvalidInput, match=r"not tunable: v9-splitk-64x64-ser; .*\(or one of their configuration ids\)"
+    ):
+        usecases.plan_tune([Shape(64, 64, 64)], ["v9-splitk-64x64-ser"])
+
+
 # --- running: one progress wording for the CLI and the queue ----------------------------------------------
 
 

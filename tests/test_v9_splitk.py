@@ -12,6 +12,7 @@ import pytest
 from kernels import auto, tuning
 from kernels.catalog import CATALOG
 from kernels.registry import find_kernel, get_kernel
+from kernels.spec import SERIAL_MAX_TILES
 from profiling.gpu.compile import compile_cache_key
 from profiling.gpu.runner import launch_facts
 from profiling.nsight.runner import kernel_name_regex
@@ -56,8 +57,15 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         p = c["params"]
         assert tuning.v9_problems(p) == [], c["id"]
         assert c["id"].startswith("v9-splitk-") and c["base"] == "v9-splitk"
-        function = "sgemm_regdb_streamk" if p.get("STREAM_K") else "sgemm_regdb_splitk"
+        function = (
+            "sgemm_regdb_streamk"
+            if p.get("STREAM_K")
+            else "sgemm_regdb_splitk_serial"
+            if p.get("SERIAL")
+            else "sgemm_regdb_splitk"
+        )
         assert ("-sk" in c["id"]) == bool(p.get("STREAM_K")) == get_kernel(c["id"]).stream_k
+        assert ("-ser" in c["id"]) == bool(p.get("SERIAL")) == get_kernel(c["id"]).serial
         assert c["entry"].startswith(f"{function}<")
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
         assert c["id"].endswith("-pad") == bool(p.get("PAD_N")) == get_kernel(c["id"]).pads_b
@@ -242,13 +250,13 @@ def test_a_padded_configuration_runs_its_16_byte_kernel_at_n_padded_to_a_multipl
     assert spec.launched_at(127).entry == spec.entry == twin.entry != twin.launched_at(127).entry
     assert (spec.padded_n(127), spec.padded_n(333), spec.padded_n(1), twin.padded_n(127)) == (128, 336, 4, None)
     # Three launches: zero C's copy and pad B's (4096 + 8191 rows of 128 floats, one float4 per thread, at most 8
-    # blocks per SM), multiply at N = 128, copy C's 127 columns back (4096 x 127 floats).
+    # blocks per SM), multiply at N = 128, copy C's 127 columns back (4096 x 127 floats, one per thread: 2032 blocks).
     facts = launch_facts(spec.launched_at(127), Shape(4096, 127, 8191), 132)
     assert facts["padded_n"] == 128 and facts["grid"] == list(twin.launch_grid(4096, 127, 8191, 132))
     assert facts["launches"] == [
         {"kernel": "splitk_zero_c_pad_b", "grid": [1056, 1, 1], "block": [256, 1, 1]},
         {"kernel": spec.entry, "grid": facts["grid"], "block": [*spec.block, 1]},
-        {"kernel": "splitk_unpad_c", "grid": [508, 1, 1], "block": [256, 1, 1]},
+        {"kernel": "splitk_unpad_c", "grid": [2032, 1, 1], "block": [256, 1, 1]},
     ]
     twin_facts = launch_facts(twin.launched_at(127), Shape(4096, 127, 8191), 132)
     assert "padded_n" not in twin_facts and [x["kernel"] for x in twin_facts["launches"]] == [
@@ -284,13 +292,14 @@ def test_a_padded_c_configuration_adds_into_a_copy_of_c_and_reads_b_where_it_lie
         f"at N = 128 run {twin.id}"
     )
     # Three launches: zero C's copy (333 rows of 128 floats: 42 blocks of 256 threads, a float4 each), the
-    # padded-C kernel on the twin's grid at N = 127, copy C's 127 columns back (333 x 127 floats: 42 blocks).
+    # padded-C kernel on the twin's grid at N = 127, copy C's 127 columns back (333 x 127 floats, one per thread:
+    # 166 blocks).
     facts = launch_facts(spec.launched_at(127), Shape(333, 127, 8191), 132)
     assert facts["padded_n"] == 128 and facts["grid"] == list(twin.launch_grid(333, 127, 8191, 132))
     assert facts["launches"] == [
         {"kernel": "splitk_zero_c", "grid": [42, 1, 1], "block": [256, 1, 1]},
         {"kernel": spec.narrow_entry, "grid": facts["grid"], "block": [*spec.block, 1]},
-        {"kernel": "splitk_unpad_c", "grid": [42, 1, 1], "block": [256, 1, 1]},
+        {"kernel": "splitk_unpad_c", "grid": [166, 1, 1], "block": [256, 1, 1]},
     ]
     assert spec.helper_entries == ("splitk_zero_c", "splitk_unpad_c")
     # Only C's copy is counted in the memory a run needs: 333 rows of 128 floats more than its twin's.
@@ -302,6 +311,44 @@ def test_a_padded_c_configuration_adds_into_a_copy_of_c_and_reads_b_where_it_lie
     assert find_kernel(f"void {spec.narrow_entry}(const float *)").id == "v9-splitk"
     regex = kernel_name_regex([config_id])
     assert regex is not None and "splitk_zero_c|splitk_unpad_c|sgemm_regdb_" in regex and "_padc" in regex
+
+
+SERIAL = ["v9-splitk-64x64x16-w32x64-t8x8-s3-d8-ser", "v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser-padc"]
+
+
+def test_serial_splits_launch_no_zeroing_of_c() -> None:
+    spec, padded = (get_kernel(config_id) for config_id in SERIAL)
+    twin = get_kernel(SERIAL[0].replace("-ser", ""))
+    assert spec.serial and padded.serial and not twin.serial and padded.pads_n and not padded.pads_b
+    # The same tile and split as its twin, one launch: the serial kernel, or its narrow twin where N % 4 != 0.
+    assert spec.launch_grid(333, 127, 4096, 132) == twin.launch_grid(333, 127, 4096, 132) == (2, 6, 32)
+    assert spec.entry == "sgemm_regdb_splitk_serial<64,64,16,32,64,8,8,3,64,6>"
+    assert spec.operation_entries(128) == (spec.entry,) and spec.helper_entries == ()
+    assert spec.operation_entries(127) == ("sgemm_regdb_splitk_serial_narrow<64,64,16,32,64,8,8,3,64,6,0>",)
+    assert twin.operation_entries(127) == ("splitk_zero_c", twin.narrow_entry)
+    facts = launch_facts(spec.launched_at(127), Shape(333, 127, 4096), 132)
+    assert facts["split_k"] == 32 and facts["launches"] == [
+        {"kernel": spec.narrow_entry, "grid": [2, 6, 32], "block": [64, 1, 1]}
+    ]
+    # Padded C: the serial padded-C kernel stores into C's copy, then the copy back (333 x 127 floats: 166 blocks).
+    assert padded.operation_entries(127) == (
+        "sgemm_regdb_splitk_serial_padc<64,128,16,32,64,8,8,3,128,3,0>",
+        "splitk_unpad_c",
+    )
+    assert padded.helper_entries == ("splitk_unpad_c",)
+    facts = launch_facts(padded.launched_at(127), Shape(333, 127, 8191), 132)
+    assert [(x["kernel"], x["grid"]) for x in facts["launches"]] == [
+        (padded.narrow_entry, [1, 6, 64]),
+        ("splitk_unpad_c", [166, 1, 1]),
+    ]
+    # Its arrival counts hold 16384 tiles: more are refused with the twin to run instead.
+    assert spec.size_problem(8256, 8192, 333) == (
+        "v9-splitk-64x64x16-w32x64-t8x8-s3-d8-ser counts the splits of at most 16,384 tiles, and 8256x8192x333 has "
+        "16,512; run v9-splitk-64x64x16-w32x64-t8x8-s3-d8, which zeroes C first"
+    )
+    assert spec.size_problem(8192, 8192, 333) is None  # 128 x 128 tiles of 64x64: exactly the limit
+    # One limit: the kernel's count array is the size the host checks against.
+    assert f"constexpr int SERIAL_MAX_TILES = {SERIAL_MAX_TILES};" in spec.read_source()
 
 
 def test_a_padded_configuration_runs_only_where_n_is_not_a_multiple_of_4(monkeypatch) -> None:

@@ -76,6 +76,19 @@ struct Segment {
     int k_tiles;
 };
 
+// A load with acquire semantics at GPU scope: what the thread that released the value wrote before is visible after.
+__device__ __forceinline__ unsigned load_acquire(const unsigned* p)
+{
+    unsigned v;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#else
+    v = *(volatile const unsigned*)p;
+    __threadfence();
+#endif
+    return v;
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // Thread-block cluster primitives (sm_90): this block's rank in its cluster, a barrier over every thread of the
 // cluster (arrive has release and wait acquire semantics, so shared-memory writes before it are visible to the
@@ -125,12 +138,15 @@ __device__ __forceinline__ float4 load_cluster4(unsigned addr)
 // share their kernel function's registers: the narrow copies in the same function cost the 16-byte path 2-10
 // points of cuBLAS on the H100. PAD_C (NARROW and SPLIT: the padded-C kernels, KernelSpec.pads_n without pads_b):
 // C's rows are N rounded up to a multiple of 4 floats long, so every partial 4-column group takes one 16-byte
-// reduction while B is still read where it lies.
+// reduction while B is still read where it lies. SERIAL (SPLIT without STREAM_K: the serial kernels of
+// v9_splitk.cu): split 0 stores its partial tile, the other splits wait for its arrival in `arrivals` (a count per
+// tile) and add theirs, so C needs no zeroing first.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
-          bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false, bool PAD_C = false>
+          bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false, bool PAD_C = false,
+          bool SERIAL = false>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K, float* smem,
-                                           v9::Segment segment = {})
+                                           v9::Segment segment = {}, unsigned* __restrict__ arrivals = nullptr)
 {
     constexpr int WARPS_N = BN / WN;
     constexpr int LANES_M = WM / TM;
@@ -160,6 +176,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     static_assert(!STREAM_K || SPLIT, "a stream-K segment adds its partial tile into C like a split");
     static_assert(CLUSTER_SPLITS == 0 || BM % CLUSTER_SPLITS == 0, "each block of a cluster reduces whole rows");
     static_assert(!PAD_C || (NARROW && SPLIT), "a padded C is the narrow split kernels' reduction target");
+    static_assert(!SERIAL || (SPLIT && !STREAM_K), "serial splits are blockIdx.z splits");
 
     const int tid = threadIdx.x;
 
@@ -430,6 +447,20 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     } else
 #endif
     {
+        // SERIAL: split 0 stores its partial tile and the other splits add theirs once it is there, so C needs no
+        // zeroing launch first (v9_splitk.cu). `add` is SPLIT itself in every other kernel.
+        bool add = SPLIT;
+        unsigned* tile_arrivals = nullptr;
+        if constexpr (SERIAL) {
+            tile_arrivals = arrivals + (blockIdx.y * gridDim.x + blockIdx.x);
+            if (blockIdx.z == 0) {
+                add = false;
+            } else {
+                if (tid == 0)
+                    while (v9::load_acquire(tile_arrivals) == 0) __nanosleep(64);
+                __syncthreads();
+            }
+        }
         // acc[f*4 + r][g*4 + c] is C row tm0 + f*FRAG_STRIDE_M + r, column tn0 + g*FRAG_STRIDE_N + c.
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
@@ -441,23 +472,35 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 const int col = bn + tn0 + g * FRAG_STRIDE_N;
                 if ((VEC || PAD_C) && col < N) {
                     const float4 v = make_float4(acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
-                    if (SPLIT)
+                    if (add)
                         v9::add4(c_row + col, v);
                     else
                         *reinterpret_cast<float4*>(c_row + col) = v;
-                } else if (NARROW && SPLIT && col + 3 < N) {
+                } else if (NARROW && add && col + 3 < N) {
                     v9::add4_unaligned(c_row + col, acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2],
                                        acc[i][g * 4 + 3]);
                 } else {
 #pragma unroll
                     for (int c = 0; c < 4; ++c)
                         if (col + c < N) {
-                            if (SPLIT)
+                            if (add)
                                 atomicAdd(c_row + col + c, acc[i][g * 4 + c]);
                             else
                                 c_row[col + c] = acc[i][g * 4 + c];
                         }
                 }
+            }
+        }
+        if constexpr (SERIAL) {
+            // Every split arrives once its part is in C; the last of the non-empty ones resets the count for the
+            // next launch (splits past the end of K returned at the start and never arrive).
+            __syncthreads();
+            if (tid == 0) {
+                __threadfence();
+                const int all_tiles = (K + BK - 1) / BK;
+                const int per_split = (all_tiles + (int)gridDim.z - 1) / (int)gridDim.z;
+                const unsigned live = (unsigned)((all_tiles + per_split - 1) / per_split);
+                if (atomicAdd(tile_arrivals, 1u) == live - 1) atomicExch(tile_arrivals, 0u);
             }
         }
     }

@@ -3,7 +3,8 @@
 // v9's 128x256 tiles for 132 SMs; 127x127 is one). Block z multiplies its own range of BK-deep K slices and adds
 // its partial tile into C with float reductions (red.global.add.v4.f32 on sm_90), so C must hold zeros first:
 // the operation is two launches, splitk_zero_c then sgemm_regdb_splitk, timed and profiled together, as
-// v8-splitk's. The split count is chosen per shape on the host (kernels/spec.py KernelSpec.split_count).
+// v8-splitk's (the serial kernels below need no zeroing launch). The split count is chosen per shape on the host
+// (kernels/spec.py KernelSpec.split_count).
 //
 // Float addition is not associative and the reductions land in whatever order the blocks finish, so the last
 // bits of C may differ between runs.
@@ -70,14 +71,23 @@ extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long
     }
 }
 
+// One float per thread where the grid allows (the host launches unpad_blocks: a thread's loads do not wait on each
+// other's), and 32-bit index arithmetic below 2^31 floats: a grid-stride loop of 64-bit divisions, 4 floats a
+// thread, took 4.0-4.6 us at 127x127 and 333x127 on an H100, against 2.4-2.8 us for the zeroing of the same copy.
 extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* __restrict__ C, int M, int N)
 {
     const int n4 = (N + 3) & ~3;
     const long long count = (long long)M * N;
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
-        const long long row = i / N;
-        C[i] = Cp[row * n4 + (i - row * N)];
+        if (count <= 0x7fffffffLL) {
+            const int j = (int)i;
+            const int row = j / N;
+            C[j] = Cp[(long long)row * n4 + (j - row * N)];
+        } else {
+            const long long row = i / N;
+            C[i] = Cp[row * n4 + (i - row * N)];
+        }
     }
 }
 
@@ -166,6 +176,57 @@ sgemm_regdb_streamk_padc(const float* __restrict__ A, const float* __restrict__ 
     streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, true>(A, B, C, M, N, K, smem);
 }
 
+// Serial splits (params["SERIAL"], ids ending -ser): one launch instead of two. Split 0 of each tile stores its
+// partial tile, and the other splits add theirs only after it has (a count per tile in this module, acquired and
+// released at GPU scope), so C needs no zeroing launch: at 333x127x4096 on an H100 that launch added 2.8 us to a
+// 24 us multiply. A waiting block never holds up split 0: blocks are dispatched in order of their index, z last, so
+// every split-0 block has started before any block of another split. The last split of a tile to arrive resets
+// its count, so the counts are zero at every launch; they are this module's, so two serial launches of one module
+// must not run at the same time (the worker runs one at a time). At most SERIAL_MAX_TILES tiles a launch
+// (KernelSpec.size_problem refuses more).
+constexpr int SERIAL_MAX_TILES = 16384;
+__device__ unsigned serial_tile_arrivals[SERIAL_MAX_TILES];
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER = 0>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_splitk_serial(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                          int N, int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    // Only the 16-byte body, as sgemm_regdb_streamk: the host launches the _narrow twin where N % 4 != 0.
+    if ((N & 3) == 0)
+        regdb_body<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, false, false, false, true>(
+            A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_splitk_serial_narrow(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                                 int M, int N, int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true, false, false, true>(
+        A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
+}
+
+// Padded C (as sgemm_regdb_splitk_padc) with serial splits: split 0 stores into C's copy, so the operation is the
+// multiply and splitk_unpad_c.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_splitk_serial_padc(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                               int M, int N, int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true, false, true, true>(
+        A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
+}
+
 // Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so
 // that an offline nvcc -cubin build emits them (NVRTC instantiates what the launcher names and skips this).
 #ifndef __CUDACC_RTC__
@@ -198,4 +259,13 @@ template __global__ void sgemm_regdb_splitk_padc<64,128,16,32,64,8,8,3,128,3,0>(
 template __global__ void sgemm_regdb_splitk_padc<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padc<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
+// The serial configurations and their N % 4 != 0 (narrow or padded-C) kernels.
+template __global__ void sgemm_regdb_splitk_serial<64,128,16,32,64,8,8,3,128,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_serial<64,64,16,32,64,8,8,3,64,6>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_serial<64,128,16,32,64,8,8,4,128,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_serial_narrow<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_serial_narrow<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_serial_narrow<64,128,16,32,64,8,8,4,128,3,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_serial_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_serial_padc<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
 #endif

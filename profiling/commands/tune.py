@@ -26,7 +26,11 @@ HELP = "sweep the tile configurations of the templated kernels (v8, v9) on this 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", default="4096", help="N or MxNxK, comma-separated (e.g. 2048,4096)")
-    parser.add_argument("--kernels", default="", help="tunable kernels to sweep (default: all of them)")
+    parser.add_argument(
+        "--kernels",
+        default="",
+        help="tunable kernels to sweep, or single configuration ids of them (default: all of them)",
+    )
     parser.add_argument(
         "--repeats",
         type=whole_number("--repeats", *REPEATS),

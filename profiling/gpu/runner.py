@@ -139,9 +139,10 @@ class Problem:
             args = (a, b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         fn, smem = compiled.function, spec.dynamic_smem_bytes
         if spec.split_k:
-            # The splits add into C: the operation is the zeroing launch and the kernel, timed as one.
+            # The splits add into C: the operation is the zeroing launch and the kernel, timed as one (serial splits:
+            # the kernel alone, split 0 storing what the others add to).
             entries = spec.operation_entries(n)
-            first = compiled.helpers[entries[0]]
+            first = None if spec.serial else compiled.helpers[entries[0]]
 
             def multiply() -> None:
                 fn(grid, block, args, shared_mem=smem)
@@ -149,7 +150,7 @@ class Problem:
             if padded_n:
                 copies = (self.b, b_padded, self.out, c_padded)
                 return padded_split_k_operation(first, compiled.helpers[entries[-1]], copies, sm_count, multiply)
-            return split_k_operation(first, self.out, sm_count, multiply)
+            return multiply if first is None else split_k_operation(first, self.out, sm_count, multiply)
         return lambda: fn(grid, block, args, shared_mem=smem)
 
     def padded_copies(self, padded_n: int, pads_b: bool) -> tuple[Any | None, Any]:
@@ -219,6 +220,13 @@ def zero_blocks(count: int, sm_count: int | None) -> int:
     return max(1, min(-(-count // (4 * ZERO_THREADS)), per_sm))
 
 
+def unpad_blocks(count: int, sm_count: int | None) -> int:
+    """Blocks of the copy back of a padded C for `count` floats: one float per thread, so that no thread's load
+    waits on another of its own, up to 32 blocks per SM (the kernel's grid-stride loop does the rest)."""
+    per_sm = (sm_count or DEFAULT_SM_COUNT) * ZERO_BLOCKS_PER_SM * 4
+    return max(1, min(-(-count // ZERO_THREADS), per_sm))
+
+
 def split_k_operation(zero: Any, out: Any, sm_count: int | None, multiply: Callable[[], None]) -> Callable[[], None]:
     """One split-K GEMM as a zero-argument callable: zero `out` (launch 1), then `multiply` adds every split's
     partial product into it (launch 2). Both go on the same stream, so CUDA events around the call and the
@@ -233,11 +241,12 @@ def split_k_operation(zero: Any, out: Any, sm_count: int | None, multiply: Calla
 
 
 def padded_split_k_operation(
-    first: Any, last: Any, copies: tuple[Any, Any, Any, Any], sm_count: int | None, multiply: Callable[[], None]
+    first: Any | None, last: Any, copies: tuple[Any, Any, Any, Any], sm_count: int | None, multiply: Callable[[], None]
 ) -> Callable[[], None]:
     """split_k_operation where N is padded (KernelSpec.padded_n), `copies` being (B, its padded copy or None, C, its
     padded copy): launch 1 zeroes C's copy and writes B's (SPLIT_K_PAD_ENTRY; SPLIT_K_ZERO_ENTRY where B is not
-    copied), launch 2 is `multiply`, launch 3 copies C's first N columns into C (SPLIT_K_UNPAD_ENTRY)."""
+    copied; no such launch where `first` is None: serial splits store into the copy), then `multiply`, then a launch
+    that copies C's first N columns into C (SPLIT_K_UNPAD_ENTRY)."""
     b, b_padded, out, c_padded = copies
     (k, n), m = b.shape, out.shape[0]
     if b_padded is None:
@@ -246,11 +255,12 @@ def padded_split_k_operation(
     else:
         pad_grid = (zero_blocks(c_padded.size + b_padded.size, sm_count),)
         pad_args = (c_padded, np.int64(c_padded.size), b, b_padded, np.int32(k), np.int32(n))
-    unpad_grid = (zero_blocks(out.size, sm_count),)
+    unpad_grid = (unpad_blocks(out.size, sm_count),)
     unpad_args = (c_padded, out, np.int32(m), np.int32(n))
 
     def run() -> None:
-        first(pad_grid, (ZERO_THREADS,), pad_args)
+        if first is not None:
+            first(pad_grid, (ZERO_THREADS,), pad_args)
         multiply()
         last(unpad_grid, (ZERO_THREADS,), unpad_args)
 
@@ -355,7 +365,11 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
         facts["launches"] = [
             {"kernel": name, "grid": list(grid), "block": [*spec.block, 1]}
             if name == kernel
-            else {"kernel": name, "grid": [zero_blocks(floats[name], sm_count), 1, 1], "block": [ZERO_THREADS, 1, 1]}
+            else {
+                "kernel": name,
+                "grid": [(unpad_blocks if name == SPLIT_K_UNPAD_ENTRY else zero_blocks)(floats[name], sm_count), 1, 1],
+                "block": [ZERO_THREADS, 1, 1],
+            }
             for name in spec.operation_entries(n)
         ]
         if padded_n:
