@@ -588,7 +588,8 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_c=True),
     # Serial splits of the tiles that lead where M x N is a handful of tiles and K is deep (333x127, 127x127) or M
     # or N is large and K shallow (333x4096x333): there the zeroing launch before the multiply is a tenth of the
-    # operation (2.4-2.8 us of 24-37 us on an H100).
+    # operation (2.4-2.9 us of 24-37 us on an H100). The sweep decides where: they lose where a handful of tiles has
+    # dozens of splits each (v9_splitk.cu).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8, serial=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, serial=True),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, deep_slices=8, serial=True),

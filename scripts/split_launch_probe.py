@@ -25,7 +25,7 @@ from profiling.gpu.compile import compile_kernel  # noqa: E402
 from profiling.gpu.fp32_cupy import cupy  # noqa: E402
 from profiling.gpu.runner import ZERO_THREADS, Problem, zero_blocks  # noqa: E402
 from profiling.gpu.timing import time_launches  # noqa: E402
-from profiling.shape import Shape  # noqa: E402
+from profiling.shape import parse_shape  # noqa: E402
 
 # (shape, a configuration with a zeroing launch whose serial twin inserts SERIAL_SUFFIX after its depth)
 CASES = [
@@ -67,8 +67,9 @@ def parts_us(problem: Problem, spec: Any, compiled: Any, flush: Any, repeats: in
 
 
 def probe(size: str, config_id: str, flush: Any, repeats: int) -> dict[str, float]:
-    m, n, k = map(int, size.split("x"))
-    problem = Problem("sgemm", Shape(m, n, k), 1)
+    shape = parse_shape(size)
+    n = shape.n
+    problem = Problem("sgemm", shape, 1)
     times = {}
     for name in (config_id, serial_twin(config_id)):
         spec = get_kernel(name).launched_at(n)

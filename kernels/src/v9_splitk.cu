@@ -73,7 +73,8 @@ extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long
 
 // One float per thread where the grid allows (the host launches unpad_blocks: a thread's loads do not wait on each
 // other's), and 32-bit index arithmetic below 2^31 floats: a grid-stride loop of 64-bit divisions, 4 floats a
-// thread, took 4.0-4.6 us at 127x127 and 333x127 on an H100, against 2.4-2.8 us for the zeroing of the same copy.
+// thread, took 4.0-4.6 us at 127x127 and 333x127 on an H100, against 2.4-2.9 us for a zeroing launch beside the
+// same multiply.
 extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* __restrict__ C, int M, int N)
 {
     const int n4 = (N + 3) & ~3;
@@ -178,12 +179,15 @@ sgemm_regdb_streamk_padc(const float* __restrict__ A, const float* __restrict__ 
 
 // Serial splits (params["SERIAL"], ids ending -ser): one launch instead of two. Split 0 of each tile stores its
 // partial tile, and the other splits add theirs only after it has (a count per tile in this module, acquired and
-// released at GPU scope), so C needs no zeroing launch: at 333x127x4096 on an H100 that launch added 2.8 us to a
+// released at GPU scope), so C needs no zeroing launch: at 333x127x4096 on an H100 that launch added 2.9 us to a
 // 24 us multiply. A waiting block never holds up split 0: blocks are dispatched in order of their index, z last, so
 // every split-0 block has started before any block of another split. The last split of a tile to arrive resets
 // its count, so the counts are zero at every launch; they are this module's, so two serial launches of one module
 // must not run at the same time (the worker runs one at a time). At most SERIAL_MAX_TILES tiles a launch
-// (KernelSpec.size_problem refuses more).
+// (KernelSpec.size_problem refuses more). They win where a tile has a few splits (333x4096x333, 2 a tile: 32.3 us
+// against 37.3 on an H100) and lose where a handful of tiles has dozens each, whose additions then wait for split 0
+// and land on the same few tiles at once (333x127x4096, 12 tiles of 32 splits: 30.8 against 26.9 us;
+// results/h100-2026-11-28/serial/launch_probe.md).
 constexpr int SERIAL_MAX_TILES = 16384;
 __device__ unsigned serial_tile_arrivals[SERIAL_MAX_TILES];
 
