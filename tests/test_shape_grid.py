@@ -32,6 +32,7 @@ from profiling.analysis.shape_grid import (
     grid_kernels,
     holds_shape_grid,
     is_grid_run,
+    pct_text,
     target_summary,
 )
 from profiling.app import bundles
@@ -596,3 +597,25 @@ def test_the_benchmark_page_and_the_overview_say_which_shape_was_not_counted(off
     overview.run()
     assert not overview.exception, [e.value for e in overview.exception]
     assert H100_PADC_SENTENCE in [m.value.replace("\\", "") for m in overview.markdown]
+
+
+def test_a_shape_just_under_the_target_never_reads_as_on_it() -> None:
+    """1024x333x333 in the H200 grid with the serial configurations: 89.968 % of cuBLAS. Rounded to one place it
+    would read 90.0, in the table of shapes under the target and in a red heatmap cell; it reads 89.9 in both."""
+    document = full_grid("h200-2026-11-28/grid_serial")
+    cells = grid_cells(document, "sgemm-auto")
+    shape = cell(cells, 1024, 333, 333)
+    assert 89.96 < shape["pct_cublas"] < 89.97 and not shape["meets_target"]
+    table = below_target_table(target_summary(document, "sgemm-auto"))
+    assert table.set_index("shape").loc["1024x333x333", "% of cuBLAS"] == "89.9 %"
+    figure = target_heatmap(cells, "sgemm-auto", document.device_name)
+    front = next(t for t in figure.data if t.type == "heatmap" and t.name == "K = 333")
+    i, j = GRID_MN.index(1024), GRID_MN.index(333)
+    assert front.text[i][j] == "89.9" and front.customdata[i][j].startswith("89.9 % of cuBLAS")
+    assert (pct_text(89.968), pct_text(89.968, 0), pct_text(90.04), pct_text(89.94), pct_text(112.6, 0)) == (
+        "89.9",
+        "89",
+        "90.0",
+        "89.9",
+        "113",
+    )

@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from profiling.analysis.shape_grid import EXEMPT_BELOW_TFLOPS, GRID_K, GRID_MN, TARGET_PCT, grid_panels
+from profiling.analysis.shape_grid import EXEMPT_BELOW_TFLOPS, GRID_K, GRID_MN, TARGET_PCT, grid_panels, pct_text
 from profiling.charts.style import plot_text
 from profiling.gpu.timing import UNSTEADY_RATIO
 
@@ -51,8 +51,8 @@ def _number(value: object) -> float | None:
 
 
 def _cell_text(pct: float | None, status: str | None) -> str:
-    if pct is not None:  # whole percent, unless rounding would lift it to the target
-        return f"{pct:.1f}" if pct < TARGET_PCT <= round(pct) else f"{pct:.0f}"
+    if pct is not None:  # whole percent, with a decimal where rounding would lift it to the target
+        return pct_text(pct) if pct < TARGET_PCT <= round(pct) else pct_text(pct, 0)
     return status if isinstance(status, str) and status != "ok" else NOT_MEASURED
 
 
@@ -109,7 +109,7 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
                             f"fastest, over {UNSTEADY_RATIO:g}x), so its median is not its time; rerun this shape"
                         )
                     else:
-                        hover_row.append(f"{value:.1f} % of cuBLAS" if value is not None else f"status: {state}")
+                        hover_row.append(f"{pct_text(value)} % of cuBLAS" if value is not None else f"status: {state}")
                     hover_row[-1] += (
                         f"<br>{kernel}: {theirs:.2f} TFLOP/s" if theirs is not None else ""
                     ) + f"<br>cuBLAS: {_number(ref[k].at[m, n]) or 0:.2f} TFLOP/s<br>ran {plot_text(ran)}"
@@ -133,7 +133,7 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
                 showscale=False,
                 text=back_text,
                 texttemplate="%{text}",
-                textfont={"size": 11, "color": "#333333"},
+                textfont={"size": 9, "color": "#333333"},
                 customdata=hover,
                 xgap=2,
                 ygap=2,
@@ -150,7 +150,7 @@ def target_heatmap(cells: pd.DataFrame, kernel: str, device: str | None = None) 
                 y=labels,
                 text=text,
                 texttemplate="%{text}",
-                textfont={"size": 11},
+                textfont={"size": 9},
                 customdata=hover,
                 coloraxis="coloraxis",
                 xgap=2,
