@@ -253,10 +253,10 @@ class KernelSpec:
                     f"{self.id} counts its tiles' K slices in 32 bits, and {Shape(m, n, k).label} has {slices:,} of "
                     f"them (the limit is {STREAM_K_MAX_SLICES - 1:,}); pick a v9-regdb or split-K configuration"
                 )
-        if self.serial and math.prod(self.grid(m, n)) > SERIAL_MAX_TILES:
+        if self.serial and (tiles := math.prod(self.grid(m, n))) > SERIAL_MAX_TILES:
             return (
                 f"{self.id} counts the splits of at most {SERIAL_MAX_TILES:,} tiles, and {Shape(m, n, k).label} has "
-                f"{math.prod(self.grid(m, n)):,}; run {self.id.replace(SERIAL_SUFFIX, '', 1)}, which zeroes C first"
+                f"{tiles:,}; run {self.id.replace(SERIAL_SUFFIX, '', 1)}, which zeroes C first"
             )
         if self.pads_n and n % 4 == 0:
             unpadded = self.id.removesuffix(self.padded_suffix)
