@@ -32,7 +32,10 @@ PAGE_LIST = (
 navigation = st.navigation(ui.pages(PAGES, PAGE_LIST))
 title = "GEMM Lens" if navigation.title == "Overview" else f"{navigation.title} · GEMM Lens"
 st.set_page_config(page_title=title, page_icon=ICON, layout="wide")
-# Once per server: after a minute with nobody connected, shared caches are emptied and freed memory goes back.
+# Once per server: the modules imported so far are frozen out of Python's full collections (already done where
+# profiling.app.serve started it); after a minute with nobody connected, shared caches are emptied and freed
+# memory goes back.
+memory.tune_collector()
 memory.start_trimming(on_idle=cache.clear_shared)
 auth.sign_in_gate()  # with sign-in configured, stops here until someone with a role is signed in
 

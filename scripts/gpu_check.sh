@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -680,6 +680,27 @@ padprobe)
      --sizes "$shapes" --repeats 20 --json "$F/bench.json" > "$F/bench.txt" 2>"$F/bench.log"; echo "exit=$?" >> "$F/bench.log"
   [ -f "$F/bench.json" ] && $PY scripts/ratio_table.py "$F/bench.json" > "$F/ratios.md" 2>&1
   record padprobe "bench ok rows: $(grep -c ' ok ' "$F/bench.txt")"
+  ;;
+hold)
+  # The launch hold (profiling.gpu.hold): its GPU tests, then the same results timed as enqueued (--no-hold) and
+  # behind the hold, 200 L2-flushed launches each, where earlier grids saw unsteady times: cuBLAS at small K=333
+  # shapes and at 1024x127x4096, and the serial split configurations at 333x1024x4096 and 64x4096x4096 (an H100
+  # grid ran one at 81 us for 17 launches, then 116-172 us). scripts/launch_spread.py tables each. About 2 minutes.
+  stage hold
+  F="$EV/hold"; mkdir -p "$F"
+  gpu_clocks "$F/env.txt"
+  timeout 200 $PY -m pytest tests/gpu/test_gpu_hold.py tests/gpu/test_gpu_flush.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  hold_kernels=cublas,v9-splitk-64x128x16-w32x64-t8x8-s4-d8-ser,v9-splitk-64x128x16-w32x64-t8x8-s4-d8,v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser
+  for mode in no-hold hold no-hold2 hold2; do
+    flag=""; case $mode in no-hold*) flag=--no-hold;; esac
+    timeout 150 $PY -m profiling bench --kernels cublas --sizes 64x127x333,127x127x333,333x127x333,64x333x333,1024x64x333,64x64x4096,1024x127x4096 \
+       --repeats 200 $flag --json "$F/small_$mode.json" > "$F/small_$mode.txt" 2>"$F/small_$mode.log"
+    timeout 150 $PY -m profiling bench --kernels "$hold_kernels" --sizes 333x1024x4096,64x4096x4096 \
+       --repeats 200 $flag --json "$F/serial_$mode.json" > "$F/serial_$mode.txt" 2>"$F/serial_$mode.log"
+    for f in small serial; do [ -f "$F/${f}_$mode.json" ] && $PY scripts/launch_spread.py "$F/${f}_$mode.json" > "$F/spread_${f}_$mode.md" 2>&1; done
+  done
+  for f in "$F"/spread_*.md; do echo "$(basename "$f"): $(awk -F'|' 'NR>2 && $9+0>1.4' "$f" | wc -l) of $(($(wc -l < "$f") - 2)) results with p90 over 1.4x p10"; done
+  record hold "$(tail -1 "$F/gpu_tests.txt"); spread tables: $(ls "$F"/spread_*.md 2>/dev/null | wc -l)"
   ;;
 grid)
   # The "no shape left behind" grid: sgemm-auto, v9-regdb (its catalog configuration, for context) and cuBLAS SGEMM

@@ -46,3 +46,33 @@ def test_clear_shared_empties_tables_figures_and_uploads() -> None:
 
 def test_outside_a_server_nobody_is_counted_and_nothing_is_cleared() -> None:
     assert memory.connected_sessions() is None
+
+
+def test_the_collector_is_tuned_once_and_the_idle_clear_still_frees_what_was_frozen() -> None:
+    """In a child process (the collector's settings are the process's): the objects alive at tune_collector are
+    frozen, so a plain full collection leaves a cycle made of them, and collect_everything frees it and freezes the
+    rest again."""
+    import subprocess
+    import sys
+
+    script = """
+import gc, weakref
+from profiling.app import memory
+
+class Node:
+    pass
+
+a, b = Node(), Node()
+a.other, b.other = b, a
+gone = weakref.ref(a)
+assert memory.tune_collector() is True
+assert memory.tune_collector() is False
+print(gc.get_threshold()[0], gc.get_freeze_count() > 0)
+del a, b
+gc.collect()
+print(gone() is not None)
+memory.collect_everything()
+print(gone() is None, gc.get_freeze_count() > 0)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.split() == [str(memory.YOUNG_COLLECTION_THRESHOLD), "True", "True", "True", "True"]

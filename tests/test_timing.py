@@ -137,6 +137,51 @@ def test_every_timed_launch_follows_a_flush_outside_its_events() -> None:
     assert len({entry[2] for entry in memsets}) == 5
 
 
+class FakeHold:
+    """Logs into the fake CUDA's log where the holds and releases fall among the launches."""
+
+    def __init__(self, cuda: FakeCuda) -> None:
+        self.cuda = cuda
+
+    def enqueue(self) -> None:
+        self.cuda.log.append(("hold",))
+
+    def release(self) -> None:
+        self.cuda.log.append(("release",))
+
+
+def test_timed_launches_are_enqueued_behind_holds_in_batches() -> None:
+    # 1 warm-up, the probe, then 70 timed launches: holds before launches 0, 32 and 64, each released after the
+    # last launch of its batch (31, 63, 69), and none around the warm-up or the probe.
+    cuda = FakeCuda([1.0] * 72)
+    times = T.time_launches(SimpleNamespace(cuda=cuda), cuda.launch, 1, 70, 4.0, FLUSH, FakeHold(cuda))
+    assert len(times) == 70 and T.HELD_LAUNCHES == 32
+    kinds = cuda.kinds()
+    assert "hold" not in kinds[: kinds.index("event_sync")]
+    timed = kinds[kinds.index("event_sync") + 1 :]
+    batch = ["memset", "record", "launch", "record"]
+    assert timed == (
+        ["hold"]
+        + batch * 32
+        + ["release", "hold"]
+        + batch * 32
+        + ["release", "hold"]
+        + batch * 6
+        + ["release", "event_sync"]
+    )
+
+
+def test_interleaved_pairs_are_enqueued_behind_holds_in_batches() -> None:
+    cuda = FakeCuda([1.0] * 100)
+    times_a, _ = T.time_interleaved(
+        SimpleNamespace(cuda=cuda), cuda.launch, cuda.launch, 0, 20, 4.0, None, FakeHold(cuda)
+    )
+    assert len(times_a) == 20
+    timed = cuda.kinds()[cuda.kinds().index("event_sync") + 1 :]
+    pair = ["record", "launch", "record"] * 2
+    assert timed == ["hold"] + pair * 16 + ["release", "hold"] + pair * 4 + ["release", "device_sync"]
+
+
 def test_no_flush_buffer_means_no_memset() -> None:
     cuda = FakeCuda([1.0] * 10)
     times = T.time_launches(SimpleNamespace(cuda=cuda), cuda.launch, 0, 4, 4.0, None)
@@ -155,7 +200,7 @@ def test_the_worker_times_with_its_settings(monkeypatch: pytest.MonkeyPatch) -> 
     cuda = FakeCuda([1.0] * 20)
     monkeypatch.setattr(runner, "cupy", SimpleNamespace(cuda=cuda))
     settings = BenchSettings(repeats=6, warmup=2, max_seconds_per_run=4.0, flush_l2=True)
-    times = runner._time_launches(cuda.launch, settings, FLUSH)
+    times = runner._time_launches(cuda.launch, settings, FLUSH, None)
     assert len(times) == 6 and cuda.kinds().count("memset") == 6 and cuda.kinds()[:2] == ["launch", "launch"]
 
 
@@ -187,17 +232,28 @@ def test_interleaved_pairs_respect_the_time_budget() -> None:
     assert len(times_a) == len(times_b) == 3
 
 
-@pytest.mark.parametrize("flush_l2", [True, False])
-def test_a_bench_task_hands_the_sessions_flush_buffer_to_the_timer(monkeypatch: pytest.MonkeyPatch, flush_l2) -> None:
+@pytest.mark.parametrize(("flush_l2", "hold_launches"), [(True, True), (False, True), (True, False)])
+def test_a_bench_task_hands_the_sessions_flush_buffer_and_hold_to_the_timer(
+    monkeypatch: pytest.MonkeyPatch, flush_l2, hold_launches
+) -> None:
     """runner.run_task (what the worker runs per kernel and shape) times with the session's L2 flush buffer when the
-    settings ask for the flush, and with none when they do not; the GPU parts stand in (CPU only)."""
-    session = SimpleNamespace(nvml=None, device={"name": "NVIDIA H100 80GB HBM3"}, flush_buffer=lambda: FLUSH)
+    settings ask for the flush, and with none when they do not, and likewise with its launch hold; the GPU parts
+    stand in (CPU only)."""
+    hold = object()
+    session = SimpleNamespace(
+        nvml=None,
+        device={"name": "NVIDIA H100 80GB HBM3"},
+        flush_buffer=lambda: FLUSH,
+        hold=lambda settings: hold if settings.hold_launches else None,
+    )
     spec = SimpleNamespace(is_reference=True)
     result = SimpleNamespace(status="ok", tolerance=0.0, to_dict=lambda: {"status": "ok"})
     handed: list[object] = []
     monkeypatch.setattr(runner, "_spec_and_result", lambda *_: (spec, result))
     monkeypatch.setattr(runner, "_verified_launch", lambda *_: (None, lambda: None))
-    monkeypatch.setattr(runner, "_time_launches", lambda launch, settings, flush: handed.append(flush) or [1.0] * 3)
+    monkeypatch.setattr(
+        runner, "_time_launches", lambda launch, settings, flush, hold: handed.append((flush, hold)) or [1.0] * 3
+    )
     monkeypatch.setattr(runner, "_record_times", lambda *_: None)
 
     class Sampler:
@@ -214,9 +270,11 @@ def test_a_bench_task_hands_the_sessions_flush_buffer_to_the_timer(monkeypatch: 
             return {}
 
     monkeypatch.setattr(runner, "NvmlSampler", Sampler)
-    settings = BenchSettings(repeats=3, warmup=1, max_seconds_per_run=4.0, flush_l2=flush_l2)
+    settings = BenchSettings(
+        repeats=3, warmup=1, max_seconds_per_run=4.0, flush_l2=flush_l2, hold_launches=hold_launches
+    )
     assert runner.run_task(session, "cublas", None, settings, "bench") == {"status": "ok"}
-    assert handed == [FLUSH if flush_l2 else None]
+    assert handed == [(FLUSH if flush_l2 else None, hold if hold_launches else None)]
 
 
 def _h100_padc_result(kernel: str, label: str) -> BenchResult:

@@ -144,6 +144,20 @@ def test_the_guard_lists_software_clock_and_flush_differences_as_warnings() -> N
     assert comparability(base, base).differences == ()
 
 
+def test_a_run_timed_behind_the_launch_hold_is_flagged_against_one_timed_without() -> None:
+    """A committed run from before the hold (settings without hold_launches) against one timed behind it."""
+    base = run_of(VERDICTS / "seq_4096_r100.json")
+    assert "hold_launches" not in base.settings
+    held = dataclasses.replace(base, meta={**base.meta, "settings": {**base.settings, "hold_launches": True}})
+    guard = comparability(base, held)
+    assert guard.comparable
+    assert [(d.what, d.baseline, d.candidate) for d in guard.differences] == [
+        ("launch timing", "as enqueued", "behind a hold")
+    ]
+    no_settings = dataclasses.replace(base, meta={})
+    assert comparability(no_settings, held).differences == ()
+
+
 def test_undecided_growth_is_reported_not_failed() -> None:
     doc = json.loads(SWEEP.read_text())
     rows = [r for r in doc["results"] if (r["kernel"], r["m"], r["n"], r["k"]) == ("cublas", 16, 8192, 512)]

@@ -41,6 +41,9 @@ def preload(modules: tuple[str, ...] = FRAME_MODULES) -> None:
 
 def main() -> None:
     preload()
+    from profiling.app import memory
+
+    memory.tune_collector()  # the imports just made are long-lived: out of the full collections' way
     from streamlit.web import cli
 
     cli.main(prog_name="streamlit")  # as `python -m streamlit` calls it, with this process's arguments

@@ -41,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-seconds", type=seconds("--max-seconds"), default=4.0, help="cap on timed seconds per kernel and size"
     )
     parser.add_argument("--no-flush", action="store_true", help="do not flush the L2 before each timed launch")
+    parser.add_argument(
+        "--no-hold",
+        action="store_true",
+        help="enqueue timed launches as the host gets to them, not behind a hold kernel (the host may then be timed)",
+    )
     parser.add_argument("--verify-only", action="store_true", help="check results, do not time")
     parser.add_argument(
         "--timeout", type=seconds("--timeout"), default=120.0, help="seconds one kernel and size may take"
@@ -72,7 +77,11 @@ def run(args: argparse.Namespace) -> int:
     shapes = (parse_sizes(args.sizes) if args.sizes else []) + [parse_shape(s) for s in args.shape]
     shapes += parse_grid(args.grid) if args.grid else []
     settings = BenchSettings(
-        repeats=args.repeats, warmup=args.warmup, max_seconds_per_run=args.max_seconds, flush_l2=not args.no_flush
+        repeats=args.repeats,
+        warmup=args.warmup,
+        max_seconds_per_run=args.max_seconds,
+        flush_l2=not args.no_flush,
+        hold_launches=not args.no_hold,
     )
     if args.ab:
         return _run_ab(args, shapes, settings)

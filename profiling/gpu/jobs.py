@@ -126,6 +126,9 @@ class BenchSettings:
     warmup: int = 3
     max_seconds_per_run: float = 4.0
     flush_l2: bool = True
+    # Timed launches are enqueued behind a hold kernel, so the host's enqueueing is never inside a timing
+    # (profiling.gpu.hold). False times as before 2026-11-28, for comparison.
+    hold_launches: bool = True
 
     def validate(self) -> None:
         if not REPEATS[0] <= self.repeats <= REPEATS[1]:

@@ -22,8 +22,9 @@ from profiling.gpu.bfloat16 import bfloat16_bits_to_float32, to_bfloat16_bits
 from profiling.gpu.compile import CompiledKernel, compile_kernel, max_active_blocks
 from profiling.gpu.device import Nvml, NvmlSampler, device_info
 from profiling.gpu.fp32_cupy import cupy
+from profiling.gpu.hold import LaunchHold
 from profiling.gpu.jobs import BenchSettings, check_fits, tolerance_for
-from profiling.gpu.timing import summarize, time_interleaved, time_launches
+from profiling.gpu.timing import Hold, summarize, time_interleaved, time_launches
 from profiling.gpu.verify import Check, check_output
 from profiling.identity import nvtx_range_name
 from profiling.runs.records import BenchResult, TimeSummary
@@ -267,9 +268,10 @@ def padded_split_k_operation(
     return run
 
 
-def _time_launches(launch: Callable[[], None], settings: BenchSettings, flush: Any) -> list[float]:
-    """Event-timed single launches, each after an L2 flush when `flush` is a buffer; returns milliseconds."""
-    return time_launches(cupy, launch, settings.warmup, settings.repeats, settings.max_seconds_per_run, flush)
+def _time_launches(launch: Callable[[], None], settings: BenchSettings, flush: Any, hold: Hold | None) -> list[float]:
+    """Event-timed single launches, each after an L2 flush when `flush` is a buffer, behind `hold` when given;
+    returns milliseconds."""
+    return time_launches(cupy, launch, settings.warmup, settings.repeats, settings.max_seconds_per_run, flush, hold)
 
 
 class Session:
@@ -280,6 +282,7 @@ class Session:
         self.device = device_info(self.nvml)
         self.problems: dict[tuple[str, Shape], Problem] = {}
         self.flush = None
+        self._hold: LaunchHold | None = None
         self.seed = int.from_bytes(os.urandom(4), "little")
 
     def flush_buffer(self) -> Any:
@@ -287,6 +290,14 @@ class Session:
             # Twice the L2 so that no tile of A, B or C survives from the previous launch.
             self.flush = cupy.empty(max(2 * self.device["l2_bytes"], 1 << 20), dtype=cupy.uint8)
         return self.flush
+
+    def hold(self, settings: BenchSettings) -> LaunchHold | None:
+        """The session's launch hold where the settings ask for one (built on first use), else None."""
+        if not settings.hold_launches:
+            return None
+        if self._hold is None:
+            self._hold = LaunchHold(cupy)
+        return self._hold
 
     def problem(self, spec: KernelSpec, shape: Shape) -> Problem:
         key = (spec.operation, shape)
@@ -426,7 +437,8 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
         problem, launch = _verified_launch(session, spec, result, shape)
         if op == "bench":
             with NvmlSampler(session.nvml) as sampler:
-                times = _time_launches(launch, settings, session.flush_buffer() if settings.flush_l2 else None)
+                flush = session.flush_buffer() if settings.flush_l2 else None
+                times = _time_launches(launch, settings, flush, session.hold(settings))
             _record_times(session, spec, result, times, sampler.summary())
             # A race shows as an output that changes between launches: check the last timed launch too.
             if result.status == "ok" and not spec.is_reference:
@@ -477,7 +489,14 @@ def run_ab(session: Session, kernel_a: str, kernel_b: str, shape: Shape, setting
         flush = session.flush_buffer() if settings.flush_l2 else None
         with NvmlSampler(session.nvml) as sampler:
             times_a, times_b = time_interleaved(
-                cupy, launches[0], launches[1], settings.warmup, settings.repeats, settings.max_seconds_per_run, flush
+                cupy,
+                launches[0],
+                launches[1],
+                settings.warmup,
+                settings.repeats,
+                settings.max_seconds_per_run,
+                flush,
+                session.hold(settings),
             )
         nvml = sampler.summary()
         for (spec, result), times, partner in ((prepared[0], times_a, kernel_b), (prepared[1], times_b, kernel_a)):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -28,6 +28,20 @@ UNSTEADY_RATIO = 1.4
 something else held the GPU or its clocks during the run, so its median is not the kernel's time and nothing should
 be judged against it until it is rerun. Steady launches stay near 1 (cuBLAS's 30 L2-flushed launches of a
 4096x333x333 SGEMM on an H200: 1.05); launches of a few microseconds often pass 2 on launch jitter alone."""
+
+
+HELD_LAUNCHES = 32
+"""Timed launches enqueued behind one hold (profiling.gpu.hold): with their flushes and events about 130 stream
+operations, well inside what a stream queues before the host's enqueue blocks (which, behind a hold, would wait
+for the hold's own time-out)."""
+
+
+class Hold(Protocol):
+    """Keeps the stream from running what is enqueued after `enqueue` until `release` (profiling.gpu.hold)."""
+
+    def enqueue(self) -> None: ...
+
+    def release(self) -> None: ...
 
 
 def repeats_within_budget(requested: int, max_seconds: float, estimated_ms: float) -> int:
@@ -85,11 +99,19 @@ def is_unsteady(result: BenchResult) -> bool:
 
 
 def time_launches(
-    xp: Any, launch: Callable[[], None], warmup: int, repeats: int, max_seconds: float, flush: Any | None
+    xp: Any,
+    launch: Callable[[], None],
+    warmup: int,
+    repeats: int,
+    max_seconds: float,
+    flush: Any | None,
+    hold: Hold | None = None,
 ) -> list[float]:
     """Event-timed single launches, each after an L2 flush (a memset of `flush`, when given); milliseconds.
 
-    The flush is enqueued on the timing stream before the start event, so it is never inside a timing.
+    The flush is enqueued on the timing stream before the start event, so it is never inside a timing. With a
+    `hold`, every HELD_LAUNCHES launches are enqueued behind one, released once they all are: the GPU never waits
+    for the host between a start event and its launch.
     """
     cuda = xp.cuda
     for _ in range(warmup):
@@ -105,11 +127,15 @@ def time_launches(
     stream = cuda.get_current_stream()
     events = [(cuda.Event(), cuda.Event()) for _ in range(count)]
     for i, (start, end) in enumerate(events):
+        if hold is not None and i % HELD_LAUNCHES == 0:
+            hold.enqueue()
         if flush is not None:
             cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i), flush.nbytes, stream.ptr)
         start.record()
         launch()
         end.record()
+        if hold is not None and (i % HELD_LAUNCHES == HELD_LAUNCHES - 1 or i == count - 1):
+            hold.release()
     events[-1][1].synchronize()
     return [cuda.get_elapsed_time(s, e) for s, e in events]
 
@@ -122,11 +148,13 @@ def time_interleaved(
     repeats: int,
     max_seconds: float,
     flush: Any | None,
+    hold: Hold | None = None,
 ) -> tuple[list[float], list[float]]:
     """Event-timed launches of two kernels, alternating (A B, B A, A B, ...), each after its own L2 flush.
 
     Pair i holds launch i of each: clock drift, heating and neighbours hit both alike, so the ratio per pair
-    cancels them. The order swaps every pair, so neither kernel always runs on the other's leftovers.
+    cancels them. The order swaps every pair, so neither kernel always runs on the other's leftovers. A `hold`
+    keeps the host out of the timings as in time_launches, HELD_LAUNCHES // 2 pairs at a time.
     """
     cuda = xp.cuda
     for _ in range(warmup):
@@ -144,7 +172,10 @@ def time_interleaved(
     events = {"a": [], "b": []}
     launches = {"a": launch_a, "b": launch_b}
     index = 0
+    pairs_held = HELD_LAUNCHES // 2
     for i in range(count):
+        if hold is not None and i % pairs_held == 0:
+            hold.enqueue()
         for side in ("a", "b") if i % 2 == 0 else ("b", "a"):
             if flush is not None:
                 cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(index), flush.nbytes, stream.ptr)
@@ -154,5 +185,7 @@ def time_interleaved(
             end.record()
             events[side].append((start, end))
             index += 1
+        if hold is not None and (i % pairs_held == pairs_held - 1 or i == count - 1):
+            hold.release()
     cuda.Device().synchronize()
     return tuple([cuda.get_elapsed_time(s, e) for s, e in events[side]] for side in ("a", "b"))  # type: ignore[return-value]

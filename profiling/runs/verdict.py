@@ -314,9 +314,20 @@ def l2_flush(run: Any) -> bool | None:
     return flush if isinstance(flush, bool) else None
 
 
+def launch_hold(run: Any) -> bool | None:
+    """Whether a run's launches were timed behind a hold kernel (BenchSettings.hold_launches); False for a run
+    of our bench from before the hold existed (its settings lack the key), None where there are no settings."""
+    settings = (run.meta or {}).get("settings")
+    if not isinstance(settings, Mapping) or "flush_l2" not in settings:
+        return None
+    hold = settings.get("hold_launches", False)
+    return hold if isinstance(hold, bool) else None
+
+
 def comparability(baseline: Any, candidate: Any, *, cross_gpu: bool = False) -> Comparability:
     """What differs between two SavedRuns: GPU model (blocking unless `cross_gpu`), driver, CUDA runtime, CuPy,
-    ncu, commit, median SM clock, power/thermal capping and the L2 flush setting (warnings)."""
+    ncu, commit, median SM clock, power/thermal capping, the L2 flush setting and whether launches were timed behind
+    a hold (warnings)."""
     diffs: list[Difference] = []
     b_gpu, c_gpu = (
         baseline.device_name or baseline.device.name,
@@ -339,4 +350,8 @@ def comparability(baseline: Any, candidate: Any, *, cross_gpu: bool = False) -> 
     if b_flush is not None and c_flush is not None and b_flush != c_flush:
         on_off = {True: "on", False: "off"}
         diffs.append(Difference("L2 flush", on_off[b_flush], on_off[c_flush]))
+    b_hold, c_hold = launch_hold(baseline), launch_hold(candidate)
+    if b_hold is not None and c_hold is not None and b_hold != c_hold:
+        held = {True: "behind a hold", False: "as enqueued"}
+        diffs.append(Difference("launch timing", held[b_hold], held[c_hold]))
     return Comparability(tuple(diffs), cross_gpu)
