@@ -75,8 +75,8 @@ BUGS: list[tuple[int, str, str, str, str]] = [
         9,
         "the L2 flush is never handed to the timer (run_task)",
         "profiling/gpu/runner.py",
-        "_time_launches(launch, settings, session.flush_buffer() if settings.flush_l2 else None)",
-        "_time_launches(launch, settings, None)",
+        "_time_launches(launch, settings, flush, session.hold(settings))",
+        "_time_launches(launch, settings, None, session.hold(settings))",
     ),
     (
         10,

@@ -51,7 +51,12 @@ def main() -> None:
     log = cupy.full(2 * 256, -1, dtype=cupy.int32)
     count = cupy.zeros(1, dtype=cupy.int32)
     settings = BenchSettings(repeats=20, warmup=2, flush_l2=True)
-    runner._time_launches(lambda: record((1,), (1,), (flush, np.uint64(flush.nbytes), log, count)), settings, flush)
+    runner._time_launches(
+        lambda: record((1,), (1,), (flush, np.uint64(flush.nbytes), log, count)),
+        settings,
+        flush,
+        session.hold(settings),
+    )
     launches = int(count.get()[0])
     report["launches"] = launches
     report["seen"] = log.get()[: 2 * launches].reshape(-1, 2).tolist()
@@ -70,18 +75,17 @@ def main() -> None:
 
     report["chase_ms"] = {}
     for flushed in (True, False, True, False):  # interleaved, so a clock change cannot favour one side
-        times = runner._time_launches(
-            launch, BenchSettings(repeats=30, warmup=2, flush_l2=flushed), flush if flushed else None
-        )
+        chase_settings = BenchSettings(repeats=30, warmup=2, flush_l2=flushed)
+        times = runner._time_launches(launch, chase_settings, flush if flushed else None, session.hold(chase_settings))
         report["chase_ms"].setdefault("flushed" if flushed else "unflushed", []).append(summarize(times)["median"])
 
     # 3. run_task hands the flush buffer to the timer exactly when the settings ask for it.
     handed: list[bool | None] = []
     timer = runner._time_launches
 
-    def spy(launch, settings, flush_arg):
+    def spy(launch, settings, flush_arg, hold):
         handed.append(None if flush_arg is None else flush_arg is session.flush)
-        return timer(launch, settings, flush_arg)
+        return timer(launch, settings, flush_arg, hold)
 
     runner._time_launches = spy
     for flush_l2 in (True, False):
