@@ -71,6 +71,7 @@ GRID_BUNDLES = {
     "h100-2026-11-28/grid_padc",
     "h100-2026-11-28/grid_serial",
     "h200-2026-11-28/grid_serial",
+    "h200-2026-11-28/grid_hold",  # the first grid timed behind the launch hold (profiling.gpu.hold)
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -619,3 +620,46 @@ def test_a_shape_just_under_the_target_never_reads_as_on_it() -> None:
         "89.9",
         "113",
     )
+
+
+def test_the_grid_timed_behind_the_launch_hold_says_so_and_counts_its_shapes() -> None:
+    """results/h200-2026-11-28/grid_hold: the first grid whose launches were enqueued behind the hold kernel
+    (BenchSettings.hold_launches, recorded in each document's settings); the H200 reads 75 of 81 there."""
+    document = full_grid("h200-2026-11-28/grid_hold")
+    for path in sorted((ROOT / "results" / "h200-2026-11-28" / "grid_hold").glob("bench_k*.json")):
+        assert json.loads(path.read_text())["settings"]["hold_launches"] is True
+    summary = target_summary(document, "sgemm-auto")
+    assert (summary.met, summary.measured - summary.exempt - summary.unsteady, summary.unsteady) == (75, 81, 0)
+    assert list(below_target_table(summary)["shape"]) == [
+        "4096x333x333",
+        "333x127x4096",
+        "333x127x8191",
+        "1024x4096x333",
+        "1024x127x4096",
+        "2048x333x333",
+    ]
+
+
+def test_the_ratio_table_warns_where_cublas_was_unsteady() -> None:
+    """scripts/ratio_table.py on the H200 grid with the serial configurations: at 64x127x333 cuBLAS's p90 was 3.4x
+    its p10, so both kernels' rows there say so; at 4096x4096x333, where both sides were steady, nothing is said."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "ratio_table.py"),
+            "results/h200-2026-11-28/grid_serial/bench_k333.json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=True,
+    )
+    rows = [line.split(" | ") for line in done.stdout.splitlines() if line.startswith("| 64x127x333 ")]
+    assert [(row[1], row[-1]) for row in rows] == [
+        ("sgemm-auto", "cuBLAS unsteady (p90 3.4x p10), rerun |"),
+        ("v9-regdb", "cuBLAS unsteady (p90 3.4x p10), rerun |"),
+    ]
+    steady = [line for line in done.stdout.splitlines() if line.startswith("| 4096x4096x333 | sgemm-auto ")]
+    assert len(steady) == 1 and steady[0].endswith("|  |")
+    assert done.stdout.count("unsteady") == 14
