@@ -329,3 +329,27 @@ def test_figures_are_drawn_on_plotly_white_each_with_its_own_copy(points, ceilin
     assert roof.to_dict()["layout"]["template"] == white.to_plotly_json()
     roof.layout.template.layout.font.size = 30  # a figure's template is its own: the registered one is unchanged
     assert white.layout.font.size is None and occupancy.layout.template.layout.font.size is None
+
+
+def test_percent_bars_over_an_unsteady_cublas_are_hatched_and_say_so() -> None:
+    """h100-2026-11-25/splitk_v9 (not a grid run, so its Benchmark page draws the % bars): cuBLAS's launches at
+    64x64x8191 were unsteady (p90 1.9x p10: the bars there read 88-189 %), so each of the six kernels' bar there is
+    hatched with the reason in its hover and
+    the note under the title; every other bar, and every bar of a steady bundle, is plain."""
+    from profiling.app import tables
+    from profiling.app.bundles import discover_bundles, load_bench
+    from profiling.charts.bench import UNSTEADY_LEGEND, pct_cublas_figure
+
+    by_name = {b.name: b for b in discover_bundles()}
+    fig = pct_cublas_figure(tables.bench_frame(load_bench(by_name["h100-2026-11-25/splitk_v9"])))
+    hatched = {
+        (trace.name, x, note)
+        for trace in fig.data
+        for x, shape, note in zip(trace.x, trace.marker.pattern.shape, trace.customdata, strict=True)
+        if shape == "/"
+    }
+    assert {x for _, x, _ in hatched} == {"64x64x8191"} and len(hatched) == 6
+    assert {note for _, _, note in hatched} == {"<br>cuBLAS unsteady here (p90 1.9x p10): rerun"}
+    assert fig.layout.title.text.endswith(f"<sup>{UNSTEADY_LEGEND}</sup>")
+    steady = pct_cublas_figure(tables.bench_frame(load_bench(by_name["h100-2026-11-24/auto_round3"])))
+    assert all(set(t.marker.pattern.shape) == {""} for t in steady.data) and "<sup>" not in steady.layout.title.text

@@ -23,6 +23,7 @@ from profiling.charts.style import (
     size_tick_angle,
     white,
 )
+from profiling.gpu.timing import UNSTEADY_RATIO
 
 PANELS = (("fp32", "FP32 kernels (vs cuBLAS SGEMM)"), ("tensor", "Tensor-core AddMM kernels (vs cuBLAS)"))
 
@@ -88,6 +89,27 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
     return legends_below(white(fig), axis_px=axis_px)
 
 
+UNSTEADY_LEGEND = (
+    f"Hatched: cuBLAS's own launches were unsteady at that size (p90 over {UNSTEADY_RATIO}x p10), so the % is not "
+    "its speed: rerun"
+)
+"""The % of cuBLAS chart's note under its title, drawn where any bar's reference was unsteady."""
+
+
+def _reference_unsteady(part: pd.DataFrame) -> list[bool]:
+    column = part.get("reference_unsteady")
+    return [False] * len(part) if column is None else [bool(v) for v in column]
+
+
+def _reference_ratios(part: pd.DataFrame) -> list[float | None]:
+    column = part.get("reference_p90_over_p10")
+    return [None] * len(part) if column is None else list(column)
+
+
+def _unsteady_note(ratio: float | None) -> str:
+    return "<br>cuBLAS unsteady here" + (f" (p90 {ratio:.1f}x p10)" if ratio else "") + ": rerun"
+
+
 def pct_cublas_figure(
     frame: pd.DataFrame,
     title: str = "% of cuBLAS in the same run (its SGEMM or its AddMM)",
@@ -98,6 +120,7 @@ def pct_cublas_figure(
     fig = go.Figure()
     for name, color, part in _per_kernel(ok):
         kernel = str(part["kernel"].iloc[0])
+        unsteady = _reference_unsteady(part)
         fig.add_trace(
             go.Bar(
                 x=part["size"],
@@ -105,10 +128,16 @@ def pct_cublas_figure(
                 name=name,
                 legendrank=legend_rank(kernel),
                 marker_color=color,
-                hovertemplate="%{x}<br>%{y:.1f}% of cuBLAS<extra>%{fullData.name}</extra>",
+                marker_pattern_shape=["/" if u else "" for u in unsteady],
+                customdata=[
+                    _unsteady_note(p) if u else "" for u, p in zip(unsteady, _reference_ratios(part), strict=True)
+                ],
+                hovertemplate="%{x}<br>%{y:.1f}% of cuBLAS%{customdata}<extra>%{fullData.name}</extra>",
             )
         )
     fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
+    if len(ok) and any(_reference_unsteady(ok)):
+        title = f"{title}<br><sup>{UNSTEADY_LEGEND}</sup>"
     sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
     angle = size_tick_angle(sizes)
     fig.update_xaxes(
