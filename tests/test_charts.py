@@ -345,11 +345,16 @@ def test_percent_bars_over_an_unsteady_cublas_are_hatched_and_say_so() -> None:
     hatched = {
         (trace.name, x, note)
         for trace in fig.data
-        for x, shape, note in zip(trace.x, trace.marker.pattern.shape, trace.customdata, strict=True)
-        if shape == "/"
+        if trace.marker.pattern.shape == "/"
+        for x, note in zip(trace.x, trace.customdata, strict=True)
     }
+    # Over the plain bars of the same kernel (same offset group), out of the legend.
+    plain = {t.offsetgroup: t for t in fig.data if t.showlegend is not False}
+    for trace in (t for t in fig.data if t.marker.pattern.shape == "/"):
+        assert trace.showlegend is False and plain[trace.offsetgroup].name == trace.name
+        assert plain[trace.offsetgroup].marker.pattern.shape is None
     assert {x for _, x, _ in hatched} == {"64x64x8191"} and len(hatched) == 6
     assert {note for _, _, note in hatched} == {"<br>cuBLAS unsteady here (p90 1.9x p10): rerun"}
     assert fig.layout.title.text.endswith(f"<sup>{UNSTEADY_LEGEND}</sup>")
     steady = pct_cublas_figure(tables.bench_frame(load_bench(by_name["h100-2026-11-24/auto_round3"])))
-    assert all(set(t.marker.pattern.shape) == {""} for t in steady.data) and "<sup>" not in steady.layout.title.text
+    assert all(t.marker.pattern.shape is None for t in steady.data) and "<sup>" not in steady.layout.title.text

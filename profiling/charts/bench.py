@@ -118,23 +118,42 @@ def pct_cublas_figure(
     refs = library_ids()
     ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
     fig = go.Figure()
-    for name, color, part in _per_kernel(ok):
+    for group, (name, color, part) in enumerate(_per_kernel(ok)):
         kernel = str(part["kernel"].iloc[0])
         unsteady = _reference_unsteady(part)
+        notes = [_unsteady_note(p) if u else "" for u, p in zip(unsteady, _reference_ratios(part), strict=True)]
+        hover = "%{x}<br>%{y:.1f}% of cuBLAS%{customdata}<extra>%{fullData.name}</extra>"
         fig.add_trace(
             go.Bar(
                 x=part["size"],
                 y=part["pct_cublas"],
                 name=name,
                 legendrank=legend_rank(kernel),
+                legendgroup=kernel,
+                offsetgroup=str(group),
                 marker_color=color,
-                marker_pattern_shape=["/" if u else "" for u in unsteady],
-                customdata=[
-                    _unsteady_note(p) if u else "" for u, p in zip(unsteady, _reference_ratios(part), strict=True)
-                ],
-                hovertemplate="%{x}<br>%{y:.1f}% of cuBLAS%{customdata}<extra>%{fullData.name}</extra>",
+                customdata=notes,
+                hovertemplate=hover,
             )
         )
+        if any(unsteady):
+            # The hatch is a second trace over the same bars (same offset group), so the legend's swatch, which
+            # plotly draws from a trace's first bar, stays plain.
+            over = part[unsteady]
+            fig.add_trace(
+                go.Bar(
+                    x=over["size"],
+                    y=over["pct_cublas"],
+                    name=name,
+                    legendgroup=kernel,
+                    offsetgroup=str(group),
+                    showlegend=False,
+                    marker_color=color,
+                    marker_pattern_shape="/",
+                    customdata=[n for n, u in zip(notes, unsteady, strict=True) if u],
+                    hovertemplate=hover,
+                )
+            )
     fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
     if len(ok) and any(_reference_unsteady(ok)):
         title = f"{title}<br><sup>{UNSTEADY_LEGEND}</sup>"
