@@ -305,3 +305,30 @@ def test_a_result_without_launch_times_is_not_called_unsteady() -> None:
     assert T.tenths_ratio(no_tenths) is None and not T.is_unsteady(no_tenths)
     zero = dataclasses.replace(cublas, times_ms=None, time_ms=TimeSummary(median=0.1, p10=0.0, p90=0.2))  # by hand
     assert T.tenths_ratio(zero) is None and not T.is_unsteady(zero)
+
+
+@pytest.mark.parametrize(("argv", "held"), [([], True), (["--no-hold"], False)])
+def test_bench_holds_launches_unless_told_not_to(monkeypatch: pytest.MonkeyPatch, argv: list[str], held: bool) -> None:
+    """`bench` times behind the launch hold by default; --no-hold times launches as the host enqueues them. The
+    settings the worker gets say which, and so does the results document (its `settings`)."""
+    import argparse
+
+    from profiling import usecases
+    from profiling.commands import bench
+
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    seen: list[BenchSettings] = []
+
+    class Stop(Exception):
+        pass
+
+    def plan(kernels, shapes, settings, verify_only, timeout):
+        seen.append(settings)
+        raise Stop
+
+    monkeypatch.setattr(usecases, "plan_benchmark", plan)
+    with pytest.raises(Stop):
+        bench.run(parser.parse_args(["--kernels", "v1", "--sizes", "64", *argv]))
+    assert [s.hold_launches for s in seen] == [held]
+    assert BenchSettings().hold_launches is True
