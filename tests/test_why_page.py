@@ -148,6 +148,12 @@ def test_explain_step_view(data: why.WhyData) -> None:
     assert measured.loc["time (us)", "after"] == pytest.approx(273.8, abs=0.1)
     assert 0 < measured.loc["% of cuBLAS", "before"] < measured.loc["% of cuBLAS", "after"] < 100
     assert "--- v3: v3_regblock.cu" in view.diff and "+++ v4: v4_transposed.cu" in view.diff
+    # The section's three cells, built once with the view: time after, its change and the time before.
+    assert [c.label for c in view.cells] == list(view.measured["measure"])
+    time = view.cells[[c.label for c in view.cells].index("time (us)")]
+    assert time.value == "273.82" and time.rise_is_worse
+    assert time.delta == f"{measured.loc['time (us)', 'change']} (from {measured.loc['time (us)', 'before']:,.2f})"
+    assert not any(c.rise_is_worse for c in view.cells if c.label != "time (us)")
     assert set(view.stalls["label"]) == {"v3", "v4"}
     assert view.hot_after.iloc[0]["line"] == 29 and list(view.hot_after.columns) == why.COMPACT_COLUMNS
     # any two kernels: the diff is between their sources even when one is not the other's `previous`

@@ -395,6 +395,31 @@ def static_lines_table(static: StaticSass) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class MetricCell:
+    """One of the Explain section's measured cells, as st.metric draws it."""
+
+    label: str
+    value: str
+    delta: str | None
+    rise_is_worse: bool
+    """A time: drawn with Streamlit's inverse delta colours, so that slower reads red."""
+
+
+def metric_cells(measured: pd.DataFrame) -> tuple[MetricCell, ...]:
+    """measured_table's rows as the section's cells: the value after with two decimals, the change and the value
+    before as the delta; "-" without a value after. Built once per step (StepView), not per visit."""
+    cells = []
+    for row in measured.to_dict("records"):
+        label = str(row["measure"])
+        if row["after"] is None or pd.isna(row["after"]):
+            cells.append(MetricCell(label, "-", None, False))
+            continue
+        delta = f"{row['change']} (from {row['before']:,.2f})" if row["change"] else None
+        cells.append(MetricCell(label, f"{row['after']:,.2f}", delta, label.startswith("time")))
+    return tuple(cells)
+
+
 @dataclass
 class StepView:
     """Everything the Explain section shows for two launches."""
@@ -402,6 +427,7 @@ class StepView:
     explanation: X.Explanation
     diff: str
     measured: pd.DataFrame
+    cells: tuple[MetricCell, ...]
     ranked: pd.DataFrame
     stalls: pd.DataFrame
     hot_before: pd.DataFrame | None
@@ -510,7 +536,8 @@ def explain_step(data: WhyData, base_label: str, cand_label: str) -> StepView:
     return StepView(
         explanation=expl,
         diff=code_diff(data.catalog_id(base_label), data.catalog_id(cand_label)),
-        measured=measured_table(expl),
+        measured=(measured := measured_table(expl)),
+        cells=metric_cells(measured),
         ranked=ranked_table(expl),
         stalls=stall_frame(data, [base_label, cand_label]),
         hot_before=_hot(src_b, expl.hot_lines_before),

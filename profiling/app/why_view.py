@@ -350,17 +350,9 @@ def explain_section(data: why.WhyData) -> None:
         st.markdown(f"**What {ui.safe_md(cand)} adds (catalog):** {ui.safe_md(expl.adds)}")
     for warning in expl.warnings:
         st.caption(f"Note: {ui.safe_md(warning)}")
-    cells = st.columns(3)
-    for cell, (_, row) in zip(cells, view.measured.iterrows(), strict=True):
-        if row["after"] is None or pd.isna(row["after"]):
-            cell.metric(ui.safe_md(row["measure"]), "-")
-            continue
-        delta = f"{row['change']} (from {row['before']:,.2f})" if row["change"] else None
-        cell.metric(
-            ui.safe_md(row["measure"]),
-            f"{row['after']:,.2f}",
-            delta,
-            delta_color="inverse" if row["measure"].startswith("time") else "normal",
+    for column, cell in zip(st.columns(3), view.cells, strict=True):
+        column.metric(
+            ui.safe_md(cell.label), cell.value, cell.delta, delta_color="inverse" if cell.rise_is_worse else "normal"
         )
     st.plotly_chart(_step_stalls(data, base, cand), key="step_stalls")
     st.subheader("What moved, ranked by how much of the time it explains")
