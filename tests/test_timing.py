@@ -171,6 +171,23 @@ def test_timed_launches_are_enqueued_behind_holds_in_batches() -> None:
     )
 
 
+def test_a_launch_that_raises_releases_its_hold() -> None:
+    """The 5th timed launch raises: the hold before it is released as the error leaves the timer, so the GPU does
+    not spin until the hold's time-out."""
+    cuda = FakeCuda([1.0] * 10)
+    calls = {"n": 0}
+
+    def launch() -> None:
+        calls["n"] += 1
+        if calls["n"] == 2 + 5:  # the warm-up, the probe, then the 5th timed launch
+            raise RuntimeError("launch failed")
+        cuda.launch()
+
+    with pytest.raises(RuntimeError, match="launch failed"):
+        T.time_launches(SimpleNamespace(cuda=cuda), launch, 1, 20, 4.0, None, FakeHold(cuda))
+    assert cuda.kinds()[-1] == "release" and cuda.kinds().count("hold") == cuda.kinds().count("release") == 1
+
+
 def test_interleaved_pairs_are_enqueued_behind_holds_in_batches() -> None:
     cuda = FakeCuda([1.0] * 100)
     times_a, _ = T.time_interleaved(

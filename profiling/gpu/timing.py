@@ -44,6 +44,36 @@ class Hold(Protocol):
     def release(self) -> None: ...
 
 
+class _HeldBatches:
+    """Puts a hold before every `size` of `count` items and releases it after the last of them. A hold still
+    pending when the loop leaves early (a launch that raised) is released then, so the GPU does not spin until the
+    hold's time-out before the worker's next work."""
+
+    def __init__(self, hold: Hold | None, size: int, count: int) -> None:
+        self.hold, self.size, self.count, self.pending = hold, size, count, False
+
+    def __enter__(self) -> _HeldBatches:
+        return self
+
+    def before(self, i: int) -> None:
+        if self.hold is not None and i % self.size == 0:
+            self.hold.enqueue()
+            self.pending = True
+
+    def after(self, i: int) -> None:
+        if self.pending and (i % self.size == self.size - 1 or i == self.count - 1):
+            self._release()
+
+    def _release(self) -> None:
+        assert self.hold is not None
+        self.hold.release()
+        self.pending = False
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.pending:
+            self._release()
+
+
 def repeats_within_budget(requested: int, max_seconds: float, estimated_ms: float) -> int:
     """How many timed launches to run: the requested count, cut so that they fit `max_seconds` at
     `estimated_ms` each, but never fewer than MIN_REPEATS (a median needs a few samples)."""
@@ -126,16 +156,15 @@ def time_launches(
     count = repeats_within_budget(repeats, max_seconds, cuda.get_elapsed_time(probe_start, probe_end))
     stream = cuda.get_current_stream()
     events = [(cuda.Event(), cuda.Event()) for _ in range(count)]
-    for i, (start, end) in enumerate(events):
-        if hold is not None and i % HELD_LAUNCHES == 0:
-            hold.enqueue()
-        if flush is not None:
-            cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i), flush.nbytes, stream.ptr)
-        start.record()
-        launch()
-        end.record()
-        if hold is not None and (i % HELD_LAUNCHES == HELD_LAUNCHES - 1 or i == count - 1):
-            hold.release()
+    with _HeldBatches(hold, HELD_LAUNCHES, count) as batches:
+        for i, (start, end) in enumerate(events):
+            batches.before(i)
+            if flush is not None:
+                cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i), flush.nbytes, stream.ptr)
+            start.record()
+            launch()
+            end.record()
+            batches.after(i)
     events[-1][1].synchronize()
     return [cuda.get_elapsed_time(s, e) for s, e in events]
 
@@ -172,20 +201,18 @@ def time_interleaved(
     events = {"a": [], "b": []}
     launches = {"a": launch_a, "b": launch_b}
     index = 0
-    pairs_held = HELD_LAUNCHES // 2
-    for i in range(count):
-        if hold is not None and i % pairs_held == 0:
-            hold.enqueue()
-        for side in ("a", "b") if i % 2 == 0 else ("b", "a"):
-            if flush is not None:
-                cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(index), flush.nbytes, stream.ptr)
-            start, end = cuda.Event(), cuda.Event()
-            start.record()
-            launches[side]()
-            end.record()
-            events[side].append((start, end))
-            index += 1
-        if hold is not None and (i % pairs_held == pairs_held - 1 or i == count - 1):
-            hold.release()
+    with _HeldBatches(hold, HELD_LAUNCHES // 2, count) as batches:
+        for i in range(count):
+            batches.before(i)
+            for side in ("a", "b") if i % 2 == 0 else ("b", "a"):
+                if flush is not None:
+                    cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(index), flush.nbytes, stream.ptr)
+                start, end = cuda.Event(), cuda.Event()
+                start.record()
+                launches[side]()
+                end.record()
+                events[side].append((start, end))
+                index += 1
+            batches.after(i)
     cuda.Device().synchronize()
     return tuple([cuda.get_elapsed_time(s, e) for s, e in events[side]] for side in ("a", "b"))  # type: ignore[return-value]
