@@ -68,8 +68,8 @@ BUGS: list[tuple[int, str, str, str, str]] = [
         8,
         "the L2 flush is never issued (timer)",
         "profiling/gpu/timing.py",
-        "        if flush is not None:\n            cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i),",
-        "        if flush is not None and False:\n            cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i),",
+        "            if flush is not None:\n                cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i),",
+        "            if flush is not None and False:\n                cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i),",
     ),
     (
         9,

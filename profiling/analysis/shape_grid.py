@@ -23,7 +23,7 @@ import pandas as pd
 from kernels.catalog import reference_ids
 from profiling.gpu.timing import UNSTEADY_RATIO, is_unsteady, tenths_ratio
 from profiling.runs.records import BenchResult
-from profiling.runs.results import ResultsDocument
+from profiling.runs.results import ResultsDocument, run_references
 from profiling.runs.verdict import DEFAULT_CONFIDENCE, bootstrap_ratio
 from profiling.shape import Shape
 
@@ -68,19 +68,13 @@ def grid_arguments() -> list[str]:
 
 def _pairs(document: ResultsDocument, kernel: str) -> list[tuple[BenchResult, BenchResult]]:
     """(kernel's result, the cuBLAS result of its run) at each grid shape, the kernel's first result there."""
-    reference = reference_ids()[SGEMM]
     on_grid = set(GRID_SHAPES)
-    last_reference: dict[Shape, BenchResult] = {}
     found: dict[Shape, tuple[BenchResult, BenchResult]] = {}
-    for result in document.results:
-        if result.shape not in on_grid:
+    for result, ref in zip(document.results, run_references(document), strict=True):
+        if result.shape not in on_grid or result.kernel != kernel or result.shape in found:
             continue
-        if result.kernel == reference:
-            last_reference[result.shape] = result
-        elif result.kernel == kernel and result.shape not in found:
-            ref = last_reference.get(result.shape)
-            if ref is not None and ref.status == "ok" and ref.tflops is not None:
-                found[result.shape] = (result, ref)
+        if ref is not None and ref.status == "ok" and ref.tflops is not None:
+            found[result.shape] = (result, ref)
     return [found[s] for s in GRID_SHAPES if s in found]
 
 

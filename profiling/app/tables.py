@@ -21,13 +21,14 @@ from profiling.app.text import md_escape
 from profiling.charts.roofline import roofline_points
 from profiling.device_model import Ceilings, DeviceInfo
 from profiling.errors import InvalidInput, first_line
+from profiling.gpu.timing import is_unsteady, tenths_ratio
 from profiling.nsight import report as ncu_report
 from profiling.nsight.metric_registry import key_table_columns, key_table_help
 from profiling.nsight.tools import find_ncu, find_tool
 from profiling.paths import tool_path
 from profiling.runs.comparison import BETTER_VERDICTS, METRIC_BY_KEY, METRICS, VERDICT_COLORS, WORSE_VERDICTS
 from profiling.runs.records import SavedRun, as_run
-from profiling.runs.results import ResultsDocument, results_frame
+from profiling.runs.results import ResultsDocument, results_frame, run_references
 from profiling.runs.values import iso_utc
 
 if TYPE_CHECKING:  # importing the Styler module loads jinja2: only for the annotation
@@ -133,10 +134,15 @@ BENCH_TABLE_COLUMNS: dict[str, str] = {
 
 
 def bench_frame(document: ResultsDocument) -> pd.DataFrame:
-    """results_frame() sorted by size then catalog order, with `flops` (2MNK) added."""
+    """results_frame() sorted by size then catalog order, with `flops` (2MNK) added, and per row its run's
+    reference's p90 / p10 and whether that reference was unsteady (profiling.gpu.timing.is_unsteady): a % of cuBLAS
+    over an unsteady cuBLAS is not one to judge by."""
     frame = results_frame(document)
     if frame.empty:
         return frame
+    references = run_references(document)
+    frame["reference_p90_over_p10"] = [None if r is None else tenths_ratio(r) for r in references]
+    frame["reference_unsteady"] = [r is not None and is_unsteady(r) for r in references]
     order = {spec.id: i for i, spec in enumerate(CATALOG)}
     frame["flops"] = 2.0 * frame["m"] * frame["n"] * frame["k"]
     frame["_order"] = frame["kernel"].map(lambda k: order.get(k, len(order)))

@@ -179,27 +179,27 @@ def merge_documents(documents: list[ResultsDocument], sources: list[str]) -> Res
     )
 
 
+def run_references(document: ResultsDocument) -> list[BenchResult | None]:
+    """Each result's library reference from its own run (aligned with document.results): the latest result of its
+    operation's reference at its shape before it (a run times the reference first, and merge_documents keeps each
+    document's order); None where none precedes it. A reference result is its own."""
+    reference = reference_ids()
+    latest: dict[tuple[str | None, Any], BenchResult] = {}
+    found: list[BenchResult | None] = []
+    for r in document.results:
+        if r.kernel == reference.get(r.operation or ""):
+            latest[(r.operation, r.shape)] = r
+        found.append(latest.get((r.operation, r.shape)))
+    return found
+
+
 def results_frame(document: ResultsDocument):  # -> pandas.DataFrame
-    """One row per kernel and size with the columns the tables and charts use; `reference_unsteady` says where the
-    library reference of the row's run had unsteady launches
-    (profiling.gpu.timing.is_unsteady), so that the % is not one to judge by."""
+    """One row per kernel and size with the columns the tables and charts use."""
     import pandas as pd  # lazy: importing this module (CLI, GPU job bodies) must not load pandas
 
-    from profiling.gpu.timing import is_unsteady, tenths_ratio
-
-    reference = reference_ids()
-    # A result's reference is the one of its own run: the latest before it at its shape (merge_documents keeps
-    # each document's order), else the first after it.
-    any_ref = {
-        (r.operation, r.shape): r for r in reversed(document.results) if r.kernel == reference.get(r.operation or "")
-    }
-    latest: dict[tuple[str | None, Any], BenchResult] = {}
     rows = []
     for r in document.results:
         t = r.time_ms
-        if r.kernel == reference.get(r.operation or ""):
-            latest[(r.operation, r.shape)] = r
-        ref = latest.get((r.operation, r.shape)) or any_ref.get((r.operation, r.shape))
         known = operation_of(r.kernel, r.operation)  # a row without one: the catalog's answer, else SGEMM
         rows.append(
             {
@@ -220,9 +220,6 @@ def results_frame(document: ResultsDocument):  # -> pandas.DataFrame
                 "tflops": r.tflops,
                 "pct_peak": r.pct_peak,
                 "pct_cublas": r.pct_cublas,
-                "p90_over_p10": tenths_ratio(r),
-                "reference_p90_over_p10": None if ref is None else tenths_ratio(ref),
-                "reference_unsteady": ref is not None and is_unsteady(ref),
                 "rel_error": r.rel_error,
                 "registers": r.registers,
                 "shared_bytes": r.shared_static_bytes,
