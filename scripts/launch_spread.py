@@ -15,25 +15,32 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from profiling.gpu.timing import UNSTEADY_RATIO, summarize, tenths_ratio  # noqa: E402
+from profiling.gpu.timing import UNSTEADY_RATIO, slow_launches, summarize, tenths_ratio  # noqa: E402
 from profiling.runs.results import ResultsDocument, load_document  # noqa: E402
 
 SHOWN_SLOW = 12
+COLUMNS = (
+    "size",
+    "kernel",
+    "launches",
+    "p10 (us)",
+    "median (us)",
+    "p90 (us)",
+    "max (us)",
+    "p90 over p10",
+    f"slow (over {UNSTEADY_RATIO}x p10)",
+    "where",
+)
 
 
 def table(document: ResultsDocument) -> str:
     """The Markdown table, results in the document's order; a result without launch times is left out."""
-    out = [
-        f"| size | kernel | launches | p10 (us) | median (us) | p90 (us) | max (us) | p90 / p10 | slow (> {UNSTEADY_RATIO}x p10) "
-        "| where |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    out = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for r in document.results:
         if not r.times_ms:
             continue
         stats = summarize(r.times_ms)
-        limit = UNSTEADY_RATIO * stats["p10"]
-        slow = [i for i, t in enumerate(r.times_ms) if t > limit]
+        slow = slow_launches(r.times_ms)
         where = ", ".join(str(i) for i in slow[:SHOWN_SLOW]) + (" ..." if len(slow) > SHOWN_SLOW else "")
         out.append(
             f"| {r.shape.label} | {r.kernel} | {len(r.times_ms)} | {1000 * stats['p10']:.1f} | "

@@ -349,3 +349,17 @@ def test_bench_holds_launches_unless_told_not_to(monkeypatch: pytest.MonkeyPatch
         bench.run(parser.parse_args(["--kernels", "v1", "--sizes", "64", *argv]))
     assert [s.hold_launches for s in seen] == [held]
     assert BenchSettings().hold_launches is True
+
+
+def test_slow_launches_are_the_ones_over_the_unsteady_ratio_times_p10() -> None:
+    """cuBLAS at 127x127x333 timed as enqueued on an H200 (results/h200-2026-11-28/hold_2): its first two of 200
+    launches ran at 100.7 and 34 us against a p10 of 11.3 us, the rest under 1.4x that."""
+    from pathlib import Path
+
+    from profiling.runs.results import load_document
+
+    root = Path(__file__).resolve().parent.parent
+    document = load_document(root / "results/h200-2026-11-28/hold_2/small_no-hold.json")
+    (result,) = [r for r in document.results if r.shape.label == "127x127x333"]
+    assert T.slow_launches(result.times_ms) == [0, 1]
+    assert T.slow_launches([]) == [] and T.slow_launches([1.0, 1.0, 1.5]) == [2]

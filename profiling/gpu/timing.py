@@ -121,6 +121,15 @@ def tenths_ratio(result: BenchResult) -> float | None:
     return p90 / p10 if p10 > 0 else None
 
 
+def slow_launches(times_ms: Sequence[float]) -> list[int]:
+    """The launches (their numbers in `times_ms`, 0 = the first timed) slower than UNSTEADY_RATIO x the p10 of all
+    of them: the ones that make a result unsteady, for scripts/launch_spread.py to say where in a run they fell."""
+    if not times_ms:
+        return []
+    limit = UNSTEADY_RATIO * summarize(times_ms)["p10"]
+    return [i for i, t in enumerate(times_ms) if t > limit]
+
+
 def is_unsteady(result: BenchResult) -> bool:
     """Whether a result's times were unsteady: its p90 more than UNSTEADY_RATIO x its p10 (`tenths_ratio`). A result
     without launch times is not called unsteady (there is nothing to tell it by)."""
