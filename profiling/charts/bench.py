@@ -96,16 +96,6 @@ UNSTEADY_LEGEND = (
 """The % of cuBLAS chart's note under its title, drawn where any bar's reference was unsteady."""
 
 
-def _reference_unsteady(part: pd.DataFrame) -> list[bool]:
-    column = part.get("reference_unsteady")
-    return [False] * len(part) if column is None else [bool(v) for v in column]
-
-
-def _reference_ratios(part: pd.DataFrame) -> list[float | None]:
-    column = part.get("reference_p90_over_p10")
-    return [None] * len(part) if column is None else list(column)
-
-
 def _unsteady_note(ratio: float | None) -> str:
     return "<br>cuBLAS unsteady here" + (f" (p90 {ratio:.1f}x p10)" if ratio else "") + ": rerun"
 
@@ -114,14 +104,15 @@ def pct_cublas_figure(
     frame: pd.DataFrame,
     title: str = "% of cuBLAS in the same run (its SGEMM or its AddMM)",
 ) -> go.Figure:
-    """Grouped bars: % of the library reference per kernel, one bar per size; references left out."""
+    """Grouped bars: % of the library reference per kernel, one bar per size; references left out. `frame` is
+    tables.bench_frame's: bars whose reference was unsteady (its `reference_unsteady`) are hatched."""
     refs = library_ids()
     ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
     fig = go.Figure()
     for group, (name, color, part) in enumerate(_per_kernel(ok)):
         kernel = str(part["kernel"].iloc[0])
-        unsteady = _reference_unsteady(part)
-        notes = [_unsteady_note(p) if u else "" for u, p in zip(unsteady, _reference_ratios(part), strict=True)]
+        unsteady = [bool(u) for u in part["reference_unsteady"]]
+        notes = [_unsteady_note(p) if u else "" for u, p in zip(unsteady, part["reference_p90_over_p10"], strict=True)]
         hover = "%{x}<br>%{y:.1f}% of cuBLAS%{customdata}<extra>%{fullData.name}</extra>"
         fig.add_trace(
             go.Bar(
@@ -155,7 +146,7 @@ def pct_cublas_figure(
                 )
             )
     fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
-    if len(ok) and any(_reference_unsteady(ok)):
+    if len(ok) and ok["reference_unsteady"].any():
         title = f"{title}<br><sup>{UNSTEADY_LEGEND}</sup>"
     sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
     angle = size_tick_angle(sizes)
