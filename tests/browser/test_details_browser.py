@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.app_page import open_with_bundle
+
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
 
@@ -18,18 +20,7 @@ def _open(browser, server, width: int, title: str, bundle: str | None = None):
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{server}/?bundle={bundle}" if bundle else server, wait_until="domcontentloaded")
-    page.get_by_text("No GPU found").wait_for(timeout=60_000)
-    if bundle:
-        # The link's bundle is applied by the app's first complete run: switching pages before it lands keeps the
-        # default bundle (seen in CI), so the sidebar must show it first.
-        page.wait_for_function(
-            "name => (document.querySelector('[data-testid=stSidebar] input[aria-label=\"Bundled measurements\"]')"
-            " || {}).value?.endsWith(`(results/${name})`)",
-            arg=bundle,
-            timeout=60_000,
-        )
-        page.wait_for_load_state("networkidle")
+    open_with_bundle(page, server, bundle)
     page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
     page.locator("h1", has_text=title).wait_for(timeout=60_000)
     return page, errors

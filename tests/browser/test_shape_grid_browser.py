@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.app_page import open_with_bundle
+
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
 BUNDLE = "h200-2026-11-28/grid_padc"
@@ -18,16 +20,7 @@ def test_shape_grid_reads_at(width: int, browser, server, tmp_path: Path) -> Non
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{server}/?bundle={BUNDLE}", wait_until="domcontentloaded")
-    page.get_by_text("No GPU found").wait_for(timeout=60_000)
-    # The link's bundle lands with the app's first complete run: wait for the sidebar to show it before moving on.
-    page.wait_for_function(
-        "name => (document.querySelector('[data-testid=stSidebar] input[aria-label=\"Bundled measurements\"]')"
-        " || {}).value?.endsWith(`(results/${name})`)",
-        arg=BUNDLE,
-        timeout=60_000,
-    )
-    page.wait_for_load_state("networkidle")
+    open_with_bundle(page, server, BUNDLE)
     page.locator('[data-testid="stSidebarNav"] a', has_text="Benchmark").click()
     heading = page.locator("h3", has_text="Shape grid")
     heading.wait_for(timeout=60_000)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from profiling.charts.bench import UNSTEADY_LEGEND
+from tests.browser.app_page import open_with_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
@@ -21,15 +22,7 @@ def test_bars_over_an_unsteady_cublas_read_as_such_at(width: int, browser, serve
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{server}/?bundle={BUNDLE}", wait_until="domcontentloaded")
-    page.get_by_text("No GPU found").wait_for(timeout=60_000)
-    page.wait_for_function(
-        "name => (document.querySelector('[data-testid=stSidebar] input[aria-label=\"Bundled measurements\"]')"
-        " || {}).value?.endsWith(`(results/${name})`)",
-        arg=BUNDLE,
-        timeout=60_000,
-    )
-    page.wait_for_load_state("networkidle")
+    open_with_bundle(page, server, BUNDLE)
     page.locator('[data-testid="stSidebarNav"] a', has_text="Benchmark").click()
     chart = page.locator(".st-key-pct_cublas .js-plotly-plot")
     chart.wait_for(timeout=60_000)

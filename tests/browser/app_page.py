@@ -1,0 +1,21 @@
+"""Opening the app in a browser page the way the browser tests need it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def open_with_bundle(page: Any, server: str, bundle: str | None) -> None:
+    """Load the app at `server` (with `bundle` chosen by the link) and wait until it has drawn its first page; with a
+    bundle, also until the sidebar shows it: the link's bundle is applied by the app's first complete run, and
+    switching pages before it lands keeps the default bundle (seen in CI)."""
+    page.goto(f"{server}/?bundle={bundle}" if bundle else server, wait_until="domcontentloaded")
+    page.get_by_text("No GPU found").wait_for(timeout=60_000)
+    if bundle:
+        page.wait_for_function(
+            "name => (document.querySelector('[data-testid=stSidebar] input[aria-label=\"Bundled measurements\"]')"
+            " || {}).value?.endsWith(`(results/${name})`)",
+            arg=bundle,
+            timeout=60_000,
+        )
+        page.wait_for_load_state("networkidle")
