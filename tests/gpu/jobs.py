@@ -3,6 +3,12 @@ reference first at each shape, build_tasks), its results keyed by kernel id and 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from kernels.spec import KernelSpec
 from profiling.gpu.jobs import BenchSettings, Job, build_tasks
 from profiling.gpu.worker import run_job
@@ -18,3 +24,20 @@ def run_by_kernel_and_shape(
     device, results = run_job(job, task_timeout_s=120)
     assert device is not None
     return device, {(r["kernel"], Shape(r["m"], r["n"], r["k"])): r for r in results}
+
+
+def run_probe(script: Path) -> dict:
+    """The last line of `script`'s output as JSON: a GPU probe run in a child process (the test process keeps no
+    CUDA context), from the repository root with it on PYTHONPATH; fails the test with its error output when it
+    exits non-zero."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

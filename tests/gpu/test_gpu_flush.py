@@ -6,33 +6,21 @@ Session, flush buffer, timer and run_task, and prints what it saw.
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from profiling.gpu.timing import flush_byte
+from tests.gpu.jobs import run_probe
 
 pytestmark = pytest.mark.gpu
-ROOT = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).resolve().parent / "flush_probe.py"
 
 
 @pytest.fixture(scope="module")
 def probe() -> dict:
-    done = subprocess.run(
-        [sys.executable, str(PROBE)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_probe(PROBE)
 
 
 def test_the_flush_buffer_is_twice_the_l2(probe: dict) -> None:

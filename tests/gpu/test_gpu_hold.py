@@ -3,32 +3,20 @@ is never released ends by its own time-out. tests/gpu/hold_probe.py runs in a ch
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.gpu.jobs import run_probe
+
 pytestmark = pytest.mark.gpu
-ROOT = Path(__file__).resolve().parents[2]
 PROBE = Path(__file__).resolve().parent / "hold_probe.py"
 
 
 @pytest.fixture(scope="module")
 def probe() -> dict:
-    done = subprocess.run(
-        [sys.executable, str(PROBE)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_probe(PROBE)
 
 
 def test_without_the_hold_the_hosts_sleep_is_timed(probe: dict) -> None:
