@@ -3,9 +3,8 @@
 With a tuning record for the GPU (results/tuning/<gpu>.json, `measured`), every configuration of v8-async, v9-regdb,
 v8-splitk, v9-splitk and v9-clusterk is scored by kernels.tuning.predicted_tflops at the asked shape (a v8-splitk
 configuration the record never measured is predicted from its v8-async twin; a v9-splitk or v9-clusterk one counts
-only where the record measured it)
-and the highest wins. Without one, a default by shape
-(default_config_id). The runner swaps the chosen configuration in at launch; the result's `config` names it and
+only where the record measured it) and the highest wins. At a shape the record swept, only the configurations it
+measured there compete, each at its measurement. Without a record, a default by shape (default_config_id). The runner swaps the chosen configuration in at launch; the result's `config` names it and
 where the choice came from (AutoChoice.label).
 """
 
@@ -87,16 +86,23 @@ def record_measurements(device_name: str) -> tuple[str, list[dict]] | None:
 
 def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None = None) -> AutoChoice:
     """What sgemm-auto runs on this GPU at m x n x k: the configuration with the highest predicted TFLOP/s from the
-    GPU's tuning record (predicted_tflops: none for a configuration that cannot run the shape), or default_config_id
-    where the record is missing or measured none of the auto bases."""
+    GPU's tuning record (predicted_tflops: none for a configuration that cannot run the shape; at a swept shape only
+    the configurations measured there), or default_config_id where the record is missing or measured none of the
+    auto bases."""
     sms = sm_count or _sm_count(device_name)
     found = record_measurements(device_name)
     if found and found[1]:
         name, measured = found
+        # A measurement beats a prediction: where the record swept this very shape, only the configurations it
+        # measured here compete (a v8-splitk one predicted from its v8-async twin at 64x64x4096 was 1.8x too high,
+        # a v8-async one scaled from K = 4096 to 1024x4096x333 1.3x), each scored by its measurement here.
+        measured_here = {e["config"] for e in measured if (e["m"], e["n"], e["k"]) == (m, n, k)}
         scored = [
             (tflops, config["id"])
             for config in all_tuning_configs()
-            if config["base"] in AUTO_BASES and (tflops := predicted_tflops(measured, config, m, n, k, sms)) is not None
+            if config["base"] in AUTO_BASES
+            and (not measured_here or config["id"] in measured_here)
+            and (tflops := predicted_tflops(measured, config, m, n, k, sms)) is not None
         ]
         if scored:
             tflops, config_id = max(scored)
