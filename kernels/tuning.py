@@ -254,6 +254,11 @@ V9_TUNING_CONFIGS: list[dict] = [
     # where K is too short to split (at 1024x1024x333 v8-async's 64x64 tile reached 81 % of cuBLAS on an H100).
     # (Its 64x64 tile with six blocks per SM spills 24 bytes in this kernel under nvcc 13: left out.)
     _v9_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3),
+    # cuBLAS's tile at 4096x333x333 on an H200 (sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3: 128
+    # threads of 8x4, 384 blocks, 39.5 us under ncu against v9-splitk 64x128's 50.0): 64x64 with four warps of 32x32,
+    # 96-128 registers, so four blocks fit an SM.
+    _v9_config(64, 64, 8, 32, 32, 8, 4, 3, 128, 4),
+    _v9_config(64, 64, 16, 32, 32, 8, 4, 3, 128, 4),
 ]
 
 
