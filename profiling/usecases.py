@@ -240,8 +240,9 @@ def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[
     per kernel and size, and every configuration's measurement, from `results` (all of that GPU type).
 
     An existing record keeps what this sweep did not run: a measurement of a configuration at a shape not swept
-    again, and the best of a kernel at a shape where none of its configurations ran. So a split-K sweep at its own
-    shapes adds to the v8/v9 sweep's record instead of replacing it."""
+    again, and the best of a kernel at a shape where none of its configurations ran or where the sweep's own best is
+    slower and the old best's configuration was not swept again. So a split-K sweep at its own shapes adds to the
+    v8/v9 sweep's record instead of replacing it, and a sweep of two new configurations does not demote the best."""
     path = tuned_record_path(device_name)
     path.parent.mkdir(parents=True, exist_ok=True)
     old = read_tuned_record(device_name) or {}
@@ -260,7 +261,16 @@ def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[
     def order(e: dict) -> tuple:
         return (str(e.get("base")), *(e[d] if isinstance(e.get(d), int) else -1 for d in ("m", "n", "k")))
 
-    best = kept(old.get("best"), swept_bases, "base", "m", "n", "k") + best_per_size(results)
+    # A sweep of some of a kernel's configurations at a shape replaces the kernel's best there only where it is
+    # faster, or where the old best's own configuration was swept again (its old measurement no longer stands).
+    best_here = {(e["base"], e["m"], e["n"], e["k"]): e for e in best_per_size(results)}
+    for e in old.get("best") if isinstance(old.get("best"), list) else []:
+        key = tuple(e.get(f) for f in ("base", "m", "n", "k")) if isinstance(e, dict) else None
+        if key not in swept_bases or (e.get("config"), *key[1:]) in swept_configs:
+            continue
+        if key not in best_here or float(e.get("tflops") or 0) > float(best_here[key]["tflops"]):
+            best_here[key] = e
+    best = kept(old.get("best"), swept_bases, "base", "m", "n", "k") + list(best_here.values())
     measured = kept(old.get("measured"), swept_configs, "config", "m", "n", "k") + measured_per_shape(results)
     document = {
         "device": device_name,

@@ -72,6 +72,9 @@ GRID_BUNDLES = {
     "h100-2026-11-28/grid_serial",
     "h200-2026-11-28/grid_serial",
     "h200-2026-11-28/grid_hold",  # the first grid timed behind the launch hold (profiling.gpu.hold)
+    "h200-2026-11-28/grid_measured",  # sgemm-auto runs the configuration measured fastest at a swept shape
+    "h200-2026-11-28/grid_swept",  # ... after v8-async and v8-splitk were swept at the shapes they were predicted at
+    "h200-2026-11-28/grid_64x64",  # ... and v9-regdb's 64x64 tile of four 32x32 warps joined
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -640,6 +643,31 @@ def test_the_grid_timed_behind_the_launch_hold_says_so_and_counts_its_shapes() -
         "1024x127x4096",
         "2048x333x333",
     ]
+
+
+def test_the_grids_after_measurements_beat_predictions_count_their_shapes() -> None:
+    """results/h200-2026-11-28: sgemm-auto runs the configuration measured fastest at a swept shape (grid_measured),
+    then with v8-async and v8-splitk measured at the 20 shapes where only their prediction had stood (grid_swept),
+    then with v9-regdb's 64x64 tile of four warps (grid_64x64). 1024x4096x333 leaves the misses for good; the
+    shapes at the edge of 90 % move in and out between runs."""
+    expected = {
+        "grid_measured": ((76, 81), ["4096x333x333", "333x127x4096", "333x127x8191", "1024x333x333", "2048x333x333"]),
+        "grid_swept": ((76, 81), ["4096x333x333", "333x127x4096", "333x127x8191", "1024x127x4096", "127x127x8191"]),
+        "grid_64x64": (
+            (74, 80),
+            ["4096x333x333", "333x127x4096", "333x127x8191", "1024x127x4096", "1024x333x333", "127x127x8191"],
+        ),
+    }
+    for folder, (counts, misses) in expected.items():
+        document = full_grid(f"h200-2026-11-28/{folder}")
+        summary = target_summary(document, "sgemm-auto")
+        assert (summary.met, summary.measured - summary.exempt - summary.unsteady) == counts, folder
+        assert list(below_target_table(summary)["shape"]) == misses, folder
+        assert cell(grid_cells(document, "sgemm-auto"), 1024, 4096, 333)["pct_cublas"] > 100, folder
+    # The small shapes where v8-splitk had only been predicted from its v8-async twin: 64x64x4096 ran a predicted
+    # 32x32 configuration at 69 % of cuBLAS behind the hold, and the measured 64x64 one at 118 % once swept.
+    assert cell(grid_cells(full_grid("h200-2026-11-28/grid_hold"), "sgemm-auto"), 64, 64, 4096)["pct_cublas"] < 70
+    assert cell(grid_cells(full_grid("h200-2026-11-28/grid_swept"), "sgemm-auto"), 64, 64, 4096)["pct_cublas"] > 115
 
 
 def test_the_ratio_table_warns_where_cublas_was_unsteady() -> None:

@@ -321,6 +321,34 @@ def test_a_tuning_record_keeps_what_a_later_sweep_did_not_run(monkeypatch, tmp_p
     ]
 
 
+def test_a_sweep_of_some_configurations_keeps_a_faster_best_of_their_kernel(monkeypatch, tmp_path: Path) -> None:
+    """Two new v9-regdb configurations swept at every grid shape (2026-11-28) replaced v9-regdb's best at 4096^3,
+    49.6 TFLOP/s, with the new 64x64 tile's 33.8: the best stays unless the new one is faster or its own
+    configuration was swept again."""
+    monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
+    big, mid, small = (c["id"] for c in tuning.V9_TUNING_CONFIGS[:3])
+
+    def result(kernel: str, m: int, tflops: float) -> dict:
+        return {"kernel": kernel, "m": m, "n": m, "k": m, "status": "ok", "tflops": tflops, "pct_cublas": 50.0}
+
+    usecases.write_tuning_record("GPU X", "t1", [result(big, 4096, 49.6), result(mid, 1024, 20.0)])
+    path = usecases.write_tuning_record(
+        "GPU X", "t2", [result(small, 4096, 33.8), result(small, 1024, 25.0), result(big, 2048, 40.0)]
+    )
+    assert [(e["m"], e["config"], e["tflops"]) for e in json.loads(path.read_text())["best"]] == [
+        (1024, small, 25.0),
+        (2048, big, 40.0),
+        (4096, big, 49.6),
+    ]
+    # The old best's configuration swept again, slower: its new measurement is the one that stands.
+    path = usecases.write_tuning_record("GPU X", "t3", [result(big, 4096, 30.0), result(small, 4096, 33.8)])
+    assert [(e["m"], e["config"], e["tflops"]) for e in json.loads(path.read_text())["best"]][-1] == (
+        4096,
+        small,
+        33.8,
+    )
+
+
 def test_ceilings_are_measured_once_then_read_from_the_cache(worker, monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("GEMMLENS_CACHE_DIR", str(tmp_path / "cache"))
     first = usecases.run_ceilings(timeout_s=30, command=worker)
