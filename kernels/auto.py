@@ -110,3 +110,25 @@ def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None =
     why = f"tuning record {found[0]} measured none of {', '.join(AUTO_BASES)}" if found else "no tuning record for"
     reason = why if found else f"{why} {device_name}"
     return AutoChoice(default_config_id(m, n, k, sms), None, f"default, {reason}")
+
+
+def predicted_only_shapes(device_name: str, shapes: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """The shapes among `shapes` that the GPU's tuning record swept, but where a configuration it never measured
+    there is predicted faster than everything it did measure: auto_choice cannot run that configuration there, so
+    only a sweep of it at the shape can say which is right (empty without a record)."""
+    found = record_measurements(device_name)
+    if not found:
+        return []
+    measured = found[1]
+    sms = _sm_count(device_name)
+    configs = [c for c in all_tuning_configs() if c["base"] in AUTO_BASES]
+    left: list[tuple[int, int, int]] = []
+    for m, n, k in shapes:
+        here = {e["config"] for e in measured if (e["m"], e["n"], e["k"]) == (m, n, k)}
+        if not here:
+            continue
+        scores = {c["id"]: predicted_tflops(measured, c, m, n, k, sms) for c in configs}
+        best_here = max((t for cid, t in scores.items() if cid in here and t is not None), default=0.0)
+        if any(t is not None and t > best_here for cid, t in scores.items() if cid not in here):
+            left.append((m, n, k))
+    return left

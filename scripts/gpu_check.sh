@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -727,6 +727,24 @@ grid)
   record grid "ok rows: $(cat "$G"/bench_k*.txt 2>/dev/null | grep -c ' ok ') of 324; $(sed -n 3p "$G/grid_summary.md" | cut -c1-160)"
   # The device tool brings back at most 8 files: the grid travels as one archive.
   tar -C "$OUT" -czf "$OUT/grid.tar.gz" grid && rm -rf "$G"
+  ;;
+sweeppred)
+  # Sweep, at the grid shapes where this GPU's tuning record holds only a prediction that would outbid its
+  # measurements (scripts/grid_report.py --predicted-only: sgemm-auto runs only configurations measured at a swept
+  # shape), the kernels whose configurations those are (SWEEPPRED_KERNELS, default v8-async,v8-splitk: the H100's
+  # 17 such shapes in session 17), 10 L2-flushed launches each, into the record. Run it as `sweeppred grid`.
+  # Lands in $OUT/sweeppred.tar.gz (the sweep and the new record). About 1.5 minutes for 20 shapes on an H200.
+  stage sweeppred
+  T="$OUT/sweeppred"; mkdir -p "$T"
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  shapes=$($PY scripts/grid_report.py --predicted-only "$gpu"); echo "$shapes" > "$T/shapes.txt"
+  if [ -n "$shapes" ]; then
+    timeout 300 $PY -m profiling tune --kernels "${SWEEPPRED_KERNELS:-v8-async,v8-splitk}" --sizes "$shapes" --repeats 10 --record \
+       --json "$T/tune_pred.json" > "$T/tune_pred.txt" 2>"$T/tune_pred.log"; echo "exit=$?" >> "$T/tune_pred.log"
+  fi
+  cp results/tuning/*.json "$T/"
+  record sweeppred "$(tail -1 "$T/tune_pred.log" 2>/dev/null || echo nothing to sweep); $(echo "$shapes" | tr ',' '\n' | grep -c x) shapes; left: $($PY scripts/grid_report.py --predicted-only "$gpu" | tr ',' '\n' | grep -c x)"
+  tar -C "$OUT" -czf "$OUT/sweeppred.tar.gz" sweeppred && rm -rf "$T"
   ;;
 tunegrid)
   # Sweep the auto bases at the shapes where sgemm-auto missed 90 % of cuBLAS in a committed grid (GRID_FROM, bench

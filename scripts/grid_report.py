@@ -14,8 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from kernels.auto import predicted_only_shapes  # noqa: E402
 from profiling.analysis.shape_grid import (  # noqa: E402
     AUTO_KERNEL,
+    GRID_K,
+    GRID_MN,
     below_target_markdown,
     grid_arguments,
     grid_cells,
@@ -74,9 +77,19 @@ def main() -> int:
     parser.add_argument("--html", type=Path, help="also write the heatmap to this HTML file")
     parser.add_argument("--misses", action="store_true", help="print the shapes under the target as MxNxK,... and stop")
     parser.add_argument("--min-side", type=int, default=1, help="with --misses: only shapes with M, N >= this")
+    parser.add_argument(
+        "--predicted-only",
+        metavar="GPU",
+        help="print the grid shapes where GPU's tuning record holds only a prediction of a configuration that would "
+        "outbid its measurements (kernels.auto.predicted_only_shapes) as MxNxK,... and stop",
+    )
     args = parser.parse_args()
     if args.grids:
         print("\n".join(grid_arguments()))
+        return 0
+    if args.predicted_only:
+        grid = [(m, n, k) for k in GRID_K for m in GRID_MN for n in GRID_MN]
+        print(",".join(f"{m}x{n}x{k}" for m, n, k in predicted_only_shapes(args.predicted_only, grid)))
         return 0
     try:
         if not args.bench:

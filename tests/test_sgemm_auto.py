@@ -135,6 +135,16 @@ def test_choice_with_the_committed_records(device: str, file: str) -> None:
         assert picked.config_id == best["config"] and picked.predicted_tflops == pytest.approx(best["tflops"]), shape
 
 
+def test_the_shapes_where_only_a_prediction_stands() -> None:
+    """The H100's record never measured v8-async or v8-splitk at 17 small grid shapes where one of their
+    configurations is predicted above everything measured there (gpu_check.sh's sweeppred stage sweeps them); the
+    H200's sweep of 2026-11-28 measured them, leaving one shape. Shapes the record never swept are not listed."""
+    small = [(64, 64, 333), (127, 127, 4096), (1024, 64, 333), (4096, 64, 333), (4096, 4096, 4096), (100, 100, 100)]
+    assert auto.predicted_only_shapes(H100, small) == [(64, 64, 333), (127, 127, 4096), (1024, 64, 333)]
+    assert auto.predicted_only_shapes("NVIDIA H200", small) == [(4096, 64, 333)]
+    assert auto.predicted_only_shapes("NVIDIA A100-SXM4-80GB", small) == []
+
+
 def test_default_without_a_record(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
     gpu = "NVIDIA A100-SXM4-80GB"
