@@ -4,8 +4,9 @@ With a tuning record for the GPU (results/tuning/<gpu>.json, `measured`), every 
 v8-splitk, v9-splitk and v9-clusterk is scored by kernels.tuning.predicted_tflops at the asked shape (a v8-splitk
 configuration the record never measured is predicted from its v8-async twin; a v9-splitk or v9-clusterk one counts
 only where the record measured it) and the highest wins. At a shape the record swept, only the configurations it
-measured there compete, each at its measurement. Without a record, a default by shape (default_config_id). The runner swaps the chosen configuration in at launch; the result's `config` names it and
-where the choice came from (AutoChoice.label).
+measured there compete, each at its measurement. Without a record, a default by shape (default_config_id). The
+runner swaps the chosen configuration in at launch; the result's `config` names it and where the choice came from
+(AutoChoice.label).
 """
 
 from __future__ import annotations
@@ -84,6 +85,20 @@ def record_measurements(device_name: str) -> tuple[str, list[dict]] | None:
     ]
 
 
+def _predictions(measured: list[dict], m: int, n: int, k: int, sms: int) -> dict[str, float]:
+    """Every auto configuration's predicted TFLOP/s at m x n x k (predicted_tflops; one that cannot run it left out)."""
+    return {
+        config["id"]: tflops
+        for config in all_tuning_configs()
+        if config["base"] in AUTO_BASES and (tflops := predicted_tflops(measured, config, m, n, k, sms)) is not None
+    }
+
+
+def _measured_at(measured: list[dict], m: int, n: int, k: int) -> set[str]:
+    """The configurations the record measured at exactly m x n x k."""
+    return {e["config"] for e in measured if (e["m"], e["n"], e["k"]) == (m, n, k)}
+
+
 def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None = None) -> AutoChoice:
     """What sgemm-auto runs on this GPU at m x n x k: the configuration with the highest predicted TFLOP/s from the
     GPU's tuning record (predicted_tflops: none for a configuration that cannot run the shape; at a swept shape only
@@ -96,14 +111,8 @@ def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None =
         # A measurement beats a prediction: where the record swept this very shape, only the configurations it
         # measured here compete (a v8-splitk one predicted from its v8-async twin at 64x64x4096 was 1.8x too high,
         # a v8-async one scaled from K = 4096 to 1024x4096x333 1.3x), each scored by its measurement here.
-        measured_here = {e["config"] for e in measured if (e["m"], e["n"], e["k"]) == (m, n, k)}
-        scored = [
-            (tflops, config["id"])
-            for config in all_tuning_configs()
-            if config["base"] in AUTO_BASES
-            and (not measured_here or config["id"] in measured_here)
-            and (tflops := predicted_tflops(measured, config, m, n, k, sms)) is not None
-        ]
+        here = _measured_at(measured, m, n, k)
+        scored = [(t, cid) for cid, t in _predictions(measured, m, n, k, sms).items() if not here or cid in here]
         if scored:
             tflops, config_id = max(scored)
             return AutoChoice(config_id, tflops, f"tuning record {name}")
@@ -119,16 +128,13 @@ def predicted_only_shapes(device_name: str, shapes: list[tuple[int, int, int]]) 
     found = record_measurements(device_name)
     if not found:
         return []
-    measured = found[1]
-    sms = _sm_count(device_name)
-    configs = [c for c in all_tuning_configs() if c["base"] in AUTO_BASES]
+    measured, sms = found[1], _sm_count(device_name)
     left: list[tuple[int, int, int]] = []
     for m, n, k in shapes:
-        here = {e["config"] for e in measured if (e["m"], e["n"], e["k"]) == (m, n, k)}
-        if not here:
+        if not (here := _measured_at(measured, m, n, k)):
             continue
-        scores = {c["id"]: predicted_tflops(measured, c, m, n, k, sms) for c in configs}
-        best_here = max((t for cid, t in scores.items() if cid in here and t is not None), default=0.0)
-        if any(t is not None and t > best_here for cid, t in scores.items() if cid not in here):
+        scores = _predictions(measured, m, n, k, sms)
+        best_here = max((t for cid, t in scores.items() if cid in here), default=0.0)
+        if any(t > best_here for cid, t in scores.items() if cid not in here):
             left.append((m, n, k))
     return left

@@ -263,12 +263,15 @@ def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[
 
     # A sweep of some of a kernel's configurations at a shape replaces the kernel's best there only where it is
     # faster, or where the old best's own configuration was swept again (its old measurement no longer stands).
-    best_here = {(e["base"], e["m"], e["n"], e["k"]): e for e in best_per_size(results)}
-    for e in old.get("best") if isinstance(old.get("best"), list) else []:
-        key = tuple(e.get(f) for f in ("base", "m", "n", "k")) if isinstance(e, dict) else None
-        if key not in swept_bases or (e.get("config"), *key[1:]) in swept_configs:
-            continue
-        if key not in best_here or float(e.get("tflops") or 0) > float(best_here[key]["tflops"]):
+    standing = [
+        e
+        for e in kept(old.get("best"), swept_configs, "config", "m", "n", "k")
+        if (e.get("base"), e.get("m"), e.get("n"), e.get("k")) in swept_bases
+    ]
+    best_here: dict[tuple, dict] = {}
+    for e in best_per_size(results) + standing:
+        key = (e["base"], e["m"], e["n"], e["k"])
+        if key not in best_here or float(e.get("tflops") or 0) > float(best_here[key].get("tflops") or 0):
             best_here[key] = e
     best = kept(old.get("best"), swept_bases, "base", "m", "n", "k") + list(best_here.values())
     measured = kept(old.get("measured"), swept_configs, "config", "m", "n", "k") + measured_per_shape(results)

@@ -17,8 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kernels.auto import predicted_only_shapes  # noqa: E402
 from profiling.analysis.shape_grid import (  # noqa: E402
     AUTO_KERNEL,
-    GRID_K,
-    GRID_MN,
+    GRID_SHAPES,
     below_target_markdown,
     grid_arguments,
     grid_cells,
@@ -88,7 +87,7 @@ def main() -> int:
         print("\n".join(grid_arguments()))
         return 0
     if args.predicted_only:
-        grid = [(m, n, k) for k in GRID_K for m in GRID_MN for n in GRID_MN]
+        grid = [(s.m, s.n, s.k) for s in GRID_SHAPES]
         print(",".join(f"{m}x{n}x{k}" for m, n, k in predicted_only_shapes(args.predicted_only, grid)))
         return 0
     try:
