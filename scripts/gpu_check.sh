@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -727,6 +727,19 @@ grid)
   record grid "ok rows: $(cat "$G"/bench_k*.txt 2>/dev/null | grep -c ' ok ') of 324; $(sed -n 3p "$G/grid_summary.md" | cut -c1-160)"
   # The device tool brings back at most 8 files: the grid travels as one archive.
   tar -C "$OUT" -czf "$OUT/grid.tar.gz" grid && rm -rf "$G"
+  ;;
+san64)
+  # memcheck and racecheck of v9-regdb's 64x64 four-warp configurations (session 17, cuBLAS's tile at 4096x333x333):
+  # edge tiles and a partial slice (300x264x72), an odd N on the narrow twin with K not a multiple of either slice
+  # (129x17x1001), and M = N = K = 1, each result verified against cuBLAS. About 3 minutes on an H200.
+  stage san64
+  F="$EV/sanitizer_64x64"; mkdir -p "$F"
+  cfgs=$($PY -c "from kernels.tuning import V9_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].startswith('v9-regdb-64x64')))")
+  echo "$cfgs" > "$F/configs.txt"
+  job /tmp/san_r64a.json verify "$cfgs" 300 264 72
+  job /tmp/san_r64b.json verify "$cfgs" 129 17 1001
+  job /tmp/san_r64c.json verify "$cfgs" 1 1 1
+  sanitize_jobs 240 "$F" san64 r64a r64b r64c
   ;;
 sweeppred)
   # Sweep, at the grid shapes where this GPU's tuning record holds only a prediction that would outbid its
