@@ -65,7 +65,6 @@ CONFIG_ID_PARTS: dict[str, str] = {
     "w<WM>x<WN>": "warp tile",
     "t<TM>x<TN>": "thread tile",
     "s<STAGES>": "pipeline stages",
-    "b<MIN_BLOCKS>": "the blocks per SM its registers are capped for, where one tile has two caps",
     "c<SPLITS>": "v9-clusterk's cluster size (its K splits)",
     "o<ORDER>": "v9's FFMA order",
     "d<SLICES>": "the K slices a split prefers",
@@ -95,7 +94,6 @@ def _build(
     bad: list[str],
     with_min_blocks: bool,
     narrow_template: str | None = None,
-    tag_min_blocks: bool = False,
 ) -> dict:
     """A tuning configuration: one instantiation of a templated kernel, described like a catalog entry;
     `narrow_template` names the kernel of the same parameters (its FFMA order always given) launched where
@@ -115,7 +113,6 @@ def _build(
     stream_k = params.get("STREAM_K", 0)
     return {
         "id": f"{base}-{bm}x{bn}x{bk}-w{wm}x{wn}-t{tm}x{tn}-s{stages}"
-        + (f"-b{params['MIN_BLOCKS']}" if tag_min_blocks else "")
         + (f"-c{splits}" if splits else "")
         + (f"-o{order}" if order else "")
         + (f"-d{deep}" if deep else "")
@@ -202,16 +199,13 @@ def _v9_params(
     return params
 
 
-def _v9_config(*tile: int, order: int = 0, narrow: bool = True, tag_min_blocks: bool = False) -> dict:
+def _v9_config(*tile: int, order: int = 0, narrow: bool = True) -> dict:
     """A v9-regdb configuration; `narrow` False keeps its own kernel's 4-byte path where N % 4 != 0 instead of a
-    narrow twin (one whose twin would spill); `tag_min_blocks` names MIN_BLOCKS in the id (-b<N>), for a tile
-    that has a configuration under another register cap."""
+    narrow twin (one whose twin would spill)."""
     params = _v9_params(*tile, order=order)
     template = "sgemm_regdb_ordered" if order else "sgemm_regdb"
     narrow_template = "sgemm_regdb_narrow" if narrow else None
-    return _build(
-        V9_BASE_KERNEL_ID, V9_SOURCE, template, params, v9_problems(params), True, narrow_template, tag_min_blocks
-    )
+    return _build(V9_BASE_KERNEL_ID, V9_SOURCE, template, params, v9_problems(params), True, narrow_template)
 
 
 V9_TUNING_CONFIGS: list[dict] = [
@@ -265,13 +259,6 @@ V9_TUNING_CONFIGS: list[dict] = [
     # 96-128 registers, so four blocks fit an SM.
     _v9_config(64, 64, 8, 32, 32, 8, 4, 3, 128, 4),
     _v9_config(64, 64, 16, 32, 32, 8, 4, 3, 128, 4),
-    # The same tiles capped for three blocks per SM (up to 168 registers; 149-167 used, no spills): 384 blocks of
-    # 4096x333 still fit one wave of 132 SMs. Under the four-block cap (128 registers) the narrow kernel's copies of
-    # B share one address register, and each address update waits for the copy before it to read it: ncu at
-    # 4096x333x333 on an H200 put 670 of 4249 warp samples on that wait (long scoreboard; cuBLAS: 87), and the kernel
-    # at 37.4 us against cuBLAS's 30.2.
-    _v9_config(64, 64, 8, 32, 32, 8, 4, 3, 128, 3, tag_min_blocks=True),
-    _v9_config(64, 64, 16, 32, 32, 8, 4, 3, 128, 3, tag_min_blocks=True),
 ]
 
 
