@@ -257,6 +257,10 @@ V9_TUNING_CONFIGS: list[dict] = [
     # cuBLAS's tile at 4096x333x333 on an H200 (sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3: 128
     # threads of 8x4, 384 blocks, 39.5 us under ncu against v9-splitk 64x128's 50.0): 64x64 with four warps of 32x32,
     # 96-128 registers, so four blocks fit an SM.
+    # (Capped for three blocks per SM instead, 149-167 registers: on an H200 the 16-deep one reached 76.8 % of
+    # cuBLAS at 4096x333x333 against this one's 80.6 %, 95.6 against 98.7 % at 4096x127x333, 91.0 against 89.7 % at
+    # 1024x333x333, and neither beat sgemm-auto's choice at 107 of the grid's 108 shapes. Its narrow kernel's B
+    # copies still share one address register (the same SASS): dropped, results/h200-2026-11-28/b3/.)
     _v9_config(64, 64, 8, 32, 32, 8, 4, 3, 128, 4),
     _v9_config(64, 64, 16, 32, 32, 8, 4, 3, 128, 4),
 ]
@@ -600,6 +604,13 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, deep_slices=8, serial=True),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8, pad_c=True, serial=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_c=True, serial=True),
+    # cuBLAS's schedule at 333x127x4096 and 333x127x8191 on an H200 (cutlass_80_simt_sgemm_128x64_8x5: 128x64 tiles
+    # of 8-deep slices, five stages, four warps, one block per SM, 6 tiles split 22 ways onto exactly 132 SMs, 120
+    # registers), where the 64x64 split 32 ways reaches 81-83 % of it: one block per SM, so the split rule fills the
+    # 132 SMs once. No spills on sm_80 or sm_90.
+    _v9_splitk_config(128, 64, 8, 64, 32, 8, 8, 5, 128, 1),
+    _v9_splitk_config(128, 64, 8, 64, 32, 8, 8, 5, 128, 1, serial=True),
+    _v9_splitk_config(128, 64, 8, 64, 32, 8, 8, 5, 128, 1, pad_c=True),
 ]
 
 

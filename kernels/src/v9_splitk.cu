@@ -272,4 +272,9 @@ template __global__ void sgemm_regdb_splitk_serial_narrow<64,64,16,32,64,8,8,3,6
 template __global__ void sgemm_regdb_splitk_serial_narrow<64,128,16,32,64,8,8,4,128,3,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_serial_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_serial_padc<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk<128,64,8,64,32,8,8,5,128,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_narrow<128,64,8,64,32,8,8,5,128,1,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_serial<128,64,8,64,32,8,8,5,128,1>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_serial_narrow<128,64,8,64,32,8,8,5,128,1,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_padc<128,64,8,64,32,8,8,5,128,1,0>(const float*, const float*, float*, int, int, int);
 #endif
