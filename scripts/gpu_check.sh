@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -727,6 +727,19 @@ grid)
   record grid "ok rows: $(cat "$G"/bench_k*.txt 2>/dev/null | grep -c ' ok ') of 324; $(sed -n 3p "$G/grid_summary.md" | cut -c1-160)"
   # The device tool brings back at most 8 files: the grid travels as one archive.
   tar -C "$OUT" -czf "$OUT/grid.tar.gz" grid && rm -rf "$G"
+  ;;
+sanids)
+  # memcheck and racecheck of the configurations SAN_IDS (comma-separated ids) at SAN_SHAPES (MxNxK, comma-separated;
+  # default 300x263x2000: edge tiles, N % 4 != 0, uneven K splits), each result verified against cuBLAS. For new
+  # configurations, in the call that first measures them. About 40 s per configuration and shape on an H200.
+  stage sanids
+  F="$EV/sanitizer_ids"; mkdir -p "$F"
+  echo "${SAN_IDS:?SAN_IDS=id,id}" > "$F/configs.txt"
+  i=0; jobs=()
+  for shape in $(echo "${SAN_SHAPES:-300x263x2000}" | tr ',' ' '); do
+    i=$((i + 1)); job "/tmp/san_ids$i.json" verify "$SAN_IDS" ${shape//x/ }; jobs+=("ids$i")
+  done
+  sanitize_jobs 200 "$F" sanids "${jobs[@]}"
   ;;
 san64)
   # memcheck and racecheck of v9-regdb's 64x64 four-warp configurations (session 17, cuBLAS's tile at 4096x333x333):
