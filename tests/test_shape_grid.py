@@ -75,6 +75,8 @@ GRID_BUNDLES = {
     "h200-2026-11-28/grid_measured",  # sgemm-auto runs the configuration measured fastest at a swept shape
     "h200-2026-11-28/grid_swept",  # ... after v8-async and v8-splitk were swept at the shapes they were predicted at
     "h200-2026-11-28/grid_64x64",  # ... and v9-regdb's 64x64 tile of four 32x32 warps joined
+    "h200-2026-11-28/grid_b3",  # ... with that tile capped for three blocks per SM in the record (chosen nowhere)
+    "h200-2026-11-28/grid_128x64",  # ... and v9-splitk's 128x64x8 five-stage tile, one block per SM, joined
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -648,7 +650,7 @@ def test_the_grid_timed_behind_the_launch_hold_says_so_and_counts_its_shapes() -
 def test_the_grids_after_measurements_beat_predictions_count_their_shapes() -> None:
     """results/h200-2026-11-28: sgemm-auto runs the configuration measured fastest at a swept shape (grid_measured),
     then with v8-async and v8-splitk measured at the 20 shapes where only their prediction had stood (grid_swept),
-    then with v9-regdb's 64x64 tile of four warps (grid_64x64). 1024x4096x333 leaves the misses for good; the
+    then with v9-regdb's 64x64 tile of four warps (grid_64x64, and again in grid_b3), then with v9-splitk's 128x64x8 tile (grid_128x64). 1024x4096x333 leaves the misses for good; the
     shapes at the edge of 90 % move in and out between runs."""
     expected = {
         "grid_measured": ((76, 81), ["4096x333x333", "333x127x4096", "333x127x8191", "1024x333x333", "2048x333x333"]),
@@ -656,6 +658,34 @@ def test_the_grids_after_measurements_beat_predictions_count_their_shapes() -> N
         "grid_64x64": (
             (74, 80),
             ["4096x333x333", "333x127x4096", "333x127x8191", "1024x127x4096", "1024x333x333", "127x127x8191"],
+        ),
+        # Session 18's repeat with the same choices (the 64x64 tiles capped for three blocks were chosen nowhere).
+        "grid_b3": (
+            (73, 81),
+            [
+                "4096x333x333",
+                "333x127x4096",
+                "333x127x8191",
+                "1024x127x4096",
+                "2048x333x333",
+                "127x127x8191",
+                "1024x333x333",
+                "4096x64x4096",
+            ],
+        ),
+        # After v9-splitk's 128x64x8 five-stage tile was swept at the grid's 36 shapes with N of 127 or 333: sgemm-auto
+        # runs it at six of them, 127x127x8191 among them (padded C: 90.9 %), but not at 333x127x4096 or 333x127x8191,
+        # the shapes it was meant for.
+        "grid_128x64": (
+            (74, 80),
+            [
+                "4096x333x333",
+                "333x127x4096",
+                "333x127x8191",
+                "1024x127x4096",
+                "2048x333x333",
+                "4096x64x4096",
+            ],
         ),
     }
     for folder, (counts, misses) in expected.items():
