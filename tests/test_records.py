@@ -124,8 +124,9 @@ def test_committed_results_rows_round_trip_unchanged() -> None:
             result = BenchResult.from_dict(row)
             assert result.to_dict() == row, (path, row["kernel"])
             seen_fields |= {f.name for f in dataclasses.fields(result) if getattr(result, f.name) not in (None, {})}
-    # The committed rows exercise every field the worker writes (an unknown-key catch-all aside).
-    assert seen_fields - {"other"} == {f.name for f in dataclasses.fields(BenchResult)} - {"other", "error"}
+    # The committed rows exercise every field the worker writes (an unknown-key catch-all aside), the error too: a
+    # padded-C configuration's refusal at N % 4 == 0 (results/h200-2026-11-28/splitk_128x64/awkward_verify.json).
+    assert seen_fields - {"other"} == {f.name for f in dataclasses.fields(BenchResult)} - {"other"}
     assert any(row.get("config", "") is None for path in BENCH_FILES for row in json.loads(path.read_text())["results"])
 
 
