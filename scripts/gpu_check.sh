@@ -48,6 +48,17 @@ sanitize_jobs() {  # sanitize_jobs SECONDS DIR STAGE NAME...: memcheck and racec
   record "$name" "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$dir"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
 }
 
+sanitize_at_shapes() {  # sanitize_at_shapes SECONDS DIR STAGE PREFIX IDS SHAPES: memcheck and racecheck (at most
+  # SECONDS each) of the configurations IDS (comma-separated) at each of SHAPES (MxNxK, comma-separated), every result
+  # verified against cuBLAS, into DIR (configs.txt names IDS), recorded for STAGE
+  local secs=$1 dir=$2 name=$3 prefix=$4 ids=$5 shapes=$6 i=0 shape jobs=()
+  mkdir -p "$dir"; echo "$ids" > "$dir/configs.txt"
+  for shape in ${shapes//,/ }; do
+    i=$((i + 1)); job "/tmp/san_$prefix$i.json" verify "$ids" ${shape//x/ }; jobs+=("$prefix$i")
+  done
+  sanitize_jobs "$secs" "$dir" "$name" "${jobs[@]}"
+}
+
 why_capture() {  # why_capture NAME KERNELS M N K SECONDS VIEW...: ncu's full set with source counters of the kernels at
   # M x N x K into $EV/why/, exported as the raw and details pages and the source page in each VIEW (gzipped), under
   # the names the Why page looks for (ncu_why_<NAME>_raw.csv, source_why_<NAME>_<view>.csv.gz)
@@ -68,13 +79,10 @@ why_capture() {  # why_capture NAME KERNELS M N K SECONDS VIEW...: ncu's full se
 v9splitk_check() {  # v9splitk_check STAGE SECONDS SUFFIX JOB MxNxK...: into $EV/STAGE/, v9-splitk's GPU tests (at most
   # SECONDS), then memcheck and racecheck (files named after JOB1, JOB2, ...) of its configurations whose ids end in
   # SUFFIX (or hold it before a later part: -ser in -d8-ser-padc) at each shape, every result verified
-  local name=$1 secs=$2 suffix=$3 prefix=$4 F="$EV/$1" i=0 shape jobs=(); shift 4; mkdir -p "$F"
+  local name=$1 secs=$2 suffix=$3 prefix=$4 F="$EV/$1"; shift 4; mkdir -p "$F"
   timeout "$secs" $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
   local cfgs; cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('$suffix') or '$suffix-' in c['id']))")
-  for shape in "$@"; do
-    i=$((i + 1)); job "/tmp/san_$prefix$i.json" verify "$cfgs" ${shape//x/ }; jobs+=("$prefix$i")
-  done
-  sanitize_jobs 120 "$F" "${name}_sanitizer" "${jobs[@]}"
+  sanitize_at_shapes 120 "$F" "${name}_sanitizer" "$prefix" "$cfgs" "$(IFS=,; echo "$*")"
   record "$name" "tests: $(tail -1 "$F/gpu_tests.txt")"
 }
 
@@ -733,26 +741,15 @@ sanids)
   # default 300x263x2000: edge tiles, N % 4 != 0, uneven K splits), each result verified against cuBLAS. For new
   # configurations, in the call that first measures them. About 40 s per configuration and shape on an H200.
   stage sanids
-  F="$EV/sanitizer_ids"; mkdir -p "$F"
-  echo "${SAN_IDS:?SAN_IDS=id,id}" > "$F/configs.txt"
-  i=0; jobs=()
-  for shape in $(echo "${SAN_SHAPES:-300x263x2000}" | tr ',' ' '); do
-    i=$((i + 1)); job "/tmp/san_ids$i.json" verify "$SAN_IDS" ${shape//x/ }; jobs+=("ids$i")
-  done
-  sanitize_jobs 200 "$F" sanids "${jobs[@]}"
+  sanitize_at_shapes 200 "$EV/sanitizer_ids" sanids ids "${SAN_IDS:?SAN_IDS=id,id}" "${SAN_SHAPES:-300x263x2000}"
   ;;
 san64)
   # memcheck and racecheck of v9-regdb's 64x64 four-warp configurations (session 17, cuBLAS's tile at 4096x333x333):
   # edge tiles and a partial slice (300x264x72), an odd N on the narrow twin with K not a multiple of either slice
   # (129x17x1001), and M = N = K = 1, each result verified against cuBLAS. About 3 minutes on an H200.
   stage san64
-  F="$EV/sanitizer_64x64"; mkdir -p "$F"
   cfgs=$($PY -c "from kernels.tuning import V9_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].startswith('v9-regdb-64x64')))")
-  echo "$cfgs" > "$F/configs.txt"
-  job /tmp/san_r64a.json verify "$cfgs" 300 264 72
-  job /tmp/san_r64b.json verify "$cfgs" 129 17 1001
-  job /tmp/san_r64c.json verify "$cfgs" 1 1 1
-  sanitize_jobs 240 "$F" san64 r64a r64b r64c
+  sanitize_at_shapes 240 "$EV/sanitizer_64x64" san64 r64 "$cfgs" 300x264x72,129x17x1001,1x1x1
   ;;
 sweeppred)
   # Sweep, at the grid shapes where this GPU's tuning record holds only a prediction that would outbid its

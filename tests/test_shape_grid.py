@@ -650,8 +650,9 @@ def test_the_grid_timed_behind_the_launch_hold_says_so_and_counts_its_shapes() -
 def test_the_grids_after_measurements_beat_predictions_count_their_shapes() -> None:
     """results/h200-2026-11-28: sgemm-auto runs the configuration measured fastest at a swept shape (grid_measured),
     then with v8-async and v8-splitk measured at the 20 shapes where only their prediction had stood (grid_swept),
-    then with v9-regdb's 64x64 tile of four warps (grid_64x64, and again in grid_b3), then with v9-splitk's 128x64x8 tile (grid_128x64). 1024x4096x333 leaves the misses for good; the
-    shapes at the edge of 90 % move in and out between runs."""
+    then with v9-regdb's 64x64 tile of four warps (grid_64x64, and again in grid_b3), then with v9-splitk's 128x64x8
+    tile (grid_128x64). 1024x4096x333 leaves the misses for good; the shapes at the edge of 90 % move in and out
+    between runs."""
     expected = {
         "grid_measured": ((76, 81), ["4096x333x333", "333x127x4096", "333x127x8191", "1024x333x333", "2048x333x333"]),
         "grid_swept": ((76, 81), ["4096x333x333", "333x127x4096", "333x127x8191", "1024x127x4096", "127x127x8191"]),
