@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -735,6 +735,17 @@ grid)
   record grid "ok rows: $(cat "$G"/bench_k*.txt 2>/dev/null | grep -c ' ok ') of 324; $(sed -n 3p "$G/grid_summary.md" | cut -c1-160)"
   # The device tool brings back at most 8 files: the grid travels as one archive.
   tar -C "$OUT" -czf "$OUT/grid.tar.gz" grid && rm -rf "$G"
+  ;;
+epilogue)
+  # Issue 31's HGEMM epilogue variants (kernels/src/hopper_persistent.cuh PERSISTENT_EPILOGUE: C straight into
+  # registers, D from registers or through TMA-stored staging boxes, so the ring carries K slices only) against cuBLAS
+  # doing the same AddMM and cuBLAS HGEMM, at EPILOGUE_SIZES (default 4096,8192), 30 L2-flushed launches each, every
+  # variant checked first. About 4 minutes on an H200, most of it nvcc.
+  stage epilogue
+  F="$EV/epilogue"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  timeout 420 $PY scripts/wgmma_variants.py "${EPILOGUE_SIZES:-4096,8192}" 30 > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
+  cat "$F/variants.txt"
+  record epilogue "$(grep -c 'e-0' "$F/variants.txt") timed rows; $(tail -1 "$F/variants.txt")"
   ;;
 sanids)
   # memcheck and racecheck of the configurations SAN_IDS (comma-separated ids) at SAN_SHAPES (MxNxK, comma-separated;

@@ -1,6 +1,7 @@
 """Build, check and time compile-time variants of the persistent Hopper AddMM kernels (kernels/src/
-hopper_persistent.cuh's PERSISTENT_* macros) against cuBLAS HGEMM and wgmma-tma-store in one device run: the
-measure-and-choose step before a variant becomes the catalog's build. Each variant is checked against float32
+hopper_persistent.cuh's PERSISTENT_* macros) against cuBLAS doing the same AddMM (float C and D, cublasGemmEx), cuBLAS
+HGEMM (half D, no C) and wgmma-tma-store in one device run: the measure-and-choose step before a variant becomes the
+catalog's build. Each variant is checked against float32
 arithmetic on the same half inputs (relative error) before it is timed; every launch is event-timed after an L2
 flush, medians of REPEATS, cuBLAS in the same process.
 Usage: python scripts/wgmma_variants.py [SIZES] [REPEATS]   (default 4096,8192 and 20)
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,17 +25,29 @@ from profiling.gpu.tensor_map import encode, operand_maps, output_map  # noqa: E
 from profiling.gpu.timing import time_launches  # noqa: E402
 
 NO_EPILOGUE = "-DPERSISTENT_NO_EPILOGUE=1"  # the main loop alone: D is not written, so it is timed unchecked
-BK32 = ["-DPERSISTENT_BK=32", "-DPERSISTENT_STAGES=9", "-DPERSISTENT_C_RELEASE=1", "-DPERSISTENT_WAIT=1"]
 # (label, catalog id, macros): the catalog builds first, then the variants measured before choosing them.
+DIRECT = "-DPERSISTENT_EPILOGUE=1"  # C loaded into registers, D stored from them: the ring holds K slices only
+STAGED = "-DPERSISTENT_EPILOGUE=2"  # C loaded into registers, D through two staging boxes per consumer by TMA
+WAIT1 = "-DPERSISTENT_WAIT=1"
 VARIANTS = [
     ("store (catalog)", "wgmma-tma-store", []),
     ("persistent (catalog)", "wgmma-persistent", []),
     ("cluster (catalog)", "wgmma-cluster", []),
-    ("persistent wait 1", "wgmma-persistent", ["-DPERSISTENT_WAIT=1"]),
-    ("persistent 9x32", "wgmma-persistent", BK32),
+    ("persistent wait 1", "wgmma-persistent", [WAIT1]),
+    ("direct", "wgmma-persistent", [DIRECT]),
+    ("direct batch 8", "wgmma-persistent", [DIRECT, "-DPERSISTENT_C_BATCH=8"]),
+    ("direct wait 1", "wgmma-persistent", [DIRECT, WAIT1]),
+    ("staged", "wgmma-persistent", [STAGED]),
+    ("staged wait 1", "wgmma-persistent", [STAGED, WAIT1]),
+    ("cluster staged", "wgmma-cluster", [STAGED]),
+    ("cluster direct", "wgmma-cluster", [DIRECT]),
     ("persistent main loop", "wgmma-persistent", [NO_EPILOGUE]),
-    ("cluster main loop", "wgmma-cluster", [NO_EPILOGUE]),
 ]
+
+
+def macros_of(label: str) -> list[str]:
+    """The macros of the variant named `label`."""
+    return next(v[2] for v in VARIANTS if v[0] == label)
 
 
 def variant_spec(kernel_id: str, macros: list[str]):
@@ -46,12 +60,20 @@ def variant_spec(kernel_id: str, macros: list[str]):
     stages = int(values.get("PERSISTENT_STAGES", spec.params["STAGES"]))
     p = spec.params
     params = {**p, "BK": bk, "STAGES": stages, "A_SWIZZLE_BYTES": 2 * bk}
-    return replace(spec, params=params, dynamic_smem_bytes=stages * (p["BM"] + p["BN"]) * bk * 2 + 1024)
+    # EPILOGUE 2's staging: two OUT boxes of floats for each of the two consumers.
+    staging = 4 * p["OUT_BOX_ROWS"] * p["OUT_BOX_COLS"] * 4 if values.get("PERSISTENT_EPILOGUE") == "2" else 0
+    smem = stages * (p["BM"] + p["BN"]) * bk * 2 + staging + 1024
+    return replace(spec, params=params, dynamic_smem_bytes=smem)
 
 
-def build(cp, spec, macros: list[str], tag: int):
+def compile_variant(spec, macros: list[str], tag: int) -> Path:
+    """nvcc of one variant into its own cubin (run several at once: each is a separate nvcc process)."""
     cubin = Path(f"/tmp/wgmma_variant_{tag}.cubin")
     compile_cubin(spec.read_source(), spec.arch, cubin, ["-std=c++17", "-lineinfo", *macros])
+    return cubin
+
+
+def load(cp, spec, cubin: Path):
     fn = cp.RawModule(path=str(cubin)).get_function(spec.entry)
     fn.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
     return fn
@@ -60,17 +82,24 @@ def build(cp, spec, macros: list[str], tag: int):
 def main() -> int:
     import cupy as cp
 
+    from profiling.gpu.cublas_addmm import addmm_in_place
+
     sizes = [int(s) for s in (sys.argv[1] if len(sys.argv) > 1 else "4096,8192").split(",")]
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     sms = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
     flush = cp.empty(2 * cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"], dtype=cp.uint8)
     builds = {}
-    for tag, (label, kid, macros) in enumerate(VARIANTS):
-        spec = variant_spec(kid, macros)
-        try:
-            builds[label] = (spec, build(cp, spec, macros, tag))
-        except Exception as exc:  # noqa: BLE001 - report and go on with the others
-            print(f"{label}: build failed: {str(exc)[-300:]}")
+    specs = {label: variant_spec(kid, macros) for label, kid, macros in VARIANTS}
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        cubins = {
+            label: pool.submit(compile_variant, specs[label], macros, tag)
+            for tag, (label, _, macros) in enumerate(VARIANTS)
+        }
+        for label, future in cubins.items():
+            try:
+                builds[label] = (specs[label], load(cp, specs[label], future.result()))
+            except Exception as exc:  # noqa: BLE001 - report and go on with the others
+                print(f"{label}: build failed: {str(exc)[-300:]}")
     rows = []
     for n in sizes:
         rng = cp.random.default_rng(n)
@@ -81,8 +110,10 @@ def main() -> int:
         ref = 1.5 * cp.matmul(a.astype(cp.float32), b.astype(cp.float32)) - 0.5 * c
         half_out = cp.empty((n, n), dtype=cp.float16)
         t = time_launches(cp, lambda a=a, b=b, h=half_out: cp.matmul(a, b, out=h), 3, repeats, 20.0, flush)
-        base = statistics.median(t)
-        rows.append(("cuBLAS HGEMM", n, base, 0.0))
+        rows.append(("cuBLAS HGEMM", n, statistics.median(t), 0.0))
+        in_place = c.copy()
+        t = time_launches(cp, addmm_in_place(a, b, in_place, 1.5, -0.5), 3, repeats, 20.0, flush)
+        rows.append(("cuBLAS AddMM", n, statistics.median(t), 0.0))
         for label, (spec, fn) in builds.items():
             map_a, map_b = operand_maps(spec, n, n, n)
             cd = output_map(spec, n, n)
@@ -97,6 +128,8 @@ def main() -> int:
                 np.float32(1.5),
                 np.float32(-0.5),
             )
+            if DIRECT in macros_of(label) or STAGED in macros_of(label):
+                args = (*args, c.data.ptr, d.data.ptr)
             grid = spec.grid(n, n, sms)
 
             def launch(fn=fn, grid=grid, spec=spec, args=args):
@@ -106,15 +139,18 @@ def main() -> int:
             launch()
             cp.cuda.Device().synchronize()
             err = float(cp.linalg.norm(d - ref) / cp.linalg.norm(ref))
-            if not err < 1e-3 and NO_EPILOGUE not in dict((v[0], v[2]) for v in VARIANTS).get(label, []):
+            if not err < 1e-3 and NO_EPILOGUE not in macros_of(label):
                 rows.append((label, n, float("nan"), err))
                 continue
             rows.append((label, n, statistics.median(time_launches(cp, launch, 3, repeats, 20.0, flush)), err))
-    print(f"{'variant':24s} {'size':>5s} {'median ms':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>9s} {'rel err':>9s}")
+    print(
+        f"{'variant':24s} {'size':>5s} {'median ms':>10s} {'TFLOP/s':>8s} {'% HGEMM':>8s} {'% AddMM':>8s} {'rel err':>9s}"
+    )
     for label, n, ms, err in rows:
-        base = next(r[2] for r in rows if r[0] == "cuBLAS HGEMM" and r[1] == n)
+        hgemm = next(r[2] for r in rows if r[0] == "cuBLAS HGEMM" and r[1] == n)
+        addmm = next(r[2] for r in rows if r[0] == "cuBLAS AddMM" and r[1] == n)
         tflops = 2 * n**3 / ms / 1e9 if ms == ms else float("nan")
-        print(f"{label:24s} {n:5d} {ms:10.4f} {tflops:8.1f} {100 * base / ms:9.1f} {err:9.2e}")
+        print(f"{label:24s} {n:5d} {ms:10.4f} {tflops:8.1f} {100 * hgemm / ms:8.1f} {100 * addmm / ms:8.1f} {err:9.2e}")
     return 0
 
 

@@ -50,6 +50,17 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_NO_EPILOGUE
 #define PERSISTENT_NO_EPILOGUE 0
 #endif
+// PERSISTENT_EPILOGUE (measurement, scripts/wgmma_variants.py; the entry points then also take C's and D's pointers):
+// 0, C through the ring (the catalog's build); 1, C loaded from global (L2, prefetched) straight into registers in
+// batches of PERSISTENT_C_BATCH 8-column chunks and D stored from registers, so the ring carries K slices only and
+// the next tile's slices fill every slot during the epilogue; 2, C as in 1, D through a 32 KB staging area of two
+// boxes per consumer stored by TMA.
+#ifndef PERSISTENT_EPILOGUE
+#define PERSISTENT_EPILOGUE 0
+#endif
+#ifndef PERSISTENT_C_BATCH
+#define PERSISTENT_C_BATCH 16
+#endif
 constexpr int BM = 128;
 constexpr int BN = 256;
 constexpr int BK = PERSISTENT_BK;  // halves per K slice: one swizzle row of A (64 or 128 bytes)
@@ -71,7 +82,13 @@ constexpr int OUT_BOXES_PER_CONSUMER = BN / OUT_BOX_COLS;       // 8
 constexpr int OUT_BOXES = CONSUMERS * OUT_BOXES_PER_CONSUMER;   // 16
 constexpr int OUT_BOXES_PER_SLOT = STAGE_BYTES / OUT_BOX_BYTES;  // 6 (a box never straddles two slots)
 constexpr int C_SLOTS = (OUT_BOXES + OUT_BOXES_PER_SLOT - 1) / OUT_BOXES_PER_SLOT;  // 3
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + slack to align to 1024 bytes
+constexpr int EPILOGUE = PERSISTENT_EPILOGUE;
+constexpr int C_BATCH = PERSISTENT_C_BATCH;
+static_assert(EPILOGUE >= 0 && EPILOGUE <= 2, "epilogue variants 0, 1, 2");
+static_assert(BN / 8 % C_BATCH == 0 && C_BATCH % 4 == 0, "C batches of whole boxes");
+constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2
+constexpr int STAGING_BYTES = EPILOGUE == 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + slack to align to 1024 bytes
 constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
@@ -85,7 +102,7 @@ static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "s
 static_assert(OUT_BOX_BYTES * OUT_BOXES_PER_SLOT == STAGE_BYTES, "C boxes tile a slot");
 // The next tile's slices up to C_RELEASE_SLICE must fit in the slots the C slots leave, or the producer would wait
 // for the release that waits for them.
-static_assert(STAGES - C_SLOTS > C_RELEASE_SLICE, "ring long enough for the C slots and the next tile's first slices");
+static_assert(EPILOGUE != 0 || STAGES - C_SLOTS > C_RELEASE_SLICE, "ring long enough for the C slots and the next tile's first slices");
 static_assert(STAGES > WGMMA_IN_FLIGHT + 1, "the consumers hold WGMMA_IN_FLIGHT + 1 slots");
 
 // Which rows and columns of the block tile epilogue box `box` covers (box = consumer * 8 + column strip), and
@@ -199,10 +216,88 @@ __device__ __forceinline__ void cluster_sync()
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
+// EPILOGUE 1 and 2: D = alpha * acc + beta * C for one consumer's 64 x 256 rows of the tile at (bm, bn), C read from
+// global in batches of C_BATCH 8-column chunks (all loads of a batch before its first use, so a batch waits once for
+// L2), D stored from registers (1) or through this consumer's two staging boxes by TMA (2).
+__device__ __forceinline__ void direct_epilogue(const float (&d)[128], const float* __restrict__ c_ptr,
+                                                float* __restrict__ d_ptr, const hopper::TensorMap* map_d, int M,
+                                                int N, int bm, int bn, int consumer, int warp, int lane, float alpha,
+                                                float beta, bool use_c, unsigned staging)
+{
+    const int row = bm + consumer * 64 + warp * 16 + lane / 4;
+    const int col0 = bn + 2 * (lane % 4);
+    const bool storer = warp == 0 && lane == 0;
+    const unsigned swz = lane / 4;
+#pragma unroll
+    for (int jb = 0; jb < BN / 8; jb += C_BATCH) {
+        float2 cv[C_BATCH][2];
+#pragma unroll
+        for (int j = 0; j < C_BATCH; ++j) {
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int r = row + 8 * half;
+                const int col = col0 + 8 * (jb + j);
+                cv[j][half] = use_c && r < M && col < N
+                                  ? __ldg(reinterpret_cast<const float2*>(c_ptr + static_cast<size_t>(r) * N + col))
+                                  : make_float2(0.0f, 0.0f);
+            }
+        }
+        if constexpr (EPILOGUE == 1) {
+#pragma unroll
+            for (int j = 0; j < C_BATCH; ++j) {
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int r = row + 8 * half;
+                    const int col = col0 + 8 * (jb + j);
+                    const int i = 4 * (jb + j) + 2 * half;
+                    if (r < M && col < N)
+                        *reinterpret_cast<float2*>(d_ptr + static_cast<size_t>(r) * N + col) =
+                            make_float2(fmaf(beta, cv[j][half].x, alpha * d[i]), fmaf(beta, cv[j][half].y, alpha * d[i + 1]));
+                }
+            }
+        } else {
+#pragma unroll
+            for (int jq = 0; jq < C_BATCH; jq += 4) {
+                const int box = (jb + jq) / 4;  // this consumer's column strip, 0..7
+                const unsigned buf = staging + (box % STAGING_BOXES) * OUT_BOX_BYTES;
+                // The store issued from this buffer two boxes ago has read it (one store group a box).
+                if (storer) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(STAGING_BOXES - 1) : "memory");
+                if (consumer == 0)
+                    asm volatile("bar.sync 1, 128;\n" ::: "memory");
+                else
+                    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+#pragma unroll
+                for (int j = jq; j < jq + 4; ++j) {
+                    const unsigned chunk = (j % 4) * 2 + (lane % 4) / 2;
+                    const unsigned in_row = ((chunk ^ swz) * 16) + (lane % 2) * 8;
+#pragma unroll
+                    for (int half = 0; half < 2; ++half) {
+                        const int i = 4 * (jb + j) + 2 * half;
+                        st_shared_f2(buf + (warp * 16 + lane / 4 + half * 8) * 128 + in_row,
+                                     fmaf(beta, cv[j][half].x, alpha * d[i]), fmaf(beta, cv[j][half].y, alpha * d[i + 1]));
+                    }
+                }
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                if (consumer == 0)
+                    asm volatile("bar.sync 1, 128;\n" ::: "memory");
+                else
+                    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+                if (storer) {
+                    const int r0 = bm + consumer * 64, c0 = bn + box * OUT_BOX_COLS;
+                    if (r0 < M && c0 < N) tma_store_2d(map_d, c0, r0, buf);
+                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                }
+            }
+        }
+    }
+}
+
 template <int CLUSTER, hopper::Input IN = hopper::Input::f16>
 __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a, const hopper::TensorMap& map_b,
                                                  const hopper::TensorMap& map_c, const hopper::TensorMap& map_d,
-                                                 int M, int N, int K, float alpha, float beta)
+                                                 int M, int N, int K, float alpha, float beta,
+                                                 const float* __restrict__ c_ptr = nullptr,
+                                                 float* __restrict__ d_ptr = nullptr)
 {
     using namespace hopper;
     extern __shared__ unsigned char smem_raw[];
@@ -267,7 +362,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             if (box_in_d(box, M - bm, N - bn)) tma_prefetch_l2_2d(&map_c, bn + box_col(box), bm + box_row(box));
                     }
                 }
-                if (PERSISTENT_NO_EPILOGUE) continue;
+                if (PERSISTENT_NO_EPILOGUE || EPILOGUE != 0) continue;
                 // The tile's C into the next C_SLOTS ring slots (OUT_BOXES_PER_SLOT boxes each), or, with
                 // beta == 0 or boxes outside D, only the signal: the consumers wait for these slots as for slices.
                 for (int o = 0; o < C_SLOTS; ++o, ++pos) {
@@ -355,6 +450,13 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     for (int i = 0; i < 128; ++i) sum += d[i];
                     st_shared_f2(smem_base, sum, sum);
                 }
+                continue;
+            }
+            if constexpr (EPILOGUE != 0) {
+                int bm, bn;
+                order.origin(unit, rank, bm, bn);
+                direct_epilogue(d, c_ptr, d_ptr, &map_d, M, N, bm, bn, consumer, warp, lane, alpha, beta, use_c,
+                                smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES);
                 continue;
             }
             held_c = static_cast<int>(pos);
