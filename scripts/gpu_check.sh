@@ -743,7 +743,7 @@ epilogue)
   # variant checked first. About 4 minutes on an H200, most of it nvcc.
   stage epilogue
   F="$EV/epilogue"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
-  timeout 420 $PY scripts/wgmma_variants.py "${EPILOGUE_SIZES:-4096,8192}" 30 > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
+  timeout 420 $PY scripts/wgmma_variants.py "${EPILOGUE_SIZES:-4096,8192}" "${EPILOGUE_REPEATS:-30}" > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
   cat "$F/variants.txt"
   record epilogue "$(grep -c 'e-0' "$F/variants.txt") timed rows; $(tail -1 "$F/variants.txt")"
   ;;
