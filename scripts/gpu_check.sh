@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -746,6 +746,20 @@ epilogue)
   timeout 420 $PY scripts/wgmma_variants.py "${EPILOGUE_SIZES:-4096,8192}" "${EPILOGUE_REPEATS:-30}" > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
   cat "$F/variants.txt"
   record epilogue "$(grep -c 'e-0' "$F/variants.txt") timed rows; $(tail -1 "$F/variants.txt")"
+  ;;
+hopper_ab)
+  # Issue 31's Hopper target in one call: paired, interleaved A/B (95 % interval of the time ratio) of each Hopper
+  # AddMM step against cuBLAS doing the same AddMM (FP16, and BF16 for the BF16 step) at 4096 and 8192, clocks and
+  # power before and after. About 3 minutes on an H200.
+  stage hopper_ab
+  F="$EV/hopper_ab"; mkdir -p "$F"
+  { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
+  for PAIR in cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store cublas-addmm,wgmma-cluster cublas-addmm-bf16,wgmma-persistent-bf16; do
+    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
+       --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
+  done
+  { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$F/env.txt" 2>&1
+  record hopper_ab "$(cat "$F"/ab_*.txt | grep -c -i 'ratio') ratio lines"
   ;;
 sanids)
   # memcheck and racecheck of the configurations SAN_IDS (comma-separated ids) at SAN_SHAPES (MxNxK, comma-separated;
