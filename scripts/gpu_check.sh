@@ -759,7 +759,7 @@ hopper_ab)
        --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
   done
   { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$F/env.txt" 2>&1
-  record hopper_ab "$(cat "$F"/ab_*.txt | grep -c -i 'ratio') ratio lines"
+  record hopper_ab "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
   ;;
 sanids)
   # memcheck and racecheck of the configurations SAN_IDS (comma-separated ids) at SAN_SHAPES (MxNxK, comma-separated;
