@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -746,6 +746,18 @@ epilogue)
   timeout 420 $PY scripts/wgmma_variants.py "${EPILOGUE_SIZES:-4096,8192}" "${EPILOGUE_REPEATS:-30}" > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
   cat "$F/variants.txt"
   record epilogue "$(grep -c 'e-0' "$F/variants.txt") timed rows; $(tail -1 "$F/variants.txt")"
+  ;;
+v9var)
+  # Issue 31's narrow shapes: scripts/v9_variants.py, v9-regdb configurations (V9VAR_IDS) as built and with each
+  # variant's macros (V9_B_ROWWISE: B's narrow copies a warp per K row), every build checked against cuBLAS at every
+  # shape (V9VAR_SHAPES: the awkward ones first) and timed in interleaved rounds with it. About 2 minutes on an H200.
+  stage v9var
+  F="$EV/v9var"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  ids=${V9VAR_IDS:-v9-regdb-64x64x8-w32x32-t8x4-s3,v9-regdb-64x64x16-w32x32-t8x4-s3,v9-regdb-64x128x16-w32x64-t8x8-s3,v9-regdb-64x64x8-w64x16-t8x4-s3,v9-regdb-64x64x16-w64x16-t8x4-s3}
+  shapes=${V9VAR_SHAPES:-1x1x1,129x17x1001,300x263x2000,4096x333x333,2048x333x333,1024x333x333,4096x127x333,333x333x4096}
+  timeout 420 $PY scripts/v9_variants.py "$ids" "$shapes" 30 > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
+  grep -E "cuBLAS|x333 |x4096 " "$F/variants.txt" | head -80
+  record v9var "$(grep -c 'e-0\|e+00' "$F/variants.txt") rows; $(tail -1 "$F/variants.txt")"
   ;;
 hopper_ab)
   # Issue 31's Hopper target in one call: paired, interleaved A/B (95 % interval of the time ratio) of each Hopper

@@ -1,0 +1,105 @@
+"""Build, check and time compile-time variants of v9-regdb's configurations (kernels/src/v9_body.cuh's V9_* macros)
+against cuBLAS SGEMM in one device run: the measure-and-choose step before a variant becomes the build. Each
+configuration is built as it is and with each variant's macros (NVRTC, as the catalog builds it), checked against
+cuBLAS at every shape before it is timed, then every launch is event-timed after an L2 flush in rounds that run every
+build and cuBLAS once (scripts/wgmma_variants.py's interleaved_medians), medians of REPEATS rounds. Where N % 4 != 0
+the configuration's narrow twin runs, as in the catalog.
+Usage: python scripts/v9_variants.py CONFIG_IDS SHAPES [REPEATS]   (ids, of kernels/tuning.py or EXTRA_CONFIGS, and
+MxNxK shapes comma-separated)
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from wgmma_variants import interleaved_medians  # noqa: E402
+
+from kernels.tuning import _v9_config, config_by_id, spec_for  # noqa: E402
+from profiling.gpu.compile import _cuda_include_dirs  # noqa: E402
+
+# (label, macros): the build as it is first.
+VARIANTS = [
+    ("as built", []),
+    ("B row-wise", ["-DV9_B_ROWWISE=1"]),
+]
+
+# Tiles measured here before they join kernels/tuning.py: cuBLAS's warp shape at 4096x333x333 (its 64x64x8 kernel's
+# "warpsize1x4x1": four warps side by side, each 64 rows by 16 columns).
+EXTRA_CONFIGS = {
+    c["id"]: c
+    for c in (_v9_config(64, 64, 8, 64, 16, 8, 4, 3, 128, 4), _v9_config(64, 64, 16, 64, 16, 8, 4, 3, 128, 4))
+}
+
+
+def build(cp, spec, macros: list[str]):
+    """The configuration's kernel and narrow twin, built with `macros`."""
+    options = ("-std=c++17", "-lineinfo", *[f"-I{d}" for d in _cuda_include_dirs()], *macros)
+    entries = [spec.entry, *([spec.narrow_entry] if spec.narrow_entry else [])]
+    module = cp.RawModule(code=spec.read_source(), options=options, name_expressions=entries, backend="nvrtc")
+    kernels = {}
+    for entry in entries:
+        fn = module.get_function(entry)
+        if spec.dynamic_smem_bytes > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
+        kernels[entry] = fn
+    return kernels
+
+
+def main() -> int:
+    import cupy as cp
+
+    ids = sys.argv[1].split(",")
+    shapes = [tuple(int(x) for x in s.split("x")) for s in sys.argv[2].split(",")]
+    repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+    flush = cp.empty(2 * cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"], dtype=cp.uint8)
+    specs = {cid: spec_for(config_by_id(cid) or EXTRA_CONFIGS[cid]) for cid in ids}
+    builds = {(cid, label): build(cp, specs[cid], macros) for cid in ids for label, macros in VARIANTS}
+    rows = []
+    for m, n, k in shapes:
+        rng = cp.random.default_rng(m * n + k)
+        a = rng.uniform(-1, 1, (m, k), dtype=cp.float32)
+        b = rng.uniform(-1, 1, (k, n), dtype=cp.float32)
+        ref = cp.empty((m, n), dtype=cp.float32)
+        launches = {"cuBLAS": lambda a=a, b=b, ref=ref: cp.matmul(a, b, out=ref)}
+        launches["cuBLAS"]()
+        errors = {"cuBLAS": 0.0}
+        outputs = {}
+        for (cid, label), kernels in builds.items():
+            spec = specs[cid]
+            entry = spec.entry if n % 4 == 0 or not spec.narrow_entry else spec.narrow_entry
+            fn = kernels[entry]
+            c = cp.full((m, n), cp.nan, dtype=cp.float32)
+            outputs[(cid, label)] = c
+            grid = spec.grid(m, n)
+            args = (a, b, c, np.int32(m), np.int32(n), np.int32(k))
+
+            def launch(fn=fn, grid=grid, spec=spec, args=args):
+                fn(grid, spec.block, args, shared_mem=spec.dynamic_smem_bytes)
+
+            launch()
+            cp.cuda.Device().synchronize()
+            err = float(cp.linalg.norm(c - ref) / cp.linalg.norm(ref))
+            errors[f"{cid} {label}"] = err
+            if err < 1e-4:
+                launches[f"{cid} {label}"] = launch
+            else:
+                rows.append((f"{cid} {label}", (m, n, k), math.nan, err))
+        for t_ms, label in zip(interleaved_medians(cp, launches, repeats, flush), launches, strict=True):
+            rows.append((label, (m, n, k), t_ms, errors[label]))
+    print(f"{'build':52s} {'shape':>16s} {'median ms':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>9s} {'rel err':>9s}")
+    for label, (m, n, k), ms, err in rows:
+        base = next(r[2] for r in rows if r[0] == "cuBLAS" and r[1] == (m, n, k))
+        tflops = 2 * m * n * k / ms / 1e9 if ms == ms else math.nan
+        print(f"{label:52s} {f'{m}x{n}x{k}':>16s} {ms:10.4f} {tflops:8.1f} {100 * base / ms:9.1f} {err:9.2e}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
