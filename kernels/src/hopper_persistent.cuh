@@ -64,6 +64,14 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_C_BATCH
 #define PERSISTENT_C_BATCH 16
 #endif
+// PERSISTENT_C_PREFETCH: how many slices before a tile's end its C is prefetched into L2. PERSISTENT_NO_STORE 1
+// (measurement only, D is not written): the ring epilogue without its TMA stores.
+#ifndef PERSISTENT_C_PREFETCH
+#define PERSISTENT_C_PREFETCH 16
+#endif
+#ifndef PERSISTENT_NO_STORE
+#define PERSISTENT_NO_STORE 0
+#endif
 constexpr int BM = 128;
 constexpr int BN = 256;
 constexpr int BK = PERSISTENT_BK;  // halves per K slice: one swizzle row of A (64 or 128 bytes)
@@ -96,7 +104,7 @@ constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
-constexpr int C_PREFETCH_SLICES = 16;
+constexpr int C_PREFETCH_SLICES = PERSISTENT_C_PREFETCH;
 constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
 // Slices of wgmmas a consumer leaves running while it issues the next (wgmma.wait_group's argument).
 constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
@@ -500,7 +508,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 asm volatile("bar.sync 2, 128;\n" ::: "memory");
             if (storer) {
                 for (int box = first_box; box < first_box + OUT_BOXES_PER_CONSUMER; ++box) {
-                    if (box_in_d(box, M - bm, N - bn)) {
+                    if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn)) {
                         const int slot_pos = held_c + box / OUT_BOXES_PER_SLOT;
                         tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box),
                                      smem_base + (slot_pos % STAGES) * STAGE_BYTES +
