@@ -57,7 +57,8 @@ namespace wgmma_persistent {
 // 0, C through the ring (the catalog's build); 1, C loaded from global (L2, prefetched) straight into registers in
 // batches of PERSISTENT_C_BATCH 8-column chunks and D stored from registers, so the ring carries K slices only and
 // the next tile's slices fill every slot during the epilogue; 2, C as in 1, D through a 32 KB staging area of two
-// boxes per consumer stored by TMA.
+// boxes per consumer stored by TMA; 3, C through the ring as in 0, D through the staging boxes of 2, so that the C slots
+// return to the ring as soon as the consumers have read them, not once TMA has read the D written over them.
 #ifndef PERSISTENT_EPILOGUE
 #define PERSISTENT_EPILOGUE 0
 #endif
@@ -95,10 +96,11 @@ constexpr int OUT_BOXES_PER_SLOT = STAGE_BYTES / OUT_BOX_BYTES;  // 6 (a box nev
 constexpr int C_SLOTS = (OUT_BOXES + OUT_BOXES_PER_SLOT - 1) / OUT_BOXES_PER_SLOT;  // 3
 constexpr int EPILOGUE = PERSISTENT_EPILOGUE;
 constexpr int C_BATCH = PERSISTENT_C_BATCH;
-static_assert(EPILOGUE >= 0 && EPILOGUE <= 2, "epilogue variants 0, 1, 2");
+static_assert(EPILOGUE >= 0 && EPILOGUE <= 3, "epilogue variants 0 to 3");
+constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE == 3;
 static_assert(BN / 8 % C_BATCH == 0 && C_BATCH % 4 == 0, "C batches of whole boxes");
 constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2
-constexpr int STAGING_BYTES = EPILOGUE == 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
+constexpr int STAGING_BYTES = EPILOGUE >= 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + slack to align to 1024 bytes
 constexpr int PRODUCER_REGS = 40;
 constexpr int CONSUMER_REGS = 232;
@@ -373,7 +375,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             if (box_in_d(box, M - bm, N - bn)) tma_prefetch_l2_2d(&map_c, bn + box_col(box), bm + box_row(box));
                     }
                 }
-                if (PERSISTENT_NO_EPILOGUE || EPILOGUE != 0) continue;
+                if (PERSISTENT_NO_EPILOGUE || !C_IN_RING) continue;
                 // The tile's C into the next C_SLOTS ring slots (OUT_BOXES_PER_SLOT boxes each), or, with
                 // beta == 0 or boxes outside D, only the signal: the consumers wait for these slots as for slices.
                 for (int o = 0; o < C_SLOTS; ++o, ++pos) {
@@ -463,11 +465,65 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 }
                 continue;
             }
-            if constexpr (EPILOGUE != 0) {
+            if constexpr (!C_IN_RING) {
                 int bm, bn;
                 order.origin(unit, rank, bm, bn);
                 direct_epilogue(d, c_ptr, d_ptr, &map_d, M, N, bm, bn, consumer, warp, lane, alpha, beta, use_c,
                                 smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES);
+                continue;
+            }
+            if constexpr (EPILOGUE == 3) {
+                const int c_pos = static_cast<int>(pos);
+                pos += C_SLOTS;
+                int bm, bn;
+                order.origin(unit, rank, bm, bn);
+                const unsigned staging = smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES;
+#pragma unroll
+                for (int b = 0; b < OUT_BOXES_PER_CONSUMER; ++b) {
+                    const int box = first_box + b;
+                    const int slot_pos = c_pos + box / OUT_BOXES_PER_SLOT;
+                    mbar_wait(full0 + 8 * (slot_pos % STAGES), (slot_pos / STAGES) & 1);
+                    const unsigned box_addr =
+                        smem_base + (slot_pos % STAGES) * STAGE_BYTES + (box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
+                    const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
+                    // The store issued from this buffer two boxes ago has read it (one store group a box).
+                    if (storer) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(STAGING_BOXES - 1) : "memory");
+                    if (consumer == 0)
+                        asm volatile("bar.sync 1, 128;\n" ::: "memory");
+                    else
+                        asm volatile("bar.sync 2, 128;\n" ::: "memory");
+#pragma unroll
+                    for (int j = 4 * b; j < 4 * b + 4; ++j) {
+                        const unsigned chunk = (j % 4) * 2 + (lane % 4) / 2;
+                        const unsigned in_row = ((chunk ^ swz) * 16) + (lane % 2) * 8;
+#pragma unroll
+                        for (int half = 0; half < 2; ++half) {
+                            const unsigned offset = (row_in_box + half * 8) * 128 + in_row;
+                            float x = alpha * d[4 * j + 2 * half];
+                            float y = alpha * d[4 * j + 2 * half + 1];
+                            if (use_c) {
+                                float cx, cy;
+                                ld_shared_f2(box_addr + offset, cx, cy);
+                                x = fmaf(beta, cx, x);
+                                y = fmaf(beta, cy, y);
+                            }
+                            st_shared_f2(buf + offset, x, y);
+                        }
+                    }
+                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                    if (consumer == 0)
+                        asm volatile("bar.sync 1, 128;\n" ::: "memory");
+                    else
+                        asm volatile("bar.sync 2, 128;\n" ::: "memory");
+                    if (storer) {
+                        if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn))
+                            tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
+                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                    }
+                }
+                // Every thread of this consumer has read its C boxes (the last barrier): the slots go back now.
+                if (storer)
+                    for (int o = 0; o < C_SLOTS; ++o) release_stage<CLUSTER>(empty0 + 8 * ((c_pos + o) % STAGES), 4);
                 continue;
             }
             held_c = static_cast<int>(pos);
