@@ -17,7 +17,8 @@
 // 57 / 64 %; this ring 85 / 82-83 %. Epilogues that keep C out of the ring (PERSISTENT_EPILOGUE 1 and 2, H200,
 // interleaved, % of cuBLAS's own AddMM at 4096 / 6144 / 8192: results/h200-2026-11-28/epilogue/): C straight into
 // registers with D stored from them 103.9 / 96.0 / 99.6 %, or with D through TMA-stored staging 105.2 / 97.2 / 99.6 %;
-// this ring 107.6 / 98.2 / 100.7 %.
+// this ring 107.6 / 98.2 / 100.7 %. C through this ring with D through the staging boxes (3): 107.2 against 107.4 at
+// 4096 and 100.8 against 100.2 % at 8192 (results/h200-2026-11-28/epilogue/ring_staged/).
 //
 // Ordering, all through mbarriers (a phase's parity is what a wait checks): full[s] / empty[s] per slot. A slot is
 // refilled when every consumer warp that read it, of every block of the cluster, has released it: for K slices
