@@ -2,7 +2,7 @@
 against cuBLAS SGEMM in one device run: the measure-and-choose step before a variant becomes the build. Each
 configuration is built as it is and with each variant's macros (NVRTC, as the catalog builds it), checked against
 cuBLAS at every shape before it is timed, then every launch is event-timed after an L2 flush in rounds that run every
-build and cuBLAS once (scripts/wgmma_variants.py's interleaved_medians), medians of REPEATS rounds. Where N % 4 != 0
+build and cuBLAS once (profiling.gpu.timing.time_rounds), medians of REPEATS rounds. Where N % 4 != 0
 the configuration's narrow twin runs, as in the catalog.
 Usage: python scripts/v9_variants.py CONFIG_IDS SHAPES [REPEATS]   (ids, of kernels/tuning.py or EXTRA_CONFIGS, and
 MxNxK shapes comma-separated)
@@ -11,18 +11,18 @@ MxNxK shapes comma-separated)
 from __future__ import annotations
 
 import math
+import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from wgmma_variants import interleaved_medians  # noqa: E402
 
 from kernels.tuning import _v9_config, config_by_id, spec_for  # noqa: E402
 from profiling.gpu.compile import _cuda_include_dirs  # noqa: E402
+from profiling.gpu.timing import time_rounds  # noqa: E402
 
 # (label, macros): the build as it is first.
 VARIANTS = [
@@ -91,8 +91,9 @@ def main() -> int:
                 launches[f"{cid} {label}"] = launch
             else:
                 rows.append((f"{cid} {label}", (m, n, k), math.nan, err))
-        for t_ms, label in zip(interleaved_medians(cp, launches, repeats, flush), launches, strict=True):
-            rows.append((label, (m, n, k), t_ms, errors[label]))
+        timed = time_rounds(cp, list(launches.values()), 1, repeats, 60.0, flush)
+        for times, label in zip(timed, launches, strict=True):
+            rows.append((label, (m, n, k), statistics.median(times), errors[label]))
     print(f"{'build':52s} {'shape':>16s} {'median ms':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>9s} {'rel err':>9s}")
     for label, (m, n, k), ms, err in rows:
         base = next(r[2] for r in rows if r[0] == "cuBLAS" and r[1] == (m, n, k))

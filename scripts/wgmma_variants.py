@@ -3,7 +3,7 @@ hopper_persistent.cuh's PERSISTENT_* macros) against cuBLAS doing the same AddMM
 HGEMM (half D, no C) and wgmma-tma-store in one device run: the measure-and-choose step before a variant becomes the
 catalog's build. Each variant is checked against float32 arithmetic on the same half inputs (relative error) before
 it is timed; every launch is event-timed after an L2 flush, in rounds that run every variant and cuBLAS once
-(interleaved_medians), medians of REPEATS rounds.
+(profiling.gpu.timing.time_rounds), medians of REPEATS rounds.
 Usage: python scripts/wgmma_variants.py [SIZES] [REPEATS]   (default 4096,8192 and 20)
 """
 
@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from kernels.compile_info import compile_cubin  # noqa: E402
 from kernels.registry import get_kernel  # noqa: E402
 from profiling.gpu.tensor_map import encode, operand_maps, output_map  # noqa: E402
+from profiling.gpu.timing import time_rounds  # noqa: E402
 
 NO_EPILOGUE = "-DPERSISTENT_NO_EPILOGUE=1"  # the main loop alone: D is not written, so it is timed unchecked
 # (label, catalog id, macros): the catalog builds first, then the variants measured before choosing them.
@@ -78,30 +79,6 @@ def load(cp, spec, cubin: Path):
     fn = cp.RawModule(path=str(cubin)).get_function(spec.entry)
     fn.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
     return fn
-
-
-def interleaved_medians(cp, launches: dict, repeats: int, flush) -> list[float]:
-    """Median ms of each launch, timed in rounds that run every launch once (L2 flushed before each, the starting
-    launch rotating), so a clock that sinks as the GPU warms under its power cap weighs on all of them alike."""
-    labels = list(launches)
-    for launch in launches.values():
-        launch()
-    cp.cuda.Device().synchronize()
-    times: dict[str, list[float]] = {label: [] for label in labels}
-    for r in range(repeats):
-        events = []
-        for i in range(len(labels)):
-            label = labels[(i + r) % len(labels)]
-            flush.fill(0)
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            launches[label]()
-            end.record()
-            events.append((label, start, end))
-        events[-1][2].synchronize()
-        for label, start, end in events:
-            times[label].append(cp.cuda.get_elapsed_time(start, end))
-    return [statistics.median(times[label]) for label in labels]
 
 
 def main() -> int:
@@ -170,8 +147,9 @@ def main() -> int:
                 launches[label] = launch
             else:
                 rows.append((label, n, float("nan"), err))
-        for t_ms, label in zip(interleaved_medians(cp, launches, repeats, flush), launches, strict=True):
-            rows.append((label, n, t_ms, errors[label]))
+        timed = time_rounds(cp, list(launches.values()), 1, repeats, 60.0, flush)
+        for times, label in zip(timed, launches, strict=True):
+            rows.append((label, n, statistics.median(times), errors[label]))
     print(
         f"{'variant':24s} {'size':>5s} {'median ms':>10s} {'TFLOP/s':>8s} {'% HGEMM':>8s} {'% AddMM':>8s} {'rel err':>9s}"
     )

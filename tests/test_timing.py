@@ -243,6 +243,27 @@ def test_interleaved_launches_alternate_order_and_pair_up() -> None:
     assert cuda.kinds().count("memset") == 8
 
 
+def test_rounds_of_three_rotate_the_first_and_time_each_launch_alone() -> None:
+    cuda = FakeCuda([])
+    calls: list[str] = []
+
+    def launcher(name: str, ms: float):
+        def launch() -> None:
+            calls.append(name)
+            cuda.clock += ms
+            cuda.log.append(("launch", name))
+
+        return launch
+
+    launches = [launcher("A", 1.0), launcher("B", 2.0), launcher("C", 4.0)]
+    times = T.time_rounds(SimpleNamespace(cuda=cuda), launches, 1, 3, 4.0, FLUSH)
+    assert times == [[1.0] * 3, [2.0] * 3, [4.0] * 3]  # in the order given, whichever ran first in a round
+    # warm-up and probe A B C, then A B C | B C A | C A B.
+    assert calls == ["A", "B", "C"] * 2 + ["A", "B", "C", "B", "C", "A", "C", "A", "B"]
+    memsets = [entry for entry in cuda.log if entry[0] == "memset"]
+    assert [entry[2] for entry in memsets] == [T.flush_byte(i) for i in range(9)]  # one flush per launch
+
+
 def test_interleaved_pairs_respect_the_time_budget() -> None:
     cuda = FakeCuda([1000.0] * 40)  # a pair takes 2 s: a 4 s budget fits 2 pairs, the minimum is 3
     times_a, times_b = T.time_interleaved(SimpleNamespace(cuda=cuda), cuda.launch, cuda.launch, 0, 30, 4.0, None)

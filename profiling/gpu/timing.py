@@ -178,6 +178,56 @@ def time_launches(
     return [cuda.get_elapsed_time(s, e) for s, e in events]
 
 
+def time_rounds(
+    xp: Any,
+    launches: Sequence[Callable[[], None]],
+    warmup: int,
+    repeats: int,
+    max_seconds: float,
+    flush: Any | None,
+    hold: Hold | None = None,
+) -> list[list[float]]:
+    """Event-timed launches of several kernels in rounds that run each once, each after its own L2 flush; the
+    milliseconds of each kernel's launches, in the order given.
+
+    Round i holds launch i of each: clock drift, heating under the power cap and neighbours hit all alike. Round i
+    starts with kernel i % n and goes on in order (for two: A B, B A, A B, ...), so none always runs on another's
+    leftovers. A `hold` keeps the host out of the timings as in time_launches, HELD_LAUNCHES // n rounds at a time.
+    """
+    cuda = xp.cuda
+    n = len(launches)
+    for _ in range(warmup):
+        for launch in launches:
+            launch()
+    cuda.Device().synchronize()
+    probe_start, probe_end = cuda.Event(), cuda.Event()
+    probe_start.record()
+    for launch in launches:
+        launch()
+    probe_end.record()
+    probe_end.synchronize()
+    count = repeats_within_budget(repeats, max_seconds, cuda.get_elapsed_time(probe_start, probe_end))
+    stream = cuda.get_current_stream()
+    events: list[list[tuple[Any, Any]]] = [[] for _ in launches]
+    index = 0
+    with _HeldBatches(hold, max(1, HELD_LAUNCHES // n), count) as batches:
+        for i in range(count):
+            batches.before(i)
+            for j in range(n):
+                kernel = (i + j) % n
+                if flush is not None:
+                    cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(index), flush.nbytes, stream.ptr)
+                start, end = cuda.Event(), cuda.Event()
+                start.record()
+                launches[kernel]()
+                end.record()
+                events[kernel].append((start, end))
+                index += 1
+            batches.after(i)
+    cuda.Device().synchronize()
+    return [[cuda.get_elapsed_time(s, e) for s, e in timed] for timed in events]
+
+
 def time_interleaved(
     xp: Any,
     launch_a: Callable[[], None],
@@ -188,40 +238,7 @@ def time_interleaved(
     flush: Any | None,
     hold: Hold | None = None,
 ) -> tuple[list[float], list[float]]:
-    """Event-timed launches of two kernels, alternating (A B, B A, A B, ...), each after its own L2 flush.
-
-    Pair i holds launch i of each: clock drift, heating and neighbours hit both alike, so the ratio per pair
-    cancels them. The order swaps every pair, so neither kernel always runs on the other's leftovers. A `hold`
-    keeps the host out of the timings as in time_launches, HELD_LAUNCHES // 2 pairs at a time.
-    """
-    cuda = xp.cuda
-    for _ in range(warmup):
-        launch_a()
-        launch_b()
-    cuda.Device().synchronize()
-    probe_start, probe_end = cuda.Event(), cuda.Event()
-    probe_start.record()
-    launch_a()
-    launch_b()
-    probe_end.record()
-    probe_end.synchronize()
-    count = repeats_within_budget(repeats, max_seconds, cuda.get_elapsed_time(probe_start, probe_end))
-    stream = cuda.get_current_stream()
-    events = {"a": [], "b": []}
-    launches = {"a": launch_a, "b": launch_b}
-    index = 0
-    with _HeldBatches(hold, HELD_LAUNCHES // 2, count) as batches:
-        for i in range(count):
-            batches.before(i)
-            for side in ("a", "b") if i % 2 == 0 else ("b", "a"):
-                if flush is not None:
-                    cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(index), flush.nbytes, stream.ptr)
-                start, end = cuda.Event(), cuda.Event()
-                start.record()
-                launches[side]()
-                end.record()
-                events[side].append((start, end))
-                index += 1
-            batches.after(i)
-    cuda.Device().synchronize()
-    return tuple([cuda.get_elapsed_time(s, e) for s, e in events[side]] for side in ("a", "b"))  # type: ignore[return-value]
+    """Event-timed launches of two kernels, alternating (A B, B A, A B, ...), each after its own L2 flush: time_rounds
+    of the pair. Pair i holds launch i of each, so the ratio per pair cancels what hits both alike."""
+    times_a, times_b = time_rounds(xp, [launch_a, launch_b], warmup, repeats, max_seconds, flush, hold)
+    return times_a, times_b
