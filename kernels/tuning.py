@@ -261,8 +261,8 @@ V9_TUNING_CONFIGS: list[dict] = [
     # cuBLAS at 4096x333x333 against this one's 80.6 %, 95.6 against 98.7 % at 4096x127x333, 91.0 against 89.7 % at
     # 1024x333x333, and neither beat sgemm-auto's choice at 107 of the grid's 108 shapes. Its narrow kernel's B
     # copies still share one address register (the same SASS): dropped, results/h200-2026-11-28/b3/. Those copies a
-    # warp per K row, which gives each row one address register (V9_B_ROWWISE), and cuBLAS's four 64x16 warps both
-    # stayed within the noise of this tile at 4096x333x333 (80.7 against 81.0 and 78.2 %): results/h200-2026-11-28/
+    # warp per K row, which gives each row one address register (V9_B_ROWWISE), read 81.0-83.7 % against this tile's
+    # 80.7-80.9 % at 4096x333x333 in three runs, and cuBLAS's four 64x16 warps 78.2 %: results/h200-2026-11-28/
     # v9var/.)
     _v9_config(64, 64, 8, 32, 32, 8, 4, 3, 128, 4),
     _v9_config(64, 64, 16, 32, 32, 8, 4, 3, 128, 4),
