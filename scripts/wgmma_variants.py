@@ -29,6 +29,7 @@ NO_EPILOGUE = "-DPERSISTENT_NO_EPILOGUE=1"  # the main loop alone: D is not writ
 DIRECT = "-DPERSISTENT_EPILOGUE=1"  # C loaded into registers, D stored from them: the ring holds K slices only
 STAGED = "-DPERSISTENT_EPILOGUE=2"  # C loaded into registers, D through two staging boxes per consumer by TMA
 RING_STAGED = "-DPERSISTENT_EPILOGUE=3"  # C through the ring, D through the staging boxes: C's slots return sooner
+STRIPS = "-DPERSISTENT_EPILOGUE=4"  # as 3, each C slot the same column strips of both consumers, released one by one
 NO_STORE = "-DPERSISTENT_NO_STORE=1"  # the ring epilogue without D's stores (timed unchecked)
 BETA0 = "beta=0"  # not a macro: launched with beta = 0, so no C is read (timed unchecked)
 VARIANTS = [
@@ -37,11 +38,9 @@ VARIANTS = [
     ("cluster (catalog)", "wgmma-cluster", []),
     ("ring C, staged D", "wgmma-persistent", [RING_STAGED]),
     ("cluster ring C, staged D", "wgmma-cluster", [RING_STAGED]),
-    ("ring C, staged D, wait 1", "wgmma-persistent", [RING_STAGED, "-DPERSISTENT_WAIT=1"]),
-    ("staged", "wgmma-persistent", [STAGED]),
-    ("no D store", "wgmma-persistent", [NO_STORE]),
-    ("beta 0 (no C)", "wgmma-persistent", [BETA0]),
-    ("beta 0, no D store", "wgmma-persistent", [BETA0, NO_STORE]),
+    ("strips, staged D", "wgmma-persistent", [STRIPS]),
+    ("cluster strips, staged D", "wgmma-cluster", [STRIPS]),
+    ("strips, staged D, wait 1", "wgmma-persistent", [STRIPS, "-DPERSISTENT_WAIT=1"]),
     ("persistent main loop", "wgmma-persistent", [NO_EPILOGUE]),
 ]
 UNCHECKED = (NO_EPILOGUE, NO_STORE, BETA0)
@@ -63,7 +62,9 @@ def variant_spec(kernel_id: str, macros: list[str]):
     p = spec.params
     params = {**p, "BK": bk, "STAGES": stages, "A_SWIZZLE_BYTES": 2 * bk}
     # EPILOGUE 2's staging: two OUT boxes of floats for each of the two consumers.
-    staging = 4 * p["OUT_BOX_ROWS"] * p["OUT_BOX_COLS"] * 4 if values.get("PERSISTENT_EPILOGUE") in ("2", "3") else 0
+    staging = (
+        4 * p["OUT_BOX_ROWS"] * p["OUT_BOX_COLS"] * 4 if values.get("PERSISTENT_EPILOGUE") in ("2", "3", "4") else 0
+    )
     smem = stages * (p["BM"] + p["BN"]) * bk * 2 + staging + 1024
     return replace(spec, params=params, dynamic_smem_bytes=smem)
 

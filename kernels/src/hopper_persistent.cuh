@@ -59,7 +59,9 @@ namespace wgmma_persistent {
 // batches of PERSISTENT_C_BATCH 8-column chunks and D stored from registers, so the ring carries K slices only and
 // the next tile's slices fill every slot during the epilogue; 2, C as in 1, D through a 32 KB staging area of two
 // boxes per consumer stored by TMA; 3, C through the ring as in 0, D through the staging boxes of 2, so that the C slots
-// return to the ring as soon as the consumers have read them, not once TMA has read the D written over them.
+// return to the ring as soon as the consumers have read them, not once TMA has read the D written over them; 4, as 3
+// with each C slot holding the same column strips of both consumers (strips 0-2, 3-5, 6-7), each slot released as
+// soon as both have blended its boxes, so the next tile's slices start loading a third of the way in.
 #ifndef PERSISTENT_EPILOGUE
 #define PERSISTENT_EPILOGUE 0
 #endif
@@ -97,8 +99,8 @@ constexpr int OUT_BOXES_PER_SLOT = STAGE_BYTES / OUT_BOX_BYTES;  // 6 (a box nev
 constexpr int C_SLOTS = (OUT_BOXES + OUT_BOXES_PER_SLOT - 1) / OUT_BOXES_PER_SLOT;  // 3
 constexpr int EPILOGUE = PERSISTENT_EPILOGUE;
 constexpr int C_BATCH = PERSISTENT_C_BATCH;
-static_assert(EPILOGUE >= 0 && EPILOGUE <= 3, "epilogue variants 0 to 3");
-constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE == 3;
+static_assert(EPILOGUE >= 0 && EPILOGUE <= 4, "epilogue variants 0 to 4");
+constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE >= 3;
 static_assert(BN / 8 % C_BATCH == 0 && C_BATCH % 4 == 0, "C batches of whole boxes");
 constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2
 constexpr int STAGING_BYTES = EPILOGUE >= 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
@@ -124,6 +126,16 @@ static_assert(STAGES > WGMMA_IN_FLIGHT + 1, "the consumers hold WGMMA_IN_FLIGHT 
 __device__ __forceinline__ int box_row(int box) { return (box / OUT_BOXES_PER_CONSUMER) * OUT_BOX_ROWS; }
 __device__ __forceinline__ int box_col(int box) { return (box % OUT_BOXES_PER_CONSUMER) * OUT_BOX_COLS; }
 __device__ __forceinline__ bool box_in_d(int box, int rows, int cols) { return box_row(box) < rows && box_col(box) < cols; }
+
+// EPILOGUE 4's C slots: slot o holds column strips 3o .. 3o+2 (of 8) of both consumers, consumer 0's first.
+constexpr int STRIPS_PER_SLOT = OUT_BOXES_PER_SLOT / CONSUMERS;  // 3
+__device__ __forceinline__ int strip_slot(int box) { return (box % OUT_BOXES_PER_CONSUMER) / STRIPS_PER_SLOT; }
+__device__ __forceinline__ int strip_index(int box)
+{
+    const int strip = box % OUT_BOXES_PER_CONSUMER, o = strip / STRIPS_PER_SLOT;
+    const int in_slot = min(STRIPS_PER_SLOT, OUT_BOXES_PER_CONSUMER - o * STRIPS_PER_SLOT);
+    return (box / OUT_BOXES_PER_CONSUMER) * in_slot + strip - o * STRIPS_PER_SLOT;
+}
 
 // wgmma descriptor of a K-major operand in the 64-byte swizzle (layout type 2 in bits 62-63): 8-row groups of 64-byte
 // rows, `sbo` bytes apart; the leading byte offset is unused for swizzled K-major layouts.
@@ -383,6 +395,18 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     const int s = pos % STAGES;
                     mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
                     const unsigned full = full0 + 8 * s;
+                    if constexpr (EPILOGUE == 4) {
+                        int bytes = 0;
+                        for (int box = 0; box < OUT_BOXES; ++box)
+                            bytes += strip_slot(box) == o && use_c && box_in_d(box, M - bm, N - bn) ? OUT_BOX_BYTES : 0;
+                        mbar_arrive_expect_tx(full, bytes);
+                        for (int box = 0; box < OUT_BOXES; ++box) {
+                            if (strip_slot(box) == o && use_c && box_in_d(box, M - bm, N - bn))
+                                tma_load_2d(smem_base + s * STAGE_BYTES + strip_index(box) * OUT_BOX_BYTES, &map_c,
+                                            bn + box_col(box), bm + box_row(box), full);
+                        }
+                        continue;
+                    }
                     const int first = o * OUT_BOXES_PER_SLOT;
                     const int last = min(first + OUT_BOXES_PER_SLOT, OUT_BOXES);
                     int bytes = 0;
@@ -473,7 +497,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                                 smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES);
                 continue;
             }
-            if constexpr (EPILOGUE == 3) {
+            if constexpr (EPILOGUE >= 3) {
                 const int c_pos = static_cast<int>(pos);
                 pos += C_SLOTS;
                 int bm, bn;
@@ -482,10 +506,10 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
 #pragma unroll
                 for (int b = 0; b < OUT_BOXES_PER_CONSUMER; ++b) {
                     const int box = first_box + b;
-                    const int slot_pos = c_pos + box / OUT_BOXES_PER_SLOT;
+                    const int slot_pos = c_pos + (EPILOGUE == 4 ? strip_slot(box) : box / OUT_BOXES_PER_SLOT);
                     mbar_wait(full0 + 8 * (slot_pos % STAGES), (slot_pos / STAGES) & 1);
-                    const unsigned box_addr =
-                        smem_base + (slot_pos % STAGES) * STAGE_BYTES + (box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
+                    const unsigned box_addr = smem_base + (slot_pos % STAGES) * STAGE_BYTES +
+                                              (EPILOGUE == 4 ? strip_index(box) : box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
                     const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
                     // The store issued from this buffer two boxes ago has read it (one store group a box).
                     if (storer) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(STAGING_BOXES - 1) : "memory");
@@ -520,10 +544,13 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                         if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn))
                             tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
                         asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                        // This consumer's last box of a slot has been read (the barrier above): the slot goes back.
+                        if (EPILOGUE == 4 && (b % STRIPS_PER_SLOT == STRIPS_PER_SLOT - 1 || b == OUT_BOXES_PER_CONSUMER - 1))
+                            release_stage<CLUSTER>(empty0 + 8 * ((c_pos + strip_slot(box)) % STAGES), 4);
                     }
                 }
                 // Every thread of this consumer has read its C boxes (the last barrier): the slots go back now.
-                if (storer)
+                if (EPILOGUE == 3 && storer)
                     for (int o = 0; o < C_SLOTS; ++o) release_stage<CLUSTER>(empty0 + 8 * ((c_pos + o) % STAGES), 4);
                 continue;
             }
