@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -759,6 +759,23 @@ v9var)
   grep -E "cuBLAS|x333 |x4096 " "$F/variants.txt" | head -80
   record v9var "$(grep -c 'e-0\|e+00' "$F/variants.txt") rows; $(tail -1 "$F/variants.txt")"
   ;;
+staged)
+  # wgmma-staged (issue 31): the persistent Hopper kernels' GPU tests (wgmma-staged among them, at the ring's awkward
+  # shapes), memcheck and racecheck of it at one tile ring with edges, many tiles per block with an odd tile row, and
+  # 8-9 one-slice tiles per block (its C slots released one by one across tile boundaries), every result verified;
+  # then the paired A/B against cuBLAS's AddMM and against wgmma-persistent at 4096 and 8192, and ncu's full set of
+  # wgmma-persistent and wgmma-staged at 4096 for the Why page (why/ncu_why_staged_4096_*). About 6 minutes on an H200.
+  stage staged
+  F="$EV/staged"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  timeout 200 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  sanitize_at_shapes 120 "$F" staged_sanitizer st wgmma-staged 272x400x96,1136x4112x528,6144x6144x64
+  for PAIR in cublas-addmm,wgmma-staged wgmma-persistent,wgmma-staged; do
+    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
+       --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
+  done
+  why_capture staged_4096 wgmma-persistent,wgmma-staged 4096 4096 4096 200 cuda,sass
+  record staged "tests: $(tail -1 "$F/gpu_tests.txt"); why: $(($(wc -l < "$EV/why/ncu_why_staged_4096_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
+  ;;
 hopper_ab)
   # Issue 31's Hopper target in one call: paired, interleaved A/B (95 % interval of the time ratio) of each Hopper
   # AddMM step against cuBLAS doing the same AddMM (FP16, and BF16 for the BF16 step) at 4096 and 8192, clocks and
@@ -766,7 +783,7 @@ hopper_ab)
   stage hopper_ab
   F="$EV/hopper_ab"; mkdir -p "$F"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
-  for PAIR in cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store cublas-addmm,wgmma-cluster cublas-addmm-bf16,wgmma-persistent-bf16; do
+  for PAIR in cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store cublas-addmm,wgmma-cluster cublas-addmm-bf16,wgmma-persistent-bf16 cublas-addmm,wgmma-staged; do
     timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
        --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
   done

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from kernels.tuning import _v9_config, config_by_id, spec_for  # noqa: E402
 from profiling.gpu.compile import _cuda_include_dirs  # noqa: E402
 from profiling.gpu.timing import time_rounds  # noqa: E402
+from profiling.shape import parse_shape  # noqa: E402
 
 # (label, macros): the build as it is first.
 VARIANTS = [
@@ -56,7 +57,7 @@ def main() -> int:
     import cupy as cp
 
     ids = sys.argv[1].split(",")
-    shapes = [tuple(int(x) for x in s.split("x")) for s in sys.argv[2].split(",")]
+    shapes = [(s.m, s.n, s.k) for s in map(parse_shape, sys.argv[2].split(","))]
     repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 30
     flush = cp.empty(2 * cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"], dtype=cp.uint8)
     specs = {cid: spec_for(config_by_id(cid) or EXTRA_CONFIGS[cid]) for cid in ids}

@@ -132,7 +132,7 @@ def main() -> int:
                 np.float32(1.5),
                 np.float32(0.0 if BETA0 in macros_of(label) else -0.5),
             )
-            if any(m.startswith("-DPERSISTENT_EPILOGUE=") for m in macros_of(label)):  # the entry takes C and D too
+            if DIRECT in macros_of(label) or STAGED in macros_of(label):  # the entry takes C's and D's pointers too
                 args = (*args, c.data.ptr, d.data.ptr)
             grid = spec.grid(n, n, sms)
 

@@ -41,6 +41,7 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
                 "wgmma-persistent",
                 "wgmma-cluster",
                 "wgmma-persistent-bf16",
+                "wgmma-staged",
                 "v8-splitk",
                 "v9-splitk",
                 "v9-clusterk",

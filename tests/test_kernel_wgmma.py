@@ -28,6 +28,7 @@ HOPPER = (
     "wgmma-persistent",
     "wgmma-cluster",
     "wgmma-persistent-bf16",
+    "wgmma-staged",
 )
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
 
@@ -94,7 +95,7 @@ def test_any_gpu_other_than_compute_capability_9_0_is_refused(cc: str) -> None:
     assert SPEC.device_problem("9.0") is None
     assert PINGPONG.device_problem(cc) and PINGPONG.device_problem("9.0") is None
     assert STORE.device_problem(cc) and STORE.device_problem("9.0") is None
-    for kernel_id in ("wgmma-persistent", "wgmma-cluster"):
+    for kernel_id in ("wgmma-persistent", "wgmma-cluster", "wgmma-staged"):
         message = get_kernel(kernel_id).device_problem(cc)
         assert message and message.startswith(kernel_id) and get_kernel(kernel_id).device_problem("9.0") is None
     # Portable kernels run anywhere, but for those that need a minimum compute capability (v9-clusterk's clusters).
@@ -256,7 +257,7 @@ def test_a_narrower_slice_names_its_swizzle_and_the_driver_limits_hold() -> None
 
 
 @needs_nvcc
-@pytest.mark.parametrize("kernel_id", ["wgmma-persistent", "wgmma-cluster", "wgmma-persistent-bf16"])
+@pytest.mark.parametrize("kernel_id", ["wgmma-persistent", "wgmma-cluster", "wgmma-persistent-bf16", "wgmma-staged"])
 def test_persistent_kernels_build_without_spills_for_one_block_per_sm(kernel_id: str) -> None:
     spec = get_kernel(kernel_id)
     resources, log = nvcc_resources(spec.source_path, "sm_90a")
@@ -338,3 +339,37 @@ def test_bf16_machine_code_is_wgmma_persistents_with_bf16_multiplies() -> None:
     assert len(differ) == 4
     for b, f in differ:
         assert re.match(r"HGMMA\.64x256x16\.F32\.BF16 .*tnspB", b) and b.replace(".F32.BF16", ".F32") == f
+
+
+STAGED = get_kernel("wgmma-staged")
+
+
+def test_the_staged_step_is_wgmma_persistent_with_its_own_epilogue_and_32_kb_of_staging() -> None:
+    ids = [s.id for s in CATALOG]
+    assert ids.index("wgmma-staged") > ids.index("wgmma-persistent-bf16")
+    assert (STAGED.previous, STAGED.operation, STAGED.dtype, STAGED.arch) == (
+        "wgmma-persistent",
+        "hgemm_addmm",
+        "float16",
+        "sm_90a",
+    )
+    differing = {k for k, v in STAGED.to_dict().items() if PERSISTENT.to_dict()[k] != v}
+    assert differing == {"id", "title", "adds", "source", "entry", "design_doc", "previous", "dynamic_smem_bytes"}
+    # The ring (4 slots of 48 KB) and two 8 KB boxes of 64 x 32 floats for each of the two consumers.
+    assert STAGED.dynamic_smem_bytes - PERSISTENT.dynamic_smem_bytes == 2 * 2 * 64 * 32 * 4 == 32768
+    source = STAGED.read_source()
+    assert "#define PERSISTENT_EPILOGUE 4" in source and "persistent_addmm<1>(" in source
+
+
+@needs_nvcc
+def test_staged_sass_stores_d_from_staging_boxes_one_at_a_time() -> None:
+    try:
+        sass = static_sass(STAGED, arch="sm_90")
+    except Exception as exc:  # noqa: BLE001 - the disassembler wheels may be absent
+        pytest.skip(f"no disassembler: {exc}")
+    text = [i.text for i in sass.function.instructions]
+    joined = "\n".join(text)
+    assert len([t for t in text if re.search(r"HGMMA\.64x256x16\.F32", t)]) == 4
+    # One TMA store per box of a consumer (8), each after the wait that frees its staging box.
+    assert sum("UTMASTG.2D" in t for t in text) == 8
+    assert not re.search(r"\b(STG|LDG)\.", joined), "no per-thread global loads or stores"

@@ -10,7 +10,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(wgmma_per
 hgemm_wgmma_cluster(const __grid_constant__ hopper::TensorMap map_a, const __grid_constant__ hopper::TensorMap map_b,
                     const __grid_constant__ hopper::TensorMap map_c, const __grid_constant__ hopper::TensorMap map_d,
                     int M, int N, int K, float alpha, float beta
-#if PERSISTENT_EPILOGUE != 0
+#if PERSISTENT_EPILOGUE == 1 || PERSISTENT_EPILOGUE == 2
                     , const float* __restrict__ c_ptr, float* __restrict__ d_ptr  // the variants' direct epilogue
 #endif
                     )
@@ -20,7 +20,7 @@ hgemm_wgmma_cluster(const __grid_constant__ hopper::TensorMap map_a, const __gri
     __trap();
 #else
     wgmma_persistent::persistent_addmm<2>(map_a, map_b, map_c, map_d, M, N, K, alpha, beta
-#if PERSISTENT_EPILOGUE != 0
+#if PERSISTENT_EPILOGUE == 1 || PERSISTENT_EPILOGUE == 2
                                                 , c_ptr, d_ptr
 #endif
     );

@@ -54,8 +54,9 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_NO_EPILOGUE
 #define PERSISTENT_NO_EPILOGUE 0
 #endif
-// PERSISTENT_EPILOGUE (measurement, scripts/wgmma_variants.py; the entry points then also take C's and D's pointers):
-// 0, C through the ring (the catalog's build); 1, C loaded from global (L2, prefetched) straight into registers in
+// PERSISTENT_EPILOGUE (4 is wgmma-staged's build, hgemm_wgmma_staged.cu; the others are measured by
+// scripts/wgmma_variants.py, and with 1 or 2 the entry points also take C's and D's pointers): 0, C through the ring
+// (wgmma-persistent, wgmma-cluster, wgmma-persistent-bf16); 1, C loaded from global (L2, prefetched) straight into registers in
 // batches of PERSISTENT_C_BATCH 8-column chunks and D stored from registers, so the ring carries K slices only and
 // the next tile's slices fill every slot during the epilogue; 2, C as in 1, D through a 32 KB staging area of two
 // boxes per consumer stored by TMA; 3, C through the ring as in 0, D through the staging boxes of 2, so that the C slots

@@ -1,5 +1,5 @@
-"""On a GPU: the persistent Hopper kernels (wgmma-persistent; wgmma-cluster, its 2-block clusters multicasting B)
-match float32 arithmetic on their half inputs at awkward sizes, and any other GPU than compute capability 9.0
+"""On a GPU: the persistent Hopper kernels (wgmma-persistent; wgmma-cluster, its 2-block clusters multicasting B;
+wgmma-staged, its epilogue through staging boxes with C's slots released one by one) match float32 arithmetic on their half inputs at awkward sizes, and any other GPU than compute capability 9.0
 refuses them.
 
 The shapes aim at their own ordering rules: K of one and two 64-deep slices with many tiles per block run the ring
@@ -18,7 +18,7 @@ from tests.gpu.jobs import run_by_kernel_and_shape
 
 pytestmark = pytest.mark.gpu
 
-SPECS = [get_kernel("wgmma-persistent"), get_kernel("wgmma-cluster")]
+SPECS = [get_kernel("wgmma-persistent"), get_kernel("wgmma-cluster"), get_kernel("wgmma-staged")]
 SHAPES = [
     Shape(16, 16, 16),
     Shape(128, 256, 32),
