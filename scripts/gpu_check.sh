@@ -761,14 +761,14 @@ v9var)
   ;;
 staged)
   # wgmma-staged (issue 31): the persistent Hopper kernels' GPU tests (wgmma-staged among them, at the ring's awkward
-  # shapes), memcheck and racecheck of it at one tile ring with edges, many tiles per block with an odd tile row, and
-  # 8-9 one-slice tiles per block (its C slots released one by one across tile boundaries), every result verified;
+  # shapes), memcheck and racecheck of it at one tile ring with edges, 153 tiles with an odd tile row and N cutting a
+  # B box, and 2 one-slice tiles per block (its C slots released one by one across tile boundaries), all verified;
   # then the paired A/B against cuBLAS's AddMM and against wgmma-persistent at 4096 and 8192, and ncu's full set of
   # wgmma-persistent and wgmma-staged at 4096 for the Why page (why/ncu_why_staged_4096_*). About 6 minutes on an H200.
   stage staged
   F="$EV/staged"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 200 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  sanitize_at_shapes 120 "$F" staged_sanitizer st wgmma-staged 272x400x96,1136x4112x528,6144x6144x64
+  sanitize_at_shapes 120 "$F" staged_sanitizer st wgmma-staged 272x400x96,1136x4112x528,4096x2048x64
   for PAIR in cublas-addmm,wgmma-staged wgmma-persistent,wgmma-staged; do
     timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
        --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
