@@ -253,9 +253,12 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         "have blended its boxes, a third of the way into the epilogue for the first, instead of at the next tile's "
         "first slice once TMA has read the D written over it; the next tile's slices start loading that much "
         "sooner. On an H200 the epilogue cost wgmma-persistent 8-14 % of its time (its main loop alone is 108-124 % "
-        "of cuBLAS's AddMM), about half of it the ring waiting for its C slots; this step measured 108.1 against "
-        "107.3 % of cublas-addmm at 4096^3, 99.0 against 97.0 % at 6144^3 and 101.8 against 100.4 % at 8192^3 "
-        "(interleaved rounds, results/h200-2026-11-28/epilogue/).",
+        "of cuBLAS's AddMM), about half of it the ring waiting for its C slots. Measured (H200, results/h200-"
+        "2026-11-28/): 108.1 against 107.3 % of cublas-addmm at 4096^3, 99.0 against 97.0 % at 6144^3 and 101.8 "
+        "against 100.4 % at 8192^3 (interleaved rounds); paired A/B against wgmma-persistent, the same at 4096^3 "
+        "(1.002 of its time) and 0.984 at 8192^3; under ncu at 4096^3, 210.6 against 209.4 us. The gain comes "
+        "where the power cap holds the clock down, as through most of a run at 8192^3: in the A/B's first pairs, at "
+        "full clock, it ran 1.549-1.567 ms against wgmma-persistent's 1.535-1.551.",
         operation="hgemm_addmm",
         source="hgemm_wgmma_staged.cu",
         entry="hgemm_wgmma_staged",

@@ -4,8 +4,9 @@
 // beta * C into two 8 KB staging boxes each, which TMA stores while the next box is blended. So a C slot returns to
 // the ring as soon as both consumers have blended its boxes (a third of the way into the epilogue for the first),
 // not after the whole tile once TMA has read the D written over it, and the next tile's slices start loading sooner.
-// Measured on an H200 against wgmma-persistent (results/h200-2026-11-28/epilogue/): 4096^3 108.1 against 107.3 %,
-// 6144^3 99.0 against 97.0 %, 8192^3 101.8 against 100.4 % of cuBLAS's AddMM (interleaved rounds).
+// Measured on an H200 against wgmma-persistent (results/h200-2026-11-28/epilogue/ and staged/): 4096^3 108.1 against
+// 107.3 %, 6144^3 99.0 against 97.0 %, 8192^3 101.8 against 100.4 % of cuBLAS's AddMM (interleaved rounds); the gain
+// is where the power cap holds the clock down (at full clock, 1 % slower at 8192^3).
 
 #define PERSISTENT_EPILOGUE 4
 #include "hopper_persistent.cuh"
