@@ -29,9 +29,9 @@ def test_why_page_reads_at(width: int, browser, server) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
     assert "Traceback" not in body
     assert "Hottest lines (top 10 by warp-stall samples)" in body
-    # The default step v1 -> v1-coalesced of the default capture, the largest size (results/h100-2026-11-22, why_4096):
-    # 275,813.6 us -> 23,460.5 us in its raw CSV.
-    assert "v1 → v1-coalesced: time -91% (275,813.6 → 23,460.5 us)" in body
+    # The default sidebar bundle is an H200's, so the default capture is the H200's own (results/h200-2026-11-28/why/):
+    # its one step, wgmma-persistent -> wgmma-staged, 209.4 us -> 210.6 us in its raw CSV.
+    assert "wgmma-persistent → wgmma-staged: time +1% (209.4 → 210.6 us)" in body
     bars = page.locator(".js-plotly-plot").first.locator(".barlayer .trace")
     assert bars.count() >= 5  # one trace per stall reason shown
     scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
