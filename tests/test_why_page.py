@@ -86,6 +86,17 @@ def test_stall_frame_and_figure(data: why.WhyData) -> None:
     assert "meaning" in bars[0].hovertemplate or "waiting" in bars[0].hovertemplate
 
 
+def test_the_legend_of_two_launches_has_the_whole_bottom_margin(data: why.WhyData) -> None:
+    # plotly caps a horizontal legend at half the figure's height unless told otherwise: with two bars the figure is
+    # short, and the legend of a dozen reasons scrolled in the browser.
+    frame = why.stall_frame(data, why.ladder_labels(data)[:2])
+    fig = stall_figure(frame, "share")
+    reasons = len([t for t in fig.data if t.type == "bar"])
+    rows = -(-reasons // 3)
+    assert fig.layout.margin.b == 80 + 24 * rows and fig.layout.legend.maxheight == fig.layout.margin.b
+    assert fig.layout.height == 30 + 26 * 2 + 50 + fig.layout.margin.b
+
+
 def test_the_stall_view_is_one_shared_figure_per_capture_launches_and_scale(data: why.WhyData) -> None:
     labels = tuple(why.ladder_labels(data))
     figure, meanings = why_view._stall_view(data, labels, "share")

@@ -148,6 +148,10 @@ def stall_figure(
             # A third of the plot's width per entry: three reasons a row fit under the bars at any width.
             "entrywidth": 0.33,
             "entrywidthmode": "fraction",
+            # In pixels: plotly caps a horizontal legend at half the figure's height by default and scrolls the
+            # rest, which cut off a figure of two launches (the legend has the whole bottom margin to itself).
+            "maxheight": bottom,
+            "tracegroupgap": 0,
             "title": {"text": "stall reason (hover a bar for its meaning)", "side": "top left"},
         },
         "bargap": 0.25,
