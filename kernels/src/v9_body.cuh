@@ -238,22 +238,36 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // the units, each one column b_col, consecutive threads on consecutive columns, so that a warp's copy reads
     // 128 contiguous bytes of a row of B; four copies of a 4-column group would each touch four times the sectors.
     constexpr bool B_ONE_COLUMN = NARROW && !VEC && THREADS % BN == 0;
+#if V9_B_ROWWISE
     // V9_B_ROWWISE (measurement, scripts/v9_variants.py): B_ONE_COLUMN with a warp on one K row, lane l on columns
     // l, l+32, ...: a thread's copies of a row share one address register (the others at immediate offsets of 128
-    // bytes), so a slice's copies build BK * 32 / THREADS row addresses instead of BK * BN / THREADS.
-    constexpr bool B_ROWWISE = V9_B_ROWWISE && B_ONE_COLUMN && BN % 32 == 0 && (BK * 32) % THREADS == 0;
+    // bytes), so a slice's copies build BK * 32 / THREADS row addresses instead of BK * BN / THREADS. Kept apart
+    // from the built path, whose statements the indexing models (kernels/indexing_pipelined.py) quote.
+    constexpr bool B_ROWWISE = B_ONE_COLUMN && BN % 32 == 0 && (BK * 32) % THREADS == 0;
     constexpr int B_HALVES = B_ROWWISE ? BN / 32 : 1;
     constexpr int B_COPIES = B_ROWWISE ? BK * 32 / THREADS : B_ONE_COLUMN ? 4 * B_UNITS : B_UNITS;
     constexpr int B_PASS_ROWS = B_ROWWISE ? THREADS / 32 : B_ONE_COLUMN ? THREADS / BN : B_ROWS_PER_PASS;
     const int b_row0 = B_ROWWISE ? tid / 32 : B_ONE_COLUMN ? tid / BN : tid / B_VECS_PER_ROW;
     const int b_col = B_ROWWISE ? tid % 32 : B_ONE_COLUMN ? tid % BN : (tid % B_VECS_PER_ROW) * 4;
+#else
+    constexpr bool B_ROWWISE = false;
+    constexpr int B_HALVES = 1;
+    constexpr int B_COPIES = B_ONE_COLUMN ? 4 * B_UNITS : B_UNITS;
+    constexpr int B_PASS_ROWS = B_ONE_COLUMN ? THREADS / BN : B_ROWS_PER_PASS;
+    const int b_row0 = B_ONE_COLUMN ? tid / BN : tid / B_VECS_PER_ROW;
+    const int b_col = B_ONE_COLUMN ? tid % BN : (tid % B_VECS_PER_ROW) * 4;
+#endif
     const int gb_col = bn + b_col;
     const float* b_src = B + ((size_t)(k_begin + b_row0) * N + gb_col);  // advanced by BK rows per slice
     const size_t b_pass = (size_t)B_PASS_ROWS * N;
     const size_t b_slice = (size_t)BK * N;
     // Columns of this thread's B group inside B: all 4 (VEC: N % 4 == 0, whole groups are in or out) or b_cols
     // (B_ONE_COLUMN: its one column when b_cols > 0).
+#if V9_B_ROWWISE
     const int b_cols = B_ROWWISE ? max(N - gb_col, 0) : min(max(N - gb_col, 0), 4);
+#else
+    const int b_cols = min(max(N - gb_col, 0), 4);
+#endif
 
     const unsigned smem_base = v9::smem_addr(smem);
     const unsigned a_dst = smem_base + (unsigned)(a_k * A_LD + a_row0) * 4u;
