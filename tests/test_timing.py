@@ -221,19 +221,22 @@ def test_the_worker_times_with_its_settings(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(times) == 6 and cuda.kinds().count("memset") == 6 and cuda.kinds()[:2] == ["launch", "launch"]
 
 
+def named_launch(cuda: FakeCuda, calls: list[str], name: str, ms: float):
+    """A launch that records its name in `calls` and takes `ms` on the fake clock."""
+
+    def launch() -> None:
+        calls.append(name)
+        cuda.clock += ms
+        cuda.log.append(("launch", name))
+
+    return launch
+
+
 def test_interleaved_launches_alternate_order_and_pair_up() -> None:
     cuda = FakeCuda([])
     calls: list[str] = []
 
-    def launcher(name: str, ms: float):
-        def launch() -> None:
-            calls.append(name)
-            cuda.clock += ms
-            cuda.log.append(("launch", name))
-
-        return launch
-
-    a, b = launcher("A", 1.0), launcher("B", 3.0)
+    a, b = named_launch(cuda, calls, "A", 1.0), named_launch(cuda, calls, "B", 3.0)
     times_a, times_b = T.time_interleaved(SimpleNamespace(cuda=cuda), a, b, 1, 4, 4.0, FLUSH)
     assert times_a == [1.0] * 4 and times_b == [3.0] * 4  # each launch timed alone, not its neighbour
     # warm-up A B, probe A B, then A B | B A | A B | B A: neither kernel always runs first.
@@ -247,15 +250,7 @@ def test_rounds_of_three_rotate_the_first_and_time_each_launch_alone() -> None:
     cuda = FakeCuda([])
     calls: list[str] = []
 
-    def launcher(name: str, ms: float):
-        def launch() -> None:
-            calls.append(name)
-            cuda.clock += ms
-            cuda.log.append(("launch", name))
-
-        return launch
-
-    launches = [launcher("A", 1.0), launcher("B", 2.0), launcher("C", 4.0)]
+    launches = [named_launch(cuda, calls, name, ms) for name, ms in (("A", 1.0), ("B", 2.0), ("C", 4.0))]
     times = T.time_rounds(SimpleNamespace(cuda=cuda), launches, 1, 3, 4.0, FLUSH)
     assert times == [[1.0] * 3, [2.0] * 3, [4.0] * 3]  # in the order given, whichever ran first in a round
     # warm-up and probe A B C, then A B C | B C A | C A B.

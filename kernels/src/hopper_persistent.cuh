@@ -103,7 +103,7 @@ constexpr int C_BATCH = PERSISTENT_C_BATCH;
 static_assert(EPILOGUE >= 0 && EPILOGUE <= 4, "epilogue variants 0 to 4");
 constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE >= 3;
 static_assert(BN / 8 % C_BATCH == 0 && C_BATCH % 4 == 0, "C batches of whole boxes");
-constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2
+constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2, 3 and 4
 constexpr int STAGING_BYTES = EPILOGUE >= 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + slack to align to 1024 bytes
 constexpr int PRODUCER_REGS = 40;
@@ -243,6 +243,38 @@ __device__ __forceinline__ void cluster_sync()
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
+// The 128 threads of consumer warp group `consumer` meet (named barrier 1 or 2; the producer never joins them).
+__device__ __forceinline__ void consumer_sync(int consumer)
+{
+    if (consumer == 0)
+        asm volatile("bar.sync 1, 128;\n" ::: "memory");
+    else
+        asm volatile("bar.sync 2, 128;\n" ::: "memory");
+}
+
+// This consumer's shared-memory writes made visible to TMA (the async proxy), once all its threads have written.
+__device__ __forceinline__ void publish_to_tma(int consumer)
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    consumer_sync(consumer);
+}
+
+// A staging box may be written again: the store issued from it STAGING_BOXES boxes ago has read it (one store group
+// a box), and the whole consumer knows it.
+__device__ __forceinline__ void acquire_staging(bool storer, int consumer)
+{
+    if (storer) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(STAGING_BOXES - 1) : "memory");
+    consumer_sync(consumer);
+}
+
+// The byte offset, inside its row of a 128-byte-swizzled box, of the two floats a lane holds for the accumulator's
+// 8-column chunk j (the row's 16-byte chunk (j % 4) * 2 + (lane % 4) / 2, swizzled by the row % 8 == lane / 4).
+__device__ __forceinline__ unsigned box_in_row(int j, int lane)
+{
+    const unsigned chunk = (j % 4) * 2 + (lane % 4) / 2;
+    return ((chunk ^ (lane / 4)) * 16) + (lane % 2) * 8;
+}
+
 // EPILOGUE 1 and 2: D = alpha * acc + beta * C for one consumer's 64 x 256 rows of the tile at (bm, bn), C read from
 // global in batches of C_BATCH 8-column chunks (all loads of a batch before its first use, so a batch waits once for
 // L2), D stored from registers (1) or through this consumer's two staging boxes by TMA (2).
@@ -254,7 +286,6 @@ __device__ __forceinline__ void direct_epilogue(const float (&d)[128], const flo
     const int row = bm + consumer * 64 + warp * 16 + lane / 4;
     const int col0 = bn + 2 * (lane % 4);
     const bool storer = warp == 0 && lane == 0;
-    const unsigned swz = lane / 4;
 #pragma unroll
     for (int jb = 0; jb < BN / 8; jb += C_BATCH) {
         float2 cv[C_BATCH][2];
@@ -287,16 +318,10 @@ __device__ __forceinline__ void direct_epilogue(const float (&d)[128], const flo
             for (int jq = 0; jq < C_BATCH; jq += 4) {
                 const int box = (jb + jq) / 4;  // this consumer's column strip, 0..7
                 const unsigned buf = staging + (box % STAGING_BOXES) * OUT_BOX_BYTES;
-                // The store issued from this buffer two boxes ago has read it (one store group a box).
-                if (storer) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(STAGING_BOXES - 1) : "memory");
-                if (consumer == 0)
-                    asm volatile("bar.sync 1, 128;\n" ::: "memory");
-                else
-                    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+                acquire_staging(storer, consumer);
 #pragma unroll
                 for (int j = jq; j < jq + 4; ++j) {
-                    const unsigned chunk = (j % 4) * 2 + (lane % 4) / 2;
-                    const unsigned in_row = ((chunk ^ swz) * 16) + (lane % 2) * 8;
+                    const unsigned in_row = box_in_row(j, lane);
 #pragma unroll
                     for (int half = 0; half < 2; ++half) {
                         const int i = 4 * (jb + j) + 2 * half;
@@ -304,11 +329,7 @@ __device__ __forceinline__ void direct_epilogue(const float (&d)[128], const flo
                                      fmaf(beta, cv[j][half].x, alpha * d[i]), fmaf(beta, cv[j][half].y, alpha * d[i + 1]));
                     }
                 }
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                if (consumer == 0)
-                    asm volatile("bar.sync 1, 128;\n" ::: "memory");
-                else
-                    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+                publish_to_tma(consumer);
                 if (storer) {
                     const int r0 = bm + consumer * 64, c0 = bn + box * OUT_BOX_COLS;
                     if (r0 < M && c0 < N) tma_store_2d(map_d, c0, r0, buf);
@@ -437,7 +458,6 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         // d[4j+2], d[4j+3]. In a box (64 rows of 128 bytes, 128-byte swizzled) row r's 16-byte chunk q sits at
         // r*128 + 16*(q ^ (r % 8)); here r % 8 == lane / 4.
         const int row_in_box = warp * 16 + lane / 4;
-        const unsigned swz = lane / 4;
         const int release_at = min(k_tiles - 1, C_RELEASE_SLICE);
 
         unsigned pos = 0;         // ring positions consumed so far, as the producer counts them
@@ -512,16 +532,10 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     const unsigned box_addr = smem_base + (slot_pos % STAGES) * STAGE_BYTES +
                                               (EPILOGUE == 4 ? strip_index(box) : box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
                     const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
-                    // The store issued from this buffer two boxes ago has read it (one store group a box).
-                    if (storer) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(STAGING_BOXES - 1) : "memory");
-                    if (consumer == 0)
-                        asm volatile("bar.sync 1, 128;\n" ::: "memory");
-                    else
-                        asm volatile("bar.sync 2, 128;\n" ::: "memory");
+                    acquire_staging(storer, consumer);
 #pragma unroll
                     for (int j = 4 * b; j < 4 * b + 4; ++j) {
-                        const unsigned chunk = (j % 4) * 2 + (lane % 4) / 2;
-                        const unsigned in_row = ((chunk ^ swz) * 16) + (lane % 2) * 8;
+                        const unsigned in_row = box_in_row(j, lane);
 #pragma unroll
                         for (int half = 0; half < 2; ++half) {
                             const unsigned offset = (row_in_box + half * 8) * 128 + in_row;
@@ -536,11 +550,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             st_shared_f2(buf + offset, x, y);
                         }
                     }
-                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                    if (consumer == 0)
-                        asm volatile("bar.sync 1, 128;\n" ::: "memory");
-                    else
-                        asm volatile("bar.sync 2, 128;\n" ::: "memory");
+                    publish_to_tma(consumer);
                     if (storer) {
                         if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn))
                             tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
@@ -569,8 +579,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 if (j % 4 == 0) mbar_wait(full0 + 8 * (slot_pos % STAGES), (slot_pos / STAGES) & 1);
                 const unsigned box_addr =
                     smem_base + (slot_pos % STAGES) * STAGE_BYTES + (box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
-                const unsigned chunk = (j % 4) * 2 + (lane % 4) / 2;
-                const unsigned in_row = ((chunk ^ swz) * 16) + (lane % 2) * 8;
+                const unsigned in_row = box_in_row(j, lane);
 #pragma unroll
                 for (int half = 0; half < 2; ++half) {
                     const unsigned addr = box_addr + (row_in_box + half * 8) * 128 + in_row;
@@ -585,12 +594,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     st_shared_f2(addr, x, y);
                 }
             }
-            // Generic-proxy writes -> visible to TMA (async proxy), then all 128 threads of this warp group done.
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-            if (consumer == 0)
-                asm volatile("bar.sync 1, 128;\n" ::: "memory");
-            else
-                asm volatile("bar.sync 2, 128;\n" ::: "memory");
+            publish_to_tma(consumer);
             if (storer) {
                 for (int box = first_box; box < first_box + OUT_BOXES_PER_CONSUMER; ++box) {
                     if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn)) {
