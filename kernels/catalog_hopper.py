@@ -280,4 +280,39 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         operand_args="tensor_maps_cd",
         persistent=True,
     ),
+    KernelSpec(
+        id="wgmma-streamk",
+        title="Hopper AddMM: stream-K over the last wave",
+        adds="wgmma-staged with one change to its schedule. The persistent grid (one block per SM) walks the 128x256 "
+        "tiles in waves; when the tile count is not a multiple of the SM count, the last wave keeps only some SMs "
+        "busy: at 8192^3 on 132 SMs, 2048 tiles are 15 whole waves and 68 tiles, so the run takes 16 tile times for "
+        "15.5 tiles of work (3 % idle), and at 4096^3, 512 tiles are 3 waves and 116 tiles. Here the whole waves run "
+        "as before, and the last wave's tiles are laid end to end along K and cut into equal runs of slices, one per "
+        "block (stream-K over the tail, each run at least half a tile). A block that runs a tile's first slices "
+        "writes its float sums to a slot in global memory and raises a flag; the block that runs the tile's last "
+        "slices waits for the flags, adds the sums in block order (so results do not depend on timing) and writes D "
+        "through wgmma-staged's epilogue. A block runs its contribution before the piece it finishes, so a waiting "
+        "block only waits for pieces that wait for nothing. The producer's schedule takes 8 more registers "
+        "(setmaxnreg 48, consumers 224).",
+        operation="hgemm_addmm",
+        source="hgemm_wgmma_streamk.cu",
+        entry="hgemm_wgmma_streamk",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="float16",
+        params=dict(PERSISTENT_PARAMS),
+        multiple_of=16,
+        dynamic_smem_bytes=230400,
+        backend="nvcc",
+        design_doc="Osama et al., Stream-K: Work-centric Parallel Decomposition for Dense Matrix-Matrix "
+        "Multiplication on the GPU (2023), its data-parallel + stream-K hybrid; CUTLASS sm90 persistent stream-K "
+        "tile scheduler (fix-up through a workspace and flags); builds on wgmma-staged",
+        previous="wgmma-staged",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps_cd",
+        persistent=True,
+    ),
 )

@@ -4,7 +4,8 @@ HGEMM (half D, no C) and wgmma-tma-store in one device run: the measure-and-choo
 catalog's build. Each variant is checked against float32 arithmetic on the same half inputs (relative error) before
 it is timed; every launch is event-timed after an L2 flush, in rounds that run every variant and cuBLAS once
 (profiling.gpu.timing.time_rounds), medians of REPEATS rounds.
-Usage: python scripts/wgmma_variants.py [SIZES] [REPEATS]   (default 4096,8192 and 20)
+Usage: python scripts/wgmma_variants.py [SIZES] [REPEATS] [LABELS]   (default 4096,8192, 20 and every variant;
+LABELS: a comma-separated subset of the variants' labels)
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ VARIANTS = [
     ("cluster strips, staged D", "wgmma-cluster", [STRIPS]),
     ("strips, staged D, wait 1", "wgmma-persistent", [STRIPS, "-DPERSISTENT_WAIT=1"]),
     ("persistent main loop", "wgmma-persistent", [NO_EPILOGUE]),
+    ("staged (catalog)", "wgmma-staged", []),
+    ("stream-K tail (catalog)", "wgmma-streamk", []),
 ]
 UNCHECKED = (NO_EPILOGUE, NO_STORE, BETA0)
 
@@ -89,14 +92,20 @@ def main() -> int:
 
     sizes = [int(s) for s in (sys.argv[1] if len(sys.argv) > 1 else "4096,8192").split(",")]
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    chosen = sys.argv[3].split(",") if len(sys.argv) > 3 else [v[0] for v in VARIANTS]
+    unknown = sorted(set(chosen) - {v[0] for v in VARIANTS})
+    if unknown:
+        print(f"unknown variant labels {unknown}; the labels are: {', '.join(v[0] for v in VARIANTS)}")
+        return 2
+    variants = [v for v in VARIANTS if v[0] in chosen]
     sms = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
     flush = cp.empty(2 * cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"], dtype=cp.uint8)
     builds = {}
-    specs = {label: variant_spec(kid, macros) for label, kid, macros in VARIANTS}
+    specs = {label: variant_spec(kid, macros) for label, kid, macros in variants}
     with ThreadPoolExecutor(max_workers=8) as pool:
         cubins = {
             label: pool.submit(compile_variant, specs[label], macros, tag)
-            for tag, (label, _, macros) in enumerate(VARIANTS)
+            for tag, (label, _, macros) in enumerate(variants)
         }
         for label, future in cubins.items():
             try:

@@ -42,6 +42,7 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
                 "wgmma-cluster",
                 "wgmma-persistent-bf16",
                 "wgmma-staged",
+                "wgmma-streamk",
                 "v8-splitk",
                 "v9-splitk",
                 "v9-clusterk",

@@ -29,6 +29,7 @@ HOPPER = (
     "wgmma-cluster",
     "wgmma-persistent-bf16",
     "wgmma-staged",
+    "wgmma-streamk",
 )
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
 
@@ -95,7 +96,7 @@ def test_any_gpu_other_than_compute_capability_9_0_is_refused(cc: str) -> None:
     assert SPEC.device_problem("9.0") is None
     assert PINGPONG.device_problem(cc) and PINGPONG.device_problem("9.0") is None
     assert STORE.device_problem(cc) and STORE.device_problem("9.0") is None
-    for kernel_id in ("wgmma-persistent", "wgmma-cluster", "wgmma-staged"):
+    for kernel_id in ("wgmma-persistent", "wgmma-cluster", "wgmma-staged", "wgmma-streamk"):
         message = get_kernel(kernel_id).device_problem(cc)
         assert message and message.startswith(kernel_id) and get_kernel(kernel_id).device_problem("9.0") is None
     # Portable kernels run anywhere, but for those that need a minimum compute capability (v9-clusterk's clusters).
@@ -257,7 +258,9 @@ def test_a_narrower_slice_names_its_swizzle_and_the_driver_limits_hold() -> None
 
 
 @needs_nvcc
-@pytest.mark.parametrize("kernel_id", ["wgmma-persistent", "wgmma-cluster", "wgmma-persistent-bf16", "wgmma-staged"])
+@pytest.mark.parametrize(
+    "kernel_id", ["wgmma-persistent", "wgmma-cluster", "wgmma-persistent-bf16", "wgmma-staged", "wgmma-streamk"]
+)
 def test_persistent_kernels_build_without_spills_for_one_block_per_sm(kernel_id: str) -> None:
     spec = get_kernel(kernel_id)
     resources, log = nvcc_resources(spec.source_path, "sm_90a")
@@ -373,3 +376,39 @@ def test_staged_sass_stores_d_from_staging_boxes_one_at_a_time() -> None:
     # One TMA store per box of a consumer (8), each after the wait that frees its staging box.
     assert sum("UTMASTG.2D" in t for t in text) == 8
     assert not re.search(r"\b(STG|LDG)\.", joined), "no per-thread global loads or stores"
+
+
+STREAMK = get_kernel("wgmma-streamk")
+
+
+def test_the_streamk_step_is_wgmma_staged_with_its_own_schedule() -> None:
+    ids = [s.id for s in CATALOG]
+    assert ids.index("wgmma-streamk") == ids.index("wgmma-staged") + 1
+    assert (STREAMK.previous, STREAMK.operation, STREAMK.dtype, STREAMK.arch) == (
+        "wgmma-staged",
+        "hgemm_addmm",
+        "float16",
+        "sm_90a",
+    )
+    differing = {k for k, v in STREAMK.to_dict().items() if STAGED.to_dict()[k] != v}
+    assert differing == {"id", "title", "adds", "source", "entry", "design_doc", "previous"}
+    source = STREAMK.read_source()
+    assert "#define PERSISTENT_EPILOGUE 4" in source and "#define PERSISTENT_STREAMK 1" in source
+    # One block per SM, as the tail's flags need every block resident: 2048 tiles at 8192^3 on 132 SMs.
+    assert STREAMK.grid(8192, 8192, 132) == (132, 1) and STREAMK.grid(128, 256, 132) == (1, 1)
+
+
+@needs_nvcc
+def test_streamk_sass_hands_partial_sums_over_through_global_memory_with_release_and_acquire() -> None:
+    try:
+        sass = static_sass(STREAMK, arch="sm_90")
+    except Exception as exc:  # noqa: BLE001 - the disassembler wheels may be absent
+        pytest.skip(f"no disassembler: {exc}")
+    text = [i.text for i in sass.function.instructions]
+    assert len([t for t in text if re.search(r"HGMMA\.64x256x16\.F32", t)]) == 4
+    assert sum("UTMASTG.2D" in t for t in text) == 8
+    # 32 float4 of sums stored per thread for a contribution and 32 loaded per contribution added (L2, not L1).
+    assert sum(re.match(r"STG\.E\.(EF\.)?(STRONG\.GPU\.)?128", t) is not None for t in text) == 32, text
+    assert sum(re.match(r"LDG\.E\.128\.STRONG\.GPU", t) is not None for t in text) == 32
+    # The flag: raised after a GPU-scope fence, read with acquire semantics in a loop.
+    assert any(t.startswith("MEMBAR") and "GPU" in t for t in text)

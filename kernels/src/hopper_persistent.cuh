@@ -77,6 +77,12 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_NO_STORE
 #define PERSISTENT_NO_STORE 0
 #endif
+// PERSISTENT_STREAMK 1 (wgmma-streamk's build, with EPILOGUE 4 and CLUSTER 1): the tiles that do not fill a last wave
+// of the grid are shared out as equal runs of K slices (stream-K over the tail), so no block idles through a last
+// wave that a fraction of the blocks run.
+#ifndef PERSISTENT_STREAMK
+#define PERSISTENT_STREAMK 0
+#endif
 constexpr int BM = 128;
 constexpr int BN = 256;
 constexpr int BK = PERSISTENT_BK;  // halves per K slice: one swizzle row of A (64 or 128 bytes)
@@ -106,14 +112,16 @@ static_assert(BN / 8 % C_BATCH == 0 && C_BATCH % 4 == 0, "C batches of whole box
 constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2, 3 and 4
 constexpr int STAGING_BYTES = EPILOGUE >= 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + slack to align to 1024 bytes
-constexpr int PRODUCER_REGS = 40;
-constexpr int CONSUMER_REGS = 232;
+constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
+constexpr int PRODUCER_REGS = STREAMK ? 48 : 40;  // the stream-K schedule needs a few more
+constexpr int CONSUMER_REGS = STREAMK ? 224 : 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
 constexpr int C_PREFETCH_SLICES = PERSISTENT_C_PREFETCH;
 constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
 // Slices of wgmmas a consumer leaves running while it issues the next (wgmma.wait_group's argument).
 constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
+static_assert(!STREAMK || EPILOGUE == 4, "the stream-K tail is built on the strips epilogue");
 static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
 static_assert(OUT_BOX_BYTES * OUT_BOXES_PER_SLOT == STAGE_BYTES, "C boxes tile a slot");
@@ -229,6 +237,97 @@ struct TileOrder {
         bm = ((first_m + (unit % group_size) % rows_in_group) * CLUSTER + rank) * BM;
         bn = ((unit % group_size) / rows_in_group) * BN;
     }
+};
+
+// A stream-K launch's partial tiles: one slot per block (a block contributes to at most one tile it does not finish),
+// each consumer's 64 x 256 floats in accumulator order, 16 bytes per thread side by side so a warp's stores coalesce;
+// and one flag per slot and consumer, set when the slot is written and cleared by the block that adds it, so the
+// flags are zero at every launch. They are this module's: two stream-K launches of one module must not overlap.
+constexpr int TAIL_MAX_BLOCKS = 160;  // grids larger than this run the tail as whole tiles
+#if PERSISTENT_STREAMK
+__device__ float4 tail_partials[TAIL_MAX_BLOCKS * CONSUMERS * 32 * 128];
+__device__ unsigned tail_ready[TAIL_MAX_BLOCKS * CONSUMERS];
+#endif
+
+// One piece of work of a block: K slices [k_begin, k_end) of tile `unit`; `finishes` when it ends the tile's K, so
+// it writes D (after adding the partials of the blocks that ran the tile's earlier slices).
+struct Work {
+    int unit, k_begin, k_end;
+    bool finishes;
+    int index;  // the block's how-manieth piece of work
+};
+
+// What each block computes, in order. Without stream-K: units block, block + blocks, ... whole. With it, the
+// count % blocks units of the last, partial wave are laid end to end as one run of K slices and cut into equal
+// pieces of `seg` slices (at least half a tile, so at most three blocks share a tile), one per block. A block's
+// run crosses at most one tile boundary; the piece that does not end its tile (a contribution) goes first, so a
+// block waiting for contributions waits only for pieces that wait for nothing.
+template <int CLUSTER>
+struct Schedule {
+    int k_tiles, whole_units, seg, tail_slices;  // few: the producer runs in PRODUCER_REGS registers
+
+    __device__ __forceinline__ int blocks() const { return gridDim.x / CLUSTER; }
+    __device__ __forceinline__ int block() const { return blockIdx.x / CLUSTER; }
+
+    __device__ __forceinline__ Schedule(const TileOrder<CLUSTER>& order, int K)
+    {
+        k_tiles = (K + BK - 1) / BK;
+        const int blocks = this->blocks();
+        whole_units = order.count;
+        seg = 0;
+        tail_slices = 0;
+        if constexpr (STREAMK) {
+            const int tail = order.count % blocks;
+            if (tail != 0 && static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
+                whole_units = order.count - tail;
+                tail_slices = tail * k_tiles;
+                seg = max((tail_slices + blocks - 1) / blocks, (k_tiles + 1) / 2);
+            }
+        }
+    }
+
+    __device__ __forceinline__ int whole() const
+    {
+        return whole_units > block() ? (whole_units - 1 - block()) / blocks() + 1 : 0;
+    }
+
+    __device__ __forceinline__ int pieces() const
+    {
+        const int s = block() * seg;
+        if (seg == 0 || s >= tail_slices) return 0;
+        return s / k_tiles == (min(s + seg, tail_slices) - 1) / k_tiles ? 1 : 2;
+    }
+
+    // Walked as `for (Work w = first(); more(w); w = next(w))`; without stream-K, the plain strided loop.
+    __device__ __forceinline__ Work first() const { return STREAMK ? at(0) : Work{block(), 0, k_tiles, true, 0}; }
+    __device__ __forceinline__ bool more(const Work& w) const
+    {
+        return STREAMK ? w.index < whole() + pieces() : w.unit < whole_units;
+    }
+    __device__ __forceinline__ Work next(const Work& w) const
+    {
+        return STREAMK ? at(w.index + 1) : Work{w.unit + blocks(), 0, k_tiles, true, w.index + 1};
+    }
+
+    __device__ __forceinline__ Work at(int i) const
+    {
+        const int w = whole();
+        if (i < w) return {block() + i * blocks(), 0, k_tiles, true, i};
+        const int s = block() * seg, e = min(s + seg, tail_slices);
+        int lo = s, hi = e;
+        if (pieces() == 2) {
+            const int boundary = (s / k_tiles + 1) * k_tiles;
+            const bool second_first = e % k_tiles != 0;  // the second piece is a contribution
+            const bool second = (i == w) == second_first;
+            lo = second ? boundary : s;
+            hi = second ? e : boundary;
+        }
+        const int tile = lo / k_tiles;
+        return {whole_units + tile, lo - tile * k_tiles, hi - tile * k_tiles, hi - tile * k_tiles == k_tiles, i};
+    }
+
+    // The first block whose piece contributes to tail unit `unit` (the finishing block is the last).
+    __device__ __forceinline__ int first_contributor(int unit) const { return (unit - whole_units) * k_tiles / seg; }
 };
 
 __device__ __forceinline__ unsigned cluster_rank()
@@ -379,16 +478,16 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         if (tid == 0) {
             const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
             const TileOrder<CLUSTER> order(M, N);
-            const int k_tiles = (K + BK - 1) / BK;
+            const Schedule<CLUSTER> schedule(order, K);
             const bool use_c = beta != 0.0f;
-            const int prefetch_at = max(0, k_tiles - C_PREFETCH_SLICES);
             unsigned pos = 0;  // ring positions filled so far (K slices and C slots): the slot and its round
-            for (int unit = blockIdx.x / CLUSTER; unit < order.count; unit += gridDim.x / CLUSTER) {
+            for (Work work = schedule.first(); schedule.more(work); work = schedule.next(work)) {
                 int bm, bn;
-                order.origin(unit, rank, bm, bn);
+                order.origin(work.unit, rank, bm, bn);
                 // B boxes wholly right of N are not loaded (their stale columns are never stored).
                 const int b_boxes = min(B_BOXES, (N - bn + B_BOX_N - 1) / B_BOX_N);
-                for (int t = 0; t < k_tiles; ++t, ++pos) {
+                const int prefetch_at = work.finishes ? max(work.k_begin, work.k_end - C_PREFETCH_SLICES) : -1;
+                for (int t = work.k_begin; t < work.k_end; ++t, ++pos) {
                     const int s = pos % STAGES;
                     mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
                     const unsigned full = full0 + 8 * s;
@@ -410,7 +509,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             if (box_in_d(box, M - bm, N - bn)) tma_prefetch_l2_2d(&map_c, bn + box_col(box), bm + box_row(box));
                     }
                 }
-                if (PERSISTENT_NO_EPILOGUE || !C_IN_RING) continue;
+                if (PERSISTENT_NO_EPILOGUE || !C_IN_RING || !work.finishes) continue;
                 // The tile's C into the next C_SLOTS ring slots (OUT_BOXES_PER_SLOT boxes each), or, with
                 // beta == 0 or boxes outside D, only the signal: the consumers wait for these slots as for slices.
                 for (int o = 0; o < C_SLOTS; ++o, ++pos) {
@@ -446,7 +545,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
         const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
         const TileOrder<CLUSTER> order(M, N);
-        const int k_tiles = (K + BK - 1) / BK;
+        const Schedule<CLUSTER> schedule(order, K);
         const bool use_c = beta != 0.0f;
         const int consumer = group - 1;
         const int warp = (tid / 32) % 4;  // warp within the warp group: rows 16*warp .. +15 of its 64
@@ -458,15 +557,17 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         // d[4j+2], d[4j+3]. In a box (64 rows of 128 bytes, 128-byte swizzled) row r's 16-byte chunk q sits at
         // r*128 + 16*(q ^ (r % 8)); here r % 8 == lane / 4.
         const int row_in_box = warp * 16 + lane / 4;
-        const int release_at = min(k_tiles - 1, C_RELEASE_SLICE);
 
         unsigned pos = 0;         // ring positions consumed so far, as the producer counts them
         int held_c = -1;          // ring position of the previous tile's first C slot until its D stores are read
         float d[128];
-        for (int unit = blockIdx.x / CLUSTER; unit < order.count; unit += gridDim.x / CLUSTER) {
+        for (Work work = schedule.first(); schedule.more(work); work = schedule.next(work)) {
+            const int unit = work.unit;
+            const int slices = work.k_end - work.k_begin;
+            const int release_at = min(slices - 1, C_RELEASE_SLICE);
 #pragma unroll
             for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-            for (int t = 0; t < k_tiles; ++t, ++pos) {
+            for (int t = 0; t < slices; ++t, ++pos) {
                 const int s = pos % STAGES;
                 mbar_wait(full0 + 8 * s, (pos / STAGES) & 1);
                 const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * A_CONSUMER_BYTES;
@@ -497,7 +598,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
             wgmma_wait<0>();
             fence_accumulators(d);
             if (lane == 0) {
-                for (int i = min(WGMMA_IN_FLIGHT, k_tiles); i >= 1; --i)
+                for (int i = min(WGMMA_IN_FLIGHT, slices); i >= 1; --i)
                     release_stage<CLUSTER>(empty0 + 8 * ((pos - i) % STAGES), 1);
             }
             if (PERSISTENT_NO_EPILOGUE) {
@@ -518,6 +619,44 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                                 smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES);
                 continue;
             }
+#if PERSISTENT_STREAMK
+            if (!work.finishes || work.k_begin > 0) {
+                const int ti = tid % 128;
+                if (!work.finishes) {
+                    // A contribution: this piece's sums go to this block's slot, and its flag says they are there.
+                    float4* slot = tail_partials + static_cast<size_t>(schedule.block() * CONSUMERS + consumer) * 32 * 128;
+#pragma unroll
+                    for (int q = 0; q < 32; ++q)
+                        __stcg(slot + q * 128 + ti, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
+                    consumer_sync(consumer);
+                    if (ti == 0)
+                        asm volatile("fence.acq_rel.gpu;\nst.relaxed.gpu.global.u32 [%0], 1;\n"
+                                     ::"l"(tail_ready + schedule.block() * CONSUMERS + consumer) : "memory");
+                    continue;
+                }
+                // The tile's earlier slices were run by the blocks before this one: add their sums, in block order.
+                for (int b = schedule.first_contributor(unit); b < schedule.block(); ++b) {
+                    unsigned* flag = tail_ready + b * CONSUMERS + consumer;
+                    if (ti == 0) {
+                        unsigned ready = 0;
+                        do {
+                            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(ready) : "l"(flag) : "memory");
+                        } while (ready == 0);
+                        asm volatile("st.relaxed.gpu.global.u32 [%0], 0;\n" ::"l"(flag) : "memory");
+                    }
+                    consumer_sync(consumer);
+                    const float4* slot = tail_partials + static_cast<size_t>(b * CONSUMERS + consumer) * 32 * 128;
+#pragma unroll
+                    for (int q = 0; q < 32; ++q) {
+                        const float4 v = __ldcg(slot + q * 128 + ti);
+                        d[4 * q] += v.x;
+                        d[4 * q + 1] += v.y;
+                        d[4 * q + 2] += v.z;
+                        d[4 * q + 3] += v.w;
+                    }
+                }
+            }
+#endif
             if constexpr (EPILOGUE >= 3) {
                 const int c_pos = static_cast<int>(pos);
                 pos += C_SLOTS;

@@ -1,5 +1,6 @@
 """On a GPU: the persistent Hopper kernels (wgmma-persistent; wgmma-cluster, its 2-block clusters multicasting B;
-wgmma-staged, its epilogue through staging boxes with C's slots released one by one) match float32 arithmetic on their half inputs at awkward sizes, and any other GPU than compute capability 9.0
+wgmma-staged, its epilogue through staging boxes with C's slots released one by one; wgmma-streamk, the last wave's
+tiles shared out along K) match float32 arithmetic on their half inputs at awkward sizes, and any other GPU than compute capability 9.0
 refuses them.
 
 The shapes aim at their own ordering rules: K of one and two 64-deep slices with many tiles per block run the ring
@@ -18,7 +19,12 @@ from tests.gpu.jobs import run_by_kernel_and_shape
 
 pytestmark = pytest.mark.gpu
 
-SPECS = [get_kernel("wgmma-persistent"), get_kernel("wgmma-cluster"), get_kernel("wgmma-staged")]
+SPECS = [
+    get_kernel("wgmma-persistent"),
+    get_kernel("wgmma-cluster"),
+    get_kernel("wgmma-staged"),
+    get_kernel("wgmma-streamk"),
+]
 SHAPES = [
     Shape(16, 16, 16),
     Shape(128, 256, 32),
@@ -34,6 +40,10 @@ SHAPES = [
     Shape(2064, 2048, 80),  # two slices, the last one mostly outside K; a last tile row 16 high
     Shape(1136, 4112, 528),  # 9 tile rows (the last cluster's second block is outside M), N cuts a B box
     Shape(8192, 8192, 8192),
+    # wgmma-streamk's last wave on 132 SMs: 232 tiles, 100 of them in the tail, of 16.75 slices cut into runs of 13,
+    # so some tiles are shared by three blocks; 133 tiles, one whole wave and one tile that two blocks share.
+    Shape(1024, 7424, 1072),
+    Shape(896, 4864, 4096),
 ]
 REFUSED = [Shape(1, 1, 1), Shape(17, 129, 33), Shape(129, 129, 129), Shape(1000, 1000, 1000)]
 
