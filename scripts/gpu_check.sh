@@ -780,16 +780,16 @@ hsk)
   # wgmma-streamk (issue 31): the persistent Hopper kernels' GPU tests (wgmma-streamk among them, with shapes whose
   # last wave has tiles shared by three blocks, or one tile by two), memcheck and racecheck of it at three such
   # shapes (2064x4096x528: 272 tiles of 9 slices, 8 in the tail, each shared by two blocks), all
-  # verified; paired A/B against cuBLAS's AddMM and against wgmma-staged at 4096 and 8192; the staged and stream-K
+  # verified; paired A/B against cuBLAS's AddMM and against wgmma-staged at 4096, 5120 and 8192; the staged and stream-K
   # builds with cuBLAS in interleaved rounds at HSK_SIZES. About 6 minutes on an H200.
   stage hsk
   F="$EV/hsk"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 240 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  sanitize_at_shapes 150 "$F" hsk_sanitizer sk wgmma-streamk 1024x7424x1072,896x4864x4096,2064x4096x528
-  timeout 240 $PY scripts/wgmma_variants.py "${HSK_SIZES:-4096,6144,8192}" "${HSK_REPEATS:-30}" "staged (catalog),stream-K tail (catalog),persistent (catalog)" > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
+  sanitize_at_shapes 150 "$F" hsk_sanitizer sk wgmma-streamk 1024x6144x1072,896x4864x4096,2064x4096x528
+  timeout 240 $PY scripts/wgmma_variants.py "${HSK_SIZES:-4096,5120,6144,8192}" "${HSK_REPEATS:-30}" "staged (catalog),stream-K tail (catalog),persistent (catalog)" > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
   cat "$F/variants.txt"
   for PAIR in cublas-addmm,wgmma-streamk wgmma-staged,wgmma-streamk; do
-    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
+    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,5120,8192 --repeats 30 --max-seconds 30 \
        --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
   done
   record hsk "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c 'e-0' "$F/variants.txt") timed rows"

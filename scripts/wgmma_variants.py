@@ -58,7 +58,8 @@ def variant_spec(kernel_id: str, macros: list[str]):
     """The catalog entry with the slice depth, A's swizzle and the shared memory its macros change."""
     spec = get_kernel(kernel_id)
     values = dict(m.removeprefix("-D").split("=") for m in macros if m.startswith("-D"))
-    if not any(k.startswith("PERSISTENT_") for k in values):
+    # Only the slice depth, the ring and the epilogue change the shared memory; the other macros keep the entry's.
+    if not {"PERSISTENT_BK", "PERSISTENT_STAGES", "PERSISTENT_EPILOGUE"} & set(values):
         return spec
     bk = int(values.get("PERSISTENT_BK", spec.params["BK"]))
     stages = int(values.get("PERSISTENT_STAGES", spec.params["STAGES"]))

@@ -113,7 +113,9 @@ constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2, 3 and 4
 constexpr int STAGING_BYTES = EPILOGUE >= 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + slack to align to 1024 bytes
 constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
-constexpr int PRODUCER_REGS = STREAMK ? 48 : 40;  // the stream-K schedule needs a few more
+// The stream-K schedule needs a few more producer registers (at 40 it spills a word; 40 / 232 measured the same as
+// 48 / 224 on an H200, results/h200-2026-11-29/hsk/).
+constexpr int PRODUCER_REGS = STREAMK ? 48 : 40;
 constexpr int CONSUMER_REGS = STREAMK ? 224 : 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
@@ -277,8 +279,11 @@ struct Schedule {
         seg = 0;
         tail_slices = 0;
         if constexpr (STREAMK) {
+            // Splitting costs about a quarter of a tile's time (partial sums, a wait, two pieces' pipeline ends):
+            // worth it where the last wave would leave at least 30 % of the blocks idle (H200: 4096^3's 116 of 132
+            // lost 4.7 points split, 5120^3's 8 gained 3.6, 8192^3's 68 gained 1.4, 6144^3's 96 neither).
             const int tail = order.count % blocks;
-            if (tail != 0 && static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
+            if (tail != 0 && 10 * tail <= 7 * blocks && static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
                 whole_units = order.count - tail;
                 tail_slices = tail * k_tiles;
                 seg = max((tail_slices + blocks - 1) / blocks, (k_tiles + 1) / 2);
@@ -502,6 +507,16 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                                                       (unsigned short)((1u << CLUSTER) - 1));
                         } else {
                             tma_load_2d(b_dst, &map_b, bn + j * B_BOX_N, t * BK, full);
+                        }
+                    }
+                    // A contribution runs before the piece that finishes a tile: that tile's C goes to L2 now.
+                    if (STREAMK && t == work.k_begin && !work.finishes && use_c) {
+                        const Work finishing = schedule.next(work);
+                        if (schedule.more(finishing) && finishing.finishes) {
+                            int fm, fn;
+                            order.origin(finishing.unit, rank, fm, fn);
+                            for (int box = 0; box < OUT_BOXES; ++box)
+                                if (box_in_d(box, M - fm, N - fn)) tma_prefetch_l2_2d(&map_c, fn + box_col(box), fm + box_row(box));
                         }
                     }
                     if (t == prefetch_at && use_c) {

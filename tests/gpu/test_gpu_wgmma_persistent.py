@@ -40,9 +40,9 @@ SHAPES = [
     Shape(2064, 2048, 80),  # two slices, the last one mostly outside K; a last tile row 16 high
     Shape(1136, 4112, 528),  # 9 tile rows (the last cluster's second block is outside M), N cuts a B box
     Shape(8192, 8192, 8192),
-    # wgmma-streamk's last wave on 132 SMs: 232 tiles, 100 of them in the tail, of 16.75 slices cut into runs of 13,
+    # wgmma-streamk's last wave on 132 SMs: 192 tiles, 60 of them in the tail, of 16.75 slices cut into runs of 9,
     # so some tiles are shared by three blocks; 133 tiles, one whole wave and one tile that two blocks share.
-    Shape(1024, 7424, 1072),
+    Shape(1024, 6144, 1072),
     Shape(896, 4864, 4096),
 ]
 REFUSED = [Shape(1, 1, 1), Shape(17, 129, 33), Shape(129, 129, 129), Shape(1000, 1000, 1000)]
