@@ -293,7 +293,12 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         "slices waits for the flags, adds the sums in block order (so results do not depend on timing) and writes D "
         "through wgmma-staged's epilogue. A block runs its contribution before the piece it finishes, so a waiting "
         "block only waits for pieces that wait for nothing. The producer's schedule takes 8 more registers "
-        "(setmaxnreg 48, consumers 224).",
+        "(setmaxnreg 48, consumers 224). Splitting costs about a quarter of a tile's time, so the tail is split only "
+        "where it would leave at least 30 % of the blocks idle: split always, 4096^3's 116-tile tail lost 4.7 points. "
+        "Measured (H200, results/h200-2026-11-29/hsk/, interleaved rounds, % of cublas-addmm against wgmma-staged): "
+        "5120^3 (8 tiles in the tail) 93.6 against 90.7, 8192^3 103.7 against 102.3, 4096^3 and 6144^3 (not split) "
+        "105.0 against 106.4 and 98.5 against 99.3; paired A/B against wgmma-staged 0.963 at 5120^3 and 0.987 at "
+        "8192^3, 1.012 at 4096^3; under ncu at 5120^3, 428.7 -> 413.7 us with SMs busy 85 -> 90 %.",
         operation="hgemm_addmm",
         source="hgemm_wgmma_streamk.cu",
         entry="hgemm_wgmma_streamk",
