@@ -45,6 +45,7 @@ VARIANTS = [
     ("persistent main loop", "wgmma-persistent", [NO_EPILOGUE]),
     ("staged (catalog)", "wgmma-staged", []),
     ("stream-K tail (catalog)", "wgmma-streamk", []),
+    ("stream-K 40/232 regs", "wgmma-streamk", ["-DPERSISTENT_SK_REGS=1"]),
 ]
 UNCHECKED = (NO_EPILOGUE, NO_STORE, BETA0)
 

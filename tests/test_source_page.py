@@ -338,3 +338,17 @@ def test_dominant_stall_skips_selected_unless_it_is_all_there_is() -> None:
     assert S.dominant_stall({"selected": 10.0, "not_selected": 3.0, "wait": 1.0}) == "not_selected"
     assert S.dominant_stall({"selected": 10.0}) == "selected"
     assert S.dominant_stall({}) is None
+
+
+def test_a_cuda_header_ncu_could_read_keeps_its_text_and_our_files_read_the_capture_s_sources() -> None:
+    """results/h200-2026-11-29/why (H200): wgmma-streamk calls __ldcg and __stcg, whose lines ncu read from the CUDA
+    toolkit's sm_32_intrinsics.hpp while it could not open ours; those keep ncu's text, our lines read the files as
+    compiled for the capture (compiled_sources/: hopper_persistent.cuh changed after it)."""
+    folder = ROOT / "results" / "h200-2026-11-29" / "why"
+    page = SL.load_source_page(folder / "source_why_streamk_5120_cuda_sass.csv.gz")  # compiled_sources/ beside it
+    (kernel,) = [k for k in page.kernels if k.catalog_id == "wgmma-streamk"]
+    assert kernel.source_note == "kernels/src/hgemm_wgmma_streamk.cu (catalog, as compiled for this capture)"
+    lines = {(Path(ln.file).name, ln.line): ln.text.strip() for ln in kernel.lines}
+    assert lines[("sm_32_intrinsics.hpp", 183)].startswith("__SM_32_INTRINSICS_DECL__ float4 __ldcg(")
+    assert lines[("hopper_persistent.cuh", 603)] == "wgmma_wait<WGMMA_IN_FLIGHT>();"
+    assert lines[("hgemm_wgmma_streamk.cu", 15)].startswith("hgemm_wgmma_streamk(const __grid_constant__")

@@ -30,6 +30,7 @@ def captured_steps() -> list[tuple[str, str]]:
         "wgmma-tma-store",
         "wgmma-persistent",
         "wgmma-cluster",
+        "wgmma-streamk",
         "v8-splitk",
         "v9-splitk",
         "v9-clusterk",
@@ -474,10 +475,10 @@ def test_captures_follow_the_sidebar_bundle_then_its_gpu() -> None:
 
 def test_the_why_page_shows_the_sidebar_gpu_first(no_gpu) -> None:
     # The H100's bundled ladder capture under an H100 bundle; under an H200 bundle the H200's own capture
-    # (results/h200-2026-11-28/why/: wgmma-persistent against wgmma-staged), so no note about another GPU's data.
+    # (results/h200-2026-11-29/why/: wgmma-staged against wgmma-streamk), so no note about another GPU's data.
     for bundle, default in [
         ("h100-2026-11-22", H100_LADDER),
-        ("h200-2026-11-22", "measured h200-2026-11-28: why_staged_4096"),
+        ("h200-2026-11-22", "measured h200-2026-11-29: why_streamk_5120"),
     ]:
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
         at.session_state["bundle"] = bundle
@@ -549,3 +550,10 @@ def test_the_committed_captures_are_found_once_and_offered_in_the_sidebars_order
         "bundled NVIDIA H100 80GB HBM3, why_1024 (2026-11-22)",
     ]
     assert devices[list(loaders)[0]] == "NVIDIA H100 80GB HBM3"
+
+
+def test_a_folder_of_captures_alone_takes_its_gpu_from_a_bundle_of_the_same_gpu() -> None:
+    gpus = {"h200-2026-11-28": "NVIDIA H200", "h100-2026-11-27": "NVIDIA H100 80GB HBM3"}
+    assert why.folder_gpu("h200-2026-11-29", gpus) == "NVIDIA H200"
+    assert why.folder_gpu("h100-2026-11-27", gpus) == "NVIDIA H100 80GB HBM3"
+    assert why.folder_gpu("b200-2026-11-29", gpus) == ""

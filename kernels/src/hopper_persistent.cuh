@@ -115,8 +115,11 @@ constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + sl
 constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
 // The stream-K schedule needs a few more producer registers (at 40 it spills a word; 40 / 232 measured the same as
 // 48 / 224 on an H200, results/h200-2026-11-29/hsk/).
-constexpr int PRODUCER_REGS = STREAMK ? 48 : 40;
-constexpr int CONSUMER_REGS = STREAMK ? 224 : 232;
+#ifndef PERSISTENT_SK_REGS  // measurement only: 1 gives wgmma-streamk the other steps' 40 / 232
+#define PERSISTENT_SK_REGS 0
+#endif
+constexpr int PRODUCER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 48 : 40;
+constexpr int CONSUMER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 224 : 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
 constexpr int C_PREFETCH_SLICES = PERSISTENT_C_PREFETCH;

@@ -122,6 +122,13 @@ def bundled_captures(folder: Path) -> list[tuple[Path, Path | None, Path | None]
     return found
 
 
+def folder_gpu(folder: str, gpus: dict[str, str]) -> str:
+    """The GPU name of results folder `folder` ("h200-2026-11-29"): its bundle's, else that of a bundle of the same
+    GPU on another date (a folder of captures alone has no results document to name its GPU); "" when none."""
+    kind = folder.rsplit("-", 3)[0]
+    return gpus.get(folder) or next((gpu for name, gpu in gpus.items() if name.rsplit("-", 3)[0] == kind), "")
+
+
 def later_captures(root: Path) -> list[tuple[Path, Path | None, Path | None]]:
     """Captures kept in results/<gpu>-<date>/why/ (a stage's output, not a bundle), newest folder first."""
     folders = sorted(root.glob("*/why"), key=lambda f: f.parent.name[-10:], reverse=True) if root.is_dir() else []

@@ -174,7 +174,7 @@ def _committed_captures() -> tuple[tuple[str, str, str, tuple[str, str | None, s
         folder = raw.parent.parent.name
         label = f"measured {folder}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
         paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
-        found.append((label, gpus.get(folder, ""), folder, paths))
+        found.append((label, why.folder_gpu(folder, gpus), folder, paths))
     return tuple(found)
 
 

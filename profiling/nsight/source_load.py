@@ -72,6 +72,12 @@ def _header_name(file: str, src_dir: Path, source: str) -> str:
     return name if name.endswith(".cuh") and (src_dir / name).is_file() else source
 
 
+def _is_ours(file: str, src_dir: Path | None, source: str) -> bool:
+    """Whether a source-page line's file is a kernel file or header of ours (by name), or unnamed."""
+    name = Path(file.replace("\\", "/")).name if file else ""
+    return not name or src_dir is None or name == source or (src_dir / name).is_file()
+
+
 def catalog_spec_for(function_name: str) -> KernelSpec | None:
     """The catalog kernel a profiled function is: its template arguments decide among entries of one name
     (sgemm_tiled<8/16/32>); a tuning configuration of a templated kernel falls back to the first entry."""
@@ -103,7 +109,12 @@ def attach_catalog_source(page: SourcePage, compiled_sources: Path | None = None
         if not kernel.lines:
             kernel.source_note = kernel.source_note or "SASS only (no line information in this view)"
             continue
-        embedded = any(ln.text and ln.text != UNOPENED for ln in kernel.lines)
+        # Lines of a CUDA header that ncu could read (__ldcg's in sm_32_intrinsics.hpp) keep ncu's text; the rest
+        # decide whether ncu embedded our files too.
+        src_dir = spec.source_path.parent if spec is not None and spec.source_path is not None else None
+        source = spec.source if spec is not None else ""
+        foreign = [ln.text not in ("", UNOPENED) and not _is_ours(ln.file, src_dir, source) for ln in kernel.lines]
+        embedded = any(ln.text and ln.text != UNOPENED for ln, f in zip(kernel.lines, foreign, strict=True) if not f)
         if spec is None or spec.source_path is None or embedded:
             kernel.source_note = "source as embedded by ncu" if embedded else "no source text (file not readable)"
             continue
@@ -111,7 +122,9 @@ def attach_catalog_source(page: SourcePage, compiled_sources: Path | None = None
         as_compiled = kept is not None and kept.is_file()
         texts: dict[str, list[str]] = {}
         beyond = []
-        for ln in kernel.lines:
+        for ln, is_foreign in zip(kernel.lines, foreign, strict=True):
+            if is_foreign:
+                continue
             # A line of a header of ours (v8_body.cuh holds the v8 kernels' body) reads that header; any other
             # line the kernel's own file, as the page names the file CuPy compiled.
             name = _header_name(ln.file, spec.source_path.parent, spec.source)

@@ -29,9 +29,9 @@ def test_why_page_reads_at(width: int, browser, server) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
     assert "Traceback" not in body
     assert "Hottest lines (top 10 by warp-stall samples)" in body
-    # The default sidebar bundle is an H200's, so the default capture is the H200's own (results/h200-2026-11-28/why/):
-    # its one step, wgmma-persistent -> wgmma-staged, 209.4 us -> 210.6 us in its raw CSV.
-    assert "wgmma-persistent → wgmma-staged: time +1% (209.4 → 210.6 us)" in body
+    # The default sidebar bundle is an H200's, so the default capture is the H200's own (results/h200-2026-11-29/why/):
+    # its one step, wgmma-staged -> wgmma-streamk, 428.7 us -> 413.7 us in its raw CSV.
+    assert "wgmma-staged → wgmma-streamk: time -3% (428.7 → 413.7 us)" in body
     bars = page.locator(".js-plotly-plot").first.locator(".barlayer .trace")
     assert bars.count() >= 5  # one trace per stall reason shown
     scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
