@@ -782,7 +782,7 @@ hsk)
   # shapes (2064x4096x528: 272 tiles of 9 slices, 8 in the tail, each shared by two blocks), all
   # verified; paired A/B against cuBLAS's AddMM and against wgmma-staged at 4096, 5120 and 8192; the staged and stream-K
   # builds with cuBLAS in interleaved rounds at HSK_SIZES; ncu's full set of wgmma-staged and wgmma-streamk at 5120 for
-  # the Why page (why/ncu_why_streamk_5120_*). About 7 minutes on an H200.
+  # the Why page (why/ncu_why_streamk_5120_*; HSK_NO_WHY=1 skips it). About 7 minutes on an H200.
   stage hsk
   F="$EV/hsk"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 240 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
@@ -793,7 +793,7 @@ hsk)
     timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,5120,8192 --repeats 30 --max-seconds 30 \
        --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
   done
-  why_capture streamk_5120 wgmma-staged,wgmma-streamk 5120 5120 5120 200 cuda,sass
+  [ -n "${HSK_NO_WHY:-}" ] || why_capture streamk_5120 wgmma-staged,wgmma-streamk 5120 5120 5120 200 cuda,sass
   record hsk "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c 'e-0' "$F/variants.txt") timed rows; why: $(($(wc -l < "$EV/why/ncu_why_streamk_5120_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
 hopper_ab)

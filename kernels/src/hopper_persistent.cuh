@@ -113,13 +113,13 @@ constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2, 3 and 4
 constexpr int STAGING_BYTES = EPILOGUE >= 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + slack to align to 1024 bytes
 constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
-// The stream-K schedule needs a few more producer registers (at 40 it spills a word; 40 / 232 measured the same as
-// 48 / 224 on an H200, results/h200-2026-11-29/hsk/).
+// The stream-K schedule needs more producer registers (at 40 or 48 it spills; an earlier build measured 40 / 232 the
+// same as 48 / 224 on an H200, results/h200-2026-11-29/hsk/first/).
 #ifndef PERSISTENT_SK_REGS  // measurement only: 1 gives wgmma-streamk the other steps' 40 / 232
 #define PERSISTENT_SK_REGS 0
 #endif
-constexpr int PRODUCER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 48 : 40;
-constexpr int CONSUMER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 224 : 232;
+constexpr int PRODUCER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 56 : 40;
+constexpr int CONSUMER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 216 : 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
 constexpr int C_PREFETCH_SLICES = PERSISTENT_C_PREFETCH;
@@ -270,6 +270,7 @@ struct Work {
 template <int CLUSTER>
 struct Schedule {
     int k_tiles, whole_units, seg, tail_slices;  // few: the producer runs in PRODUCER_REGS registers
+    int whole_count, items;  // this block's whole tiles and all its pieces of work (stream-K)
 
     __device__ __forceinline__ int blocks() const { return gridDim.x / CLUSTER; }
     __device__ __forceinline__ int block() const { return blockIdx.x / CLUSTER; }
@@ -291,6 +292,10 @@ struct Schedule {
                 tail_slices = tail * k_tiles;
                 seg = max((tail_slices + blocks - 1) / blocks, (k_tiles + 1) / 2);
             }
+            // Counted once: the divisions would otherwise sit between every two tiles of every warp (an ncu
+            // capture at 4096^3 showed 4 % more instructions than wgmma-staged's where nothing is split).
+            whole_count = whole();
+            items = whole_count + pieces();
         }
     }
 
@@ -307,19 +312,21 @@ struct Schedule {
     }
 
     // Walked as `for (Work w = first(); more(w); w = next(w))`; without stream-K, the plain strided loop.
-    __device__ __forceinline__ Work first() const { return STREAMK ? at(0) : Work{block(), 0, k_tiles, true, 0}; }
-    __device__ __forceinline__ bool more(const Work& w) const
+    __device__ __forceinline__ Work first() const
     {
-        return STREAMK ? w.index < whole() + pieces() : w.unit < whole_units;
+        return STREAMK && whole_count == 0 ? at(0) : Work{block(), 0, k_tiles, true, 0};
     }
+    __device__ __forceinline__ bool more(const Work& w) const { return STREAMK ? w.index < items : w.unit < whole_units; }
     __device__ __forceinline__ Work next(const Work& w) const
     {
-        return STREAMK ? at(w.index + 1) : Work{w.unit + blocks(), 0, k_tiles, true, w.index + 1};
+        return STREAMK && w.index + 1 >= whole_count ? at(w.index + 1)
+                                                     : Work{w.unit + blocks(), 0, k_tiles, true, w.index + 1};
     }
 
+    // Piece i of this block's tail (i >= whole_count), or whole tile i.
     __device__ __forceinline__ Work at(int i) const
     {
-        const int w = whole();
+        const int w = whole_count;
         if (i < w) return {block() + i * blocks(), 0, k_tiles, true, i};
         const int s = block() * seg, e = min(s + seg, tail_slices);
         int lo = s, hi = e;
