@@ -321,4 +321,32 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         operand_args="tensor_maps_cd",
         persistent=True,
     ),
+    KernelSpec(
+        id="wgmma-streamk-bf16",
+        title="Hopper AddMM, BF16: stream-K over the last wave on bfloat16 inputs",
+        adds="wgmma-streamk with bfloat16 A and B instead of float16, and nothing else, as wgmma-persistent-bf16 is "
+        "to wgmma-persistent: the same source body (kernels/src/hopper_persistent.cuh), block, tiles, ring, strips "
+        "epilogue and stream-K tail; A's and B's tensor maps say BFLOAT16 and the wgmma instruction multiplies .bf16 "
+        "inputs into the same float32 accumulators. C and D stay float32. Compared with cuBLAS doing the same BF16 "
+        "AddMM (cublas-addmm-bf16).",
+        operation="bgemm_addmm",
+        source="bgemm_wgmma_streamk.cu",
+        entry="bgemm_wgmma_streamk",
+        block=(384, 1),
+        tile_m=128,
+        tile_n=256,
+        grid_order="cols_x",
+        dtype="bfloat16",
+        params=dict(PERSISTENT_PARAMS),
+        multiple_of=16,
+        dynamic_smem_bytes=230400,
+        backend="nvcc",
+        design_doc="PTX ISA wgmma.mma_async (.bf16 inputs, f32 accumulators); CUDA driver API "
+        "cuTensorMapEncodeTiled with CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; builds on wgmma-streamk",
+        previous="wgmma-streamk",
+        group="tensor-core",
+        arch="sm_90a",
+        operand_args="tensor_maps_cd",
+        persistent=True,
+    ),
 )

@@ -796,6 +796,20 @@ hsk)
   [ -n "${HSK_NO_WHY:-}" ] || why_capture streamk_5120 wgmma-staged,wgmma-streamk 5120 5120 5120 200 cuda,sass
   record hsk "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c 'e-0' "$F/variants.txt") timed rows; why: $(($(wc -l < "$EV/why/ncu_why_streamk_5120_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
+hskbf16)
+  # wgmma-streamk-bf16 (issue 31): its GPU tests (the persistent kernels' shapes, the tail-splitting ones among them),
+  # memcheck and racecheck at a shape whose tail is split, and the paired A/B against cuBLAS's BF16 AddMM and against
+  # wgmma-persistent-bf16 at 4096, 5120 and 8192. About 3 minutes on an H200.
+  stage hskbf16
+  F="$EV/hskbf16"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  timeout 240 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider -k "bf16" > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  sanitize_at_shapes 150 "$F" hskbf16_sanitizer skb wgmma-streamk-bf16 2064x4096x528
+  for PAIR in cublas-addmm-bf16,wgmma-streamk-bf16 wgmma-persistent-bf16,wgmma-streamk-bf16; do
+    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,5120,8192 --repeats 30 --max-seconds 30 \
+       --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -4 "$F/ab_${PAIR//,/_vs_}.txt"
+  done
+  record hskbf16 "tests: $(tail -1 "$F/gpu_tests.txt")"
+  ;;
 hopper_ab)
   # Issue 31's Hopper target in one call: paired, interleaved A/B (95 % interval of the time ratio) of each Hopper
   # AddMM step against cuBLAS doing the same AddMM (FP16, and BF16 for the BF16 step) at 4096 and 8192, clocks and

@@ -43,6 +43,7 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
                 "wgmma-persistent-bf16",
                 "wgmma-staged",
                 "wgmma-streamk",
+                "wgmma-streamk-bf16",
                 "v8-splitk",
                 "v9-splitk",
                 "v9-clusterk",

@@ -30,6 +30,7 @@ HOPPER = (
     "wgmma-persistent-bf16",
     "wgmma-staged",
     "wgmma-streamk",
+    "wgmma-streamk-bf16",
 )
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
 
@@ -96,7 +97,7 @@ def test_any_gpu_other_than_compute_capability_9_0_is_refused(cc: str) -> None:
     assert SPEC.device_problem("9.0") is None
     assert PINGPONG.device_problem(cc) and PINGPONG.device_problem("9.0") is None
     assert STORE.device_problem(cc) and STORE.device_problem("9.0") is None
-    for kernel_id in ("wgmma-persistent", "wgmma-cluster", "wgmma-staged", "wgmma-streamk"):
+    for kernel_id in ("wgmma-persistent", "wgmma-cluster", "wgmma-staged", "wgmma-streamk", "wgmma-streamk-bf16"):
         message = get_kernel(kernel_id).device_problem(cc)
         assert message and message.startswith(kernel_id) and get_kernel(kernel_id).device_problem("9.0") is None
     # Portable kernels run anywhere, but for those that need a minimum compute capability (v9-clusterk's clusters).
@@ -259,7 +260,15 @@ def test_a_narrower_slice_names_its_swizzle_and_the_driver_limits_hold() -> None
 
 @needs_nvcc
 @pytest.mark.parametrize(
-    "kernel_id", ["wgmma-persistent", "wgmma-cluster", "wgmma-persistent-bf16", "wgmma-staged", "wgmma-streamk"]
+    "kernel_id",
+    [
+        "wgmma-persistent",
+        "wgmma-cluster",
+        "wgmma-persistent-bf16",
+        "wgmma-staged",
+        "wgmma-streamk",
+        "wgmma-streamk-bf16",
+    ],
 )
 def test_persistent_kernels_build_without_spills_for_one_block_per_sm(kernel_id: str) -> None:
     spec = get_kernel(kernel_id)
@@ -412,3 +421,28 @@ def test_streamk_sass_hands_partial_sums_over_through_global_memory_with_release
     assert sum(re.match(r"LDG\.E\.128\.STRONG\.GPU", t) is not None for t in text) == 32
     # The flag: raised after a GPU-scope fence, read with acquire semantics in a loop.
     assert any(t.startswith("MEMBAR") and "GPU" in t for t in text)
+
+
+def test_the_streamk_bf16_step_is_wgmma_streamk_with_bfloat16_inputs_and_nothing_else() -> None:
+    spec = get_kernel("wgmma-streamk-bf16")
+    ids = [s.id for s in CATALOG]
+    assert ids.index("wgmma-streamk-bf16") == ids.index("wgmma-streamk") + 1
+    assert (spec.previous, spec.operation, spec.dtype) == ("wgmma-streamk", "bgemm_addmm", "bfloat16")
+    differing = {k for k, v in spec.to_dict().items() if STREAMK.to_dict()[k] != v}
+    assert differing == {"id", "title", "adds", "operation", "source", "entry", "dtype", "design_doc", "previous"}
+    source = spec.read_source()
+    assert "#define PERSISTENT_STREAMK 1" in source and "persistent_addmm<1, hopper::Input::bf16>(" in source
+
+
+@needs_nvcc
+def test_streamk_bf16_sass_differs_from_streamk_only_in_its_hgmma_input_type() -> None:
+    try:
+        bf16, fp16 = (
+            static_sass(s, arch="sm_90").function.instructions for s in (get_kernel("wgmma-streamk-bf16"), STREAMK)
+        )
+    except Exception as exc:  # noqa: BLE001 - the disassembler wheels may be absent
+        pytest.skip(f"no disassembler: {exc}")
+    differ = [(b.text, f.text) for b, f in zip(bf16, fp16, strict=True) if b.text != f.text]
+    assert len(differ) == 4
+    for b, f in differ:
+        assert re.match(r"HGMMA\.64x256x16\.F32\.BF16 .*tnspB", b) and b.replace(".F32.BF16", ".F32") == f

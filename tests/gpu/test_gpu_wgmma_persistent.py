@@ -24,6 +24,7 @@ SPECS = [
     get_kernel("wgmma-cluster"),
     get_kernel("wgmma-staged"),
     get_kernel("wgmma-streamk"),
+    get_kernel("wgmma-streamk-bf16"),
 ]
 SHAPES = [
     Shape(16, 16, 16),
