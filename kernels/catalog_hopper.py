@@ -3,6 +3,8 @@ kernels.catalog places them after wmma-async; each entry's `previous` names the 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kernels.spec import KernelSpec
 
 # wgmma-tma-store's block and tile; the persistent steps keep them and add the grouped tile order (GROUP_M). They
@@ -23,6 +25,103 @@ TMA_STORE_PARAMS = dict(
     MIN_BLOCKS=1,
 )
 PERSISTENT_PARAMS = {**TMA_STORE_PARAMS, "GROUP_M": 16}
+
+
+# The persistent steps after wgmma-persistent are each the step they build on with the fields they change, so a
+# shared field (block, tile, params, shared memory) is written once.
+WGMMA_PERSISTENT = KernelSpec(
+    id="wgmma-persistent",
+    title="Hopper AddMM: persistent wgmma, C through the stage ring",
+    adds="wgmma-tma-store's warp-specialised 128x256 block (a producer warp group that gives its registers away "
+    "with setmaxnreg, two consumer warp groups of 64x256 accumulators each, 4 stages of 64-deep slices) made "
+    "persistent: one block per SM walks the tiles in grouped order (16 tile rows per group), and its producer "
+    "streams the K slices of all its tiles through one stage ring, so a tile's first slice is in shared "
+    "memory when the consumers finish the previous tile. The float C tile travels through the same ring as "
+    "three more slots after each tile's slices (prefetched into L2 16 slices earlier); the consumers add "
+    "alpha*acc + beta*C in place and TMA stores D from there, and those slots return to the ring at the next "
+    "tile's first slice, once TMA has read them. Each consumer waits for its own slice's wgmmas before "
+    "releasing the stage (wgmma.wait_group 0): the other consumer's keep the tensor cores busy. Measured "
+    "(H100): as fast as wgmma-tma-store (interleaved A/B: 0.998 of its time at 4096^3, 0.995 at 8192^3); "
+    "against cuBLAS doing the same AddMM (cublas-addmm), 0.956 of its time at 4096^3 and the same at 8192^3 "
+    "(interleaved A/B). cuBLAS's A*B alone (cublas-hgemm, no C, half D) is 17-23 % faster than either: "
+    "the float C read and D write per tile, while the tensor cores idle, cost that much.",
+    operation="hgemm_addmm",
+    source="hgemm_wgmma_persistent.cu",
+    entry="hgemm_wgmma_persistent",
+    block=(384, 1),
+    tile_m=128,
+    tile_n=256,
+    grid_order="cols_x",
+    dtype="float16",
+    params=dict(PERSISTENT_PARAMS),
+    multiple_of=16,
+    dynamic_smem_bytes=197632,
+    backend="nvcc",
+    design_doc="CUTLASS KernelTmaWarpSpecializedCooperative with its persistent tile scheduler and TMA epilogue; "
+    "PTX ISA wgmma matrix descriptors (64-byte swizzle), cp.async.bulk.tensor, mbarrier; builds on "
+    "wgmma-tma-store",
+    previous="wgmma-tma-store",
+    group="tensor-core",
+    arch="sm_90a",
+    operand_args="tensor_maps_cd",
+    persistent=True,
+)
+
+WGMMA_STAGED = replace(
+    WGMMA_PERSISTENT,
+    id="wgmma-staged",
+    title="Hopper AddMM: D through staging, C's ring slots back early",
+    adds="wgmma-persistent with one change to its epilogue. C still travels through the stage ring as three "
+    "slots after each tile's slices, but each slot now holds the same column strips of both consumers (strips "
+    "0-2, 3-5 and 6-7 of eight 32-column strips), and D no longer goes back over C in those slots: each consumer "
+    "writes alpha*acc + beta*C into two 8 KB staging boxes of its own (32 KB more shared memory), which TMA "
+    "stores while the next box is blended. A C slot therefore returns to the producer as soon as both consumers "
+    "have blended its boxes, a third of the way into the epilogue for the first, instead of at the next tile's "
+    "first slice once TMA has read the D written over it; the next tile's slices start loading that much "
+    "sooner. On an H200 the epilogue cost wgmma-persistent 8-14 % of its time (its main loop alone is 108-124 % "
+    "of cuBLAS's AddMM), about half of it the ring waiting for its C slots. Measured (H200, results/h200-"
+    "2026-11-28/): 108.1 against 107.3 % of cublas-addmm at 4096^3, 99.0 against 97.0 % at 6144^3 and 101.8 "
+    "against 100.4 % at 8192^3 (interleaved rounds); paired A/B against wgmma-persistent, the same at 4096^3 "
+    "(1.002 of its time) and 0.984 at 8192^3; under ncu at 4096^3, 210.6 against 209.4 us. The gain comes "
+    "where the power cap holds the clock down, as through most of a run at 8192^3: in the A/B's first pairs, at "
+    "full clock, it ran 1.549-1.567 ms against wgmma-persistent's 1.535-1.551.",
+    source="hgemm_wgmma_staged.cu",
+    entry="hgemm_wgmma_staged",
+    dynamic_smem_bytes=230400,
+    design_doc="CUTLASS sm90 collective epilogue (its own shared-memory staging buffers, stored by TMA while "
+    "the next subtile is computed); PTX ISA cp.async.bulk.tensor, cp.async.bulk.wait_group.read, mbarrier; "
+    "builds on wgmma-persistent",
+    previous="wgmma-persistent",
+)
+
+WGMMA_STREAMK = replace(
+    WGMMA_STAGED,
+    id="wgmma-streamk",
+    title="Hopper AddMM: stream-K over the last wave",
+    adds="wgmma-staged with one change to its schedule. The persistent grid (one block per SM) walks the 128x256 "
+    "tiles in waves; when the tile count is not a multiple of the SM count, the last wave keeps only some SMs "
+    "busy: at 8192^3 on 132 SMs, 2048 tiles are 15 whole waves and 68 tiles, so the run takes 16 tile times for "
+    "15.5 tiles of work (3 % idle), and at 4096^3, 512 tiles are 3 waves and 116 tiles. Here the whole waves run "
+    "as before, and the last wave's tiles are laid end to end along K and cut into equal runs of slices, one per "
+    "block (stream-K over the tail, each run at least half a tile). A block that runs a tile's first slices "
+    "writes its float sums to a slot in global memory and raises a flag; the block that runs the tile's last "
+    "slices waits for the flags, adds the sums in block order (so results do not depend on timing) and writes D "
+    "through wgmma-staged's epilogue. A block runs its contribution before the piece it finishes, so a waiting "
+    "block only waits for pieces that wait for nothing. The producer's schedule takes 16 more registers "
+    "(setmaxnreg 56, consumers 216). Splitting costs about a quarter of a tile's time, so the tail is split only "
+    "where it would leave at least 30 % of the blocks idle: split always, 4096^3's 116-tile tail lost 4.7 points. "
+    "Measured (H200, results/h200-2026-11-29/hsk/, interleaved rounds, % of cublas-addmm against wgmma-staged): "
+    "5120^3 (8 tiles in the tail) 93.2 against 89.4, 8192^3 104.2 against 102.2, 4096^3 and 6144^3 (not split) "
+    "106.0 against 106.7 and 99.1 against 98.9; paired A/B against wgmma-staged 0.961 at 5120^3, 0.984 at 8192^3 "
+    "and 1.003 at 4096^3; under ncu at 5120^3, 428.7 -> 413.7 us with SMs busy 85 -> 90 %. At 8192^3 and full "
+    "clock it is still about 2 % slower than cuBLAS's AddMM (1.556-1.581 against 1.528-1.540 ms).",
+    source="hgemm_wgmma_streamk.cu",
+    entry="hgemm_wgmma_streamk",
+    design_doc="Osama et al., Stream-K: Work-centric Parallel Decomposition for Dense Matrix-Matrix "
+    "Multiplication on the GPU (2023), its data-parallel + stream-K hybrid; CUTLASS sm90 persistent stream-K "
+    "tile scheduler (fix-up through a workspace and flags); builds on wgmma-staged",
+    previous="wgmma-staged",
+)
 
 
 HOPPER_KERNELS: tuple[KernelSpec, ...] = (
@@ -140,44 +239,9 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         arch="sm_90a",
         operand_args="tensor_maps_cd",
     ),
-    KernelSpec(
-        id="wgmma-persistent",
-        title="Hopper AddMM: persistent wgmma, C through the stage ring",
-        adds="wgmma-tma-store's warp-specialised 128x256 block (a producer warp group that gives its registers away "
-        "with setmaxnreg, two consumer warp groups of 64x256 accumulators each, 4 stages of 64-deep slices) made "
-        "persistent: one block per SM walks the tiles in grouped order (16 tile rows per group), and its producer "
-        "streams the K slices of all its tiles through one stage ring, so a tile's first slice is in shared "
-        "memory when the consumers finish the previous tile. The float C tile travels through the same ring as "
-        "three more slots after each tile's slices (prefetched into L2 16 slices earlier); the consumers add "
-        "alpha*acc + beta*C in place and TMA stores D from there, and those slots return to the ring at the next "
-        "tile's first slice, once TMA has read them. Each consumer waits for its own slice's wgmmas before "
-        "releasing the stage (wgmma.wait_group 0): the other consumer's keep the tensor cores busy. Measured "
-        "(H100): as fast as wgmma-tma-store (interleaved A/B: 0.998 of its time at 4096^3, 0.995 at 8192^3); "
-        "against cuBLAS doing the same AddMM (cublas-addmm), 0.956 of its time at 4096^3 and the same at 8192^3 "
-        "(interleaved A/B). cuBLAS's A*B alone (cublas-hgemm, no C, half D) is 17-23 % faster than either: "
-        "the float C read and D write per tile, while the tensor cores idle, cost that much.",
-        operation="hgemm_addmm",
-        source="hgemm_wgmma_persistent.cu",
-        entry="hgemm_wgmma_persistent",
-        block=(384, 1),
-        tile_m=128,
-        tile_n=256,
-        grid_order="cols_x",
-        dtype="float16",
-        params=dict(PERSISTENT_PARAMS),
-        multiple_of=16,
-        dynamic_smem_bytes=197632,
-        backend="nvcc",
-        design_doc="CUTLASS KernelTmaWarpSpecializedCooperative with its persistent tile scheduler and TMA epilogue; "
-        "PTX ISA wgmma matrix descriptors (64-byte swizzle), cp.async.bulk.tensor, mbarrier; builds on "
-        "wgmma-tma-store",
-        previous="wgmma-tma-store",
-        group="tensor-core",
-        arch="sm_90a",
-        operand_args="tensor_maps_cd",
-        persistent=True,
-    ),
-    KernelSpec(
+    WGMMA_PERSISTENT,
+    replace(
+        WGMMA_PERSISTENT,
         id="wgmma-cluster",
         title="Hopper AddMM: 2-block clusters multicasting B",
         adds="wgmma-persistent run as thread-block clusters of two blocks on neighbouring SMs that take vertically "
@@ -189,29 +253,16 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         "0.969 of cublas-addmm's time at 4096^3 and the same at 8192^3; against wgmma-persistent 1.2 % slower at "
         "4096^3 and the same at 8192^3 "
         "(interleaved A/B): the operand traffic from L2 that it halves for B is not what limits these kernels.",
-        operation="hgemm_addmm",
         source="hgemm_wgmma_cluster.cu",
         entry="hgemm_wgmma_cluster",
-        block=(384, 1),
-        tile_m=128,
-        tile_n=256,
-        grid_order="cols_x",
-        dtype="float16",
-        params=dict(PERSISTENT_PARAMS),
-        multiple_of=16,
-        dynamic_smem_bytes=197632,
-        backend="nvcc",
         design_doc="CUDA Programming Guide, thread block clusters and distributed shared memory; PTX ISA "
         "cp.async.bulk.tensor .multicast::cluster, mapa, mbarrier.arrive .shared::cluster, barrier.cluster; "
         "builds on wgmma-persistent",
         previous="wgmma-persistent",
-        group="tensor-core",
-        arch="sm_90a",
-        operand_args="tensor_maps_cd",
-        persistent=True,
         cluster=2,
     ),
-    KernelSpec(
+    replace(
+        WGMMA_PERSISTENT,
         id="wgmma-persistent-bf16",
         title="Hopper AddMM, BF16: persistent wgmma on bfloat16 inputs",
         adds="wgmma-persistent with bfloat16 A and B instead of float16, and nothing else: the same source body "
@@ -225,103 +276,15 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         operation="bgemm_addmm",
         source="bgemm_wgmma_persistent.cu",
         entry="bgemm_wgmma_persistent",
-        block=(384, 1),
-        tile_m=128,
-        tile_n=256,
-        grid_order="cols_x",
         dtype="bfloat16",
-        params=dict(PERSISTENT_PARAMS),
-        multiple_of=16,
-        dynamic_smem_bytes=197632,
-        backend="nvcc",
         design_doc="PTX ISA wgmma.mma_async (.bf16 inputs, f32 accumulators); CUDA driver API "
         "cuTensorMapEncodeTiled with CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; builds on wgmma-persistent",
         previous="wgmma-persistent",
-        group="tensor-core",
-        arch="sm_90a",
-        operand_args="tensor_maps_cd",
-        persistent=True,
     ),
-    KernelSpec(
-        id="wgmma-staged",
-        title="Hopper AddMM: D through staging, C's ring slots back early",
-        adds="wgmma-persistent with one change to its epilogue. C still travels through the stage ring as three "
-        "slots after each tile's slices, but each slot now holds the same column strips of both consumers (strips "
-        "0-2, 3-5 and 6-7 of eight 32-column strips), and D no longer goes back over C in those slots: each consumer "
-        "writes alpha*acc + beta*C into two 8 KB staging boxes of its own (32 KB more shared memory), which TMA "
-        "stores while the next box is blended. A C slot therefore returns to the producer as soon as both consumers "
-        "have blended its boxes, a third of the way into the epilogue for the first, instead of at the next tile's "
-        "first slice once TMA has read the D written over it; the next tile's slices start loading that much "
-        "sooner. On an H200 the epilogue cost wgmma-persistent 8-14 % of its time (its main loop alone is 108-124 % "
-        "of cuBLAS's AddMM), about half of it the ring waiting for its C slots. Measured (H200, results/h200-"
-        "2026-11-28/): 108.1 against 107.3 % of cublas-addmm at 4096^3, 99.0 against 97.0 % at 6144^3 and 101.8 "
-        "against 100.4 % at 8192^3 (interleaved rounds); paired A/B against wgmma-persistent, the same at 4096^3 "
-        "(1.002 of its time) and 0.984 at 8192^3; under ncu at 4096^3, 210.6 against 209.4 us. The gain comes "
-        "where the power cap holds the clock down, as through most of a run at 8192^3: in the A/B's first pairs, at "
-        "full clock, it ran 1.549-1.567 ms against wgmma-persistent's 1.535-1.551.",
-        operation="hgemm_addmm",
-        source="hgemm_wgmma_staged.cu",
-        entry="hgemm_wgmma_staged",
-        block=(384, 1),
-        tile_m=128,
-        tile_n=256,
-        grid_order="cols_x",
-        dtype="float16",
-        params=dict(PERSISTENT_PARAMS),
-        multiple_of=16,
-        dynamic_smem_bytes=230400,
-        backend="nvcc",
-        design_doc="CUTLASS sm90 collective epilogue (its own shared-memory staging buffers, stored by TMA while "
-        "the next subtile is computed); PTX ISA cp.async.bulk.tensor, cp.async.bulk.wait_group.read, mbarrier; "
-        "builds on wgmma-persistent",
-        previous="wgmma-persistent",
-        group="tensor-core",
-        arch="sm_90a",
-        operand_args="tensor_maps_cd",
-        persistent=True,
-    ),
-    KernelSpec(
-        id="wgmma-streamk",
-        title="Hopper AddMM: stream-K over the last wave",
-        adds="wgmma-staged with one change to its schedule. The persistent grid (one block per SM) walks the 128x256 "
-        "tiles in waves; when the tile count is not a multiple of the SM count, the last wave keeps only some SMs "
-        "busy: at 8192^3 on 132 SMs, 2048 tiles are 15 whole waves and 68 tiles, so the run takes 16 tile times for "
-        "15.5 tiles of work (3 % idle), and at 4096^3, 512 tiles are 3 waves and 116 tiles. Here the whole waves run "
-        "as before, and the last wave's tiles are laid end to end along K and cut into equal runs of slices, one per "
-        "block (stream-K over the tail, each run at least half a tile). A block that runs a tile's first slices "
-        "writes its float sums to a slot in global memory and raises a flag; the block that runs the tile's last "
-        "slices waits for the flags, adds the sums in block order (so results do not depend on timing) and writes D "
-        "through wgmma-staged's epilogue. A block runs its contribution before the piece it finishes, so a waiting "
-        "block only waits for pieces that wait for nothing. The producer's schedule takes 16 more registers "
-        "(setmaxnreg 56, consumers 216). Splitting costs about a quarter of a tile's time, so the tail is split only "
-        "where it would leave at least 30 % of the blocks idle: split always, 4096^3's 116-tile tail lost 4.7 points. "
-        "Measured (H200, results/h200-2026-11-29/hsk/, interleaved rounds, % of cublas-addmm against wgmma-staged): "
-        "5120^3 (8 tiles in the tail) 93.2 against 89.4, 8192^3 104.2 against 102.2, 4096^3 and 6144^3 (not split) "
-        "106.0 against 106.7 and 99.1 against 98.9; paired A/B against wgmma-staged 0.961 at 5120^3, 0.984 at 8192^3 "
-        "and 1.003 at 4096^3; under ncu at 5120^3, 428.7 -> 413.7 us with SMs busy 85 -> 90 %. At 8192^3 and full "
-        "clock it is still about 2 % slower than cuBLAS's AddMM (1.556-1.581 against 1.528-1.540 ms).",
-        operation="hgemm_addmm",
-        source="hgemm_wgmma_streamk.cu",
-        entry="hgemm_wgmma_streamk",
-        block=(384, 1),
-        tile_m=128,
-        tile_n=256,
-        grid_order="cols_x",
-        dtype="float16",
-        params=dict(PERSISTENT_PARAMS),
-        multiple_of=16,
-        dynamic_smem_bytes=230400,
-        backend="nvcc",
-        design_doc="Osama et al., Stream-K: Work-centric Parallel Decomposition for Dense Matrix-Matrix "
-        "Multiplication on the GPU (2023), its data-parallel + stream-K hybrid; CUTLASS sm90 persistent stream-K "
-        "tile scheduler (fix-up through a workspace and flags); builds on wgmma-staged",
-        previous="wgmma-staged",
-        group="tensor-core",
-        arch="sm_90a",
-        operand_args="tensor_maps_cd",
-        persistent=True,
-    ),
-    KernelSpec(
+    WGMMA_STAGED,
+    WGMMA_STREAMK,
+    replace(
+        WGMMA_STREAMK,
         id="wgmma-streamk-bf16",
         title="Hopper AddMM, BF16: stream-K over the last wave on bfloat16 inputs",
         adds="wgmma-streamk with bfloat16 A and B instead of float16, and nothing else, as wgmma-persistent-bf16 is "
@@ -335,21 +298,9 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         operation="bgemm_addmm",
         source="bgemm_wgmma_streamk.cu",
         entry="bgemm_wgmma_streamk",
-        block=(384, 1),
-        tile_m=128,
-        tile_n=256,
-        grid_order="cols_x",
         dtype="bfloat16",
-        params=dict(PERSISTENT_PARAMS),
-        multiple_of=16,
-        dynamic_smem_bytes=230400,
-        backend="nvcc",
         design_doc="PTX ISA wgmma.mma_async (.bf16 inputs, f32 accumulators); CUDA driver API "
         "cuTensorMapEncodeTiled with CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; builds on wgmma-streamk",
         previous="wgmma-streamk",
-        group="tensor-core",
-        arch="sm_90a",
-        operand_args="tensor_maps_cd",
-        persistent=True,
     ),
 )
