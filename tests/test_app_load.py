@@ -373,3 +373,94 @@ def test_the_pages_are_made_once_and_each_run_navigates_its_own_copies(monkeypat
     assert [p._default for p in copies] == [True] + [False] * (len(listed) - 1)
     assert not any(p is q for p, q in zip(made, copies, strict=True))
     assert not any(p._can_be_called for p in made)  # each run marked its own copy only
+
+
+def test_a_resource_hit_is_the_memos_and_equal_arguments_share_one_entry(monkeypatch) -> None:
+    """cache.resource answers a repeated call from its memo, without Streamlit's hashing of the arguments, and
+    returns the object st.cache_resource built: the same one for every caller."""
+    from streamlit.runtime.caching import cache_utils
+
+    built, hashed = [], []
+    real = cache_utils._make_value_key
+    monkeypatch.setattr(cache_utils, "_make_value_key", lambda *a, **k: hashed.append(1) or real(*a, **k))
+
+    @cache.resource(max_entries=8)
+    def made(a: object, b: float = 1.0, _store: object = None) -> list[object]:
+        built.append((a, b))
+        return [a, b]
+
+    first = made(("x", 1), 2.0, _store=object())
+    assert made(("x", 1), 2.0, _store=object()) is first  # an argument named with _ is not part of the key
+    assert len(built) == 1 and len(hashed) == 1  # the hit never reached Streamlit's key
+    # equal to Python but not to Streamlit's keys: each its own entry, as with st.cache_resource
+    assert made(1, 1.0) == [1, 1.0] and made(True, 1.0) == [True, 1.0] and made(1.0, 1.0) == [1.0, 1.0]
+    assert len(built) == 4
+    made.clear()
+    assert made(("x", 1), 2.0) is not first and len(built) == 5
+
+
+def test_a_resource_memo_goes_with_a_cache_clear_and_sends_what_it_cannot_key_to_streamlit() -> None:
+    built = []
+
+    @cache.resource
+    def made(frame: pd.DataFrame | str) -> list[object]:
+        built.append(1)
+        return [len(frame)]
+
+    kept = made("abc")
+    st.cache_resource.clear()  # every resource cache emptied (the tests' fixtures, the app's "Clear caches")
+    assert made("abc") is not kept and len(built) == 2
+    frame = pd.DataFrame({"a": [1, 2]})
+    assert made(frame) is made(frame) and len(built) == 3  # no memo key for a DataFrame: Streamlit's own hit
+
+
+def test_a_resource_memo_keeps_an_entry_no_longer_than_the_caches_ttl(monkeypatch) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(cache.time, "monotonic", lambda: now[0])
+    built = []
+
+    @cache.resource(ttl=60)
+    def made(a: int) -> list[int]:
+        built.append(a)
+        return [a]
+
+    kept = made(1)
+    now[0] += 30
+    assert made(1) is kept and built == [1]
+    now[0] += 31  # past the memo's ttl: asked of Streamlit's cache again (whose own ttl runs on real time)
+    assert made(1) is kept and built == [1]
+    assert cache.memo_key([1, ("a", None)], {}) == (list, ((int, 1), (tuple, ((str, "a"), (type(None), None)))))
+    with pytest.raises(cache._Unkeyable):
+        cache.memo_key({"a": 1}, {})
+
+
+def test_an_arrow_table_is_serialised_once_while_it_lives() -> None:
+    import gc
+
+    import pyarrow as pa
+    from streamlit import dataframe_util
+    from streamlit.dataframe import lazy_df_source
+
+    table = table_format.arrow(pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}))
+    sent = dataframe_util.convert_arrow_table_to_arrow_bytes(table)
+    assert dataframe_util.convert_arrow_table_to_arrow_bytes(table) is sent  # kept, not written again
+    assert sent == cache.arrow_bytes._compute(table)  # the bytes Streamlit writes itself
+    assert lazy_df_source._has_multi_level_columns(table) is False
+    levels = pd.DataFrame([[1, 2]], columns=pd.MultiIndex.from_tuples([("a", "x"), ("a", "y")]))
+    assert lazy_df_source._has_multi_level_columns(pa.Table.from_pandas(levels)) is True
+    assert lazy_df_source._has_multi_level_columns(levels) is True
+    kept = len(cache.arrow_bytes)
+    del table
+    gc.collect()
+    assert len(cache.arrow_bytes) == kept - 1  # freed with its table
+
+
+def test_the_bundle_pickers_options_are_made_once_per_tuple_of_bundles() -> None:
+    from profiling.app import ui
+
+    found = ui.bundles()
+    names, labels = ui._picker_options(found)
+    assert names == [b.name for b in found] and labels == {b.name: b.label for b in found}
+    assert ui._picker_options(found)[0] is names  # the same lists on the next run
+    fewer = found[:2]
+    assert ui._picker_options(fewer) == ([b.name for b in fewer], {b.name: b.label for b in fewer})

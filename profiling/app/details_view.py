@@ -31,7 +31,7 @@ ADDED = "details_added_metrics"
 """Session key: metric names the reader added to the comparison from the metric browser."""
 
 
-@st.cache_resource(show_spinner="Reading the report…", max_entries=8)
+@cache.resource(show_spinner="Reading the report…", max_entries=8)
 def _read(path: str) -> Report:
     """A bundled report file, read once per server (read-only afterwards)."""
     return bundled_ncu_rep(path)

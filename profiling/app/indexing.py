@@ -26,7 +26,7 @@ from profiling.analysis.access_table import (
     differences,
     load_captures,
 )
-from profiling.app import permalink, precompute
+from profiling.app import cache, permalink, precompute
 from profiling.app.cache import share_figures
 from profiling.app.table_format import arrow
 from profiling.app.text import md_escape
@@ -118,7 +118,7 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
-@st.cache_resource(max_entries=128, show_spinner=False, hash_funcs={Selection: repr})
+@cache.resource(max_entries=128, show_spinner=False, hash_funcs={Selection: repr})
 def instruction_shown(sel: Selection) -> Any:
     """instruction_table of the selection's warp (its `instructions`) as drawn (Arrow), once per selection and
     shared read-only, instead of built and converted on every visit."""
@@ -204,7 +204,7 @@ NO_BANKS = "– (sectors: no banks)"
 """The whole-launch table's "above conflict-free" cell for a global-memory family."""
 
 
-@st.cache_resource(show_spinner="Reading the bundled ncu captures...")
+@cache.resource(show_spinner="Reading the bundled ncu captures...")
 def measured_frame() -> pd.DataFrame:
     """bundled_measured_frame, once per server."""
     return bundled_measured_frame()
@@ -222,7 +222,7 @@ def bundled_measured_frame() -> pd.DataFrame:
     return precompute.cached_tables("indexing_measured", key, build)["measured"]
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@cache.resource(max_entries=64, show_spinner=False)
 def launch_shown(kernel: str, m: int, n: int, k: int) -> Any:
     """launch_table as drawn (Arrow), shared read-only: converted once per kernel and shape, not on every visit."""
     return arrow(launch_table(kernel, m, n, k))
@@ -289,13 +289,13 @@ def controls() -> Selection:
 # The pictures depend only on the selection (a few small values), not on the session: one copy per server,
 # shared read-only (cache.share_figures: their dict form built once), so 20 people on this page do not each rebuild
 # or re-encode them.
-@st.cache_resource(max_entries=128, show_spinner=False, hash_funcs={Selection: repr})
+@cache.resource(max_entries=128, show_spinner=False, hash_funcs={Selection: repr})
 def access_figure(sel: Selection, pick: int, paired: bool, _sides: list[tuple[str, Access]]):  # noqa: ANN201
     """The lane-by-lane picture of one instruction (and its counterpart): fixed by the selection and the pick."""
     return share_figures(access_pair_figure(_sides))
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@cache.resource(max_entries=64, show_spinner=False)
 def matrix_figures(kernel: str, m: int, n: int, k: int, block: tuple[int, int], warp: int, step: int) -> tuple:
     """The matrix view and the block's tile for one selection."""
     model = model_for(kernel)
@@ -355,7 +355,7 @@ class MeasuredView:
     table: Any
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@cache.resource(max_entries=32, show_spinner=False)
 def measured_view(kernel: str) -> MeasuredView:
     """measured_table and findings of `kernel`, with the table as drawn, once per server: a visit neither copies
     the table out of a cache nor converts it to Arrow again."""

@@ -10,7 +10,7 @@ import streamlit as st
 from kernels import design_docs
 from kernels.registry import get_kernel
 from kernels.spec import KernelSpec
-from profiling.app import kernel_facts, table_format, ui
+from profiling.app import cache, kernel_facts, table_format, ui
 from profiling.app.bundles import Bundle
 from profiling.app.table_format import arrow
 from profiling.paths import tool_path
@@ -42,7 +42,7 @@ def about_section(spec: KernelSpec) -> None:
         st.markdown(f"**Builds on** `{spec.previous}`.")
 
 
-@st.cache_resource(max_entries=256, show_spinner=False)
+@cache.resource(max_entries=256, show_spinner=False)
 def _shown_facts(kernel_id: str, bundle_name: str | None) -> tuple[Any, Any]:
     """(kernel_facts.kernel_summary, the bundled run's compile facts row or None) of one kernel as drawn (Arrow),
     once per kernel and bundle: the same for every visitor, so a visit neither builds nor converts them."""

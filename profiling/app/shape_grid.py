@@ -20,6 +20,7 @@ from profiling.analysis.shape_grid import (
     grid_kernels,
     target_summary,
 )
+from profiling.app import cache
 from profiling.app.cache import FIGURE_ENTRIES, HASH_FUNCS, TTL_S, share_figures
 from profiling.app.table_format import arrow
 from profiling.app.ui import safe_md
@@ -30,12 +31,12 @@ from profiling.runs.results import ResultsDocument
 
 # Shared read-only (st.cache_resource): the page only reads the kernels and draws the summary and its table, and a
 # copy out of st.cache_data unpickled them on every visit of the Benchmark page.
-@st.cache_resource(ttl=TTL_S, max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
+@cache.resource(ttl=TTL_S, max_entries=16, show_spinner=False, hash_funcs=HASH_FUNCS)
 def _kernels(document: ResultsDocument) -> list[str]:
     return grid_kernels(document)
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
+@cache.resource(ttl=TTL_S, max_entries=32, show_spinner=False, hash_funcs=HASH_FUNCS)
 def _summary(document: ResultsDocument, kernel: str) -> tuple[TargetSummary, pd.DataFrame, Any]:
     """(the summary, the shapes under the target, that table as drawn: Arrow, so a visit only serialises it)."""
     summary = target_summary(document, kernel)
@@ -43,7 +44,7 @@ def _summary(document: ResultsDocument, kernel: str) -> tuple[TargetSummary, pd.
     return summary, below, arrow(below)
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
 def _figure(key: str, _document: ResultsDocument, kernel: str) -> go.Figure:
     return share_figures(target_heatmap(grid_cells(_document, kernel), kernel, _document.device_name))
 

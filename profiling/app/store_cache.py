@@ -64,12 +64,12 @@ def store_key(store: RunStore) -> tuple[str, int]:
 _key = store_key
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=RUN_ENTRIES, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=RUN_ENTRIES, show_spinner=False)
 def _run(url: str, revision: int, run_id: int, _store: RunStore) -> SavedRun:
     return _store.read_run(run_id)
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _listed(url: str, revision: int, limit: int, _store: RunStore) -> tuple[list[dict[str, Any]], int | None]:
     summaries = _store.list_runs(limit=limit)
     return summaries, (_store.count_runs() if len(summaries) == limit else None)
@@ -102,7 +102,7 @@ def results_frame(store: RunStore, run_ids: Sequence[int]) -> pd.DataFrame:
     return _results(*_key(store), tuple(int(i) for i in run_ids), store)
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _comments(url: str, revision: int, run_ids: tuple[int, ...], _store: RunStore) -> list[dict[str, Any]]:
     return _store.comments(list(run_ids))
 
@@ -117,12 +117,12 @@ def comments(store: RunStore, run_ids: Sequence[int]) -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _runs(url: str, revision: int, limit: int, _store: RunStore) -> pd.DataFrame:
     return review.runs_frame(_listed(url, revision, limit, _store)[0])
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _names(url: str, revision: int, limit: int, _store: RunStore) -> dict[int, str]:
     return {int(r.id): f"#{r.id} {r.label}" for r in _runs(url, revision, limit, _store).itertuples()}
 
@@ -158,7 +158,7 @@ def _ids_key(run_ids: tuple[int, ...]) -> str:
     return ",".join(map(str, run_ids))
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=LIST_ENTRIES, show_spinner=False)
 def _compared_defaults(
     url: str, revision: int, ids: str, _run_ids: tuple[int, ...], _store: RunStore
 ) -> tuple[tuple[int, int] | None, list[str]]:

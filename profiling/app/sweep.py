@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling.analysis.sweep import bundled_sweeps, is_grid, sweep_frame
+from profiling.app import cache
 from profiling.app.cache import FIGURE_ENTRIES, HASH_FUNCS, TTL_S, share_figures
 from profiling.charts.sweep import VALUE_TITLES, sweep_heatmap, winner_map
 from profiling.paths import BUNDLED_RESULTS_DIR
@@ -43,12 +44,12 @@ def _sweep(key: str, frame: pd.DataFrame) -> Sweep:
     )
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=16, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=16, show_spinner=False)
 def _bundled_sweep(path: str) -> Sweep:
     return _sweep(path, sweep_frame(load_document(path)))
 
 
-@st.cache_resource(show_spinner=False)
+@cache.resource(show_spinner=False)
 def _bundled_paths() -> tuple[Path, ...]:
     """The committed grid sweeps (bundled_sweeps), found once per process like the bundles."""
     return tuple(bundled_sweeps(BUNDLED_RESULTS_DIR))
@@ -59,12 +60,12 @@ def _document_frame(document: ResultsDocument) -> pd.DataFrame:
     return sweep_frame(document)
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
 def _heatmap(key: str, _frame: pd.DataFrame, kernel: str, k: int, value: str) -> go.Figure:
     return share_figures(sweep_heatmap(_frame, kernel, k, value))
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
+@cache.resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False)
 def _winners(key: str, _frame: pd.DataFrame, k: int, kernels: tuple[str, ...]) -> go.Figure:
     return share_figures(winner_map(_frame, k, list(kernels)))
 

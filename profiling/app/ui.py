@@ -42,46 +42,46 @@ GPU_SWITCH = "GEMMLENS_GPU"
 # ---------------------------------------------------------------------------------------------
 
 
-@st.cache_resource
+@cache.resource
 def gpu_queue() -> GpuJobQueue:
     """The one GPU job queue of this server, shared by every browser session (with sign-in configured, only
     identities whose role allows it may queue jobs)."""
     return GpuJobQueue(require_identity=auth.sign_in_configured())
 
 
-@st.cache_resource
+@cache.resource
 def nvcc_facts_cache() -> dict[tuple[str, str], Any]:
     """nvcc compile facts computed so far, per (kernel id, arch), shared by every session."""
     return {}
 
 
-@st.cache_resource(show_spinner=False)
+@cache.resource(show_spinner=False)
 def bundles() -> tuple[Bundle, ...]:
     """The committed results folders, newest first: one shared tuple of frozen Bundles, which the frame reads on
     every page run (a copy out of st.cache_data, unpickled per call, was a few ms of every visit)."""
     return tuple(discover_bundles())
 
 
-@st.cache_resource(show_spinner=False)
+@cache.resource(show_spinner=False)
 def bundles_shown() -> Any:
     """The Overview's table of the bundles (tables.bundles_table) as drawn, Arrow, once per process like bundles()."""
     return table_format.arrow(table_format.display(tables.bundles_table(bundles())))
 
 
-@st.cache_resource(show_spinner=False)
+@cache.resource(show_spinner=False)
 def bench_document(bundle_name: str) -> ResultsDocument:
     """The merged results document of one bundle: one shared object, read-only (its tables are cached by its
     memoised fingerprint, cache.document_fingerprint, instead of hashing every row on each visit)."""
     return load_bench(_bundle(bundle_name))
 
 
-@st.cache_resource(show_spinner=False)
+@cache.resource(show_spinner=False)
 def results_file(path: str) -> ResultsDocument:
     """One committed results document (e.g. a tuning sweep) by path: one shared object, read-only."""
     return load_results_file(Path(path))
 
 
-@st.cache_resource(show_spinner=False)
+@cache.resource(show_spinner=False)
 def bundle_reports(bundle_name: str) -> list[tuple[str, ncu_report.Report]]:
     """The ncu captures of one bundle, parsed once per server (read-only afterwards)."""
     return load_bundle_reports(_bundle(bundle_name))
@@ -94,7 +94,7 @@ def _bundle(name: str) -> Bundle:
     raise KeyError(name)
 
 
-@st.cache_resource(show_spinner=False)
+@cache.resource(show_spinner=False)
 def _store(url: str, require_actor: bool) -> RunStore:
     # Imported here: SQLAlchemy and the schema take a second to load, which only pages that use the store pay.
     from profiling.runs.store import RunStore
@@ -143,7 +143,7 @@ def gpu_switched_off() -> str | None:
     return gpu_env.no_gpu_device_nodes()
 
 
-@st.cache_resource
+@cache.resource
 def _probe_state() -> dict[str, Any]:
     """The server's one GPU probe: its queue job id, then its outcome."""
     return {"lock": threading.Lock(), "job": None, "outcome": None}
@@ -211,8 +211,7 @@ def current_bundle() -> Bundle | None:
     found = bundles()
     if not found:
         return None
-    names = [b.name for b in found]
-    labels = {b.name: b.label for b in found}  # one look-up per option, not a scan of the bundles
+    names, labels = _picker_options(found)
     permalink.bind("bundle", "bundle", names)
     choice = st.sidebar.selectbox(
         "Bundled measurements",
@@ -223,6 +222,23 @@ def current_bundle() -> Bundle | None:
         "benchmark (auto_round3/, wgmma_store/, ...); the newest first.",
     )
     return found[names.index(choice)] if choice in names else found[0]
+
+
+_picker: tuple[tuple[Bundle, ...], list[str], dict[str, str]] | None = None
+
+
+def _picker_options(found: tuple[Bundle, ...]) -> tuple[list[str], dict[str, str]]:
+    """(the bundles' names, name -> label) for the sidebar's picker, made once per tuple of bundles (bundles() hands
+    out one shared tuple): every page run drew the picker, and formatting each of fifty labels again was a tenth of
+    its cost. Holding the tuple keeps its identity from being reused by another."""
+    global _picker
+    held = _picker
+    if held is not None and held[0] is found:
+        return held[1], held[2]
+    names = [b.name for b in found]
+    labels = {b.name: b.label for b in found}  # one look-up per option, not a scan of the bundles
+    _picker = (found, names, labels)
+    return names, labels
 
 
 def lazy_expander(label_md: str, key: str) -> Any | None:

@@ -16,7 +16,7 @@ from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling.analysis import sass as A
 from profiling.analysis import stalls as ST
-from profiling.app import permalink, state, ui, why
+from profiling.app import cache, permalink, state, ui, why
 from profiling.app.bundles import Bundle
 from profiling.app.cache import FIGURE_ENTRIES, TTL_S, report_token, share_figures
 from profiling.app.table_format import arrow
@@ -49,13 +49,13 @@ COLUMNS = {
 COMPACT = {**COLUMNS, "source": st.column_config.TextColumn("source", width="medium")}
 
 
-@st.cache_resource(show_spinner="Reading the capture…")
+@cache.resource(show_spinner="Reading the capture…")
 def _capture(name: str, raw: str, cuda_sass: str | None, sass: str | None) -> why.WhyData:
     """A bundled capture, parsed once per server (read-only afterwards)."""
     return why.load_capture(name, Path(raw), Path(cuda_sass) if cuda_sass else None, Path(sass) if sass else None)
 
 
-@st.cache_resource(show_spinner="nvcc and nvdisasm…")
+@cache.resource(show_spinner="nvcc and nvdisasm…")
 def _static(kernel_id: str) -> A.StaticSass | str:
     try:
         return A.static_sass(get_kernel(kernel_id))
@@ -67,13 +67,13 @@ _BY_DATA = {why.WhyData: report_token, S.KernelSource: report_token}
 """Captures and their sections are read-only once parsed and shared by every session: keyed by identity."""
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+@cache.resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
 def _step(data: why.WhyData, base: str, cand: str) -> why.StepView:
     """why.explain_step, once per capture and pair of launches (every session reads the same view)."""
     return why.explain_step(data, base, cand)
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+@cache.resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
 def _step_tables(data: why.WhyData, base: str, cand: str) -> tuple[Any, Any, Any, Any]:
     """(what moved, ranked, without its interpretation column; the tensor-core table, None when empty; the hottest
     lines before and after, each None without a source page) of one step, as Arrow, once per capture and pair of
@@ -102,7 +102,7 @@ class SourceTables:
     sass_shown: Any
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+@cache.resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
 def _source_tables(kernel: S.KernelSource) -> SourceTables:
     lines = why.line_table(kernel) if kernel.lines else None
     hottest = int(why.hot_lines_table(kernel, 1).iloc[0]["line"]) if kernel.lines else None
@@ -117,7 +117,7 @@ def _source_tables(kernel: S.KernelSource) -> SourceTables:
     )
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+@cache.resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
 def _stall_view(data: why.WhyData, chosen: tuple[str, ...], scale: str) -> tuple[go.Figure, Any]:
     """(the stall figure, the meaning of each reason it shows, as Arrow) of the chosen launches, once per capture,
     launches and scale: a visit neither rebuilds the stall frame nor hashes it to find the figure."""
@@ -127,7 +127,7 @@ def _stall_view(data: why.WhyData, chosen: tuple[str, ...], scale: str) -> tuple
     return share_figures(figure), arrow(pd.DataFrame({"reason": shown, "meaning": [ST.meaning(r) for r in shown]}))
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+@cache.resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
 def _step_stalls(data: why.WhyData, base: str, cand: str) -> go.Figure:
     """The stall figure of one step (`_step`'s stalls), once per capture and pair of launches."""
     view = _step(data, base, cand)
@@ -135,7 +135,7 @@ def _step_stalls(data: why.WhyData, base: str, cand: str) -> go.Figure:
     return share_figures(figure)
 
 
-@st.cache_resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
+@cache.resource(ttl=TTL_S, max_entries=FIGURE_ENTRIES, show_spinner=False, hash_funcs=_BY_DATA)
 def _line_sass(kernel: S.KernelSource, line: int) -> Any:
     """why.line_sass_table as Arrow, once per section object and line."""
     return arrow(why.line_sass_table(kernel, line))
@@ -155,7 +155,7 @@ def context_order(captures: list[tuple[str, str, str, T]], bundle: str | None, d
     return sorted(captures, key=rank)
 
 
-@st.cache_resource(show_spinner=False)
+@cache.resource(show_spinner=False)
 def _committed_captures() -> tuple[tuple[str, str, str, tuple[str, str | None, str | None]], ...]:
     """(label, GPU name, bundle or folder name, capture paths) of every committed full-set capture: the bundles'
     (ui.bundles, read once per process) and results/<gpu>-<date>/why/'s. Found once per process like the bundles,
