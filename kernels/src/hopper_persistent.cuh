@@ -259,7 +259,7 @@ __device__ unsigned tail_ready[TAIL_MAX_BLOCKS * CONSUMERS];
 struct Work {
     int unit, k_begin, k_end;
     bool finishes;
-    int index;  // the block's how-manieth piece of work
+    int index;  // its place in the block's order of work: 0, 1, ...
 };
 
 // What each block computes, in order. Without stream-K: units block, block + blocks, ... whole. With it, the
