@@ -46,6 +46,8 @@ VARIANTS = [
     ("staged (catalog)", "wgmma-staged", []),
     ("stream-K tail (catalog)", "wgmma-streamk", []),
     ("stream-K 40/232 regs", "wgmma-streamk", ["-DPERSISTENT_SK_REGS=1"]),
+    ("stream-K split at 20 % idle", "wgmma-streamk", ["-DPERSISTENT_SK_IDLE_PCT=20"]),
+    ("stream-K split at 10 % idle", "wgmma-streamk", ["-DPERSISTENT_SK_IDLE_PCT=10"]),
 ]
 UNCHECKED = (NO_EPILOGUE, NO_STORE, BETA0)
 

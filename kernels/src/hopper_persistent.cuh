@@ -83,6 +83,10 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_STREAMK
 #define PERSISTENT_STREAMK 0
 #endif
+// The share of blocks a last wave must leave idle for stream-K to split it, in percent, a multiple of 10 (measured).
+#ifndef PERSISTENT_SK_IDLE_PCT
+#define PERSISTENT_SK_IDLE_PCT 30
+#endif
 constexpr int BM = 128;
 constexpr int BN = 256;
 constexpr int BK = PERSISTENT_BK;  // halves per K slice: one swizzle row of A (64 or 128 bytes)
@@ -287,7 +291,8 @@ struct Schedule {
             // worth it where the last wave would leave at least 30 % of the blocks idle (H200: 4096^3's 116 of 132
             // lost 4.7 points split, 5120^3's 8 gained 3.6, 8192^3's 68 gained 1.4, 6144^3's 96 neither).
             const int tail = order.count % blocks;
-            if (tail != 0 && 10 * tail <= 7 * blocks && static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
+            if (tail != 0 && 10 * tail <= (10 - PERSISTENT_SK_IDLE_PCT / 10) * blocks &&
+                static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
                 whole_units = order.count - tail;
                 tail_slices = tail * k_tiles;
                 seg = max((tail_slices + blocks - 1) / blocks, (k_tiles + 1) / 2);
