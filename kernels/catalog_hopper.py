@@ -109,7 +109,7 @@ WGMMA_STREAMK = replace(
     "through wgmma-staged's epilogue. A block runs its contribution before the piece it finishes, so a waiting "
     "block only waits for pieces that wait for nothing. The producer's schedule takes 16 more registers "
     "(setmaxnreg 56, consumers 216). Splitting costs about a quarter of a tile's time, so the tail is split only "
-    "where it would leave at least 30 % of the blocks idle: split always, 4096^3's 116-tile tail lost 4.7 points. "
+    "where it would leave at least 20 % of the blocks idle: split always, 4096^3's 116-tile tail lost 3-5 points. "
     "Measured (H200, results/h200-2026-11-29/hsk/, interleaved rounds, % of cublas-addmm against wgmma-staged): "
     "5120^3 (8 tiles in the tail) 93.2 against 89.4, 8192^3 104.2 against 102.2, 4096^3 and 6144^3 (not split) "
     "106.0 against 106.7 and 99.1 against 98.9; paired A/B against wgmma-staged 0.961 at 5120^3, 0.984 at 8192^3 "

@@ -85,7 +85,7 @@ namespace wgmma_persistent {
 #endif
 // The share of blocks a last wave must leave idle for stream-K to split it, in percent, a multiple of 10 (measured).
 #ifndef PERSISTENT_SK_IDLE_PCT
-#define PERSISTENT_SK_IDLE_PCT 30
+#define PERSISTENT_SK_IDLE_PCT 20
 #endif
 constexpr int BM = 128;
 constexpr int BN = 256;
@@ -288,8 +288,9 @@ struct Schedule {
         tail_slices = 0;
         if constexpr (STREAMK) {
             // Splitting costs about a quarter of a tile's time (partial sums, a wait, two pieces' pipeline ends):
-            // worth it where the last wave would leave at least 30 % of the blocks idle (H200: 4096^3's 116 of 132
-            // lost 4.7 points split, 5120^3's 8 gained 3.6, 8192^3's 68 gained 1.4, 6144^3's 96 neither).
+            // worth it where the last wave would leave at least 20 % of the blocks idle (H200: split, 4096^3's 116 of
+            // 132 lost 3.3 points and 7168^3's 116 gained nothing; 5120^3's 8 gained 3.8, 8192^3's 68 2.0 and
+            // 6144^3's 96 1.1: results/h200-2026-11-29/hsk/ and idle/).
             const int tail = order.count % blocks;
             if (tail != 0 && 10 * tail <= (10 - PERSISTENT_SK_IDLE_PCT / 10) * blocks &&
                 static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
