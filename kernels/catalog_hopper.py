@@ -111,10 +111,10 @@ WGMMA_STREAMK = replace(
     "(setmaxnreg 56, consumers 216). Splitting costs about a quarter of a tile's time, so the tail is split only "
     "where it would leave at least 20 % of the blocks idle: split always, 4096^3's 116-tile tail lost 3-5 points. "
     "Measured (H200, results/h200-2026-11-29/hsk/, interleaved rounds, % of cublas-addmm against wgmma-staged): "
-    "5120^3 (8 tiles in the tail) 93.2 against 89.4, 8192^3 104.2 against 102.2, 4096^3 and 6144^3 (not split) "
-    "106.0 against 106.7 and 99.1 against 98.9; paired A/B against wgmma-staged 0.961 at 5120^3, 0.984 at 8192^3 "
-    "and 1.003 at 4096^3; under ncu at 5120^3, 428.7 -> 413.7 us with SMs busy 85 -> 90 %. At 8192^3 and full "
-    "clock it is still about 2 % slower than cuBLAS's AddMM (1.556-1.581 against 1.528-1.540 ms).",
+    "5120^3 (8 tiles in the tail) 93.2 against 89.4, 8192^3 104.2 against 102.2, 4096^3 (not split) 106.0 against "
+    "106.7, 6144^3 100.6 against 99.6 (idle/); paired A/B against wgmma-staged 0.961 at 5120^3, 0.984 at 8192^3, "
+    "0.996 at 6144^3 and 1.003 at 4096^3; under ncu at 5120^3, 428.7 -> 413.7 us with SMs busy 85 -> 90 %. At "
+    "8192^3 and full clock it is still about 2 % slower than cuBLAS's AddMM (1.556-1.581 against 1.528-1.540 ms).",
     source="hgemm_wgmma_streamk.cu",
     entry="hgemm_wgmma_streamk",
     design_doc="Osama et al., Stream-K: Work-centric Parallel Decomposition for Dense Matrix-Matrix "
