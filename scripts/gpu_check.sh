@@ -59,6 +59,16 @@ sanitize_at_shapes() {  # sanitize_at_shapes SECONDS DIR STAGE PREFIX IDS SHAPES
   sanitize_jobs "$secs" "$dir" "$name" "${jobs[@]}"
 }
 
+ab_pairs() {  # ab_pairs DIR SIZES PAIR...: the paired, interleaved A/B of each PAIR (A,B) at SIZES (comma-separated),
+  # 30 pairs each, into DIR/ab_<A>_vs_<B>.json and .txt, each table printed
+  local dir=$1 sizes=$2 pair rows; shift 2
+  rows=$(( $(tr -cd , <<< "$sizes" | wc -c) + 2 ))
+  for pair in "$@"; do
+    timeout 150 $PY -m profiling bench --ab "$pair" --sizes "$sizes" --repeats 30 --max-seconds 30 \
+       --json "$dir/ab_${pair//,/_vs_}.json" > "$dir/ab_${pair//,/_vs_}.txt" 2>&1; tail -"$rows" "$dir/ab_${pair//,/_vs_}.txt"
+  done
+}
+
 why_capture() {  # why_capture NAME KERNELS M N K SECONDS VIEW...: ncu's full set with source counters of the kernels at
   # M x N x K into $EV/why/, exported as the raw and details pages and the source page in each VIEW (gzipped), under
   # the names the Why page looks for (ncu_why_<NAME>_raw.csv, source_why_<NAME>_<view>.csv.gz)
@@ -510,10 +520,7 @@ addmm)
   timeout 200 $PY -m pytest tests/gpu/test_gpu_kernels.py -q -m gpu -p no:cacheprovider -k "cublas or wgmma" 2>&1 | tee "$F/gpu_tests.txt" | tail -5
   timeout 200 $PY -m profiling bench --kernels cublas-addmm,cublas-hgemm,wgmma-tma-store,wgmma-persistent,wgmma-cluster \
      --sizes 4096,8192 --repeats 30 --json "$F/bench.json" 2>"$F/bench.log" | tee "$F/bench.txt"
-  for PAIR in cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store; do
-    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
-       --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -4 "$F/ab_${PAIR//,/_vs_}.txt"
-  done
+  ab_pairs "$F" 4096,8192 cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store
   timeout 150 $PY -m profiling profile --kernels cublas-addmm,cublas-hgemm --sizes 4096 --set quick -o "$F/cublas_4096.ncu-rep" > "$F/profile_cli.txt" 2>&1
   [ -f "$F/cublas_4096.ncu-rep" ] && "$NCU" --import "$F/cublas_4096.ncu-rep" --csv --page raw > "$F/raw_4096.csv" 2>&1
   record addmm "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows"
@@ -535,8 +542,7 @@ bf16)
     [ -f "$F/bench.json" ] && $PY scripts/ratio_table.py "$F/bench.json" --reference "$REF" > "$F/ratios_vs_$REF.md" 2>&1
   done
   PAIR=cublas-addmm-bf16,wgmma-persistent-bf16
-  timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
-     --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -4 "$F/ab_${PAIR//,/_vs_}.txt"
+  ab_pairs "$F" 4096,8192 "$PAIR"
   { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$F/env.txt" 2>&1
   record bf16 "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c ' ok ' "$F/bench.txt") ok bench rows of 8; A/B: $(tail -1 "$F/ab_${PAIR//,/_vs_}.txt" | cut -c1-120)"
   ;;
@@ -769,10 +775,7 @@ staged)
   F="$EV/staged"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 200 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
   sanitize_at_shapes 120 "$F" staged_sanitizer st wgmma-staged 272x400x96,1136x4112x528,4096x2048x64
-  for PAIR in cublas-addmm,wgmma-staged wgmma-persistent,wgmma-staged; do
-    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
-       --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
-  done
+  ab_pairs "$F" 4096,8192 cublas-addmm,wgmma-staged wgmma-persistent,wgmma-staged
   why_capture staged_4096 wgmma-persistent,wgmma-staged 4096 4096 4096 200 cuda,sass
   record staged "tests: $(tail -1 "$F/gpu_tests.txt"); why: $(($(wc -l < "$EV/why/ncu_why_staged_4096_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
@@ -789,10 +792,7 @@ hsk)
   sanitize_at_shapes 150 "$F" hsk_sanitizer sk wgmma-streamk 1024x6144x1072,896x4864x4096,2064x4096x528
   timeout 240 $PY scripts/wgmma_variants.py "${HSK_SIZES:-4096,5120,6144,8192}" "${HSK_REPEATS:-30}" "staged (catalog),stream-K tail (catalog),persistent (catalog)" > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
   cat "$F/variants.txt"
-  for PAIR in cublas-addmm,wgmma-streamk wgmma-staged,wgmma-streamk; do
-    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,5120,8192 --repeats 30 --max-seconds 30 \
-       --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
-  done
+  ab_pairs "$F" 4096,5120,8192 cublas-addmm,wgmma-streamk wgmma-staged,wgmma-streamk
   [ -n "${HSK_NO_WHY:-}" ] || why_capture streamk_5120 wgmma-staged,wgmma-streamk 5120 5120 5120 200 cuda,sass
   record hsk "tests: $(tail -1 "$F/gpu_tests.txt"); $(grep -c 'e-0' "$F/variants.txt") timed rows; why: $(($(wc -l < "$EV/why/ncu_why_streamk_5120_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
@@ -804,10 +804,7 @@ hskbf16)
   F="$EV/hskbf16"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 240 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider -k "bf16" > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
   sanitize_at_shapes 150 "$F" hskbf16_sanitizer skb wgmma-streamk-bf16 2064x4096x528
-  for PAIR in cublas-addmm-bf16,wgmma-streamk-bf16 wgmma-persistent-bf16,wgmma-streamk-bf16; do
-    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,5120,8192 --repeats 30 --max-seconds 30 \
-       --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -4 "$F/ab_${PAIR//,/_vs_}.txt"
-  done
+  ab_pairs "$F" 4096,5120,8192 cublas-addmm-bf16,wgmma-streamk-bf16 wgmma-persistent-bf16,wgmma-streamk-bf16
   record hskbf16 "tests: $(tail -1 "$F/gpu_tests.txt")"
   ;;
 hopper_ab)
@@ -817,10 +814,7 @@ hopper_ab)
   stage hopper_ab
   F="$EV/hopper_ab"; mkdir -p "$F"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
-  for PAIR in cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store cublas-addmm,wgmma-cluster cublas-addmm-bf16,wgmma-persistent-bf16 cublas-addmm,wgmma-staged; do
-    timeout 150 $PY -m profiling bench --ab "$PAIR" --sizes 4096,8192 --repeats 30 --max-seconds 30 \
-       --json "$F/ab_${PAIR//,/_vs_}.json" > "$F/ab_${PAIR//,/_vs_}.txt" 2>&1; tail -3 "$F/ab_${PAIR//,/_vs_}.txt"
-  done
+  ab_pairs "$F" 4096,8192 cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store cublas-addmm,wgmma-cluster cublas-addmm-bf16,wgmma-persistent-bf16 cublas-addmm,wgmma-staged
   { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$F/env.txt" 2>&1
   record hopper_ab "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
   ;;
