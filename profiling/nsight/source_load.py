@@ -66,15 +66,20 @@ def load_source_page(path: str | os.PathLike[str], ncu: str | None = None, timeo
     return page
 
 
+def _file_name(file: str) -> str:
+    """The name of a source-page line's file (ncu writes Windows paths with backslashes); "" when unnamed."""
+    return Path(file.replace("\\", "/")).name if file else ""
+
+
 def _header_name(file: str, src_dir: Path, source: str) -> str:
     """The kernels/src file a source-page line belongs to: a header of ours by its name, else `source`."""
-    name = Path(file.replace("\\", "/")).name if file else ""
+    name = _file_name(file)
     return name if name.endswith(".cuh") and (src_dir / name).is_file() else source
 
 
 def _is_ours(file: str, src_dir: Path | None, source: str) -> bool:
     """Whether a source-page line's file is a kernel file or header of ours (by name), or unnamed."""
-    name = Path(file.replace("\\", "/")).name if file else ""
+    name = _file_name(file)
     return not name or src_dir is None or name == source or (src_dir / name).is_file()
 
 
