@@ -256,6 +256,13 @@ constexpr int TAIL_MAX_BLOCKS = 160;  // grids larger than this run the tail as 
 #if PERSISTENT_STREAMK
 __device__ float4 tail_partials[TAIL_MAX_BLOCKS * CONSUMERS * 32 * 128];
 __device__ unsigned tail_ready[TAIL_MAX_BLOCKS * CONSUMERS];
+
+// Block `block`'s slot for consumer `consumer`'s sums, and its flag.
+__device__ __forceinline__ float4* tail_slot(int block, int consumer)
+{
+    return tail_partials + static_cast<size_t>(block * CONSUMERS + consumer) * 32 * 128;
+}
+__device__ __forceinline__ unsigned* tail_flag(int block, int consumer) { return tail_ready + block * CONSUMERS + consumer; }
 #endif
 
 // One piece of work of a block: K slices [k_begin, k_end) of tile `unit`; `finishes` when it ends the tile's K, so
@@ -655,19 +662,19 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 const int ti = tid % 128;
                 if (!work.finishes) {
                     // A contribution: this piece's sums go to this block's slot, and its flag says they are there.
-                    float4* slot = tail_partials + static_cast<size_t>(schedule.block() * CONSUMERS + consumer) * 32 * 128;
+                    float4* slot = tail_slot(schedule.block(), consumer);
 #pragma unroll
                     for (int q = 0; q < 32; ++q)
                         __stcg(slot + q * 128 + ti, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
                     consumer_sync(consumer);
                     if (ti == 0)
                         asm volatile("fence.acq_rel.gpu;\nst.relaxed.gpu.global.u32 [%0], 1;\n"
-                                     ::"l"(tail_ready + schedule.block() * CONSUMERS + consumer) : "memory");
+                                     ::"l"(tail_flag(schedule.block(), consumer)) : "memory");
                     continue;
                 }
                 // The tile's earlier slices were run by the blocks before this one: add their sums, in block order.
                 for (int b = schedule.first_contributor(unit); b < schedule.block(); ++b) {
-                    unsigned* flag = tail_ready + b * CONSUMERS + consumer;
+                    unsigned* flag = tail_flag(b, consumer);
                     if (ti == 0) {
                         unsigned ready = 0;
                         do {
@@ -676,7 +683,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                         asm volatile("st.relaxed.gpu.global.u32 [%0], 0;\n" ::"l"(flag) : "memory");
                     }
                     consumer_sync(consumer);
-                    const float4* slot = tail_partials + static_cast<size_t>(b * CONSUMERS + consumer) * 32 * 128;
+                    const float4* slot = tail_slot(b, consumer);
 #pragma unroll
                     for (int q = 0; q < 32; ++q) {
                         const float4 v = __ldcg(slot + q * 128 + ti);
