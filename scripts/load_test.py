@@ -17,6 +17,8 @@ with the bundled benchmark runs, so the Review page compares runs and builds its
   RSS, and the RSS held while the uploaders stay connected.
 - leave: after everyone disconnects, the RSS every 10 s for `--watch` seconds, against the idle RSS measured
   after one warm-up tour (bundled data cached, no one connected).
+- messages (`--messages`): what a later visit of each page sends, counted by kind with their bytes (one person,
+  each page visited twice): Streamlit's work per visit grows with the number of messages.
 - first visits (`--first-visits N`): N fresh servers of GEMM Lens and of the minimal app in turn (and of another
   checkout with `--before DIR`, for a before/after in one run); one person visits every page once, then again.
   Each page's first visit (seconds, and the server's CPU seconds during it) is printed against the minimal app's
@@ -205,6 +207,7 @@ class Person:
     session_id: str = ""
     uploader_id: str = ""
     errors: list[str] = field(default_factory=list)
+    sent: list[tuple[str, int]] | None = None  # when a list: (kind, bytes) of every ForwardMsg received
 
     async def __aenter__(self) -> Person:
         self.http = httpx.AsyncClient(base_url=self.base, timeout=120)
@@ -242,8 +245,10 @@ class Person:
 
     async def _receive(self) -> ForwardMsg:
         fwd = ForwardMsg()
-        fwd.ParseFromString(await asyncio.wait_for(self.ws.recv(), timeout=300))
+        fwd.ParseFromString(raw := await asyncio.wait_for(self.ws.recv(), timeout=300))
         kind = fwd.WhichOneof("type")
+        if self.sent is not None:
+            self.sent.append((message_kind(fwd), len(raw)))
         if kind == "new_session":
             self.session_id = fwd.new_session.initialize.session_id or self.session_id
         elif kind == "navigation":
@@ -284,6 +289,20 @@ class Person:
         info.name, info.size, info.file_id = name, len(data), urls.file_id
         info.file_urls.CopyFrom(urls)
         return await self.visit("Reports", [state])
+
+
+def message_kind(fwd: ForwardMsg) -> str:
+    """A ForwardMsg's kind as the message counts name it: a delta by its element or block ("delta:markdown"),
+    anything else by its type ("page_info_changed")."""
+    kind = fwd.WhichOneof("type")
+    if kind != "delta":
+        return kind
+    delta = fwd.delta.WhichOneof("type")
+    if delta == "new_element":
+        return f"delta:{fwd.delta.new_element.WhichOneof('type')}"
+    if delta == "add_block":
+        return f"block:{fwd.delta.add_block.WhichOneof('type')}"
+    return f"delta:{delta}"
 
 
 async def tour(
@@ -531,6 +550,38 @@ async def page_cpu_scenario(server: Any, repeats: int) -> dict[str, Any]:
     }
 
 
+async def messages_scenario(server: Any) -> dict[str, Any]:
+    """What a later visit of each page sends: one person visits each page twice, and the ForwardMsgs of the
+    second visit (from the rerun to script_finished) are counted, with their bytes and their kinds. Each message
+    costs the server a build, a hash, a hand-over to the event loop and a send, whatever it holds."""
+    counts: dict[str, dict[str, Any]] = {}
+    async with Person(server.base) as person:
+        await person.visit()
+        for page in list(person.pages):
+            await person.visit(page)
+            person.sent = []
+            await person.visit(page)
+            kinds: dict[str, int] = {}
+            for kind, _ in person.sent:
+                kinds[kind] = kinds.get(kind, 0) + 1
+            counts[page] = {
+                "messages": len(person.sent),
+                "bytes": sum(n for _, n in person.sent),
+                "kinds": dict(sorted(kinds.items(), key=lambda kv: -kv[1])),
+            }
+            person.sent = None
+        errors = len(person.errors)
+    return {
+        "scenario": "messages a later visit sends (one person)",
+        "app": server.app,
+        "messages_by_page": {page: c["messages"] for page, c in counts.items()},
+        "bytes_by_page": {page: c["bytes"] for page, c in counts.items()},
+        "kinds_by_page": {page: c["kinds"] for page, c in counts.items()},
+        "errors": errors,
+        "load": load(),
+    }
+
+
 def postgres_url() -> tuple[str, Any]:
     """A PostgreSQL store for the processes scenario: GEMMLENS_TEST_PG_URL, else a throwaway server of
     .ci/postgres.sh; (url, how to stop it)."""
@@ -726,11 +777,14 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
         if args.first_visits and not args.url:
             roots = {"before": Path(args.before).resolve()} if args.before else {}
             report(await first_visit_scenario([*roots, *apps], args.first_visits, db_path, args.server_arg, roots))
-        if args.people or not args.no_upload or args.watch or args.page_cpu:
+        if args.people or not args.no_upload or args.watch or args.page_cpu or args.messages:
             servers = [Server(app, args, db_path) for app in apps]
             for server in servers:
                 await server.warm_up()
         ours = servers[0] if servers else None
+        if args.messages:
+            for server in servers:
+                report(await messages_scenario(server))
         if args.page_cpu:
             runs = [await page_cpu_scenario(server, args.page_cpu) for server in servers]
             for run in runs:
@@ -905,6 +959,9 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         metavar="N",
         help="server CPU ms per visit of each page, N visits per page by one person (0: skip)",
+    )
+    parser.add_argument(
+        "--messages", action="store_true", help="count the messages a later visit of each page sends (one person)"
     )
     parser.add_argument(
         "--before",
