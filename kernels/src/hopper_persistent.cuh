@@ -87,10 +87,9 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_SK_IDLE_PCT
 #define PERSISTENT_SK_IDLE_PCT 20
 #endif
-// PERSISTENT_SK_HYBRID 1 (the catalog's build): where the last wave would be less than half full, the last whole wave
-// joins it, so every block runs one tile and a share of the rest; 0 (measurement only): the last wave alone is split.
-#ifndef PERSISTENT_SK_HYBRID
-#define PERSISTENT_SK_HYBRID 1
+// The shortest run of K slices a block takes of the last wave, as a fraction of a tile: 1 / PERSISTENT_SK_MIN_RUN.
+#ifndef PERSISTENT_SK_MIN_RUN
+#define PERSISTENT_SK_MIN_RUN 2
 #endif
 constexpr int BM = 128;
 constexpr int BN = 256;
@@ -279,11 +278,10 @@ struct Work {
 };
 
 // What each block computes, in order. Without stream-K: units block, block + blocks, ... whole. With it, the
-// count % blocks units of the last, partial wave (and, where that wave is less than half full, the whole wave before
-// it) are laid end to end as one run of K slices and cut into equal runs of `seg` slices, one per block: at least
-// half a tile, so at most three blocks share a tile. A block's run is cut at tile boundaries into pieces; only its
-// last piece can leave its tile unfinished (a contribution), and it goes first, so a block waiting for
-// contributions waits only for pieces that wait for nothing.
+// count % blocks units of the last, partial wave are laid end to end as one run of K slices and cut into equal
+// pieces of `seg` slices, one per block: at least half a tile (PERSISTENT_SK_MIN_RUN), so at most three blocks share
+// a tile. A block's run crosses at most one tile boundary; the piece that does not end its tile (a contribution)
+// goes first, so a block waiting for contributions waits only for pieces that wait for nothing.
 template <int CLUSTER>
 struct Schedule {
     int k_tiles, whole_units, seg, tail_slices;  // few: the producer runs in PRODUCER_REGS registers
@@ -305,17 +303,12 @@ struct Schedule {
             // 132 lost 3.3 points and 7168^3's 116 gained nothing; 5120^3's 8 gained 3.8, 8192^3's 68 2.0 and
             // 6144^3's 96 1.1: results/h200-2026-11-29/hsk/ and idle/).
             const int tail = order.count % blocks;
-            if (tail != 0 && static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
-                // A last wave under half full, split alone, leaves each block a run of half a tile (the floor)
-                // for a few tiles' work; with the whole wave before it every block runs 1 + tail / blocks tiles
-                // (5120^3 on 132 SMs: 8 tiles, 1.06 tile times instead of 1.5).
-                const bool hybrid = PERSISTENT_SK_HYBRID && 2 * tail < blocks && order.count > blocks;
-                const int shared = hybrid ? tail + blocks : tail;
-                if (hybrid || 10 * tail <= (10 - PERSISTENT_SK_IDLE_PCT / 10) * blocks) {
-                    whole_units = order.count - shared;
-                    tail_slices = shared * k_tiles;
-                    seg = max((tail_slices + blocks - 1) / blocks, (k_tiles + 1) / 2);
-                }
+            if (tail != 0 && 10 * tail <= (10 - PERSISTENT_SK_IDLE_PCT / 10) * blocks &&
+                static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
+                whole_units = order.count - tail;
+                tail_slices = tail * k_tiles;
+                constexpr int min_run = PERSISTENT_SK_MIN_RUN;
+                seg = max((tail_slices + blocks - 1) / blocks, (k_tiles + min_run - 1) / min_run);
             }
             // Counted once: the divisions would otherwise sit between every two tiles of every warp (an ncu
             // capture at 4096^3 showed 4 % more instructions than wgmma-staged's where nothing is split).
@@ -333,7 +326,7 @@ struct Schedule {
     {
         const int s = block() * seg;
         if (seg == 0 || s >= tail_slices) return 0;
-        return (min(s + seg, tail_slices) - 1) / k_tiles - s / k_tiles + 1;
+        return s / k_tiles == (min(s + seg, tail_slices) - 1) / k_tiles ? 1 : 2;
     }
 
     // Walked as `for (Work w = first(); more(w); w = next(w))`; without stream-K, the plain strided loop.
@@ -354,12 +347,16 @@ struct Schedule {
         const int w = whole_count;
         if (i < w) return {block() + i * blocks(), 0, k_tiles, true, i};
         const int s = block() * seg, e = min(s + seg, tail_slices);
-        const int n = pieces();
-        // The last piece, where it does not end its tile, is a contribution: it runs first, the others in order.
-        const int p = n > 1 && e % k_tiles != 0 ? (i == w ? n - 1 : i - w - 1) : i - w;
-        const int tile = s / k_tiles + p;
-        const int lo = max(s, tile * k_tiles) - tile * k_tiles, hi = min(e, (tile + 1) * k_tiles) - tile * k_tiles;
-        return {whole_units + tile, lo, hi, hi == k_tiles, i};
+        int lo = s, hi = e;
+        if (pieces() == 2) {
+            const int boundary = (s / k_tiles + 1) * k_tiles;
+            const bool second_first = e % k_tiles != 0;  // the second piece is a contribution
+            const bool second = (i == w) == second_first;
+            lo = second ? boundary : s;
+            hi = second ? e : boundary;
+        }
+        const int tile = lo / k_tiles;
+        return {whole_units + tile, lo - tile * k_tiles, hi - tile * k_tiles, hi - tile * k_tiles == k_tiles, i};
     }
 
     // The first block whose piece contributes to tail unit `unit` (the finishing block is the last).
