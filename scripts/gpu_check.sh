@@ -781,17 +781,17 @@ staged)
   ;;
 hsk)
   # wgmma-streamk (issue 31): the persistent Hopper kernels' GPU tests (wgmma-streamk among them, with shapes whose
-  # shared tiles are cut three ways, or whose runs cross two tile boundaries), memcheck and racecheck of it at three
-  # such shapes (2064x4096x528: 272 tiles of 9 slices, the last 140 shared out in runs of 10), all verified; paired
+  # last wave has tiles shared by three blocks, or one tile by two), memcheck and racecheck of it at three such
+  # shapes (2064x4096x528: 272 tiles of 9 slices, 8 in the tail, each shared by two blocks), all verified; paired
   # A/B against cuBLAS's AddMM and against wgmma-staged at 4096, 5120 and 8192; the staged and stream-K builds, and
-  # stream-K sharing out the last wave alone (`stream-K last wave only`), with cuBLAS in interleaved rounds at
+  # the stream-K runs of HSK_RUNS (labels of scripts/wgmma_variants.py), with cuBLAS in interleaved rounds at
   # HSK_SIZES; ncu's full set of wgmma-staged and wgmma-streamk at 5120 for the Why page (why/ncu_why_streamk_5120_*;
   # HSK_NO_WHY=1 skips it). About 7 minutes on an H200.
   stage hsk
   F="$EV/hsk"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 240 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
   sanitize_at_shapes 150 "$F" hsk_sanitizer sk wgmma-streamk 1024x6144x1072,896x4864x4096,2064x4096x528
-  timeout 240 $PY scripts/wgmma_variants.py "${HSK_SIZES:-4096,5120,6144,8192}" "${HSK_REPEATS:-30}" "staged (catalog),stream-K (catalog),stream-K last wave only,persistent (catalog)" > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
+  timeout 240 $PY scripts/wgmma_variants.py "${HSK_SIZES:-4096,5120,6144,8192}" "${HSK_REPEATS:-30}" "staged (catalog),stream-K (catalog),persistent (catalog)${HSK_RUNS:+,$HSK_RUNS}" > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
   cat "$F/variants.txt"
   ab_pairs "$F" 4096,5120,8192 cublas-addmm,wgmma-streamk wgmma-staged,wgmma-streamk
   [ -n "${HSK_NO_WHY:-}" ] || why_capture streamk_5120 wgmma-staged,wgmma-streamk 5120 5120 5120 200 cuda,sass

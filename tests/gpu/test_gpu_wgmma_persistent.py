@@ -41,10 +41,8 @@ SHAPES = [
     Shape(2064, 2048, 80),  # two slices, the last one mostly outside K; a last tile row 16 high
     Shape(1136, 4112, 528),  # 9 tile rows (the last cluster's second block is outside M), N cuts a B box
     Shape(8192, 8192, 8192),
-    # wgmma-streamk on 132 SMs, where a last wave under half full is shared out with the whole wave before it:
-    # 192 tiles (60 in the last wave) of 17 slices in runs of 25, so a run crosses two tile boundaries and ends in
-    # a third tile; 133 tiles (one in the last wave) of 64 slices in runs of 65, every tile shared by two blocks.
-    # 1008^3 (32 tiles) shares its one partial wave in runs of half a tile, so three blocks share a tile.
+    # wgmma-streamk's last wave on 132 SMs: 192 tiles, 60 of them in the tail, of 16.75 slices cut into runs of 9,
+    # so some tiles are shared by three blocks; 133 tiles, one whole wave and one tile that two blocks share.
     Shape(1024, 6144, 1072),
     Shape(896, 4864, 4096),
 ]
