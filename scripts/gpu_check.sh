@@ -781,8 +781,8 @@ staged)
   ;;
 hsk)
   # wgmma-streamk (issue 31): the persistent Hopper kernels' GPU tests (wgmma-streamk among them, with shapes whose
-  # last wave has tiles shared by three blocks, or one tile by two), memcheck and racecheck of it at three such
-  # shapes (2064x4096x528: 272 tiles of 9 slices, 8 in the tail, each shared by two blocks), all verified; paired
+  # last wave has tiles shared by three to four blocks), memcheck and racecheck of it at three such shapes
+  # (2064x4096x528: 272 tiles of 9 slices, 8 in the tail, each shared by three blocks), all verified; paired
   # A/B against cuBLAS's AddMM and against wgmma-staged at 4096, 5120 and 8192; the staged and stream-K builds, and
   # the stream-K runs of HSK_RUNS (labels of scripts/wgmma_variants.py), with cuBLAS in interleaved rounds at
   # HSK_SIZES; ncu's full set of wgmma-staged and wgmma-streamk at 5120 for the Why page (why/ncu_why_streamk_5120_*;

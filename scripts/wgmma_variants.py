@@ -45,7 +45,7 @@ VARIANTS = [
     ("persistent main loop", "wgmma-persistent", [NO_EPILOGUE]),
     ("staged (catalog)", "wgmma-staged", []),
     ("stream-K (catalog)", "wgmma-streamk", []),
-    ("stream-K runs of 1/4 tile", "wgmma-streamk", ["-DPERSISTENT_SK_MIN_RUN=4"]),
+    ("stream-K runs of 1/2 tile", "wgmma-streamk", ["-DPERSISTENT_SK_MIN_RUN=2"]),
     ("stream-K runs of 1/8 tile", "wgmma-streamk", ["-DPERSISTENT_SK_MIN_RUN=8"]),
     ("stream-K runs of 1/16 tile", "wgmma-streamk", ["-DPERSISTENT_SK_MIN_RUN=16"]),
     ("stream-K 40/232 regs", "wgmma-streamk", ["-DPERSISTENT_SK_REGS=1"]),

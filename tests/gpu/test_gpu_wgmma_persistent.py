@@ -41,8 +41,9 @@ SHAPES = [
     Shape(2064, 2048, 80),  # two slices, the last one mostly outside K; a last tile row 16 high
     Shape(1136, 4112, 528),  # 9 tile rows (the last cluster's second block is outside M), N cuts a B box
     Shape(8192, 8192, 8192),
-    # wgmma-streamk's last wave on 132 SMs: 192 tiles, 60 of them in the tail, of 16.75 slices cut into runs of 9,
-    # so some tiles are shared by three blocks; 133 tiles, one whole wave and one tile that two blocks share.
+    # wgmma-streamk's last wave on 132 SMs: 192 tiles, 60 of them in the tail, of 16.75 slices cut into runs of 8,
+    # so some tiles are shared by three blocks; 133 tiles, one whole wave and one tile that four blocks share.
+    # (1008^3, 48x80x1040 and 4096x16x4096 also share each tile among four blocks, runs of a quarter tile.)
     Shape(1024, 6144, 1072),
     Shape(896, 4864, 4096),
 ]
