@@ -32,8 +32,9 @@ def no_gpu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def page(name: str) -> AppTest:
-    """The frame app.py showing pages/<name>."""
+    """The frame app.py showing pages/<name> (Review with its Add runs expander open: drawn into only while open)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["add_runs"] = True
     at.run()
     at.switch_page(f"pages/{name}").run()
     assert not at.exception, [e.value for e in at.exception]

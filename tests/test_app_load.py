@@ -305,13 +305,19 @@ def test_a_page_draws_a_shared_figure_as_the_plain_figure(tmp_path: Path) -> Non
     assert view.tflops.to_dict().json_form in specs
 
 
-def test_a_review_visit_reads_the_store_revision_once(monkeypatch, tmp_path: Path) -> None:
+def seeded_review(tmp_path: Path) -> AppTest:
+    """The Review page on a store holding the bundled runs of BUNDLE (three)."""
     store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")
     store.import_runs(bundles.bundled_runs(BUNDLE))
     store.close()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/7_Review.py").run()
+    return at
+
+
+def test_a_review_visit_reads_the_store_revision_once(monkeypatch, tmp_path: Path) -> None:
+    at = seeded_review(tmp_path)
     calls = []
     real = RunStore.revision
     monkeypatch.setattr(RunStore, "revision", lambda self: calls.append(1) or real(self))
@@ -464,3 +470,27 @@ def test_the_bundle_pickers_options_are_made_once_per_tuple_of_bundles() -> None
     assert ui._picker_options(found)[0] is names  # the same lists on the next run
     fewer = found[:2]
     assert ui._picker_options(fewer) == ([b.name for b in fewer], {b.name: b.label for b in fewer})
+
+
+def drawn(node) -> int:
+    """The elements and blocks under an AppTest node: each is one message a visit sends (a delta), and Streamlit's
+    work per visit grows with them (docs/load-test.md, rounds 9, 11 and 12)."""
+    kids = getattr(node, "children", None)
+    return sum(1 + drawn(child) for child in kids.values()) if isinstance(kids, dict) else 0
+
+
+def test_review_and_why_draw_only_what_their_reader_looks_at(tmp_path: Path) -> None:
+    """A plain visit of Review (store seeded with the bundled runs) and of Why draws the open section only: the
+    counts were 54 and 43 elements before round 12 (every section and the run filters drawn). A count above the
+    bound means elements crept back onto the default view."""
+    at = seeded_review(tmp_path)
+    assert not at.exception and at.session_state["review_tab"] == "Compare"
+    assert drawn(at.main) <= 30, drawn(at.main)
+    assert not at.text_input and not [s for s in at.selectbox if s.key == "open_run"]  # filters, Open: closed
+    assert {"Export HTML report", "Export comparison CSV", "Export runs JSON"} <= {
+        b.label for b in at.get("download_button")
+    }
+    at.switch_page("pages/8_Why.py").run()
+    assert not at.exception and at.session_state["why_tab"] == "Warp\\-stall breakdown"
+    assert drawn(at.main) <= 14, drawn(at.main)
+    assert at.get("plotly_chart") and not at.dataframe  # the stall chart; no source or step tables

@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.analysis.sweep import bundled_sweeps, sweep_frame
-from profiling.app import bundles, kernel_facts, table_format, tables
+from profiling.app import bundles, kernel_facts, table_format, tables, why_view
 from profiling.runs.duplicates import identical_runs
 from profiling.runs.export import export_runs_json
 from profiling.runs.results import load_document
@@ -53,6 +53,7 @@ def page(name: str, bundle: str | None = BUNDLE.name) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     if bundle is not None:
         at.session_state["bundle"] = bundle  # the sidebar's picker (AppTest cannot pick a formatted option)
+    at.session_state["add_runs"] = True  # Review's Add runs expander open: it is drawn into only while open
     at.run()
     if name != OVERVIEW:
         assert not at.exception, [e.value for e in at.exception]
@@ -450,11 +451,18 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     assert not any(t.get("showlegend", True) and "baseline)" in t.get("name", "") for t in roof["data"])
     assert {b.label for b in at.get("download_button")} >= {"Export HTML report", "Export comparison CSV"}
 
-    at.text_input(key="f_label").set_value("candidate").run()
+    at.session_state["filters_open"] = True  # the filters are drawn only while their expander is open
+    at.run().text_input(key="f_label").set_value("candidate").run()
     assert list(at.dataframe[0].value["label"]) == ["candidate"]
-    at.text_input(key="f_label").set_value("").run()
+    at.session_state["filters_open"] = False  # closed, the filter stays and the page says so
+    at.run()
+    assert list(at.dataframe[0].value["label"]) == ["candidate"] and not at.text_input
+    assert "Filtered by label “candidate”." in [c.value for c in at.caption]
+    at.session_state["filters_open"] = True
+    at.run().text_input(key="f_label").set_value("").run()
 
-    at.selectbox(key="open_run").set_value(cand_id).run()
+    at.session_state["review_tab"] = "Open / delete"  # drawn only while open
+    at.run().selectbox(key="open_run").set_value(cand_id).run()
     next(b for b in at.button if b.label == f"Delete run #{cand_id}").click().run()
     assert any("to the trash" in w.value for w in at.warning)
     assert len(at.dataframe[0].value) == 4  # nothing deleted before confirming
@@ -488,6 +496,7 @@ def test_no_table_shows_none(name: str, bundle: str | None) -> None:
         next(b for b in at.button if b.label.startswith("Save the bundled measurements")).click().run()
         assert not at.exception
     newest = bundles.discover_bundles()[0]
+    frames = [d.value for d in at.dataframe]
     if bundle is None and name.endswith(("3_Profile.py", "6_Reports.py")) and not newest.ncu_groups:
         with_one = next(b for b in bundles.discover_bundles() if b.ncu_groups)
         assert [plain(i.value) for i in at.info][-1] == (
@@ -495,8 +504,12 @@ def test_no_table_shows_none(name: str, bundle: str | None) -> None:
             f"report on the Reports page or choose bundled measurements with one, such as {with_one.label}."
         )
     else:
-        assert len(at.dataframe) > 0
-    for frame in (d.value for d in at.dataframe):
+        if name.endswith("8_Why.py"):  # one section drawn at a time: the others' tables too
+            for section in why_view.SECTIONS[1:]:
+                at.session_state[why_view.SECTION_KEY] = section
+                frames += [d.value for d in at.run().dataframe]
+        assert len(frames) > 0
+    for frame in frames:
         assert not frame.isna().any().any(), (name, frame.columns[frame.isna().any()].tolist())
         assert not frame.astype(str).isin(["None", "nan", "NaN"]).any().any(), name
         assert not {"device_name", "n_results", "shared_mem", "device_cc", "catalog_commit"} & set(

@@ -4,6 +4,7 @@ migrated into existing stores, shown on the Review page and in the HTML review, 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import pytest
@@ -152,14 +153,20 @@ def no_gpu(monkeypatch, tmp_path: Path):
         return s.import_runs(bundles.bundled_runs(next(b for b in bundles.discover_bundles())))
 
 
-def test_the_review_page_shows_and_adds_comments(no_gpu: list[int]) -> None:
-    run_id = no_gpu[0]
+def opened_run(run_id: int) -> AppTest:
+    """The Review page's Open tab showing run `run_id`, as its link opens it."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.run()
     at.switch_page("pages/7_Review.py")
     at.query_params = {"tab": "open-delete", "open": str(run_id)}
     at.run()
     assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_review_page_shows_and_adds_comments(no_gpu: list[int]) -> None:
+    run_id = no_gpu[0]
+    at = opened_run(run_id)
     assert f"Comments on run #{run_id}" in [s.value for s in at.subheader]
     assert any(c.value.startswith("No comments on this run yet") for c in at.caption)
     launches = at.selectbox(key="c_launch").options
@@ -172,3 +179,24 @@ def test_the_review_page_shows_and_adds_comments(no_gpu: list[int]) -> None:
     plain = shown[0].replace("\\", "").replace("\u2060", "")
     assert plain.endswith(f"UTC on {launches[1]}: {HOSTILE}")
     assert "<script>" not in shown[0]
+
+
+def test_a_comment_being_written_survives_a_look_at_another_tab(no_gpu: list[int]) -> None:
+    """The Open tab is drawn only while open; the draft (its launch and its text, sent when the box loses focus)
+    is kept while the reader looks at Compare, and the comment is added from there afterwards."""
+    run_id = no_gpu[0]
+    at = opened_run(run_id)
+    launch = at.selectbox(key="c_launch").options[1]
+    at.selectbox(key="c_launch").set_value(launch)
+    at.text_area(key="c_text").input("half written").run()
+    at.session_state["review_tab"] = "Compare"
+    at.run()
+    assert not at.exception and not at.text_area and at.query_params["open"] == str(run_id)
+    at.session_state["review_tab"] = "Open / delete"
+    at.run()
+    assert at.text_area(key="c_text").value == "half written" and at.selectbox(key="c_launch").value == launch
+    next(b for b in at.button if b.label == "Add comment").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    with RunStore(f"sqlite:///{os.environ['GEMMLENS_DB_PATH']}") as store:
+        assert [(c["text"], c["launch"]) for c in store.comments([run_id])] == [("half written", launch)]
+    assert at.text_area(key="c_text").value == ""  # a new draft after adding

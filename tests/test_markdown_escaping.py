@@ -68,6 +68,8 @@ NUMERIC_SPEC = re.compile(r"[,_]?(\.\d+)?[dfgeEn%]$|^,$")
 # iso_utc from a DateTime column). Each entry was reviewed;
 # anything else must go through the escaping helper.
 NOT_USER_TEXT = {
+    "why_view.SECTION_KEY",
+    "why_view.SECTIONS",
     "n_results",
     "run_id",
     "chosen",
@@ -282,6 +284,7 @@ def test_review_shows_hostile_labels_and_device_names_as_text(offline_app) -> No
     """The corpus file: an export whose second run has a label, notes and device name of Markdown links, an image
     and HTML. Imported on the Review page, its not-comparable warning names it, escaped."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["add_runs"] = True  # the Add runs expander open: it is drawn into only while open
     at.run()
     at.switch_page("pages/7_Review.py").run()
     at.file_uploader(key="import_json").set_value(

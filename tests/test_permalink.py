@@ -102,7 +102,7 @@ def test_review_link_round_trips(stored: list[int]) -> None:
     assert at.multiselect(key="candidates").value == [first]
     assert at.number_input(key="threshold").value == 7.5
     assert at.checkbox(key="cross_gpu").value is True
-    assert at.selectbox(key="open_run").value == second
+    assert at.session_state["open_run"] == second and not [w for w in at.selectbox if w.key == "open_run"]
     assert at.selectbox(key="hist_kernel").value == "v4" and at.selectbox(key="hist_metric").value == "tflops"
     # run 99 is not in the store: one note, the rest of the link stands
     assert notes(at) == [
@@ -123,6 +123,11 @@ def test_review_link_round_trips(stored: list[int]) -> None:
     assert again.selectbox(key="baseline").value == second
     assert again.session_state["review_tab"] == "By device"
     assert again.multiselect(key="candidates").value == at.multiselect(key="candidates").value
+    # Open, drawn only while open, shows the run the link named on every tab before
+    assert again.query_params["open"] == str(second)
+    again.session_state["review_tab"] = "Open / delete"
+    again.run()
+    assert again.selectbox(key="open_run").value == second and again.query_params["open"] == str(second)
 
 
 def test_review_history_tab_is_drawn_only_when_open_and_keeps_its_choice(stored: list[int]) -> None:
@@ -201,20 +206,32 @@ def test_why_link_round_trips() -> None:
         "base": labels[0],
         "cand": labels[-1],
     }
+    # A link without a tab opens the first section; the closed sections' choices stay in it.
     at = open_link("pages/8_Why.py", link)
     assert at.selectbox(key="why_source").value == source
     assert at.multiselect(key=f"stall_pick:{source}").value == labels[1:3]
     assert at.radio(key="stall_scale").value == "cycles"
+    assert not [w for w in at.selectbox if w.key and w.key.startswith(("src_kernel:", "step:"))]
+    assert dict(at.query_params) == link
+    at.session_state["why_tab"] = "Source and SASS hot spots"
+    at.run()
     assert at.selectbox(key=f"src_kernel:{source}").value == labels[2]
+    at.session_state["why_tab"] = "Explain a step"
+    at.run()
     assert at.selectbox(key=f"step:{source}").value == "any two launches"
     assert at.selectbox(key="x_base").value == labels[0] and at.selectbox(key="x_cand").value == labels[-1]
     assert at.success[0].value.replace("\\", "").startswith(f"{labels[0]} -> {labels[-1]}: time ")
-    assert dict(at.query_params) == link
-    at.radio(key="stall_scale").set_value("share").run()
-    assert "scale" not in at.query_params  # back at the default
+    assert dict(at.query_params) == {**link, "tab": "explain-a-step"}
     steps = at.selectbox(key=f"step:{source}")
     steps.set_value(steps.options[0]).run()
     assert "base" not in at.query_params and at.query_params["step"] == steps.options[0]
+    at.session_state["why_tab"] = "Warp\\-stall breakdown"  # the default tab: it leaves the link
+    at.run()
+    at.radio(key="stall_scale").set_value("share").run()
+    assert "scale" not in at.query_params and "tab" not in at.query_params  # back at the defaults
+    assert at.query_params["step"] == steps.options[0] and at.query_params["kernel"] == labels[2]
+    again = open_link("pages/8_Why.py", {**at.query_params, "tab": "explain-a-step"})
+    assert again.selectbox(key=f"step:{source}").value == steps.options[0]
 
 
 def test_indexing_link_round_trips() -> None:
@@ -264,5 +281,11 @@ def test_a_page_publishes_its_link_in_one_message(monkeypatch) -> None:
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     source = at.selectbox(key="why_source").value
-    kernel, step = at.selectbox(key=f"src_kernel:{source}").value, at.selectbox(key=f"step:{source}").value
-    assert sent == [{"data": source, "kernel": kernel, "step": step}] == [dict(at.query_params)]
+    launches = at.multiselect(key=f"stall_pick:{source}").options[:1]
+    at.session_state["why_tab"] = "Explain a step"
+    at.session_state[f"stall_pick:{source}"] = launches
+    sent.clear()
+    at.run()
+    step = at.selectbox(key=f"step:{source}").value
+    want = {"data": source, "tab": "explain-a-step", "launches": launches[0], "step": step}  # one launch: one value
+    assert sent == [want] == [dict(at.query_params)]

@@ -131,11 +131,12 @@ def test_comments_on_runs_and_launches_are_kept_with_author_and_time(no_gpu: Pat
 def test_a_comment_added_on_the_review_page_is_shown(no_gpu: Path) -> None:
     with RunStore(f"sqlite:///{no_gpu}") as store:
         run_id = store.save_run(convert.run_from_bench(bench_doc({"v3": 3.0, "v4": 2.0}), label="only"))
-    at = opened("7_Review.py", {})
+    at = opened("7_Review.py", {"tab": "open-delete"})
     at.selectbox(key="c_launch").set_value("v4 4096x4096x4096")
     at.text_area(key="c_text").input("the FFMA loop is the hot spot")
     next(b for b in at.button if b.label == "Add comment").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("on v4 4096x4096x4096" in m.value and "the FFMA loop is the hot spot" in m.value for m in at.markdown)
+    assert at.text_area(key="c_text").value == "" and at.selectbox(key="c_launch").value == "(the whole run)"
     with RunStore(f"sqlite:///{no_gpu}") as store:
         assert [c["text"] for c in store.comments([run_id])] == ["the FFMA loop is the hot spot"]

@@ -201,9 +201,20 @@ H100_LADDER = "bundled NVIDIA H100 80GB HBM3, why_4096"
 """The bundled H100 full-set capture of the whole ladder (the page's default under an H100 bundle)."""
 
 
-def why_page(source: str | None = H100_LADDER) -> AppTest:
+STALLS, SOURCE, EXPLAIN = why_view.SECTIONS
+
+
+def show(at: AppTest, section: str) -> AppTest:
+    """Open one of the page's sections (a tab: only the open one is drawn) and run."""
+    at.session_state[why_view.SECTION_KEY] = section
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def why_page(source: str | None = H100_LADDER, section: str | None = None) -> AppTest:
     """The Why page under the default sidebar bundle, its data switched to the capture whose label starts with
-    `source` (None: the page's own default)."""
+    `source` (None: the page's own default), showing `section` (None: the default, the stall breakdown)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     at.switch_page(WHY_PAGE).run()
@@ -212,7 +223,7 @@ def why_page(source: str | None = H100_LADDER) -> AppTest:
         label = next(o for o in at.selectbox(key="why_source").options if o.startswith(source))
         at.selectbox(key="why_source").set_value(label).run()
         assert not at.exception, [e.value for e in at.exception]
-    return at
+    return at if section is None else show(at, section)
 
 
 def plain(text: str) -> str:
@@ -220,7 +231,7 @@ def plain(text: str) -> str:
 
 
 def test_every_ladder_step_shows_stalls_hot_lines_and_a_summary(no_gpu) -> None:
-    at = why_page()
+    at = why_page(section=EXPLAIN)
     assert at.title[0].value == "Why"
     # the largest bundled size by default, as `explain` chooses
     assert at.selectbox(key="why_source").value.startswith("bundled NVIDIA H100 80GB HBM3, why_4096")
@@ -248,6 +259,7 @@ def test_source_view_and_stall_chart_on_the_page(no_gpu) -> None:
     at = why_page()
     stalls = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert len(stalls["layout"]["yaxis"]["tickvals"]) == 12  # the ladder, v1 .. v9-regdb and the WMMA pair
+    show(at, SOURCE)
     kernel_key = next(s.key for s in at.selectbox if s.key and s.key.startswith("src_kernel:"))
     assert at.selectbox(key=kernel_key).value == "v4"
     hot = next(df.value for df in at.dataframe if list(df.value.columns) == why.LINE_COLUMNS)
@@ -257,6 +269,7 @@ def test_source_view_and_stall_chart_on_the_page(no_gpu) -> None:
         o for o in at.selectbox(key="why_source").options if o.startswith(H100_LADDER.replace("4096", "1024"))
     )
     at.selectbox(key="why_source").set_value(smaller).run()
+    show(at, EXPLAIN)
     assert not at.exception and plain(at.success[0].value).startswith("v1 -> v1-coalesced")
 
 
@@ -271,7 +284,7 @@ def test_each_table_carries_the_formats_of_its_own_columns_as_before(no_gpu) -> 
     full, compact = sent(why_view.COLUMNS), sent(why_view.COMPACT)
     at = why_page()
     checked = 0
-    for table in at.dataframe:
+    for table in [t for section in (SOURCE, EXPLAIN) for t in show(at, section).dataframe]:
         columns = json.loads(table.proto.columns)
         names = list(table.value.columns)
         assert set(columns) <= {*names, "_index"}, names
@@ -285,14 +298,15 @@ def test_each_table_carries_the_formats_of_its_own_columns_as_before(no_gpu) -> 
 def test_the_stall_meanings_and_the_code_change_are_sent_only_while_open(no_gpu) -> None:
     at = why_page()
     (meanings,) = [e for e in at.expander if e.label == "What each stall reason means"]
-    (change,) = [e for e in at.expander if e.label.startswith("Code change: ")]
-    assert not meanings.children and not change.children and not at.code
+    assert not meanings.children
+    (change,) = [e for e in show(at, EXPLAIN).expander if e.label.startswith("Code change: ")]
+    assert not change.children and not at.code
     source = at.selectbox(key="why_source").value
     base, cand = at.selectbox(key=f"step:{source}").value.split(" → ")
-    at.session_state["stall_meanings"] = True
     at.session_state[f"diff:{base}:{cand}"] = True
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    code = show(at, EXPLAIN).code[0].value
+    at.session_state["stall_meanings"] = True
+    show(at, STALLS)
     data = why_view.data_sources(None)[0][source]()
     (meanings,) = [e for e in at.expander if e.label == "What each stall reason means"]
     assert [c.value for c in meanings.caption] == [
@@ -301,7 +315,7 @@ def test_the_stall_meanings_and_the_code_change_are_sent_only_while_open(no_gpu)
     chosen = tuple(at.multiselect(key=f"stall_pick:{source}").value)
     drawn = meanings.dataframe[0].value.reset_index(drop=True)
     assert drawn.equals(why_view._stall_view(data, chosen, "share")[1].to_pandas())
-    assert list(drawn["reason"]) and at.code[0].value == why.explain_step(data, base, cand).diff.strip()
+    assert list(drawn["reason"]) and code == why.explain_step(data, base, cand).diff.strip()
 
 
 def test_a_handed_over_source_page_is_offered(no_gpu) -> None:
@@ -312,7 +326,7 @@ def test_a_handed_over_source_page_is_offered(no_gpu) -> None:
     label = "source page mine.csv.gz (uploaded)"
     assert label in at.selectbox(key="why_source").options
     at.selectbox(key="why_source").set_value(label).run()
-    assert not at.exception, [e.value for e in at.exception]
+    show(at, EXPLAIN)
     assert any("no counters" in plain(s.value) for s in at.success)
 
 
@@ -336,7 +350,7 @@ def test_uploaded_reports_with_stalls_and_any_two_launches(no_gpu) -> None:
     at.session_state["uploads"] = {"why.csv:0": "why.csv"}
     at.run()
     at.selectbox(key="why_source").set_value("uploaded reports (this session)").run()
-    assert not at.exception, [e.value for e in at.exception]
+    show(at, EXPLAIN)
     step_key = next(s.key for s in at.selectbox if s.key and s.key.startswith("step:"))
     at.selectbox(key=step_key).set_value("any two launches").run()
     at.selectbox(key="x_base").set_value("v5").run()
@@ -354,7 +368,7 @@ def test_static_sass_toggle(no_gpu) -> None:
 
     if tool_path("nvcc") is None or find_binary("nvdisasm") is None:
         pytest.skip("needs nvcc and nvdisasm")
-    at = why_page()
+    at = why_page(section=SOURCE)
     at.toggle(key="static_sass").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
     mix = next(df.value for df in at.dataframe if "main loop" in df.value.columns).set_index("instructions")
@@ -370,7 +384,7 @@ def test_the_hopper_capture_explains_wgmma_against_mma_sync() -> None:
     at.switch_page("pages/8_Why.py").run()
     label = next(o for o in at.selectbox(key="why_source").options if "why_hopper_4096" in o)
     at.selectbox(key="why_source").set_value(label).run()
-    assert not at.exception, [e.value for e in at.exception]
+    show(at, EXPLAIN)
     key = f"step:{label}"
     step = next(o for o in at.selectbox(key=key).options if o.startswith("wmma-async") and o.endswith("wgmma-tma"))
     at.selectbox(key=key).set_value(step).run()
@@ -400,6 +414,7 @@ def test_a_split_k_step_shows_its_main_kernel_not_the_launch_that_zeroes_c() -> 
     at.switch_page("pages/8_Why.py").run()
     label = next(o for o in at.selectbox(key="why_source").options if "why_splitk_1024x1024x8191" in o)
     at.selectbox(key="why_source").set_value(label).run()
+    show(at, EXPLAIN)
     key = f"step:{label}"
     step = next(o for o in at.selectbox(key=key).options if o.startswith("v9-regdb") and o.endswith("v9-splitk"))
     at.selectbox(key=key).set_value(step).run()
@@ -424,9 +439,9 @@ def test_an_uploaded_ncu_rep_brings_its_source_view(no_gpu) -> None:
     at.session_state["uploads"] = {"v4.ncu-rep:0": "v4.ncu-rep"}
     at.run()
     at.selectbox(key="why_source").set_value("uploaded reports (this session)").run()
-    assert not at.exception, [e.value for e in at.exception]
-    hot = next(df.value for df in at.dataframe if list(df.value.columns) == why.LINE_COLUMNS)
+    hot = next(df.value for df in show(at, SOURCE).dataframe if list(df.value.columns) == why.LINE_COLUMNS)
     assert hot.iloc[0]["line"] == 29
+    show(at, EXPLAIN)
     assert not any("No source page for this launch." in c.value for c in at.caption)
 
 

@@ -1,5 +1,5 @@
 """Comments on a saved run or one of its launches, with author and time (the Review page's Open tab): the thread,
-oldest first, and a form for those whose role writes (RunStore.add_comment checks the role again)."""
+oldest first, and a box to add one for those whose role writes (RunStore.add_comment checks the role again)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,12 @@ from profiling.runs.store import MAX_COMMENT_CHARS, RunStore
 from profiling.team.roles import Identity
 
 WHOLE_RUN = "(the whole run)"
+
+COMMENT_DRAFT = {"c_launch": None, "c_text": None}
+"""The comment being written (widget key -> values it may hold, None: any): the Review page keeps it while the
+Open tab is closed, so a draft survives a look at another tab."""
+
+_CLEAR = "c_clear"  # set when a comment was added: the next run empties the draft before drawing it
 
 
 def comment_line(comment: Mapping[str, Any]) -> str:
@@ -48,10 +54,15 @@ def comments_section(store: RunStore, run: SavedRun, actor: Identity | None) -> 
         role = actor.role if actor is not None else "signed-out reader"
         st.caption(f"Commenting is a write: a {md_escape(role)} reads the comments; runners and admins add them.")
         return
-    with st.form(f"comment_form_{run_id}", clear_on_submit=True):
-        about = st.selectbox("On", [WHOLE_RUN, *launches(run)], key="c_launch")
-        text = st.text_area("Comment", max_chars=MAX_COMMENT_CHARS, key="c_text")
-        if st.form_submit_button("Add comment"):
-            with ui.user_errors():
-                store.add_comment(run_id, text, launch="" if about == WHOLE_RUN else about, actor=actor)
-                st.rerun()
+    # Not a form: a form's text reaches the server only on submit, so the draft would be lost with the tab drawn
+    # only while open. A text area alone sends its text when it loses focus, and the page keeps it (COMMENT_DRAFT).
+    if st.session_state.pop(_CLEAR, False):
+        for key in COMMENT_DRAFT:
+            st.session_state.pop(key, None)
+    about = st.selectbox("On", [WHOLE_RUN, *launches(run)], key="c_launch")
+    text = st.text_area("Comment", max_chars=MAX_COMMENT_CHARS, key="c_text")
+    if st.button("Add comment", key="c_add"):
+        with ui.user_errors():
+            store.add_comment(run_id, text, launch="" if about == WHOLE_RUN else about, actor=actor)
+            st.session_state[_CLEAR] = True
+            st.rerun()

@@ -37,7 +37,7 @@ PARAMS: Final[dict[Page, tuple[str, ...]]] = {
         *("device", "kernel", "label", "author", "since", "tab", "baseline", "candidates", "threshold"),
         *("cross_gpu", "open", "history_kernel", "metric"),
     ),
-    "why": ("data", "launches", "scale", "kernel", "step", "base", "cand"),
+    "why": ("data", "tab", "launches", "scale", "kernel", "step", "base", "cand"),
     "indexing": ("kernel", "beside", "m", "n", "k", "bx", "by", "warp", "kstep", "instruction"),
 }
 """The URL parameters of each page, in the order they appear in a link."""
@@ -56,6 +56,7 @@ class _Bound:
     encode: Callable[[Any], str]
     multi: bool
     default: Any
+    kept: bool = False
 
 
 @dataclass
@@ -156,14 +157,17 @@ def bind(
     encode: Callable[[Any], str] = encode_value,
     multi: bool = False,
     default: Any = None,
+    kept: bool = False,
 ) -> str:
     """Tie the widget `key` to the URL parameter `name` for this run; call it just before drawing the widget (or
     as its `key=` argument: it returns `key`).
 
     A URL value this session did not write itself is applied to the widget when it is among `options` (or, for
     `multi`, each of its values that is); otherwise a one-line note says so and the widget keeps its default.
-    A widget at `default` (a fixed default, not one that follows the data) stays out of the link."""
-    _run().bound[name] = _Bound(key, encode, multi, default)
+    A widget at `default` (a fixed default, not one that follows the data) stays out of the link. `kept`: the
+    widget is not drawn this run (a closed section's, its value kept by ui.keep_choices), and the value it holds
+    stays in the link all the same."""
+    _run().bound[name] = _Bound(key, encode, multi, default, kept)
     texts = url_values(name)
     published = _published().get(name)
     if not texts or (published is not None and (texts if multi else texts[-1]) == published):
@@ -189,7 +193,7 @@ def selection(page: Page) -> dict[str, str | list[str]]:
     bound = _run().bound
     for name in PARAMS[page]:
         spec = bound.get(name)
-        if spec is None or not _drawn(spec.key):
+        if spec is None or not (_drawn(spec.key) or (spec.kept and spec.key in st.session_state)):
             continue
         value = st.session_state[spec.key]
         if value is None or (isinstance(value, str | list) and not value) or (value == spec.default):

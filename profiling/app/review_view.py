@@ -1,5 +1,6 @@
-"""The Review page's sections: the runs listed, baseline against candidates (the side-by-side table, the roofline,
-the comparison figures and the downloads) and the delete button. Figures come from profiling.charts.review through
+"""The Review page's sections: adding runs, the runs listed and their filters, baseline against candidates (the
+side-by-side table, the roofline, the comparison figures and the downloads) and the Open tab with its delete button
+and comments. Figures come from profiling.charts.review through
 profiling.app.cache; the HTML export is profiling.charts.review_html."""
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling.analysis.ceilings import recorded_device_ceilings
-from profiling.app import cache, permalink, state, store_cache, ui
+from profiling.app import auth, bundles, cache, permalink, state, store_cache, ui
+from profiling.app.bundles import Bundle
+from profiling.app.comments_view import comments_section
+from profiling.app.saving import save_runs_button
 from profiling.runs.comparison import DEFAULT_THRESHOLD_PCT
-from profiling.runs.export import to_csv
+from profiling.runs.export import MAX_IMPORT_MB, read_runs_upload, to_csv
 from profiling.runs.records import SavedRun
 from profiling.team.roles import Identity
 
@@ -24,6 +28,32 @@ if TYPE_CHECKING:
 
 RUNS_SHOWN = 500
 """The newest runs the Review page lists (and filters); older ones stay in the store, out of the page's way."""
+
+FILTERS = {"device": "Device", "kernel": "Kernel", "label": "Label", "author": "Author", "since": "Since (YYYY-MM-DD)"}
+"""The run list's filters: link parameter -> label (the widget key is f_<parameter>)."""
+
+FILTERS_KEY = "filters_open"
+
+
+def run_filters() -> dict[str, str | None]:
+    """The run list's filters (parameter -> text, None when empty), in an expander drawn into only while open: five
+    inputs in columns were eleven messages on every visit. Their values, and their place in the link, are kept
+    while it is closed; a link that sets one opens it, and a closed one with filters set says which under it."""
+    keys = {name: permalink.bind(name, f"f_{name}", kept=True) for name in FILTERS}
+    ui.keep_choices(dict.fromkeys(keys.values()))
+    values = {name: str(st.session_state.get(key, "")).strip() for name, key in keys.items()}
+    if FILTERS_KEY not in st.session_state and any(values.values()):
+        st.session_state[FILTERS_KEY] = True
+    box = ui.lazy_expander("Filter runs", key=FILTERS_KEY)
+    if box is None:
+        if any(values.values()):
+            shown = ", ".join(f"{FILTERS[n].split(' (')[0].lower()} “{v}”" for n, v in values.items() if v)
+            st.caption(f"Filtered by {ui.safe_md(shown)}.")
+    else:
+        with box:
+            for column, (name, key) in zip(st.columns(len(keys)), keys.items(), strict=True):
+                values[name] = column.text_input(FILTERS[name], key=key).strip()
+    return {name: value or None for name, value in values.items()}
 
 
 def listed_runs(store: RunStore) -> list[dict[str, Any]]:
@@ -45,19 +75,22 @@ def review_comparison(
     if view.side.empty:
         st.info("The baseline and candidates have no kernel and size in common.")
     else:
-        st.caption(
+        notes = [
             "Time verdict: faster or slower when the 95 % bootstrap interval of the median-time ratio (Time interval) "
             "excludes no change and passes the threshold; same within it; noisy when too wide to decide; no verdict "
             "(medians only) when a run saved no per-launch times. Δ% "
             "relative to the baseline; the HTML report colours every metric's change."
-        )
+        ]
         for label, guard in view.guards:
             if guard.differences:
-                (st.warning if not guard.comparable else st.caption)(
-                    f"{ui.safe_md(label)}: {ui.safe_md(guard.label())}"
-                )
+                line = f"{ui.safe_md(label)}: {ui.safe_md(guard.label())}"
+                if guard.comparable:
+                    notes.append(line)
+                else:
+                    st.warning(line)
         if view.note:
-            st.caption(f"Time, every row: {ui.safe_md(view.note)}.")
+            notes.append(f"Time, every row: {ui.safe_md(view.note)}.")
+        st.caption("\n\n".join(notes))  # one element: each is a message the server builds and sends
         st.dataframe(view.table, hide_index=True, width="stretch", key="side_by_side")
     if len(view.unmatched):
         with st.expander(f"Not compared: {len(view.unmatched)} kernel/size pair(s) in one run only"):
@@ -78,13 +111,54 @@ def review_downloads(
 ) -> None:
     """Download buttons for a comparison: the self-contained HTML report, the side-by-side table (CSV) and the
     runs (JSON); each file is built when its button is clicked, not on every visit."""
-    e1, e2, e3 = st.columns(3)
+    row = st.container(horizontal=True)  # one block for the row: columns were a block each
     ids = [r.id for r in (baseline, *candidates) if r.id is not None]
     comments = store_cache.comments(ui.run_store(), ids) if ids else []
     html_doc, runs_json = cache.review_exports(baseline, candidates, comparison, threshold_pct, roofline, comments)
-    e1.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
-    e2.download_button("Export comparison CSV", lambda: to_csv(side), "gemmlens-comparison.csv", "text/csv")
-    e3.download_button("Export runs JSON", runs_json, "gemmlens-runs.json", "application/json")
+    row.download_button("Export HTML report", html_doc, "gemmlens-review.html", "text/html")
+    row.download_button("Export comparison CSV", lambda: to_csv(side), "gemmlens-comparison.csv", "text/csv")
+    row.download_button("Export runs JSON", runs_json, "gemmlens-runs.json", "application/json")
+
+
+def add_runs_section(store: RunStore, bundle: Bundle | None, who: Identity | None) -> None:
+    """The expander that saves the sidebar's bundled measurements or imports exported runs, drawn into only while
+    open, or while it holds a picked file or a save's question, which a run that drew nothing would drop."""
+    holding = st.session_state.get("import_json") is not None or state.save_pending() is not None
+    box = ui.lazy_expander("Add runs: bundled measurements or an exported JSON", "add_runs", holding)
+    if box is None:
+        return
+    with box:
+        if bundle is not None and bundle.bench_files:
+            label = f"Save the bundled measurements ({bundle.name})"
+            save_runs_button(store, label, lambda: bundles.bundled_runs(bundle), who, key="save_bundled")
+        # No upload field for a role that may not save: its bytes would reach the server before any refusal.
+        if not auth.may("save"):
+            st.caption("Importing runs needs the runner or admin role.")
+            return
+        imported = st.file_uploader(  # the browser refuses a bigger file itself; the server's limit is the reports'
+            f"Import runs (JSON exported from this page, up to {MAX_IMPORT_MB:d} MB)",
+            key="import_json",
+            max_upload_size=MAX_IMPORT_MB,
+        )
+        if imported is not None:  # read when Import is clicked: a file that is not runs is a one-line error then
+            read = lambda: read_runs_upload(who, imported.name, imported.size, imported.getvalue)  # noqa: E731
+            save_runs_button(store, "Import", read, who, key="import_runs")
+
+
+def open_section(store: RunStore, ids: list[int], names: dict[int, str], who: Identity | None, tab: Any) -> None:
+    """The Open / delete tab: a run's facts and results, its delete button and its comments, drawn only while the
+    tab is open. The run chosen stays in the link and in the session while it is closed."""
+    key = permalink.bind("open", "open_run", ids, parse=permalink.parse_run_id, kept=not tab.open)
+    if not tab.open:
+        return
+    with tab:
+        open_id = st.selectbox("Run", ids, format_func=names.get, key=key)
+        run = store_cache.read_run(store, open_id)
+        info, results = cache.run_tables(run)
+        st.dataframe(info, hide_index=True, width="stretch")
+        st.dataframe(results, hide_index=True, width="stretch")
+        delete_run_button(store, open_id, len(run.results), who)
+        comments_section(store, run, who)
 
 
 def delete_run_button(store: RunStore, run_id: int, n_results: int, actor: Identity | None) -> None:

@@ -241,13 +241,14 @@ def _picker_options(found: tuple[Bundle, ...]) -> tuple[list[str], dict[str, str
     return names, labels
 
 
-def lazy_expander(label_md: str, key: str) -> Any | None:
-    """st.expander(label_md) (escaped Markdown) for a part few readers open, built and sent only while it is open: the expander itself is
-    drawn on every visit, closed by default, and opening or closing it reruns the page. Returns the expander while
-    it is open (draw into it), None while it is closed. A closed expander's content cost a visit as much as a shown
-    one's."""
+def lazy_expander(label_md: str, key: str, holding: bool = False) -> Any | None:
+    """st.expander(label_md) (escaped Markdown) for a part few readers open, built and sent only while it is open: the
+    expander itself is drawn on every visit, closed by default, and opening or closing it reruns the page. Returns
+    the expander while it is open (draw into it), None while it is closed. A closed expander's content cost a visit
+    as much as a shown one's. `holding`: its content holds what the reader gave it (a file picked, a question
+    waiting for an answer), which a run that drew nothing would drop: returned closed too."""
     box = st.expander(label_md, key=key, on_change="rerun")
-    return box if box.open else None
+    return box if box.open or holding else None
 
 
 def bundled_caption(bundle: Bundle | None) -> None:

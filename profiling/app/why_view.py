@@ -1,5 +1,5 @@
 """The Why page's Streamlit parts: cached loading of its data sources and the three sections (stall breakdown,
-source and SASS, explain a step). The numbers and tables come from profiling.app.why."""
+source and SASS, explain a step), one shown at a time. The numbers and tables come from profiling.app.why."""
 
 from __future__ import annotations
 
@@ -47,6 +47,11 @@ COLUMNS = {
 
 
 COMPACT = {**COLUMNS, "source": st.column_config.TextColumn("source", width="medium")}
+
+SECTIONS = ("Warp-stall breakdown", "Source and SASS hot spots", "Explain a step")
+"""The page's sections, one drawn at a time (a tab each); the first is the default."""
+
+SECTION_KEY = "why_tab"
 
 
 @cache.resource(show_spinner="Reading the capture…")
@@ -223,11 +228,61 @@ def context_note(chosen: Bundle | None, shown: str, devices: dict[str, str]) -> 
     )
 
 
+SCALES = ["share", "cycles"]
+ANY_TWO = "any two launches"
+
+
+def _bind_stalls(data: why.WhyData, kept: bool = False) -> dict[str, list[str]]:
+    """Bind the stall section's link parameters; returns its widgets' keys and the values each may hold."""
+    labels = list(data.labels())
+    permalink.bind(
+        "launches", f"stall_pick:{data.name}", labels, multi=True, default=why.ladder_labels(data), kept=kept
+    )
+    permalink.bind("scale", "stall_scale", SCALES, default="share", kept=kept)
+    return {f"stall_pick:{data.name}": labels, "stall_scale": SCALES}
+
+
+def _source_labels(data: why.WhyData) -> list[str]:
+    """The source section's kernels: the data's launches, then the catalog's kernels with a source it lacks."""
+    return list(data.labels()) + [s.id for s in CATALOG if s.source and s.id not in data.labels()]
+
+
+def _step_options(data: why.WhyData) -> tuple[list[tuple[str, str]], list[str]]:
+    """(the ladder's steps as pairs of launches, the step picker's options: each step, then any two launches)."""
+    pairs = why.ladder_pairs(data)
+    return pairs, [f"{a} → {b}" for a, b in pairs] + [ANY_TWO]
+
+
+def _bind_pair(labels: list[str], kept: bool = False) -> dict[str, list[str]]:
+    """Bind the baseline and candidate of "any two launches"; returns their keys and the values each may hold."""
+    permalink.bind("base", "x_base", labels, kept=kept)
+    permalink.bind("cand", "x_cand", labels, kept=kept)
+    return {"x_base": labels, "x_cand": labels}
+
+
+def keep_closed(data: why.WhyData, shown: int) -> None:
+    """Keep the choices of the sections not shown (all but SECTIONS[shown]): a link's values reach their widgets,
+    the widgets' values stay in the link and through the runs that do not draw them (ui.keep_choices), so a
+    reader who opens the section again, or a colleague opening the link, finds them as they were left."""
+    kept: dict[str, Any] = {}
+    if shown != 0:
+        kept |= _bind_stalls(data, kept=True)
+    if shown != 1:
+        permalink.bind("kernel", f"src_kernel:{data.name}", labels := _source_labels(data), kept=True)
+        kept |= {f"src_kernel:{data.name}": labels, "static_sass": None}
+    if shown != 2:
+        pairs, options = _step_options(data)
+        permalink.bind("step", f"step:{data.name}", options, kept=True)
+        kept[f"step:{data.name}"] = options
+        if st.session_state.get(f"step:{data.name}", options[0]) == ANY_TWO or not pairs:
+            kept |= _bind_pair(list(data.labels()), kept=True)
+    ui.keep_choices(kept)
+
+
 def stall_section(data: why.WhyData) -> None:
     labels = list(data.labels())
-    permalink.bind("launches", f"stall_pick:{data.name}", labels, multi=True, default=why.ladder_labels(data))
+    _bind_stalls(data)
     chosen = st.multiselect("Launches", labels, default=why.ladder_labels(data), key=f"stall_pick:{data.name}")
-    permalink.bind("scale", "stall_scale", ["share", "cycles"], default="share")
     scale = st.radio(
         "Scale",
         ["share", "cycles"],
@@ -270,7 +325,7 @@ def _table(frame: Any, key: str, select: bool = False, height: int | None = None
 
 
 def source_section(data: why.WhyData) -> None:
-    labels = list(data.labels()) + [s.id for s in CATALOG if s.source and s.id not in data.labels()]
+    labels = _source_labels(data)
     default = next((i for i, lab in enumerate(labels) if data.catalog_id(lab) == "v4"), 0)
     permalink.bind("kernel", f"src_kernel:{data.name}", labels)
     label = st.selectbox("Kernel", labels, index=default, key=f"src_kernel:{data.name}")
@@ -327,15 +382,13 @@ def static_view(kernel_id: str) -> None:
 
 
 def explain_section(data: why.WhyData) -> None:
-    pairs = why.ladder_pairs(data)
-    options = [f"{a} → {b}" for a, b in pairs] + ["any two launches"]
+    pairs, options = _step_options(data)
     permalink.bind("step", f"step:{data.name}", options)
     step = st.selectbox("Step", options, key=f"step:{data.name}")
-    if step == "any two launches" or not pairs:
+    if step == ANY_TWO or not pairs:
         labels = list(data.labels())
         left, right = st.columns(2)
-        permalink.bind("base", "x_base", labels)
-        permalink.bind("cand", "x_cand", labels)
+        _bind_pair(labels)
         base = left.selectbox("Baseline", labels, key="x_base")
         cand = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="x_cand")
     else:

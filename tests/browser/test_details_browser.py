@@ -88,6 +88,7 @@ def test_details_metrics_and_compare_tabs_read_at(width: int, browser, server) -
 @pytest.mark.parametrize("width", [1024, 1440])
 def test_why_source_view_has_stall_columns_at(width: int, browser, server) -> None:
     page, errors = _open(browser, server, width, "Why")
+    page.get_by_role("tab", name="Source and SASS hot spots").click()
     page.get_by_text("Source, line by line").first.wait_for(timeout=60_000)
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(1500)

@@ -1,5 +1,6 @@
-"""The Why page in a real browser at 1024 and 1440 px: no exception, no horizontal scroll, the stall chart, the
-source view and the explanation drawn; screenshots in docs/screenshots/why-<width>.png."""
+"""The Why page in a real browser at 1024 and 1440 px: no exception, no horizontal scroll; the stall chart on
+arrival, the source view and the explanation each a tab away, the address bar following the tab; screenshots in
+docs/screenshots/why-<width>.png (arrival) and why-explain-<width>.png."""
 
 from __future__ import annotations
 
@@ -21,28 +22,50 @@ def test_why_page_reads_at(width: int, browser, server) -> None:
     page.get_by_text("No GPU found").wait_for(timeout=60_000)
     page.locator('[data-testid="stSidebarNav"] a', has_text="Why").click()
     page.locator("h1", has_text="Why").wait_for(timeout=60_000)
-    page.get_by_text("Explain a step").first.wait_for(timeout=60_000)
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2", timeout=60_000)
+    # On arrival: the stall breakdown only, one chart.
+    page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
     page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(1500)  # plotly and the data grids finish their layout
+    page.wait_for_timeout(1500)
+    bars = page.locator(".js-plotly-plot").first.locator(".barlayer .trace")
+    assert bars.count() >= 5  # one trace per stall reason shown
+    assert "Hottest lines (top 10 by warp-stall samples)" not in page.locator("body").inner_text()
+    _check(page, width)
+    _shot(page, f"why-{width}.png", width)
+    page.get_by_role("tab", name="Source and SASS hot spots").click()
+    page.get_by_text("Hottest lines (top 10 by warp-stall samples)").wait_for(timeout=60_000)
+    page.wait_for_function("() => location.search.includes('tab=source-and-sass-hot-spots')", timeout=30_000)
+    _check(page, width)
+    page.get_by_role("tab", name="Explain a step").click()
+    # The default sidebar bundle is an H200's, so the default capture is the H200's own (results/h200-2026-11-29/why/):
+    # its one step, wgmma-staged -> wgmma-streamk, 428.7 us -> 413.7 us in its raw CSV.
+    page.get_by_text("wgmma-staged → wgmma-streamk: time -3% (428.7 → 413.7 us)").wait_for(timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1500)
+    assert "What moved, ranked by how much of the time it explains" in page.locator("body").inner_text()
+    _check(page, width)
+    _shot(page, f"why-explain-{width}.png", width)
+    page.get_by_role("tab", name="Warp-stall breakdown").click()
+    page.wait_for_function("() => !location.search.includes('tab=')", timeout=30_000)
+    assert not errors, errors
+    page.close()
+
+
+def _check(page, width: int) -> None:
     body = page.locator("body").inner_text()
     assert page.locator('[data-testid="stException"]').count() == 0
     assert "Traceback" not in body
-    assert "Hottest lines (top 10 by warp-stall samples)" in body
-    # The default sidebar bundle is an H200's, so the default capture is the H200's own (results/h200-2026-11-29/why/):
-    # its one step, wgmma-staged -> wgmma-streamk, 428.7 us -> 413.7 us in its raw CSV.
-    assert "wgmma-staged → wgmma-streamk: time -3% (428.7 → 413.7 us)" in body
-    bars = page.locator(".js-plotly-plot").first.locator(".barlayer .trace")
-    assert bars.count() >= 5  # one trace per stall reason shown
     scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+
+
+def _shot(page, name: str, width: int) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SHOTS / f"why-{width}.png"
+    shot = SHOTS / name
     # Streamlit scrolls inside its main section, so a full-page shot needs a viewport as tall as that section.
     height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": width, "height": int(height) + 40})
     page.wait_for_timeout(1500)
     page.screenshot(path=str(shot), full_page=True)
+    page.set_viewport_size({"width": width, "height": 900})
     assert shot.stat().st_size > 50_000
-    assert not errors, errors
-    page.close()
