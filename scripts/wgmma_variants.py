@@ -32,6 +32,9 @@ STAGED = "-DPERSISTENT_EPILOGUE=2"  # C loaded into registers, D through two sta
 RING_STAGED = "-DPERSISTENT_EPILOGUE=3"  # C through the ring, D through the staging boxes: C's slots return sooner
 STRIPS = "-DPERSISTENT_EPILOGUE=4"  # as 3, each C slot the same column strips of both consumers, released one by one
 NO_STORE = "-DPERSISTENT_NO_STORE=1"  # the ring epilogue without D's stores (timed unchecked)
+# cuBLAS's tile at 5120^3 and 8192^3 on the H200: 128 x 320 (results/h200-2026-11-29/names/); 4-chunk C batches, so
+# the 160 accumulators and the batch fit the consumers' 224 registers.
+WIDE = ["-DPERSISTENT_BN=320", "-DPERSISTENT_C_BATCH=4"]
 BETA0 = "beta=0"  # not a macro: launched with beta = 0, so no C is read (timed unchecked)
 VARIANTS = [
     ("store (catalog)", "wgmma-tma-store", []),
@@ -44,6 +47,9 @@ VARIANTS = [
     ("strips, staged D, wait 1", "wgmma-persistent", [STRIPS, "-DPERSISTENT_WAIT=1"]),
     ("persistent main loop", "wgmma-persistent", [NO_EPILOGUE]),
     ("staged (catalog)", "wgmma-staged", []),
+    ("C direct, staged D, batch 4", "wgmma-persistent", [STAGED, "-DPERSISTENT_C_BATCH=4"]),
+    ("128x320, 3 stages, staged D", "wgmma-persistent", [STAGED, *WIDE, "-DPERSISTENT_STAGES=3"]),
+    ("128x320, 4 stages, direct D", "wgmma-persistent", [DIRECT, *WIDE, "-DPERSISTENT_STAGES=4"]),
     ("stream-K (catalog)", "wgmma-streamk", []),
     ("stream-K runs of 1/2 tile", "wgmma-streamk", ["-DPERSISTENT_SK_MIN_RUN=2"]),
     ("stream-K runs of 1/8 tile", "wgmma-streamk", ["-DPERSISTENT_SK_MIN_RUN=8"]),
@@ -64,19 +70,21 @@ def variant_spec(kernel_id: str, macros: list[str]):
     """The catalog entry with the slice depth, A's swizzle and the shared memory its macros change."""
     spec = get_kernel(kernel_id)
     values = dict(m.removeprefix("-D").split("=") for m in macros if m.startswith("-D"))
-    # Only the slice depth, the ring and the epilogue change the shared memory; the other macros keep the entry's.
-    if not {"PERSISTENT_BK", "PERSISTENT_STAGES", "PERSISTENT_EPILOGUE"} & set(values):
+    # Only the slice depth, the ring, the tile's width and the epilogue change the shared memory; the other macros
+    # keep the entry's.
+    if not {"PERSISTENT_BK", "PERSISTENT_STAGES", "PERSISTENT_EPILOGUE", "PERSISTENT_BN"} & set(values):
         return spec
     bk = int(values.get("PERSISTENT_BK", spec.params["BK"]))
     stages = int(values.get("PERSISTENT_STAGES", spec.params["STAGES"]))
+    bn = int(values.get("PERSISTENT_BN", spec.params["BN"]))
     p = spec.params
-    params = {**p, "BK": bk, "STAGES": stages, "A_SWIZZLE_BYTES": 2 * bk}
+    params = {**p, "BK": bk, "STAGES": stages, "A_SWIZZLE_BYTES": 2 * bk, "BN": bn}
     # EPILOGUE 2's staging: two OUT boxes of floats for each of the two consumers.
     staging = (
         4 * p["OUT_BOX_ROWS"] * p["OUT_BOX_COLS"] * 4 if values.get("PERSISTENT_EPILOGUE") in ("2", "3", "4") else 0
     )
-    smem = stages * (p["BM"] + p["BN"]) * bk * 2 + staging + 1024
-    return replace(spec, params=params, dynamic_smem_bytes=smem)
+    smem = stages * (p["BM"] + bn) * bk * 2 + staging + 1024
+    return replace(spec, params=params, dynamic_smem_bytes=smem, tile_n=bn)
 
 
 def compile_variant(spec, macros: list[str], tag: int) -> Path:

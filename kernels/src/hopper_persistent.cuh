@@ -94,7 +94,14 @@ namespace wgmma_persistent {
 #define PERSISTENT_SK_MIN_RUN 4
 #endif
 constexpr int BM = 128;
-constexpr int BN = 256;
+// PERSISTENT_BN 320 (measurement only, with EPILOGUE 1 or 2): 128 x 320 tiles, cuBLAS's choice at 5120^3 and 8192^3
+// on the H200 (nvjet ..._320x128_64x3_1x2, results/h200-2026-11-29/names/), 160 accumulators a consumer thread.
+#ifndef PERSISTENT_BN
+#define PERSISTENT_BN 256
+#endif
+constexpr int BN = PERSISTENT_BN;
+static_assert(BN == 256 || BN == 320, "tiles 256 or 320 columns wide");
+constexpr int ACC = BN / 2;  // accumulators of a consumer thread: its warp group's 64 x BN floats over 128 threads
 constexpr int BK = PERSISTENT_BK;  // halves per K slice: one swizzle row of A (64 or 128 bytes)
 constexpr int STAGES = PERSISTENT_STAGES;
 static_assert(BK == 32 || BK == 64, "A's swizzle is 64 bytes for 32-deep slices, 128 bytes for 64-deep ones");
@@ -128,8 +135,9 @@ constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
 #ifndef PERSISTENT_SK_REGS  // measurement only: 1 gives wgmma-streamk the other steps' 40 / 232
 #define PERSISTENT_SK_REGS 0
 #endif
-constexpr int PRODUCER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 56 : 40;
-constexpr int CONSUMER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 216 : 232;
+// The 320-wide tile's producer (five B boxes a slice) spills a word at 40.
+constexpr int PRODUCER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 56 : BN == 320 ? 48 : 40;
+constexpr int CONSUMER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 216 : BN == 320 ? 224 : 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
 constexpr int C_PREFETCH_SLICES = PERSISTENT_C_PREFETCH;
@@ -137,6 +145,7 @@ constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
 // Slices of wgmmas a consumer leaves running while it issues the next (wgmma.wait_group's argument).
 constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
 static_assert(!STREAMK || EPILOGUE == 4, "the stream-K tail is built on the strips epilogue");
+static_assert(BN == 256 || EPILOGUE == 1 || EPILOGUE == 2, "the ring epilogues' C slots are laid out for 256 columns");
 static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
 static_assert(OUT_BOX_BYTES * OUT_BOXES_PER_SLOT == STAGE_BYTES, "C boxes tile a slot");
@@ -412,7 +421,7 @@ __device__ __forceinline__ unsigned box_in_row(int j, int lane)
 // EPILOGUE 1 and 2: D = alpha * acc + beta * C for one consumer's 64 x 256 rows of the tile at (bm, bn), C read from
 // global in batches of C_BATCH 8-column chunks (all loads of a batch before its first use, so a batch waits once for
 // L2), D stored from registers (1) or through this consumer's two staging boxes by TMA (2).
-__device__ __forceinline__ void direct_epilogue(const float (&d)[128], const float* __restrict__ c_ptr,
+__device__ __forceinline__ void direct_epilogue(const float (&d)[ACC], const float* __restrict__ c_ptr,
                                                 float* __restrict__ d_ptr, const hopper::TensorMap* map_d, int M,
                                                 int N, int bm, int bn, int consumer, int warp, int lane, float alpha,
                                                 float beta, bool use_c, unsigned staging)
@@ -605,13 +614,13 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
 
         unsigned pos = 0;         // ring positions consumed so far, as the producer counts them
         int held_c = -1;          // ring position of the previous tile's first C slot until its D stores are read
-        float d[128];
+        float d[ACC];
         for (Work work = schedule.first(); schedule.more(work); work = schedule.next(work)) {
             const int unit = work.unit;
             const int slices = work.k_end - work.k_begin;
             const int release_at = min(slices - 1, C_RELEASE_SLICE);
 #pragma unroll
-            for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+            for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
             for (int t = 0; t < slices; ++t, ++pos) {
                 const int s = pos % STAGES;
                 mbar_wait(full0 + 8 * s, (pos / STAGES) & 1);
@@ -626,7 +635,12 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                                                            : make_desc(a_tile + kk * 32, 16, 1024);
                     // B, N-major: 16 K rows of 128 bytes further down each box; boxes B_BOX_BYTES apart.
                     const unsigned long long db = make_desc(b_tile + kk * 16 * 128, B_BOX_BYTES, 1024);
-                    wgmma_m64n256k16<1, IN>(d, da, db);
+                    wgmma_m64n256k16<1, IN>(*reinterpret_cast<float(*)[128]>(d), da, db);
+                    if constexpr (BN == 320) {
+                        // Columns 256..319: B's fifth box.
+                        const unsigned long long db4 = make_desc(b_tile + 4 * B_BOX_BYTES + kk * 16 * 128, B_BOX_BYTES, 1024);
+                        wgmma_m64n64k16<1, IN>(*reinterpret_cast<float(*)[32]>(d + 128), da, db4);
+                    }
                 }
                 wgmma_commit();
                 // Let the last WGMMA_IN_FLIGHT slices' wgmmas run on; the one before them is finished after this.
@@ -652,7 +666,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 if (beta == 1234.5f) {
                     float sum = 0.0f;
 #pragma unroll
-                    for (int i = 0; i < 128; ++i) sum += d[i];
+                    for (int i = 0; i < ACC; ++i) sum += d[i];
                     st_shared_f2(smem_base, sum, sum);
                 }
                 continue;
