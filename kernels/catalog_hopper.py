@@ -101,26 +101,31 @@ WGMMA_STREAMK = replace(
     adds="wgmma-staged with one change to its schedule. The persistent grid (one block per SM) walks the 128x256 "
     "tiles in waves; when the tile count is not a multiple of the SM count, the last wave keeps only some SMs "
     "busy: at 8192^3 on 132 SMs, 2048 tiles are 15 whole waves and 68 tiles, so the run takes 16 tile times for "
-    "15.5 tiles of work (3 % idle), and at 4096^3, 512 tiles are 3 waves and 116 tiles. Here the whole waves run "
+    "15.5 tiles of work (3 % idle), and at 5120^3, 800 tiles are 6 waves and 8 tiles. Here the whole waves run "
     "as before, and the last wave's tiles are laid end to end along K and cut into equal runs of slices, one per "
-    "block (stream-K over the tail, each run at least half a tile). A block that runs a tile's first slices "
-    "writes its float sums to a slot in global memory and raises a flag; the block that runs the tile's last "
-    "slices waits for the flags, adds the sums in block order (so results do not depend on timing) and writes D "
-    "through wgmma-staged's epilogue. A block runs its contribution before the piece it finishes, so a waiting "
-    "block only waits for pieces that wait for nothing. The producer's schedule takes 16 more registers "
-    "(setmaxnreg 56, consumers 216). Splitting costs about a quarter of a tile's time, so the tail is split only "
-    "where it would leave at least 20 % of the blocks idle: split always, 4096^3's 116-tile tail lost 3-5 points. "
-    "Measured (H200, results/h200-2026-11-29/hsk/, interleaved rounds, % of cublas-addmm against wgmma-staged): "
-    "5120^3 (8 tiles in the tail) 93.2 against 89.4, 8192^3 104.2 against 102.2, 4096^3 (not split) 106.0 against "
-    "106.7, 6144^3 100.6 against 99.6 (idle/); paired A/B against wgmma-staged 0.961 at 5120^3, 0.984 at 8192^3, "
-    "0.996 at 6144^3 and 1.003 at 4096^3; under ncu at 5120^3, 428.7 -> 413.7 us with SMs busy 85 -> 90 %. At "
-    "8192^3 and full clock it is still about 2 % slower than cuBLAS's AddMM (1.556-1.581 against 1.528-1.540 ms).",
+    "block (stream-K over the tail, each run at least a quarter of a tile). A block that runs a tile's first "
+    "slices writes its float sums to a slot in global memory and raises a flag; the block that runs the tile's "
+    "last slices waits for the flags, adds the sums in block order (so results do not depend on timing) and "
+    "writes D through wgmma-staged's epilogue. A block runs its contribution before the piece it finishes, so a "
+    "waiting block only waits for pieces that wait for nothing. The producer's schedule takes 16 more registers "
+    "(setmaxnreg 56, consumers 216), and the module holds 20 MiB of partial-sum slots. Splitting costs about a "
+    "quarter of a tile's time, so the tail is split only where it would leave at least 20 % of the blocks idle: "
+    "split always, 4096^3's 116-tile tail lost 3-5 points. Runs of at least half a tile measured 1-3 points "
+    "slower, and sharing the wave before the tail as well (the paper's hybrid) 6-8 points slower. Measured (H200, "
+    "results/h200-2026-11-29/quarter/, interleaved rounds, % of cublas-addmm against wgmma-staged): 5120^3 97.6 "
+    "against 91.0, 3072^3 84.5 against 75.8, 8192^3 103.9 against 101.8, 10240^3 103.0 against 100.5; paired A/B "
+    "against wgmma-staged 0.940 at 5120^3, 0.982 at 8192^3, 1.004 at 4096^3 (not split); against cublas-addmm "
+    "1.046 at 5120^3 (cuBLAS runs a 320x128 tile there, 640 tiles in 4.85 waves), 0.940 at 4096^3, and at 8192^3 "
+    "and full clock 1.006 (16 pairs).",
     source="hgemm_wgmma_streamk.cu",
     entry="hgemm_wgmma_streamk",
     design_doc="Osama et al., Stream-K: Work-centric Parallel Decomposition for Dense Matrix-Matrix "
-    "Multiplication on the GPU (2023), its data-parallel + stream-K hybrid; CUTLASS sm90 persistent stream-K "
+    "Multiplication on the GPU (2023), stream-K over the last wave of data-parallel tiles; CUTLASS sm90 persistent stream-K "
     "tile scheduler (fix-up through a workspace and flags); builds on wgmma-staged",
     previous="wgmma-staged",
+    # tail_partials and tail_ready (hopper_persistent.cuh): TAIL_MAX_BLOCKS x 2 consumers x 64 x 256 floats, and a
+    # 4-byte flag for each block and consumer.
+    module_global_bytes=160 * 2 * 64 * 256 * 4 + 160 * 2 * 4,
 )
 
 
@@ -291,10 +296,10 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         "to wgmma-persistent: the same source body (kernels/src/hopper_persistent.cuh), block, tiles, ring, strips "
         "epilogue and stream-K tail; A's and B's tensor maps say BFLOAT16 and the wgmma instruction multiplies .bf16 "
         "inputs into the same float32 accumulators. C and D stay float32. Compared with cuBLAS doing the same BF16 "
-        "AddMM (cublas-addmm-bf16). Measured (H200, results/h200-2026-11-29/hskbf16/, paired A/B): against "
-        "cublas-addmm-bf16 0.939 at 4096^3, 1.060 at 5120^3, 0.960 at 8192^3, where over the pairs at full clock it "
-        "ties cuBLAS (1.434-1.448 against 1.436-1.457 ms); against wgmma-persistent-bf16 0.955 at 5120^3 and 0.966 at "
-        "8192^3.",
+        "AddMM (cublas-addmm-bf16). Measured (H200, results/h200-2026-11-29/quarter/hskbf16/, paired A/B): against "
+        "cublas-addmm-bf16 0.944 at 4096^3, 1.045 at 5120^3, 0.960 at 8192^3, where over the 9 pairs at full clock it "
+        "ties cuBLAS (median ratio 0.998, 1.423-1.432 against 1.428-1.431 ms); against wgmma-persistent-bf16 0.934 at "
+        "5120^3 and 0.984 at 8192^3.",
         operation="bgemm_addmm",
         source="bgemm_wgmma_streamk.cu",
         entry="bgemm_wgmma_streamk",
