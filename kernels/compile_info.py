@@ -17,6 +17,7 @@ from profiling.paths import tool_path
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+a?)'")
 _PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+_GMEM = re.compile(r"ptxas info\s*: (\d+) bytes gmem")
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,12 @@ def parse_ptxas_report(text: str) -> list[FunctionResources]:
             )
             name = None
     return found
+
+
+def module_gmem_bytes(text: str) -> int:
+    """Bytes of `__device__` variables in the compiled module(s), from the `N bytes gmem` lines of -Xptxas -v: memory
+    the module holds on the GPU from the moment it is loaded (KernelSpec.module_global_bytes)."""
+    return sum(int(m.group(1)) for m in _GMEM.finditer(text))
 
 
 def nvcc_resources(source: Path, arch: str = "sm_90", timeout_s: float = 180.0) -> tuple[list[FunctionResources], str]:

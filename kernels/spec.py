@@ -101,6 +101,9 @@ class KernelSpec:
     min_cc_needs: str = ""
     chooses_at_launch: bool = False
     narrow_entry: str | None = None
+    # Bytes of the module's own `__device__` arrays (wgmma-streamk's partial sums and flags), held on the GPU once
+    # the module is loaded; ptxas reports them as "bytes gmem" (a test checks the two agree).
+    module_global_bytes: int = 0
 
     def launched_at(self, n: int) -> KernelSpec:
         """The entry that runs when C has n columns: `narrow_entry`, where one is named and n % 4 != 0 (B's rows are

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from kernels.catalog import CATALOG
-from kernels.compile_info import entry_matches, nvcc_resources
+from kernels.compile_info import entry_matches, module_gmem_bytes, nvcc_resources
 from kernels.registry import get_kernel
 from profiling.analysis.sass import static_sass
 from profiling.gpu.jobs import BenchSettings
@@ -277,6 +277,9 @@ def test_persistent_kernels_build_without_spills_for_one_block_per_sm(kernel_id:
     assert r.arch == "sm_90a" and r.spills == 0 and r.stack_bytes == 0, log
     assert r.registers <= 168
     assert r.shared_bytes + spec.dynamic_smem_bytes <= 227 * 1024
+    # The module's own arrays, which the memory check counts (jobs.device_bytes_needed), are what ptxas allots.
+    assert module_gmem_bytes(log) == spec.module_global_bytes
+    assert spec.module_global_bytes == (20_972_800 if "streamk" in kernel_id else 0)
 
 
 @needs_nvcc
@@ -403,7 +406,7 @@ def test_the_streamk_step_is_wgmma_staged_with_its_own_schedule() -> None:
         "sm_90a",
     )
     differing = {k for k, v in STREAMK.to_dict().items() if STAGED.to_dict()[k] != v}
-    assert differing == {"id", "title", "adds", "source", "entry", "design_doc", "previous"}
+    assert differing == {"id", "title", "adds", "source", "entry", "design_doc", "previous", "module_global_bytes"}
     source = STREAMK.read_source()
     assert "#define PERSISTENT_EPILOGUE 4" in source and "#define PERSISTENT_STREAMK 1" in source
     # One block per SM, as the tail's flags need every block resident: 2048 tiles at 8192^3 on 132 SMs.

@@ -49,6 +49,10 @@ def test_the_bf16_addmm_is_the_fp16_one_with_bfloat16_inputs() -> None:
     assert device_bytes_needed(get_kernel("wgmma-persistent-bf16"), Shape(m, n, k)) == device_bytes_needed(
         get_kernel("wgmma-persistent"), Shape(m, n, k)
     )
+    # wgmma-streamk's partial sums and flags (20 MiB, the module's own) on top of the buffers of wgmma-staged.
+    streamk, staged = get_kernel("wgmma-streamk"), get_kernel("wgmma-staged")
+    assert device_bytes_needed(streamk, Shape(m, n, k)) == device_bytes_needed(staged, Shape(m, n, k)) + 20_972_800
+    assert device_bytes_needed(staged, Shape(m, n, k)) == 2 * (m * k + k * n) + 4 * 3 * m * n
 
 
 def test_tensor_core_work_is_exactly_the_half_precision_operations() -> None:
