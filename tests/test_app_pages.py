@@ -421,7 +421,11 @@ def test_review_page_save_compare_export_delete(tmp_path: Path) -> None:
     assert v1c["Time (ms) interval"] == "medians only: -2.2 %, no verdict"
     assert "Time (ms) note" not in side.columns
     assert sum("neither run saved per-launch times" in plain(c.value) for c in at.caption) == 1
-    assert any(e.label == "Not compared: 3 kernel/size pair(s) in one run only" for e in at.expander)
+    unmatched = "Not compared: 3 kernel/size pair(s) in one run only"
+    assert [e.children for e in at.expander if e.label == unmatched] == [{}]  # its table: sent only while open
+    at.session_state["unmatched_open"] = True
+    at.run()
+    assert len(next(e for e in at.expander if e.label == unmatched).dataframe[0].value) == 3
 
     # a candidate: the 8192 run with every time 20 % lower, imported as JSON
     store = RunStore(f"sqlite:///{tmp_path / 'runs.sqlite'}")

@@ -92,9 +92,9 @@ def review_comparison(
             notes.append(f"Time, every row: {ui.safe_md(view.note)}.")
         st.caption("\n\n".join(notes))  # one element: each is a message the server builds and sends
         st.dataframe(view.table, hide_index=True, width="stretch", key="side_by_side")
-    if len(view.unmatched):
-        with st.expander(f"Not compared: {len(view.unmatched)} kernel/size pair(s) in one run only"):
-            st.dataframe(view.unmatched, hide_index=True, width="stretch")
+    label = f"Not compared: {len(view.unmatched)} kernel/size pair(s) in one run only"
+    if len(view.unmatched) and (box := ui.lazy_expander(label, key="unmatched_open")) is not None:
+        box.dataframe(view.unmatched, hide_index=True, width="stretch")
     st.plotly_chart(view.roofline, key="review_roofline")
     for i, fig in enumerate(view.figures):
         st.plotly_chart(fig, key=f"cmp_fig{i}")
