@@ -345,8 +345,9 @@ def test_review_page_offers_no_import_to_a_viewer(monkeypatch: pytest.MonkeyPatc
     viewer = Identity("vera@example.com", "viewer", "Vera", signed_in=True)
     monkeypatch.setattr(auth, "current_identity", lambda: viewer)
     monkeypatch.setattr(auth, "may", lambda action: viewer.may(action))
-    page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    page.switch_page("pages/7_Review.py").run()
+    page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    page.session_state["add_runs"] = True  # the Add runs expander open: it is drawn into only while open
+    page.run().switch_page("pages/7_Review.py").run()
     assert not page.exception, [e.value for e in page.exception]
     assert not page.get("file_uploader")
     assert "Importing runs needs the runner or admin role." in [c.value for c in page.caption]
@@ -368,8 +369,9 @@ def test_review_page_gives_its_import_cap_to_the_browser(monkeypatch: pytest.Mon
     runner = Identity("rui@example.com", "runner", "Rui", signed_in=True)
     monkeypatch.setattr(auth, "current_identity", lambda: runner)
     monkeypatch.setattr(auth, "may", lambda action: runner.may(action))
-    page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
-    page.switch_page("pages/7_Review.py").run()
+    page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    page.session_state["add_runs"] = True  # the Add runs expander open: it is drawn into only while open
+    page.run().switch_page("pages/7_Review.py").run()
     assert not page.exception, [e.value for e in page.exception]
     (uploader,) = page.get("file_uploader")
     assert uploader.proto.label == "Import runs (JSON exported from this page, up to 25 MB)"
