@@ -67,8 +67,14 @@ def test_a_review_link_opens_the_same_view(width: int, browser, linked_server) -
     shot = SHOTS / f"review-link-{width}.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 30_000
-    # Another tab: the address bar follows.
+    # Another tab: the address bar follows, and a comment being written waits for the reader's return (the Open
+    # tab is drawn only while open; the box sends its text when it loses focus).
+    page.get_by_role("textbox", name="Comment").fill("half a thought")
     page.get_by_role("tab", name="History").click()
     page.wait_for_function("() => location.search.includes('tab=history')", timeout=30_000)
+    page.get_by_text(f"Comments on run #{ids[1]}").wait_for(state="detached", timeout=30_000)
+    page.get_by_role("tab", name="Open / delete").click()
+    page.get_by_text(f"Comments on run #{ids[1]}").wait_for(timeout=30_000)
+    assert page.get_by_role("textbox", name="Comment").input_value() == "half a thought"
     assert not errors, errors
     page.close()
