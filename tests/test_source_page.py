@@ -341,10 +341,11 @@ def test_dominant_stall_skips_selected_unless_it_is_all_there_is() -> None:
 
 
 def test_a_cuda_header_ncu_could_read_keeps_its_text_and_our_files_read_the_capture_s_sources() -> None:
-    """results/h200-2026-11-29/why (H200): wgmma-streamk calls __ldcg and __stcg, whose lines ncu read from the CUDA
-    toolkit's sm_32_intrinsics.hpp while it could not open ours; those keep ncu's text, our lines read the files as
-    compiled for the capture (compiled_sources/: hopper_persistent.cuh changed after it)."""
-    folder = ROOT / "results" / "h200-2026-11-29" / "why"
+    """results/h200-2026-11-29/why_session20 (H200, session 20's capture): wgmma-streamk calls __ldcg and __stcg,
+    whose lines ncu read from the CUDA toolkit's sm_32_intrinsics.hpp while it could not open ours; those keep ncu's
+    text, our lines read the files as compiled for the capture (compiled_sources/: hopper_persistent.cuh changed
+    after it)."""
+    folder = ROOT / "results" / "h200-2026-11-29" / "why_session20"
     page = SL.load_source_page(folder / "source_why_streamk_5120_cuda_sass.csv.gz")  # compiled_sources/ beside it
     (kernel,) = [k for k in page.kernels if k.catalog_id == "wgmma-streamk"]
     assert kernel.source_note == "kernels/src/hgemm_wgmma_streamk.cu (catalog, as compiled for this capture)"

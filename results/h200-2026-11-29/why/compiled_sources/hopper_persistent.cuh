@@ -83,8 +83,25 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_STREAMK
 #define PERSISTENT_STREAMK 0
 #endif
+// The share of blocks a last wave must leave idle for stream-K to split it, in percent, a multiple of 10 (measured).
+#ifndef PERSISTENT_SK_IDLE_PCT
+#define PERSISTENT_SK_IDLE_PCT 20
+#endif
+// The shortest run of K slices a block takes of the last wave, as a fraction of a tile: 1 / PERSISTENT_SK_MIN_RUN.
+// Measured (H200, % of cuBLAS's AddMM, runs of 1/2, 1/4, 1/8, 1/16 of a tile): 5120^3 95.1 / 98.2 / 98.0 / 95.3,
+// 3072^3 81.2 / 84.5 / 80.5 / 80.5, 10240^3 102.1 / 103.1 / 102.9 / 102.9 (results/h200-2026-11-29/runs/).
+#ifndef PERSISTENT_SK_MIN_RUN
+#define PERSISTENT_SK_MIN_RUN 4
+#endif
 constexpr int BM = 128;
-constexpr int BN = 256;
+// PERSISTENT_BN 320 (measurement only, with EPILOGUE 1 or 2): 128 x 320 tiles, cuBLAS's choice at 5120^3 and 8192^3
+// on the H200 (nvjet ..._320x128_64x3_1x2, results/h200-2026-11-29/names/), 160 accumulators a consumer thread.
+#ifndef PERSISTENT_BN
+#define PERSISTENT_BN 256
+#endif
+constexpr int BN = PERSISTENT_BN;
+static_assert(BN == 256 || BN == 320, "tiles 256 or 320 columns wide");
+constexpr int ACC = BN / 2;  // accumulators of a consumer thread: its warp group's 64 x BN floats over 128 threads
 constexpr int BK = PERSISTENT_BK;  // halves per K slice: one swizzle row of A (64 or 128 bytes)
 constexpr int STAGES = PERSISTENT_STAGES;
 static_assert(BK == 32 || BK == 64, "A's swizzle is 64 bytes for 32-deep slices, 128 bytes for 64-deep ones");
@@ -113,10 +130,14 @@ constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2, 3 and 4
 constexpr int STAGING_BYTES = EPILOGUE >= 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + slack to align to 1024 bytes
 constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
-// The stream-K schedule needs a few more producer registers (at 40 it spills a word; 40 / 232 measured the same as
-// 48 / 224 on an H200, results/h200-2026-11-29/hsk/).
-constexpr int PRODUCER_REGS = STREAMK ? 48 : 40;
-constexpr int CONSUMER_REGS = STREAMK ? 224 : 232;
+// The stream-K schedule needs more producer registers (at 40 or 48 it spills; an earlier build measured 40 / 232 the
+// same as 48 / 224 on an H200, results/h200-2026-11-29/hsk/first/).
+#ifndef PERSISTENT_SK_REGS  // measurement only: 1 gives wgmma-streamk the other steps' 40 / 232
+#define PERSISTENT_SK_REGS 0
+#endif
+// The 320-wide tile's producer (five B boxes a slice) spills a word at 40.
+constexpr int PRODUCER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 56 : BN == 320 ? 48 : 40;
+constexpr int CONSUMER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 216 : BN == 320 ? 224 : 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
 constexpr int C_PREFETCH_SLICES = PERSISTENT_C_PREFETCH;
@@ -124,6 +145,7 @@ constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
 // Slices of wgmmas a consumer leaves running while it issues the next (wgmma.wait_group's argument).
 constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
 static_assert(!STREAMK || EPILOGUE == 4, "the stream-K tail is built on the strips epilogue");
+static_assert(BN == 256 || EPILOGUE == 1 || EPILOGUE == 2, "the ring epilogues' C slots are laid out for 256 columns");
 static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
 static_assert(OUT_BOX_BYTES * OUT_BOXES_PER_SLOT == STAGE_BYTES, "C boxes tile a slot");
@@ -249,6 +271,13 @@ constexpr int TAIL_MAX_BLOCKS = 160;  // grids larger than this run the tail as 
 #if PERSISTENT_STREAMK
 __device__ float4 tail_partials[TAIL_MAX_BLOCKS * CONSUMERS * 32 * 128];
 __device__ unsigned tail_ready[TAIL_MAX_BLOCKS * CONSUMERS];
+
+// Block `block`'s slot for consumer `consumer`'s sums, and its flag.
+__device__ __forceinline__ float4* tail_slot(int block, int consumer)
+{
+    return tail_partials + static_cast<size_t>(block * CONSUMERS + consumer) * 32 * 128;
+}
+__device__ __forceinline__ unsigned* tail_flag(int block, int consumer) { return tail_ready + block * CONSUMERS + consumer; }
 #endif
 
 // One piece of work of a block: K slices [k_begin, k_end) of tile `unit`; `finishes` when it ends the tile's K, so
@@ -256,17 +285,18 @@ __device__ unsigned tail_ready[TAIL_MAX_BLOCKS * CONSUMERS];
 struct Work {
     int unit, k_begin, k_end;
     bool finishes;
-    int index;  // the block's how-manieth piece of work
+    int index;  // its place in the block's order of work: 0, 1, ...
 };
 
 // What each block computes, in order. Without stream-K: units block, block + blocks, ... whole. With it, the
 // count % blocks units of the last, partial wave are laid end to end as one run of K slices and cut into equal
-// pieces of `seg` slices (at least half a tile, so at most three blocks share a tile), one per block. A block's
-// run crosses at most one tile boundary; the piece that does not end its tile (a contribution) goes first, so a
-// block waiting for contributions waits only for pieces that wait for nothing.
+// pieces of `seg` slices, one per block: at least a quarter of a tile (PERSISTENT_SK_MIN_RUN), so at most five blocks
+// share a tile. A block's run crosses at most one tile boundary; the piece that does not end its tile (a contribution)
+// goes first, so a block waiting for contributions waits only for pieces that wait for nothing.
 template <int CLUSTER>
 struct Schedule {
     int k_tiles, whole_units, seg, tail_slices;  // few: the producer runs in PRODUCER_REGS registers
+    int whole_count, items;  // this block's whole tiles and all its pieces of work (stream-K)
 
     __device__ __forceinline__ int blocks() const { return gridDim.x / CLUSTER; }
     __device__ __forceinline__ int block() const { return blockIdx.x / CLUSTER; }
@@ -280,14 +310,21 @@ struct Schedule {
         tail_slices = 0;
         if constexpr (STREAMK) {
             // Splitting costs about a quarter of a tile's time (partial sums, a wait, two pieces' pipeline ends):
-            // worth it where the last wave would leave at least 30 % of the blocks idle (H200: 4096^3's 116 of 132
-            // lost 4.7 points split, 5120^3's 8 gained 3.6, 8192^3's 68 gained 1.4, 6144^3's 96 neither).
+            // worth it where the last wave would leave at least 20 % of the blocks idle (H200: split, 4096^3's 116 of
+            // 132 lost 3.3 points and 7168^3's 116 gained nothing; 5120^3's 8 gained 3.8, 8192^3's 68 2.0 and
+            // 6144^3's 96 1.1: results/h200-2026-11-29/hsk/ and idle/).
             const int tail = order.count % blocks;
-            if (tail != 0 && 10 * tail <= 7 * blocks && static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
+            if (tail != 0 && 10 * tail <= (10 - PERSISTENT_SK_IDLE_PCT / 10) * blocks &&
+                static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
                 whole_units = order.count - tail;
                 tail_slices = tail * k_tiles;
-                seg = max((tail_slices + blocks - 1) / blocks, (k_tiles + 1) / 2);
+                constexpr int min_run = PERSISTENT_SK_MIN_RUN;
+                seg = max((tail_slices + blocks - 1) / blocks, (k_tiles + min_run - 1) / min_run);
             }
+            // Counted once: the divisions would otherwise sit between every two tiles of every warp (an ncu
+            // capture at 4096^3 showed 4 % more instructions than wgmma-staged's where nothing is split).
+            whole_count = whole();
+            items = whole_count + pieces();
         }
     }
 
@@ -304,19 +341,21 @@ struct Schedule {
     }
 
     // Walked as `for (Work w = first(); more(w); w = next(w))`; without stream-K, the plain strided loop.
-    __device__ __forceinline__ Work first() const { return STREAMK ? at(0) : Work{block(), 0, k_tiles, true, 0}; }
-    __device__ __forceinline__ bool more(const Work& w) const
+    __device__ __forceinline__ Work first() const
     {
-        return STREAMK ? w.index < whole() + pieces() : w.unit < whole_units;
+        return STREAMK && whole_count == 0 ? at(0) : Work{block(), 0, k_tiles, true, 0};
     }
+    __device__ __forceinline__ bool more(const Work& w) const { return STREAMK ? w.index < items : w.unit < whole_units; }
     __device__ __forceinline__ Work next(const Work& w) const
     {
-        return STREAMK ? at(w.index + 1) : Work{w.unit + blocks(), 0, k_tiles, true, w.index + 1};
+        return STREAMK && w.index + 1 >= whole_count ? at(w.index + 1)
+                                                     : Work{w.unit + blocks(), 0, k_tiles, true, w.index + 1};
     }
 
+    // Piece i of this block's tail (i >= whole_count), or whole tile i.
     __device__ __forceinline__ Work at(int i) const
     {
-        const int w = whole();
+        const int w = whole_count;
         if (i < w) return {block() + i * blocks(), 0, k_tiles, true, i};
         const int s = block() * seg, e = min(s + seg, tail_slices);
         int lo = s, hi = e;
@@ -382,7 +421,7 @@ __device__ __forceinline__ unsigned box_in_row(int j, int lane)
 // EPILOGUE 1 and 2: D = alpha * acc + beta * C for one consumer's 64 x 256 rows of the tile at (bm, bn), C read from
 // global in batches of C_BATCH 8-column chunks (all loads of a batch before its first use, so a batch waits once for
 // L2), D stored from registers (1) or through this consumer's two staging boxes by TMA (2).
-__device__ __forceinline__ void direct_epilogue(const float (&d)[128], const float* __restrict__ c_ptr,
+__device__ __forceinline__ void direct_epilogue(const float (&d)[ACC], const float* __restrict__ c_ptr,
                                                 float* __restrict__ d_ptr, const hopper::TensorMap* map_d, int M,
                                                 int N, int bm, int bn, int consumer, int warp, int lane, float alpha,
                                                 float beta, bool use_c, unsigned staging)
@@ -575,13 +614,13 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
 
         unsigned pos = 0;         // ring positions consumed so far, as the producer counts them
         int held_c = -1;          // ring position of the previous tile's first C slot until its D stores are read
-        float d[128];
+        float d[ACC];
         for (Work work = schedule.first(); schedule.more(work); work = schedule.next(work)) {
             const int unit = work.unit;
             const int slices = work.k_end - work.k_begin;
             const int release_at = min(slices - 1, C_RELEASE_SLICE);
 #pragma unroll
-            for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+            for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
             for (int t = 0; t < slices; ++t, ++pos) {
                 const int s = pos % STAGES;
                 mbar_wait(full0 + 8 * s, (pos / STAGES) & 1);
@@ -596,7 +635,12 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                                                            : make_desc(a_tile + kk * 32, 16, 1024);
                     // B, N-major: 16 K rows of 128 bytes further down each box; boxes B_BOX_BYTES apart.
                     const unsigned long long db = make_desc(b_tile + kk * 16 * 128, B_BOX_BYTES, 1024);
-                    wgmma_m64n256k16<1, IN>(d, da, db);
+                    wgmma_m64n256k16<1, IN>(*reinterpret_cast<float(*)[128]>(d), da, db);
+                    if constexpr (BN == 320) {
+                        // Columns 256..319: B's fifth box.
+                        const unsigned long long db4 = make_desc(b_tile + 4 * B_BOX_BYTES + kk * 16 * 128, B_BOX_BYTES, 1024);
+                        wgmma_m64n64k16<1, IN>(*reinterpret_cast<float(*)[32]>(d + 128), da, db4);
+                    }
                 }
                 wgmma_commit();
                 // Let the last WGMMA_IN_FLIGHT slices' wgmmas run on; the one before them is finished after this.
@@ -622,7 +666,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 if (beta == 1234.5f) {
                     float sum = 0.0f;
 #pragma unroll
-                    for (int i = 0; i < 128; ++i) sum += d[i];
+                    for (int i = 0; i < ACC; ++i) sum += d[i];
                     st_shared_f2(smem_base, sum, sum);
                 }
                 continue;
@@ -639,19 +683,19 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 const int ti = tid % 128;
                 if (!work.finishes) {
                     // A contribution: this piece's sums go to this block's slot, and its flag says they are there.
-                    float4* slot = tail_partials + static_cast<size_t>(schedule.block() * CONSUMERS + consumer) * 32 * 128;
+                    float4* slot = tail_slot(schedule.block(), consumer);
 #pragma unroll
                     for (int q = 0; q < 32; ++q)
                         __stcg(slot + q * 128 + ti, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
                     consumer_sync(consumer);
                     if (ti == 0)
                         asm volatile("fence.acq_rel.gpu;\nst.relaxed.gpu.global.u32 [%0], 1;\n"
-                                     ::"l"(tail_ready + schedule.block() * CONSUMERS + consumer) : "memory");
+                                     ::"l"(tail_flag(schedule.block(), consumer)) : "memory");
                     continue;
                 }
                 // The tile's earlier slices were run by the blocks before this one: add their sums, in block order.
                 for (int b = schedule.first_contributor(unit); b < schedule.block(); ++b) {
-                    unsigned* flag = tail_ready + b * CONSUMERS + consumer;
+                    unsigned* flag = tail_flag(b, consumer);
                     if (ti == 0) {
                         unsigned ready = 0;
                         do {
@@ -660,7 +704,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                         asm volatile("st.relaxed.gpu.global.u32 [%0], 0;\n" ::"l"(flag) : "memory");
                     }
                     consumer_sync(consumer);
-                    const float4* slot = tail_partials + static_cast<size_t>(b * CONSUMERS + consumer) * 32 * 128;
+                    const float4* slot = tail_slot(b, consumer);
 #pragma unroll
                     for (int q = 0; q < 32; ++q) {
                         const float4 v = __ldcg(slot + q * 128 + ti);

@@ -156,6 +156,31 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], unsigned long 
 }
 #undef HOPPER_WGMMA_M64N256K16
 
+// d (64 x 64 per warp group, float) += A (64 x 16, K-major) * B (16 x 64): the last 64 columns of a 320-wide tile
+// (PERSISTENT_BN 320, beside an m64n256k16), same operands and modes as above.
+#define HOPPER_WGMMA_M64N64K16(TYPE)                                                                                 \
+    asm volatile("{\n"                                                                                               \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " "                                    \
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                          \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "                \
+                 "%32, %33, 1, 1, 1, 0, %34;\n"                                                                     \
+                 "}\n"                                                                                               \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+                 : "l"(desc_a), "l"(desc_b), "n"(TRANS_B))
+
+template <int TRANS_B, Input IN = Input::f16>
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], unsigned long long desc_a, unsigned long long desc_b)
+{
+    if constexpr (IN == Input::bf16)
+        HOPPER_WGMMA_M64N64K16("bf16");
+    else
+        HOPPER_WGMMA_M64N64K16("f16");
+}
+#undef HOPPER_WGMMA_M64N64K16
+
 // The pipeline of wgmma-tma and wgmma-tma-store (128 x 256 block tiles, STAGES slices of BK halves, one
 // producer thread, consumer warp groups of 64 rows each). The kernels pass their own tile constants. Their
 // producer loops stay in the kernels around the shared load_slice: as one shared function taking the C prefetch

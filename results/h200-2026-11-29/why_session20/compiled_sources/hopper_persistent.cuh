@@ -1,0 +1,771 @@
+// The persistent Hopper AddMM body shared by wgmma-persistent (CLUSTER 1), wgmma-cluster (CLUSTER 2) and
+// wgmma-persistent-bf16 (CLUSTER 1, IN bf16: bfloat16 A and B, the same 2-byte tiles and boxes): one block
+// per SM walks output tiles of 128 x 256 in grouped order; a producer warp group (one thread issues the TMA copies)
+// streams 64-deep K slices through a 4-slot ring across tile boundaries; two consumer warp groups multiply
+// (m64n256k16, 64 rows each). Same operation, operands and edge rules as wgmma-tma-store (D = alpha*A*B + beta*C,
+// half (or, with IN bf16, bfloat16) A and B row-major, float C and D, all four as TMA tensor maps; M, N, K
+// multiples of 16; edges zero-filled on load and clipped on store).
+//
+// Shared memory (197,632 bytes, one block per SM) is the ring alone: 4 slots of 48 KB. The C tile of a block tile
+// (16 boxes of 64 x 32 floats, 6 per slot) travels through the ring as 3 more slots after the tile's K slices: the
+// consumers add alpha * acc + beta * C in place there and TMA stores the boxes to D. Those slots return to the ring
+// at the next tile's first slice, once TMA has read them, while that slice (loaded during the epilogue into the
+// fourth slot) is multiplied. C was prefetched into L2 16 slices before, so its copies do not wait for DRAM.
+// Measured alternatives (scripts/wgmma_variants.py, H100, % of cuBLAS HGEMM at 4096 / 8192): 32-deep slices in 4
+// slots beside a 128 KB buffer of C's own 74 / 72 %, in 8 or 9 slots with C through the ring 71-76 % (A's box rows
+// are then 64 bytes, the 64-byte swizzle, kept as PERSISTENT_BK 32); 64-deep slices in 2 slots beside the buffer
+// 57 / 64 %; this ring 85 / 82-83 %. Epilogues that keep C out of the ring (PERSISTENT_EPILOGUE 1 and 2, H200,
+// interleaved, % of cuBLAS's own AddMM at 4096 / 6144 / 8192: results/h200-2026-11-28/epilogue/): C straight into
+// registers with D stored from them 103.9 / 96.0 / 99.6 %, or with D through TMA-stored staging 105.2 / 97.2 / 99.6 %;
+// this ring 107.6 / 98.2 / 100.7 %. C through this ring with D through the staging boxes (3): 107.2 against 107.4 at
+// 4096 and 100.8 against 100.2 % at 8192 (results/h200-2026-11-28/epilogue/ring_staged/).
+//
+// Ordering, all through mbarriers (a phase's parity is what a wait checks): full[s] / empty[s] per slot. A slot is
+// refilled when every consumer warp that read it, of every block of the cluster, has released it: for K slices
+// each warp arrives once; for C slots each consumer's storing thread arrives for its 4 warps once its stores have
+// been read. With CLUSTER 2 the two blocks of a cluster take vertically adjacent tiles (same columns of B): each
+// block's producer loads half of the B boxes and multicasts them into both blocks' slots, so B crosses L2 once per
+// pair; both blocks walk the same ring positions, so a block's slot is refilled only when both have released it.
+
+#pragma once
+
+#include "hopper_wgmma.cuh"
+
+namespace wgmma_persistent {
+
+// Slice depth, ring length, tile-order group height, wgmma slices left in flight, the slice of the next tile at
+// which C's slots are released: the catalog's build uses the defaults; scripts/wgmma_variants.py builds others.
+#ifndef PERSISTENT_BK
+#define PERSISTENT_BK 64
+#endif
+#ifndef PERSISTENT_STAGES
+#define PERSISTENT_STAGES 4
+#endif
+#ifndef PERSISTENT_GROUP_M
+#define PERSISTENT_GROUP_M 16
+#endif
+#ifndef PERSISTENT_WAIT
+#define PERSISTENT_WAIT 0
+#endif
+#ifndef PERSISTENT_C_RELEASE
+#define PERSISTENT_C_RELEASE 0
+#endif
+// PERSISTENT_NO_EPILOGUE 1 (measurement only, D is not written): the main loop alone.
+#ifndef PERSISTENT_NO_EPILOGUE
+#define PERSISTENT_NO_EPILOGUE 0
+#endif
+// PERSISTENT_EPILOGUE (4 is wgmma-staged's build, hgemm_wgmma_staged.cu; the others are measured by
+// scripts/wgmma_variants.py, and with 1 or 2 the entry points also take C's and D's pointers): 0, C through the ring
+// (wgmma-persistent, wgmma-cluster, wgmma-persistent-bf16); 1, C loaded from global (L2, prefetched) straight into registers in
+// batches of PERSISTENT_C_BATCH 8-column chunks and D stored from registers, so the ring carries K slices only and
+// the next tile's slices fill every slot during the epilogue; 2, C as in 1, D through a 32 KB staging area of two
+// boxes per consumer stored by TMA; 3, C through the ring as in 0, D through the staging boxes of 2, so that the C slots
+// return to the ring as soon as the consumers have read them, not once TMA has read the D written over them; 4, as 3
+// with each C slot holding the same column strips of both consumers (strips 0-2, 3-5, 6-7), each slot released as
+// soon as both have blended its boxes, so the next tile's slices start loading a third of the way in.
+#ifndef PERSISTENT_EPILOGUE
+#define PERSISTENT_EPILOGUE 0
+#endif
+#ifndef PERSISTENT_C_BATCH
+#define PERSISTENT_C_BATCH 16
+#endif
+// PERSISTENT_C_PREFETCH: how many slices before a tile's end its C is prefetched into L2. PERSISTENT_NO_STORE 1
+// (measurement only, D is not written): the ring epilogue without its TMA stores.
+#ifndef PERSISTENT_C_PREFETCH
+#define PERSISTENT_C_PREFETCH 16
+#endif
+#ifndef PERSISTENT_NO_STORE
+#define PERSISTENT_NO_STORE 0
+#endif
+// PERSISTENT_STREAMK 1 (wgmma-streamk's build, with EPILOGUE 4 and CLUSTER 1): the tiles that do not fill a last wave
+// of the grid are shared out as equal runs of K slices (stream-K over the tail), so no block idles through a last
+// wave that a fraction of the blocks run.
+#ifndef PERSISTENT_STREAMK
+#define PERSISTENT_STREAMK 0
+#endif
+constexpr int BM = 128;
+constexpr int BN = 256;
+constexpr int BK = PERSISTENT_BK;  // halves per K slice: one swizzle row of A (64 or 128 bytes)
+constexpr int STAGES = PERSISTENT_STAGES;
+static_assert(BK == 32 || BK == 64, "A's swizzle is 64 bytes for 32-deep slices, 128 bytes for 64-deep ones");
+constexpr int CONSUMERS = 2;  // warp groups that multiply, 64 rows each
+constexpr int THREADS = 128 * (CONSUMERS + 1);
+constexpr int GROUP_M = PERSISTENT_GROUP_M;  // tile rows per group of the tile order
+constexpr int B_BOX_N = 64;   // a 128-byte swizzled box of B holds 64 halves across
+constexpr int B_BOXES = BN / B_BOX_N;
+constexpr int A_STAGE_BYTES = BM * BK * 2;                          // 16 KB
+constexpr int A_CONSUMER_BYTES = 64 * BK * 2;                       // 8 KB: one consumer's 64 rows
+constexpr int B_BOX_BYTES = B_BOX_N * BK * 2;                       // 8 KB: 64 K rows of 128 bytes
+constexpr int STAGE_BYTES = A_STAGE_BYTES + B_BOXES * B_BOX_BYTES;  // 48 KB
+constexpr int OUT_BOX_ROWS = 64;  // C and D boxes: one consumer's rows x one 128-byte swizzle row of floats
+constexpr int OUT_BOX_COLS = 32;
+constexpr int OUT_BOX_BYTES = OUT_BOX_ROWS * OUT_BOX_COLS * 4;  // 8 KB
+constexpr int OUT_BOXES_PER_CONSUMER = BN / OUT_BOX_COLS;       // 8
+constexpr int OUT_BOXES = CONSUMERS * OUT_BOXES_PER_CONSUMER;   // 16
+constexpr int OUT_BOXES_PER_SLOT = STAGE_BYTES / OUT_BOX_BYTES;  // 6 (a box never straddles two slots)
+constexpr int C_SLOTS = (OUT_BOXES + OUT_BOXES_PER_SLOT - 1) / OUT_BOXES_PER_SLOT;  // 3
+constexpr int EPILOGUE = PERSISTENT_EPILOGUE;
+constexpr int C_BATCH = PERSISTENT_C_BATCH;
+static_assert(EPILOGUE >= 0 && EPILOGUE <= 4, "epilogue variants 0 to 4");
+constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE >= 3;
+static_assert(BN / 8 % C_BATCH == 0 && C_BATCH % 4 == 0, "C batches of whole boxes");
+constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2, 3 and 4
+constexpr int STAGING_BYTES = EPILOGUE >= 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + slack to align to 1024 bytes
+constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
+// The stream-K schedule needs a few more producer registers (at 40 it spills a word; 40 / 232 measured the same as
+// 48 / 224 on an H200, results/h200-2026-11-29/hsk/).
+constexpr int PRODUCER_REGS = STREAMK ? 48 : 40;
+constexpr int CONSUMER_REGS = STREAMK ? 224 : 232;
+// The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
+// threads release the previous tile's C slots after this slice of the next tile (or its last).
+constexpr int C_PREFETCH_SLICES = PERSISTENT_C_PREFETCH;
+constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
+// Slices of wgmmas a consumer leaves running while it issues the next (wgmma.wait_group's argument).
+constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
+static_assert(!STREAMK || EPILOGUE == 4, "the stream-K tail is built on the strips epilogue");
+static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
+static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
+static_assert(OUT_BOX_BYTES * OUT_BOXES_PER_SLOT == STAGE_BYTES, "C boxes tile a slot");
+// The next tile's slices up to C_RELEASE_SLICE must fit in the slots the C slots leave, or the producer would wait
+// for the release that waits for them.
+static_assert(EPILOGUE != 0 || STAGES - C_SLOTS > C_RELEASE_SLICE, "ring long enough for the C slots and the next tile's first slices");
+static_assert(STAGES > WGMMA_IN_FLIGHT + 1, "the consumers hold WGMMA_IN_FLIGHT + 1 slots");
+
+// Which rows and columns of the block tile epilogue box `box` covers (box = consumer * 8 + column strip), and
+// whether any of it lies inside D (`rows`, `cols`: D's rows and columns from the tile's origin on).
+__device__ __forceinline__ int box_row(int box) { return (box / OUT_BOXES_PER_CONSUMER) * OUT_BOX_ROWS; }
+__device__ __forceinline__ int box_col(int box) { return (box % OUT_BOXES_PER_CONSUMER) * OUT_BOX_COLS; }
+__device__ __forceinline__ bool box_in_d(int box, int rows, int cols) { return box_row(box) < rows && box_col(box) < cols; }
+
+// EPILOGUE 4's C slots: slot o holds column strips 3o .. 3o+2 (of 8) of both consumers, consumer 0's first.
+constexpr int STRIPS_PER_SLOT = OUT_BOXES_PER_SLOT / CONSUMERS;  // 3
+__device__ __forceinline__ int strip_slot(int box) { return (box % OUT_BOXES_PER_CONSUMER) / STRIPS_PER_SLOT; }
+__device__ __forceinline__ int strip_index(int box)
+{
+    const int strip = box % OUT_BOXES_PER_CONSUMER, o = strip / STRIPS_PER_SLOT;
+    const int in_slot = min(STRIPS_PER_SLOT, OUT_BOXES_PER_CONSUMER - o * STRIPS_PER_SLOT);
+    return (box / OUT_BOXES_PER_CONSUMER) * in_slot + strip - o * STRIPS_PER_SLOT;
+}
+
+// wgmma descriptor of a K-major operand in the 64-byte swizzle (layout type 2 in bits 62-63): 8-row groups of 64-byte
+// rows, `sbo` bytes apart; the leading byte offset is unused for swizzled K-major layouts.
+__device__ __forceinline__ unsigned long long make_desc_sw64(unsigned addr, unsigned sbo)
+{
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) |
+           ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (2ull << 62);
+}
+
+// 2-D TMA load multicast to the blocks of the cluster named in `mask` (same shared-memory offset and barrier in
+// each); each receiving block's barrier is credited with the box's bytes.
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const hopper::TensorMap* map, int c0, int c1,
+                                                      unsigned bar, unsigned short mask)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+                 "[%0], [%1, {%2, %3}], [%4], %5;\n"
+                 ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+                 : "memory");
+}
+
+__device__ __forceinline__ void tma_store_2d(const hopper::TensorMap* map, int c0, int c1, unsigned src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(src)
+                 : "memory");
+}
+
+__device__ __forceinline__ void tma_prefetch_l2_2d(const hopper::TensorMap* map, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n"
+                 ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1)
+                 : "memory");
+}
+
+// `count` arrivals on the barrier at the same shared-memory offset in block `rank` of the cluster (this block
+// included). The default CTA-scope release: with .release.cluster ptxas puts a MEMBAR.ALL.GPU before every arrive,
+// which made the clustered kernel four times slower (a slot's reads by wgmma are complete after wgmma.wait_group,
+// and by TMA after cp.async.bulk.wait_group.read).
+__device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned rank, unsigned count)
+{
+    asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 " mbarrier.arrive.shared::cluster.b64 _, [remote], %2;\n}\n"
+                 ::"r"(bar), "r"(rank), "r"(count)
+                 : "memory");
+}
+
+// `count` consumer warps are done with a slot: tell this block's producer and, with clusters, the other blocks'
+// (whose multicasts also write into this block's slot).
+template <int CLUSTER>
+__device__ __forceinline__ void release_stage(unsigned empty_bar, unsigned count)
+{
+    if constexpr (CLUSTER == 1) {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;\n" ::"r"(empty_bar), "r"(count) : "memory");
+    } else {
+#pragma unroll
+        for (int r = 0; r < CLUSTER; ++r) mbar_arrive_cluster(empty_bar, r, count);
+    }
+}
+
+__device__ __forceinline__ void ld_shared_f2(unsigned addr, float& x, float& y)
+{
+    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(x), "=f"(y) : "r"(addr) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_f2(unsigned addr, float x, float y)
+{
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+
+// The tiles of a launch: `count` units of CLUSTER vertically adjacent 128 x 256 tiles, in groups of GROUP_M tile
+// rows walked down a group's rows first (the units in flight together share A's row panels and B's column panels
+// in L2); unit u's block `rank` computes rows bm.., columns bn.. of D.
+template <int CLUSTER>
+struct TileOrder {
+    int tiles_n, units_m, count;
+
+    __device__ __forceinline__ TileOrder(int M, int N)
+    {
+        tiles_n = (N + BN - 1) / BN;
+        units_m = ((M + BM - 1) / BM + CLUSTER - 1) / CLUSTER;
+        count = units_m * tiles_n;
+    }
+
+    __device__ __forceinline__ void origin(int unit, int rank, int& bm, int& bn) const
+    {
+        constexpr int group_m = GROUP_M / CLUSTER;
+        const int group_size = group_m * tiles_n;
+        const int first_m = (unit / group_size) * group_m;
+        const int rows_in_group = min(units_m - first_m, group_m);
+        bm = ((first_m + (unit % group_size) % rows_in_group) * CLUSTER + rank) * BM;
+        bn = ((unit % group_size) / rows_in_group) * BN;
+    }
+};
+
+// A stream-K launch's partial tiles: one slot per block (a block contributes to at most one tile it does not finish),
+// each consumer's 64 x 256 floats in accumulator order, 16 bytes per thread side by side so a warp's stores coalesce;
+// and one flag per slot and consumer, set when the slot is written and cleared by the block that adds it, so the
+// flags are zero at every launch. They are this module's: two stream-K launches of one module must not overlap.
+constexpr int TAIL_MAX_BLOCKS = 160;  // grids larger than this run the tail as whole tiles
+#if PERSISTENT_STREAMK
+__device__ float4 tail_partials[TAIL_MAX_BLOCKS * CONSUMERS * 32 * 128];
+__device__ unsigned tail_ready[TAIL_MAX_BLOCKS * CONSUMERS];
+#endif
+
+// One piece of work of a block: K slices [k_begin, k_end) of tile `unit`; `finishes` when it ends the tile's K, so
+// it writes D (after adding the partials of the blocks that ran the tile's earlier slices).
+struct Work {
+    int unit, k_begin, k_end;
+    bool finishes;
+    int index;  // the block's how-manieth piece of work
+};
+
+// What each block computes, in order. Without stream-K: units block, block + blocks, ... whole. With it, the
+// count % blocks units of the last, partial wave are laid end to end as one run of K slices and cut into equal
+// pieces of `seg` slices (at least half a tile, so at most three blocks share a tile), one per block. A block's
+// run crosses at most one tile boundary; the piece that does not end its tile (a contribution) goes first, so a
+// block waiting for contributions waits only for pieces that wait for nothing.
+template <int CLUSTER>
+struct Schedule {
+    int k_tiles, whole_units, seg, tail_slices;  // few: the producer runs in PRODUCER_REGS registers
+
+    __device__ __forceinline__ int blocks() const { return gridDim.x / CLUSTER; }
+    __device__ __forceinline__ int block() const { return blockIdx.x / CLUSTER; }
+
+    __device__ __forceinline__ Schedule(const TileOrder<CLUSTER>& order, int K)
+    {
+        k_tiles = (K + BK - 1) / BK;
+        const int blocks = this->blocks();
+        whole_units = order.count;
+        seg = 0;
+        tail_slices = 0;
+        if constexpr (STREAMK) {
+            // Splitting costs about a quarter of a tile's time (partial sums, a wait, two pieces' pipeline ends):
+            // worth it where the last wave would leave at least 30 % of the blocks idle (H200: 4096^3's 116 of 132
+            // lost 4.7 points split, 5120^3's 8 gained 3.6, 8192^3's 68 gained 1.4, 6144^3's 96 neither).
+            const int tail = order.count % blocks;
+            if (tail != 0 && 10 * tail <= 7 * blocks && static_cast<int>(gridDim.x) <= TAIL_MAX_BLOCKS) {
+                whole_units = order.count - tail;
+                tail_slices = tail * k_tiles;
+                seg = max((tail_slices + blocks - 1) / blocks, (k_tiles + 1) / 2);
+            }
+        }
+    }
+
+    __device__ __forceinline__ int whole() const
+    {
+        return whole_units > block() ? (whole_units - 1 - block()) / blocks() + 1 : 0;
+    }
+
+    __device__ __forceinline__ int pieces() const
+    {
+        const int s = block() * seg;
+        if (seg == 0 || s >= tail_slices) return 0;
+        return s / k_tiles == (min(s + seg, tail_slices) - 1) / k_tiles ? 1 : 2;
+    }
+
+    // Walked as `for (Work w = first(); more(w); w = next(w))`; without stream-K, the plain strided loop.
+    __device__ __forceinline__ Work first() const { return STREAMK ? at(0) : Work{block(), 0, k_tiles, true, 0}; }
+    __device__ __forceinline__ bool more(const Work& w) const
+    {
+        return STREAMK ? w.index < whole() + pieces() : w.unit < whole_units;
+    }
+    __device__ __forceinline__ Work next(const Work& w) const
+    {
+        return STREAMK ? at(w.index + 1) : Work{w.unit + blocks(), 0, k_tiles, true, w.index + 1};
+    }
+
+    __device__ __forceinline__ Work at(int i) const
+    {
+        const int w = whole();
+        if (i < w) return {block() + i * blocks(), 0, k_tiles, true, i};
+        const int s = block() * seg, e = min(s + seg, tail_slices);
+        int lo = s, hi = e;
+        if (pieces() == 2) {
+            const int boundary = (s / k_tiles + 1) * k_tiles;
+            const bool second_first = e % k_tiles != 0;  // the second piece is a contribution
+            const bool second = (i == w) == second_first;
+            lo = second ? boundary : s;
+            hi = second ? e : boundary;
+        }
+        const int tile = lo / k_tiles;
+        return {whole_units + tile, lo - tile * k_tiles, hi - tile * k_tiles, hi - tile * k_tiles == k_tiles, i};
+    }
+
+    // The first block whose piece contributes to tail unit `unit` (the finishing block is the last).
+    __device__ __forceinline__ int first_contributor(int unit) const { return (unit - whole_units) * k_tiles / seg; }
+};
+
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+// The 128 threads of consumer warp group `consumer` meet (named barrier 1 or 2; the producer never joins them).
+__device__ __forceinline__ void consumer_sync(int consumer)
+{
+    if (consumer == 0)
+        asm volatile("bar.sync 1, 128;\n" ::: "memory");
+    else
+        asm volatile("bar.sync 2, 128;\n" ::: "memory");
+}
+
+// This consumer's shared-memory writes made visible to TMA (the async proxy), once all its threads have written.
+__device__ __forceinline__ void publish_to_tma(int consumer)
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    consumer_sync(consumer);
+}
+
+// A staging box may be written again: the store issued from it STAGING_BOXES boxes ago has read it (one store group
+// a box), and the whole consumer knows it.
+__device__ __forceinline__ void acquire_staging(bool storer, int consumer)
+{
+    if (storer) asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(STAGING_BOXES - 1) : "memory");
+    consumer_sync(consumer);
+}
+
+// The byte offset, inside its row of a 128-byte-swizzled box, of the two floats a lane holds for the accumulator's
+// 8-column chunk j (the row's 16-byte chunk (j % 4) * 2 + (lane % 4) / 2, swizzled by the row % 8 == lane / 4).
+__device__ __forceinline__ unsigned box_in_row(int j, int lane)
+{
+    const unsigned chunk = (j % 4) * 2 + (lane % 4) / 2;
+    return ((chunk ^ (lane / 4)) * 16) + (lane % 2) * 8;
+}
+
+// EPILOGUE 1 and 2: D = alpha * acc + beta * C for one consumer's 64 x 256 rows of the tile at (bm, bn), C read from
+// global in batches of C_BATCH 8-column chunks (all loads of a batch before its first use, so a batch waits once for
+// L2), D stored from registers (1) or through this consumer's two staging boxes by TMA (2).
+__device__ __forceinline__ void direct_epilogue(const float (&d)[128], const float* __restrict__ c_ptr,
+                                                float* __restrict__ d_ptr, const hopper::TensorMap* map_d, int M,
+                                                int N, int bm, int bn, int consumer, int warp, int lane, float alpha,
+                                                float beta, bool use_c, unsigned staging)
+{
+    const int row = bm + consumer * 64 + warp * 16 + lane / 4;
+    const int col0 = bn + 2 * (lane % 4);
+    const bool storer = warp == 0 && lane == 0;
+#pragma unroll
+    for (int jb = 0; jb < BN / 8; jb += C_BATCH) {
+        float2 cv[C_BATCH][2];
+#pragma unroll
+        for (int j = 0; j < C_BATCH; ++j) {
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                const int r = row + 8 * half;
+                const int col = col0 + 8 * (jb + j);
+                cv[j][half] = use_c && r < M && col < N
+                                  ? __ldg(reinterpret_cast<const float2*>(c_ptr + static_cast<size_t>(r) * N + col))
+                                  : make_float2(0.0f, 0.0f);
+            }
+        }
+        if constexpr (EPILOGUE == 1) {
+#pragma unroll
+            for (int j = 0; j < C_BATCH; ++j) {
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int r = row + 8 * half;
+                    const int col = col0 + 8 * (jb + j);
+                    const int i = 4 * (jb + j) + 2 * half;
+                    if (r < M && col < N)
+                        *reinterpret_cast<float2*>(d_ptr + static_cast<size_t>(r) * N + col) =
+                            make_float2(fmaf(beta, cv[j][half].x, alpha * d[i]), fmaf(beta, cv[j][half].y, alpha * d[i + 1]));
+                }
+            }
+        } else {
+#pragma unroll
+            for (int jq = 0; jq < C_BATCH; jq += 4) {
+                const int box = (jb + jq) / 4;  // this consumer's column strip, 0..7
+                const unsigned buf = staging + (box % STAGING_BOXES) * OUT_BOX_BYTES;
+                acquire_staging(storer, consumer);
+#pragma unroll
+                for (int j = jq; j < jq + 4; ++j) {
+                    const unsigned in_row = box_in_row(j, lane);
+#pragma unroll
+                    for (int half = 0; half < 2; ++half) {
+                        const int i = 4 * (jb + j) + 2 * half;
+                        st_shared_f2(buf + (warp * 16 + lane / 4 + half * 8) * 128 + in_row,
+                                     fmaf(beta, cv[j][half].x, alpha * d[i]), fmaf(beta, cv[j][half].y, alpha * d[i + 1]));
+                    }
+                }
+                publish_to_tma(consumer);
+                if (storer) {
+                    const int r0 = bm + consumer * 64, c0 = bn + box * OUT_BOX_COLS;
+                    if (r0 < M && c0 < N) tma_store_2d(map_d, c0, r0, buf);
+                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                }
+            }
+        }
+    }
+}
+
+template <int CLUSTER, hopper::Input IN = hopper::Input::f16>
+__device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a, const hopper::TensorMap& map_b,
+                                                 const hopper::TensorMap& map_c, const hopper::TensorMap& map_d,
+                                                 int M, int N, int K, float alpha, float beta,
+                                                 const float* __restrict__ c_ptr = nullptr,
+                                                 float* __restrict__ d_ptr = nullptr)
+{
+    using namespace hopper;
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) unsigned long long full_bar[STAGES];
+    __shared__ __align__(8) unsigned long long empty_bar[STAGES];
+
+    // Swizzled tiles must start on 1024-byte boundaries for TMA's and wgmma's swizzle patterns to agree.
+    const unsigned smem_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+    const unsigned full0 = smem_u32(&full_bar[0]);
+    const unsigned empty0 = smem_u32(&empty_bar[0]);
+
+    const int tid = threadIdx.x;
+    const int group = tid / 128;  // 0: producer; 1..CONSUMERS: consumers
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(full0 + 8 * s, 1);                          // the producer's arrive.expect_tx
+            mbar_init(empty0 + 8 * s, 4 * CONSUMERS * CLUSTER);  // each consumer warp of each block of the cluster
+        }
+        // Make the initialised barriers visible to the async proxy (TMA) and to the other blocks of the cluster.
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+    if constexpr (CLUSTER > 1)
+        cluster_sync();  // no block multicasts into or arrives on another's barriers before they exist
+    else
+        __syncthreads();
+
+    if (group == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+        if (tid == 0) {
+            const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
+            const TileOrder<CLUSTER> order(M, N);
+            const Schedule<CLUSTER> schedule(order, K);
+            const bool use_c = beta != 0.0f;
+            unsigned pos = 0;  // ring positions filled so far (K slices and C slots): the slot and its round
+            for (Work work = schedule.first(); schedule.more(work); work = schedule.next(work)) {
+                int bm, bn;
+                order.origin(work.unit, rank, bm, bn);
+                // B boxes wholly right of N are not loaded (their stale columns are never stored).
+                const int b_boxes = min(B_BOXES, (N - bn + B_BOX_N - 1) / B_BOX_N);
+                const int prefetch_at = work.finishes ? max(work.k_begin, work.k_end - C_PREFETCH_SLICES) : -1;
+                for (int t = work.k_begin; t < work.k_end; ++t, ++pos) {
+                    const int s = pos % STAGES;
+                    mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
+                    const unsigned full = full0 + 8 * s;
+                    mbar_arrive_expect_tx(full, A_STAGE_BYTES + b_boxes * B_BOX_BYTES);
+                    const unsigned dst = smem_base + s * STAGE_BYTES;
+                    tma_load_2d(dst, &map_a, t * BK, bm, full);
+                    for (int j = 0; j < b_boxes; ++j) {
+                        const unsigned b_dst = dst + A_STAGE_BYTES + j * B_BOX_BYTES;
+                        if constexpr (CLUSTER > 1) {
+                            if (j % CLUSTER == static_cast<int>(rank))
+                                tma_load_2d_multicast(b_dst, &map_b, bn + j * B_BOX_N, t * BK, full,
+                                                      (unsigned short)((1u << CLUSTER) - 1));
+                        } else {
+                            tma_load_2d(b_dst, &map_b, bn + j * B_BOX_N, t * BK, full);
+                        }
+                    }
+                    // A contribution runs before the piece that finishes a tile: that tile's C goes to L2 now.
+                    if (STREAMK && t == work.k_begin && !work.finishes && use_c) {
+                        const Work finishing = schedule.next(work);
+                        if (schedule.more(finishing) && finishing.finishes) {
+                            int fm, fn;
+                            order.origin(finishing.unit, rank, fm, fn);
+                            for (int box = 0; box < OUT_BOXES; ++box)
+                                if (box_in_d(box, M - fm, N - fn)) tma_prefetch_l2_2d(&map_c, fn + box_col(box), fm + box_row(box));
+                        }
+                    }
+                    if (t == prefetch_at && use_c) {
+                        for (int box = 0; box < OUT_BOXES; ++box)
+                            if (box_in_d(box, M - bm, N - bn)) tma_prefetch_l2_2d(&map_c, bn + box_col(box), bm + box_row(box));
+                    }
+                }
+                if (PERSISTENT_NO_EPILOGUE || !C_IN_RING || !work.finishes) continue;
+                // The tile's C into the next C_SLOTS ring slots (OUT_BOXES_PER_SLOT boxes each), or, with
+                // beta == 0 or boxes outside D, only the signal: the consumers wait for these slots as for slices.
+                for (int o = 0; o < C_SLOTS; ++o, ++pos) {
+                    const int s = pos % STAGES;
+                    mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
+                    const unsigned full = full0 + 8 * s;
+                    if constexpr (EPILOGUE == 4) {
+                        int bytes = 0;
+                        for (int box = 0; box < OUT_BOXES; ++box)
+                            bytes += strip_slot(box) == o && use_c && box_in_d(box, M - bm, N - bn) ? OUT_BOX_BYTES : 0;
+                        mbar_arrive_expect_tx(full, bytes);
+                        for (int box = 0; box < OUT_BOXES; ++box) {
+                            if (strip_slot(box) == o && use_c && box_in_d(box, M - bm, N - bn))
+                                tma_load_2d(smem_base + s * STAGE_BYTES + strip_index(box) * OUT_BOX_BYTES, &map_c,
+                                            bn + box_col(box), bm + box_row(box), full);
+                        }
+                        continue;
+                    }
+                    const int first = o * OUT_BOXES_PER_SLOT;
+                    const int last = min(first + OUT_BOXES_PER_SLOT, OUT_BOXES);
+                    int bytes = 0;
+                    for (int box = first; box < last; ++box) bytes += use_c && box_in_d(box, M - bm, N - bn) ? OUT_BOX_BYTES : 0;
+                    mbar_arrive_expect_tx(full, bytes);
+                    for (int box = first; box < last; ++box) {
+                        if (use_c && box_in_d(box, M - bm, N - bn))
+                            tma_load_2d(smem_base + s * STAGE_BYTES + (box - first) * OUT_BOX_BYTES, &map_c,
+                                        bn + box_col(box), bm + box_row(box), full);
+                    }
+                }
+            }
+        }
+    } else {
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+        const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
+        const TileOrder<CLUSTER> order(M, N);
+        const Schedule<CLUSTER> schedule(order, K);
+        const bool use_c = beta != 0.0f;
+        const int consumer = group - 1;
+        const int warp = (tid / 32) % 4;  // warp within the warp group: rows 16*warp .. +15 of its 64
+        const int lane = tid % 32;
+        const bool storer = warp == 0 && lane == 0;
+        const int first_box = consumer * OUT_BOXES_PER_CONSUMER;
+        // Accumulator layout of m64nN (per warp as mma.sync's m16n8): for each 8-column chunk j the lane holds
+        // (row lane/4, columns 8j + 2*(lane%4) + {0,1}) in d[4j], d[4j+1], and the same columns 8 rows lower in
+        // d[4j+2], d[4j+3]. In a box (64 rows of 128 bytes, 128-byte swizzled) row r's 16-byte chunk q sits at
+        // r*128 + 16*(q ^ (r % 8)); here r % 8 == lane / 4.
+        const int row_in_box = warp * 16 + lane / 4;
+
+        unsigned pos = 0;         // ring positions consumed so far, as the producer counts them
+        int held_c = -1;          // ring position of the previous tile's first C slot until its D stores are read
+        float d[128];
+        for (Work work = schedule.first(); schedule.more(work); work = schedule.next(work)) {
+            const int unit = work.unit;
+            const int slices = work.k_end - work.k_begin;
+            const int release_at = min(slices - 1, C_RELEASE_SLICE);
+#pragma unroll
+            for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+            for (int t = 0; t < slices; ++t, ++pos) {
+                const int s = pos % STAGES;
+                mbar_wait(full0 + 8 * s, (pos / STAGES) & 1);
+                const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * A_CONSUMER_BYTES;
+                const unsigned b_tile = smem_base + s * STAGE_BYTES + A_STAGE_BYTES;
+                fence_accumulators(d);
+                wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < BK / 16; ++kk) {
+                    // A, K-major: 16 halves = 32 bytes along the swizzled rows; 8-row groups 8 rows apart.
+                    const unsigned long long da = BK == 32 ? make_desc_sw64(a_tile + kk * 32, 512)
+                                                           : make_desc(a_tile + kk * 32, 16, 1024);
+                    // B, N-major: 16 K rows of 128 bytes further down each box; boxes B_BOX_BYTES apart.
+                    const unsigned long long db = make_desc(b_tile + kk * 16 * 128, B_BOX_BYTES, 1024);
+                    wgmma_m64n256k16<1, IN>(d, da, db);
+                }
+                wgmma_commit();
+                // Let the last WGMMA_IN_FLIGHT slices' wgmmas run on; the one before them is finished after this.
+                wgmma_wait<WGMMA_IN_FLIGHT>();
+                fence_accumulators(d);
+                if (t >= WGMMA_IN_FLIGHT && lane == 0)
+                    release_stage<CLUSTER>(empty0 + 8 * ((pos - WGMMA_IN_FLIGHT) % STAGES), 1);
+                if (t == release_at && held_c >= 0 && storer) {
+                    // The previous tile's D stores have read its C slots: they may take the next slices.
+                    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                    for (int o = 0; o < C_SLOTS; ++o) release_stage<CLUSTER>(empty0 + 8 * ((held_c + o) % STAGES), 4);
+                }
+            }
+            wgmma_wait<0>();
+            fence_accumulators(d);
+            if (lane == 0) {
+                for (int i = min(WGMMA_IN_FLIGHT, slices); i >= 1; --i)
+                    release_stage<CLUSTER>(empty0 + 8 * ((pos - i) % STAGES), 1);
+            }
+            if (PERSISTENT_NO_EPILOGUE) {
+                // Keeps every accumulator live (never taken with the measured beta): unused wgmma results are
+                // otherwise dropped by ptxas, and the main loop would run a quarter of its multiplies.
+                if (beta == 1234.5f) {
+                    float sum = 0.0f;
+#pragma unroll
+                    for (int i = 0; i < 128; ++i) sum += d[i];
+                    st_shared_f2(smem_base, sum, sum);
+                }
+                continue;
+            }
+            if constexpr (!C_IN_RING) {
+                int bm, bn;
+                order.origin(unit, rank, bm, bn);
+                direct_epilogue(d, c_ptr, d_ptr, &map_d, M, N, bm, bn, consumer, warp, lane, alpha, beta, use_c,
+                                smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES);
+                continue;
+            }
+#if PERSISTENT_STREAMK
+            if (!work.finishes || work.k_begin > 0) {
+                const int ti = tid % 128;
+                if (!work.finishes) {
+                    // A contribution: this piece's sums go to this block's slot, and its flag says they are there.
+                    float4* slot = tail_partials + static_cast<size_t>(schedule.block() * CONSUMERS + consumer) * 32 * 128;
+#pragma unroll
+                    for (int q = 0; q < 32; ++q)
+                        __stcg(slot + q * 128 + ti, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
+                    consumer_sync(consumer);
+                    if (ti == 0)
+                        asm volatile("fence.acq_rel.gpu;\nst.relaxed.gpu.global.u32 [%0], 1;\n"
+                                     ::"l"(tail_ready + schedule.block() * CONSUMERS + consumer) : "memory");
+                    continue;
+                }
+                // The tile's earlier slices were run by the blocks before this one: add their sums, in block order.
+                for (int b = schedule.first_contributor(unit); b < schedule.block(); ++b) {
+                    unsigned* flag = tail_ready + b * CONSUMERS + consumer;
+                    if (ti == 0) {
+                        unsigned ready = 0;
+                        do {
+                            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(ready) : "l"(flag) : "memory");
+                        } while (ready == 0);
+                        asm volatile("st.relaxed.gpu.global.u32 [%0], 0;\n" ::"l"(flag) : "memory");
+                    }
+                    consumer_sync(consumer);
+                    const float4* slot = tail_partials + static_cast<size_t>(b * CONSUMERS + consumer) * 32 * 128;
+#pragma unroll
+                    for (int q = 0; q < 32; ++q) {
+                        const float4 v = __ldcg(slot + q * 128 + ti);
+                        d[4 * q] += v.x;
+                        d[4 * q + 1] += v.y;
+                        d[4 * q + 2] += v.z;
+                        d[4 * q + 3] += v.w;
+                    }
+                }
+            }
+#endif
+            if constexpr (EPILOGUE >= 3) {
+                const int c_pos = static_cast<int>(pos);
+                pos += C_SLOTS;
+                int bm, bn;
+                order.origin(unit, rank, bm, bn);
+                const unsigned staging = smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES;
+#pragma unroll
+                for (int b = 0; b < OUT_BOXES_PER_CONSUMER; ++b) {
+                    const int box = first_box + b;
+                    const int slot_pos = c_pos + (EPILOGUE == 4 ? strip_slot(box) : box / OUT_BOXES_PER_SLOT);
+                    mbar_wait(full0 + 8 * (slot_pos % STAGES), (slot_pos / STAGES) & 1);
+                    const unsigned box_addr = smem_base + (slot_pos % STAGES) * STAGE_BYTES +
+                                              (EPILOGUE == 4 ? strip_index(box) : box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
+                    const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
+                    acquire_staging(storer, consumer);
+#pragma unroll
+                    for (int j = 4 * b; j < 4 * b + 4; ++j) {
+                        const unsigned in_row = box_in_row(j, lane);
+#pragma unroll
+                        for (int half = 0; half < 2; ++half) {
+                            const unsigned offset = (row_in_box + half * 8) * 128 + in_row;
+                            float x = alpha * d[4 * j + 2 * half];
+                            float y = alpha * d[4 * j + 2 * half + 1];
+                            if (use_c) {
+                                float cx, cy;
+                                ld_shared_f2(box_addr + offset, cx, cy);
+                                x = fmaf(beta, cx, x);
+                                y = fmaf(beta, cy, y);
+                            }
+                            st_shared_f2(buf + offset, x, y);
+                        }
+                    }
+                    publish_to_tma(consumer);
+                    if (storer) {
+                        if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn))
+                            tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
+                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                        // This consumer's last box of a slot has been read (the barrier above): the slot goes back.
+                        if (EPILOGUE == 4 && (b % STRIPS_PER_SLOT == STRIPS_PER_SLOT - 1 || b == OUT_BOXES_PER_CONSUMER - 1))
+                            release_stage<CLUSTER>(empty0 + 8 * ((c_pos + strip_slot(box)) % STAGES), 4);
+                    }
+                }
+                // Every thread of this consumer has read its C boxes (the last barrier): the slots go back now.
+                if (EPILOGUE == 3 && storer)
+                    for (int o = 0; o < C_SLOTS; ++o) release_stage<CLUSTER>(empty0 + 8 * ((c_pos + o) % STAGES), 4);
+                continue;
+            }
+            held_c = static_cast<int>(pos);
+            pos += C_SLOTS;
+
+            // Epilogue: alpha * acc + beta * C in place in this consumer's boxes of the C slots, then TMA stores
+            // them to D; the slots are released a slice or two into the next tile, once TMA has read them.
+            int bm, bn;
+            order.origin(unit, rank, bm, bn);
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j) {
+                const int box = first_box + j / 4;
+                const int slot_pos = held_c + box / OUT_BOXES_PER_SLOT;
+                if (j % 4 == 0) mbar_wait(full0 + 8 * (slot_pos % STAGES), (slot_pos / STAGES) & 1);
+                const unsigned box_addr =
+                    smem_base + (slot_pos % STAGES) * STAGE_BYTES + (box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
+                const unsigned in_row = box_in_row(j, lane);
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const unsigned addr = box_addr + (row_in_box + half * 8) * 128 + in_row;
+                    float x = alpha * d[4 * j + 2 * half];
+                    float y = alpha * d[4 * j + 2 * half + 1];
+                    if (use_c) {
+                        float cx, cy;
+                        ld_shared_f2(addr, cx, cy);
+                        x = fmaf(beta, cx, x);
+                        y = fmaf(beta, cy, y);
+                    }
+                    st_shared_f2(addr, x, y);
+                }
+            }
+            publish_to_tma(consumer);
+            if (storer) {
+                for (int box = first_box; box < first_box + OUT_BOXES_PER_CONSUMER; ++box) {
+                    if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn)) {
+                        const int slot_pos = held_c + box / OUT_BOXES_PER_SLOT;
+                        tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box),
+                                     smem_base + (slot_pos % STAGES) * STAGE_BYTES +
+                                         (box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES);
+                    }
+                }
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            }
+        }
+        // Only shared memory must outlive the reads: the global writes finish after this block has exited.
+        if (storer) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    }
+    // A block must not exit while the other block of its cluster may still arrive on its barriers.
+    if constexpr (CLUSTER > 1) cluster_sync();
+}
+
+}  // namespace wgmma_persistent
