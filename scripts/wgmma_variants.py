@@ -53,12 +53,6 @@ VARIANTS = [
     ("stream-K (catalog)", "wgmma-streamk", []),
     ("stream-K runs of 1/2 tile", "wgmma-streamk", ["-DPERSISTENT_SK_MIN_RUN=2"]),
     ("stream-K runs of 1/3 tile", "wgmma-streamk", ["-DPERSISTENT_SK_MIN_RUN=3"]),
-    ("stream-K finishing pieces downward", "wgmma-streamk", ["-DPERSISTENT_SK_REVERSE=1"]),
-    (
-        "stream-K finishing pieces downward 1/2",
-        "wgmma-streamk",
-        ["-DPERSISTENT_SK_REVERSE=1", "-DPERSISTENT_SK_MIN_RUN=2"],
-    ),
     ("stream-K groups of 8 rows", "wgmma-streamk", ["-DPERSISTENT_GROUP_M=8"]),
     ("stream-K groups of 32 rows", "wgmma-streamk", ["-DPERSISTENT_GROUP_M=32"]),
     ("stream-K runs of 1/8 tile", "wgmma-streamk", ["-DPERSISTENT_SK_MIN_RUN=8"]),

@@ -93,13 +93,6 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_SK_MIN_RUN
 #define PERSISTENT_SK_MIN_RUN 4
 #endif
-// PERSISTENT_SK_REVERSE 1: a piece that finishes a tile another block began reads its K slices last to first. The
-// last wave's pieces start at scattered K offsets (8192^3: runs of 66 of 128 slices), so blocks sharing A's and B's
-// panels no longer read the same slices at once; contributions mostly start at slice 0 and finishing pieces end at
-// the last one, so read downward the finishing pieces are in step with each other again.
-#ifndef PERSISTENT_SK_REVERSE
-#define PERSISTENT_SK_REVERSE 0
-#endif
 constexpr int BM = 128;
 // PERSISTENT_BN 320 (measurement only, with EPILOGUE 1 or 2): 128 x 320 tiles, cuBLAS's choice at 5120^3 and 8192^3
 // on the H200 (nvjet ..._320x128_64x3_1x2, results/h200-2026-11-29/names/), 160 accumulators a consumer thread.
@@ -544,17 +537,15 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     const unsigned full = full0 + 8 * s;
                     mbar_arrive_expect_tx(full, A_STAGE_BYTES + b_boxes * B_BOX_BYTES);
                     const unsigned dst = smem_base + s * STAGE_BYTES;
-                    const bool downward = STREAMK && PERSISTENT_SK_REVERSE && work.finishes && work.k_begin > 0;
-                    const int k0 = (downward ? work.k_begin + work.k_end - 1 - t : t) * BK;
-                    tma_load_2d(dst, &map_a, k0, bm, full);
+                    tma_load_2d(dst, &map_a, t * BK, bm, full);
                     for (int j = 0; j < b_boxes; ++j) {
                         const unsigned b_dst = dst + A_STAGE_BYTES + j * B_BOX_BYTES;
                         if constexpr (CLUSTER > 1) {
                             if (j % CLUSTER == static_cast<int>(rank))
-                                tma_load_2d_multicast(b_dst, &map_b, bn + j * B_BOX_N, k0, full,
+                                tma_load_2d_multicast(b_dst, &map_b, bn + j * B_BOX_N, t * BK, full,
                                                       (unsigned short)((1u << CLUSTER) - 1));
                         } else {
-                            tma_load_2d(b_dst, &map_b, bn + j * B_BOX_N, k0, full);
+                            tma_load_2d(b_dst, &map_b, bn + j * B_BOX_N, t * BK, full);
                         }
                     }
                     // A contribution runs before the piece that finishes a tile: that tile's C goes to L2 now.
