@@ -111,7 +111,7 @@ WGMMA_STREAMK = replace(
     "(setmaxnreg 56, consumers 216), and the module holds 20 MiB of partial-sum slots. Splitting costs about a "
     "quarter of a tile's time, so the tail is split only where it would leave at least 20 % of the blocks idle: "
     "split always, 4096^3's 116-tile tail lost 3-5 points. Runs of at least half a tile measured 1-3 points "
-    "slower, and sharing the wave before the tail as well (the paper's hybrid) 6-8 points slower. Measured (H200, "
+    "slower, and sharing the wave before the tail as well (the paper's hybrid) 2-8 points slower. Measured (H200, "
     "results/h200-2026-11-29/quarter/, interleaved rounds, % of cublas-addmm against wgmma-staged): 5120^3 97.6 "
     "against 91.0, 3072^3 84.5 against 75.8, 8192^3 103.9 against 101.8, 10240^3 103.0 against 100.5; paired A/B "
     "against wgmma-staged 0.940 at 5120^3, 0.982 at 8192^3, 1.004 at 4096^3 (not split); against cublas-addmm "
