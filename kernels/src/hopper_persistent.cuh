@@ -418,7 +418,7 @@ __device__ __forceinline__ unsigned box_in_row(int j, int lane)
     return ((chunk ^ (lane / 4)) * 16) + (lane % 2) * 8;
 }
 
-// EPILOGUE 1 and 2: D = alpha * acc + beta * C for one consumer's 64 x 256 rows of the tile at (bm, bn), C read from
+// EPILOGUE 1 and 2: D = alpha * acc + beta * C for one consumer's 64 x BN part of the tile at (bm, bn), C read from
 // global in batches of C_BATCH 8-column chunks (all loads of a batch before its first use, so a batch waits once for
 // L2), D stored from registers (1) or through this consumer's two staging boxes by TMA (2).
 __device__ __forceinline__ void direct_epilogue(const float (&d)[ACC], const float* __restrict__ c_ptr,
