@@ -123,9 +123,10 @@ NOT_USER_TEXT = {
     "PARAMS[page]",
     "FILTERS[name]",
     "c['at']",
-    # a Details rule's label and description, escaped once per launch where they are built (details_view._rule_texts)
-    "shown_rule.label_md",
-    "shown_rule.description_md",
+    # Details' rule titles and descriptions, escaped once per launch where they are built (details_view._rule_texts)
+    # and joined into one Markdown text each
+    "rules_list_md(shown.rules)",
+    "rule_descriptions_md(shown.rules)",
     # ui.lazy_expander's label, handed on to st.expander: its callers' labels are checked as an expander's are
     "label_md",
     # the shape grid's legend of a heatmap cell: literal text and the target's numbers (profiling/app/shape_grid.py)
