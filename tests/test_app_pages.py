@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.analysis.sweep import bundled_sweeps, sweep_frame
-from profiling.app import bundles, kernel_facts, table_format, tables, why_view
+from profiling.app import bundles, kernel_facts, sweep, table_format, tables, why_view
 from profiling.runs.duplicates import identical_runs
 from profiling.runs.export import export_runs_json
 from profiling.runs.results import load_document
@@ -175,6 +175,12 @@ def test_benchmark_page_bundled_results_and_gpu_notice() -> None:
     assert run_button.disabled
     table = at.dataframe[0].value
     assert len(table) == len(BENCH) and {"time (ms)", "TFLOP/s", "% of cuBLAS", "clocks capped"} <= set(table.columns)
+    # The shape sweep is drawn only while its expander is open (closed on arrival).
+    (closed,) = [e for e in at.expander if e.label == sweep.SWEEP_LABEL]
+    assert not closed.children and not [s for s in at.selectbox if s.key == "sweep_source"] and len(figures(at)) == 2
+    at.session_state["sweep_open"] = True
+    at.run()
+    assert not at.exception
     tflops, pct, sweep_heat, sweep_winners = figures(at)
     assert {t["name"] for t in tflops["data"]} == set(table["kernel"])
     assert "cublas" not in {t["name"] for t in pct["data"]}
@@ -188,6 +194,14 @@ def test_benchmark_page_bundled_results_and_gpu_notice() -> None:
     assert at.selectbox(key="sweep_k").options == [str(k) for k in sorted(frame["k"].unique())]
     catalog = [kid for kid in dict.fromkeys(frame["kernel"]) if not kid.startswith("cublas")]
     assert at.selectbox(key="sweep_kernel").options == catalog
+    # a kernel and K chosen in the sweep are still chosen after the expander is closed and opened again
+    at.selectbox(key="sweep_kernel").set_value(catalog[0]).run()
+    at.selectbox(key="sweep_k").set_value(min(frame["k"])).run()
+    for open_ in (False, True):
+        at.session_state["sweep_open"] = open_
+        at.run()
+    assert not at.exception and len(catalog) > 1
+    assert at.selectbox(key="sweep_kernel").value == catalog[0] and at.selectbox(key="sweep_k").value == min(frame["k"])
 
 
 def test_profile_page_bundled_capture() -> None:

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from profiling.analysis.sweep import bundled_sweeps, is_grid, sweep_frame
-from profiling.app import cache
+from profiling.app import cache, ui
 from profiling.app.cache import FIGURE_ENTRIES, HASH_FUNCS, TTL_S, share_figures
 from profiling.charts.sweep import VALUE_TITLES, sweep_heatmap, winner_map
 from profiling.paths import BUNDLED_RESULTS_DIR
@@ -74,8 +74,14 @@ def _label(path: Path) -> str:
     return f"bundled: {path.parent.parent.name} / {path.name}"
 
 
+SWEEP_LABEL = "Shape sweep: where each kernel wins or loses across shapes"
+"""The sweep's expander, closed by default: its pickers and two heatmaps were 15 of Benchmark's 51 messages a visit
+(docs/load-test.md, round 13)."""
+
+
 def sweep_section(live: ResultsDocument | None) -> None:
-    """Shape sweep: choose the data (this session's grid run, or a bundled one), a K, a kernel and the value."""
+    """Shape sweep, drawn only while its expander is open: choose the data (this session's grid run, or a bundled
+    one), a K, a kernel and the value; the choices are kept while it is closed."""
     sources: dict[str, Sweep] = {}
     if live is not None:
         frame = _document_frame(live)
@@ -83,7 +89,23 @@ def sweep_section(live: ResultsDocument | None) -> None:
             sources["this session's grid run"] = _sweep(f"live:{live.created_utc}", frame)
     for path in _bundled_paths():
         sources[_label(path)] = _bundled_sweep(str(path))
-    st.subheader("Shape sweep")
+    chosen = sources.get(st.session_state.get("sweep_source", ""))
+    ui.keep_choices(
+        {
+            "sweep_source": list(sources),
+            "sweep_k": chosen.ks if chosen else [],
+            "sweep_kernel": chosen.kernels if chosen else [],
+            "sweep_value": list(VALUE_TITLES),
+            "sweep_with_cublas": None,
+        }
+    )
+    if (box := ui.lazy_expander(SWEEP_LABEL, key="sweep_open")) is not None:
+        with box:
+            _sweep_body(sources)
+
+
+def _sweep_body(sources: dict[str, Sweep]) -> None:
+    """The sweep's caption, pickers, heatmap and winner map (or why there are none)."""
     if not sources:
         st.info("No grid sweep yet: run `python -m profiling bench --grid M=...,N=...,K=...` on a GPU.")
         return
