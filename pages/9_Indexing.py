@@ -19,37 +19,5 @@ st.caption(
 
 with ui.user_errors():
     sel = indexing.controls()
-
-    st.subheader("The matrix view")
-    st.caption(
-        "First A, B and C with their block tiles: the chosen block's C tile, the A rows and B columns it reads, "
-        "and the K slice of the chosen step. Then the chosen block's tile, element by element: which thread "
-        "computes it, the chosen warp's lanes in colour."
-    )
-    indexing.show_matrix(sel)
-
-    st.subheader("One warp, one instruction, lane by lane")
-    st.caption(
-        "Global: each lane's bytes against the 32-byte sectors (grey bands: 128-byte lines) the request must "
-        "move. Shared: each lane's 4-byte words against the 32 banks; colour is the wavefront that serves the "
-        "word, and the top row the n-way: the most distinct words one bank serves in one phase."
-    )
-    indexing.show_access(sel)
-
-    st.subheader("Predicted, per instruction of this warp")
-    st.dataframe(
-        indexing.instruction_shown(sel),
-        hide_index=True,
-        column_config={"instruction": st.column_config.TextColumn(width="medium")},
-    )
-
-    st.subheader(f"Predicted, whole launch at {sel.shape.m} x {sel.shape.n} x {sel.shape.k}")
-    indexing.show_launch(sel)
-
-    st.subheader("Predicted against measured (bundled ncu captures at 1024 x 1024 x 1024)")
-    st.caption(
-        "Whole-launch figures the models predict, beside the counters Nsight Compute measured on the H100 and "
-        "H200; a difference beyond the tolerance is a finding about the model or the kernel, shown, not hidden."
-    )
-    indexing.show_measured(sel.kernel)
+    indexing.sections(sel)
 permalink.publish("indexing")

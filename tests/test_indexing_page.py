@@ -47,6 +47,14 @@ def open_page(kernel: str) -> AppTest:
     return at
 
 
+def open_tab(at: AppTest, section: str) -> AppTest:
+    """The page with its tab `section` open (only the open tab is drawn)."""
+    at.session_state[indexing.SECTION_KEY] = section
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
@@ -68,11 +76,11 @@ def test_the_page_draws_the_pair_and_compares_with_the_captures(kernel: str, oth
     at = open_page(kernel)
     assert at.title[0].value == "Indexing"
     assert at.selectbox(key=f"idx_other_{kernel}").value == other
-    figs = figures(at)
-    assert len(figs) == 3  # the matrix view, the block's tile, the instruction side by side
-    matrix, tile, pair = figs
+    assert at.session_state[indexing.SECTION_KEY] == "Matrix view" and not at.dataframe
+    matrix, tile = figures(at)  # the matrix view and the block's tile, first and by default
     assert matrix["layout"]["title"]["text"].startswith(f"{kernel} at 1024 x 1024 x 1024")
     assert any(t.get("type") == "heatmap" for t in tile["data"])
+    (pair,) = figures(open_tab(at, "Lane by lane"))  # the instruction side by side
     assert pair["layout"]["title"]["text"] == title_part
     assert [a["text"].split(":")[0] for a in pair["layout"]["annotations"][:2]] == [kernel, other]
     per_instruction = frame_with(at, "predicted cost")
@@ -81,11 +89,11 @@ def test_the_page_draws_the_pair_and_compares_with_the_captures(kernel: str, oth
     )
     assert len(per_instruction) == len(items)
     pd.testing.assert_frame_equal(per_instruction, indexing.instruction_table(items))  # the table drawn before
-    launch = frame_with(at, "per request")
-    assert "global loads" in set(launch["family"])
+    launch = frame_with(open_tab(at, "Whole launch"), "per request")
+    assert "global loads" in set(launch["family"]) and not figures(at)
     # drawn from shared Arrow tables: the tables themselves, as the page drew them from the frames
     pd.testing.assert_frame_equal(launch, indexing.launch_table(kernel, 1024, 1024, 1024))
-    measured = frame_with(at, "measured")
+    measured = frame_with(open_tab(at, "Predicted against measured"), "measured")
     pd.testing.assert_frame_equal(measured, indexing.measured_table(kernel).drop(columns=["known gap", "kernel"]))
     assert "global load sectors / request" in set(measured["quantity"])
     assert {"H100 full set"} <= set(measured["capture"])
@@ -94,7 +102,7 @@ def test_the_page_draws_the_pair_and_compares_with_the_captures(kernel: str, oth
 
 
 def test_a_difference_is_shown_with_its_size() -> None:
-    at = open_page("tiled-32")
+    at = open_tab(open_page("tiled-32"), "Predicted against measured")
     (warning,) = [w.value.replace("\\", "") for w in at.warning]
     assert "differ by more than ±2 % for tiled-32" in warning
     assert "shared store wavefronts / instruction (H100 full set): predicted 1, measured 1.153, +15.3 %" in warning
@@ -108,8 +116,9 @@ def test_a_difference_is_shown_with_its_size() -> None:
 
 def test_cp_async_kernels_say_what_is_not_compared() -> None:
     at = open_page("v8-async")
+    assert len(figures(at)) == 2 and len(figures(open_tab(at, "Lane by lane"))) == 1
+    open_tab(at, "Predicted against measured")
     assert any("Not compared" in i.value and "cp.async" in i.value.replace("\\", "") for i in at.info)
-    assert len(figures(at)) == 3
 
 
 def test_a_shape_the_kernel_cannot_run_is_one_line() -> None:

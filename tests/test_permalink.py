@@ -256,8 +256,20 @@ def test_indexing_link_round_trips() -> None:
     assert at.number_input(key=f"idx_by_{scope}").value == 1
     assert at.number_input(key=f"idx_warp_{scope}").value == 2
     assert at.number_input(key=f"idx_step_{scope}").value == 5
-    assert at.selectbox(key="idx_ins_v3_v1_5").value == 1
+    # the matrix view opens (the link names no tab); the instruction waits in Lane by lane, and stays in the link
+    assert at.session_state["idx_tab"] == "Matrix view" and not [s for s in at.selectbox if s.key == "idx_ins_v3_v1_5"]
     assert dict(at.query_params) == link
+    at.session_state["idx_tab"] = "Lane by lane"
+    at.run()
+    assert at.selectbox(key="idx_ins_v3_v1_5").value == 1
+    assert dict(at.query_params) == {**link, "tab": "lane-by-lane"}
+    # the instruction chosen there is kept while another tab is open, and a link with the tab opens it
+    at.selectbox(key="idx_ins_v3_v1_5").set_value(2).run()
+    at.session_state["idx_tab"] = "Whole launch"
+    at.run()
+    assert at.query_params["instruction"] == "2" and at.query_params["tab"] == "whole-launch"
+    again = open_link("pages/9_Indexing.py", {**link, "tab": "lane-by-lane"})
+    assert again.selectbox(key="idx_ins_v3_v1_5").value == 1 and again.session_state["idx_tab"] == "Lane by lane"
     # a block beyond the grid of this shape: a note, and block 0
     at = open_link("pages/9_Indexing.py", {**link, "bx": "4096"})
     assert at.number_input(key=f"idx_bx_{scope}").value == 0

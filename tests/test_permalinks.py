@@ -78,11 +78,11 @@ def test_why_link_opens_the_same_data_set() -> None:
 
 
 def test_indexing_link_opens_the_same_kernel_and_size() -> None:
-    at = opened("9_Indexing.py", {"kernel": "v4", "m": "512", "n": "256", "k": "128"})
+    at = opened("9_Indexing.py", {"kernel": "v4", "m": "512", "n": "256", "k": "128", "tab": "whole-launch"})
     assert at.selectbox(key="idx_kernel").value == "v4"
     assert (at.number_input(key="idx_m").value, at.number_input(key="idx_n").value) == (512, 256)
     assert at.number_input(key="idx_k").value == 128
-    assert any("512 x 256 x 128" in h.value for h in at.subheader)
+    assert any("whole launch at 512 x 256 x 128" in c.value for c in at.caption)
 
 
 def test_review_link_opens_the_same_runs(no_gpu: Path) -> None:

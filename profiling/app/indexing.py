@@ -26,7 +26,7 @@ from profiling.analysis.access_table import (
     differences,
     load_captures,
 )
-from profiling.app import cache, permalink, precompute
+from profiling.app import cache, permalink, precompute, ui
 from profiling.app.cache import share_figures
 from profiling.app.table_format import arrow
 from profiling.app.text import md_escape
@@ -42,6 +42,9 @@ KERNELS = list(MODELS)
 # Which instructions make the best first picture: a shared load shows conflicts, a global load coalescing.
 PREFERRED = ("shared_ld", "global_ld", "shared_st", "global_st", "ldgsts")
 NUMBER = st.column_config.NumberColumn(format="localized")
+SECTIONS = ("Matrix view", "Lane by lane", "Whole launch", "Predicted against measured")
+"""The page's sections, one tab each (the link's `tab`), the matrix view first and by default."""
+SECTION_KEY = "idx_tab"
 
 
 def partner(kernel: str) -> str:
@@ -312,6 +315,76 @@ def show_matrix(sel: Selection) -> None:
     st.plotly_chart(tile, key="idx_tile")
 
 
+def instruction_key(sel: Selection) -> str:
+    """The instruction picker's key: one per kernel pair and K step, whose instructions it offers."""
+    return f"idx_ins_{sel.kernel}_{sel.other}_{sel.step}"
+
+
+def keep_instruction(sel: Selection) -> None:
+    """While Lane by lane is closed: the instruction chosen there, or named by the link, is kept for it and stays
+    in the link (permalink.bind kept=, ui.keep_choices)."""
+    key = instruction_key(sel)
+    if key not in st.session_state and not permalink.url_values("instruction"):
+        return
+    offered = range(len(instructions(model_for(sel.kernel), sel)))
+    permalink.bind("instruction", key, offered, parse=int, kept=True)
+    ui.keep_choices({key: offered})
+
+
+def sections(sel: Selection) -> None:
+    """The matrix view, one warp lane by lane, the whole launch and the comparison with the captures, as tabs of
+    which only the open one is drawn: drawn together they sent four times the minimal page's messages a visit
+    (docs/load-test.md, round 13)."""
+    tabs = permalink.tabs("tab", SECTION_KEY, SECTIONS)
+    shown = next(i for i, tab in enumerate(tabs) if tab.open)
+    if shown != 1:
+        keep_instruction(sel)
+    with tabs[shown]:
+        (matrix_section, lane_section, launch_section, measured_section)[shown](sel)
+
+
+def matrix_section(sel: Selection) -> None:
+    """The matrix view and the chosen block's tile, with what they show."""
+    st.caption(
+        "First A, B and C with their block tiles: the chosen block's C tile, the A rows and B columns it reads, "
+        "and the K slice of the chosen step. Then the chosen block's tile, element by element: which thread "
+        "computes it, the chosen warp's lanes in colour."
+    )
+    show_matrix(sel)
+
+
+def lane_section(sel: Selection) -> None:
+    """One instruction of the chosen warp lane by lane, then the predicted cost of each of its instructions."""
+    st.caption(
+        "Global: each lane's bytes against the 32-byte sectors (grey bands: 128-byte lines) the request must "
+        "move. Shared: each lane's 4-byte words against the 32 banks; colour is the wavefront that serves the "
+        "word, and the top row the n-way: the most distinct words one bank serves in one phase."
+    )
+    show_access(sel)
+    st.subheader("Predicted, per instruction of this warp")
+    st.dataframe(
+        instruction_shown(sel),
+        hide_index=True,
+        column_config={"instruction": st.column_config.TextColumn(width="medium")},
+    )
+
+
+def launch_section(sel: Selection) -> None:
+    """The whole launch's predicted totals at the chosen shape."""
+    st.caption(f"Predicted for the whole launch at {sel.shape.m} x {sel.shape.n} x {sel.shape.k}.")
+    show_launch(sel)
+
+
+def measured_section(sel: Selection) -> None:
+    """The chosen kernel's predicted figures against the bundled ncu captures at 1024."""
+    st.caption(
+        "Whole-launch figures the models predict at 1024 x 1024 x 1024, beside the counters Nsight Compute "
+        "measured on the H100 and H200 (the bundled captures); a difference beyond the tolerance is a finding about "
+        "the model or the kernel, shown, not hidden."
+    )
+    show_measured(sel.kernel)
+
+
 def show_access(sel: Selection) -> list[tuple[str, Access]]:
     """The instruction picker and its picture beside the other kernel's; returns the warp's instructions."""
     items = instructions(model_for(sel.kernel), sel)
@@ -324,13 +397,13 @@ def show_access(sel: Selection) -> list[tuple[str, Access]]:
         other_model = model_for(sel.other)
         theirs = [a for _, a in instructions(other_model, clamped(other_model, sel))]
     labels = [f"{i}: {where} · {a.sass} {a.label}" for i, (where, a) in enumerate(items)]
-    permalink.bind("instruction", f"idx_ins_{sel.kernel}_{sel.other}_{sel.step}", range(len(items)), parse=int)
+    permalink.bind("instruction", instruction_key(sel), range(len(items)), parse=int)
     pick = st.selectbox(
         "Instruction",
         range(len(items)),
         index=default_instruction(mine, theirs),
         format_func=lambda i: labels[i],
-        key=f"idx_ins_{sel.kernel}_{sel.other}_{sel.step}",
+        key=instruction_key(sel),
     )
     acc = mine[pick]
     sides = [(sel.kernel, acc)]

@@ -38,7 +38,7 @@ PARAMS: Final[dict[Page, tuple[str, ...]]] = {
         *("cross_gpu", "open", "history_kernel", "metric"),
     ),
     "why": ("data", "tab", "launches", "scale", "kernel", "step", "base", "cand"),
-    "indexing": ("kernel", "beside", "m", "n", "k", "bx", "by", "warp", "kstep", "instruction"),
+    "indexing": ("kernel", "beside", "m", "n", "k", "bx", "by", "warp", "kstep", "tab", "instruction"),
 }
 """The URL parameters of each page, in the order they appear in a link."""
 
