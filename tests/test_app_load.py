@@ -494,3 +494,20 @@ def test_review_and_why_draw_only_what_their_reader_looks_at(tmp_path: Path) -> 
     assert not at.exception and at.session_state["why_tab"] == "Warp\\-stall breakdown"
     assert drawn(at.main) <= 14, drawn(at.main)
     assert at.get("plotly_chart") and not at.dataframe  # the stall chart; no source or step tables
+
+
+def test_benchmark_indexing_and_details_draw_only_what_their_reader_looks_at() -> None:
+    """A plain visit of Benchmark, Indexing and Details (no GPU, the default bundle) draws the default view only:
+    the counts were 43, 40 and 43 elements before round 13 (the shape sweep drawn, Indexing's sections one under
+    another, an expander a Details rule). A count above the bound means elements crept back onto the default view."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/2_Benchmark.py").run()
+    assert not at.exception and drawn(at.main) <= 32, drawn(at.main)
+    assert at.dataframe and not [s for s in at.selectbox if s.key == "sweep_source"]  # results; the sweep closed
+    at.switch_page("pages/9_Indexing.py").run()
+    assert not at.exception and drawn(at.main) <= 32, drawn(at.main)
+    assert at.session_state["idx_tab"] == "Matrix view" and len(at.get("plotly_chart")) == 2 and not at.dataframe
+    at.switch_page("pages/10_Details.py").run()
+    assert not at.exception and drawn(at.main) <= 28, drawn(at.main)
+    assert [e.label for e in at.expander] == ["What each rule says"] and at.get("plotly_chart")

@@ -70,6 +70,10 @@ NUMERIC_SPEC = re.compile(r"[,_]?(\.\d+)?[dfgeEn%]$|^,$")
 NOT_USER_TEXT = {
     "why_view.SECTION_KEY",
     "why_view.SECTIONS",
+    # Indexing's tab labels and key, and the Benchmark sweep's expander label: literal text of their modules
+    "SECTION_KEY",
+    "SECTIONS",
+    "SWEEP_LABEL",
     "n_results",
     "run_id",
     "chosen",
