@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.analysis.sweep import bundled_sweeps, sweep_frame
-from profiling.app import bundles, kernel_facts, sweep, table_format, tables, why_view
+from profiling.app import bundles, indexing, kernel_facts, sweep, table_format, tables, why_view
 from profiling.runs.duplicates import identical_runs
 from profiling.runs.export import export_runs_json
 from profiling.runs.results import load_document
@@ -525,6 +525,10 @@ def test_no_table_shows_none(name: str, bundle: str | None) -> None:
         if name.endswith("8_Why.py"):  # one section drawn at a time: the others' tables too
             for section in why_view.SECTIONS[1:]:
                 at.session_state[why_view.SECTION_KEY] = section
+                frames += [d.value for d in at.run().dataframe]
+        if name.endswith("9_Indexing.py"):  # likewise: the matrix view, first, has no table
+            for section in indexing.SECTIONS[1:]:
+                at.session_state[indexing.SECTION_KEY] = section
                 frames += [d.value for d in at.run().dataframe]
         assert len(frames) > 0
     for frame in frames:
