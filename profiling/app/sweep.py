@@ -75,7 +75,7 @@ def _label(path: Path) -> str:
 
 
 SWEEP_LABEL = "Shape sweep: where each kernel wins or loses across shapes"
-"""The sweep's expander, closed by default: its pickers and two heatmaps were 15 of Benchmark's 51 messages a visit
+"""The sweep's expander, closed by default: its pickers and two heatmaps were 14 of Benchmark's 51 messages a visit
 (docs/load-test.md, round 13)."""
 
 
