@@ -8,8 +8,12 @@ from profiling.app import admin, auth, device_view, permalink, state, store_cach
 from profiling.app.comments_view import COMMENT_DRAFT
 from profiling.app.review_view import (
     RUNS_SHOWN,
+    SECTION_KEY,
+    SECTIONS,
     add_runs_section,
     comparison_choices,
+    comparison_kept,
+    kept_comparison_choices,
     listed_runs,
     open_section,
     review_comparison,
@@ -53,39 +57,38 @@ if not ids:
     st.stop()
 
 pair, kernels = store_cache.review_defaults(store, ids)  # default: the two runs with most kernel/size pairs in common
-# Kept while their tabs are closed: the History choices, the By device runs, the run open and its comment's draft.
+# Kept while their sections are not shown: Compare's choices, History's, the By device runs, the run open and its
+# comment's draft.
 ui.keep_choices(
-    {"hist_kernel": kernels, "hist_metric": METRIC_BY_KEY, device_view.RUNS_KEY: ids, "open_run": ids} | COMMENT_DRAFT
+    comparison_kept(ids)
+    | {"hist_kernel": kernels, "hist_metric": METRIC_BY_KEY, device_view.RUNS_KEY: ids, "open_run": ids}
+    | COMMENT_DRAFT
 )
-tab_cmp, tab_dev, tab_open, tab_hist = permalink.tabs(
-    "tab", "review_tab", ["Compare", "By device", "Open / delete", "History"]
-)
-# Compare stays drawn: By device starts from its runs, and a link carries its choices from any tab.
-with tab_cmp:
+# One section drawn at a time, behind a one-message switcher (tabs sent a block per tab on every visit).
+section = permalink.sections("tab", SECTION_KEY, SECTIONS)
+if section == "Compare":
     base_id, cand_ids, threshold, cross_gpu = comparison_choices(ids, pair, names)
     if cand_ids:
         baseline, candidates = store_cache.read_run(store, base_id), store_cache.read_runs(store, cand_ids)
         review_comparison(baseline, candidates, threshold, cross_gpu)
-# By device's table and figure, and History's (a panel per size), are built and sent only to someone looking.
-if tab_dev.open:  # the Compare tab's runs by default: a mixed cluster run alone, or runs of different GPUs
-    with tab_dev:
-        chosen = device_view.chosen_runs(ids, [base_id, *cand_ids], names)
-        device_view.by_device_section(store_cache.read_runs(store, chosen))
-# Open is drawn only while open (two tables, the comments): the run it shows stays in the link meanwhile.
-open_section(store, ids, names, who, tab_open)
-if tab_hist.open and kernels:
-    with tab_hist:
-        h1, h2 = st.columns(2)
-        kernel = h1.selectbox("Kernel", kernels, key=permalink.bind("history_kernel", "hist_kernel", kernels))
-        metric = h2.selectbox(
-            "Metric",
-            [m.key for m in METRICS],
-            format_func=tables.metric_label,
-            key=permalink.bind("metric", "hist_metric", METRIC_BY_KEY),
-        )
-        history = store_cache.history(store, ids, kernel, metric)
-        st.plotly_chart(history.figure, key="history")
-        st.dataframe(history.table, hide_index=True, width="stretch")
+else:  # Compare's choices stay in the link, and By device starts from its runs
+    base_id, cand_ids = kept_comparison_choices(ids, pair)
+if section == "By device":  # the Compare runs by default: a mixed cluster run alone, or runs of different GPUs
+    chosen = device_view.chosen_runs(ids, [base_id, *cand_ids], names)
+    device_view.by_device_section(store_cache.read_runs(store, chosen))
+open_section(store, ids, names, who, shown=section == "Open / delete")
+if section == "History" and kernels:
+    h1, h2 = st.columns(2)
+    kernel = h1.selectbox("Kernel", kernels, key=permalink.bind("history_kernel", "hist_kernel", kernels))
+    metric = h2.selectbox(
+        "Metric",
+        [m.key for m in METRICS],
+        format_func=tables.metric_label,
+        key=permalink.bind("metric", "hist_metric", METRIC_BY_KEY),
+    )
+    history = store_cache.history(store, ids, kernel, metric)
+    st.plotly_chart(history.figure, key="history")
+    st.dataframe(history.table, hide_index=True, width="stretch")
 
 permalink.publish("review")
 admin.admin_section(store, who)  # admins only: the trash and the audit log

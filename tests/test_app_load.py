@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from profiling import charts, usecases
 from profiling.analysis import shape_grid
-from profiling.app import bundles, cache, table_format, tables, upload_parse
+from profiling.app import bundles, cache, permalink, review_view, table_format, tables, upload_parse
 from profiling.runs.export import export_runs_json
 from profiling.runs.store import RunStore
 
@@ -481,15 +481,26 @@ def drawn(node) -> int:
 
 def test_review_and_why_draw_only_what_their_reader_looks_at(tmp_path: Path) -> None:
     """A plain visit of Review (store seeded with the bundled runs) and of Why draws the open section only: the
-    counts were 54 and 43 elements before round 12 (every section and the run filters drawn). A count above the
-    bound means elements crept back onto the default view."""
+    counts were 54 and 43 elements before round 12 (every section and the run filters drawn), and Review's 29 before
+    round 14 (its tab bar: a block a tab). A count above the bound means elements crept back onto the default view."""
     at = seeded_review(tmp_path)
     assert not at.exception and at.session_state["review_tab"] == "Compare"
-    assert drawn(at.main) <= 30, drawn(at.main)
+    assert drawn(at.main) <= 27, drawn(at.main)
+    assert not at.tabs and at.segmented_control(key="review_tab").options == list(review_view.SECTIONS)
     assert not at.text_input and not [s for s in at.selectbox if s.key == "open_run"]  # filters, Open: closed
     assert {"Export HTML report", "Export comparison CSV", "Export runs JSON"} <= {
         b.label for b in at.get("download_button")
     }
+    # Each section a choice away, drawn alone: By device's runs, Open's run and tables, History's chart
+    for section, key in (("By device", "device_runs"), ("Open / delete", "open_run"), ("History", "hist_kernel")):
+        at.session_state["review_tab"] = section
+        at.run()
+        assert not at.exception and at.query_params["tab"] == permalink.slug(section)
+        assert [w.key for w in (*at.selectbox, *at.multiselect) if w.key in ("baseline", "candidates", key)] == [key]
+    assert at.get("plotly_chart") and at.dataframe  # History's chart and table
+    at.session_state["review_tab"] = "Compare"
+    at.run()
+    assert at.selectbox(key="baseline") and "tab" not in at.query_params
     at.switch_page("pages/8_Why.py").run()
     assert not at.exception and at.session_state["why_tab"] == "Warp\\-stall breakdown"
     assert drawn(at.main) <= 14, drawn(at.main)

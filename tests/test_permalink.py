@@ -98,18 +98,26 @@ def test_review_link_round_trips(stored: list[int]) -> None:
     }
     at = open_link("pages/7_Review.py", link)
     assert at.session_state["review_tab"] == "History"
+    assert at.selectbox(key="hist_kernel").value == "v4" and at.selectbox(key="hist_metric").value == "tflops"
+    # Compare is not drawn on History: its choices wait in the session and stay in the address
+    assert not [w for w in at.selectbox if w.key == "baseline"]
+    assert at.session_state["baseline"] == third and at.session_state["candidates"] == [first]
+    assert at.session_state["open_run"] == second and not [w for w in at.selectbox if w.key == "open_run"]
+    # run 99 is not in the store: one note, the rest of the link stands
+    assert notes(at) == [
+        "This link's candidates “99” is not among the choices here (deleted, renamed, or only in the "
+        "sender's session): showing the default instead."
+    ]
+    assert at.query_params["candidates"] == str(first)  # the stale id is gone from the address
+    assert at.query_params["baseline"] == str(third) and at.query_params["threshold"] == "7.5"
+    assert at.query_params["cross_gpu"] == "1" and at.query_params["tab"] == "history"
+    at.session_state["review_tab"] = "Compare"
+    at.run()
     assert at.selectbox(key="baseline").value == third
     assert at.multiselect(key="candidates").value == [first]
     assert at.number_input(key="threshold").value == 7.5
     assert at.checkbox(key="cross_gpu").value is True
-    assert at.session_state["open_run"] == second and not [w for w in at.selectbox if w.key == "open_run"]
-    assert at.selectbox(key="hist_kernel").value == "v4" and at.selectbox(key="hist_metric").value == "tflops"
-    # run 99 is not in the store: one note, the rest of the link stands
-    assert notes(at) == [
-        "This link's candidates “99” is not among the choices here (deleted, renamed, or only in the sender's "
-        "session): showing the default instead."
-    ]
-    assert at.query_params["candidates"] == str(first)  # the stale id is gone from the address
+    assert "tab" not in at.query_params  # Compare is the default
     # The reader's changes go to the address bar, and a default value leaves it.
     at.selectbox(key="baseline").set_value(second).run()
     at.number_input(key="threshold").set_value(DEFAULT_THRESHOLD_PCT).run()
@@ -117,13 +125,17 @@ def test_review_link_round_trips(stored: list[int]) -> None:
     at.run()
     assert at.query_params["baseline"] == str(second) and at.query_params["tab"] == "by-device"
     assert "threshold" not in at.query_params
-    assert at.selectbox(key="baseline").value == second  # the old value in the URL did not win back
+    assert at.session_state["baseline"] == second  # the old value in the URL did not win back
     # that address, opened afresh, shows the same
     again = open_link("pages/7_Review.py", at.query_params)
-    assert again.selectbox(key="baseline").value == second
     assert again.session_state["review_tab"] == "By device"
-    assert again.multiselect(key="candidates").value == at.multiselect(key="candidates").value
-    # Open, drawn only while open, shows the run the link named on every tab before
+    assert again.session_state["baseline"] == second
+    assert again.session_state.get("candidates") == at.session_state["candidates"]
+    again.session_state["review_tab"] = "Compare"
+    again.run()
+    assert again.selectbox(key="baseline").value == second
+    assert again.multiselect(key="candidates").value == at.session_state["candidates"]
+    # Open, drawn only while open, shows the run the link named on every section before
     assert again.query_params["open"] == str(second)
     again.session_state["review_tab"] = "Open / delete"
     again.run()

@@ -173,7 +173,7 @@ def db_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 def review_page(tab: str = "By device") -> AppTest:
-    """The Review page on `tab` (the By device tab by default: it is drawn only while open)."""
+    """The Review page on section `tab` (By device by default: it is drawn only while chosen)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
     at.switch_page("pages/7_Review.py").run()
@@ -193,11 +193,11 @@ def test_review_page_shows_a_mixed_run_by_device(db_path: Path) -> None:
     with RunStore(f"sqlite:///{db_path}") as store:
         sweep_run(mixed_shares(), store)
     at = review_page()
-    assert at.tabs[1].label == "By device"
+    assert at.segmented_control(key="review_tab").options[1] == "By device"
     [table] = device_tables(at)
     assert len(table) == 112 and SPEEDUP in table.columns
     assert not table.astype(str).isin(["None", "nan", "NaN"]).any().any()
-    caption = " ".join(c.value for c in at.tabs[1].caption).replace("\\", "")
+    caption = " ".join(c.value for c in at.main.caption).replace("\\", "")
     assert "Results from 2 GPUs" in caption and "NVIDIA H200: 1 GPU (h200-vm/0000:00:06.0)" in caption
     [chart] = [json.loads(c.proto.spec) for c in at.get("plotly_chart") if "per GPU model" in c.proto.spec]
     assert [t["name"] for t in chart["data"]] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
@@ -219,10 +219,14 @@ def test_review_page_by_device_of_two_runs_and_of_one_gpu(db_path: Path) -> None
     assert len(table) == 112 and SPEEDUP in table.columns
     at.multiselect(key="device_runs").set_value([h100]).run()
     assert not at.exception and device_tables(at) == []  # one GPU: a line, no table
-    assert any("come from one GPU" in c.value for c in at.tabs[1].caption)
+    assert any("come from one GPU" in c.value for c in at.main.caption)
     # a new Compare selection is followed again
+    at.session_state["review_tab"] = "Compare"
+    at.run()
     at.selectbox(key="baseline").set_value(h200).run()
     at.multiselect(key="candidates").set_value([h100]).run()
+    at.session_state["review_tab"] = "By device"
+    at.run()
     assert not at.exception and sorted(at.multiselect(key="device_runs").value) == [h100, h200]
     assert len(device_tables(at)) == 1
 

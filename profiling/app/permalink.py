@@ -242,6 +242,20 @@ def tabs(name: str, key: str, labels: Sequence[str]) -> Sequence[Any]:
     return st.tabs(shown, key=key, on_change="rerun")
 
 
+def sections(name: str, key: str, labels: Sequence[str], label: str = "Section") -> str:
+    """A section switcher tied to the URL parameter `name` as tabs() is (bind_tabs: the link names a section by its
+    slug, the first is the default and stays out of the link), for a page that draws only the chosen section:
+    st.tabs sends a block per tab besides the tab bar's own, where this sends one element (st.segmented_control,
+    one choice always made). Choosing reruns, so the link follows. Returns the chosen label (escaped Markdown, as
+    tabs() keeps it in the session)."""
+    shown = [md_escape(text) for text in labels]
+    bind_tabs(name, key, shown)
+    choice = st.segmented_control(
+        label, shown, default=shown[0], required=True, key=key, label_visibility="collapsed", on_change="rerun"
+    )
+    return choice if choice in shown else shown[0]
+
+
 def parse_run_id(text: str) -> int:
     """A run id: "12", or a run as the Review page shows it ("#12 label"); ValueError otherwise."""
     head = text.strip().split(" ", 1)[0].removeprefix("#")

@@ -34,6 +34,11 @@ FILTERS = {"device": "Device", "kernel": "Kernel", "label": "Label", "author": "
 
 FILTERS_KEY = "filters_open"
 
+SECTIONS = ("Compare", "By device", "Open / delete", "History")
+"""The page's sections, one shown at a time (permalink.sections, the link's `tab`); Compare first and by default."""
+
+SECTION_KEY = "review_tab"
+
 
 def run_filters() -> dict[str, str | None]:
     """The run list's filters (parameter -> text, None when empty), in an expander drawn into only while open: five
@@ -145,20 +150,19 @@ def add_runs_section(store: RunStore, bundle: Bundle | None, who: Identity | Non
             save_runs_button(store, "Import", read, who, key="import_runs")
 
 
-def open_section(store: RunStore, ids: list[int], names: dict[int, str], who: Identity | None, tab: Any) -> None:
-    """The Open / delete tab: a run's facts and results, its delete button and its comments, drawn only while the
-    tab is open. The run chosen stays in the link and in the session while it is closed."""
-    key = permalink.bind("open", "open_run", ids, parse=permalink.parse_run_id, kept=not tab.open)
-    if not tab.open:
+def open_section(store: RunStore, ids: list[int], names: dict[int, str], who: Identity | None, shown: bool) -> None:
+    """The Open / delete section: a run's facts and results, its delete button and its comments, drawn only while
+    `shown`. The run chosen stays in the link and in the session while it is not."""
+    key = permalink.bind("open", "open_run", ids, parse=permalink.parse_run_id, kept=not shown)
+    if not shown:
         return
-    with tab:
-        open_id = st.selectbox("Run", ids, format_func=names.get, key=key)
-        run = store_cache.read_run(store, open_id)
-        info, results = cache.run_tables(run)
-        st.dataframe(info, hide_index=True, width="stretch")
-        st.dataframe(results, hide_index=True, width="stretch")
-        delete_run_button(store, open_id, len(run.results), who)
-        comments_section(store, run, who)
+    open_id = st.selectbox("Run", ids, format_func=names.get, key=key)
+    run = store_cache.read_run(store, open_id)
+    info, results = cache.run_tables(run)
+    st.dataframe(info, hide_index=True, width="stretch")
+    st.dataframe(results, hide_index=True, width="stretch")
+    delete_run_button(store, open_id, len(run.results), who)
+    comments_section(store, run, who)
 
 
 def delete_run_button(store: RunStore, run_id: int, n_results: int, actor: Identity | None) -> None:
@@ -180,19 +184,28 @@ def delete_run_button(store: RunStore, run_id: int, n_results: int, actor: Ident
         st.rerun()
 
 
+def _default_pair(ids: list[int], pair: tuple[int, int] | None, base_id: int | None) -> tuple[int, list[int]]:
+    """The baseline (`base_id` when still listed, else the default pair's first, else the oldest shown) and the
+    candidates a Compare section drawn afresh offers by default (the pair's second, else the newest other run)."""
+    if base_id not in ids:
+        base_id = pair[0] if pair else ids[-1]
+    others = [i for i in ids if i != base_id]
+    return base_id, [pair[1]] if pair and pair[0] == base_id and pair[1] in others else others[:1]
+
+
 def comparison_choices(
     ids: list[int], pair: tuple[int, int] | None, names: dict[int, str]
 ) -> tuple[int, list[int], float, bool]:
-    """The Compare tab's choices: the baseline run (the default pair's first, else the oldest shown), the candidates
-    (the pair's second), the practical threshold in % and whether runs of different GPU models may be compared;
-    each bound to the page's link (permalink)."""
+    """The Compare section's choices: the baseline run (the default pair's first, else the oldest shown), the
+    candidates (the pair's second), the practical threshold in % and whether runs of different GPU models may be
+    compared; each bound to the page's link (permalink)."""
     # Baseline and candidates each as wide as the page: run labels are long, and a narrow box cut them off.
     c1, c3 = st.columns([3, 1])
-    base_at = ids.index(pair[0]) if pair else len(ids) - 1
+    base_at = ids.index(_default_pair(ids, pair, None)[0])
     permalink.bind_run("baseline", "baseline", ids)
     base_id = c1.selectbox("Baseline", ids, index=base_at, format_func=names.get, key="baseline")
     others = [i for i in ids if i != base_id]
-    first = [pair[1]] if pair and pair[0] == base_id and pair[1] in others else others[:1]
+    first = _default_pair(ids, pair, base_id)[1]
     permalink.bind_run("candidates", "candidates", others, multi=True)
     cand_ids = c1.multiselect("Candidates", others, default=first, format_func=names.get, key="candidates")
     permalink.bind("threshold", "threshold", parse=permalink.parse_percent, default=DEFAULT_THRESHOLD_PCT)
@@ -210,3 +223,25 @@ def comparison_choices(
         help="Compare runs of different GPU models; the verdicts are labelled cross-GPU.",
     )
     return base_id, cand_ids, threshold, cross_gpu
+
+
+def comparison_kept(ids: list[int]) -> dict[str, list[int] | None]:
+    """Compare's widget keys and the values each may keep (for ui.keep_choices) through runs that show another
+    section: listed runs, the candidates without the baseline (a candidate made baseline leaves them)."""
+    base = st.session_state.get("baseline")
+    return {"baseline": ids, "candidates": [i for i in ids if i != base], "threshold": None, "cross_gpu": None}
+
+
+def kept_comparison_choices(ids: list[int], pair: tuple[int, int] | None) -> tuple[int, list[int]]:
+    """While another section is shown: the baseline and candidates Compare holds (or would show by default), read
+    without drawing its widgets, for By device to start from. Its four choices stay in the link (bound kept) and,
+    kept by the page (comparison_kept), in the session; a link's values reach them as when drawn."""
+    parse = permalink.parse_run_id
+    permalink.bind("baseline", "baseline", ids, parse=parse, kept=True)
+    base_id, first = _default_pair(ids, pair, st.session_state.get("baseline"))
+    others = [i for i in ids if i != base_id]
+    permalink.bind("candidates", "candidates", others, parse=parse, multi=True, kept=True)
+    permalink.bind("threshold", "threshold", parse=permalink.parse_percent, default=DEFAULT_THRESHOLD_PCT, kept=True)
+    permalink.bind("cross_gpu", "cross_gpu", parse=permalink.parse_bool, default=False, kept=True)
+    held = st.session_state.get("candidates")
+    return base_id, [i for i in held if i in others] if held is not None else first

@@ -19,3 +19,14 @@ def open_with_bundle(page: Any, server: str, bundle: str | None) -> None:
             timeout=60_000,
         )
         page.wait_for_load_state("networkidle")
+
+
+def choose_section(page: Any, label: str) -> None:
+    """Click `label` in a page's section switcher (permalink.sections: a segmented control, a radio group to
+    assistive technology, not tabs)."""
+    page.locator('[data-testid="stButtonGroup"]').get_by_role("radio", name=label, exact=True).click()
+
+
+def chosen_section(page: Any) -> str:
+    """The label of the section a page's switcher shows as chosen."""
+    return page.locator('[data-testid="stButtonGroup"] [role="radio"][aria-checked="true"]').inner_text().strip()

@@ -11,6 +11,7 @@ from profiling import charts
 from profiling.analysis.ceilings import recorded_device_ceilings
 from profiling.app import bundles
 from profiling.charts import review_html
+from tests.browser.app_page import choose_section
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW_CSV = ROOT / "tests" / "fixtures" / "ncu" / "raw.csv"
@@ -227,12 +228,12 @@ def test_every_page_bundled_and_after_an_upload(browser, server, width: int) -> 
             assert page.get_by_text("no kernel and size in common").count() == 0
         _shot(page, title.lower(), width)
         if title == "Review":
-            page.get_by_role("tab", name="History").click()
+            choose_section(page, "History")
             page.locator(".js-plotly-plot .main-svg").last.wait_for(timeout=30_000)
             _settle(page)
             _check_page(page, "Review, History")
             _shot(page, "review-history", width)
-            page.get_by_role("tab", name="Compare").click()
+            choose_section(page, "Compare")
     assert roofline_kernels >= 8
 
     _open(page, "Reports")

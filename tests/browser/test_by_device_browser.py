@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from profiling.runs.store import RunStore
+from tests.browser.app_page import choose_section
 from tests.test_review_by_device import mixed_shares, sweep_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,8 +42,8 @@ def test_by_device_tab_reads_at(width: int, browser, mixed_server) -> None:
     page.get_by_text("No GPU found").wait_for(timeout=60_000)
     page.locator('[data-testid="stSidebarNav"] a', has_text="Review").click()
     page.locator("h1", has_text="Review").wait_for(timeout=60_000)
-    page.get_by_role("tab", name="By device").click()
-    # The tab is drawn only once open: wait for its own chart (the Compare tab's charts are already in the page).
+    choose_section(page, "By device")
+    # The section is drawn only once chosen: wait for its own chart (Compare's charts were in the page).
     page.locator(".js-plotly-plot", has_text="GPU model").locator(".main-svg").first.wait_for(timeout=60_000)
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(1500)

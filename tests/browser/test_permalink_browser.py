@@ -14,6 +14,7 @@ import pytest
 from profiling.app import bundles
 from profiling.runs.store import RunStore
 from profiling.team.roles import Identity
+from tests.browser.app_page import choose_section, chosen_section
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
@@ -53,8 +54,7 @@ def test_a_review_link_opens_the_same_view(width: int, browser, linked_server) -
     page.wait_for_timeout(1500)
     body = page.locator("body").inner_text()
     assert page.locator('[data-testid="stException"]').count() == 0 and "Traceback" not in body
-    active = page.locator('[role="tab"][aria-selected="true"]').inner_text()
-    assert active.strip() == "Open / delete"
+    assert chosen_section(page) == "Open / delete"
     assert "The 4096 numbers look capped" in body and "<b>not bold</b>: check the L2 hit rate" in body
     assert "rui@example.com" in body.replace("\u2060", "")  # a word joiner keeps the address from linking
     assert "tab=open-delete" in page.url and f"open={ids[1]}" in page.url
@@ -67,13 +67,13 @@ def test_a_review_link_opens_the_same_view(width: int, browser, linked_server) -
     shot = SHOTS / f"review-link-{width}.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.stat().st_size > 30_000
-    # Another tab: the address bar follows, and a comment being written waits for the reader's return (the Open
-    # tab is drawn only while open; the box sends its text when it loses focus).
+    # Another section: the address bar follows, and a comment being written waits for the reader's return (Open is
+    # drawn only while chosen; the box sends its text when it loses focus).
     page.get_by_role("textbox", name="Comment").fill("half a thought")
-    page.get_by_role("tab", name="History").click()
+    choose_section(page, "History")
     page.wait_for_function("() => location.search.includes('tab=history')", timeout=30_000)
     page.get_by_text(f"Comments on run #{ids[1]}").wait_for(state="detached", timeout=30_000)
-    page.get_by_role("tab", name="Open / delete").click()
+    choose_section(page, "Open / delete")
     page.get_by_text(f"Comments on run #{ids[1]}").wait_for(timeout=30_000)
     assert page.get_by_role("textbox", name="Comment").input_value() == "half a thought"
     assert not errors, errors

@@ -15,6 +15,7 @@ import pytest
 
 from profiling.runs.records import SavedRun
 from profiling.runs.store import RunStore
+from tests.browser.app_page import choose_section
 
 ADMIN = "ada@example.com"
 VIEWER = "vera@example.com"
@@ -91,7 +92,7 @@ def sign_in(browser, url: str, email: str):
 def open_review(page) -> None:
     page.locator('[data-testid="stSidebarNav"] a', has_text="Review").click()
     page.locator("h1", has_text="Review").wait_for(timeout=30_000)
-    page.get_by_role("tab", name="Open / delete").click()
+    choose_section(page, "Open / delete")
     page.wait_for_load_state("networkidle")
 
 
