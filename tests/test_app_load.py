@@ -482,15 +482,20 @@ def drawn(node) -> int:
 def test_review_and_why_draw_only_what_their_reader_looks_at(tmp_path: Path) -> None:
     """A plain visit of Review (store seeded with the bundled runs) and of Why draws the open section only: the
     counts were 54 and 43 elements before round 12 (every section and the run filters drawn), and Review's 29 before
-    round 14 (its tab bar: a block a tab). A count above the bound means elements crept back onto the default view."""
+    round 14 (its tab bar: a block a tab; the time charts). A count above the bound means elements crept back onto
+    the default view."""
     at = seeded_review(tmp_path)
     assert not at.exception and at.session_state["review_tab"] == "Compare"
-    assert drawn(at.main) <= 27, drawn(at.main)
+    assert drawn(at.main) <= 26, drawn(at.main)
     assert not at.tabs and at.segmented_control(key="review_tab").options == list(review_view.SECTIONS)
     assert not at.text_input and not [s for s in at.selectbox if s.key == "open_run"]  # filters, Open: closed
     assert {"Export HTML report", "Export comparison CSV", "Export runs JSON"} <= {
         b.label for b in at.get("download_button")
     }
+    assert [c.key for c in at.get("plotly_chart")] == ["review_roofline"]  # the time charts: closed
+    at.session_state["time_charts_open"] = True  # the expander opened (a reader's click reruns the page)
+    at.run()
+    assert [c.key for c in at.get("plotly_chart")] == ["review_roofline", "cmp_fig0", "cmp_fig1"]
     # Each section a choice away, drawn alone: By device's runs, Open's run and tables, History's chart
     for section, key in (("By device", "device_runs"), ("Open / delete", "open_run"), ("History", "hist_kernel")):
         at.session_state["review_tab"] = section

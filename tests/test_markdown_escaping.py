@@ -70,10 +70,12 @@ NUMERIC_SPEC = re.compile(r"[,_]?(\.\d+)?[dfgeEn%]$|^,$")
 NOT_USER_TEXT = {
     "why_view.SECTION_KEY",
     "why_view.SECTIONS",
-    # Indexing's tab labels and key, and the Benchmark sweep's expander label: literal text of their modules
+    # Indexing's tab labels and key, the Benchmark sweep's and Review's time charts' expander labels: literal text
+    # of their modules
     "SECTION_KEY",
     "SECTIONS",
     "SWEEP_LABEL",
+    "TIME_CHARTS",
     "n_results",
     "run_id",
     "chosen",

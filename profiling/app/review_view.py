@@ -34,6 +34,9 @@ FILTERS = {"device": "Device", "kernel": "Kernel", "label": "Label", "author": "
 
 FILTERS_KEY = "filters_open"
 
+TIME_CHARTS = "Time charts: median time per kernel and size, and each candidate's change"
+"""The label of Compare's expander holding the comparison figures (drawn into only while open)."""
+
 SECTIONS = ("Compare", "By device", "Open / delete", "History")
 """The page's sections, one shown at a time (permalink.sections, the link's `tab`); Compare first and by default."""
 
@@ -73,7 +76,8 @@ def review_comparison(
     baseline: SavedRun, candidates: Sequence[SavedRun], threshold_pct: float, cross_gpu: bool = False
 ) -> None:
     """Baseline vs candidates: the side-by-side table coloured by verdict, the roofline (ceilings of the baseline's
-    device), the time figures, and the downloads (all cached by the runs' content, the exports built on click)."""
+    device), the time figures in an expander drawn into only while open, and the downloads (all cached by the runs'
+    content, the exports built on click)."""
     candidates = list(candidates)
     ceilings = recorded_device_ceilings(baseline.device, baseline.device_name)
     view = cache.review_view(baseline, candidates, threshold_pct, cross_gpu, ceilings)
@@ -101,8 +105,11 @@ def review_comparison(
     if len(view.unmatched) and (box := ui.lazy_expander(label, key="unmatched_open")) is not None:
         box.dataframe(view.unmatched, hide_index=True, width="stretch")
     st.plotly_chart(view.roofline, key="review_roofline")
-    for i, fig in enumerate(view.figures):
-        st.plotly_chart(fig, key=f"cmp_fig{i}")
+    # The time charts repeat the table's times as bars (a bar a kernel and size and run): two figures' specs built,
+    # hashed and sent on every visit of Compare, for a picture some readers open. One click away, and in the export.
+    if view.figures and (box := ui.lazy_expander(TIME_CHARTS, key="time_charts_open")) is not None:
+        for i, fig in enumerate(view.figures):
+            box.plotly_chart(fig, key=f"cmp_fig{i}")
     review_downloads(baseline, candidates, view.comparison, view.side, threshold_pct, view.roofline)
 
 

@@ -226,6 +226,11 @@ def test_every_page_bundled_and_after_an_upload(browser, server, width: int) -> 
             roofline_kernels = max(len(c["kernels"]) for c in charts)
         if title == "Review":
             assert page.get_by_text("no kernel and size in common").count() == 0
+            # The time charts are drawn once their expander opens: the screenshot shows them, as the README says.
+            page.get_by_text("Time charts:").click()
+            page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 3", timeout=30_000)
+            _settle(page)
+            _check_page(page, "Review, time charts")
         _shot(page, title.lower(), width)
         if title == "Review":
             choose_section(page, "History")
