@@ -24,10 +24,9 @@ name = st.selectbox("Data", list(sources), key="why_source")
 why_view.context_note(bundle, name, devices)
 data = sources[name]()
 
-tabs = permalink.tabs("tab", why_view.SECTION_KEY, why_view.SECTIONS)
 # Only the open section is drawn: the server pays Streamlit's price per message for every element, and the three
 # sections together sent four times the minimal page's messages. The closed ones' choices stay, and stay in the link.
-shown = next(i for i, tab in enumerate(tabs) if tab.open)
+tabs, shown = permalink.open_tab("tab", why_view.SECTION_KEY, why_view.SECTIONS)
 why_view.keep_closed(data, shown)
 with tabs[shown]:
     (why_view.stall_section, why_view.source_section, why_view.explain_section)[shown](data)

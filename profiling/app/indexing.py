@@ -335,8 +335,7 @@ def sections(sel: Selection) -> None:
     """The matrix view, one warp lane by lane, the whole launch and the comparison with the captures, as tabs of
     which only the open one is drawn: drawn together they sent four times the minimal page's messages a visit
     (docs/load-test.md, round 13)."""
-    tabs = permalink.tabs("tab", SECTION_KEY, SECTIONS)
-    shown = next(i for i, tab in enumerate(tabs) if tab.open)
+    tabs, shown = permalink.open_tab("tab", SECTION_KEY, SECTIONS)
     if shown != 1:
         keep_instruction(sel)
     with tabs[shown]:

@@ -242,6 +242,12 @@ def tabs(name: str, key: str, labels: Sequence[str]) -> Sequence[Any]:
     return st.tabs(shown, key=key, on_change="rerun")
 
 
+def open_tab(name: str, key: str, labels: Sequence[str]) -> tuple[Sequence[Any], int]:
+    """tabs(), and the index of the open one: the one tab a page that draws only what the reader looks at fills."""
+    shown = tabs(name, key, labels)
+    return shown, next(i for i, tab in enumerate(shown) if tab.open)
+
+
 def sections(name: str, key: str, labels: Sequence[str], label: str = "Section") -> str:
     """A section switcher tied to the URL parameter `name` as tabs() is (bind_tabs: the link names a section by its
     slug, the first is the default and stays out of the link), for a page that draws only the chosen section:
@@ -262,9 +268,9 @@ def parse_run_id(text: str) -> int:
     return int(head)
 
 
-def bind_run(name: str, key: str, ids: Collection[int], multi: bool = False) -> str:
+def bind_run(name: str, key: str, ids: Collection[int], multi: bool = False, kept: bool = False) -> str:
     """bind() for a widget choosing saved runs by id (parse_run_id); returns `key`."""
-    return bind(name, key, ids, parse=parse_run_id, multi=multi)
+    return bind(name, key, ids, parse=parse_run_id, multi=multi, kept=kept)
 
 
 def parse_percent(text: str) -> float:

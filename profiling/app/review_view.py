@@ -160,7 +160,7 @@ def add_runs_section(store: RunStore, bundle: Bundle | None, who: Identity | Non
 def open_section(store: RunStore, ids: list[int], names: dict[int, str], who: Identity | None, shown: bool) -> None:
     """The Open / delete section: a run's facts and results, its delete button and its comments, drawn only while
     `shown`. The run chosen stays in the link and in the session while it is not."""
-    key = permalink.bind("open", "open_run", ids, parse=permalink.parse_run_id, kept=not shown)
+    key = permalink.bind_run("open", "open_run", ids, kept=not shown)
     if not shown:
         return
     open_id = st.selectbox("Run", ids, format_func=names.get, key=key)
@@ -215,7 +215,7 @@ def comparison_choices(
     first = _default_pair(ids, pair, base_id)[1]
     permalink.bind_run("candidates", "candidates", others, multi=True)
     cand_ids = c1.multiselect("Candidates", others, default=first, format_func=names.get, key="candidates")
-    permalink.bind("threshold", "threshold", parse=permalink.parse_percent, default=DEFAULT_THRESHOLD_PCT)
+    _bind_threshold_and_gpu()
     threshold = c3.number_input(
         "Practical threshold (%)",
         0.0,
@@ -226,10 +226,16 @@ def comparison_choices(
     )
     cross_gpu = c3.checkbox(
         "Across GPU models",
-        key=permalink.bind("cross_gpu", "cross_gpu", parse=permalink.parse_bool, default=False),
+        key="cross_gpu",
         help="Compare runs of different GPU models; the verdicts are labelled cross-GPU.",
     )
     return base_id, cand_ids, threshold, cross_gpu
+
+
+def _bind_threshold_and_gpu(kept: bool = False) -> None:
+    """Bind Compare's practical threshold and its across-GPU switch to the link (`kept`: while not drawn)."""
+    permalink.bind("threshold", "threshold", parse=permalink.parse_percent, default=DEFAULT_THRESHOLD_PCT, kept=kept)
+    permalink.bind("cross_gpu", "cross_gpu", parse=permalink.parse_bool, default=False, kept=kept)
 
 
 def comparison_kept(ids: list[int]) -> dict[str, list[int] | None]:
@@ -243,12 +249,10 @@ def kept_comparison_choices(ids: list[int], pair: tuple[int, int] | None) -> tup
     """While another section is shown: the baseline and candidates Compare holds (or would show by default), read
     without drawing its widgets, for By device to start from. Its four choices stay in the link (bound kept) and,
     kept by the page (comparison_kept), in the session; a link's values reach them as when drawn."""
-    parse = permalink.parse_run_id
-    permalink.bind("baseline", "baseline", ids, parse=parse, kept=True)
+    permalink.bind_run("baseline", "baseline", ids, kept=True)
     base_id, first = _default_pair(ids, pair, st.session_state.get("baseline"))
     others = [i for i in ids if i != base_id]
-    permalink.bind("candidates", "candidates", others, parse=parse, multi=True, kept=True)
-    permalink.bind("threshold", "threshold", parse=permalink.parse_percent, default=DEFAULT_THRESHOLD_PCT, kept=True)
-    permalink.bind("cross_gpu", "cross_gpu", parse=permalink.parse_bool, default=False, kept=True)
+    permalink.bind_run("candidates", "candidates", others, multi=True, kept=True)
+    _bind_threshold_and_gpu(kept=True)
     held = st.session_state.get("candidates")
     return base_id, [i for i in held if i in others] if held is not None else first
