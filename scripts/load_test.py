@@ -23,11 +23,16 @@ with the bundled benchmark runs, so the Review page compares runs and builds its
   checkout with `--before DIR`, for a before/after in one run); one person visits every page once, then again.
   Each page's first visit (seconds, and the server's CPU seconds during it) is printed against the minimal app's
   cold first visit (its first page) and against the minimal app's first visit of the same page.
+- pooled (`--pooled R`): R runs of each `--people` tour against GEMM Lens and the minimal app in turn (and the
+  tree of `--before DIR`), on the same servers, every visit kept; each run's p95 and p50 ratio, and the p95 and
+  p50 of all runs' visits pooled over the minimal app's, with a 95 % bootstrap interval (scripts/load_stats.py):
+  one run's p95 ratio swings with the minimal app's own p95 more than a change of a few percent.
 
     python scripts/load_test.py                        # 1, 10 and 20 people, upload, then 3 minutes of leave
     python scripts/load_test.py --people 20 --no-upload --watch 0
     python scripts/load_test.py --url http://host:8501 --people 5 --no-upload --watch 0
     python scripts/load_test.py --people --no-upload --watch 0 --first-visits 3 --before ../gemmlens-before
+    python scripts/load_test.py --people 20 --no-upload --watch 0 --first-visits 0 --pooled 10 --before /tmp/b
 
 Prints one JSON line per scenario and a Markdown table at the end; the load average is printed beside each result
 (this machine's CPUs are shared).
@@ -47,7 +52,7 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -345,9 +350,12 @@ def load() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-async def tour_scenario(base: str, people: int, tours: int, memory: MemorySampler) -> dict[str, Any]:
+async def tour_scenario(
+    base: str, people: int, tours: int, memory: MemorySampler, visits: list[float] | None = None
+) -> dict[str, Any]:
+    """`people` touring every page `tours` times at once; each visit's seconds also go to `visits` when given."""
     memory.reset_peak()
-    visits: list[float] = []
+    visits = [] if visits is None else visits
     by_page: dict[str, list[float]] = {}
     crowd = [Person(base) for _ in range(people)]
     for p in crowd:
@@ -714,13 +722,13 @@ def upload_file(size_mb: float) -> bytes:
 class Server:
     """A server under test: started here (and stopped) or given by --url; its memory sampler."""
 
-    def __init__(self, app: str, args: argparse.Namespace, db_path: Path) -> None:
+    def __init__(self, app: str, args: argparse.Namespace, db_path: Path, root: Path = ROOT) -> None:
         self.app, self.proc = app, None
         if args.url and app == "gemmlens":
             self.base, pid = args.url.rstrip("/"), args.server_pid
         else:
             port = free_port()
-            self.proc = start_server(port, db_path, args.server_arg, app=app)
+            self.proc = start_server(port, db_path, args.server_arg, app=app, root=root)
             self.base, pid = f"http://127.0.0.1:{port}", self.proc.pid
         self.memory = MemorySampler(pid)
         self.idle = 0
@@ -747,6 +755,60 @@ class Server:
         self.memory.stop()
         if self.proc is not None:
             stop_server(self.proc)
+
+
+async def pooled_scenario(servers: list[Server], people: int, tours: int, rounds: int) -> dict[str, Any]:
+    """`rounds` runs of the tour scenario against each server in turn (the order reversed every other round, so a
+    drift of the machine's load falls on all alike), every visit kept: each run's p95 and p50 ratio against the
+    minimal app (the last server), and the p95 and p50 of all runs' visits pooled, over the minimal app's, with
+    a 95 % interval from resampling runs (load_stats.pooled_ratio)."""
+    from load_stats import pooled_ratio
+
+    kept: dict[str, list[list[float]]] = {s.app: [] for s in servers}
+    runs: list[dict[str, Any]] = []
+    for n in range(rounds):
+        row: dict[str, Any] = {"run": n + 1, "utc": time.strftime("%H:%M:%S", time.gmtime()), "load": load()}
+        for server in servers if n % 2 == 0 else servers[::-1]:
+            visits: list[float] = []
+            result = await tour_scenario(server.base, people, tours, server.memory, visits)
+            kept[server.app].append(visits)
+            row[server.app] = {k: result[k] for k in ("p50_s", "p95_s", "errors", "server_cpu_ms_per_visit")}
+        row["load_after"] = load()
+        ref = row["minimal"]
+        row["p95_ratio"] = {a: round(row[a]["p95_s"] / ref["p95_s"], 2) for a in kept if a != "minimal"}
+        row["p50_ratio"] = {a: round(row[a]["p50_s"] / ref["p50_s"], 2) for a in kept if a != "minimal"}
+        runs.append(row)
+        print(json.dumps({"scenario": f"pooled tour x{people}: run {n + 1}", **row}), flush=True)
+    pooled = {}
+    for app in (a for a in kept if a != "minimal"):
+        pooled[app] = {f"p{round(q * 100)}": asdict(pooled_ratio(kept[app], kept["minimal"], q=q)) for q in (0.95, 0.5)}
+        if app == "gemmlens" and "before" in kept:  # the change itself: after over before, runs paired alike
+            pooled["after / before"] = {"p95": asdict(pooled_ratio(kept[app], kept["before"], q=0.95))}
+    return {"scenario": f"pooled tour x{people}, {rounds} runs", "people": people, "runs": runs, "pooled": pooled}
+
+
+def pooled_markdown(r: dict[str, Any]) -> str:
+    """The pooled mode's tables: each run's p50 / p95 per app and ratios, then the pooled ratios with intervals."""
+    apps = [a for a in r["runs"][0] if isinstance(r["runs"][0][a], dict) and "p95_s" in r["runs"][0][a]]
+    ours = [a for a in apps if a != "minimal"]
+    head = ["run", "time (UTC)", "load avg", *[f"{a} p50 / p95 (s)" for a in apps]]
+    head += [f"{a} p95 ratio" for a in ours] + [f"{a} p50 ratio" for a in ours]
+    out = f"{r['scenario']}\n\n| " + " | ".join(head) + " |\n|" + "---|" * len(head) + "\n"
+    for row in r["runs"]:
+        cells = [row["run"], row["utc"], f"{row['load'].split('/')[0]}-{row['load_after'].split('/')[0]}"]
+        cells += [f"{row[a]['p50_s']} / {row[a]['p95_s']}" for a in apps]
+        cells += [row["p95_ratio"][a] for a in ours] + [row["p50_ratio"][a] for a in ours]
+        out += "| " + " | ".join(str(c) for c in cells) + " |\n"
+    out += "\n| pooled | percentile | ratio | 95 % interval (runs resampled) | pooled (s) | reference pooled (s) |\n"
+    out += "|---|---|---|---|---|---|\n"
+    for app, by_q in r["pooled"].items():
+        name = app if "/" in app else f"{app} / minimal"
+        for q, x in by_q.items():
+            out += (
+                f"| {name} | {q} | {x['ratio']:.3f} | {x['low']:.3f}-{x['high']:.3f} | {x['ours_s']:.3f} | "
+                f"{x['ref_s']:.3f} |\n"
+            )
+    return out
 
 
 def versus(ours: dict[str, Any], ref: dict[str, Any]) -> dict[str, Any]:
@@ -777,11 +839,14 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
         if args.first_visits and not args.url:
             roots = {"before": Path(args.before).resolve()} if args.before else {}
             report(await first_visit_scenario([*roots, *apps], args.first_visits, db_path, args.server_arg, roots))
+        if args.pooled and args.before and not args.url:
+            apps = ["before", *apps]  # served from the other tree, beside this one and the minimal app
         if args.people or not args.no_upload or args.watch or args.page_cpu or args.messages:
-            servers = [Server(app, args, db_path) for app in apps]
+            roots = {"before": Path(args.before).resolve()} if args.before else {}
+            servers = [Server(app, args, db_path, roots.get(app, ROOT)) for app in apps]
             for server in servers:
                 await server.warm_up()
-        ours = servers[0] if servers else None
+        ours = next((s for s in servers if s.app == "gemmlens"), None)
         if args.messages:
             for server in servers:
                 report(await messages_scenario(server))
@@ -789,18 +854,22 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
             runs = [await page_cpu_scenario(server, args.page_cpu) for server in servers]
             for run in runs:
                 report(run)
-            if len(runs) == 2:
-                ref = runs[1]["cpu_ms_by_page"]
-                report(
-                    {
-                        "scenario": "server CPU per visit: GEMM Lens / minimal app",
-                        "load": load(),
-                        "ratio_by_page": {
-                            k: round(v / ref[k], 1) for k, v in runs[0]["cpu_ms_by_page"].items() if ref.get(k)
-                        },
-                    }
-                )
-        for people in args.people:
+            ref = next((r["cpu_ms_by_page"] for r in runs if r["app"] == "minimal"), None)
+            for run in runs if ref else []:
+                if run["app"] != "minimal":
+                    report(
+                        {
+                            "scenario": f"server CPU per visit: {run['app']} / minimal app",
+                            "load": load(),
+                            "ratio_by_page": {
+                                k: round(v / ref[k], 1) for k, v in run["cpu_ms_by_page"].items() if ref.get(k)
+                            },
+                        }
+                    )
+        if args.pooled and servers:
+            for people in args.people:
+                report(await pooled_scenario(servers, people, args.tours, args.pooled))
+        for people in [] if args.pooled else args.people:
             runs = []
             for server in servers:  # back to back, so both see the same load on a shared machine
                 runs.append(await tour_scenario(server.base, people, args.tours, server.memory))
@@ -880,6 +949,8 @@ def markdown(results: list[dict[str, Any]]) -> str:
     for r in results:
         if r.get("scenario", "").startswith("first visits"):
             out += "\n\n" + first_visit_markdown(r)
+        elif "pooled" in r:
+            out += "\n\n" + pooled_markdown(r)
     return out
 
 
@@ -966,7 +1037,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--before",
         metavar="DIR",
-        help="first visits: also fresh servers of the GEMM Lens checkout in DIR (the code before a change), in turn",
+        help="first visits and --pooled: also the GEMM Lens checkout in DIR (the code before a change), in turn",
+    )
+    parser.add_argument(
+        "--pooled",
+        type=int,
+        default=0,
+        metavar="R",
+        help="R runs of each --people tour against GEMM Lens and the minimal app in turn (and --before's tree), "
+        "every visit kept: per-run ratios, pooled p95 and p50 ratios with a bootstrap interval",
     )
     parser.add_argument("--process-people", type=int, default=40, help="people in the processes scenario")
     parser.add_argument("--process-rounds", type=int, default=1, help="rounds of the process counts, in turn")
