@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -807,6 +807,19 @@ hskbf16)
   sanitize_at_shapes 150 "$F" hskbf16_sanitizer skb wgmma-streamk-bf16 2064x4096x528
   ab_pairs "$F" 4096,5120,8192 cublas-addmm-bf16,wgmma-streamk-bf16 wgmma-persistent-bf16,wgmma-streamk-bf16
   record hskbf16 "tests: $(tail -1 "$F/gpu_tests.txt")"
+  ;;
+residency)
+  # Issue 31: the kernels whose blocks wait for other blocks of their launch (wgmma-streamk, -bf16, serial split-K)
+  # with all but four SMs held by another kernel's blocks (tests/gpu/test_gpu_residency.py,
+  # profiling/gpu/residency.py): each must finish, verified, before the holders are let go. About 2 minutes.
+  stage residency
+  F="$EV/residency"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  timeout 300 $PY -m pytest tests/gpu/test_gpu_residency.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  for case in wgmma-streamk:1024x6144x1072 wgmma-streamk-bf16:2064x4096x528 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:127x127x8191 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:333x4096x333; do
+    timeout 60 $PY -m profiling.gpu.residency --kernel "${case%%:*}" --shape "${case#*:}" --free-sms 4 >> "$F/probes.jsonl" 2>> "$F/probes.err"
+  done
+  cat "$F/probes.jsonl"
+  record residency "tests: $(tail -1 "$F/gpu_tests.txt")"
   ;;
 hopper_ab)
   # Issue 31's Hopper target in one call: paired, interleaved A/B (95 % interval of the time ratio) of each Hopper

@@ -60,6 +60,9 @@ VARIANTS = [
     ("stream-K 40/232 regs", "wgmma-streamk", ["-DPERSISTENT_SK_REGS=1"]),
     ("stream-K split at 20 % idle", "wgmma-streamk", ["-DPERSISTENT_SK_IDLE_PCT=20"]),
     ("stream-K split at 10 % idle", "wgmma-streamk", ["-DPERSISTENT_SK_IDLE_PCT=10"]),
+    ("stream-K one slice in flight", "wgmma-streamk", ["-DPERSISTENT_WAIT=1"]),
+    ("stream-K C prefetched 4 slices ahead", "wgmma-streamk", ["-DPERSISTENT_C_PREFETCH=4"]),
+    ("stream-K C prefetched 32 slices ahead", "wgmma-streamk", ["-DPERSISTENT_C_PREFETCH=32"]),
 ]
 UNCHECKED = (NO_EPILOGUE, NO_STORE, BETA0)
 

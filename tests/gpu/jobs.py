@@ -26,13 +26,14 @@ def run_by_kernel_and_shape(
     return device, {(r["kernel"], Shape(r["m"], r["n"], r["k"])): r for r in results}
 
 
-def run_probe(script: Path) -> dict:
-    """The last line of `script`'s output as JSON: a GPU probe run in a child process (the test process keeps no
-    CUDA context), from the repository root with it on PYTHONPATH; fails the test with its error output when it
-    exits non-zero."""
+def run_probe(script: Path | str, *args: str) -> dict:
+    """The last line of `script`'s output as JSON: a GPU probe (a file, or a module named "-m module") run with
+    `args` in a child process (the test process keeps no CUDA context), from the repository root with it on
+    PYTHONPATH; fails the test with its error output when it exits non-zero."""
     root = Path(__file__).resolve().parents[2]
+    target = script.split() if isinstance(script, str) else [str(script)]
     done = subprocess.run(
-        [sys.executable, str(script)],
+        [sys.executable, *target, *args],
         cwd=root,
         capture_output=True,
         text=True,
