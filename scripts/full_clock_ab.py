@@ -3,7 +3,7 @@ so neither kernel of a pair runs capped.
 
 At 8192^3 an H200 reaches its 700 W cap after 9-16 back-to-back AddMM launches and then slows both kernels by 10-20 %
 (results/h200-2026-11-29/quarter/), so the usual 30 interleaved pairs mix full-clock and capped pairs and their
-interval is wide. Here every round waits until NVML reports no power or thermal slowdown and the power has dropped
+interval is wide. Here every round rests `--sleep` seconds, then waits until NVML reports no power or thermal slowdown and the power has dropped
 under `--idle-watts`, then runs one untimed pair (the warm-up) and one timed pair, each launch after an L2 flush,
 alternating which kernel goes first; NVML is sampled after each round, and rounds whose timed pair was slowed are
 counted and left out. Prints each pair's ratio summary (median of B/A, 95 % bootstrap interval) and writes a JSON
@@ -68,6 +68,7 @@ def main() -> int:
     parser.add_argument("size", help="N for N^3, or MxNxK")
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--idle-watts", type=float, default=150.0)
+    parser.add_argument("--sleep", type=float, default=2.0, help="idle seconds before each round")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     kernel_a, kernel_b = args.pair.split(",")
@@ -84,6 +85,9 @@ def main() -> int:
     hold = LaunchHold(cupy)
     rounds = []
     for i in range(args.rounds):
+        # NVML's power reading is an average over about a second and its reasons lag, so a 12 ms round cannot be
+        # seen coming; a fixed rest is what lets the cap's window drain (without it rounds 10-40 of 40 ran capped).
+        time.sleep(args.sleep)
         before = cooled(session.nvml, args.idle_watts)
         order = [0, 1] if i % 2 == 0 else [1, 0]
         # One untimed pair and one timed: 4 launches, under the 9-16 that reach the cap.
