@@ -1,15 +1,15 @@
-"""Paired A/B at full clock (GPU): each pair of launches starts only once the GPU has fallen back under its power cap,
-so neither kernel of a pair runs capped.
+"""Paired A/B at full clock (GPU): each pair of launches starts after a rest, so neither kernel of a pair runs
+capped.
 
 At 8192^3 an H200 reaches its 700 W cap after 9-16 back-to-back AddMM launches and then slows both kernels by 10-20 %
 (results/h200-2026-11-29/quarter/), so the usual 30 interleaved pairs mix full-clock and capped pairs and their
-interval is wide. Here every round rests `--sleep` seconds, then waits until NVML reports no power or thermal slowdown and the power has dropped
-under `--idle-watts`, then runs one untimed pair (the warm-up) and one timed pair, each launch after an L2 flush,
-alternating which kernel goes first; NVML is sampled after each round, and rounds whose timed pair was slowed are
-counted and left out. Prints each pair's ratio summary (median of B/A, 95 % bootstrap interval) and writes a JSON
-with every round's times, clocks and power.
+interval is wide. Here every round rests `--rest` seconds, then runs one untimed and one timed launch of each kernel
+behind the launch hold, each timed launch after an L2 flush, alternating which kernel goes first
+(profiling.gpu.timing.rested_rounds); NVML is sampled after each round, and rounds it reports slowed are left out.
+Prints the median of B/A with its 95 % bootstrap interval and writes a JSON with every round's times, clocks and
+power.
 
-    python scripts/full_clock_ab.py cublas-addmm,wgmma-streamk 8192 [--rounds 40] [--json out.json]
+    python scripts/full_clock_ab.py cublas-addmm,wgmma-streamk 8192 [--rounds 40] [--rest 2] [--json out.json]
 """
 
 from __future__ import annotations
@@ -22,44 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from profiling.gpu.device import CAPPING_REASONS, Nvml, device_info  # noqa: E402
+from profiling.gpu.device import CAPPING_REASONS, device_info  # noqa: E402
 from profiling.gpu.fp32_cupy import cupy  # noqa: E402
 from profiling.gpu.hold import LaunchHold  # noqa: E402
 from profiling.gpu.runner import Session, _spec_and_result, _verified_launch  # noqa: E402
+from profiling.gpu.timing import rested_rounds  # noqa: E402
 from profiling.runs.verdict import bootstrap_ratio  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
-
-
-def cooled(nvml: Nvml, idle_watts: float, limit_s: float = 30.0) -> dict:
-    """Wait until NVML reports none of CAPPING_REASONS and the power under `idle_watts` (at most `limit_s`); the last
-    sample."""
-    deadline = time.monotonic() + limit_s
-    while True:
-        sample = nvml.sample()
-        slowed = set(sample.get("reasons") or ()) & CAPPING_REASONS
-        if (not slowed and (sample.get("power_w") or 0.0) < idle_watts) or time.monotonic() > deadline:
-            return sample
-        time.sleep(0.1)
-
-
-def timed_pair(launches: list, order: list[int], flush: object, hold: LaunchHold) -> dict[int, float]:
-    """Milliseconds of one launch of each kernel, in `order`, each after an L2 flush and after one untimed launch of
-    each; all enqueued behind `hold`, so the host's pace is not in the timings."""
-    stream = cupy.cuda.get_current_stream()
-    events = {}
-    hold.enqueue()
-    for j in order:
-        launches[j]()
-    for index, j in enumerate(order):
-        cupy.cuda.runtime.memsetAsync(flush.data.ptr, index + 1, flush.nbytes, stream.ptr)
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        launches[j]()
-        end.record()
-        events[j] = (start, end)
-    hold.release()
-    cupy.cuda.Device().synchronize()
-    return {j: cupy.cuda.get_elapsed_time(start, end) for j, (start, end) in events.items()}
 
 
 def main() -> int:
@@ -67,8 +36,7 @@ def main() -> int:
     parser.add_argument("pair", help="A,B: two catalog ids of one operation")
     parser.add_argument("size", help="N for N^3, or MxNxK")
     parser.add_argument("--rounds", type=int, default=40)
-    parser.add_argument("--idle-watts", type=float, default=150.0)
-    parser.add_argument("--sleep", type=float, default=2.0, help="idle seconds before each round")
+    parser.add_argument("--rest", type=float, default=2.0, help="idle seconds before each round")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     kernel_a, kernel_b = args.pair.split(",")
@@ -81,22 +49,26 @@ def main() -> int:
         if result.status != "ok":
             print(f"{kernel_id} at {shape.label}: {result.status}: {result.error}")
             return 1
-    flush = session.flush_buffer()
-    hold = LaunchHold(cupy)
-    rounds = []
-    for i in range(args.rounds):
-        # NVML's power reading is an average over about a second and its reasons lag, so a 12 ms round cannot be
-        # seen coming; a fixed rest is what lets the cap's window drain (without it rounds 10-40 of 40 ran capped).
-        time.sleep(args.sleep)
-        before = cooled(session.nvml, args.idle_watts)
-        order = [0, 1] if i % 2 == 0 else [1, 0]
-        # One untimed pair and one timed: 4 launches, under the 9-16 that reach the cap.
-        ms = timed_pair(launches, order, flush, hold)
-        after = session.nvml.sample()
-        slowed = sorted(set(after.get("reasons") or ()) & CAPPING_REASONS)
-        rounds.append(
-            {"a_ms": ms[0], "b_ms": ms[1], "first": "AB"[order[0]], "before": before, "after": after, "slowed": slowed}
-        )
+    samples: list[dict] = []
+    times_a, times_b = rested_rounds(
+        cupy,
+        launches,
+        args.rounds,
+        args.rest,
+        session.flush_buffer(),
+        LaunchHold(cupy),
+        lambda _i: samples.append(session.nvml.sample()),
+    )
+    rounds = [
+        {
+            "a_ms": a,
+            "b_ms": b,
+            "first": "AB"[i % 2],
+            "after": sample,
+            "slowed": sorted(set(sample.get("reasons") or ()) & CAPPING_REASONS),
+        }
+        for i, (a, b, sample) in enumerate(zip(times_a, times_b, samples, strict=True))
+    ]
     kept = [r for r in rounds if not r["slowed"]]
     interval = bootstrap_ratio([r["a_ms"] for r in kept], [r["b_ms"] for r in kept], paired=True)
     device = device_info(session.nvml)
@@ -105,6 +77,7 @@ def main() -> int:
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "pair": [kernel_a, kernel_b],
         "shape": shape.label,
+        "rest_s": args.rest,
         "rounds": rounds,
         "kept": len(kept),
         "ratio_b_over_a": None
@@ -117,8 +90,8 @@ def main() -> int:
     b_ms = sorted(r["b_ms"] for r in kept)
     clocks = sorted({r["after"].get("sm_clock_mhz") for r in kept})
     print(
-        f"{device['name']}  {shape.label}  {kernel_b} / {kernel_a}: {len(kept)} of {len(rounds)} rounds at full "
-        f"clock (SM clocks after: {clocks})"
+        f"{device['name']}  {shape.label}  {kernel_b} / {kernel_a}: {len(kept)} of {len(rounds)} rounds not slowed "
+        f"(SM clocks after: {clocks})"
     )
     if interval is not None:
         print(

@@ -5,11 +5,13 @@ catalog's build. Each variant is checked against float32 arithmetic on the same 
 it is timed; every launch is event-timed after an L2 flush, in rounds that run every variant and cuBLAS once
 (profiling.gpu.timing.time_rounds), medians of REPEATS rounds.
 Usage: python scripts/wgmma_variants.py [SIZES] [REPEATS] [LABELS]   (default 4096,8192, 20 and every variant;
-LABELS: a comma-separated subset of the variants' labels)
+LABELS: a comma-separated subset of the variants' labels). VARIANTS_REST_S=2 rests that many seconds before each
+round and warms each kernel once in it (profiling.gpu.timing.rested_rounds), so that no round runs power-capped.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -22,8 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernels.compile_info import compile_cubin  # noqa: E402
 from kernels.registry import get_kernel  # noqa: E402
+from profiling.gpu.hold import LaunchHold  # noqa: E402
 from profiling.gpu.tensor_map import encode, operand_maps, output_map  # noqa: E402
-from profiling.gpu.timing import time_rounds  # noqa: E402
+from profiling.gpu.timing import rested_rounds, time_rounds  # noqa: E402
 
 NO_EPILOGUE = "-DPERSISTENT_NO_EPILOGUE=1"  # the main loop alone: D is not written, so it is timed unchecked
 # (label, catalog id, macros): the catalog builds first, then the variants measured before choosing them.
@@ -60,11 +63,14 @@ VARIANTS = [
     ("stream-K 40/232 regs", "wgmma-streamk", ["-DPERSISTENT_SK_REGS=1"]),
     ("stream-K split at 20 % idle", "wgmma-streamk", ["-DPERSISTENT_SK_IDLE_PCT=20"]),
     ("stream-K split at 10 % idle", "wgmma-streamk", ["-DPERSISTENT_SK_IDLE_PCT=10"]),
+    ("stream-K odd blocks 24 us late", "wgmma-streamk", ["-DPERSISTENT_STAGGER_NS=24000"]),
+    ("stream-K odd blocks 48 us late", "wgmma-streamk", ["-DPERSISTENT_STAGGER_NS=48000"]),
     ("stream-K one slice in flight", "wgmma-streamk", ["-DPERSISTENT_WAIT=1"]),
     ("stream-K C prefetched 4 slices ahead", "wgmma-streamk", ["-DPERSISTENT_C_PREFETCH=4"]),
     ("stream-K C prefetched 32 slices ahead", "wgmma-streamk", ["-DPERSISTENT_C_PREFETCH=32"]),
 ]
 UNCHECKED = (NO_EPILOGUE, NO_STORE, BETA0)
+REST_S = float(os.environ.get("VARIANTS_REST_S", "0"))
 
 
 def macros_of(label: str) -> list[str]:
@@ -178,7 +184,10 @@ def main() -> int:
                 launches[label] = launch
             else:
                 rows.append((label, n, float("nan"), err))
-        timed = time_rounds(cp, list(launches.values()), 1, repeats, 60.0, flush)
+        if REST_S:
+            timed = rested_rounds(cp, list(launches.values()), repeats, REST_S, flush, LaunchHold(cp))
+        else:
+            timed = time_rounds(cp, list(launches.values()), 1, repeats, 60.0, flush)
         for times, label in zip(timed, launches, strict=True):
             rows.append((label, n, statistics.median(times), errors[label]))
     print(

@@ -379,3 +379,24 @@ def test_slow_launches_are_the_ones_over_the_unsteady_ratio_times_p10() -> None:
     (result,) = [r for r in document.results if r.shape.label == "127x127x333"]
     assert T.slow_launches(result.times_ms) == [0, 1]
     assert T.slow_launches([]) == [] and T.slow_launches([1.0, 1.0, 1.5]) == [2]
+
+
+def test_rested_rounds_rest_then_warm_then_time_each_kernel_behind_one_hold() -> None:
+    # Per round: 2 untimed launches, then 2 timed ones; durations make each launch's place visible.
+    cuda = FakeCuda([9.0, 9.0, 1.0, 2.0, 8.0, 8.0, 3.0, 4.0])
+    calls: list[str] = []
+    slept: list[float] = []
+    finished: list[int] = []
+    launches = [lambda: (calls.append("A"), cuda.launch()), lambda: (calls.append("B"), cuda.launch())]
+    times = T.rested_rounds(
+        SimpleNamespace(cuda=cuda), launches, 2, 2.5, FLUSH, FakeHold(cuda), finished.append, slept.append
+    )
+    # Round 0 runs A B (warm) A B (timed); round 1 starts with B: B A, then B A timed.
+    assert calls == ["A", "B", "A", "B", "B", "A", "B", "A"]
+    assert times == [[1.0, 4.0], [2.0, 3.0]]
+    assert slept == [2.5, 2.5] and finished == [0, 1]
+    kinds = cuda.kinds()
+    one_round = ["hold", "launch", "launch"] + ["memset", "record", "launch", "record"] * 2 + ["release", "device_sync"]
+    assert kinds == one_round * 2
+    memsets = [entry[2] for entry in cuda.log if entry[0] == "memset"]
+    assert memsets == [T.flush_byte(i) for i in range(4)]

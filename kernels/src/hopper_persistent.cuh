@@ -93,6 +93,11 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_SK_MIN_RUN
 #define PERSISTENT_SK_MIN_RUN 4
 #endif
+// PERSISTENT_STAGGER_NS (measurement only): the odd blocks' producers start this many nanoseconds late, so that
+// half the blocks reach every tile's epilogue (C's reads, D's writes) out of step with the other half.
+#ifndef PERSISTENT_STAGGER_NS
+#define PERSISTENT_STAGGER_NS 0
+#endif
 constexpr int BM = 128;
 // PERSISTENT_BN 320 (measurement only, with EPILOGUE 1 or 2): 128 x 320 tiles, cuBLAS's choice at 5120^3 and 8192^3
 // on the H200 (nvjet ..._320x128_64x3_1x2, results/h200-2026-11-29/names/), 160 accumulators a consumer thread.
@@ -520,6 +525,16 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
     if (group == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
         if (tid == 0) {
+            if constexpr (PERSISTENT_STAGGER_NS > 0) {
+                if (blockIdx.x & 1) {
+                    unsigned long long start, now;
+                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+                    do {
+                        __nanosleep(256);
+                        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+                    } while (now - start < PERSISTENT_STAGGER_NS);
+                }
+            }
             const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
             const TileOrder<CLUSTER> order(M, N);
             const Schedule<CLUSTER> schedule(order, K);

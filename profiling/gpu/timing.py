@@ -228,6 +228,53 @@ def time_rounds(
     return [[cuda.get_elapsed_time(s, e) for s, e in timed] for timed in events]
 
 
+def rested_rounds(
+    xp: Any,
+    launches: Sequence[Callable[[], None]],
+    rounds: int,
+    rest_s: float,
+    flush: Any,
+    hold: Hold,
+    after_round: Callable[[int], None] | None = None,
+    sleep: Callable[[float], None] | None = None,
+) -> list[list[float]]:
+    """Event-timed launches of several kernels in `rounds` rounds that each start after `rest_s` idle seconds: one
+    untimed launch of every kernel, then one timed launch of each after its own L2 flush, all enqueued behind
+    `hold` and released at once; round i starts with kernel i % n. The milliseconds of each kernel's launches, in
+    the order given; `after_round(i)` runs once round i has finished (an NVML sample).
+
+    A long launch (an H200's 8192^3 AddMM, 1.5 ms) reaches the power cap after 9-16 launches back to back, so
+    time_rounds mixes full-clock rounds with capped ones; a rest long enough for the cap's averaging window to
+    drain keeps every round at full clock."""
+    import time
+
+    cuda = xp.cuda
+    n = len(launches)
+    times: list[list[float]] = [[] for _ in launches]
+    stream = cuda.get_current_stream()
+    for i in range(rounds):
+        (sleep or time.sleep)(rest_s)
+        order = [(i + j) % n for j in range(n)]
+        hold.enqueue()
+        for kernel in order:
+            launches[kernel]()
+        events = {}
+        for j, kernel in enumerate(order):
+            cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i * n + j), flush.nbytes, stream.ptr)
+            start, end = cuda.Event(), cuda.Event()
+            start.record()
+            launches[kernel]()
+            end.record()
+            events[kernel] = (start, end)
+        hold.release()
+        cuda.Device().synchronize()
+        for kernel in range(n):
+            times[kernel].append(cuda.get_elapsed_time(*events[kernel]))
+        if after_round is not None:
+            after_round(i)
+    return times
+
+
 def time_interleaved(
     xp: Any,
     launch_a: Callable[[], None],
