@@ -40,20 +40,20 @@ with st.form("bench"):
             default=["v3", "v4", "v5", "v8-async"],
             key="bench_kernels",
         )
-    c1, c2, c3 = st.columns(3)
+    row = st.container(horizontal=True)  # one block: st.columns sent one per column besides (round 15)
     if mode in ("list", "A/B"):
-        sizes_text = c1.text_input("Square sizes (comma list)", "1024,2048,4096", key="bench_sizes")
+        sizes_text = row.text_input("Square sizes (comma list)", "1024,2048,4096", key="bench_sizes")
     elif mode == "grid":
-        grid_text = c1.text_input(
+        grid_text = row.text_input(
             "Grid of shapes",
             "M=1,16,128,1024,4096,N=1024,4096,K=4096",
             key="bench_grid",
             help="Every M x N x K combination, against cuBLAS: the Shape sweep section below.",
         )
     else:
-        start = c1.number_input("Sweep from", 64, 32768, 512, step=64, key="sweep_start")
-        stop = c2.number_input("to", 64, 32768, 4096, step=64, key="sweep_stop")
-    repeats = c3.number_input("Repeats", 1, 1000, 30, key="bench_repeats")
+        start = row.number_input("Sweep from", 64, 32768, 512, step=64, key="sweep_start")
+        stop = row.number_input("to", 64, 32768, 4096, step=64, key="sweep_stop")
+    repeats = row.number_input("Repeats", 1, 1000, 30, key="bench_repeats")
     submitted = st.form_submit_button("Run on the GPU", disabled=device is None, type="primary")
 
 if submitted:

@@ -19,11 +19,11 @@ pick = st.selectbox("Launch", range(len(labels)), format_func=labels.__getitem__
 base = configs[pick] if pick < len(configs) else occupancy_view.CUSTOM
 
 ccs = supported_ccs()
-c1, c2, c3, c4 = st.columns(4)
-cc = c1.selectbox("Compute capability", ccs, index=ccs.index(base.cc) if base.cc in ccs else 0, key=f"cc{pick}")
-threads = c2.number_input("Threads per block", 1, 1024, base.threads, key=f"threads{pick}")
-registers = c3.number_input("Registers per thread", 1, 255, base.registers, key=f"regs{pick}")
-smem = c4.number_input("Shared memory per block (B)", 0, 232448, base.shared_mem, step=1024, key=f"smem{pick}")
+row = st.container(horizontal=True)  # one block: st.columns sent one per column besides (round 15)
+cc = row.selectbox("Compute capability", ccs, index=ccs.index(base.cc) if base.cc in ccs else 0, key=f"cc{pick}")
+threads = row.number_input("Threads per block", 1, 1024, base.threads, key=f"threads{pick}")
+registers = row.number_input("Registers per thread", 1, 255, base.registers, key=f"regs{pick}")
+smem = row.number_input("Shared memory per block (B)", 0, 232448, base.shared_mem, step=1024, key=f"smem{pick}")
 
 with ui.user_errors():
     occupancy_view.what_if_section(base, cc, int(threads), int(registers), int(smem))

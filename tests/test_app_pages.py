@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.analysis.sweep import bundled_sweeps, sweep_frame
-from profiling.app import bundles, indexing, kernel_facts, sweep, table_format, tables, why_view
+from profiling.app import bundles, indexing, kernel_facts, kernels_view, sweep, table_format, tables, why_view
 from profiling.runs.duplicates import identical_runs
 from profiling.runs.export import export_runs_json
 from profiling.runs.results import load_document
@@ -139,11 +139,16 @@ def test_kernels_page_shows_every_kernel_source_and_diff() -> None:
         if spec.source is None:
             assert codes == [] and any("library kernel" in i.value for i in at.info)
             continue
-        assert codes[0] == spec.read_source().strip()
+        assert codes == [spec.read_source().strip()]  # only the open tab is drawn: Source, by default
+        assert any(spec.adds[:40] in m.value for m in at.markdown)
+        at.session_state[kernels_view.code_tab_key(spec.id)] = f"Diff vs {spec.previous}" if spec.previous else "Diff"
+        at.run()
+        codes = [c.value for c in at.code]
         diff = kernel_facts.kernel_diff(spec)
         if diff:
-            assert codes[1] == diff.strip() and codes[1].startswith(f"--- {spec.previous}:")
-        assert any(spec.adds[:40] in m.value for m in at.markdown)
+            assert codes == [diff.strip()] and codes[0].startswith(f"--- {spec.previous}:")
+        else:
+            assert codes == [] and any("nothing to diff" in c.value for c in at.caption)
     at.selectbox(key="kernel").set_value("v4").run()
     facts = [d.value for d in at.dataframe if "registers" in d.value.columns]
     assert facts and facts[0]["registers"].iloc[0] == 119
@@ -164,6 +169,10 @@ def test_kernels_page_quotes_the_design_notes_in_english_and_names_no_file() -> 
     at.selectbox(key="kernel").set_value("v3").run()
     quote = next(plain(m.value) for m in at.markdown if m.value.startswith(">"))
     assert quote.startswith("> Each thread is responsible for an 8*8 matrix, and each thread block shrinks to 16*16")
+    (original,) = [e for e in at.expander if e.label == "The passage in the original Chinese"]
+    assert not original.text  # drawn into only while open (ui.lazy_expander)
+    at.session_state[kernels_view.ORIGINAL_KEY] = True
+    at.run()
     (original,) = [e for e in at.expander if e.label == "The passage in the original Chinese"]
     assert original.text[0].value == "每个线程负责 8*8 的矩阵，每个 thread block 缩小到 16*16 个 thread"
 

@@ -45,6 +45,9 @@ NUMBER = st.column_config.NumberColumn(format="localized")
 SECTIONS = ("Matrix view", "Lane by lane", "Whole launch", "Predicted against measured")
 """The page's sections, one tab each (the link's `tab`), the matrix view first and by default."""
 SECTION_KEY = "idx_tab"
+SIZE_WIDTH = 72
+"""Pixels of the M, N and K inputs (five digits, as wide as their columns were at 1024 px); the kernel pickers share
+the rest of the row."""
 
 
 def partner(kernel: str) -> str:
@@ -258,18 +261,20 @@ def findings(kernel: str, frame: pd.DataFrame) -> tuple[list[str], list[str]]:
 
 def controls() -> Selection:
     """Kernel, kernel beside it, shape, block, warp and K step (the bounds follow the kernel and shape)."""
-    c1, c2, c3, c4, c5 = st.columns([2, 2, 1, 1, 1])
+    # Each row is one horizontal container: st.columns sent a block per column besides the row's own (nine of the
+    # page's 39 messages a visit, docs/load-test.md round 15).
+    row = st.container(horizontal=True)
     permalink.bind("kernel", "idx_kernel", KERNELS)
-    kernel = c1.selectbox("Kernel", KERNELS, key="idx_kernel")
+    kernel = row.selectbox("Kernel", KERNELS, key="idx_kernel")
     others = ["(none)", *[k for k in KERNELS if k != kernel]]
     permalink.bind("beside", f"idx_other_{kernel}", others, default=partner(kernel))
-    other = c2.selectbox("Beside it", others, index=others.index(partner(kernel)), key=f"idx_other_{kernel}")
+    other = row.selectbox("Beside it", others, index=others.index(partner(kernel)), key=f"idx_other_{kernel}")
     sizes = range(1, 16385)
     for name in ("m", "n", "k"):
         permalink.bind(name, f"idx_{name}", sizes, parse=int, default=1024)
-    m = c3.number_input("M", 1, 16384, 1024, key="idx_m")
-    n = c4.number_input("N", 1, 16384, 1024, key="idx_n")
-    k = c5.number_input("K", 1, 16384, 1024, key="idx_k")
+    m = row.number_input("M", 1, 16384, 1024, key="idx_m", width=SIZE_WIDTH)
+    n = row.number_input("N", 1, 16384, 1024, key="idx_n", width=SIZE_WIDTH)
+    k = row.number_input("K", 1, 16384, 1024, key="idx_k", width=SIZE_WIDTH)
     model, shape = model_for(kernel), Shape(int(m), int(n), int(k))
     problem = model.spec.size_problem(shape.m, shape.n, shape.k)
     if problem:
@@ -279,13 +284,13 @@ def controls() -> Selection:
     bounds = {"bx": gx, "by": gy, "warp": model.warps_per_block, "kstep": steps}
     for name, key in (("bx", "idx_bx"), ("by", "idx_by"), ("warp", "idx_warp"), ("kstep", "idx_step")):
         permalink.bind(name, f"{key}_{scope}", range(bounds[name]), parse=int, default=0)
-    d1, d2, d3, d4 = st.columns(4)
-    bx = d1.number_input(f"blockIdx.x (0..{gx - 1})", 0, gx - 1, 0, key=f"idx_bx_{scope}")
-    by = d2.number_input(f"blockIdx.y (0..{gy - 1})", 0, gy - 1, 0, key=f"idx_by_{scope}")
-    warp = d3.number_input(
+    row = st.container(horizontal=True)
+    bx = row.number_input(f"blockIdx.x (0..{gx - 1})", 0, gx - 1, 0, key=f"idx_bx_{scope}")
+    by = row.number_input(f"blockIdx.y (0..{gy - 1})", 0, gy - 1, 0, key=f"idx_by_{scope}")
+    warp = row.number_input(
         f"warp (0..{model.warps_per_block - 1})", 0, model.warps_per_block - 1, 0, key=f"idx_warp_{scope}"
     )
-    step = d4.number_input(f"K step (0..{steps - 1})", 0, steps - 1, 0, key=f"idx_step_{scope}")
+    step = row.number_input(f"K step (0..{steps - 1})", 0, steps - 1, 0, key=f"idx_step_{scope}")
     return Selection(kernel, None if other == "(none)" else other, shape, (int(bx), int(by)), int(warp), int(step))
 
 

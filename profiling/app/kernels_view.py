@@ -19,6 +19,15 @@ from profiling.runs.results import ResultsDocument
 NVCC_ARCHS = ["sm_90", "sm_80", "sm_89", "sm_100"]
 
 
+ORIGINAL_KEY = "kernel_original"
+"""The key of the expander holding the design-notes passage in its original Chinese (ui.lazy_expander)."""
+
+
+def code_tab_key(kernel_id: str) -> str:
+    """The key of a kernel's Source / Diff tabs (its session state: the open tab's label)."""
+    return f"kernel_code_{kernel_id}"
+
+
 def about_section(spec: KernelSpec) -> None:
     """What the kernel adds, the design-notes passage it comes from (in English, the original beneath), and the
     kernel it builds on."""
@@ -33,9 +42,10 @@ def about_section(spec: KernelSpec) -> None:
         )
         st.markdown(f"> {ui.safe_md(part.english)}")
         st.caption(f"Quoted in English from the project's seed notes, which cover {ui.safe_md(doc.covers)}.")
-        with st.expander("The passage in the original Chinese"):
+        original = ui.lazy_expander("The passage in the original Chinese", key=ORIGINAL_KEY)
+        if original is not None:
             # st.text: shown in the browser's own fonts; where no CJK font is installed it still names what it is
-            st.text((f"{part.section_original}: " if part.section_original else "") + part.quote)
+            original.text((f"{part.section_original}: " if part.section_original else "") + part.quote)
     elif spec.design_doc:
         st.markdown(f"**Design reference.** {spec.design_doc}")
     if spec.previous:
@@ -94,10 +104,18 @@ def source_section(spec: KernelSpec) -> None:
     """The kernel's CUDA source and its diff against the kernel it builds on (nothing for a library kernel)."""
     if not spec.source:
         return
-    source_tab, diff_tab = st.tabs(["Source", f"Diff vs {spec.previous}" if spec.previous else "Diff"])
-    with source_tab:
-        st.code(spec.read_source(), language="cpp")
-    with diff_tab:
+    # Only the open tab is drawn: both codes went with every visit, the diff as large as the source. A key per kernel,
+    # as the diff tab's label names the kernel it builds on.
+    tabs = st.tabs(
+        ["Source", f"Diff vs {spec.previous}" if spec.previous else "Diff"],
+        key=code_tab_key(spec.id),
+        on_change="rerun",
+    )
+    if tabs[0].open:
+        with tabs[0]:
+            st.code(spec.read_source(), language="cpp")
+        return
+    with tabs[1]:
         diff = kernel_facts.kernel_diff(spec)
         if diff:
             st.code(diff, language="diff")

@@ -39,12 +39,13 @@ def what_if_section(base: launches.LaunchConfig, cc: str, threads: int, register
     """Theoretical occupancy of the configuration entered (ncu's achieved beside it when `base` was measured), what
     limits it, and one curve per resource."""
     result = theoretical_occupancy(cc, threads, registers, smem)
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Theoretical occupancy", f"{result.occupancy_pct:.1f}%")
-    m2.metric("Active warps per SM", f"{result.active_warps_per_sm} / {result.max_warps_per_sm}")
-    m3.metric("Blocks per SM", result.active_blocks_per_sm)
+    # One horizontal block for the row: st.columns sent a block per column besides (docs/load-test.md, round 15).
+    row = st.container(horizontal=True)
+    row.metric("Theoretical occupancy", f"{result.occupancy_pct:.1f}%")
+    row.metric("Active warps per SM", f"{result.active_warps_per_sm} / {result.max_warps_per_sm}")
+    row.metric("Blocks per SM", result.active_blocks_per_sm)
     if base.achieved_pct is not None:
-        m4.metric("ncu achieved", f"{base.achieved_pct:.1f}%", help=f"ncu theoretical: {base.ncu_theoretical_pct}")
+        row.metric("ncu achieved", f"{base.achieved_pct:.1f}%", help=f"ncu theoretical: {base.ncu_theoretical_pct}")
     st.text(f"Limited by {result.describe()}")
     gap = launches.occupancy_gap_note(result.occupancy_pct, base.achieved_pct, base.waves_per_sm)
     if gap:
