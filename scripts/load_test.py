@@ -757,11 +757,14 @@ class Server:
             stop_server(self.proc)
 
 
-async def pooled_scenario(servers: list[Server], people: int, tours: int, rounds: int) -> dict[str, Any]:
+async def pooled_scenario(
+    servers: list[Server], people: int, tours: int, rounds: int, save: str | None = None
+) -> dict[str, Any]:
     """`rounds` runs of the tour scenario against each server in turn (the order reversed every other round, so a
     drift of the machine's load falls on all alike), every visit kept: each run's p95 and p50 ratio against the
     minimal app (the last server), and the p95 and p50 of all runs' visits pooled, over the minimal app's, with
-    a 95 % interval from resampling runs (load_stats.pooled_ratio)."""
+    a 95 % interval from resampling runs (load_stats.pooled_ratio). `save`: a JSON file for every visit's seconds
+    by app and run, to pool several invocations afterwards."""
     from load_stats import pooled_ratio
 
     kept: dict[str, list[list[float]]] = {s.app: [] for s in servers}
@@ -779,6 +782,8 @@ async def pooled_scenario(servers: list[Server], people: int, tours: int, rounds
         row["p50_ratio"] = {a: round(row[a]["p50_s"] / ref["p50_s"], 2) for a in kept if a != "minimal"}
         runs.append(row)
         print(json.dumps({"scenario": f"pooled tour x{people}: run {n + 1}", **row}), flush=True)
+    if save:
+        Path(save).write_text(json.dumps({"people": people, "runs": runs, "visits_s": kept}))
     pooled = {}
     for app in (a for a in kept if a != "minimal"):
         pooled[app] = {f"p{round(q * 100)}": asdict(pooled_ratio(kept[app], kept["minimal"], q=q)) for q in (0.95, 0.5)}
@@ -868,7 +873,8 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
                     )
         if args.pooled and servers:
             for people in args.people:
-                report(await pooled_scenario(servers, people, args.tours, args.pooled))
+                save = args.save_visits and args.save_visits.replace(".json", f"-x{people}.json")
+                report(await pooled_scenario(servers, people, args.tours, args.pooled, save))
         for people in [] if args.pooled else args.people:
             runs = []
             for server in servers:  # back to back, so both see the same load on a shared machine
@@ -1047,6 +1053,7 @@ def main(argv: list[str] | None = None) -> int:
         help="R runs of each --people tour against GEMM Lens and the minimal app in turn (and --before's tree), "
         "every visit kept: per-run ratios, pooled p95 and p50 ratios with a bootstrap interval",
     )
+    parser.add_argument("--save-visits", metavar="FILE.json", help="--pooled: every visit's seconds, by app and run")
     parser.add_argument("--process-people", type=int, default=40, help="people in the processes scenario")
     parser.add_argument("--process-rounds", type=int, default=1, help="rounds of the process counts, in turn")
     args = parser.parse_args(argv)
