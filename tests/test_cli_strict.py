@@ -117,7 +117,16 @@ def test_numeric_options_refuse_what_is_not_finite_and_positive(
     assert err.startswith(f"error: {option} must be ") and err.count("\n") == 1
 
 
-ZERO_MEANS_SOMETHING = ("--warmup", "--shared-mem", "--carveout", "--threshold", "--fail-if-slower", "--warp", "--step")
+ZERO_MEANS_SOMETHING = (
+    "--warmup",
+    "--shared-mem",
+    "--carveout",
+    "--threshold",
+    "--fail-if-slower",
+    "--warp",
+    "--step",
+    "--rest",  # no rest: pairs back to back, the default
+)
 
 
 @pytest.mark.parametrize("command,option", [(c, o) for c, o in NUMERIC_OPTIONS if o not in ZERO_MEANS_SOMETHING])

@@ -16,6 +16,7 @@ from profiling.gpu import timing as T
 from profiling.gpu.jobs import BenchSettings
 from profiling.runs.records import BenchResult, TimeSummary
 from profiling.runs.results import load_document
+from profiling.shape import Shape
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -400,3 +401,54 @@ def test_rested_rounds_rest_then_warm_then_time_each_kernel_behind_one_hold() ->
     assert kinds == one_round * 2
     memsets = [entry[2] for entry in cuda.log if entry[0] == "memset"]
     assert memsets == [T.flush_byte(i) for i in range(4)]
+
+
+@pytest.mark.parametrize("rest_s", [0.0, 2.0])
+def test_an_ab_with_a_rest_times_through_rested_rounds(monkeypatch: pytest.MonkeyPatch, rest_s: float) -> None:
+    """runner.run_ab times the pair back to back (time_interleaved) without a rest, and in rested rounds with one,
+    handing them the settings' repeats and rest, the session's flush buffer and hold; each result records how its
+    pairs ran (CPU only: the GPU parts stand in)."""
+    hold = object()
+    session = SimpleNamespace(
+        nvml=None, device={"name": "NVIDIA H200"}, flush_buffer=lambda: FLUSH, hold=lambda s: hold
+    )
+    results = {}
+
+    def spec_and_result(_session, kernel_id, _shape):
+        results[kernel_id] = BenchResult(kernel=kernel_id, shape=Shape(64, 64, 64), title=kernel_id, operation="sgemm")
+        return SimpleNamespace(operation="sgemm", id=kernel_id), results[kernel_id]
+
+    calls: list[tuple] = []
+    monkeypatch.setattr(runner, "_spec_and_result", spec_and_result)
+    monkeypatch.setattr(runner, "_verified_launch", lambda *_: (None, lambda: None))
+    monkeypatch.setattr(runner, "_record_times", lambda *_: None)
+    monkeypatch.setattr(
+        runner, "time_interleaved", lambda *args: calls.append(("interleaved", *args[3:])) or ([1.0] * 3, [2.0] * 3)
+    )
+    monkeypatch.setattr(
+        runner, "rested_rounds", lambda *args: calls.append(("rested", *args[2:])) or ([1.0] * 3, [2.0] * 3)
+    )
+    monkeypatch.setattr(runner, "NvmlSampler", _NoSampler)
+    settings = BenchSettings(repeats=3, warmup=1, max_seconds_per_run=4.0, rest_s=rest_s)
+    runner.run_ab(session, "cublas", "v9-regdb", None, settings)
+    if rest_s:
+        assert calls == [("rested", 3, 2.0, FLUSH, hold)]
+        order = "alternating, each after an L2 flush, each pair after 2 s of rest and an untimed launch of both"
+    else:
+        assert calls == [("interleaved", 1, 3, 4.0, FLUSH, hold)]
+        order = "alternating, each after an L2 flush"
+    assert results["v9-regdb"].other["ab"] == {"partner": "cublas", "paired": True, "order": order}
+
+
+class _NoSampler:
+    def __init__(self, nvml) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def summary(self) -> dict:
+        return {}

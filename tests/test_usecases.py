@@ -428,3 +428,28 @@ def test_bad_uploads_are_one_line_report_errors(name: str, data: bytes, expected
     with pytest.raises(ReportError, match=re.escape(expected)) as info:
         usecases.load_upload(name, data)
     assert "\n" not in str(info.value)
+
+
+def test_bench_rest_is_for_an_ab_and_must_fit_its_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    cases = [
+        (["bench", "--kernels", "v5", "--sizes", "64", "--rest", "2"], "--rest spaces out the pairs of an A/B"),
+        (
+            ["bench", "--ab", "cublas,v5", "--sizes", "64", "--rest", "5"],
+            "--rest 5 x --repeats 30 is 150 s of rest, past --timeout 120 s per size",
+        ),
+        (
+            ["bench", "--ab", "cublas,v5", "--sizes", "64", "--rest", "61"],
+            "--rest must be a number of seconds between 0 and 60, got 61",
+        ),
+        (
+            ["bench", "--ab", "cublas,v5", "--sizes", "64", "--rest", "nan"],
+            "--rest must be a number of seconds between 0 and 60",
+        ),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, (argv, err)
+    with pytest.raises(InvalidInput, match="--rest must be between 0 and 60 seconds, got -1"):
+        BenchSettings(rest_s=-1.0).validate()
+    BenchSettings(rest_s=2.0).validate()

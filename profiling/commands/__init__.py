@@ -56,6 +56,19 @@ def seconds(flag: str) -> Callable[[str], float]:
     return convert
 
 
+def seconds_between(flag: str, low: float, high: float) -> Callable[[str], float]:
+    """A duration from `low` to `high` seconds (zero allowed where `low` is 0)."""
+    what = f"a number of seconds between {low:g} and {high:g}"
+
+    def convert(text: str) -> float:
+        value = _number(flag, text, what, integer=False)
+        if not (math.isfinite(value) and low <= value <= high):
+            raise InvalidInput(f"{flag} must be {what}, got {text}")
+        return value
+
+    return convert
+
+
 def whole_number(flag: str, minimum: int = 1, maximum: int | None = None) -> Callable[[str], int]:
     """A count or size in whole units from `minimum` (1: a repeat count or block size; 0: bytes, warm-ups) up to
     `maximum`, when there is one."""

@@ -13,10 +13,11 @@ from profiling.commands import (
     print_cluster_summary,
     print_progress,
     seconds,
+    seconds_between,
     whole_number,
 )
 from profiling.errors import InvalidInput
-from profiling.gpu.jobs import REPEATS, WARMUP, BenchSettings, parse_grid, parse_kernels, parse_sizes
+from profiling.gpu.jobs import REPEATS, REST_SECONDS, WARMUP, BenchSettings, parse_grid, parse_kernels, parse_sizes
 from profiling.runs.results import ResultsDocument, format_table
 from profiling.runs.verdict import DEFAULT_THRESHOLD_PCT
 from profiling.shape import parse_shape
@@ -45,6 +46,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-hold",
         action="store_true",
         help="enqueue timed launches as the host gets to them, not behind a hold kernel (the host may then be timed)",
+    )
+    parser.add_argument(
+        "--rest",
+        type=seconds_between("--rest", *REST_SECONDS),
+        default=0.0,
+        metavar="SECONDS",
+        help="with --ab: rest this long before each pair, which then runs an untimed and a timed launch of both, "
+        "so no pair runs power-capped (long launches on an H100/H200 reach the cap after about 10 back to back)",
     )
     parser.add_argument("--verify-only", action="store_true", help="check results, do not time")
     parser.add_argument(
@@ -82,7 +91,10 @@ def run(args: argparse.Namespace) -> int:
         max_seconds_per_run=args.max_seconds,
         flush_l2=not args.no_flush,
         hold_launches=not args.no_hold,
+        rest_s=args.rest,
     )
+    if args.rest and not args.ab:
+        raise InvalidInput("--rest spaces out the pairs of an A/B; use it with --ab A,B")
     if args.ab:
         return _run_ab(args, shapes, settings)
     kernels = [spec.id for spec in parse_kernels(args.kernels)]
@@ -108,6 +120,11 @@ def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> 
         raise InvalidInput("--ab times two kernels; it cannot be combined with --verify-only")
     if args.cluster:
         raise InvalidInput("--ab alternates two kernels on one GPU; it cannot be spread with --cluster")
+    if args.rest * args.repeats >= args.timeout:
+        raise InvalidInput(
+            f"--rest {args.rest:g} x --repeats {args.repeats} is {args.rest * args.repeats:g} s of rest, past --timeout "
+            f"{args.timeout:g} s per size: lower --repeats or --rest, or raise --timeout"
+        )
     kernel_a, kernel_b = abtest.parse_pair(args.ab)
     plan = abtest.plan_ab(kernel_a, kernel_b, shapes, settings, args.timeout)
     check_outputs(args.json_path, args.save)

@@ -117,6 +117,8 @@ def tolerance_for(spec: KernelSpec, shape: Shape) -> float:
 REPEATS = (1, 10_000)
 """The timed launches a benchmark may ask for per kernel and size (the CLI's --repeats checks the same)."""
 WARMUP = (0, 1000)
+REST_SECONDS = (0.0, 60.0)
+"""The idle seconds an A/B may rest before each pair (BenchSettings.rest_s; the CLI's --rest checks the same)."""
 """The untimed launches before them (--warmup)."""
 
 
@@ -131,6 +133,10 @@ class BenchSettings:
     # Timed launches are enqueued behind a hold kernel, so the host's enqueueing is never inside a timing
     # (profiling.gpu.hold). False times as before 2026-11-28, for comparison.
     hold_launches: bool = True
+    # An A/B's pairs each start after this many idle seconds (0: back to back), with one untimed launch of each
+    # kernel first (timing.rested_rounds): long launches (1.5 ms at 8192^3 FP16 on an H200) reach the power cap
+    # after 9-16 back to back, and capped pairs give another ratio than full-clock ones (0.96 against 1.006).
+    rest_s: float = 0.0
 
     def validate(self) -> None:
         if not REPEATS[0] <= self.repeats <= REPEATS[1]:
@@ -139,6 +145,10 @@ class BenchSettings:
             raise InvalidInput(f"--warmup must be between {WARMUP[0]} and {WARMUP[1]}, got {self.warmup}")
         if not (math.isfinite(self.max_seconds_per_run) and self.max_seconds_per_run > 0):
             raise InvalidInput(f"--max-seconds must be a positive number of seconds, got {self.max_seconds_per_run:g}")
+        if not (math.isfinite(self.rest_s) and REST_SECONDS[0] <= self.rest_s <= REST_SECONDS[1]):
+            raise InvalidInput(
+                f"--rest must be between {REST_SECONDS[0]:g} and {REST_SECONDS[1]:g} seconds, got {self.rest_s:g}"
+            )
 
 
 @dataclass

@@ -24,7 +24,7 @@ from profiling.gpu.device import Nvml, NvmlSampler, device_info
 from profiling.gpu.fp32_cupy import cupy
 from profiling.gpu.hold import LaunchHold
 from profiling.gpu.jobs import BenchSettings, check_fits, tolerance_for
-from profiling.gpu.timing import Hold, summarize, time_interleaved, time_launches
+from profiling.gpu.timing import Hold, rested_rounds, summarize, time_interleaved, time_launches
 from profiling.gpu.verify import Check, check_output
 from profiling.identity import nvtx_range_name
 from profiling.runs.records import BenchResult, TimeSummary
@@ -488,20 +488,28 @@ def run_ab(session: Session, kernel_a: str, kernel_b: str, shape: Shape, setting
             return [result_a.to_dict(), result_b.to_dict()]
         flush = session.flush_buffer() if settings.flush_l2 else None
         with NvmlSampler(session.nvml) as sampler:
-            times_a, times_b = time_interleaved(
-                cupy,
-                launches[0],
-                launches[1],
-                settings.warmup,
-                settings.repeats,
-                settings.max_seconds_per_run,
-                flush,
-                session.hold(settings),
-            )
+            if settings.rest_s > 0:
+                times_a, times_b = rested_rounds(
+                    cupy, launches, settings.repeats, settings.rest_s, flush, session.hold(settings)
+                )
+            else:
+                times_a, times_b = time_interleaved(
+                    cupy,
+                    launches[0],
+                    launches[1],
+                    settings.warmup,
+                    settings.repeats,
+                    settings.max_seconds_per_run,
+                    flush,
+                    session.hold(settings),
+                )
         nvml = sampler.summary()
+        order = "alternating, each after an L2 flush" if flush is not None else "alternating"
+        if settings.rest_s > 0:
+            order += f", each pair after {settings.rest_s:g} s of rest and an untimed launch of both"
         for (spec, result), times, partner in ((prepared[0], times_a, kernel_b), (prepared[1], times_b, kernel_a)):
             _record_times(session, spec, result, times, nvml)
-            result.other["ab"] = {"partner": partner, "paired": True, "order": "alternating, each after an L2 flush"}
+            result.other["ab"] = {"partner": partner, "paired": True, "order": order}
     except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result with its message
         if is_sticky(exc):
             raise

@@ -233,14 +233,14 @@ def rested_rounds(
     launches: Sequence[Callable[[], None]],
     rounds: int,
     rest_s: float,
-    flush: Any,
-    hold: Hold,
+    flush: Any | None,
+    hold: Hold | None,
     after_round: Callable[[int], None] | None = None,
     sleep: Callable[[float], None] | None = None,
 ) -> list[list[float]]:
     """Event-timed launches of several kernels in `rounds` rounds that each start after `rest_s` idle seconds: one
-    untimed launch of every kernel, then one timed launch of each after its own L2 flush, all enqueued behind
-    `hold` and released at once; round i starts with kernel i % n. The milliseconds of each kernel's launches, in
+    untimed launch of every kernel, then one timed launch of each after its own L2 flush (`flush`, where given),
+    all enqueued behind `hold` (where given) and released at once; round i starts with kernel i % n. The milliseconds of each kernel's launches, in
     the order given; `after_round(i)` runs once round i has finished (an NVML sample).
 
     A long launch (an H200's 8192^3 AddMM, 1.5 ms) reaches the power cap after 9-16 launches back to back, so
@@ -255,18 +255,21 @@ def rested_rounds(
     for i in range(rounds):
         (sleep or time.sleep)(rest_s)
         order = [(i + j) % n for j in range(n)]
-        hold.enqueue()
+        if hold is not None:
+            hold.enqueue()
         for kernel in order:
             launches[kernel]()
         events = {}
         for j, kernel in enumerate(order):
-            cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i * n + j), flush.nbytes, stream.ptr)
+            if flush is not None:
+                cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(i * n + j), flush.nbytes, stream.ptr)
             start, end = cuda.Event(), cuda.Event()
             start.record()
             launches[kernel]()
             end.record()
             events[kernel] = (start, end)
-        hold.release()
+        if hold is not None:
+            hold.release()
         cuda.Device().synchronize()
         for kernel in range(n):
             times[kernel].append(cuda.get_elapsed_time(*events[kernel]))
