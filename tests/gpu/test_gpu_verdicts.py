@@ -45,3 +45,20 @@ def test_interleaved_ab_pairs_two_verified_kernels(tmp_path: Path) -> None:
     # v8-async is several times faster than v3 at 1024 on any Hopper GPU: the verdict cannot be anything else.
     assert list(summary["verdict"]) == ["faster"] and summary["B/A"].iloc[0] < 0.7
     assert "B/A" in done.stdout and "faster" in done.stdout
+
+
+def test_an_ab_with_a_rest_runs_every_pair_after_it(tmp_path: Path) -> None:
+    out = tmp_path / "ab_rest.json"
+    done = _cli(
+        "bench", "--ab", "v3,v8-async", "--sizes", "1024", "--repeats", "6", "--rest", "0.5", "--json", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    assert doc["settings"]["rest_s"] == 0.5
+    a, b = doc["results"]
+    assert a["status"] == b["status"] == "ok" and len(a["times_ms"]) == len(b["times_ms"]) == 6
+    assert a["ab"]["order"] == (
+        "alternating, each after an L2 flush, each pair after 0.5 s of rest and an untimed launch of both"
+    )
+    summary = ab_summary(ResultsDocument.from_dict(doc), "v3", "v8-async", paired=True, threshold_pct=2.0)
+    assert list(summary["verdict"]) == ["faster"] and summary["B/A"].iloc[0] < 0.7
