@@ -63,6 +63,8 @@ VARIANTS = [
     ("stream-K 40/232 regs", "wgmma-streamk", ["-DPERSISTENT_SK_REGS=1"]),
     ("stream-K split at 20 % idle", "wgmma-streamk", ["-DPERSISTENT_SK_IDLE_PCT=20"]),
     ("stream-K split at 10 % idle", "wgmma-streamk", ["-DPERSISTENT_SK_IDLE_PCT=10"]),
+    ("stream-K C and D evict-first", "wgmma-streamk", ["-DPERSISTENT_L2_HINTS=1"]),
+    ("stream-K C D evict-first A B evict-last", "wgmma-streamk", ["-DPERSISTENT_L2_HINTS=2"]),
     ("stream-K main loop", "wgmma-streamk", [NO_EPILOGUE]),
     ("stream-K without D stores", "wgmma-streamk", [NO_STORE]),
     ("stream-K beta 0", "wgmma-streamk", [BETA0]),

@@ -98,6 +98,12 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_STAGGER_NS
 #define PERSISTENT_STAGGER_NS 0
 #endif
+// PERSISTENT_L2_HINTS (measurement only): 1, C's TMA loads and D's TMA stores carry an L2 evict-first policy (each
+// is touched once), so that they push A's and B's slices, which the other blocks read again, out of L2 less; 2, as 1
+// and A's and B's loads evict-last.
+#ifndef PERSISTENT_L2_HINTS
+#define PERSISTENT_L2_HINTS 0
+#endif
 constexpr int BM = 128;
 // PERSISTENT_BN 320 (measurement only, with EPILOGUE 1 or 2): 128 x 320 tiles, cuBLAS's choice at 5120^3 and 8192^3
 // on the H200 (nvjet ..._320x128_64x3_1x2, results/h200-2026-11-29/names/), 160 accumulators a consumer thread.
@@ -198,6 +204,38 @@ __device__ __forceinline__ void tma_store_2d(const hopper::TensorMap* map, int c
 {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
                  ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(src)
+                 : "memory");
+}
+
+__device__ __forceinline__ unsigned long long l2_evict_first_policy()
+{
+    unsigned long long policy;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    return policy;
+}
+
+__device__ __forceinline__ unsigned long long l2_evict_last_policy()
+{
+    unsigned long long policy;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+    return policy;
+}
+
+// tma_load_2d and tma_store_2d with an L2 eviction policy (PERSISTENT_L2_HINTS).
+__device__ __forceinline__ void tma_load_2d_hint(unsigned dst, const hopper::TensorMap* map, int c0, int c1,
+                                                 unsigned bar, unsigned long long policy)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint "
+                 "[%0], [%1, {%2, %3}], [%4], %5;\n"
+                 ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "l"(policy)
+                 : "memory");
+}
+
+__device__ __forceinline__ void tma_store_2d_hint(const hopper::TensorMap* map, int c0, int c1, unsigned src,
+                                                  unsigned long long policy)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n"
+                 ::"l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(src), "l"(policy)
                  : "memory");
 }
 
@@ -552,13 +590,18 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     const unsigned full = full0 + 8 * s;
                     mbar_arrive_expect_tx(full, A_STAGE_BYTES + b_boxes * B_BOX_BYTES);
                     const unsigned dst = smem_base + s * STAGE_BYTES;
-                    tma_load_2d(dst, &map_a, t * BK, bm, full);
+                    if constexpr (PERSISTENT_L2_HINTS >= 2)
+                        tma_load_2d_hint(dst, &map_a, t * BK, bm, full, l2_evict_last_policy());
+                    else
+                        tma_load_2d(dst, &map_a, t * BK, bm, full);
                     for (int j = 0; j < b_boxes; ++j) {
                         const unsigned b_dst = dst + A_STAGE_BYTES + j * B_BOX_BYTES;
                         if constexpr (CLUSTER > 1) {
                             if (j % CLUSTER == static_cast<int>(rank))
                                 tma_load_2d_multicast(b_dst, &map_b, bn + j * B_BOX_N, t * BK, full,
                                                       (unsigned short)((1u << CLUSTER) - 1));
+                        } else if constexpr (PERSISTENT_L2_HINTS >= 2) {
+                            tma_load_2d_hint(b_dst, &map_b, bn + j * B_BOX_N, t * BK, full, l2_evict_last_policy());
                         } else {
                             tma_load_2d(b_dst, &map_b, bn + j * B_BOX_N, t * BK, full);
                         }
@@ -591,9 +634,14 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             bytes += strip_slot(box) == o && use_c && box_in_d(box, M - bm, N - bn) ? OUT_BOX_BYTES : 0;
                         mbar_arrive_expect_tx(full, bytes);
                         for (int box = 0; box < OUT_BOXES; ++box) {
-                            if (strip_slot(box) == o && use_c && box_in_d(box, M - bm, N - bn))
-                                tma_load_2d(smem_base + s * STAGE_BYTES + strip_index(box) * OUT_BOX_BYTES, &map_c,
-                                            bn + box_col(box), bm + box_row(box), full);
+                            if (strip_slot(box) == o && use_c && box_in_d(box, M - bm, N - bn)) {
+                                const unsigned c_dst = smem_base + s * STAGE_BYTES + strip_index(box) * OUT_BOX_BYTES;
+                                if constexpr (PERSISTENT_L2_HINTS >= 1)
+                                    tma_load_2d_hint(c_dst, &map_c, bn + box_col(box), bm + box_row(box), full,
+                                                     l2_evict_first_policy());
+                                else
+                                    tma_load_2d(c_dst, &map_c, bn + box_col(box), bm + box_row(box), full);
+                            }
                         }
                         continue;
                     }
@@ -765,8 +813,13 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     }
                     publish_to_tma(consumer);
                     if (storer) {
-                        if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn))
-                            tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
+                        if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn)) {
+                            if constexpr (PERSISTENT_L2_HINTS >= 1)
+                                tma_store_2d_hint(&map_d, bn + box_col(box), bm + box_row(box), buf,
+                                                  l2_evict_first_policy());
+                            else
+                                tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
+                        }
                         asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
                         // This consumer's last box of a slot has been read (the barrier above): the slot goes back.
                         if (EPILOGUE == 4 && (b % STRIPS_PER_SLOT == STRIPS_PER_SLOT - 1 || b == OUT_BOXES_PER_CONSUMER - 1))
