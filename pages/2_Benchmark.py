@@ -6,6 +6,7 @@ import streamlit as st
 
 from kernels.catalog import CATALOG
 from profiling.app import benchmark_view, state, sweep, ui
+from profiling.gpu.jobs import REST_SECONDS
 
 st.title("Benchmark")
 frame = state.frame()
@@ -54,12 +55,24 @@ with st.form("bench"):
         start = row.number_input("Sweep from", 64, 32768, 512, step=64, key="sweep_start")
         stop = row.number_input("to", 64, 32768, 4096, step=64, key="sweep_stop")
     repeats = row.number_input("Repeats", 1, 1000, 30, key="bench_repeats")
+    rest = 0.0
+    if mode == "A/B":
+        rest = row.number_input(
+            "Rest before each pair (s)",
+            0.0,
+            REST_SECONDS[1],
+            0.0,
+            step=0.5,
+            key="ab_rest",
+            help="Long launches reach the GPU's power cap after about ten back to back, and capped pairs give "
+            "another ratio; with a rest (2 s is enough on an H200 at 8192), every pair runs at full clock.",
+        )
     submitted = st.form_submit_button("Run on the GPU", disabled=device is None, type="primary")
 
 if submitted:
     with ui.user_errors():
         sizes = benchmark_view.requested_sizes(mode, sizes_text, grid_text, int(start), int(stop))
-        ui.submit_job(state.BENCH_JOB, *benchmark_view.bench_job(mode, kernels, sizes, int(repeats), pair))
+        ui.submit_job(state.BENCH_JOB, *benchmark_view.bench_job(mode, kernels, sizes, int(repeats), pair, float(rest)))
 
 finished = ui.job_result(state.BENCH_JOB)
 if finished:

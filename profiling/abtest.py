@@ -56,6 +56,12 @@ def plan_ab(
     settings.validate()
     if not shapes:
         raise InvalidInput("no sizes given; pass e.g. --sizes 4096")
+    rest = settings.rest_s * settings.repeats
+    if rest >= task_timeout_s:
+        raise InvalidInput(
+            f"a rest of {settings.rest_s:g} s before each of {settings.repeats} pairs is {rest:g} s, past the "
+            f"{task_timeout_s:g} s a size may take: fewer repeats or a shorter rest (or a longer --timeout)"
+        )
     a, b = get_kernel(kernel_a), get_kernel(kernel_b)
     for spec in (a, b):
         for shape in shapes:
@@ -144,6 +150,15 @@ def ab_summary(
             }
         )
     return pd.DataFrame(rows, columns=AB_COLUMNS)
+
+
+def rest_note(document: ResultsDocument) -> str:
+    """ " Each pair ran after N s of rest ..." for an A/B run with a rest before each pair (bench --ab --rest), else
+    "": the sentence the page and the command line add under the A/B table."""
+    rest = float((document.settings or {}).get("rest_s") or 0.0)
+    if rest <= 0:
+        return ""
+    return f" Each pair ran after {rest:g} s of rest and an untimed launch of both kernels, so none ran power-capped."
 
 
 def ab_job(

@@ -12,6 +12,7 @@ import pytest
 from profiling import abtest
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import BenchSettings
+from profiling.runs.results import load_document
 from profiling.shape import Shape
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,3 +108,18 @@ def test_bad_pairs_are_refused_with_a_reason(pair: str, message: str) -> None:
 def test_a_size_one_kernel_cannot_run_is_refused_before_the_gpu() -> None:
     with pytest.raises(InvalidInput, match="cannot run"):
         abtest.plan_ab("v1", "wmma-async", [Shape(17, 17, 17)], BenchSettings())
+
+
+def test_an_ab_run_with_a_rest_says_so_under_its_table() -> None:
+    """The H200 run of session 22 (bench --ab cublas-addmm,wgmma-streamk --sizes 8192 --rest 2) and an A/B without a
+    rest from the same day."""
+    rested = load_document(ROOT / "results" / "h200-2026-11-29" / "ab_rest" / "ab_rest_8192.json")
+    assert abtest.rest_note(rested) == (
+        " Each pair ran after 2 s of rest and an untimed launch of both kernels, so none ran power-capped."
+    )
+    summary = abtest.ab_summary(rested, "cublas-addmm", "wgmma-streamk", paired=True, threshold_pct=2.0)
+    assert list(summary["verdict"]) == ["same"] and round(summary["B/A"].iloc[0], 3) == 1.005
+    back_to_back = load_document(
+        ROOT / "results" / "h200-2026-11-29" / "sgemm_full_clock" / "ab_cublas_vs_v9-regdb.json"
+    )
+    assert abtest.rest_note(back_to_back) == ""

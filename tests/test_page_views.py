@@ -40,6 +40,13 @@ def test_the_benchmark_job_is_checked_before_it_is_queued() -> None:
         benchmark_view.bench_job("sweep", [], sizes, 30)
     with pytest.raises(InvalidInput, match="two different kernels, got v4 twice"):
         benchmark_view.bench_job("A/B", [], sizes, 30, ("v4", "v4"))
+    label, job = benchmark_view.bench_job("A/B", [], sizes, 30, ("v7-warptile", "v8-async"), 2.0)
+    assert label == "A/B v7-warptile vs v8-async x 2 size(s)" and callable(job)
+    with pytest.raises(InvalidInput, match="a rest of 5 s before each of 30 pairs is 150 s, past the 120 s a size may"):
+        benchmark_view.bench_job("A/B", [], sizes, 30, ("v7-warptile", "v8-async"), 5.0)
+    # A rest is for the pairs of an A/B: a list ignores it.
+    label, _job = benchmark_view.bench_job("list", ["v3"], sizes, 30, rest_s=5.0)
+    assert label == "benchmark 1 kernel(s) x 2 size(s)"
 
 
 def test_the_occupancy_page_offers_every_captured_launch_then_every_benchmarked_kernel() -> None:

@@ -435,7 +435,7 @@ def test_bench_rest_is_for_an_ab_and_must_fit_its_time_limit(capsys: pytest.Capt
         (["bench", "--kernels", "v5", "--sizes", "64", "--rest", "2"], "--rest spaces out the pairs of an A/B"),
         (
             ["bench", "--ab", "cublas,v5", "--sizes", "64", "--rest", "5"],
-            "--rest 5 x --repeats 30 is 150 s of rest, past --timeout 120 s per size",
+            "a rest of 5 s before each of 30 pairs is 150 s, past the 120 s a size may take",
         ),
         (
             ["bench", "--ab", "cublas,v5", "--sizes", "64", "--rest", "61"],

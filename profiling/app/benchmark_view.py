@@ -31,11 +31,17 @@ def requested_sizes(mode: str, sizes_text: str = "", grid_text: str = "", start:
 
 
 def bench_job(
-    mode: str, kernels: list[str], sizes: list[Shape], repeats: int, pair: tuple[str, str] = ("", "")
+    mode: str,
+    kernels: list[str],
+    sizes: list[Shape],
+    repeats: int,
+    pair: tuple[str, str] = ("", ""),
+    rest_s: float = 0.0,
 ) -> tuple[str, Callable[[Any], Any]]:
-    """(label, job) for the GPU queue: an interleaved A/B of `pair`, else the kernels against cuBLAS (on the
-    configured cluster when there is one). Checked before it is queued: a bad kernel or an empty choice raises."""
-    settings = BenchSettings(repeats=repeats)
+    """(label, job) for the GPU queue: an interleaved A/B of `pair` (each pair after `rest_s` seconds of rest), else
+    the kernels against cuBLAS (on the configured cluster when there is one). Checked before it is queued: a bad
+    kernel, an empty choice or a rest past the time limit raises."""
+    settings = BenchSettings(repeats=repeats, rest_s=rest_s if mode == "A/B" else 0.0)
     if mode == "A/B":
         kernel_a, kernel_b = abtest.parse_pair(",".join(pair))
         return f"A/B {kernel_a} vs {kernel_b} x {len(sizes)} size(s)", abtest.ab_job(
@@ -63,6 +69,7 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
         st.subheader(f"A/B: {pair['b']} against {pair['a']}, interleaved")
         st.caption(
             "B/A: the median of per-pair time ratios, with its 95 % paired bootstrap interval (below 1: B faster)."
+            + ui.safe_md(abtest.rest_note(document))
         )
         st.dataframe(table_format.display(cache.ab_table(document)), hide_index=True, width="stretch")
     st.subheader("Results")
