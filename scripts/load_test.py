@@ -19,6 +19,9 @@ with the bundled benchmark runs, so the Review page compares runs and builds its
   after one warm-up tour (bundled data cached, no one connected).
 - messages (`--messages`): what a later visit of each page sends, counted by kind with their bytes (one person,
   each page visited twice): Streamlit's work per visit grows with the number of messages.
+- explain (`--explain N`): the Why page opened at Explain a step (its link, `?tab=explain-a-step`), first by one
+  person on the freshly warmed server (the step is built then), then by N people at once, `--explain-visits` times
+  each back to back.
 - first visits (`--first-visits N`): N fresh servers of GEMM Lens and of the minimal app in turn (and of another
   checkout with `--before DIR`, for a before/after in one run); one person visits every page once, then again.
   Each page's first visit (seconds, and the server's CPU seconds during it) is printed against the minimal app's
@@ -108,6 +111,7 @@ def start_server(
     app: str = "gemmlens",
     env_extra: dict[str, str] | None = None,
     root: Path = ROOT,
+    tuned_minimal: bool = False,
 ) -> subprocess.Popen:
     """`streamlit run APP` headless, GPU work off, on a seeded run store (db_path, seeded once by the caller or
     here when it does not exist), from the tree `root` (another checkout: its own code, for a before/after);
@@ -118,9 +122,11 @@ def start_server(
     if not (env_extra or {}).get("GEMMLENS_DB_URL"):
         env.pop("GEMMLENS_DB_URL", None)
     # GEMM Lens starts as `gemmlens app` and the deployment start it (profiling.app.serve) where the tree has that.
+    # `tuned_minimal`: the minimal app started the same way, so that both servers run with GEMM Lens's collector
+    # tuning and the comparison is of the pages alone.
     serve = (
         "profiling.app.serve"
-        if app != "minimal" and (root / "profiling" / "app" / "serve.py").is_file()
+        if (app != "minimal" or tuned_minimal) and (root / "profiling" / "app" / "serve.py").is_file()
         else "streamlit"
     )
     cmd = [
@@ -234,10 +240,11 @@ class Person:
         await self.ws.close()
         await self.http.aclose()
 
-    async def visit(self, page: str = "", widget_states: list[Any] | None = None) -> float:
-        """Run `page` (its name; "" = the default page) and wait for its script to finish; returns seconds."""
+    async def visit(self, page: str = "", widget_states: list[Any] | None = None, query: str = "") -> float:
+        """Run `page` (its name; "" = the default page) with the URL's `query` string, and wait for its script to
+        finish; returns seconds."""
         msg = BackMsg()
-        msg.rerun_script.query_string = ""
+        msg.rerun_script.query_string = query
         msg.rerun_script.page_script_hash = self.pages.get(page, "")
         if widget_states:
             msg.rerun_script.widget_states.widgets.extend(widget_states)
@@ -379,6 +386,38 @@ async def tour_scenario(
         "peak_rss_mb": round(memory.peak / 1e6),
         "rss_connected_mb": round(held / 1e6),
         "p50_by_page_s": {k: round(statistics.median(v), 3) for k, v in by_page.items()},
+        "load": load(),
+    }
+
+
+EXPLAIN_QUERY = "tab=explain-a-step"
+"""The Why page's link to its Explain a step section (permalink.tabs: the tab's slug), at its default step."""
+
+
+async def explain_scenario(base: str, people: int, visits_each: int) -> dict[str, Any]:
+    """The Why page opened at Explain a step: once by one person (the server's first explain: the step is built
+    then), then by `people` at once, `visits_each` times each back to back."""
+    crowd = [Person(base) for _ in range(people)]
+    for p in crowd:
+        await p.__aenter__()
+    times: list[float] = []
+    try:
+        await asyncio.gather(*(p.visit() for p in crowd))  # the landing page gives the page list
+        first = await crowd[0].visit("Why", query=EXPLAIN_QUERY)
+
+        async def explain(p: Person) -> None:
+            for _ in range(visits_each):
+                times.append(await p.visit("Why", query=EXPLAIN_QUERY))
+
+        await asyncio.gather(*(explain(p) for p in crowd))
+    finally:
+        for p in crowd:
+            await p.__aexit__()
+    return {
+        "scenario": f"explain x{people}",
+        "first_explain_s": round(first, 3),
+        **summary(times),
+        "errors": sum(len(p.errors) for p in crowd),
         "load": load(),
     }
 
@@ -728,7 +767,9 @@ class Server:
             self.base, pid = args.url.rstrip("/"), args.server_pid
         else:
             port = free_port()
-            self.proc = start_server(port, db_path, args.server_arg, app=app, root=root)
+            self.proc = start_server(
+                port, db_path, args.server_arg, app=app, root=root, tuned_minimal=args.tuned_minimal
+            )
             self.base, pid = f"http://127.0.0.1:{port}", self.proc.pid
         self.memory = MemorySampler(pid)
         self.idle = 0
@@ -846,12 +887,14 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
             report(await first_visit_scenario([*roots, *apps], args.first_visits, db_path, args.server_arg, roots))
         if args.pooled and args.before and not args.url:
             apps = ["before", *apps]  # served from the other tree, beside this one and the minimal app
-        if args.people or not args.no_upload or args.watch or args.page_cpu or args.messages:
+        if args.people or not args.no_upload or args.watch or args.page_cpu or args.messages or args.explain:
             roots = {"before": Path(args.before).resolve()} if args.before else {}
             servers = [Server(app, args, db_path, roots.get(app, ROOT)) for app in apps]
             for server in servers:
                 await server.warm_up()
         ours = next((s for s in servers if s.app == "gemmlens"), None)
+        if ours is not None and args.explain:
+            report(await explain_scenario(ours.base, args.explain, args.explain_visits))
         if args.messages:
             for server in servers:
                 report(await messages_scenario(server))
@@ -934,7 +977,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
             rows.append(
                 f"| {r['scenario']} | {r.get('app', 'gemmlens')} | {s.get('visits', 0)} | {s.get('p50_s', '')} | "
                 f"{s.get('p95_s', '')} | {s.get('max_s', '')} | {r.get('visits_per_s', '')} | {r['errors']} | "
-                f"{r['peak_rss_mb']} | {r['load']} |"
+                f"{r.get('peak_rss_mb', '')} | {r['load']} |"
             )
     out = "\n".join(rows)
     ratios = [r for r in results if "p50_ratio" in r]
@@ -1054,6 +1097,15 @@ def main(argv: list[str] | None = None) -> int:
         "every visit kept: per-run ratios, pooled p95 and p50 ratios with a bootstrap interval",
     )
     parser.add_argument("--save-visits", metavar="FILE.json", help="--pooled: every visit's seconds, by app and run")
+    parser.add_argument(
+        "--tuned-minimal",
+        action="store_true",
+        help="start the minimal app as GEMM Lens starts (profiling.app.serve: imports first, the collector tuned)",
+    )
+    parser.add_argument(
+        "--explain", type=int, default=0, metavar="N", help="N people at once on the Why page's Explain a step"
+    )
+    parser.add_argument("--explain-visits", type=int, default=10, help="visits of Explain a step per person")
     parser.add_argument("--process-people", type=int, default=40, help="people in the processes scenario")
     parser.add_argument("--process-rounds", type=int, default=1, help="rounds of the process counts, in turn")
     args = parser.parse_args(argv)

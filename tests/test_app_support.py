@@ -129,6 +129,29 @@ def test_a_run_subfolder_is_a_bundle_only_with_a_bench_document(tmp_path: Path) 
     assert found[0].date == "2026-11-22" and found[0].device_name == "NVIDIA H200"
 
 
+def test_the_bundle_index_on_disk_is_what_discovery_finds_until_a_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GEMMLENS_CACHE_DIR", str(tmp_path / "cache"))
+    day = tmp_path / "results" / "h200-2026-11-22"
+    (day / "round1").mkdir(parents=True)
+    shutil.copy(H200 / "bench_8192.json", day / "round1" / "auto_bench.json")
+    root = tmp_path / "results"
+    first = bundles.indexed_bundles(root)
+    assert first == bundles.discover_bundles(root) and [b.name for b in first] == ["h200-2026-11-22/round1"]
+    assert len(list((tmp_path / "cache" / "bundle-index").glob("*.pickle"))) == 1
+    # Read back, not discovered again: discovery would now fail.
+    monkeypatch.setattr(bundles, "discover_bundles", lambda _root: pytest.fail("discovered again"))
+    assert bundles.indexed_bundles(root) == first
+    monkeypatch.undo()
+    monkeypatch.setenv("GEMMLENS_CACHE_DIR", str(tmp_path / "cache"))
+    # A new document is a new key: the index is built again and holds the new bundle.
+    (day / "round2").mkdir()
+    shutil.copy(H200 / "bench_8192.json", day / "round2" / "auto_bench.json")
+    assert [b.name for b in bundles.indexed_bundles(root)] == ["h200-2026-11-22/round2", "h200-2026-11-22/round1"]
+    assert len(list((tmp_path / "cache" / "bundle-index").glob("*.pickle"))) == 2
+
+
 def test_merged_bench_has_every_result(doc) -> None:
     frame = tables.bench_frame(doc)
     bench = [d for n, d in _results_docs().items() if n.startswith("bench")]

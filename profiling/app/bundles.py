@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +84,33 @@ def discover_bundles(root: Path = BUNDLED_RESULTS_DIR) -> list[Bundle]:
                 found.append(run)
     found.sort(key=lambda item: (item[1].date, item[0], item[1].name), reverse=True)
     return [b for _, b in found]
+
+
+def bundle_files(root: Path = BUNDLED_RESULTS_DIR) -> list[Path]:
+    """The files discover_bundles reads or lists: every `*.json`, ncu CSV and `.ncu-rep` of each results folder and
+    of its subfolders (EARLIER ones left out), in a fixed order."""
+    if not root.is_dir():
+        return []
+    files: list[Path] = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        for place in [folder, *sorted(p for p in folder.iterdir() if p.is_dir() and p.name != EARLIER)]:
+            files += sorted(p for p in place.iterdir() if p.suffix in (".json", ".csv", ".ncu-rep") and p.is_file())
+    return files
+
+
+def indexed_bundles(root: Path = BUNDLED_RESULTS_DIR) -> list[Bundle]:
+    """discover_bundles(root), kept on disk (profiling.app.precompute) under a key of every file's path, size and
+    modification time and of this package's code: it parses 30 MB of JSON (0.3 s of a fresh server's first visit),
+    to learn from each document little more than its device and date. `python -m profiling.app.prebuild` builds it."""
+    from profiling.app import precompute
+
+    stats = hashlib.sha256()
+    for path in bundle_files(root):
+        info = path.stat()
+        stats.update(f"{path.relative_to(root)}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    key = precompute.content_key([], [sys.modules[__name__], sys.modules[load_document.__module__]])
+    stats.update(key.encode() + str(root.resolve()).encode())
+    return precompute.cached_object("bundle-index", stats.hexdigest()[:32], lambda: discover_bundles(root))
 
 
 def _bundle(folder: Path, name: str, date: str | None, bench_prefix: bool) -> tuple[str, Bundle] | None:

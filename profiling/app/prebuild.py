@@ -6,20 +6,22 @@ from __future__ import annotations
 import sys
 
 from profiling.app import details_view, indexing, why
-from profiling.app.bundles import discover_bundles
+from profiling.app.bundles import indexed_bundles
 from profiling.app.precompute import cache_root
 
 
 def prebuild() -> list[str]:
     """Build (or find) every derived table set of the bundled data; one line per set."""
-    built = [f"indexing measured ({len(indexing.bundled_measured_frame())} rows)"]
+    found = indexed_bundles()
+    built = [f"bundle index ({len(found)} bundles)"]
+    built.append(f"indexing measured ({len(indexing.bundled_measured_frame())} rows)")
     built += [
         f"source page {p.name} ({len(why.source_tables(p)['instructions'])} instructions)"
         for p in why.bundled_source_pages()
     ]
     built += [
         f"report {rep.name} ({len(details_view.bundled_ncu_rep(rep).launches)} launches)"
-        for b in discover_bundles()
+        for b in found
         for rep in b.ncu_reps
     ]
     return built

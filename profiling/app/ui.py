@@ -19,7 +19,7 @@ import streamlit as st
 
 from profiling import usecases
 from profiling.app import auth, cache, permalink, state, table_format, tables
-from profiling.app.bundles import Bundle, discover_bundles, load_bench, load_bundle_reports, load_results_file
+from profiling.app.bundles import Bundle, indexed_bundles, load_bench, load_bundle_reports, load_results_file
 from profiling.app.gpu_queue import GpuJob, GpuJobQueue
 from profiling.app.text import md_escape
 from profiling.cluster.app import work_per_gpu
@@ -59,7 +59,7 @@ def nvcc_facts_cache() -> dict[tuple[str, str], Any]:
 def bundles() -> tuple[Bundle, ...]:
     """The committed results folders, newest first: one shared tuple of frozen Bundles, which the frame reads on
     every page run (a copy out of st.cache_data, unpickled per call, was a few ms of every visit)."""
-    return tuple(discover_bundles())
+    return tuple(indexed_bundles())
 
 
 @cache.resource(show_spinner=False)
