@@ -66,6 +66,7 @@ VARIANTS = [
     ("stream-K C and D evict-first", "wgmma-streamk", ["-DPERSISTENT_L2_HINTS=1"]),
     ("stream-K C D evict-first A B evict-last", "wgmma-streamk", ["-DPERSISTENT_L2_HINTS=2"]),
     ("stream-K main loop", "wgmma-streamk", [NO_EPILOGUE]),
+    ("stream-K main loop 3 stages", "wgmma-streamk", [NO_EPILOGUE, "-DPERSISTENT_STAGES=3", "-DPERSISTENT_EPILOGUE=4"]),
     ("stream-K without D stores", "wgmma-streamk", [NO_STORE]),
     ("stream-K beta 0", "wgmma-streamk", [BETA0]),
     ("stream-K odd blocks 24 us late", "wgmma-streamk", ["-DPERSISTENT_STAGGER_NS=24000"]),
