@@ -67,6 +67,8 @@ VARIANTS = [
     ("stream-K C D evict-first A B evict-last", "wgmma-streamk", ["-DPERSISTENT_L2_HINTS=2"]),
     ("stream-K main loop", "wgmma-streamk", [NO_EPILOGUE]),
     ("stream-K main loop 3 stages", "wgmma-streamk", [NO_EPILOGUE, "-DPERSISTENT_STAGES=3", "-DPERSISTENT_EPILOGUE=4"]),
+    # Not yet run on a GPU (session 22): C through an area of its own, the K ring on 3 stages.
+    ("stream-K C area 3 stages", "wgmma-streamk", ["-DPERSISTENT_EPILOGUE=5", "-DPERSISTENT_STAGES=3"]),
     ("stream-K without D stores", "wgmma-streamk", [NO_STORE]),
     ("stream-K beta 0", "wgmma-streamk", [BETA0]),
     ("stream-K odd blocks 24 us late", "wgmma-streamk", ["-DPERSISTENT_STAGGER_NS=24000"]),
@@ -90,18 +92,27 @@ def variant_spec(kernel_id: str, macros: list[str]):
     values = dict(m.removeprefix("-D").split("=") for m in macros if m.startswith("-D"))
     # Only the slice depth, the ring, the tile's width and the epilogue change the shared memory; the other macros
     # keep the entry's.
-    if not {"PERSISTENT_BK", "PERSISTENT_STAGES", "PERSISTENT_EPILOGUE", "PERSISTENT_BN"} & set(values):
+    if not {
+        "PERSISTENT_BK",
+        "PERSISTENT_STAGES",
+        "PERSISTENT_EPILOGUE",
+        "PERSISTENT_BN",
+        "PERSISTENT_C_AREA_SLOTS",
+    } & set(values):
         return spec
     bk = int(values.get("PERSISTENT_BK", spec.params["BK"]))
     stages = int(values.get("PERSISTENT_STAGES", spec.params["STAGES"]))
     bn = int(values.get("PERSISTENT_BN", spec.params["BN"]))
     p = spec.params
     params = {**p, "BK": bk, "STAGES": stages, "A_SWIZZLE_BYTES": 2 * bk, "BN": bn}
-    # EPILOGUE 2's staging: two OUT boxes of floats for each of the two consumers.
-    staging = (
-        4 * p["OUT_BOX_ROWS"] * p["OUT_BOX_COLS"] * 4 if values.get("PERSISTENT_EPILOGUE") in ("2", "3", "4") else 0
-    )
-    smem = stages * (p["BM"] + bn) * bk * 2 + staging + 1024
+    # EPILOGUE 2-5's staging: two OUT boxes of floats for each of the two consumers.
+    box_bytes = p["OUT_BOX_ROWS"] * p["OUT_BOX_COLS"] * 4
+    staging = 4 * box_bytes if values.get("PERSISTENT_EPILOGUE") in ("2", "3", "4", "5") else 0
+    # EPILOGUE 5's C area: PERSISTENT_C_AREA_SLOTS strips of a box for each of the two consumers, and 1024 bytes for
+    # its barriers.
+    slots = int(values.get("PERSISTENT_C_AREA_SLOTS", 3))
+    c_area = slots * 2 * box_bytes + 1024 if values.get("PERSISTENT_EPILOGUE") == "5" else 0
+    smem = stages * (p["BM"] + bn) * bk * 2 + staging + c_area + 1024
     return replace(spec, params=params, dynamic_smem_bytes=smem, tile_n=bn)
 
 

@@ -8,7 +8,9 @@
 // through the strips epilogue. A block waits only for blocks of lower index, which the GPU starts first, so the grid
 // need not be resident at once (tests/gpu/test_gpu_residency.py runs it on 4 SMs beside 128 held by another kernel).
 
+#ifndef PERSISTENT_EPILOGUE  // scripts/wgmma_variants.py measures EPILOGUE 5 on this schedule
 #define PERSISTENT_EPILOGUE 4
+#endif
 #define PERSISTENT_STREAMK 1
 #include "hopper_persistent.cuh"
 

@@ -134,12 +134,25 @@ constexpr int OUT_BOXES_PER_SLOT = STAGE_BYTES / OUT_BOX_BYTES;  // 6 (a box nev
 constexpr int C_SLOTS = (OUT_BOXES + OUT_BOXES_PER_SLOT - 1) / OUT_BOXES_PER_SLOT;  // 3
 constexpr int EPILOGUE = PERSISTENT_EPILOGUE;
 constexpr int C_BATCH = PERSISTENT_C_BATCH;
-static_assert(EPILOGUE >= 0 && EPILOGUE <= 4, "epilogue variants 0 to 4");
-constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE >= 3;
+static_assert(EPILOGUE >= 0 && EPILOGUE <= 5, "epilogue variants 0 to 5");
+constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE == 3 || EPILOGUE == 4;
+// EPILOGUE 5 (measurement only, not yet run on a GPU): as 4, but C comes through an area of its own, a ring of
+// C_AREA_SLOTS slots of one strip each (the same 32 columns of both consumers), so the K ring is never lent to C and
+// the next tile's first slices load while the consumers blend. The main loop runs as fast on 3 stages as on 4
+// (results/h200-2026-11-29/stages/), which leaves room for the area.
+constexpr bool C_AREA = EPILOGUE == 5;
+#ifndef PERSISTENT_C_AREA_SLOTS
+#define PERSISTENT_C_AREA_SLOTS 3
+#endif
+constexpr int C_AREA_SLOTS = PERSISTENT_C_AREA_SLOTS;
 static_assert(BN / 8 % C_BATCH == 0 && C_BATCH % 4 == 0, "C batches of whole boxes");
 constexpr int STAGING_BOXES = 2;  // per consumer, EPILOGUE 2, 3 and 4
 constexpr int STAGING_BYTES = EPILOGUE >= 2 ? CONSUMERS * STAGING_BOXES * OUT_BOX_BYTES : 0;
-constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + 1024;  // + slack to align to 1024 bytes
+constexpr int C_AREA_SLOT_BYTES = CONSUMERS * OUT_BOX_BYTES;  // one strip: consumer c's box at c * OUT_BOX_BYTES
+// The area's full and empty barriers sit in the 1024 bytes after its slots (as static shared arrays they would move
+// every other build's shared variables, and so their code).
+constexpr int C_AREA_BYTES = C_AREA ? C_AREA_SLOTS * C_AREA_SLOT_BYTES + 1024 : 0;
+constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + STAGING_BYTES + C_AREA_BYTES + 1024;  // + slack to align to 1024
 constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
 // The stream-K schedule needs more producer registers (at 40 or 48 it spills; an earlier build measured 40 / 232 the
 // same as 48 / 224 on an H200, results/h200-2026-11-29/hsk/first/).
@@ -155,7 +168,7 @@ constexpr int C_PREFETCH_SLICES = PERSISTENT_C_PREFETCH;
 constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
 // Slices of wgmmas a consumer leaves running while it issues the next (wgmma.wait_group's argument).
 constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
-static_assert(!STREAMK || EPILOGUE == 4, "the stream-K tail is built on the strips epilogue");
+static_assert(!STREAMK || EPILOGUE == 4 || EPILOGUE == 5, "the stream-K tail is built on the strips epilogue");
 static_assert(BN == 256 || EPILOGUE == 1 || EPILOGUE == 2, "the ring epilogues' C slots are laid out for 256 columns");
 static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
@@ -542,6 +555,9 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
     const unsigned smem_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
     const unsigned full0 = smem_u32(&full_bar[0]);
     const unsigned empty0 = smem_u32(&empty_bar[0]);
+    const unsigned c_area = smem_base + STAGES * STAGE_BYTES + STAGING_BYTES;
+    const unsigned c_full0 = c_area + C_AREA_SLOTS * C_AREA_SLOT_BYTES;
+    const unsigned c_empty0 = c_full0 + 8 * C_AREA_SLOTS;
 
     const int tid = threadIdx.x;
     const int group = tid / 128;  // 0: producer; 1..CONSUMERS: consumers
@@ -550,6 +566,12 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(full0 + 8 * s, 1);                          // the producer's arrive.expect_tx
             mbar_init(empty0 + 8 * s, 4 * CONSUMERS * CLUSTER);  // each consumer warp of each block of the cluster
+        }
+        if constexpr (C_AREA) {
+            for (int s = 0; s < C_AREA_SLOTS; ++s) {
+                mbar_init(c_full0 + 8 * s, 1);
+                mbar_init(c_empty0 + 8 * s, 4 * CONSUMERS * CLUSTER);  // each consumer's storer, for its 4 warps
+            }
         }
         // Make the initialised barriers visible to the async proxy (TMA) and to the other blocks of the cluster.
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -563,21 +585,46 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
     if (group == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
         if (tid == 0) {
-            if constexpr (PERSISTENT_STAGGER_NS > 0) {
-                if (blockIdx.x & 1) {
-                    unsigned long long start, now;
-                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-                    do {
-                        __nanosleep(256);
-                        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-                    } while (now - start < PERSISTENT_STAGGER_NS);
-                }
+#if PERSISTENT_STAGGER_NS > 0
+            if (blockIdx.x & 1) {
+                unsigned long long start, now;
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+                do {
+                    __nanosleep(256);
+                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+                } while (now - start < PERSISTENT_STAGGER_NS);
             }
+#endif
             const unsigned rank = CLUSTER > 1 ? cluster_rank() : 0;
             const TileOrder<CLUSTER> order(M, N);
             const Schedule<CLUSTER> schedule(order, K);
             const bool use_c = beta != 0.0f;
             unsigned pos = 0;  // ring positions filled so far (K slices and C slots): the slot and its round
+#if PERSISTENT_EPILOGUE == 5  // preprocessed away elsewhere: unused lambdas still moved the stream-K build's code
+            // C-area positions filled so far, and the strips of the last finished tile not yet loaded (the area
+            // holds C_AREA_SLOTS of its 8; the rest follow once the next tile's first slices are queued).
+            unsigned c_pos = 0;
+            int pending_strip = OUT_BOXES_PER_CONSUMER, pending_bm = 0, pending_bn = 0;
+            auto load_c_strip = [&](int strip, int tm, int tn) {
+                const int cs = c_pos % C_AREA_SLOTS;
+                mbar_wait(c_empty0 + 8 * cs, ((c_pos / C_AREA_SLOTS) & 1) ^ 1);
+                int bytes = 0;
+                for (int c = 0; c < CONSUMERS; ++c)
+                    bytes += use_c && box_in_d(c * OUT_BOXES_PER_CONSUMER + strip, M - tm, N - tn) ? OUT_BOX_BYTES : 0;
+                mbar_arrive_expect_tx(c_full0 + 8 * cs, bytes);
+                for (int c = 0; c < CONSUMERS; ++c) {
+                    const int box = c * OUT_BOXES_PER_CONSUMER + strip;
+                    if (use_c && box_in_d(box, M - tm, N - tn))
+                        tma_load_2d(c_area + cs * C_AREA_SLOT_BYTES + c * OUT_BOX_BYTES, &map_c, tn + box_col(box),
+                                    tm + box_row(box), c_full0 + 8 * cs);
+                }
+                ++c_pos;
+            };
+            auto load_pending_c = [&]() {
+                for (; pending_strip < OUT_BOXES_PER_CONSUMER; ++pending_strip)
+                    load_c_strip(pending_strip, pending_bm, pending_bn);
+            };
+#endif
             for (Work work = schedule.first(); schedule.more(work); work = schedule.next(work)) {
                 int bm, bn;
                 order.origin(work.unit, rank, bm, bn);
@@ -585,6 +632,11 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 const int b_boxes = min(B_BOXES, (N - bn + B_BOX_N - 1) / B_BOX_N);
                 const int prefetch_at = work.finishes ? max(work.k_begin, work.k_end - C_PREFETCH_SLICES) : -1;
                 for (int t = work.k_begin; t < work.k_end; ++t, ++pos) {
+                    // This slice's stage is free only once the consumers, done with the last tile's C, have run
+                    // this tile's first slice: the C strips they are waiting for go first.
+#if PERSISTENT_EPILOGUE == 5
+                    if (t - work.k_begin == STAGES) load_pending_c();
+#endif
                     const int s = pos % STAGES;
                     mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
                     const unsigned full = full0 + 8 * s;
@@ -621,6 +673,13 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             if (box_in_d(box, M - bm, N - bn)) tma_prefetch_l2_2d(&map_c, bn + box_col(box), bm + box_row(box));
                     }
                 }
+#if PERSISTENT_EPILOGUE == 5
+                load_pending_c();
+                if (PERSISTENT_NO_EPILOGUE || !work.finishes) continue;
+                for (int strip = 0; strip < min(C_AREA_SLOTS, OUT_BOXES_PER_CONSUMER); ++strip) load_c_strip(strip, bm, bn);
+                pending_strip = min(C_AREA_SLOTS, OUT_BOXES_PER_CONSUMER), pending_bm = bm, pending_bn = bn;
+                continue;
+#endif
                 if (PERSISTENT_NO_EPILOGUE || !C_IN_RING || !work.finishes) continue;
                 // The tile's C into the next C_SLOTS ring slots (OUT_BOXES_PER_SLOT boxes each), or, with
                 // beta == 0 or boxes outside D, only the signal: the consumers wait for these slots as for slices.
@@ -657,6 +716,9 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     }
                 }
             }
+#if PERSISTENT_EPILOGUE == 5
+            load_pending_c();  // the last tile's strips
+#endif
         }
     } else {
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
@@ -677,6 +739,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
 
         unsigned pos = 0;         // ring positions consumed so far, as the producer counts them
         int held_c = -1;          // ring position of the previous tile's first C slot until its D stores are read
+        unsigned c_taken = 0;     // EPILOGUE 5: C-area positions consumed so far, as the producer counts them
         float d[ACC];
         for (Work work = schedule.first(); schedule.more(work); work = schedule.next(work)) {
             const int unit = work.unit;
@@ -734,7 +797,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 }
                 continue;
             }
-            if constexpr (!C_IN_RING) {
+            if constexpr (!C_IN_RING && !C_AREA) {
                 int bm, bn;
                 order.origin(unit, rank, bm, bn);
                 direct_epilogue(d, c_ptr, d_ptr, &map_d, M, N, bm, bn, consumer, warp, lane, alpha, beta, use_c,
@@ -779,6 +842,49 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 }
             }
 #endif
+            if constexpr (C_AREA) {
+                // As the strips epilogue below, with C's strip b for both consumers in C-area slot c_taken + b.
+                int bm, bn;
+                order.origin(unit, rank, bm, bn);
+                const unsigned staging = smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES;
+#pragma unroll
+                for (int b = 0; b < OUT_BOXES_PER_CONSUMER; ++b) {
+                    const int box = first_box + b;
+                    const unsigned strip_pos = c_taken + b;
+                    const int cs = strip_pos % C_AREA_SLOTS;
+                    mbar_wait(c_full0 + 8 * cs, (strip_pos / C_AREA_SLOTS) & 1);
+                    const unsigned box_addr = c_area + cs * C_AREA_SLOT_BYTES + consumer * OUT_BOX_BYTES;
+                    const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
+                    acquire_staging(storer, consumer);
+#pragma unroll
+                    for (int j = 4 * b; j < 4 * b + 4; ++j) {
+                        const unsigned in_row = box_in_row(j, lane);
+#pragma unroll
+                        for (int half = 0; half < 2; ++half) {
+                            const unsigned offset = (row_in_box + half * 8) * 128 + in_row;
+                            float x = alpha * d[4 * j + 2 * half];
+                            float y = alpha * d[4 * j + 2 * half + 1];
+                            if (use_c) {
+                                float cx, cy;
+                                ld_shared_f2(box_addr + offset, cx, cy);
+                                x = fmaf(beta, cx, x);
+                                y = fmaf(beta, cy, y);
+                            }
+                            st_shared_f2(buf + offset, x, y);
+                        }
+                    }
+                    publish_to_tma(consumer);
+                    if (storer) {
+                        if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn))
+                            tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
+                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                        // Every thread of this consumer has read its box of the strip (the barrier above).
+                        release_stage<CLUSTER>(c_empty0 + 8 * cs, 4);
+                    }
+                }
+                c_taken += OUT_BOXES_PER_CONSUMER;
+                continue;
+            }
             if constexpr (EPILOGUE >= 3) {
                 const int c_pos = static_cast<int>(pos);
                 pos += C_SLOTS;
