@@ -353,6 +353,12 @@ def summary(times: list[float]) -> dict[str, float]:
     }
 
 
+def _busy_cpu_s() -> float:
+    """CPU seconds the whole machine has spent busy (user, system, and the rest but idle and iowait), all cores."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
 def load() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -369,9 +375,10 @@ async def tour_scenario(
         await p.__aenter__()
     try:
         await asyncio.gather(*(p.visit() for p in crowd))  # the landing page gives the page list
-        start, cpu = time.perf_counter(), memory.cpu_s()
+        start, cpu, client, machine = time.perf_counter(), memory.cpu_s(), time.process_time(), _busy_cpu_s()
         await asyncio.gather(*(tour(p, tours, visits, by_page=by_page) for p in crowd))
         wall, cpu = time.perf_counter() - start, memory.cpu_s() - cpu
+        client, machine = time.process_time() - client, _busy_cpu_s() - machine
         held = memory.rss()
     finally:
         for p in crowd:
@@ -382,6 +389,10 @@ async def tour_scenario(
         **summary(visits),
         "visits_per_s": round(len(visits) / wall, 2),
         "server_cpu_ms_per_visit": round(1000 * cpu / max(1, len(visits))),
+        # On a machine of few cores the people's own process competes with the servers for them.
+        "server_cores_used": round(cpu / wall, 2),
+        "load_generator_cores_used": round(client / wall, 2),
+        "machine_cores_busy": round(machine / wall, 2),  # every process: servers, people, proxy, database
         "errors": errors,
         "peak_rss_mb": round(memory.peak / 1e6),
         "rss_connected_mb": round(held / 1e6),
