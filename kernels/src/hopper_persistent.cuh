@@ -842,8 +842,10 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 }
             }
 #endif
-            if constexpr (C_AREA) {
-                // As the strips epilogue below, with C's strip b for both consumers in C-area slot c_taken + b.
+            if constexpr (EPILOGUE >= 3) {
+                // EPILOGUE 5: C's strip b for both consumers is in C-area slot c_taken + b, not in the ring.
+                const int c_pos = static_cast<int>(pos);
+                if constexpr (!C_AREA) pos += C_SLOTS;
                 int bm, bn;
                 order.origin(unit, rank, bm, bn);
                 const unsigned staging = smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES;
@@ -852,52 +854,16 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     const int box = first_box + b;
                     const unsigned strip_pos = c_taken + b;
                     const int cs = strip_pos % C_AREA_SLOTS;
-                    mbar_wait(c_full0 + 8 * cs, (strip_pos / C_AREA_SLOTS) & 1);
-                    const unsigned box_addr = c_area + cs * C_AREA_SLOT_BYTES + consumer * OUT_BOX_BYTES;
-                    const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
-                    acquire_staging(storer, consumer);
-#pragma unroll
-                    for (int j = 4 * b; j < 4 * b + 4; ++j) {
-                        const unsigned in_row = box_in_row(j, lane);
-#pragma unroll
-                        for (int half = 0; half < 2; ++half) {
-                            const unsigned offset = (row_in_box + half * 8) * 128 + in_row;
-                            float x = alpha * d[4 * j + 2 * half];
-                            float y = alpha * d[4 * j + 2 * half + 1];
-                            if (use_c) {
-                                float cx, cy;
-                                ld_shared_f2(box_addr + offset, cx, cy);
-                                x = fmaf(beta, cx, x);
-                                y = fmaf(beta, cy, y);
-                            }
-                            st_shared_f2(buf + offset, x, y);
-                        }
-                    }
-                    publish_to_tma(consumer);
-                    if (storer) {
-                        if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn))
-                            tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
-                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-                        // Every thread of this consumer has read its box of the strip (the barrier above).
-                        release_stage<CLUSTER>(c_empty0 + 8 * cs, 4);
-                    }
-                }
-                c_taken += OUT_BOXES_PER_CONSUMER;
-                continue;
-            }
-            if constexpr (EPILOGUE >= 3) {
-                const int c_pos = static_cast<int>(pos);
-                pos += C_SLOTS;
-                int bm, bn;
-                order.origin(unit, rank, bm, bn);
-                const unsigned staging = smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES;
-#pragma unroll
-                for (int b = 0; b < OUT_BOXES_PER_CONSUMER; ++b) {
-                    const int box = first_box + b;
                     const int slot_pos = c_pos + (EPILOGUE == 4 ? strip_slot(box) : box / OUT_BOXES_PER_SLOT);
-                    mbar_wait(full0 + 8 * (slot_pos % STAGES), (slot_pos / STAGES) & 1);
-                    const unsigned box_addr = smem_base + (slot_pos % STAGES) * STAGE_BYTES +
-                                              (EPILOGUE == 4 ? strip_index(box) : box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
+                    unsigned box_addr;
+                    if constexpr (C_AREA) {
+                        mbar_wait(c_full0 + 8 * cs, (strip_pos / C_AREA_SLOTS) & 1);
+                        box_addr = c_area + cs * C_AREA_SLOT_BYTES + consumer * OUT_BOX_BYTES;
+                    } else {
+                        mbar_wait(full0 + 8 * (slot_pos % STAGES), (slot_pos / STAGES) & 1);
+                        box_addr = smem_base + (slot_pos % STAGES) * STAGE_BYTES +
+                                   (EPILOGUE == 4 ? strip_index(box) : box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
+                    }
                     const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
                     acquire_staging(storer, consumer);
 #pragma unroll
@@ -928,13 +894,16 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                         }
                         asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
                         // This consumer's last box of a slot has been read (the barrier above): the slot goes back.
-                        if (EPILOGUE == 4 && (b % STRIPS_PER_SLOT == STRIPS_PER_SLOT - 1 || b == OUT_BOXES_PER_CONSUMER - 1))
+                        if (C_AREA)
+                            release_stage<CLUSTER>(c_empty0 + 8 * cs, 4);
+                        else if (EPILOGUE == 4 && (b % STRIPS_PER_SLOT == STRIPS_PER_SLOT - 1 || b == OUT_BOXES_PER_CONSUMER - 1))
                             release_stage<CLUSTER>(empty0 + 8 * ((c_pos + strip_slot(box)) % STAGES), 4);
                     }
                 }
                 // Every thread of this consumer has read its C boxes (the last barrier): the slots go back now.
                 if (EPILOGUE == 3 && storer)
                     for (int o = 0; o < C_SLOTS; ++o) release_stage<CLUSTER>(empty0 + 8 * ((c_pos + o) % STAGES), 4);
+                if constexpr (C_AREA) c_taken += OUT_BOXES_PER_CONSUMER;
                 continue;
             }
             held_c = static_cast<int>(pos);
