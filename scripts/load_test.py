@@ -70,6 +70,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_parse import write_big_csv  # noqa: E402
+from load_stats import nearest_rank, pooled_ratio  # noqa: E402
 
 from profiling.app.bundles import bundled_runs, discover_bundles  # noqa: E402
 from profiling.runs.store import RunStore  # noqa: E402
@@ -344,7 +345,7 @@ def summary(times: list[float]) -> dict[str, float]:
     if not times:
         return {"visits": 0}
     ordered = sorted(times)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)]
+    p95 = nearest_rank(ordered, 0.95)
     return {
         "visits": len(times),
         "p50_s": round(statistics.median(ordered), 3),
@@ -817,8 +818,6 @@ async def pooled_scenario(
     minimal app (the last server), and the p95 and p50 of all runs' visits pooled, over the minimal app's, with
     a 95 % interval from resampling runs (load_stats.pooled_ratio). `save`: a JSON file for every visit's seconds
     by app and run, to pool several invocations afterwards."""
-    from load_stats import pooled_ratio
-
     kept: dict[str, list[list[float]]] = {s.app: [] for s in servers}
     runs: list[dict[str, Any]] = []
     for n in range(rounds):

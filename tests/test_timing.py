@@ -289,21 +289,7 @@ def test_a_bench_task_hands_the_sessions_flush_buffer_and_hold_to_the_timer(
         runner, "_time_launches", lambda launch, settings, flush, hold: handed.append((flush, hold)) or [1.0] * 3
     )
     monkeypatch.setattr(runner, "_record_times", lambda *_: None)
-
-    class Sampler:
-        def __init__(self, nvml) -> None:
-            pass
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc) -> None:
-            pass
-
-        def summary(self) -> dict:
-            return {}
-
-    monkeypatch.setattr(runner, "NvmlSampler", Sampler)
+    monkeypatch.setattr(runner, "NvmlSampler", _NoSampler)
     settings = BenchSettings(
         repeats=3, warmup=1, max_seconds_per_run=4.0, flush_l2=flush_l2, hold_launches=hold_launches
     )
@@ -441,6 +427,8 @@ def test_an_ab_with_a_rest_times_through_rested_rounds(monkeypatch: pytest.Monke
 
 
 class _NoSampler:
+    """Stands in for runner.NvmlSampler: samples nothing."""
+
     def __init__(self, nvml) -> None:
         pass
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,32 +71,38 @@ def discover_bundles(root: Path = BUNDLED_RESULTS_DIR) -> list[Bundle]:
     other results documents in the folder (a tuning sweep, say) are kept apart in `other_results`. Files that are
     not results documents are skipped.
     """
-    if not root.is_dir():
-        return []
     found: list[tuple[str, Bundle]] = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        match = _DATE.search(folder.name)
-        top = _bundle(folder, folder.name, match.group(1) if match else None, bench_prefix=True)
-        if top is not None:
-            found.append(top)
-        for sub in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != EARLIER):
-            run = _bundle(sub, f"{folder.name}/{sub.name}", match.group(1) if match else None, bench_prefix=False)
-            if run is not None and run[1].bench_files:
-                found.append(run)
+    for folder, name, date, is_top in _results_folders(root):
+        found_here = _bundle(folder, name, date, bench_prefix=is_top)
+        # A run subfolder is a bundle only with a benchmark document.
+        if found_here is not None and (is_top or found_here[1].bench_files):
+            found.append(found_here)
     found.sort(key=lambda item: (item[1].date, item[0], item[1].name), reverse=True)
     return [b for _, b in found]
 
 
-def bundle_files(root: Path = BUNDLED_RESULTS_DIR) -> list[Path]:
-    """The files discover_bundles reads or lists: every `*.json`, ncu CSV and `.ncu-rep` of each results folder and
-    of its subfolders (EARLIER ones left out), in a fixed order."""
+def _results_folders(root: Path) -> Iterator[tuple[Path, str, str | None, bool]]:
+    """(folder, bundle name, date from the day folder's name or None, whether it is a day folder) of each
+    results/<device>-<date>/ folder and, after it, each of its subfolders but EARLIER ones, in a fixed order."""
     if not root.is_dir():
-        return []
-    files: list[Path] = []
+        return
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        for place in [folder, *sorted(p for p in folder.iterdir() if p.is_dir() and p.name != EARLIER)]:
-            files += sorted(p for p in place.iterdir() if p.suffix in (".json", ".csv", ".ncu-rep") and p.is_file())
-    return files
+        match = _DATE.search(folder.name)
+        date = match.group(1) if match else None
+        yield folder, folder.name, date, True
+        for sub in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != EARLIER):
+            yield sub, f"{folder.name}/{sub.name}", date, False
+
+
+def bundle_files(root: Path = BUNDLED_RESULTS_DIR) -> list[Path]:
+    """The files discover_bundles reads or lists: every `*.json`, ncu CSV and `.ncu-rep` of the folders it looks in
+    (_results_folders), in a fixed order."""
+    return [
+        path
+        for folder, *_ in _results_folders(root)
+        for path in sorted(folder.iterdir())
+        if path.suffix in (".json", ".csv", ".ncu-rep") and path.is_file()
+    ]
 
 
 def indexed_bundles(root: Path = BUNDLED_RESULTS_DIR) -> list[Bundle]:

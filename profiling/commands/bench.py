@@ -127,8 +127,9 @@ def _run_ab(args: argparse.Namespace, shapes: list, settings: BenchSettings) -> 
     _name_device(document)
     summary = abtest.ab_summary(document, kernel_a, kernel_b, paired=True, threshold_pct=args.threshold)
     print(f"interleaved A/B, B = {kernel_b} against A = {kernel_a}; 95% paired bootstrap interval of B/A")
-    if abtest.rest_note(document):
-        print(abtest.rest_note(document).strip())
+    rest_note = abtest.rest_note(document)
+    if rest_note:
+        print(rest_note.strip())
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     keep_results(document, args.json_path, args.save)
     return 0 if document.all_verified else 1

@@ -240,8 +240,9 @@ def rested_rounds(
 ) -> list[list[float]]:
     """Event-timed launches of several kernels in `rounds` rounds that each start after `rest_s` idle seconds: one
     untimed launch of every kernel, then one timed launch of each after its own L2 flush (`flush`, where given),
-    all enqueued behind `hold` (where given) and released at once; round i starts with kernel i % n. The milliseconds of each kernel's launches, in
-    the order given; `after_round(i)` runs once round i has finished (an NVML sample).
+    all enqueued behind `hold` (where given) and released at once; round i starts with kernel i % n. The
+    milliseconds of each kernel's launches, in the order given; `after_round(i)` runs once round i has finished
+    (an NVML sample).
 
     A long launch (an H200's 8192^3 AddMM, 1.5 ms) reaches the power cap after 9-16 launches back to back, so
     time_rounds mixes full-clock rounds with capped ones; a rest long enough for the cap's averaging window to
