@@ -75,3 +75,49 @@ def pooled_ratio(
         runs=len(ours_runs),
         resamples=resamples,
     )
+
+
+@dataclass(frozen=True)
+class RoundsRatio:
+    """The median over rounds of a per-round ratio (each round measured both sides back to back), with the
+    bootstrap interval of that median over rounds drawn with replacement."""
+
+    ratio: float
+    low: float
+    high: float
+    rounds: int
+    floors: int = 0  # rounds whose ratio is only a floor (their people levels never reached the p95)
+
+
+def median_ratio_over_rounds(
+    ratios: Sequence[float], resamples: int = 2000, seed: int = 0, level: float = 0.95, floors: int = 0
+) -> RoundsRatio:
+    """The median of `ratios` (one a round) and the `level` percentile interval of `resamples` medians of as many
+    rounds drawn with replacement, numpy's generator seeded by `seed`: a round's ratio pairs two measurements
+    taken under the same machine load, and rounds are closer to independent than visits within one."""
+    if not ratios:
+        raise ValueError("need at least one round")
+    values = np.asarray(ratios, dtype=float)
+    rng = np.random.default_rng(seed)
+    medians = np.median(values[rng.integers(0, len(values), size=(resamples, len(values)))], axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(medians, [tail, 1 - tail])
+    return RoundsRatio(float(np.median(values)), float(low), float(high), len(values), floors)
+
+
+def rate_at_p95(levels: Sequence[tuple[float, float]], target_p95_s: float) -> tuple[float, str]:
+    """The throughput (visits/s) at which the tail reaches `target_p95_s`, from (p95 seconds, visits/s) measured at
+    several numbers of people, and how it was read: "=" linear between the two levels whose p95s bracket the
+    target; ">=" the highest level's rate when every p95 is under the target (more people would have got more
+    through); "<=" the lowest level's rate when every p95 is over it (fewer people get less through)."""
+    if not levels:
+        raise ValueError("need at least one people level")
+    ordered = sorted(levels)
+    if ordered[-1][0] <= target_p95_s:
+        return max(rate for _, rate in ordered), ">="
+    if ordered[0][0] > target_p95_s:
+        return ordered[0][1], "<="
+    for (p_low, r_low), (p_high, r_high) in zip(ordered, ordered[1:], strict=False):
+        if p_low <= target_p95_s < p_high:
+            return r_low + (r_high - r_low) * (target_p95_s - p_low) / (p_high - p_low), "="
+    raise AssertionError("unreachable: the target lies between the lowest and highest p95")

@@ -70,7 +70,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_parse import write_big_csv  # noqa: E402
-from load_stats import nearest_rank, pooled_ratio  # noqa: E402
+from load_stats import median_ratio_over_rounds, nearest_rank, pooled_ratio, rate_at_p95  # noqa: E402
 
 from profiling.app.bundles import bundled_runs, discover_bundles  # noqa: E402
 from profiling.runs.store import RunStore  # noqa: E402
@@ -655,61 +655,100 @@ def postgres_url() -> tuple[str, Any]:
 
 
 async def processes_scenario(
-    counts: list[int], people: int, tours: int, rounds: int, pg_url: str, cache_dir: Path, extra_args: list[str]
+    counts: list[int],
+    people: list[int],
+    tours: int,
+    rounds: int,
+    pg_url: str,
+    cache_dir: Path,
+    extra_args: list[str],
 ) -> list[dict[str, Any]]:
-    """`people` touring GEMM Lens behind nginx with 1, 2, ... Streamlit processes sharing one PostgreSQL store
-    and one cache folder (profiling/deploy.py), each count `rounds` times in turn (1, 2, 1, 2 ...) so all see
-    the same machine load; each process is warmed by one tour on its own port first."""
+    """People touring GEMM Lens behind nginx with 1, 2, ... Streamlit processes sharing one PostgreSQL store and
+    one cache folder (profiling/deploy.py), each count `rounds` times in turn (1, 2, 1, 2 ...) so that all see the
+    same machine load. One process is toured by `people[0]` people; more processes by every number in `people`,
+    so that their throughput can be read at one process's p95 (process_ratios). Each process is warmed by one
+    tour on its own port first, and every number of people gets a fresh deployment."""
     from profiling.deploy import Deployment
 
     out = []
     env = {"GEMMLENS_GPU": "off", "GEMMLENS_DB_URL": pg_url, "GEMMLENS_CACHE_DIR": str(cache_dir)}
-    for _ in range(rounds):
+    for round_index in range(rounds):
         for n in counts:
-            port = free_port()
-            while any(_busy(port + i) for i in range(n + 1)):
+            for crowd in people[:1] if n == 1 else people:
                 port = free_port()
-            with tempfile.TemporaryDirectory(prefix="gemmlens-nginx-") as run_dir:
-                with Deployment(n, port, Path(run_dir), env=env, streamlit_args=extra_args) as deployment:
-                    for backend in deployment.backends:
-                        async with Person(f"http://{backend}") as warm:
-                            await warm.visit()
-                            await tour(warm, 1, [])
-                    pids = [p.pid for p in deployment.procs]
-                    memory = MemorySampler(pids[0], more_pids=tuple(pids[1:]))
-                    try:
-                        result = await tour_scenario(deployment.url, people, tours, memory)
-                    finally:
-                        memory.stop()
-            result["scenario"] = f"tour x{people}, {n} process{'es' if n > 1 else ''} behind nginx"
-            result["processes"] = n
-            out.append(result)
-            print(json.dumps(result), flush=True)
+                while any(_busy(port + i) for i in range(n + 1)):
+                    port = free_port()
+                with tempfile.TemporaryDirectory(prefix="gemmlens-nginx-") as run_dir:
+                    with Deployment(n, port, Path(run_dir), env=env, streamlit_args=extra_args) as deployment:
+                        for backend in deployment.backends:
+                            async with Person(f"http://{backend}") as warm:
+                                await warm.visit()
+                                await tour(warm, 1, [])
+                        pids = [p.pid for p in deployment.procs]
+                        memory = MemorySampler(pids[0], more_pids=tuple(pids[1:]))
+                        try:
+                            result = await tour_scenario(deployment.url, crowd, tours, memory)
+                        finally:
+                            memory.stop()
+                result["scenario"] = f"tour x{crowd}, {n} process{'es' if n > 1 else ''} behind nginx"
+                result.update(processes=n, people=crowd, round=round_index)
+                out.append(result)
+                print(json.dumps(result), flush=True)
     return out
 
 
 def process_ratios(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Throughput (visits/s) and p95 of each process count against one process, medians over the rounds."""
-    by_n: dict[int, list[dict[str, Any]]] = {}
-    for r in runs:
-        by_n.setdefault(r["processes"], []).append(r)
-    if 1 not in by_n:
+    """Each process count against one process, per round (both measured back to back), then the median over rounds
+    with its bootstrap interval (load_stats.median_ratio_over_rounds): the throughput with as many people as one
+    process had, its p95 then, and the throughput at one process's p95 (load_stats.rate_at_p95 over the count's
+    numbers of people)."""
+    one = {r["round"]: r for r in runs if r["processes"] == 1}
+    if not one:
         return []
-    base_rate = statistics.median(r["visits_per_s"] for r in by_n[1])
-    base_p95 = statistics.median(r["p95_s"] for r in by_n[1])
-    return [
-        {
-            "scenario": f"{n} processes against 1",
-            "processes": n,
-            "visits_per_s": round(statistics.median(r["visits_per_s"] for r in rs), 2),
-            "p95_s": round(statistics.median(r["p95_s"] for r in rs), 3),
-            "throughput_ratio": round(statistics.median(r["visits_per_s"] for r in rs) / base_rate, 2),
-            "p95_ratio": round(statistics.median(r["p95_s"] for r in rs) / base_p95, 2),
-            "load": load(),
-        }
-        for n, rs in sorted(by_n.items())
-        if n != 1
-    ]
+    base_people = next(iter(one.values()))["people"]
+    out = []
+    for n in sorted({r["processes"] for r in runs} - {1}):
+        same_people, p95_ratios, at_p95, bounds = [], [], [], []
+        for round_index, base in sorted(one.items()):
+            levels = [r for r in runs if r["processes"] == n and r["round"] == round_index]
+            same = [r for r in levels if r["people"] == base_people]
+            if same:
+                same_people.append(same[0]["visits_per_s"] / base["visits_per_s"])
+                p95_ratios.append(same[0]["p95_s"] / base["p95_s"])
+            if levels:
+                rate, bound = rate_at_p95([(r["p95_s"], r["visits_per_s"]) for r in levels], base["p95_s"])
+                at_p95.append(rate / base["visits_per_s"])
+                bounds.append(bound)
+        if not same_people:
+            continue
+        throughput = median_ratio_over_rounds(same_people)
+        same_p95 = median_ratio_over_rounds(at_p95)
+        out.append(
+            {
+                "scenario": f"{n} processes against 1",
+                "processes": n,
+                "rounds": throughput.rounds,
+                "people": base_people,
+                "visits_per_s": round(
+                    statistics.median(
+                        r["visits_per_s"] for r in runs if r["processes"] == n and r["people"] == base_people
+                    ),
+                    2,
+                ),
+                "p95_s": round(
+                    statistics.median(r["p95_s"] for r in runs if r["processes"] == n and r["people"] == base_people), 3
+                ),
+                "throughput_ratio": round(throughput.ratio, 2),
+                "throughput_interval": [round(throughput.low, 2), round(throughput.high, 2)],
+                "p95_ratio": round(statistics.median(p95_ratios), 2),
+                "people_levels": sorted({r["people"] for r in runs if r["processes"] == n}),
+                "same_p95_throughput_ratio": round(same_p95.ratio, 2),
+                "same_p95_interval": [round(same_p95.low, 2), round(same_p95.high, 2)],
+                "same_p95_reads": {b: bounds.count(b) for b in sorted(set(bounds))},
+                "load": load(),
+            }
+        )
+    return out
 
 
 def _busy(port: int) -> bool:
@@ -958,7 +997,7 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
                 runs = await processes_scenario(
                     args.processes,
                     args.process_people,
-                    args.tours,
+                    args.process_tours or args.tours,
                     args.process_rounds,
                     pg_url,
                     tmp / "cache",
@@ -998,11 +1037,17 @@ def markdown(results: list[dict[str, Any]]) -> str:
         )
     scaling = [r for r in results if "throughput_ratio" in r]
     if scaling:
-        out += "\n\n| processes | visits/s | p95 (s) | throughput / 1 process | p95 / 1 process | load avg |\n"
-        out += "|---|---|---|---|---|---|\n"
+        out += (
+            "\n\n| processes | rounds | people | visits/s | p95 (s) | throughput / 1 process (95 % interval) | "
+            "p95 / 1 process | people levels | throughput / 1 process at its p95 (95 % interval) | read as | "
+            "load avg |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
+        )
         out += "\n".join(
-            f"| {r['processes']} | {r['visits_per_s']} | {r['p95_s']} | {r['throughput_ratio']} | "
-            f"{r['p95_ratio']} | {r['load']} |"
+            f"| {r['processes']} | {r['rounds']} | {r['people']} | {r['visits_per_s']} | {r['p95_s']} | "
+            f"{r['throughput_ratio']} ({r['throughput_interval'][0]}-{r['throughput_interval'][1]}) | "
+            f"{r['p95_ratio']} | {', '.join(map(str, r['people_levels']))} | {r['same_p95_throughput_ratio']} "
+            f"({r['same_p95_interval'][0]}-{r['same_p95_interval'][1]}) | "
+            f"{', '.join(f'{k} x{v}' for k, v in r['same_p95_reads'].items())} | {r['load']} |"
             for r in scaling
         )
     for r in results:
@@ -1116,7 +1161,17 @@ def main(argv: list[str] | None = None) -> int:
         "--explain", type=int, default=0, metavar="N", help="N people at once on the Why page's Explain a step"
     )
     parser.add_argument("--explain-visits", type=int, default=10, help="visits of Explain a step per person")
-    parser.add_argument("--process-people", type=int, default=40, help="people in the processes scenario")
+    parser.add_argument(
+        "--process-people",
+        type=int,
+        nargs="+",
+        default=[40],
+        help="people in the processes scenario: one process gets the first number, more processes every number, "
+        "so their throughput is also read at one process's p95 (e.g. 40 56 72)",
+    )
+    parser.add_argument(
+        "--process-tours", type=int, default=0, help="tours of every page per person there (0: --tours)"
+    )
     parser.add_argument("--process-rounds", type=int, default=1, help="rounds of the process counts, in turn")
     args = parser.parse_args(argv)
     print(f"{os.cpu_count()} CPUs; load average {load()}", flush=True)

@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from load_stats import nearest_rank, pooled_ratio  # noqa: E402
+from load_stats import median_ratio_over_rounds, nearest_rank, pooled_ratio, rate_at_p95  # noqa: E402
 
 
 def test_nearest_rank_is_the_value_at_rank_round_q_n() -> None:
@@ -59,3 +59,53 @@ def test_unpaired_runs_are_refused() -> None:
         pooled_ratio([[0.1]], [[0.1], [0.2]])
     with pytest.raises(ValueError):
         pooled_ratio([], [])
+
+
+def test_median_ratio_over_rounds_takes_the_median_and_a_seeded_interval() -> None:
+    ratios = [1.53, 1.74, 1.49, 1.60, 1.58]
+    result = median_ratio_over_rounds(ratios, resamples=400, seed=2)
+    assert result.ratio == 1.58  # the middle of five, not the mean (1.588)
+    assert (result.rounds, result.floors) == (5, 0)
+    # Five rounds: resampled medians reach from the lowest round to the highest, an honest width for five.
+    assert (result.low, result.high) == (pytest.approx(1.49), pytest.approx(1.74))
+    assert median_ratio_over_rounds(ratios, resamples=400, seed=2) == result
+    with pytest.raises(ValueError, match="at least one round"):
+        median_ratio_over_rounds([])
+
+
+def test_rate_at_p95_interpolates_between_the_bracketing_levels() -> None:
+    # 2 processes at 40, 56 and 72 people: p95 0.15, 0.21, 0.27 s at 350, 370, 380 visits/s; one process's p95
+    # 0.24 s lies between the last two: 370 + 10 * (0.03 / 0.06) = 375.
+    levels = [(0.21, 370.0), (0.15, 350.0), (0.27, 380.0)]
+    rate, read = rate_at_p95(levels, 0.24)
+    assert (rate, read) == (pytest.approx(375.0), "=")
+    assert rate_at_p95(levels, 0.15) == (pytest.approx(350.0), "=")
+
+
+def test_rate_at_p95_says_when_the_levels_do_not_reach_the_target() -> None:
+    levels = [(0.15, 350.0), (0.21, 370.0)]
+    assert rate_at_p95(levels, 0.25) == (370.0, ">=")  # more people would have got more through
+    assert rate_at_p95(levels, 0.10) == (350.0, "<=")  # fewer people get less through
+    with pytest.raises(ValueError, match="at least one people level"):
+        rate_at_p95([], 0.2)
+
+
+def test_process_ratios_pair_each_round_and_read_the_rate_at_one_process_p95() -> None:
+    from load_test import process_ratios
+
+    def run(n: int, people: int, rnd: int, rate: float, p95: float) -> dict:
+        return {"processes": n, "people": people, "round": rnd, "visits_per_s": rate, "p95_s": p95}
+
+    runs = [
+        run(1, 40, 0, 200.0, 0.25), run(2, 40, 0, 300.0, 0.15), run(2, 64, 0, 360.0, 0.30),
+        run(1, 40, 1, 220.0, 0.24), run(2, 40, 1, 352.0, 0.16), run(2, 64, 1, 380.0, 0.22),
+    ]  # fmt: skip
+    (two,) = process_ratios(runs)
+    # Round 0: 300 / 200 = 1.5 at 40 people; at p95 0.25 s, 300 + 60 * (0.10 / 0.15) = 340 -> 1.7.
+    # Round 1: 352 / 220 = 1.6; every p95 of 2 processes is under 0.24 s: 380 / 220 = 1.727, a floor.
+    assert (two["processes"], two["rounds"], two["people"], two["people_levels"]) == (2, 2, 40, [40, 64])
+    assert two["throughput_ratio"] == 1.55  # the median of 1.5 and 1.6
+    assert two["p95_ratio"] == pytest.approx(round((0.15 / 0.25 + 0.16 / 0.24) / 2, 2))
+    assert two["same_p95_throughput_ratio"] == 1.71  # the median of 1.7 and 1.727
+    assert two["same_p95_reads"] == {"=": 1, ">=": 1}
+    assert process_ratios([r for r in runs if r["processes"] == 2]) == []  # no one-process round to compare with
