@@ -37,7 +37,19 @@ NGINX = "/usr/sbin/nginx"
 def nginx_config(backends: list[str], listen: str, run_dir: Path, max_upload_mib: int = 200) -> str:
     """An nginx.conf (the whole file) that serves `listen` (host:port) from the Streamlit `backends` (host:port
     each), sticky per browser by the ROUTE_COOKIE; logs, pid and temporary files in `run_dir`."""
-    servers = "\n".join(f"        server {b} max_fails=0;" for b in backends)
+    pool = "\n".join(f"        server {b} max_fails=0;" for b in backends)
+    # One group per process: that process first, the others as backups, so that a browser whose process is down
+    # (restarting) is served by another, which its cookie then names.
+    pinned = "\n".join(
+        f"    upstream gemmlens_{i} {{\n"
+        + "\n".join(
+            f"        server {o} max_fails=0{'' if o == b else ' backup'};"
+            for o in [b, *(o for o in backends if o != b)]
+        )
+        + "\n    }"
+        for i, b in enumerate(backends, 1)
+    )
+    routes = "\n".join(f'        "{b}" gemmlens_{i};' for i, b in enumerate(backends, 1))
     return f"""# GEMM Lens behind nginx: {len(backends)} Streamlit process(es), sticky per browser (profiling/deploy.py).
 worker_processes 1;
 pid {run_dir}/nginx.pid;
@@ -51,29 +63,37 @@ http {{
     uwsgi_temp_path {run_dir}/uwsgi;
     scgi_temp_path {run_dir}/scgi;
 
-    # The browser's process: its {ROUTE_COOKIE} cookie, or for a first request the id nginx gives it (and sets
-    # as that cookie below), so the first request and all later ones hash alike.
-    map $cookie_{ROUTE_COOKIE} $gemmlens_route {{
-        "" $request_id;
-        default $cookie_{ROUTE_COOKIE};
+    # A browser's {ROUTE_COOKIE} cookie names the process that served its first request. A browser without one
+    # (or naming no process of this list) is given the next process in turn, so new browsers spread evenly.
+    map $cookie_{ROUTE_COOKIE} $gemmlens_group {{
+        default gemmlens;
+{routes}
     }}
-    map $cookie_{ROUTE_COOKIE} $gemmlens_set_route {{
-        "" "{ROUTE_COOKIE}=$request_id; Path=/; HttpOnly; SameSite=Lax";
+    # The process that answered: the last address tried (a refused one comes first, before a comma).
+    map $upstream_addr $gemmlens_served_by {{
+        "~(?<last>[^ ,]+)$" $last;
         default "";
+    }}
+    # The cookie is (re)set when it does not name the process that answered: a first request, or a browser
+    # moved because its process was down.
+    map "$cookie_{ROUTE_COOKIE}|$gemmlens_served_by" $gemmlens_set_route {{
+        "~^(?<named>[^|]+)\\|(?P=named)$" "";
+        "~\\|$" "";
+        default "{ROUTE_COOKIE}=$gemmlens_served_by; Path=/; HttpOnly; SameSite=Lax";
     }}
     map $http_upgrade $connection_upgrade {{
         default upgrade;
         "" close;
     }}
     upstream gemmlens {{
-        hash $gemmlens_route consistent;
-{servers}
+{pool}
     }}
+{pinned}
     server {{
         listen {listen};
         client_max_body_size {max_upload_mib}m;
         location / {{
-            proxy_pass http://gemmlens;
+            proxy_pass http://$gemmlens_group;
             proxy_http_version 1.1;
             proxy_set_header Host $host;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;

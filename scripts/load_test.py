@@ -55,6 +55,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -365,9 +366,15 @@ def load() -> str:
 
 
 async def tour_scenario(
-    base: str, people: int, tours: int, memory: MemorySampler, visits: list[float] | None = None
+    base: str,
+    people: int,
+    tours: int,
+    memory: MemorySampler,
+    visits: list[float] | None = None,
+    connected: Callable[[], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """`people` touring every page `tours` times at once; each visit's seconds also go to `visits` when given."""
+    """`people` touring every page `tours` times at once; each visit's seconds also go to `visits` when given;
+    what `connected` returns, called once everyone is connected, joins the result."""
     memory.reset_peak()
     visits = [] if visits is None else visits
     by_page: dict[str, list[float]] = {}
@@ -376,6 +383,7 @@ async def tour_scenario(
         await p.__aenter__()
     try:
         await asyncio.gather(*(p.visit() for p in crowd))  # the landing page gives the page list
+        seen = connected() if connected else {}
         start, cpu, client, machine = time.perf_counter(), memory.cpu_s(), time.process_time(), _busy_cpu_s()
         await asyncio.gather(*(tour(p, tours, visits, by_page=by_page) for p in crowd))
         wall, cpu = time.perf_counter() - start, memory.cpu_s() - cpu
@@ -398,6 +406,7 @@ async def tour_scenario(
         "peak_rss_mb": round(memory.peak / 1e6),
         "rss_connected_mb": round(held / 1e6),
         "p50_by_page_s": {k: round(statistics.median(v), 3) for k, v in by_page.items()},
+        **seen,
         "load": load(),
     }
 
@@ -687,10 +696,15 @@ async def processes_scenario(
                         pids = [p.pid for p in deployment.procs]
                         memory = MemorySampler(pids[0], more_pids=tuple(pids[1:]))
                         try:
-                            result = await tour_scenario(deployment.url, crowd, tours, memory)
+                            result = await tour_scenario(
+                                deployment.url, crowd, tours, memory, connected=lambda d=deployment: _split(d)
+                            )
                         finally:
                             memory.stop()
-                result["scenario"] = f"tour x{crowd}, {n} process{'es' if n > 1 else ''} behind nginx"
+                split = "/".join(map(str, result.get("people_per_process", []))) if n > 1 else ""
+                result["scenario"] = f"tour x{crowd}, {n} process{'es' if n > 1 else ''} behind nginx" + (
+                    f" (people per process {split})" if split else ""
+                )
                 result.update(processes=n, people=crowd, round=round_index)
                 out.append(result)
                 print(json.dumps(result), flush=True)
@@ -749,6 +763,17 @@ def process_ratios(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _split(deployment: Any) -> dict[str, Any]:
+    """How many people each process holds: the open connections it accepted on its port (each person's
+    websocket, through nginx), in the deployment's order of processes."""
+    counts = []
+    for proc, backend in zip(deployment.procs, deployment.backends, strict=True):
+        port = int(backend.rsplit(":", 1)[1])
+        conns = psutil.Process(proc.pid).net_connections(kind="tcp")
+        counts.append(sum(1 for c in conns if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port))
+    return {"people_per_process": counts}
 
 
 def _busy(port: int) -> bool:

@@ -1,5 +1,5 @@
 """Several Streamlit processes behind nginx (profiling/deploy.py, docs/deploy.md): the configuration nginx accepts,
-and a real deployment of 2 processes on one PostgreSQL store and one cache folder, driven by clients that speak
+how it routes browsers (in turn when new, then sticky, moved when their process is down), and a real deployment of 2 processes on one PostgreSQL store and one cache folder, driven by clients that speak
 Streamlit's protocol (scripts/load_test.py): every session's websocket and uploads stay on one process, both
 processes serve people, and an upload parsed by one process is read back by the other, not parsed again."""
 
@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import http.server
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -29,7 +31,9 @@ def test_nginx_accepts_the_configuration(tmp_path: Path) -> None:
     import subprocess
 
     text = nginx_config(["127.0.0.1:18501", "127.0.0.1:18502"], "127.0.0.1:18500", tmp_path)
-    assert "hash $gemmlens_route consistent;" in text and text.count("server 127.0.0.1:185") == 2
+    assert "proxy_pass http://$gemmlens_group;" in text
+    assert text.count("server 127.0.0.1:18501 max_fails=0;") == 2  # the pool's and its own group's first
+    assert text.count("server 127.0.0.1:18501 max_fails=0 backup;") == 1  # the other process's backup
     assert f"$cookie_{ROUTE_COOKIE}" in text and "proxy_set_header Upgrade $http_upgrade;" in text
     (tmp_path / "nginx.conf").write_text(text)
     done = subprocess.run(
@@ -39,6 +43,77 @@ def test_nginx_accepts_the_configuration(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+class _NamesItsPort(http.server.BaseHTTPRequestHandler):
+    """A stand-in process: answers every GET with its own port, so a test sees where nginx sent a request."""
+
+    def do_GET(self) -> None:
+        body = str(self.server.server_port).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@needs_nginx
+def test_nginx_spreads_new_browsers_in_turn_keeps_each_on_its_process_and_moves_it_when_that_one_is_down(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import threading
+    import urllib.request
+    from http.cookiejar import CookieJar
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from load_test import free_port
+
+    ports = [free_port() for _ in range(3)]
+    backends = [f"127.0.0.1:{p}" for p in ports[1:]]
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", p), _NamesItsPort) for p in ports[1:]]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    (tmp_path / "nginx.conf").write_text(nginx_config(backends, f"127.0.0.1:{ports[0]}", tmp_path))
+    proxy = subprocess.Popen(
+        [NGINX, "-p", str(tmp_path), "-e", str(tmp_path / "error.log"), "-c", str(tmp_path / "nginx.conf")]
+        + ["-g", "daemon off;"],
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{ports[0]}"
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(url, timeout=1).read()
+                break
+            except OSError:
+                time.sleep(0.05)
+        jars = [CookieJar() for _ in range(6)]
+        browsers = [urllib.request.build_opener(urllib.request.HTTPCookieProcessor(j)) for j in jars]
+        first = [b.open(url + "/").read().decode() for b in browsers]
+        # In turn, not by a hash of a random id: six new browsers split three and three.
+        assert first == first[:2] * 3 and set(first) == {str(p) for p in ports[1:]}
+        assert [[c.value for c in j if c.name == ROUTE_COOKIE] for j in jars] == [[f"127.0.0.1:{p}"] for p in first]
+        assert [b.open(url + "/again").read().decode() for b in browsers] == first  # each stays
+        forged = urllib.request.Request(url, headers={"Cookie": f"{ROUTE_COOKIE}=10.0.0.1:80"})
+        with urllib.request.urlopen(forged) as answer:  # a cookie naming no process of the list: given one in turn
+            assert answer.read().decode() in map(str, ports[1:])
+            assert answer.headers["Set-Cookie"].startswith(f"{ROUTE_COOKIE}=127.0.0.1:")
+        servers[0].shutdown()
+        servers[0].server_close()
+        assert {b.open(url + "/moved").read().decode() for b in browsers} == {str(ports[2])}
+        assert [[c.value for c in j if c.name == ROUTE_COOKIE] for j in jars] == [[backends[1]]] * 6
+        with browsers[0].open(url + "/settled") as answer:
+            assert answer.headers["Set-Cookie"] is None  # the cookie names the process that answered: not set again
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=10)
+        for server in servers[1:]:
+            server.shutdown()
+            server.server_close()
 
 
 def test_several_processes_refuse_to_start_without_a_shared_store(tmp_path: Path, monkeypatch) -> None:
