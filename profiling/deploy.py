@@ -3,9 +3,11 @@
 One Streamlit process runs page scripts on one core. To use more, run N processes of the same app, each on its own
 port, behind nginx, which keeps each browser on one process (a Streamlit session lives in the process that holds
 its websocket, and the file-upload PUTs of a session must reach that process too). Open-source nginx has no
-`sticky` directive, so stickiness is a cookie nginx sets itself: a browser without `gemmlens_route` gets one with
-the request's id, and `hash $route consistent` maps that value to one process, for the page, its websocket and its
-uploads alike. (`ip_hash` would send everyone behind one NAT, or every client of a load test, to one process.)
+`sticky` directive, so stickiness is a cookie nginx sets itself, naming the process that answered a browser's first
+request; a browser without it is given the next process in turn, so that new browsers spread evenly. (A hash of a
+random id per browser, this module's first rule, splits people unevenly: docs/load-test.md, round 17; `ip_hash`
+would send everyone behind one NAT, or every client of a load test, to one process.) Each process has a group of its own in
+which the others are backups: a browser whose process is down is served by another, and its cookie is re-set.
 
 What the processes share: the run store (GEMMLENS_DB_URL, PostgreSQL: an SQLite file is one machine's and takes
 one writer at a time), the cache folder (GEMMLENS_CACHE_DIR: the bundled data's derived tables and the parsed

@@ -93,6 +93,26 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def free_port_run(count: int, low: int = 20000, high: int = 32000) -> int:
+    """The first of `count` consecutive ports on 127.0.0.1 that all bind now, below Linux's ephemeral range
+    (32768 and up): a deployment's ports chosen there can be taken, between the check and the server's start, by
+    the outgoing side of one of the thousands of connections a tour makes (a run died on "Port 33936 is not
+    available")."""
+    import random
+    import socket
+
+    for _ in range(200):
+        first = random.randrange(low, high - count)
+        try:
+            for port in range(first, first + count):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return first
+    raise RuntimeError(f"no {count} free consecutive ports between {low} and {high}")
+
+
 APPS = {"gemmlens": "app.py", "minimal": "scripts/minimal_app.py"}
 """The app under test and the in-run reference: a minimal Streamlit app with the same page titles (a title, a
 20-row dataframe, a 100-point plotly line and an uploader per page), the floor any Streamlit app pays here."""
@@ -684,9 +704,7 @@ async def processes_scenario(
     for round_index in range(rounds):
         for n in counts:
             for crowd in people[:1] if n == 1 else people:
-                port = free_port()
-                while any(_busy(port + i) for i in range(n + 1)):
-                    port = free_port()
+                port = free_port_run(n + 1)
                 with tempfile.TemporaryDirectory(prefix="gemmlens-nginx-") as run_dir:
                     with Deployment(n, port, Path(run_dir), env=env, streamlit_args=extra_args) as deployment:
                         for backend in deployment.backends:
@@ -774,13 +792,6 @@ def _split(deployment: Any) -> dict[str, Any]:
         conns = psutil.Process(proc.pid).net_connections(kind="tcp")
         counts.append(sum(1 for c in conns if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port))
     return {"people_per_process": counts}
-
-
-def _busy(port: int) -> bool:
-    import socket
-
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 # Run in a fresh interpreter: the memory a parsed upload holds once its bytes are gone (tracemalloc counts every
