@@ -30,12 +30,19 @@ with the bundled benchmark runs, so the Review page compares runs and builds its
   tree of `--before DIR`), on the same servers, every visit kept; each run's p95 and p50 ratio, and the p95 and
   p50 of all runs' visits pooled over the minimal app's, with a 95 % bootstrap interval (scripts/load_stats.py):
   one run's p95 ratio swings with the minimal app's own p95 more than a change of a few percent.
+- processes (`--processes 1 2`): GEMM Lens behind nginx (profiling/deploy.py) with 1 and 2 processes on one
+  PostgreSQL store, `--process-rounds` rounds in turn, a fresh deployment each time. One process is toured by the
+  first of `--process-people`, more processes by each of them; every run prints how many people each process
+  held. Per round, the throughput of N processes over one process's with as many people, and at one process's
+  p95 (read between the people levels whose p95s bracket it); the medians over rounds with a bootstrap interval.
 
     python scripts/load_test.py                        # 1, 10 and 20 people, upload, then 3 minutes of leave
     python scripts/load_test.py --people 20 --no-upload --watch 0
     python scripts/load_test.py --url http://host:8501 --people 5 --no-upload --watch 0
     python scripts/load_test.py --people --no-upload --watch 0 --first-visits 3 --before ../gemmlens-before
     python scripts/load_test.py --people 20 --no-upload --watch 0 --first-visits 0 --pooled 10 --before /tmp/b
+    python scripts/load_test.py --people --no-upload --watch 0 --first-visits 0 --no-reference \
+        --processes 1 2 --process-people 40 56 72 --process-rounds 6 --process-tours 3
 
 Prints one JSON line per scenario and a Markdown table at the end; the load average is printed beside each result
 (this machine's CPUs are shared).

@@ -179,3 +179,22 @@ def test_two_processes_behind_nginx_keep_sessions_and_share_parsed_uploads(tmp_p
         # In its own thread: a browser test earlier in the session can leave an event loop running in this one.
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
             pool.submit(asyncio.run, scenario(deployment)).result()
+
+
+def test_a_deployment_s_ports_are_free_and_below_the_ephemeral_range() -> None:
+    import socket
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from load_test import free_port_run
+
+    first = free_port_run(3)
+    assert 20000 <= first and first + 3 <= 32000  # Linux hands out outgoing ports from 32768
+    for port in range(first, first + 3):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))  # free: binds
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        taken = held.getsockname()[1]
+        held.listen()
+        with pytest.raises(RuntimeError, match="no 1 free consecutive ports"):
+            free_port_run(1, low=taken, high=taken + 2)  # the only candidate is taken
