@@ -72,6 +72,8 @@ VARIANTS = [
     # (results/h200-2026-11-29/epi5/); not kept.
     ("stream-K C area 3 stages", "wgmma-streamk", ["-DPERSISTENT_EPILOGUE=5", "-DPERSISTENT_STAGES=3"]),
     ("stream-K without D stores", "wgmma-streamk", [NO_STORE]),
+    ("stream-K C loads first", "wgmma-streamk", ["-DPERSISTENT_C_LOADS_FIRST=1"]),
+    ("staged C loads first", "wgmma-staged", ["-DPERSISTENT_C_LOADS_FIRST=1"]),
     ("stream-K beta 0", "wgmma-streamk", [BETA0]),
     ("stream-K odd blocks 24 us late", "wgmma-streamk", ["-DPERSISTENT_STAGGER_NS=24000"]),
     ("stream-K odd blocks 48 us late", "wgmma-streamk", ["-DPERSISTENT_STAGGER_NS=48000"]),

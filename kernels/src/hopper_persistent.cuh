@@ -98,6 +98,13 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_STAGGER_NS
 #define PERSISTENT_STAGGER_NS 0
 #endif
+// PERSISTENT_C_LOADS_FIRST 1 (measurement only, EPILOGUE 3-5): a box's eight C loads are issued together, before the
+// staging box is acquired, instead of each just before its blend. The loads and stores are volatile, so each load
+// otherwise waited for the store before it, and its latency came once per pair: ncu's source page put 2.7 % of
+// wgmma-streamk's warp samples at 5120^3 on the blend's wait for its C load (results/h200-2026-11-29/why/).
+#ifndef PERSISTENT_C_LOADS_FIRST
+#define PERSISTENT_C_LOADS_FIRST 0
+#endif
 // PERSISTENT_L2_HINTS (measurement only): 1, C's TMA loads and D's TMA stores carry an L2 evict-first policy (each
 // is touched once), so that they push A's and B's slices, which the other blocks read again, out of L2 less; 2, as 1
 // and A's and B's loads evict-last.
@@ -865,6 +872,29 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                                    (EPILOGUE == 4 ? strip_index(box) : box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
                     }
                     const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
+#if PERSISTENT_C_LOADS_FIRST
+                    float cv[16];
+                    if (use_c) {
+#pragma unroll
+                        for (int q = 0; q < 8; ++q) {
+                            const int j = 4 * b + q / 2, half = q % 2;
+                            ld_shared_f2(box_addr + (row_in_box + half * 8) * 128 + box_in_row(j, lane), cv[2 * q],
+                                         cv[2 * q + 1]);
+                        }
+                    }
+                    acquire_staging(storer, consumer);
+#pragma unroll
+                    for (int q = 0; q < 8; ++q) {
+                        const int j = 4 * b + q / 2, half = q % 2;
+                        float x = alpha * d[4 * j + 2 * half];
+                        float y = alpha * d[4 * j + 2 * half + 1];
+                        if (use_c) {
+                            x = fmaf(beta, cv[2 * q], x);
+                            y = fmaf(beta, cv[2 * q + 1], y);
+                        }
+                        st_shared_f2(buf + (row_in_box + half * 8) * 128 + box_in_row(j, lane), x, y);
+                    }
+#else
                     acquire_staging(storer, consumer);
 #pragma unroll
                     for (int j = 4 * b; j < 4 * b + 4; ++j) {
@@ -883,6 +913,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             st_shared_f2(buf + offset, x, y);
                         }
                     }
+#endif
                     publish_to_tma(consumer);
                     if (storer) {
                         if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn)) {
