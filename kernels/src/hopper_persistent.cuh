@@ -98,10 +98,11 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_STAGGER_NS
 #define PERSISTENT_STAGGER_NS 0
 #endif
-// PERSISTENT_C_LOADS_FIRST 1 (measurement only, EPILOGUE 3-5; no effect at 4096-8192^3, results/h200-2026-11-29/cloads/): a box's eight C loads are issued together, before the
-// staging box is acquired, instead of each just before its blend. The loads and stores are volatile, so each load
-// otherwise waited for the store before it, and its latency came once per pair: ncu's source page put 2.7 % of
-// wgmma-streamk's warp samples at 5120^3 on the blend's wait for its C load (results/h200-2026-11-29/why/).
+// PERSISTENT_C_LOADS_FIRST 1 (measurement only, EPILOGUE 3-5): a box's eight C loads are issued together, before
+// the staging box is acquired, instead of each just before its blend. The loads and stores are volatile, so each
+// load otherwise waited for the store before it: ncu's source page put 2.7 % of wgmma-streamk's warp samples at
+// 5120^3 on the blend's wait for its C load (results/h200-2026-11-29/why/). No effect at 4096-8192^3: the other
+// warps hide it (results/h200-2026-11-29/cloads/).
 #ifndef PERSISTENT_C_LOADS_FIRST
 #define PERSISTENT_C_LOADS_FIRST 0
 #endif
