@@ -68,8 +68,8 @@ VARIANTS = [
     ("stream-K main loop", "wgmma-streamk", [NO_EPILOGUE]),
     ("cluster main loop", "wgmma-cluster", [NO_EPILOGUE]),
     ("stream-K main loop 3 stages", "wgmma-streamk", [NO_EPILOGUE, "-DPERSISTENT_STAGES=3", "-DPERSISTENT_EPILOGUE=4"]),
-    # C through an area of its own, the K ring on 3 stages: 0.4 % faster at 8192^3, 3.5 % slower at 4096^3
-    # (results/h200-2026-11-29/epi5/); not kept.
+    # C through an area of its own, the K ring on 3 stages: at full clock 1 % slower at 8192^3, 3.5 % slower at
+    # 4096^3 (results/h200-2026-11-29/epi5_full/, epi5/); not kept.
     ("stream-K C area 3 stages", "wgmma-streamk", ["-DPERSISTENT_EPILOGUE=5", "-DPERSISTENT_STAGES=3"]),
     ("stream-K without D stores", "wgmma-streamk", [NO_STORE]),
     ("stream-K C loads first", "wgmma-streamk", ["-DPERSISTENT_C_LOADS_FIRST=1"]),

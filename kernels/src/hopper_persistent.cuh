@@ -144,10 +144,11 @@ constexpr int EPILOGUE = PERSISTENT_EPILOGUE;
 constexpr int C_BATCH = PERSISTENT_C_BATCH;
 static_assert(EPILOGUE >= 0 && EPILOGUE <= 5, "epilogue variants 0 to 5");
 constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE == 3 || EPILOGUE == 4;
-// EPILOGUE 5 (measurement only, not yet run on a GPU): as 4, but C comes through an area of its own, a ring of
-// C_AREA_SLOTS slots of one strip each (the same 32 columns of both consumers), so the K ring is never lent to C and
-// the next tile's first slices load while the consumers blend. The main loop runs as fast on 3 stages as on 4
-// (results/h200-2026-11-29/stages/), which leaves room for the area.
+// EPILOGUE 5 (measurement only): as 4, but C comes through an area of its own, a ring of C_AREA_SLOTS slots of one
+// strip each (the same 32 columns of both consumers), so the K ring is never lent to C and the next tile's first
+// slices load while the consumers blend. The main loop runs as fast on 3 stages as on 4 at 8192^3
+// (results/h200-2026-11-29/stages/), which left room for the area; the whole kernel did not: on an H200 it is 1 %
+// slower at 8192^3 and 3.5 % at 4096^3 (results/h200-2026-11-29/epi5_full/, epi5/).
 constexpr bool C_AREA = EPILOGUE == 5;
 #ifndef PERSISTENT_C_AREA_SLOTS
 #define PERSISTENT_C_AREA_SLOTS 3
