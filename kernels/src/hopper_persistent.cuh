@@ -106,6 +106,12 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_C_LOADS_FIRST
 #define PERSISTENT_C_LOADS_FIRST 0
 #endif
+// PERSISTENT_ONE_BARRIER 1 (measurement only, EPILOGUE 3-5): one barrier a box, not two. The storing thread waits
+// for every store it issued to have read its staging box (store b - 1: the box that box b + 1 writes) before the
+// barrier that publishes box b, so the barrier that acquired the staging box before the writes goes.
+#ifndef PERSISTENT_ONE_BARRIER
+#define PERSISTENT_ONE_BARRIER 0
+#endif
 // PERSISTENT_L2_HINTS (measurement only): 1, C's TMA loads and D's TMA stores carry an L2 evict-first policy (each
 // is touched once), so that they push A's and B's slices, which the other blocks read again, out of L2 less; 2, as 1
 // and A's and B's loads evict-last.
@@ -884,7 +890,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                                          cv[2 * q + 1]);
                         }
                     }
-                    acquire_staging(storer, consumer);
+                    if (!PERSISTENT_ONE_BARRIER) acquire_staging(storer, consumer);
 #pragma unroll
                     for (int q = 0; q < 8; ++q) {
                         const int j = 4 * b + q / 2, half = q % 2;
@@ -897,7 +903,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                         st_shared_f2(buf + (row_in_box + half * 8) * 128 + box_in_row(j, lane), x, y);
                     }
 #else
-                    acquire_staging(storer, consumer);
+                    if (!PERSISTENT_ONE_BARRIER) acquire_staging(storer, consumer);
 #pragma unroll
                     for (int j = 4 * b; j < 4 * b + 4; ++j) {
                         const unsigned in_row = box_in_row(j, lane);
@@ -916,7 +922,14 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                         }
                     }
 #endif
-                    publish_to_tma(consumer);
+                    if (PERSISTENT_ONE_BARRIER) {
+                        // Store b - 1 has read the staging box that box b + 1 writes before anyone passes here.
+                        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                        if (storer) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                        consumer_sync(consumer);
+                    } else {
+                        publish_to_tma(consumer);
+                    }
                     if (storer) {
                         if (!PERSISTENT_NO_STORE && box_in_d(box, M - bm, N - bn)) {
                             if constexpr (PERSISTENT_L2_HINTS >= 1)
