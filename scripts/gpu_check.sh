@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -807,6 +807,18 @@ hskbf16)
   sanitize_at_shapes 150 "$F" hskbf16_sanitizer skb wgmma-streamk-bf16 2064x4096x528
   ab_pairs "$F" 4096,5120,8192 cublas-addmm-bf16,wgmma-streamk-bf16 wgmma-persistent-bf16,wgmma-streamk-bf16
   record hskbf16 "tests: $(tail -1 "$F/gpu_tests.txt")"
+  ;;
+epi4)
+  # The strips epilogue's builds (EPILOGUE 4: wgmma-staged, wgmma-streamk, wgmma-streamk-bf16) after a change to it:
+  # the persistent Hopper kernels' GPU tests, then memcheck and racecheck of each at its stage's shapes, all
+  # verified. About 5 minutes on an H200.
+  stage epi4
+  F="$EV/epi4"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  timeout 240 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  sanitize_at_shapes 150 "$F/streamk" epi4_streamk sk wgmma-streamk 1024x6144x1072,896x4864x4096,2064x4096x528
+  sanitize_at_shapes 120 "$F/staged" epi4_staged st wgmma-staged 272x400x96,1136x4112x528,4096x2048x64
+  sanitize_at_shapes 150 "$F/bf16" epi4_bf16 skb wgmma-streamk-bf16 2064x4096x528
+  record epi4 "tests: $(tail -1 "$F/gpu_tests.txt")"
   ;;
 residency)
   # Issue 31: the kernels whose blocks wait for other blocks of their launch (wgmma-streamk, -bf16, serial split-K)

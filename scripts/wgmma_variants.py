@@ -74,7 +74,7 @@ VARIANTS = [
     ("stream-K without D stores", "wgmma-streamk", [NO_STORE]),
     ("stream-K C loads first", "wgmma-streamk", ["-DPERSISTENT_C_LOADS_FIRST=1"]),
     ("staged C loads first", "wgmma-staged", ["-DPERSISTENT_C_LOADS_FIRST=1"]),
-    ("stream-K one barrier a box", "wgmma-streamk", ["-DPERSISTENT_ONE_BARRIER=1"]),
+    ("stream-K two barriers a box", "wgmma-streamk", ["-DPERSISTENT_ONE_BARRIER=0"]),
     ("stream-K beta 0", "wgmma-streamk", [BETA0]),
     ("stream-K odd blocks 24 us late", "wgmma-streamk", ["-DPERSISTENT_STAGGER_NS=24000"]),
     ("stream-K odd blocks 48 us late", "wgmma-streamk", ["-DPERSISTENT_STAGGER_NS=48000"]),
