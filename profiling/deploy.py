@@ -41,15 +41,15 @@ def nginx_config(backends: list[str], listen: str, run_dir: Path, max_upload_mib
     each), sticky per browser by the ROUTE_COOKIE; logs, pid and temporary files in `run_dir`."""
     pool = "\n".join(f"        server {b} max_fails=0;" for b in backends)
     # One group per process: that process first, the others as backups, so that a browser whose process is down
-    # (restarting) is served by another, which its cookie then names.
+    # (restarting) is served by another, which its cookie then names. The backups follow in ring order from the
+    # process on, so each process's browsers move to its own neighbour, not all of them to the first in the list.
     pinned = "\n".join(
-        f"    upstream gemmlens_{i} {{\n"
+        f"    upstream gemmlens_{i + 1} {{\n"
         + "\n".join(
-            f"        server {o} max_fails=0{'' if o == b else ' backup'};"
-            for o in [b, *(o for o in backends if o != b)]
+            f"        server {o} max_fails=0{'' if o == b else ' backup'};" for o in backends[i:] + backends[:i]
         )
         + "\n    }"
-        for i, b in enumerate(backends, 1)
+        for i, b in enumerate(backends)
     )
     routes = "\n".join(f'        "{b}" gemmlens_{i};' for i, b in enumerate(backends, 1))
     return f"""# GEMM Lens behind nginx: {len(backends)} Streamlit process(es), sticky per browser (profiling/deploy.py).

@@ -34,6 +34,11 @@ def test_nginx_accepts_the_configuration(tmp_path: Path) -> None:
     assert "proxy_pass http://$gemmlens_group;" in text
     assert text.count("server 127.0.0.1:18501 max_fails=0;") == 2  # the pool's and its own group's first
     assert text.count("server 127.0.0.1:18501 max_fails=0 backup;") == 1  # the other process's backup
+    three = nginx_config(["127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"], "127.0.0.1:18500", tmp_path)
+    group_2 = three[three.index("upstream gemmlens_2 {") : three.index("upstream gemmlens_3 {")]
+    # Process 2 first, then its neighbours in ring order: its browsers move to process 3 when it is down.
+    assert [line.split()[1] for line in group_2.splitlines()[1:4]] == ["127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:1"]
+    assert "127.0.0.1:3 max_fails=0 backup;" in group_2 and "127.0.0.1:2 max_fails=0;" in group_2
     assert f"$cookie_{ROUTE_COOKIE}" in text and "proxy_set_header Upgrade $http_upgrade;" in text
     (tmp_path / "nginx.conf").write_text(text)
     done = subprocess.run(
