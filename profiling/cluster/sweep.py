@@ -63,6 +63,11 @@ def run_tasks(
     stream: queue.Queue[dict[str, Any]] = queue.Queue()
     client.subscribe_topic(TOPIC_PREFIX + sweep_id, lambda event: stream.put(event[1]))
     remote_cancel = Event(CANCEL_PREFIX + sweep_id, client=client)
+    # Cancelled already: say so before any share is submitted. Set only in the loop below, a share that a fast worker
+    # started first ran its tasks (CI once got ['ok', 'cancelled', 'ok'] for a sweep cancelled before it began).
+    cancelled = cancel is not None and cancel.is_set()
+    if cancelled:
+        remote_cancel.set()
     shares = deal(len(tasks), len(workers) * max(1, shares_per_gpu))
     started = time.monotonic()
     futures = {}
@@ -89,7 +94,8 @@ def run_tasks(
     streamed: set[int] = set()
     per_gpu: Counter[str] = Counter()
     pending = as_completed(list(futures))
-    cancelled = False
+    if cancelled:
+        progress(None, "cancelled before the shares started: none runs a task")
     try:
         while True:
             _report_stream(stream, streamed, per_gpu, len(tasks), progress)
