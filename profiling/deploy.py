@@ -6,8 +6,9 @@ its websocket, and the file-upload PUTs of a session must reach that process too
 `sticky` directive, so stickiness is a cookie nginx sets itself, naming the process that answered a browser's first
 request; a browser without it is given the next process in turn, so that new browsers spread evenly. (A hash of a
 random id per browser, this module's first rule, splits people unevenly: docs/load-test.md, round 17; `ip_hash`
-would send everyone behind one NAT, or every client of a load test, to one process.) Each process has a group of its own in
-which the others are backups: a browser whose process is down is served by another, and its cookie is re-set.
+would send everyone behind one NAT, or every client of a load test, to one process.) Each process has a group of
+its own in which the others are backups, in ring order: a browser whose process is down is served by the next one,
+and its cookie is re-set.
 
 What the processes share: the run store (GEMMLENS_DB_URL, PostgreSQL: an SQLite file is one machine's and takes
 one writer at a time), the cache folder (GEMMLENS_CACHE_DIR: the bundled data's derived tables and the parsed

@@ -86,11 +86,10 @@ class RoundsRatio:
     low: float
     high: float
     rounds: int
-    floors: int = 0  # rounds whose ratio is only a floor (their people levels never reached the p95)
 
 
 def median_ratio_over_rounds(
-    ratios: Sequence[float], resamples: int = 2000, seed: int = 0, level: float = 0.95, floors: int = 0
+    ratios: Sequence[float], resamples: int = 2000, seed: int = 0, level: float = 0.95
 ) -> RoundsRatio:
     """The median of `ratios` (one a round) and the `level` percentile interval of `resamples` medians of as many
     rounds drawn with replacement, numpy's generator seeded by `seed`: a round's ratio pairs two measurements
@@ -102,7 +101,7 @@ def median_ratio_over_rounds(
     medians = np.median(values[rng.integers(0, len(values), size=(resamples, len(values)))], axis=1)
     tail = (1 - level) / 2
     low, high = np.quantile(medians, [tail, 1 - tail])
-    return RoundsRatio(float(np.median(values)), float(low), float(high), len(values), floors)
+    return RoundsRatio(float(np.median(values)), float(low), float(high), len(values))
 
 
 def rate_at_p95(levels: Sequence[tuple[float, float]], target_p95_s: float) -> tuple[float, str]:

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.server
 import json
 import os
 import shutil
@@ -747,9 +748,11 @@ def process_ratios(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     base_people = next(iter(one.values()))["people"]
     out = []
     for n in sorted({r["processes"] for r in runs} - {1}):
+        of_n = [r for r in runs if r["processes"] == n]
+        at_base = [r for r in of_n if r["people"] == base_people]
         same_people, p95_ratios, at_p95, bounds = [], [], [], []
         for round_index, base in sorted(one.items()):
-            levels = [r for r in runs if r["processes"] == n and r["round"] == round_index]
+            levels = [r for r in of_n if r["round"] == round_index]
             same = [r for r in levels if r["people"] == base_people]
             if same:
                 same_people.append(same[0]["visits_per_s"] / base["visits_per_s"])
@@ -768,19 +771,12 @@ def process_ratios(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "processes": n,
                 "rounds": throughput.rounds,
                 "people": base_people,
-                "visits_per_s": round(
-                    statistics.median(
-                        r["visits_per_s"] for r in runs if r["processes"] == n and r["people"] == base_people
-                    ),
-                    2,
-                ),
-                "p95_s": round(
-                    statistics.median(r["p95_s"] for r in runs if r["processes"] == n and r["people"] == base_people), 3
-                ),
+                "visits_per_s": round(statistics.median(r["visits_per_s"] for r in at_base), 2),
+                "p95_s": round(statistics.median(r["p95_s"] for r in at_base), 3),
                 "throughput_ratio": round(throughput.ratio, 2),
                 "throughput_interval": [round(throughput.low, 2), round(throughput.high, 2)],
                 "p95_ratio": round(statistics.median(p95_ratios), 2),
-                "people_levels": sorted({r["people"] for r in runs if r["processes"] == n}),
+                "people_levels": sorted({r["people"] for r in of_n}),
                 "same_p95_throughput_ratio": round(same_p95.ratio, 2),
                 "same_p95_interval": [round(same_p95.low, 2), round(same_p95.high, 2)],
                 "same_p95_reads": {b: bounds.count(b) for b in sorted(set(bounds))},
@@ -790,15 +786,36 @@ def process_ratios(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def established_connections(pid: int, port: int) -> int:
+    """Open TCP connections to `port` that process `pid` accepted (behind nginx: one per websocket or request)."""
+    conns = psutil.Process(pid).net_connections(kind="tcp")
+    return sum(1 for c in conns if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port)
+
+
 def _split(deployment: Any) -> dict[str, Any]:
-    """How many people each process holds: the open connections it accepted on its port (each person's
-    websocket, through nginx), in the deployment's order of processes."""
-    counts = []
-    for proc, backend in zip(deployment.procs, deployment.backends, strict=True):
-        port = int(backend.rsplit(":", 1)[1])
-        conns = psutil.Process(proc.pid).net_connections(kind="tcp")
-        counts.append(sum(1 for c in conns if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port))
-    return {"people_per_process": counts}
+    """How many people each process holds: its open connections through nginx (each person's websocket), in the
+    deployment's order of processes."""
+    return {
+        "people_per_process": [
+            established_connections(proc.pid, int(backend.rsplit(":", 1)[1]))
+            for proc, backend in zip(deployment.procs, deployment.backends, strict=True)
+        ]
+    }
+
+
+class NamesItsPort(http.server.BaseHTTPRequestHandler):
+    """A stand-in process behind nginx: answers every GET with its own port, so that a client sees where nginx
+    sent it (tests/test_deploy.py, docs/load-test-runs/round17/hash_split.py)."""
+
+    def do_GET(self) -> None:
+        body = str(self.server.server_port).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
 
 
 # Run in a fresh interpreter: the memory a parsed upload holds once its bytes are gone (tracemalloc counts every

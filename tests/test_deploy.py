@@ -14,7 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from profiling.deploy import NGINX, ROUTE_COOKIE, Deployment, nginx_config
@@ -50,20 +49,6 @@ def test_nginx_accepts_the_configuration(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
-class _NamesItsPort(http.server.BaseHTTPRequestHandler):
-    """A stand-in process: answers every GET with its own port, so a test sees where nginx sent a request."""
-
-    def do_GET(self) -> None:
-        body = str(self.server.server_port).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @needs_nginx
 def test_nginx_spreads_new_browsers_in_turn_keeps_each_on_its_process_and_moves_it_when_that_one_is_down(
     tmp_path: Path,
@@ -74,11 +59,11 @@ def test_nginx_spreads_new_browsers_in_turn_keeps_each_on_its_process_and_moves_
     from http.cookiejar import CookieJar
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    from load_test import free_port
+    from load_test import NamesItsPort, free_port
 
     ports = [free_port() for _ in range(3)]
     backends = [f"127.0.0.1:{p}" for p in ports[1:]]
-    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", p), _NamesItsPort) for p in ports[1:]]
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", p), NamesItsPort) for p in ports[1:]]
     for server in servers:
         threading.Thread(target=server.serve_forever, daemon=True).start()
     (tmp_path / "nginx.conf").write_text(nginx_config(backends, f"127.0.0.1:{ports[0]}", tmp_path))
@@ -127,19 +112,13 @@ def test_several_processes_refuse_to_start_without_a_shared_store(tmp_path: Path
         Deployment(2, 18500, tmp_path).__enter__()
 
 
-def _established(pid: int, port: int) -> int:
-    """Open TCP connections to `port` that process `pid` accepted (nginx's, one per websocket or request)."""
-    conns = psutil.Process(pid).net_connections(kind="tcp")
-    return sum(1 for c in conns if c.status == psutil.CONN_ESTABLISHED and c.laddr and c.laddr.port == port)
-
-
 @needs_nginx
 @pytest.mark.skipif(
     not PG_URL, reason='GEMMLENS_TEST_PG_URL is not set (start a server with `eval "$(.ci/postgres.sh)"`)'
 )
 def test_two_processes_behind_nginx_keep_sessions_and_share_parsed_uploads(tmp_path: Path) -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
-    from load_test import Person, free_port
+    from load_test import Person, established_connections, free_port
 
     cache = tmp_path / "cache"
     env = {"GEMMLENS_GPU": "off", "GEMMLENS_DB_URL": PG_URL, "GEMMLENS_CACHE_DIR": str(cache)}
@@ -156,7 +135,7 @@ def test_two_processes_behind_nginx_keep_sessions_and_share_parsed_uploads(tmp_p
                 await person.visit()
             # Every session's websocket is on one process, and both processes have some.
             per_process = [
-                _established(p.pid, int(b.rsplit(":", 1)[1]))
+                established_connections(p.pid, int(b.rsplit(":", 1)[1]))
                 for p, b in zip(deployment.procs, deployment.backends, strict=True)
             ]
             assert sum(per_process) >= len(people) and all(n > 0 for n in per_process), per_process

@@ -65,7 +65,7 @@ def test_median_ratio_over_rounds_takes_the_median_and_a_seeded_interval() -> No
     ratios = [1.53, 1.74, 1.49, 1.60, 1.58]
     result = median_ratio_over_rounds(ratios, resamples=400, seed=2)
     assert result.ratio == 1.58  # the middle of five, not the mean (1.588)
-    assert (result.rounds, result.floors) == (5, 0)
+    assert result.rounds == 5
     # Five rounds: resampled medians reach from the lowest round to the highest, an honest width for five.
     assert (result.low, result.high) == (pytest.approx(1.49), pytest.approx(1.74))
     assert median_ratio_over_rounds(ratios, resamples=400, seed=2) == result
@@ -85,6 +85,7 @@ def test_rate_at_p95_interpolates_between_the_bracketing_levels() -> None:
 def test_rate_at_p95_says_when_the_levels_do_not_reach_the_target() -> None:
     levels = [(0.15, 350.0), (0.21, 370.0)]
     assert rate_at_p95(levels, 0.25) == (370.0, ">=")  # more people would have got more through
+    assert rate_at_p95(levels, 0.21) == (370.0, ">=")  # the most people reached the p95 exactly: still a floor
     assert rate_at_p95(levels, 0.10) == (350.0, "<=")  # fewer people get less through
     with pytest.raises(ValueError, match="at least one people level"):
         rate_at_p95([], 0.2)

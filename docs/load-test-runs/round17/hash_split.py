@@ -17,18 +17,6 @@ import urllib.request
 from pathlib import Path
 
 
-class NamesItsPort(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = str(self.server.server_port).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def main(starts: int) -> dict:
     work = Path(tempfile.mkdtemp(prefix="hash-split-"))
     old = work / "deploy_hash.py"
@@ -38,6 +26,9 @@ def main(starts: int) -> dict:
         ).stdout
     )
     sys.path.insert(0, str(Path.cwd()))
+    sys.path.insert(0, str(Path.cwd() / "scripts"))
+    from load_test import NamesItsPort
+
     spec = importlib.util.spec_from_file_location("deploy_hash", old)
     deploy = importlib.util.module_from_spec(spec)
     sys.modules["deploy_hash"] = deploy
