@@ -5,7 +5,8 @@ catalog's build. Each variant is checked against float32 arithmetic on the same 
 it is timed; every launch is event-timed after an L2 flush, in rounds that run every variant and cuBLAS once
 (profiling.gpu.timing.time_rounds), medians of REPEATS rounds.
 Usage: python scripts/wgmma_variants.py [SIZES] [REPEATS] [LABELS]   (default 4096,8192, 20 and every variant;
-LABELS: a comma-separated subset of the variants' labels). VARIANTS_REST_S=2 rests that many seconds before each
+LABELS: a comma-separated subset of the variants' labels). VARIANTS_CHECK_SCALARS=1 also checks each build at alpha 0,
+beta 0 and beta / alpha past float's range. VARIANTS_REST_S=2 rests that many seconds before each
 round and warms each kernel once in it (profiling.gpu.timing.rested_rounds), so that no round runs power-capped.
 """
 
@@ -35,6 +36,7 @@ STAGED = "-DPERSISTENT_EPILOGUE=2"  # C loaded into registers, D through two sta
 RING_STAGED = "-DPERSISTENT_EPILOGUE=3"  # C through the ring, D through the staging boxes: C's slots return sooner
 STRIPS = "-DPERSISTENT_EPILOGUE=4"  # as 3, each C slot the same column strips of both consumers, released one by one
 NO_STORE = "-DPERSISTENT_NO_STORE=1"  # the ring epilogue without D's stores (timed unchecked)
+C_IN_LOOP = "-DPERSISTENT_EPILOGUE=6"  # C added to the accumulators inside the main loop; the epilogue stores D only
 # cuBLAS's tile at 5120^3 and 8192^3 on the H200: 128 x 320 (results/h200-2026-11-29/names/); 4-chunk C batches, so
 # the 160 accumulators and the batch fit the consumers' 224 registers.
 WIDE = ["-DPERSISTENT_BN=320", "-DPERSISTENT_C_BATCH=4"]
@@ -72,6 +74,12 @@ VARIANTS = [
     # 4096^3 (results/h200-2026-11-29/epi5_full/, epi5/); not kept.
     ("stream-K C area 3 stages", "wgmma-streamk", ["-DPERSISTENT_EPILOGUE=5", "-DPERSISTENT_STAGES=3"]),
     ("stream-K without D stores", "wgmma-streamk", [NO_STORE]),
+    # C added to the accumulators between the tile's last slices, the epilogue only storing D (PERSISTENT_EPILOGUE 6):
+    # C slots PERSISTENT_C_GAP slices apart, the last PERSISTENT_C_LAST slices before the tile's end.
+    ("stream-K C in loop", "wgmma-streamk", [C_IN_LOOP]),
+    ("stream-K C in loop gap 1 last 1", "wgmma-streamk", [C_IN_LOOP, "-DPERSISTENT_C_GAP=1", "-DPERSISTENT_C_LAST=1"]),
+    ("stream-K C in loop gap 4 last 4", "wgmma-streamk", [C_IN_LOOP, "-DPERSISTENT_C_GAP=4", "-DPERSISTENT_C_LAST=4"]),
+    ("stream-K C in loop gap 8 last 8", "wgmma-streamk", [C_IN_LOOP, "-DPERSISTENT_C_GAP=8", "-DPERSISTENT_C_LAST=8"]),
     ("stream-K C loads first", "wgmma-streamk", ["-DPERSISTENT_C_LOADS_FIRST=1"]),
     ("staged C loads first", "wgmma-staged", ["-DPERSISTENT_C_LOADS_FIRST=1"]),
     ("stream-K two barriers a box", "wgmma-streamk", ["-DPERSISTENT_ONE_BARRIER=0"]),
@@ -84,6 +92,9 @@ VARIANTS = [
 ]
 UNCHECKED = (NO_EPILOGUE, NO_STORE, BETA0)
 REST_S = float(os.environ.get("VARIANTS_REST_S", "0"))
+# VARIANTS_CHECK_SCALARS=1: each checked build also at these (alpha, beta), its errors printed before the table.
+CHECK_SCALARS = os.environ.get("VARIANTS_CHECK_SCALARS") == "1"
+SCALAR_CASES = [(0.0, 2.0), (2.0, 0.0), (1e-30, 1e10)]
 
 
 def macros_of(label: str) -> list[str]:
@@ -110,9 +121,9 @@ def variant_spec(kernel_id: str, macros: list[str]):
     bn = int(values.get("PERSISTENT_BN", spec.params["BN"]))
     p = spec.params
     params = {**p, "BK": bk, "STAGES": stages, "A_SWIZZLE_BYTES": 2 * bk, "BN": bn}
-    # EPILOGUE 2-5's staging: two OUT boxes of floats for each of the two consumers.
+    # EPILOGUE 2-6's staging: two OUT boxes of floats for each of the two consumers.
     box_bytes = p["OUT_BOX_ROWS"] * p["OUT_BOX_COLS"] * 4
-    staging = 4 * box_bytes if values.get("PERSISTENT_EPILOGUE") in ("2", "3", "4", "5") else 0
+    staging = 4 * box_bytes if values.get("PERSISTENT_EPILOGUE") in ("2", "3", "4", "5", "6") else 0
     # EPILOGUE 5's C area: PERSISTENT_C_AREA_SLOTS strips of a box for each of the two consumers, and 1024 bytes for
     # its barriers.
     slots = int(values.get("PERSISTENT_C_AREA_SLOTS", 3))
@@ -132,6 +143,29 @@ def load(cp, spec, cubin: Path):
     fn = cp.RawModule(path=str(cubin)).get_function(spec.entry)
     fn.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
     return fn
+
+
+def check_scalars(cp, fn, grid, spec, args, a, b, c, d) -> str:
+    """Relative errors of one build at the other (alpha, beta) cases: alpha 0 (C only), beta 0 with C all NaN (C not
+    read), and beta / alpha past float's range (a build that divides by alpha must not)."""
+    ab = cp.matmul(a.astype(cp.float32), b.astype(cp.float32))
+    out = []
+    for alpha, beta in SCALAR_CASES:
+        source = cp.full_like(c, cp.nan) if beta == 0 else c
+        ref = alpha * ab + beta * c if beta != 0 else alpha * ab
+        case = (
+            *args[:2],
+            encode(output_map(spec, *c.shape), source.data.ptr),
+            *args[3:7],
+            np.float32(alpha),
+            np.float32(beta),
+            *args[9:],
+        )
+        d.fill(cp.nan)
+        fn(grid, spec.block, case, shared_mem=spec.dynamic_smem_bytes)
+        cp.cuda.Device().synchronize()
+        out.append(f"alpha {alpha:g} beta {beta:g}: {float(cp.linalg.norm(d - ref) / cp.linalg.norm(ref)):.2e}")
+    return "; ".join(out)
 
 
 def main() -> int:
@@ -202,6 +236,8 @@ def main() -> int:
             cp.cuda.Device().synchronize()
             err = float(cp.linalg.norm(d - ref) / cp.linalg.norm(ref))
             errors[label] = err
+            if CHECK_SCALARS and not any(m in macros_of(label) for m in UNCHECKED):
+                print(f"{label} {n}: {check_scalars(cp, fn, grid, spec, args, a, b, c, d)}")
             if err < 1e-3 or any(m in macros_of(label) for m in UNCHECKED):
                 launches[label] = launch
             else:

@@ -62,7 +62,13 @@ namespace wgmma_persistent {
 // boxes per consumer stored by TMA; 3, C through the ring as in 0, D through the staging boxes of 2, so that the C slots
 // return to the ring as soon as the consumers have read them, not once TMA has read the D written over them; 4, as 3
 // with each C slot holding the same column strips of both consumers (strips 0-2, 3-5, 6-7), each slot released as
-// soon as both have blended its boxes, so the next tile's slices start loading a third of the way in.
+// soon as both have blended its boxes, so the next tile's slices start loading a third of the way in; 6 (measurement
+// only, stream-K), C added to the accumulators inside the main loop: C's three strip slots (as in 4) take ring
+// positions between the tile's last slices (PERSISTENT_C_GAP slices apart, the last PERSISTENT_C_LAST slices before the
+// end), each consumer adds (beta / alpha) * C from its boxes at once and releases the slot, and the epilogue only
+// scales by alpha and stores D through the staging boxes. The ring then never waits on the epilogue: the next tile's
+// first four slices load while D is stored. Where beta / alpha is not a finite number (alpha == 0), the slots come
+// after the tile's last slice and the consumers add alpha * acc + beta * C there, as before.
 #ifndef PERSISTENT_EPILOGUE
 #define PERSISTENT_EPILOGUE 0
 #endif
@@ -150,8 +156,8 @@ constexpr int OUT_BOXES_PER_SLOT = STAGE_BYTES / OUT_BOX_BYTES;  // 6 (a box nev
 constexpr int C_SLOTS = (OUT_BOXES + OUT_BOXES_PER_SLOT - 1) / OUT_BOXES_PER_SLOT;  // 3
 constexpr int EPILOGUE = PERSISTENT_EPILOGUE;
 constexpr int C_BATCH = PERSISTENT_C_BATCH;
-static_assert(EPILOGUE >= 0 && EPILOGUE <= 5, "epilogue variants 0 to 5");
-constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE == 3 || EPILOGUE == 4;
+static_assert(EPILOGUE >= 0 && EPILOGUE <= 6, "epilogue variants 0 to 6");
+constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE == 3 || EPILOGUE == 4 || EPILOGUE == 6;
 // EPILOGUE 5 (measurement only): as 4, but C comes through an area of its own, a ring of C_AREA_SLOTS slots of one
 // strip each (the same 32 columns of both consumers), so the K ring is never lent to C and the next tile's first
 // slices load while the consumers blend. The main loop runs as fast on 3 stages as on 4 at 8192^3
@@ -185,7 +191,8 @@ constexpr int C_PREFETCH_SLICES = PERSISTENT_C_PREFETCH;
 constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
 // Slices of wgmmas a consumer leaves running while it issues the next (wgmma.wait_group's argument).
 constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
-static_assert(!STREAMK || EPILOGUE == 4 || EPILOGUE == 5, "the stream-K tail is built on the strips epilogue");
+static_assert(!STREAMK || EPILOGUE >= 4, "the stream-K tail is built on the strips epilogue");
+static_assert(EPILOGUE != 6 || WGMMA_IN_FLIGHT == 0, "C joins accumulators no wgmma is writing");
 static_assert(BN == 256 || EPILOGUE == 1 || EPILOGUE == 2, "the ring epilogues' C slots are laid out for 256 columns");
 static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
@@ -194,6 +201,14 @@ static_assert(OUT_BOX_BYTES * OUT_BOXES_PER_SLOT == STAGE_BYTES, "C boxes tile a
 // for the release that waits for them.
 static_assert(EPILOGUE != 0 || STAGES - C_SLOTS > C_RELEASE_SLICE, "ring long enough for the C slots and the next tile's first slices");
 static_assert(STAGES > WGMMA_IN_FLIGHT + 1, "the consumers hold WGMMA_IN_FLIGHT + 1 slots");
+
+#ifndef PERSISTENT_C_GAP
+#define PERSISTENT_C_GAP 2
+#endif
+#ifndef PERSISTENT_C_LAST
+#define PERSISTENT_C_LAST 2
+#endif
+static_assert(PERSISTENT_C_LAST >= 1 && PERSISTENT_C_GAP >= 0, "EPILOGUE 6's C slots lie before a slice of the tile");
 
 // Which rows and columns of the block tile epilogue box `box` covers (box = consumer * 8 + column strip), and
 // whether any of it lies inside D (`rows`, `cols`: D's rows and columns from the tile's origin on).
@@ -210,6 +225,22 @@ __device__ __forceinline__ int strip_index(int box)
     const int in_slot = min(STRIPS_PER_SLOT, OUT_BOXES_PER_CONSUMER - o * STRIPS_PER_SLOT);
     return (box / OUT_BOXES_PER_CONSUMER) * in_slot + strip - o * STRIPS_PER_SLOT;
 }
+
+#if PERSISTENT_EPILOGUE == 6
+// How a piece of work takes C: 0, not at all (beta == 0, or a stream-K contribution); 1, (beta / alpha) * C added
+// inside the main loop; 2, alpha * acc + beta * C after it (beta / alpha not finite).
+__device__ __forceinline__ int c_mode(bool finishes, float alpha, float beta)
+{
+    if (!finishes || beta == 0.0f) return 0;
+    return alpha != 0.0f && isfinite(beta / alpha) ? 1 : 2;
+}
+
+// In mode 1, the K slice (of the tile's) before which C slot o takes its ring position.
+__device__ __forceinline__ int c_slot_slice(int o, int k_begin, int k_end)
+{
+    return max(k_begin, k_end - PERSISTENT_C_LAST - (C_SLOTS - 1 - o) * PERSISTENT_C_GAP);
+}
+#endif
 
 // wgmma descriptor of a K-major operand in the 64-byte swizzle (layout type 2 in bits 62-63): 8-row groups of 64-byte
 // rows, `sbo` bytes apart; the leading byte offset is unused for swizzled K-major layouts.
@@ -491,6 +522,38 @@ __device__ __forceinline__ unsigned box_in_row(int j, int lane)
     return ((chunk ^ (lane / 4)) * 16) + (lane % 2) * 8;
 }
 
+#if PERSISTENT_EPILOGUE == 6
+// EPILOGUE 6: the consumer's boxes of C slot o (strips 3o .. 3o + 2), at ring position `pos`, joined to the
+// accumulators as acc_scale * acc + c_scale * C; then the slot goes back to the producer.
+template <int CLUSTER>
+__device__ __forceinline__ void add_c_slot(float (&d)[ACC], unsigned& pos, int o, int consumer, int row_in_box,
+                                           int lane, unsigned smem_base, unsigned full0, unsigned empty0,
+                                           float acc_scale, float c_scale)
+{
+    const int s = pos % STAGES;
+    hopper::mbar_wait(full0 + 8 * s, (pos / STAGES) & 1);
+#pragma unroll
+    for (int b = 0; b < OUT_BOXES_PER_CONSUMER; ++b) {
+        if (b / STRIPS_PER_SLOT != o) continue;
+        const unsigned box_addr =
+            smem_base + s * STAGE_BYTES + strip_index(consumer * OUT_BOXES_PER_CONSUMER + b) * OUT_BOX_BYTES;
+#pragma unroll
+        for (int j = 4 * b; j < 4 * b + 4; ++j) {
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+                float cx, cy;
+                ld_shared_f2(box_addr + (row_in_box + half * 8) * 128 + box_in_row(j, lane), cx, cy);
+                d[4 * j + 2 * half] = fmaf(c_scale, cx, acc_scale * d[4 * j + 2 * half]);
+                d[4 * j + 2 * half + 1] = fmaf(c_scale, cy, acc_scale * d[4 * j + 2 * half + 1]);
+            }
+        }
+    }
+    __syncwarp();
+    if (lane == 0) release_stage<CLUSTER>(empty0 + 8 * s, 1);
+    ++pos;
+}
+#endif
+
 // EPILOGUE 1 and 2: D = alpha * acc + beta * C for one consumer's 64 x BN part of the tile at (bm, bn), C read from
 // global in batches of C_BATCH 8-column chunks (all loads of a batch before its first use, so a batch waits once for
 // L2), D stored from registers (1) or through this consumer's two staging boxes by TMA (2).
@@ -642,13 +705,41 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     load_c_strip(pending_strip, pending_bm, pending_bn);
             };
 #endif
+#if PERSISTENT_EPILOGUE == 6
+            // C slot o of the tile at (tm, tn) into the next ring position (EPILOGUE 4's strips).
+            auto load_c_slot = [&](int o, int tm, int tn) {
+                const int s = pos % STAGES;
+                mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
+                const unsigned full = full0 + 8 * s;
+                int bytes = 0;
+                for (int box = 0; box < OUT_BOXES; ++box)
+                    bytes += strip_slot(box) == o && box_in_d(box, M - tm, N - tn) ? OUT_BOX_BYTES : 0;
+                mbar_arrive_expect_tx(full, bytes);
+                for (int box = 0; box < OUT_BOXES; ++box)
+                    if (strip_slot(box) == o && box_in_d(box, M - tm, N - tn))
+                        tma_load_2d(smem_base + s * STAGE_BYTES + strip_index(box) * OUT_BOX_BYTES, &map_c,
+                                    tn + box_col(box), tm + box_row(box), full);
+                ++pos;
+            };
+#endif
             for (Work work = schedule.first(); schedule.more(work); work = schedule.next(work)) {
                 int bm, bn;
                 order.origin(work.unit, rank, bm, bn);
                 // B boxes wholly right of N are not loaded (their stale columns are never stored).
                 const int b_boxes = min(B_BOXES, (N - bn + B_BOX_N - 1) / B_BOX_N);
+#if PERSISTENT_EPILOGUE == 6
+                const int c_how = c_mode(work.finishes, alpha, beta);
+                const int prefetch_at =
+                    work.finishes ? max(work.k_begin, c_slot_slice(0, work.k_begin, work.k_end) - C_PREFETCH_SLICES) : -1;
+#else
                 const int prefetch_at = work.finishes ? max(work.k_begin, work.k_end - C_PREFETCH_SLICES) : -1;
+#endif
                 for (int t = work.k_begin; t < work.k_end; ++t, ++pos) {
+#if PERSISTENT_EPILOGUE == 6
+                    if (c_how == 1)
+                        for (int o = 0; o < C_SLOTS; ++o)
+                            if (c_slot_slice(o, work.k_begin, work.k_end) == t) load_c_slot(o, bm, bn);
+#endif
                     // This slice's stage is free only once the consumers, done with the last tile's C, have run
                     // this tile's first slice: the C strips they are waiting for go first.
 #if PERSISTENT_EPILOGUE == 5
@@ -690,6 +781,11 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                             if (box_in_d(box, M - bm, N - bn)) tma_prefetch_l2_2d(&map_c, bn + box_col(box), bm + box_row(box));
                     }
                 }
+#if PERSISTENT_EPILOGUE == 6
+                if (c_how == 2)
+                    for (int o = 0; o < C_SLOTS; ++o) load_c_slot(o, bm, bn);
+                continue;
+#endif
 #if PERSISTENT_EPILOGUE == 5
                 load_pending_c();
                 if (PERSISTENT_NO_EPILOGUE || !work.finishes) continue;
@@ -764,7 +860,20 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
             const int release_at = min(slices - 1, C_RELEASE_SLICE);
 #pragma unroll
             for (int i = 0; i < ACC; ++i) d[i] = 0.0f;
+#if PERSISTENT_EPILOGUE == 6
+            const int c_how = c_mode(work.finishes, alpha, beta);
+            const float c_ratio = c_how == 1 ? beta / alpha : 0.0f;
+#endif
             for (int t = 0; t < slices; ++t, ++pos) {
+#if PERSISTENT_EPILOGUE == 6
+                if (c_how == 1) {
+#pragma unroll
+                    for (int o = 0; o < C_SLOTS; ++o)
+                        if (c_slot_slice(o, work.k_begin, work.k_end) == work.k_begin + t)
+                            add_c_slot<CLUSTER>(d, pos, o, consumer, row_in_box, lane, smem_base, full0, empty0, 1.0f,
+                                                c_ratio);
+                }
+#endif
                 const int s = pos % STAGES;
                 mbar_wait(full0 + 8 * s, (pos / STAGES) & 1);
                 const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * A_CONSUMER_BYTES;
@@ -857,6 +966,40 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                         d[4 * q + 3] += v.w;
                     }
                 }
+            }
+#endif
+#if PERSISTENT_EPILOGUE == 6
+            {
+                if (c_how == 2) {
+#pragma unroll
+                    for (int o = 0; o < C_SLOTS; ++o)
+                        add_c_slot<CLUSTER>(d, pos, o, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
+                }
+                const float scale = c_how == 2 ? 1.0f : alpha;
+                int bm, bn;
+                order.origin(unit, rank, bm, bn);
+                const unsigned staging = smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES;
+#pragma unroll
+                for (int b = 0; b < OUT_BOXES_PER_CONSUMER; ++b) {
+                    const int box = first_box + b;
+                    const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
+#pragma unroll
+                    for (int j = 4 * b; j < 4 * b + 4; ++j) {
+#pragma unroll
+                        for (int half = 0; half < 2; ++half)
+                            st_shared_f2(buf + (row_in_box + half * 8) * 128 + box_in_row(j, lane),
+                                         scale * d[4 * j + 2 * half], scale * d[4 * j + 2 * half + 1]);
+                    }
+                    // Store b - 1 has read the staging box that box b + 1 writes before anyone passes here.
+                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                    if (storer) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                    consumer_sync(consumer);
+                    if (storer) {
+                        if (box_in_d(box, M - bm, N - bn)) tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
+                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                    }
+                }
+                continue;
             }
 #endif
             if constexpr (EPILOGUE >= 3) {
