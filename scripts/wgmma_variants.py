@@ -77,6 +77,10 @@ VARIANTS = [
     # C added to the accumulators between the tile's last slices, the epilogue only storing D (PERSISTENT_EPILOGUE 6):
     # C slots PERSISTENT_C_GAP slices apart, the last PERSISTENT_C_LAST slices before the tile's end.
     ("stream-K C in loop", "wgmma-streamk", [C_IN_LOOP]),
+    ("stream-K pinned barriers", "wgmma-streamk", ["-DPERSISTENT_PINNED_BARS=1"]),
+    ("staged pinned barriers", "wgmma-staged", ["-DPERSISTENT_PINNED_BARS=1"]),
+    ("stream-K spin 64 cycles a slice", "wgmma-streamk", ["-DPERSISTENT_SLICE_SPIN=64"]),
+    ("stream-K spin 256 cycles a slice", "wgmma-streamk", ["-DPERSISTENT_SLICE_SPIN=256"]),
     ("stream-K C in loop gap 1 last 1", "wgmma-streamk", [C_IN_LOOP, "-DPERSISTENT_C_GAP=1", "-DPERSISTENT_C_LAST=1"]),
     ("stream-K C in loop gap 4 last 4", "wgmma-streamk", [C_IN_LOOP, "-DPERSISTENT_C_GAP=4", "-DPERSISTENT_C_LAST=4"]),
     ("stream-K C in loop gap 8 last 8", "wgmma-streamk", [C_IN_LOOP, "-DPERSISTENT_C_GAP=8", "-DPERSISTENT_C_LAST=8"]),

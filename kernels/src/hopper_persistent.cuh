@@ -123,6 +123,17 @@ namespace wgmma_persistent {
 // PERSISTENT_L2_HINTS (measurement only): 1, C's TMA loads and D's TMA stores carry an L2 evict-first policy (each
 // is touched once), so that they push A's and B's slices, which the other blocks read again, out of L2 less; 2, as 1
 // and A's and B's loads evict-last.
+// PERSISTENT_PINNED_BARS 1 (measurement only): the consumers hold the ring's barrier addresses in registers. As built,
+// ptxas recomputes them at every slice from the block's cluster rank (S2R SR_CgaCtaId, a variable-latency read) on
+// the path from one slice's wgmma.wait_group to the next slice's wgmmas.
+#ifndef PERSISTENT_PINNED_BARS
+#define PERSISTENT_PINNED_BARS 0
+#endif
+// PERSISTENT_SLICE_SPIN (measurement only): each consumer spins this many cycles after releasing a slice, a probe of
+// how much of the path between two slices' wgmmas the tensor cores wait on.
+#ifndef PERSISTENT_SLICE_SPIN
+#define PERSISTENT_SLICE_SPIN 0
+#endif
 #ifndef PERSISTENT_L2_HINTS
 #define PERSISTENT_L2_HINTS 0
 #endif
@@ -865,6 +876,13 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         // r*128 + 16*(q ^ (r % 8)); here r % 8 == lane / 4.
         const int row_in_box = warp * 16 + lane / 4;
 
+#if PERSISTENT_PINNED_BARS
+        unsigned full_ring, empty_ring;  // opaque copies: ptxas cannot recompute them
+        asm volatile("mov.u32 %0, %1;\n" : "=r"(full_ring) : "r"(full0));
+        asm volatile("mov.u32 %0, %1;\n" : "=r"(empty_ring) : "r"(empty0));
+#else
+        const unsigned full_ring = full0, empty_ring = empty0;
+#endif
         unsigned pos = 0;         // ring positions consumed so far, as the producer counts them
         int held_c = -1;          // ring position of the previous tile's first C slot until its D stores are read
         unsigned c_taken = 0;     // EPILOGUE 5: C-area positions consumed so far, as the producer counts them
@@ -895,7 +913,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 }
 #endif
                 const int s = pos % STAGES;
-                mbar_wait(full0 + 8 * s, (pos / STAGES) & 1);
+                mbar_wait(full_ring + 8 * s, (pos / STAGES) & 1);
                 const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * A_CONSUMER_BYTES;
                 const unsigned b_tile = smem_base + s * STAGE_BYTES + A_STAGE_BYTES;
                 fence_accumulators(d);
@@ -919,7 +937,14 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 wgmma_wait<WGMMA_IN_FLIGHT>();
                 fence_accumulators(d);
                 if (t >= WGMMA_IN_FLIGHT && lane == 0)
-                    release_stage<CLUSTER>(empty0 + 8 * ((pos - WGMMA_IN_FLIGHT) % STAGES), 1);
+                    release_stage<CLUSTER>(empty_ring + 8 * ((pos - WGMMA_IN_FLIGHT) % STAGES), 1);
+#if PERSISTENT_SLICE_SPIN > 0
+                {
+                    const long long spin_start = clock64();
+                    while (clock64() - spin_start < PERSISTENT_SLICE_SPIN) {
+                    }
+                }
+#endif
                 if (t == release_at && held_c >= 0 && storer) {
                     // The previous tile's D stores have read its C slots: they may take the next slices.
                     asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
