@@ -77,8 +77,10 @@ VARIANTS = [
     # C added to the accumulators between the tile's last slices, the epilogue only storing D (PERSISTENT_EPILOGUE 6):
     # C slots PERSISTENT_C_GAP slices apart, the last PERSISTENT_C_LAST slices before the tile's end.
     ("stream-K C in loop", "wgmma-streamk", [C_IN_LOOP]),
-    ("stream-K pinned barriers", "wgmma-streamk", ["-DPERSISTENT_PINNED_BARS=1"]),
-    ("staged pinned barriers", "wgmma-staged", ["-DPERSISTENT_PINNED_BARS=1"]),
+    # The ring's barrier addresses recomputed at every slice, as before session 24: 0.1 % slower at 8192^3, 0.4-0.5 %
+    # at 4096^3 (results/h200-2026-11-29/pinned/).
+    ("stream-K barriers recomputed", "wgmma-streamk", ["-DPERSISTENT_PINNED_BARS=0"]),
+    ("staged barriers recomputed", "wgmma-staged", ["-DPERSISTENT_PINNED_BARS=0"]),
     ("stream-K spin 64 cycles a slice", "wgmma-streamk", ["-DPERSISTENT_SLICE_SPIN=64"]),
     ("stream-K spin 256 cycles a slice", "wgmma-streamk", ["-DPERSISTENT_SLICE_SPIN=256"]),
     ("stream-K C in loop gap 1 last 1", "wgmma-streamk", [C_IN_LOOP, "-DPERSISTENT_C_GAP=1", "-DPERSISTENT_C_LAST=1"]),
