@@ -81,6 +81,9 @@ VARIANTS = [
     # at 4096^3 (results/h200-2026-11-29/pinned/).
     ("stream-K barriers recomputed", "wgmma-streamk", ["-DPERSISTENT_PINNED_BARS=0"]),
     ("staged barriers recomputed", "wgmma-staged", ["-DPERSISTENT_PINNED_BARS=0"]),
+    ("stream-K next slice waited early", "wgmma-streamk", ["-DPERSISTENT_EARLY_WAIT=1"]),
+    ("staged next slice waited early", "wgmma-staged", ["-DPERSISTENT_EARLY_WAIT=1"]),
+    ("stream-K next slice waited early wait 1", "wgmma-streamk", ["-DPERSISTENT_EARLY_WAIT=1", "-DPERSISTENT_WAIT=1"]),
     ("stream-K spin 64 cycles a slice", "wgmma-streamk", ["-DPERSISTENT_SLICE_SPIN=64"]),
     ("stream-K spin 256 cycles a slice", "wgmma-streamk", ["-DPERSISTENT_SLICE_SPIN=256"]),
     ("stream-K C in loop gap 1 last 1", "wgmma-streamk", [C_IN_LOOP, "-DPERSISTENT_C_GAP=1", "-DPERSISTENT_C_LAST=1"]),

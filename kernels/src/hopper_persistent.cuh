@@ -131,6 +131,11 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_PINNED_BARS
 #define PERSISTENT_PINNED_BARS 0
 #endif
+// PERSISTENT_EARLY_WAIT 1 (measurement only): a consumer waits for the next slice's data right after issuing this
+// slice's wgmmas, while they run, instead of after they finish, so that path holds only the release and the issue.
+#ifndef PERSISTENT_EARLY_WAIT
+#define PERSISTENT_EARLY_WAIT 0
+#endif
 // PERSISTENT_SLICE_SPIN (measurement only): each consumer spins this many cycles after releasing a slice, a probe of
 // how much of the path between two slices' wgmmas the tensor cores wait on.
 #ifndef PERSISTENT_SLICE_SPIN
@@ -206,6 +211,7 @@ constexpr int C_RELEASE_SLICE = PERSISTENT_C_RELEASE;
 constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
 static_assert(!STREAMK || EPILOGUE >= 4, "the stream-K tail is built on the strips epilogue");
 static_assert(EPILOGUE != 6 || WGMMA_IN_FLIGHT == 0, "C joins accumulators no wgmma is writing");
+static_assert(EPILOGUE != 6 || !PERSISTENT_EARLY_WAIT, "the slot after a slice may be C's");
 static_assert(BN == 256 || EPILOGUE == 1 || EPILOGUE == 2, "the ring epilogues' C slots are laid out for 256 columns");
 static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
@@ -915,7 +921,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 }
 #endif
                 const int s = pos % STAGES;
-                mbar_wait(full_ring + 8 * s, (pos / STAGES) & 1);
+                if (!PERSISTENT_EARLY_WAIT || t == 0) mbar_wait(full_ring + 8 * s, (pos / STAGES) & 1);
                 const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * A_CONSUMER_BYTES;
                 const unsigned b_tile = smem_base + s * STAGE_BYTES + A_STAGE_BYTES;
                 fence_accumulators(d);
@@ -935,6 +941,8 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     }
                 }
                 wgmma_commit();
+                if (PERSISTENT_EARLY_WAIT && t + 1 < slices)
+                    mbar_wait(full_ring + 8 * ((pos + 1) % STAGES), ((pos + 1) / STAGES) & 1);
                 // Let the last WGMMA_IN_FLIGHT slices' wgmmas run on; the one before them is finished after this.
                 wgmma_wait<WGMMA_IN_FLIGHT>();
                 fence_accumulators(d);
