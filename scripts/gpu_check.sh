@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -819,6 +819,14 @@ epi4)
   sanitize_at_shapes 120 "$F/staged" epi4_staged st wgmma-staged 272x400x96,1136x4112x528,4096x2048x64
   sanitize_at_shapes 150 "$F/bf16" epi4_bf16 skb wgmma-streamk-bf16 2064x4096x528
   record epi4 "tests: $(tail -1 "$F/gpu_tests.txt")"
+  ;;
+why8192)
+  # Issue 31: where wgmma-streamk's warps wait at 8192^3, FP16, the one cell of the H200 target still short: ncu's full
+  # set with source counters of cuBLAS's AddMM and wgmma-streamk, the SASS source page (why/ncu_why_streamk_8192_*).
+  # About 3 minutes on an H200.
+  stage why8192
+  why_capture streamk_8192 cublas-addmm,wgmma-streamk 8192 8192 8192 400 cuda,sass
+  record why8192 "$(($(wc -l < "$EV/why/ncu_why_streamk_8192_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
 residency)
   # Issue 31: the kernels whose blocks wait for other blocks of their launch (wgmma-streamk, -bf16, serial split-K)
