@@ -81,6 +81,13 @@ VARIANTS = [
     # at 4096^3 (results/h200-2026-11-29/pinned/).
     ("stream-K barriers recomputed", "wgmma-streamk", ["-DPERSISTENT_PINNED_BARS=0"]),
     ("staged barriers recomputed", "wgmma-staged", ["-DPERSISTENT_PINNED_BARS=0"]),
+    ("stream-K fast descriptors", "wgmma-streamk", ["-DPERSISTENT_FAST_DESC=1"]),
+    ("staged fast descriptors", "wgmma-staged", ["-DPERSISTENT_FAST_DESC=1"]),
+    (
+        "stream-K fast descriptors waited early",
+        "wgmma-streamk",
+        ["-DPERSISTENT_FAST_DESC=1", "-DPERSISTENT_EARLY_WAIT=1"],
+    ),
     ("stream-K next slice waited early", "wgmma-streamk", ["-DPERSISTENT_EARLY_WAIT=1"]),
     ("staged next slice waited early", "wgmma-staged", ["-DPERSISTENT_EARLY_WAIT=1"]),
     ("stream-K next slice waited early wait 1", "wgmma-streamk", ["-DPERSISTENT_EARLY_WAIT=1", "-DPERSISTENT_WAIT=1"]),

@@ -132,6 +132,13 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_PINNED_BARS
 #define PERSISTENT_PINNED_BARS 0
 #endif
+// PERSISTENT_FAST_DESC 1 (64-deep slices): the consumers build each wgmma descriptor by one add to a start fixed before
+// the loop (the slot's and the k-step's offsets, >> 4), instead of masking and shifting the address every time. ncu's
+// source page at 8192^3 (results/h200-2026-11-29/why8192/) puts about a sixth of the consumer warps' samples on that
+// address and descriptor arithmetic between one slice's wgmma.wait_group and the next slice's wgmmas.
+#ifndef PERSISTENT_FAST_DESC
+#define PERSISTENT_FAST_DESC 0
+#endif
 // PERSISTENT_EARLY_WAIT 1 (measurement only): a consumer waits for the next slice's data right after issuing this
 // slice's wgmmas, while they run, instead of after they finish, so that path holds only the release and the issue.
 // Within 0.3 % either way at 4096^3 and 8192^3 on an H200 (results/h200-2026-11-29/early/).
@@ -214,6 +221,7 @@ constexpr int WGMMA_IN_FLIGHT = PERSISTENT_WAIT;
 static_assert(!STREAMK || EPILOGUE >= 4, "the stream-K tail is built on the strips epilogue");
 static_assert(EPILOGUE != 6 || WGMMA_IN_FLIGHT == 0, "C joins accumulators no wgmma is writing");
 static_assert(EPILOGUE != 6 || !PERSISTENT_EARLY_WAIT, "the slot after a slice may be C's");
+static_assert(!PERSISTENT_FAST_DESC || (BK == 64 && BN == 256), "fast descriptors for 64-deep slices, 256-wide tiles");
 static_assert(BN == 256 || EPILOGUE == 1 || EPILOGUE == 2, "the ring epilogues' C slots are laid out for 256 columns");
 static_assert(SMEM_BYTES + 256 <= 227 * 1024, "dynamic plus static shared memory of one block (catalog: dynamic_smem_bytes)");
 static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * CONSUMERS <= 65536, "setmaxnreg budget");
@@ -886,6 +894,18 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         // r*128 + 16*(q ^ (r % 8)); here r % 8 == lane / 4.
         const int row_in_box = warp * 16 + lane / 4;
 
+#if PERSISTENT_FAST_DESC
+        // The low words of slot 0's first descriptors (start address >> 4 in bits 0-13: shared addresses stay under
+        // 2^18, so adding a slot's or a k-step's offset never carries out of the field); the high words are constants.
+        unsigned desc_a_lo, desc_b_lo;
+        asm volatile("mov.u32 %0, %1;\n"
+                     : "=r"(desc_a_lo)
+                     : "r"(static_cast<unsigned>(make_desc(smem_base + consumer * A_CONSUMER_BYTES, 16, 1024))));
+        asm volatile("mov.u32 %0, %1;\n"
+                     : "=r"(desc_b_lo)
+                     : "r"(static_cast<unsigned>(make_desc(smem_base + A_STAGE_BYTES, B_BOX_BYTES, 1024))));
+        constexpr unsigned long long DESC_HI = ((1024ull >> 4) << 32) | (1ull << 62);  // make_desc's: sbo 1024, 128-byte swizzle
+#endif
 #if PERSISTENT_PINNED_BARS
         unsigned full_ring, empty_ring;  // opaque copies: ptxas cannot recompute them
         asm volatile("mov.u32 %0, %1;\n" : "=r"(full_ring) : "r"(full0));
@@ -924,17 +944,27 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
 #endif
                 const int s = pos % STAGES;
                 if (!PERSISTENT_EARLY_WAIT || t == 0) mbar_wait(full_ring + 8 * s, (pos / STAGES) & 1);
+#if !PERSISTENT_FAST_DESC
                 const unsigned a_tile = smem_base + s * STAGE_BYTES + consumer * A_CONSUMER_BYTES;
+#endif
                 const unsigned b_tile = smem_base + s * STAGE_BYTES + A_STAGE_BYTES;
                 fence_accumulators(d);
                 wgmma_fence();
+#if PERSISTENT_FAST_DESC
+                const unsigned slot_desc = s * (STAGE_BYTES >> 4);
+#endif
 #pragma unroll
                 for (int kk = 0; kk < BK / 16; ++kk) {
+#if PERSISTENT_FAST_DESC
+                    const unsigned long long da = DESC_HI | (desc_a_lo + slot_desc + kk * (32 >> 4));
+                    const unsigned long long db = DESC_HI | (desc_b_lo + slot_desc + kk * (16 * 128 >> 4));
+#else
                     // A, K-major: 16 halves = 32 bytes along the swizzled rows; 8-row groups 8 rows apart.
                     const unsigned long long da = BK == 32 ? make_desc_sw64(a_tile + kk * 32, 512)
                                                            : make_desc(a_tile + kk * 32, 16, 1024);
                     // B, N-major: 16 K rows of 128 bytes further down each box; boxes B_BOX_BYTES apart.
                     const unsigned long long db = make_desc(b_tile + kk * 16 * 128, B_BOX_BYTES, 1024);
+#endif
                     wgmma_m64n256k16<1, IN>(*reinterpret_cast<float(*)[128]>(d), da, db);
                     if constexpr (BN == 320) {
                         // Columns 256..319: B's fifth box.
