@@ -9,20 +9,7 @@
 // is where the power cap holds the clock down (at full clock, 1 % slower at 8192^3).
 
 #define PERSISTENT_EPILOGUE 4
-// The consumers keep the ring's barrier addresses in registers (0.1-0.5 % faster on an H200,
-// results/h200-2026-11-29/pinned/); scripts/wgmma_variants.py measures 0.
-#ifndef PERSISTENT_PINNED_BARS
-#define PERSISTENT_PINNED_BARS 1
-#endif
-// Each wgmma descriptor by one add, and the next slice's data waited for while this slice's wgmmas run (0.7 % faster
-// together at 8192^3 on an H200, results/h200-2026-11-29/fastdesc/).
-#ifndef PERSISTENT_FAST_DESC
-#define PERSISTENT_FAST_DESC 1
-#endif
-#ifndef PERSISTENT_EARLY_WAIT
-#define PERSISTENT_EARLY_WAIT 1
-#endif
-#include "hopper_persistent.cuh"
+#include "hopper_strips.cuh"
 
 extern "C" __global__ void __launch_bounds__(wgmma_persistent::THREADS, 1)
 hgemm_wgmma_staged(const __grid_constant__ hopper::TensorMap map_a, const __grid_constant__ hopper::TensorMap map_b,

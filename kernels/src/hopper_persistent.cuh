@@ -124,7 +124,7 @@ namespace wgmma_persistent {
 // PERSISTENT_L2_HINTS (measurement only): 1, C's TMA loads and D's TMA stores carry an L2 evict-first policy (each
 // is touched once), so that they push A's and B's slices, which the other blocks read again, out of L2 less; 2, as 1
 // and A's and B's loads evict-last.
-// PERSISTENT_PINNED_BARS 1 (wgmma-staged, wgmma-streamk and -bf16 set it in their files): the consumers hold the ring's
+// PERSISTENT_PINNED_BARS 1 (the strips builds, hopper_strips.cuh): the consumers hold the ring's
 // barrier addresses in registers. Otherwise ptxas recomputes them at every slice from the block's cluster rank (S2R
 // SR_CgaCtaId, a variable-latency read) on the path from one slice's wgmma.wait_group to the next slice's wgmmas.
 // Measured on an H200 at full clock (results/h200-2026-11-29/pinned/): 0.1 % faster at 8192^3 and 0.4-0.5 % at
@@ -132,7 +132,7 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_PINNED_BARS
 #define PERSISTENT_PINNED_BARS 0
 #endif
-// PERSISTENT_FAST_DESC 1 (64-deep slices; wgmma-staged, wgmma-streamk and -bf16 set it in their files): the consumers
+// PERSISTENT_FAST_DESC 1 (64-deep slices; the strips builds, hopper_strips.cuh): the consumers
 // build each wgmma descriptor by one add to a start fixed before the loop (the slot's and the k-step's offsets, >> 4),
 // instead of masking and shifting the address every time. ncu's source page at 8192^3
 // (results/h200-2026-11-29/why8192/) put 17.5 % of the consumer warps' samples on the path between one slice's
@@ -141,7 +141,7 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_FAST_DESC
 #define PERSISTENT_FAST_DESC 0
 #endif
-// PERSISTENT_EARLY_WAIT 1 (set with PERSISTENT_FAST_DESC by the same three files): a consumer waits for the next
+// PERSISTENT_EARLY_WAIT 1 (the strips builds, hopper_strips.cuh): a consumer waits for the next
 // slice's data right after issuing this slice's wgmmas, while they run, instead of after they finish, so that path
 // holds only the release and the issue. Alone, within 0.3 % either way (results/h200-2026-11-29/early/); with the
 // fast descriptors, 0.7 % faster than the build before both at 8192^3 and 0.2 % at 4096^3 (fastdesc/).
