@@ -194,6 +194,7 @@ constexpr bool C_IN_RING = EPILOGUE == 0 || EPILOGUE == 3 || EPILOGUE == 4 || EP
 // (results/h200-2026-11-29/stages/), which left room for the area; the whole kernel did not: on an H200 it is 1 %
 // slower at 8192^3 and 3.5 % at 4096^3 (results/h200-2026-11-29/epi5_full/, epi5/).
 constexpr bool C_AREA = EPILOGUE == 5;
+constexpr bool C_IN_LOOP = EPILOGUE == 6;  // C joins the accumulators inside the main loop
 #ifndef PERSISTENT_C_AREA_SLOTS
 #define PERSISTENT_C_AREA_SLOTS 3
 #endif
@@ -1058,44 +1059,22 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 }
             }
 #endif
+            // alpha, or with EPILOGUE 6's C added after the main loop, 1: what the accumulators are scaled by into D.
+            float d_scale = alpha;
 #if PERSISTENT_EPILOGUE == 6
-            {
-                if (c_how == 2) {
-                    add_c_slot<CLUSTER, 0>(d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
-                    add_c_slot<CLUSTER, 1>(d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
-                    add_c_slot<CLUSTER, 2>(d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
-                }
-                const float scale = c_how == 2 ? 1.0f : alpha;
-                int bm, bn;
-                order.origin(unit, rank, bm, bn);
-                const unsigned staging = smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES;
-#pragma unroll
-                for (int b = 0; b < OUT_BOXES_PER_CONSUMER; ++b) {
-                    const int box = first_box + b;
-                    const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
-#pragma unroll
-                    for (int j = 4 * b; j < 4 * b + 4; ++j) {
-#pragma unroll
-                        for (int half = 0; half < 2; ++half)
-                            st_shared_f2(buf + (row_in_box + half * 8) * 128 + box_in_row(j, lane),
-                                         scale * d[4 * j + 2 * half], scale * d[4 * j + 2 * half + 1]);
-                    }
-                    // Store b - 1 has read the staging box that box b + 1 writes before anyone passes here.
-                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                    if (storer) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-                    consumer_sync(consumer);
-                    if (storer) {
-                        if (box_in_d(box, M - bm, N - bn)) tma_store_2d(&map_d, bn + box_col(box), bm + box_row(box), buf);
-                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-                    }
-                }
-                continue;
+            if (c_how == 2) {
+                add_c_slot<CLUSTER, 0>(d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
+                add_c_slot<CLUSTER, 1>(d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
+                add_c_slot<CLUSTER, 2>(d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
+                d_scale = 1.0f;
             }
 #endif
             if constexpr (EPILOGUE >= 3) {
                 // EPILOGUE 5: C's strip b for both consumers is in C-area slot c_taken + b, not in the ring.
+                // EPILOGUE 6: C is in the accumulators already, and no C slot follows the tile's slices.
                 const int c_pos = static_cast<int>(pos);
-                if constexpr (!C_AREA) pos += C_SLOTS;
+                if constexpr (!C_AREA && !C_IN_LOOP) pos += C_SLOTS;
+                const bool blend_c = use_c && !C_IN_LOOP;
                 int bm, bn;
                 order.origin(unit, rank, bm, bn);
                 const unsigned staging = smem_base + STAGES * STAGE_BYTES + consumer * STAGING_BOXES * OUT_BOX_BYTES;
@@ -1105,11 +1084,11 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     const unsigned strip_pos = c_taken + b;
                     const int cs = strip_pos % C_AREA_SLOTS;
                     const int slot_pos = c_pos + (EPILOGUE == 4 ? strip_slot(box) : box / OUT_BOXES_PER_SLOT);
-                    unsigned box_addr;
+                    unsigned box_addr = 0;
                     if constexpr (C_AREA) {
                         mbar_wait(c_full0 + 8 * cs, (strip_pos / C_AREA_SLOTS) & 1);
                         box_addr = c_area + cs * C_AREA_SLOT_BYTES + consumer * OUT_BOX_BYTES;
-                    } else {
+                    } else if constexpr (!C_IN_LOOP) {
                         mbar_wait(full0 + 8 * (slot_pos % STAGES), (slot_pos / STAGES) & 1);
                         box_addr = smem_base + (slot_pos % STAGES) * STAGE_BYTES +
                                    (EPILOGUE == 4 ? strip_index(box) : box % OUT_BOXES_PER_SLOT) * OUT_BOX_BYTES;
@@ -1117,7 +1096,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     const unsigned buf = staging + (b % STAGING_BOXES) * OUT_BOX_BYTES;
 #if PERSISTENT_C_LOADS_FIRST
                     float cv[16];
-                    if (use_c) {
+                    if (blend_c) {
 #pragma unroll
                         for (int q = 0; q < 8; ++q) {
                             const int j = 4 * b + q / 2, half = q % 2;
@@ -1129,9 +1108,9 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
 #pragma unroll
                     for (int q = 0; q < 8; ++q) {
                         const int j = 4 * b + q / 2, half = q % 2;
-                        float x = alpha * d[4 * j + 2 * half];
-                        float y = alpha * d[4 * j + 2 * half + 1];
-                        if (use_c) {
+                        float x = d_scale * d[4 * j + 2 * half];
+                        float y = d_scale * d[4 * j + 2 * half + 1];
+                        if (blend_c) {
                             x = fmaf(beta, cv[2 * q], x);
                             y = fmaf(beta, cv[2 * q + 1], y);
                         }
@@ -1145,9 +1124,9 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
 #pragma unroll
                         for (int half = 0; half < 2; ++half) {
                             const unsigned offset = (row_in_box + half * 8) * 128 + in_row;
-                            float x = alpha * d[4 * j + 2 * half];
-                            float y = alpha * d[4 * j + 2 * half + 1];
-                            if (use_c) {
+                            float x = d_scale * d[4 * j + 2 * half];
+                            float y = d_scale * d[4 * j + 2 * half + 1];
+                            if (blend_c) {
                                 float cx, cy;
                                 ld_shared_f2(box_addr + offset, cx, cy);
                                 x = fmaf(beta, cx, x);
