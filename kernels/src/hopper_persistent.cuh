@@ -555,6 +555,27 @@ __device__ __forceinline__ unsigned box_in_row(int j, int lane)
     return ((chunk ^ (lane / 4)) * 16) + (lane % 2) * 8;
 }
 
+// EPILOGUE 4's and 6's C slot o (strips 3o .. 3o + 2 of both consumers) of the tile at (tm, tn) into the ring slot at
+// `slot` (its full barrier `full`): the boxes inside D when C is read, and the bytes they bring (none otherwise, so
+// the slot only signals).
+__device__ __forceinline__ void load_c_strips(const hopper::TensorMap* map_c, unsigned slot, unsigned full, int o,
+                                              int M, int N, int tm, int tn, bool use_c)
+{
+    int bytes = 0;
+    for (int box = 0; box < OUT_BOXES; ++box)
+        bytes += strip_slot(box) == o && use_c && box_in_d(box, M - tm, N - tn) ? OUT_BOX_BYTES : 0;
+    hopper::mbar_arrive_expect_tx(full, bytes);
+    for (int box = 0; box < OUT_BOXES; ++box) {
+        if (strip_slot(box) == o && use_c && box_in_d(box, M - tm, N - tn)) {
+            const unsigned c_dst = slot + strip_index(box) * OUT_BOX_BYTES;
+            if constexpr (PERSISTENT_L2_HINTS >= 1)
+                tma_load_2d_hint(c_dst, map_c, tn + box_col(box), tm + box_row(box), full, l2_evict_first_policy());
+            else
+                hopper::tma_load_2d(c_dst, map_c, tn + box_col(box), tm + box_row(box), full);
+        }
+    }
+}
+
 #if PERSISTENT_EPILOGUE == 6
 // EPILOGUE 6: the consumer's boxes of C slot O (strips 3O .. 3O + 2), at ring position `pos`, joined to the
 // accumulators as acc_scale * acc + c_scale * C; then the slot goes back to the producer.
@@ -758,15 +779,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
             auto load_c_slot = [&](int o, int tm, int tn) {
                 const int s = pos % STAGES;
                 mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
-                const unsigned full = full0 + 8 * s;
-                int bytes = 0;
-                for (int box = 0; box < OUT_BOXES; ++box)
-                    bytes += strip_slot(box) == o && box_in_d(box, M - tm, N - tn) ? OUT_BOX_BYTES : 0;
-                mbar_arrive_expect_tx(full, bytes);
-                for (int box = 0; box < OUT_BOXES; ++box)
-                    if (strip_slot(box) == o && box_in_d(box, M - tm, N - tn))
-                        tma_load_2d(smem_base + s * STAGE_BYTES + strip_index(box) * OUT_BOX_BYTES, &map_c,
-                                    tn + box_col(box), tm + box_row(box), full);
+                load_c_strips(&map_c, smem_base + s * STAGE_BYTES, full0 + 8 * s, o, M, N, tm, tn, true);
                 ++pos;
             };
 #endif
@@ -849,20 +862,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                     mbar_wait(empty0 + 8 * s, ((pos / STAGES) & 1) ^ 1);
                     const unsigned full = full0 + 8 * s;
                     if constexpr (EPILOGUE == 4) {
-                        int bytes = 0;
-                        for (int box = 0; box < OUT_BOXES; ++box)
-                            bytes += strip_slot(box) == o && use_c && box_in_d(box, M - bm, N - bn) ? OUT_BOX_BYTES : 0;
-                        mbar_arrive_expect_tx(full, bytes);
-                        for (int box = 0; box < OUT_BOXES; ++box) {
-                            if (strip_slot(box) == o && use_c && box_in_d(box, M - bm, N - bn)) {
-                                const unsigned c_dst = smem_base + s * STAGE_BYTES + strip_index(box) * OUT_BOX_BYTES;
-                                if constexpr (PERSISTENT_L2_HINTS >= 1)
-                                    tma_load_2d_hint(c_dst, &map_c, bn + box_col(box), bm + box_row(box), full,
-                                                     l2_evict_first_policy());
-                                else
-                                    tma_load_2d(c_dst, &map_c, bn + box_col(box), bm + box_row(box), full);
-                            }
-                        }
+                        load_c_strips(&map_c, smem_base + s * STAGE_BYTES, full, o, M, N, bm, bn, use_c);
                         continue;
                     }
                     const int first = o * OUT_BOXES_PER_SLOT;
