@@ -340,6 +340,15 @@ __device__ __forceinline__ void tma_prefetch_l2_2d(const hopper::TensorMap* map,
                  : "memory");
 }
 
+// A copy of v that ptxas cannot recompute from what v was made of, so it stays in a register (the consumers' ring
+// addresses and descriptor starts, recomputed at every slice otherwise).
+__device__ __forceinline__ unsigned opaque(unsigned v)
+{
+    unsigned copy;
+    asm volatile("mov.u32 %0, %1;\n" : "=r"(copy) : "r"(v));
+    return copy;
+}
+
 // `count` arrivals on the barrier at the same shared-memory offset in block `rank` of the cluster (this block
 // included). The default CTA-scope release: with .release.cluster ptxas puts a MEMBAR.ALL.GPU before every arrive,
 // which made the clustered kernel four times slower (a slot's reads by wgmma are complete after wgmma.wait_group,
@@ -901,19 +910,13 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
 #if PERSISTENT_FAST_DESC
         // The low words of slot 0's first descriptors (start address >> 4 in bits 0-13: shared addresses stay under
         // 2^18, so adding a slot's or a k-step's offset never carries out of the field); the high words are constants.
-        unsigned desc_a_lo, desc_b_lo;
-        asm volatile("mov.u32 %0, %1;\n"
-                     : "=r"(desc_a_lo)
-                     : "r"(static_cast<unsigned>(make_desc(smem_base + consumer * A_CONSUMER_BYTES, 16, 1024))));
-        asm volatile("mov.u32 %0, %1;\n"
-                     : "=r"(desc_b_lo)
-                     : "r"(static_cast<unsigned>(make_desc(smem_base + A_STAGE_BYTES, B_BOX_BYTES, 1024))));
+        const unsigned desc_a_lo =
+            opaque(static_cast<unsigned>(make_desc(smem_base + consumer * A_CONSUMER_BYTES, 16, 1024)));
+        const unsigned desc_b_lo = opaque(static_cast<unsigned>(make_desc(smem_base + A_STAGE_BYTES, B_BOX_BYTES, 1024)));
         constexpr unsigned long long DESC_HI = ((1024ull >> 4) << 32) | (1ull << 62);  // make_desc's: sbo 1024, 128-byte swizzle
 #endif
 #if PERSISTENT_PINNED_BARS
-        unsigned full_ring, empty_ring;  // opaque copies: ptxas cannot recompute them
-        asm volatile("mov.u32 %0, %1;\n" : "=r"(full_ring) : "r"(full0));
-        asm volatile("mov.u32 %0, %1;\n" : "=r"(empty_ring) : "r"(empty0));
+        const unsigned full_ring = opaque(full0), empty_ring = opaque(empty0);
 #else
         const unsigned full_ring = full0, empty_ring = empty0;
 #endif
