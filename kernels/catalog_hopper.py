@@ -313,4 +313,28 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         "cuTensorMapEncodeTiled with CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; builds on wgmma-streamk",
         previous="wgmma-streamk",
     ),
+    replace(
+        WGMMA_STREAMK,
+        id="wgmma-streamk-cluster",
+        title="Hopper AddMM: stream-K in 2-block clusters multicasting B",
+        adds="wgmma-streamk run as thread-block clusters of two blocks, as wgmma-cluster is to wgmma-persistent: the "
+        "two blocks of a cluster take vertically adjacent 128x256 tiles, which need the same slices of B, and each "
+        "block's producer loads two of a slice's four 64-column B boxes and multicasts them by TMA into both blocks' "
+        "stages, so B leaves L2 once per pair (32 KB instead of 48 KB per block and slice). A stage is refilled once "
+        "the consumers of both blocks have released it. The schedule walks units of two tiles, the stream-K tail "
+        "included: both blocks of a cluster run the same K slices of their own tiles, and each block's partial sums "
+        "take the slot of its own block index. The producer needs 64 registers (it spills at 56). Why it pays now "
+        "when wgmma-cluster did not: at 8192^3 on an H200 these kernels run at the power limit. Under ncu "
+        "(results/h200-2026-11-29/why8192/, clocks free) wgmma-streamk took 2.250 M cycles against cuBLAS's "
+        "2.335 M but ran at 1.466 GHz against 1.537, and moved 424 M L2 sectors against cuBLAS's 292 M (cuBLAS's "
+        "kernel runs 1x2 clusters): fewer cycles, at a lower clock. Measured (H200, "
+        "results/h200-2026-11-29/cluster_sk/, 16 rested rounds, % of cublas-addmm): 8192^3 101.6 against "
+        "wgmma-streamk's 100.4 (1.4696 against 1.4870 ms), 4096^3 107.1 against 106.8.",
+        source="hgemm_wgmma_streamk_cluster.cu",
+        entry="hgemm_wgmma_streamk_cluster",
+        design_doc="CUDA Programming Guide, thread block clusters; PTX ISA cp.async.bulk.tensor .multicast::cluster, "
+        "mbarrier.arrive .shared::cluster; Osama et al., Stream-K (2023); builds on wgmma-streamk",
+        previous="wgmma-streamk",
+        cluster=2,
+    ),
 )

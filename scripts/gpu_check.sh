@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -819,6 +819,26 @@ epi4)
   sanitize_at_shapes 120 "$F/staged" epi4_staged st wgmma-staged 272x400x96,1136x4112x528,4096x2048x64
   sanitize_at_shapes 150 "$F/bf16" epi4_bf16 skb wgmma-streamk-bf16 2064x4096x528
   record epi4 "tests: $(tail -1 "$F/gpu_tests.txt")"
+  ;;
+hskc)
+  # wgmma-streamk-cluster (issue 31): the persistent Hopper kernels' GPU tests (it among them) and the residency probes
+  # (its finishing pieces wait for other clusters' flags with all but four SMs held), then memcheck and racecheck of it
+  # at three split tails (1136x4112x528: 9 tile rows, so the last cluster's second block is outside M), all verified.
+  # About 5 minutes on an H200; HSKC_AB=1 runs the A/Bs and the ncu capture instead (about 5 minutes).
+  stage hskc
+  F="$EV/hskc"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  if [ "${HSKC_AB:-0}" = 1 ]; then
+    for pair in cublas-addmm,wgmma-streamk-cluster:4096,8192 wgmma-streamk,wgmma-streamk-cluster:8192; do
+      timeout 150 $PY -m profiling bench --ab "${pair%%:*}" --sizes "${pair#*:}" --rest 2 --repeats 20 \
+         --json "$F/ab_${pair%%:*}.json" > "$F/ab_${pair%%:*}.txt" 2>&1; tail -3 "$F/ab_${pair%%:*}.txt"
+    done
+    why_capture streamk_cluster_8192 wgmma-streamk,wgmma-streamk-cluster 8192 8192 8192 400 cuda,sass
+    record hskc "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts; why: $(($(wc -l < "$EV/why/ncu_why_streamk_cluster_8192_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
+  else
+    timeout 300 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py tests/gpu/test_gpu_residency.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+    sanitize_at_shapes 150 "$F" hskc_sanitizer skc wgmma-streamk-cluster 1024x6144x1072,2064x4096x528,1136x4112x528
+    record hskc "tests: $(tail -1 "$F/gpu_tests.txt")"
+  fi
   ;;
 why8192)
   # Issue 31: where wgmma-streamk's warps wait at 8192^3, FP16, the one cell of the H200 target still short: ncu's full

@@ -44,6 +44,7 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
                 "wgmma-staged",
                 "wgmma-streamk",
                 "wgmma-streamk-bf16",
+                "wgmma-streamk-cluster",
                 "v8-splitk",
                 "v9-splitk",
                 "v9-clusterk",

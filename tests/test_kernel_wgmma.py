@@ -31,6 +31,7 @@ HOPPER = (
     "wgmma-staged",
     "wgmma-streamk",
     "wgmma-streamk-bf16",
+    "wgmma-streamk-cluster",
 )
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
 
@@ -97,7 +98,7 @@ def test_any_gpu_other_than_compute_capability_9_0_is_refused(cc: str) -> None:
     assert SPEC.device_problem("9.0") is None
     assert PINGPONG.device_problem(cc) and PINGPONG.device_problem("9.0") is None
     assert STORE.device_problem(cc) and STORE.device_problem("9.0") is None
-    for kernel_id in ("wgmma-persistent", "wgmma-cluster", "wgmma-staged", "wgmma-streamk", "wgmma-streamk-bf16"):
+    for kernel_id in HOPPER[3:]:
         message = get_kernel(kernel_id).device_problem(cc)
         assert message and message.startswith(kernel_id) and get_kernel(kernel_id).device_problem("9.0") is None
     # Portable kernels run anywhere, but for those that need a minimum compute capability (v9-clusterk's clusters).
@@ -268,6 +269,7 @@ def test_a_narrower_slice_names_its_swizzle_and_the_driver_limits_hold() -> None
         "wgmma-staged",
         "wgmma-streamk",
         "wgmma-streamk-bf16",
+        "wgmma-streamk-cluster",
     ],
 )
 def test_persistent_kernels_build_without_spills_for_one_block_per_sm(kernel_id: str) -> None:
@@ -438,3 +440,41 @@ def test_the_streamk_bf16_step_is_wgmma_streamk_with_bfloat16_inputs_and_nothing
     assert differing == {"id", "title", "adds", "operation", "source", "entry", "dtype", "design_doc", "previous"}
     source = spec.read_source()
     assert "#define PERSISTENT_STREAMK 1" in source and "persistent_addmm<1, hopper::Input::bf16>(" in source
+
+
+STREAMK_CLUSTER = get_kernel("wgmma-streamk-cluster")
+
+
+def test_the_streamk_cluster_step_is_wgmma_streamk_in_two_block_clusters() -> None:
+    ids = [s.id for s in CATALOG]
+    assert ids.index("wgmma-streamk-cluster") == ids.index("wgmma-streamk-bf16") + 1
+    assert (STREAMK_CLUSTER.previous, STREAMK_CLUSTER.operation, STREAMK_CLUSTER.dtype, STREAMK_CLUSTER.cluster) == (
+        "wgmma-streamk",
+        "hgemm_addmm",
+        "float16",
+        2,
+    )
+    differing = {k for k, v in STREAMK_CLUSTER.to_dict().items() if STREAMK.to_dict()[k] != v}
+    assert differing == {"id", "title", "adds", "source", "entry", "design_doc", "previous", "cluster"}
+    source = STREAMK_CLUSTER.read_source()
+    assert "#define PERSISTENT_STREAMK 1" in source and "__cluster_dims__(2, 1, 1)" in source
+    assert "persistent_addmm<2>(" in source
+    # 1024 units of two tiles at 8192^3: 66 clusters on 132 SMs; one unit of two tiles at 256 x 256.
+    assert STREAMK_CLUSTER.grid(8192, 8192, 132) == (132, 1) and STREAMK_CLUSTER.grid(256, 256, 132) == (2, 1)
+    assert STREAMK_CLUSTER.grid(128, 256, 132) == (2, 1)  # the second block of the pair has no rows: it idles
+
+
+@needs_nvcc
+def test_streamk_cluster_sass_multicasts_b_and_hands_partial_sums_over() -> None:
+    try:
+        sass = static_sass(STREAMK_CLUSTER, arch="sm_90")
+    except Exception as exc:  # noqa: BLE001 - the disassembler wheels may be absent
+        pytest.skip(f"no disassembler: {exc}")
+    text = [i.text for i in sass.function.instructions]
+    joined = "\n".join(text)
+    assert len([t for t in text if re.search(r"HGMMA\.64x256x16\.F32", t)]) == 4
+    assert "UTMALDG.2D.MULTICAST" in joined and "SYNCS.ARRIVE.TRANS64.RED" in joined
+    assert sum(re.match(r"STG\.E\.(EF\.)?(STRONG\.GPU\.)?128", t) is not None for t in text) == 32, text
+    assert sum(re.match(r"LDG\.E\.128\.STRONG\.GPU", t) is not None for t in text) == 32
+    # The producer runs in 64 registers, the consumers in 216 (setmaxnreg).
+    assert re.search(r"USETMAXREG\.DEALLOC\.CTAPOOL 0x40\b", joined) and re.search(r"USETMAXREG.*0xd8\b", joined)

@@ -73,6 +73,7 @@ def test_tensor_core_work_is_exactly_the_half_precision_operations() -> None:
         "wgmma-staged",
         "wgmma-streamk",
         "wgmma-streamk-bf16",
+        "wgmma-streamk-cluster",
     }
     assert all(s.group in ("tensor-core", "reference") for s in CATALOG if s.is_tensor_core)
     assert OPERATIONS["sgemm"].compute == "fp32" and OPERATIONS["hgemm_addmm"].compute == "tensor"

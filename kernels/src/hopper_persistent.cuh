@@ -214,7 +214,11 @@ constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
 #define PERSISTENT_SK_REGS 0
 #endif
 // The 320-wide tile's producer (five B boxes a slice) spills a word at 40.
-constexpr int PRODUCER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 56 : BN == 320 ? 48 : 40;
+// The stream-K producer's registers: 56, or more for the two-block cluster's (spills at 56).
+#ifndef PERSISTENT_SK_PRODUCER_REGS
+#define PERSISTENT_SK_PRODUCER_REGS 56
+#endif
+constexpr int PRODUCER_REGS = STREAMK && !PERSISTENT_SK_REGS ? PERSISTENT_SK_PRODUCER_REGS : BN == 320 ? 48 : 40;
 constexpr int CONSUMER_REGS = STREAMK && !PERSISTENT_SK_REGS ? 216 : BN == 320 ? 224 : 232;
 // The producer prefetches a tile's C into L2 this many slices before the tile's end; the consumers' storing
 // threads release the previous tile's C slots after this slice of the next tile (or its last).
@@ -1029,19 +1033,19 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                 const int ti = tid % 128;
                 if (!work.finishes) {
                     // A contribution: this piece's sums go to this block's slot, and its flag says they are there.
-                    float4* slot = tail_slot(schedule.block(), consumer);
+                    float4* slot = tail_slot(schedule.block() * CLUSTER + rank, consumer);
 #pragma unroll
                     for (int q = 0; q < 32; ++q)
                         __stcg(slot + q * 128 + ti, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
                     consumer_sync(consumer);
                     if (ti == 0)
                         asm volatile("fence.acq_rel.gpu;\nst.relaxed.gpu.global.u32 [%0], 1;\n"
-                                     ::"l"(tail_flag(schedule.block(), consumer)) : "memory");
+                                     ::"l"(tail_flag(schedule.block() * CLUSTER + rank, consumer)) : "memory");
                     continue;
                 }
                 // The tile's earlier slices were run by the blocks before this one: add their sums, in block order.
                 for (int b = schedule.first_contributor(unit); b < schedule.block(); ++b) {
-                    unsigned* flag = tail_flag(b, consumer);
+                    unsigned* flag = tail_flag(b * CLUSTER + rank, consumer);
                     if (ti == 0) {
                         unsigned ready = 0;
                         do {
@@ -1050,7 +1054,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
                         asm volatile("st.relaxed.gpu.global.u32 [%0], 0;\n" ::"l"(flag) : "memory");
                     }
                     consumer_sync(consumer);
-                    const float4* slot = tail_slot(b, consumer);
+                    const float4* slot = tail_slot(b * CLUSTER + rank, consumer);
 #pragma unroll
                     for (int q = 0; q < 32; ++q) {
                         const float4 v = __ldcg(slot + q * 128 + ti);

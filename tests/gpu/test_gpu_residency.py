@@ -17,6 +17,8 @@ CASES = [
     ("wgmma-streamk", "1024x6144x1072"),
     # 272 tiles of 9 slices: the 8 tail tiles shared by three blocks each.
     ("wgmma-streamk-bf16", "2064x4096x528"),
+    # 96 units of two tiles on 66 clusters: 30 tail units of 16.75 slices, a cluster's two blocks on the same runs.
+    ("wgmma-streamk-cluster", "1024x6144x1072"),
     # 2 tiles of 64 splits: 126 blocks wait for the two split-0 blocks (N = 127: the narrow twin).
     ("v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser", "127x127x8191"),
     # 2 splits a tile, 192 tiles: half the blocks wait.
