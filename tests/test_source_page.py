@@ -353,3 +353,36 @@ def test_a_cuda_header_ncu_could_read_keeps_its_text_and_our_files_read_the_capt
     assert lines[("sm_32_intrinsics.hpp", 183)].startswith("__SM_32_INTRINSICS_DECL__ float4 __ldcg(")
     assert lines[("hopper_persistent.cuh", 603)] == "wgmma_wait<WGMMA_IN_FLIGHT>();"
     assert lines[("hgemm_wgmma_streamk.cu", 15)].startswith("hgemm_wgmma_streamk(const __grid_constant__")
+
+
+@pytest.mark.parametrize(
+    "folder,page_name,kernel_id,wait_line,entry_line",
+    [
+        # session 24's capture (f8e929f): hopper_persistent.cuh and the kernel file changed after it
+        ("why8192", "source_why_streamk_8192_cuda_sass.csv.gz", "wgmma-streamk", 949, ("hgemm_wgmma_streamk.cu", 23)),
+        (
+            "why_cluster",
+            "source_why_streamk_cluster_8192_cuda_sass.csv.gz",
+            "wgmma-streamk",
+            990,
+            ("hgemm_wgmma_streamk.cu", 18),
+        ),
+        (
+            "why_cluster",
+            "source_why_streamk_cluster_8192_cuda_sass.csv.gz",
+            "wgmma-streamk-cluster",
+            990,
+            ("hgemm_wgmma_streamk_cluster.cu", 14),
+        ),
+    ],
+)
+def test_each_why_folder_of_a_day_reads_its_own_compiled_sources(
+    folder: str, page_name: str, kernel_id: str, wait_line: int, entry_line: tuple[str, int]
+) -> None:
+    """results/h200-2026-11-29/why8192 and why_cluster (H200, 8192^3) were compiled from different versions of
+    hopper_persistent.cuh: the consumers' wgmma wait, their hottest line, sits at line 949 in one and 990 in the other."""
+    page = SL.load_source_page(ROOT / "results" / "h200-2026-11-29" / folder / page_name)
+    (kernel,) = [k for k in page.kernels if k.catalog_id == kernel_id]
+    lines = {(Path(ln.file).name, ln.line): ln.text.strip() for ln in kernel.lines}
+    assert lines[("hopper_persistent.cuh", wait_line)] == "wgmma_wait<WGMMA_IN_FLIGHT>();"
+    assert lines[entry_line].startswith(kernel_id.replace("wgmma-", "hgemm_wgmma_").replace("-", "_") + "(")

@@ -550,21 +550,32 @@ def test_the_committed_captures_are_found_once_and_offered_in_the_sidebars_order
     loaders, devices = why_view.data_sources(h100)
     found = len(calls)
     assert found > 0 and why_view.data_sources(h100)[0].keys() == loaders.keys() and len(calls) == found
-    # every committed full-set capture, labelled as before: the bundles' own, then results/<gpu>-<date>/why/'s
+    # every committed full-set capture, labelled as before: the bundles' own, then results/<gpu>-<date>/why*/'s
     expected = [
         f"bundled {b.device_name}, {raw.stem.removeprefix('ncu_').removesuffix('_raw')} ({b.date})"
         for b in bundles.discover_bundles()
         for raw, _, _ in real(b.path)
-    ] + [
-        f"measured {raw.parent.parent.name}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
-        for raw, _, _ in why.later_captures(ROOT / "results")
-    ]
+    ] + [why.later_capture_label(raw) for raw, _, _ in why.later_captures(ROOT / "results")]
+    assert "measured h200-2026-11-29: why_streamk_5120" in loaders
+    assert "measured h200-2026-11-29/why_session20: why_streamk_5120" in loaders
+    assert "measured h200-2026-11-29/why_cluster: why_streamk_cluster_8192" in loaders
     assert sorted(loaders) == sorted(expected)
     assert list(loaders)[:2] == [
         "bundled NVIDIA H100 80GB HBM3, why_4096 (2026-11-22)",
         "bundled NVIDIA H100 80GB HBM3, why_1024 (2026-11-22)",
     ]
     assert devices[list(loaders)[0]] == "NVIDIA H100 80GB HBM3"
+
+
+def test_a_days_why_folder_comes_first_then_its_other_capture_folders_by_name() -> None:
+    found = [f"{raw.parent.parent.name}/{raw.parent.name}" for raw, _, _ in why.later_captures(ROOT / "results")]
+    assert found[:5] == [
+        "h200-2026-11-29/why",
+        "h200-2026-11-29/why8192",
+        "h200-2026-11-29/why_cluster",
+        "h200-2026-11-29/why_session20",
+        "h200-2026-11-28/why",
+    ]
 
 
 def test_a_folder_of_captures_alone_takes_its_gpu_from_a_bundle_of_the_same_gpu() -> None:

@@ -130,9 +130,20 @@ def folder_gpu(folder: str, gpus: dict[str, str]) -> str:
 
 
 def later_captures(root: Path) -> list[tuple[Path, Path | None, Path | None]]:
-    """Captures kept in results/<gpu>-<date>/why/ (a stage's output, not a bundle), newest folder first."""
-    folders = sorted(root.glob("*/why"), key=lambda f: f.parent.name[-10:], reverse=True) if root.is_dir() else []
+    """Captures kept in results/<gpu>-<date>/why*/ (a stage's output, not a bundle: why/, why8192/, ...), newest
+    day first; in a day why/ first, then the other folders by name. Each folder has its own compiled_sources/, so
+    captures of one day made from different versions of a kernel file each read their own."""
+    by_name = sorted((f for f in root.glob("*/why*") if f.is_dir()), key=lambda f: f.name) if root.is_dir() else []
+    # A stable sort: within one day and kind the names stay in order.
+    folders = sorted(by_name, key=lambda f: (f.parent.name[-10:], f.name == "why"), reverse=True)
     return [capture for folder in folders for capture in bundled_captures(folder)]
+
+
+def later_capture_label(raw: Path) -> str:
+    """The Why page's label of a capture in results/<gpu>-<date>/why*/: "measured h200-2026-11-29: why_streamk_5120"
+    from why/, "measured h200-2026-11-29/why8192: why_streamk_8192" from another why* folder."""
+    folder = raw.parent.parent.name if raw.parent.name == "why" else f"{raw.parent.parent.name}/{raw.parent.name}"
+    return f"measured {folder}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
 
 
 def load_capture(name: str, raw: Path, cuda_sass: Path | None = None, sass: Path | None = None) -> WhyData:

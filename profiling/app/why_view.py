@@ -163,7 +163,7 @@ def context_order(captures: list[tuple[str, str, str, T]], bundle: str | None, d
 @cache.resource(show_spinner=False)
 def _committed_captures() -> tuple[tuple[str, str, str, tuple[str, str | None, str | None]], ...]:
     """(label, GPU name, bundle or folder name, capture paths) of every committed full-set capture: the bundles'
-    (ui.bundles, read once per process) and results/<gpu>-<date>/why/'s. Found once per process like the bundles,
+    (ui.bundles, read once per process) and results/<gpu>-<date>/why*/'s. Found once per process like the bundles,
     instead of globbing the folders and reading each raw page's header on every visit."""
     found: list[tuple[str, str, str, tuple[str, str | None, str | None]]] = []
     bundles = ui.bundles()
@@ -177,7 +177,7 @@ def _committed_captures() -> tuple[tuple[str, str, str, tuple[str, str | None, s
     gpus = {b.name.split("/")[0]: b.device_name for b in bundles}
     for raw, cuda_sass, sass in why.later_captures(BUNDLED_RESULTS_DIR):
         folder = raw.parent.parent.name
-        label = f"measured {folder}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
+        label = why.later_capture_label(raw)
         paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
         found.append((label, why.folder_gpu(folder, gpus), folder, paths))
     return tuple(found)
