@@ -1,5 +1,6 @@
-// The persistent Hopper AddMM body shared by wgmma-persistent (CLUSTER 1), wgmma-cluster (CLUSTER 2) and
-// wgmma-persistent-bf16 (CLUSTER 1, IN bf16: bfloat16 A and B, the same 2-byte tiles and boxes): one block
+// The persistent Hopper AddMM body shared by wgmma-persistent (CLUSTER 1), wgmma-cluster (CLUSTER 2),
+// wgmma-persistent-bf16 (CLUSTER 1, IN bf16: bfloat16 A and B, the same 2-byte tiles and boxes) and the strips
+// builds (hopper_strips.cuh: wgmma-staged, wgmma-streamk, -bf16, and wgmma-streamk-cluster, CLUSTER 2): one block
 // per SM walks output tiles of 128 x 256 in grouped order; a producer warp group (one thread issues the TMA copies)
 // streams 64-deep K slices through a 4-slot ring across tile boundaries; two consumer warp groups multiply
 // (m64n256k16, 64 rows each). Same operation, operands and edge rules as wgmma-tma-store (D = alpha*A*B + beta*C,
@@ -84,9 +85,10 @@ namespace wgmma_persistent {
 #ifndef PERSISTENT_NO_STORE
 #define PERSISTENT_NO_STORE 0
 #endif
-// PERSISTENT_STREAMK 1 (wgmma-streamk's build, with EPILOGUE 4 and CLUSTER 1): the tiles that do not fill a last wave
-// of the grid are shared out as equal runs of K slices (stream-K over the tail), so no block idles through a last
-// wave that a fraction of the blocks run.
+// PERSISTENT_STREAMK 1 (wgmma-streamk's build, with EPILOGUE 4; wgmma-streamk-cluster's with CLUSTER 2): the tiles
+// that do not fill a last wave of the grid are shared out as equal runs of K slices (stream-K over the tail), so no
+// block idles through a last wave that a fraction of the blocks run. In a cluster both blocks run the same runs of
+// their own tiles.
 #ifndef PERSISTENT_STREAMK
 #define PERSISTENT_STREAMK 0
 #endif
