@@ -864,11 +864,11 @@ residency)
 hopper_ab)
   # Issue 31's Hopper target in one call: paired, interleaved A/B (95 % interval of the time ratio) of each Hopper
   # AddMM step against cuBLAS doing the same AddMM (FP16, and BF16 for the BF16 step) at 4096 and 8192, clocks and
-  # power before and after. About 3 minutes on an H200.
+  # power before and after. About 4 minutes on an H200.
   stage hopper_ab
   F="$EV/hopper_ab"; mkdir -p "$F"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
-  ab_pairs "$F" 4096,8192 cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store cublas-addmm,wgmma-cluster cublas-addmm-bf16,wgmma-persistent-bf16 cublas-addmm,wgmma-staged
+  ab_pairs "$F" 4096,8192 cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store cublas-addmm,wgmma-cluster cublas-addmm-bf16,wgmma-persistent-bf16 cublas-addmm,wgmma-staged cublas-addmm,wgmma-streamk-cluster
   { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$F/env.txt" 2>&1
   record hopper_ab "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
   ;;
