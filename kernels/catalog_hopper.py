@@ -134,6 +134,36 @@ WGMMA_STREAMK = replace(
 )
 
 
+WGMMA_STREAMK_CLUSTER = replace(
+    WGMMA_STREAMK,
+    id="wgmma-streamk-cluster",
+    title="Hopper AddMM: stream-K in 2-block clusters multicasting B",
+    adds="wgmma-streamk run as thread-block clusters of two blocks, as wgmma-cluster is to wgmma-persistent: the "
+    "two blocks of a cluster take vertically adjacent 128x256 tiles, which need the same slices of B, and each "
+    "block's producer loads two of a slice's four 64-column B boxes and multicasts them by TMA into both blocks' "
+    "stages, so B leaves L2 once per pair (32 KB instead of 48 KB per block and slice). A stage is refilled once "
+    "the consumers of both blocks have released it. The schedule walks units of two tiles, the stream-K tail "
+    "included: both blocks of a cluster run the same K slices of their own tiles, and each block's partial sums "
+    "take the slot of its own block index. The producer needs 64 registers (it spills at 56). Why it pays now "
+    "when wgmma-cluster did not: at 8192^3 on an H200 these kernels run at the power limit. Under ncu "
+    "(results/h200-2026-11-29/why8192/, clocks free) wgmma-streamk took 2.250 M cycles against cuBLAS's "
+    "2.335 M but ran at 1.466 GHz against 1.537, and moved 424 M L2 sectors against cuBLAS's 292 M (cuBLAS's "
+    "kernel runs 1x2 clusters): fewer cycles, at a lower clock. Measured (H200, "
+    "results/h200-2026-11-29/cluster_sk/, 16 rested rounds, % of cublas-addmm): 8192^3 101.6 against "
+    "wgmma-streamk's 100.4 (1.4696 against 1.4870 ms), 4096^3 107.1 against 106.8; in 12 rounds (sizes/) "
+    "6144^3 99.5 against 98.3, 5120^3 96.0 against 95.6, 10240^3 97.4 against 97.0, 3072^3 84.4 against 85.0. "
+    "Paired A/B, every pair after 2 s of rest (hskc/): against cublas-addmm 0.9959 [0.994, 0.998] at 8192^3 "
+    "and 0.9315 at 4096^3, against wgmma-streamk 0.9921 at 8192^3. Under ncu at 8192^3 (why_cluster/) it "
+    "took 0.3 % more cycles than wgmma-streamk, at a 0.8 % higher clock, with 8 % fewer L2 sectors.",
+    source="hgemm_wgmma_streamk_cluster.cu",
+    entry="hgemm_wgmma_streamk_cluster",
+    design_doc="CUDA Programming Guide, thread block clusters; PTX ISA cp.async.bulk.tensor .multicast::cluster, "
+    "mbarrier.arrive .shared::cluster; Osama et al., Stream-K (2023); builds on wgmma-streamk",
+    previous="wgmma-streamk",
+    cluster=2,
+)
+
+
 HOPPER_KERNELS: tuple[KernelSpec, ...] = (
     KernelSpec(
         id="wgmma-tma",
@@ -313,32 +343,22 @@ HOPPER_KERNELS: tuple[KernelSpec, ...] = (
         "cuTensorMapEncodeTiled with CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; builds on wgmma-streamk",
         previous="wgmma-streamk",
     ),
+    WGMMA_STREAMK_CLUSTER,
     replace(
-        WGMMA_STREAMK,
-        id="wgmma-streamk-cluster",
-        title="Hopper AddMM: stream-K in 2-block clusters multicasting B",
-        adds="wgmma-streamk run as thread-block clusters of two blocks, as wgmma-cluster is to wgmma-persistent: the "
-        "two blocks of a cluster take vertically adjacent 128x256 tiles, which need the same slices of B, and each "
-        "block's producer loads two of a slice's four 64-column B boxes and multicasts them by TMA into both blocks' "
-        "stages, so B leaves L2 once per pair (32 KB instead of 48 KB per block and slice). A stage is refilled once "
-        "the consumers of both blocks have released it. The schedule walks units of two tiles, the stream-K tail "
-        "included: both blocks of a cluster run the same K slices of their own tiles, and each block's partial sums "
-        "take the slot of its own block index. The producer needs 64 registers (it spills at 56). Why it pays now "
-        "when wgmma-cluster did not: at 8192^3 on an H200 these kernels run at the power limit. Under ncu "
-        "(results/h200-2026-11-29/why8192/, clocks free) wgmma-streamk took 2.250 M cycles against cuBLAS's "
-        "2.335 M but ran at 1.466 GHz against 1.537, and moved 424 M L2 sectors against cuBLAS's 292 M (cuBLAS's "
-        "kernel runs 1x2 clusters): fewer cycles, at a lower clock. Measured (H200, "
-        "results/h200-2026-11-29/cluster_sk/, 16 rested rounds, % of cublas-addmm): 8192^3 101.6 against "
-        "wgmma-streamk's 100.4 (1.4696 against 1.4870 ms), 4096^3 107.1 against 106.8; in 12 rounds (sizes/) "
-        "6144^3 99.5 against 98.3, 5120^3 96.0 against 95.6, 10240^3 97.4 against 97.0, 3072^3 84.4 against 85.0. "
-        "Paired A/B, every pair after 2 s of rest (hskc/): against cublas-addmm 0.9959 [0.994, 0.998] at 8192^3 "
-        "and 0.9315 at 4096^3, against wgmma-streamk 0.9921 at 8192^3. Under ncu at 8192^3 (why_cluster/) it "
-        "took 0.3 % more cycles than wgmma-streamk, at a 0.8 % higher clock, with 8 % fewer L2 sectors.",
-        source="hgemm_wgmma_streamk_cluster.cu",
-        entry="hgemm_wgmma_streamk_cluster",
-        design_doc="CUDA Programming Guide, thread block clusters; PTX ISA cp.async.bulk.tensor .multicast::cluster, "
-        "mbarrier.arrive .shared::cluster; Osama et al., Stream-K (2023); builds on wgmma-streamk",
-        previous="wgmma-streamk",
-        cluster=2,
+        WGMMA_STREAMK_CLUSTER,
+        id="wgmma-streamk-cluster-bf16",
+        title="Hopper AddMM, BF16: stream-K in 2-block clusters on bfloat16 inputs",
+        adds="wgmma-streamk-cluster with bfloat16 A and B instead of float16, and nothing else, as wgmma-streamk-bf16 "
+        "is to wgmma-streamk: the same source body (kernels/src/hopper_persistent.cuh), clusters, tiles, ring, strips "
+        "epilogue and stream-K tail; A's and B's tensor maps say BFLOAT16 and the wgmma instruction multiplies .bf16 "
+        "inputs into the same float32 accumulators. C and D stay float32. Compared with cuBLAS doing the same BF16 "
+        "AddMM (cublas-addmm-bf16).",
+        operation="bgemm_addmm",
+        source="bgemm_wgmma_streamk_cluster.cu",
+        entry="bgemm_wgmma_streamk_cluster",
+        dtype="bfloat16",
+        design_doc="PTX ISA wgmma.mma_async (.bf16 inputs, f32 accumulators); CUDA driver API "
+        "cuTensorMapEncodeTiled with CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; builds on wgmma-streamk-cluster",
+        previous="wgmma-streamk-cluster",
     ),
 )

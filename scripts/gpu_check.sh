@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -839,6 +839,20 @@ hskc)
     sanitize_at_shapes 150 "$F" hskc_sanitizer skc wgmma-streamk-cluster 1024x6144x1072,2064x4096x528,1136x4112x528
     record hskc "tests: $(tail -1 "$F/gpu_tests.txt")"
   fi
+  ;;
+hskcbf16)
+  # wgmma-streamk-cluster-bf16 (issue 31): the persistent Hopper kernels' GPU tests (it among them), memcheck and
+  # racecheck of it at two split tails, all verified, then the paired A/B (every pair after 2 s of rest) against
+  # cuBLAS's BF16 AddMM at 4096 and 8192 and against wgmma-streamk-bf16 at 8192. About 7 minutes on an H200.
+  stage hskcbf16
+  F="$EV/hskcbf16"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  timeout 300 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  sanitize_at_shapes 150 "$F" hskcbf16_sanitizer skcb wgmma-streamk-cluster-bf16 2064x4096x528,1136x4112x528
+  for pair in cublas-addmm-bf16,wgmma-streamk-cluster-bf16:4096,8192 wgmma-streamk-bf16,wgmma-streamk-cluster-bf16:8192; do
+    timeout 150 $PY -m profiling bench --ab "${pair%%:*}" --sizes "${pair#*:}" --rest 2 --repeats 20 \
+       --json "$F/ab_${pair%%:*}.json" > "$F/ab_${pair%%:*}.txt" 2>&1; tail -3 "$F/ab_${pair%%:*}.txt"
+  done
+  record hskcbf16 "tests: $(tail -1 "$F/gpu_tests.txt"); $(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
   ;;
 why8192)
   # Issue 31: where wgmma-streamk's warps wait at 8192^3, FP16, the one cell of the H200 target still short: ncu's full

@@ -45,6 +45,7 @@ def steps(request: pytest.FixtureRequest) -> tuple[int, dict[tuple[str, str], X.
                 "wgmma-streamk",
                 "wgmma-streamk-bf16",
                 "wgmma-streamk-cluster",
+                "wgmma-streamk-cluster-bf16",
                 "v8-splitk",
                 "v9-splitk",
                 "v9-clusterk",

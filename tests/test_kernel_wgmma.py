@@ -32,6 +32,7 @@ HOPPER = (
     "wgmma-streamk",
     "wgmma-streamk-bf16",
     "wgmma-streamk-cluster",
+    "wgmma-streamk-cluster-bf16",
 )
 needs_nvcc = pytest.mark.skipif(tool_path("nvcc") is None, reason="nvcc is not installed (CUDA toolkit absent)")
 
@@ -270,6 +271,7 @@ def test_a_narrower_slice_names_its_swizzle_and_the_driver_limits_hold() -> None
         "wgmma-streamk",
         "wgmma-streamk-bf16",
         "wgmma-streamk-cluster",
+        "wgmma-streamk-cluster-bf16",
     ],
 )
 def test_persistent_kernels_build_without_spills_for_one_block_per_sm(kernel_id: str) -> None:
@@ -346,7 +348,12 @@ def test_bf16_builds_with_the_fp16_kernels_registers_and_no_spills() -> None:
 
 @needs_nvcc
 @pytest.mark.parametrize(
-    "bf16_id,fp16_id", [("wgmma-persistent-bf16", "wgmma-persistent"), ("wgmma-streamk-bf16", "wgmma-streamk")]
+    "bf16_id,fp16_id",
+    [
+        ("wgmma-persistent-bf16", "wgmma-persistent"),
+        ("wgmma-streamk-bf16", "wgmma-streamk"),
+        ("wgmma-streamk-cluster-bf16", "wgmma-streamk-cluster"),
+    ],
 )
 def test_bf16_machine_code_is_the_fp16_kernels_with_bf16_multiplies(bf16_id: str, fp16_id: str) -> None:
     """Instruction for instruction the FP16 kernel's SASS, registers included; only the four HGMMA of a K slice
@@ -478,3 +485,20 @@ def test_streamk_cluster_sass_multicasts_b_and_hands_partial_sums_over() -> None
     assert sum(re.match(r"LDG\.E\.128\.STRONG\.GPU", t) is not None for t in text) == 32
     # The producer runs in 64 registers, the consumers in 216 (setmaxnreg).
     assert re.search(r"USETMAXREG\.DEALLOC\.CTAPOOL 0x40\b", joined) and re.search(r"USETMAXREG.*0xd8\b", joined)
+
+
+def test_the_streamk_cluster_bf16_step_is_wgmma_streamk_cluster_with_bfloat16_inputs_and_nothing_else() -> None:
+    spec = get_kernel("wgmma-streamk-cluster-bf16")
+    ids = [s.id for s in CATALOG]
+    assert ids.index("wgmma-streamk-cluster-bf16") == ids.index("wgmma-streamk-cluster") + 1
+    assert (spec.previous, spec.operation, spec.dtype, spec.cluster) == (
+        "wgmma-streamk-cluster",
+        "bgemm_addmm",
+        "bfloat16",
+        2,
+    )
+    differing = {k for k, v in spec.to_dict().items() if STREAMK_CLUSTER.to_dict()[k] != v}
+    assert differing == {"id", "title", "adds", "operation", "source", "entry", "dtype", "design_doc", "previous"}
+    source = spec.read_source()
+    assert "#define PERSISTENT_SK_PRODUCER_REGS 64" in source and "__cluster_dims__(2, 1, 1)" in source
+    assert "persistent_addmm<2, hopper::Input::bf16>(" in source

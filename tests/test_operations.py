@@ -74,6 +74,7 @@ def test_tensor_core_work_is_exactly_the_half_precision_operations() -> None:
         "wgmma-streamk",
         "wgmma-streamk-bf16",
         "wgmma-streamk-cluster",
+        "wgmma-streamk-cluster-bf16",
     }
     assert all(s.group in ("tensor-core", "reference") for s in CATALOG if s.is_tensor_core)
     assert OPERATIONS["sgemm"].compute == "fp32" and OPERATIONS["hgemm_addmm"].compute == "tensor"

@@ -31,6 +31,7 @@ def captured_steps() -> list[tuple[str, str]]:
         "wgmma-persistent",
         "wgmma-cluster",
         "wgmma-streamk",
+        "wgmma-streamk-cluster",
         "v8-splitk",
         "v9-splitk",
         "v9-clusterk",

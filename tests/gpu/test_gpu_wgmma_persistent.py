@@ -1,7 +1,7 @@
 """On a GPU: the persistent Hopper kernels (wgmma-persistent; wgmma-cluster, its 2-block clusters multicasting B;
 wgmma-staged, its epilogue through staging boxes with C's slots released one by one; wgmma-streamk, the last wave's
-tiles shared out along K; wgmma-streamk-cluster, wgmma-streamk in 2-block clusters) match float32 arithmetic on their
-half inputs at awkward sizes, and any other GPU than compute capability 9.0 refuses them.
+tiles shared out along K; wgmma-streamk-cluster and its BF16 twin, wgmma-streamk in 2-block clusters) match float32
+arithmetic on their half inputs at awkward sizes, and any other GPU than compute capability 9.0 refuses them.
 
 The shapes aim at their own ordering rules: K of one and two 64-deep slices with many tiles per block run the ring
 (K slices and the C slots after each tile's) through many rounds across tile boundaries (a parity or release
@@ -26,6 +26,7 @@ SPECS = [
     get_kernel("wgmma-streamk"),
     get_kernel("wgmma-streamk-bf16"),
     get_kernel("wgmma-streamk-cluster"),
+    get_kernel("wgmma-streamk-cluster-bf16"),
 ]
 SHAPES = [
     Shape(16, 16, 16),
