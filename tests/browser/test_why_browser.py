@@ -69,3 +69,30 @@ def _shot(page, name: str, width: int) -> None:
     page.screenshot(path=str(shot), full_page=True)
     page.set_viewport_size({"width": width, "height": 900})
     assert shot.stat().st_size > 50_000
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_cluster_step_s_capture_explains_it_by_link(width: int, browser, server) -> None:
+    """A link to results/h200-2026-11-29/why_cluster's capture opens its one step, wgmma-streamk ->
+    wgmma-streamk-cluster (1,503.3 -> 1,495.5 us in its raw CSV); screenshot why-cluster-explain-<width>.png."""
+    from urllib.parse import urlencode
+
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_text("No GPU found").wait_for(timeout=60_000)
+    query = urlencode(
+        {"data": "measured h200-2026-11-29/why_cluster: why_streamk_cluster_8192", "tab": "explain-a-step"}
+    )
+    page.goto(f"{server}/Why?{query}", wait_until="domcontentloaded")
+    page.get_by_text("wgmma-streamk → wgmma-streamk-cluster: time -1% (1,503.3 → 1,495.5 us)").wait_for(timeout=60_000)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= 1", timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1500)
+    body = page.locator("body").inner_text()
+    assert "instructions issued 182.17M → 195.97M" in body
+    _check(page, width)
+    _shot(page, f"why-cluster-explain-{width}.png", width)
+    assert not errors, errors
+    page.close()
