@@ -215,8 +215,8 @@ constexpr bool STREAMK = PERSISTENT_STREAMK != 0;
 #ifndef PERSISTENT_SK_REGS  // measurement only: 1 gives wgmma-streamk the other steps' 40 / 232
 #define PERSISTENT_SK_REGS 0
 #endif
-// The 320-wide tile's producer (five B boxes a slice) spills a word at 40.
-// The stream-K producer's registers: 56, or more for the two-block cluster's (spills at 56).
+// The stream-K producer's registers: 56 (wgmma-streamk), 64 in two-block clusters (wgmma-streamk-cluster's producer
+// spills 48 bytes at 56). The 320-wide tile's producer (five B boxes a slice) spills a word at 40.
 #ifndef PERSISTENT_SK_PRODUCER_REGS
 #define PERSISTENT_SK_PRODUCER_REGS 56
 #endif
@@ -1034,7 +1034,8 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
             if (!work.finishes || work.k_begin > 0) {
                 const int ti = tid % 128;
                 if (!work.finishes) {
-                    // A contribution: this piece's sums go to this block's slot, and its flag says they are there.
+                    // A contribution: this piece's sums go to this block's slot, and its flag says they are there
+                    // (slots by block index: in a cluster both blocks run the same pieces of their own tiles).
                     float4* slot = tail_slot(schedule.block() * CLUSTER + rank, consumer);
 #pragma unroll
                     for (int q = 0; q < 32; ++q)
