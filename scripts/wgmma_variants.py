@@ -118,7 +118,13 @@ VARIANTS = [
     # with stream-K over the tail: at 8192^3 the kernels run at the power limit (why8192/: wgmma-streamk in 3.6 %
     # fewer cycles than cuBLAS's AddMM, at a 4.6 % lower clock), and cuBLAS's kernel moves 30 % fewer L2 sectors.
     ("cluster strips fast", "wgmma-cluster", [STRIPS, *FAST]),
-    ("cluster stream-K", "wgmma-cluster", [STRIPS, *FAST, "-DPERSISTENT_STREAMK=1", "-DPERSISTENT_SK_PRODUCER_REGS=64"]),
+    (
+        "cluster stream-K",
+        "wgmma-cluster",
+        [STRIPS, *FAST, "-DPERSISTENT_STREAMK=1", "-DPERSISTENT_SK_PRODUCER_REGS=64"],
+    ),
+    # The same build as the catalog's step since session 25 (the same SASS).
+    ("stream-K cluster (catalog)", "wgmma-streamk-cluster", []),
 ]
 UNCHECKED = (NO_EPILOGUE, NO_STORE, BETA0)
 REST_S = float(os.environ.get("VARIANTS_REST_S", "0"))
