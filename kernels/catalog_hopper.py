@@ -146,15 +146,16 @@ WGMMA_STREAMK_CLUSTER = replace(
     "included: both blocks of a cluster run the same K slices of their own tiles, and each block's partial sums "
     "take the slot of its own block index. The producer needs 64 registers (it spills at 56). Why it pays now "
     "when wgmma-cluster did not: at 8192^3 on an H200 these kernels run at the power limit. Under ncu "
-    "(results/h200-2026-11-29/why8192/, clocks free) wgmma-streamk took 2.250 M cycles against cuBLAS's "
-    "2.335 M but ran at 1.466 GHz against 1.537, and moved 424 M L2 sectors against cuBLAS's 292 M (cuBLAS's "
+    "(results/h200-2026-11-29/why8192/, clocks free) wgmma-streamk took 2.216 M SM cycles against cuBLAS's "
+    "2.312 M but ran at 1.444 GHz against 1.522, and moved 424 M L2 sectors against cuBLAS's 292 M (cuBLAS's "
     "kernel runs 1x2 clusters): fewer cycles, at a lower clock. Measured (H200, "
     "results/h200-2026-11-29/cluster_sk/, 16 rested rounds, % of cublas-addmm): 8192^3 101.6 against "
     "wgmma-streamk's 100.4 (1.4696 against 1.4870 ms), 4096^3 107.1 against 106.8; in 12 rounds (sizes/) "
     "6144^3 99.5 against 98.3, 5120^3 96.0 against 95.6, 10240^3 97.4 against 97.0, 3072^3 84.4 against 85.0. "
     "Paired A/B, every pair after 2 s of rest (hskc/): against cublas-addmm 0.9959 [0.994, 0.998] at 8192^3 "
     "and 0.9315 at 4096^3, against wgmma-streamk 0.9921 at 8192^3. Under ncu at 8192^3 (why_cluster/) it "
-    "took 0.3 % more cycles than wgmma-streamk, at a 0.8 % higher clock, with 8 % fewer L2 sectors.",
+    "took 0.7 % more cycles than wgmma-streamk, at a 1.2 % higher SM clock (1.480 -> 1.498 GHz), with 8 % fewer "
+    "L2 sectors.",
     source="hgemm_wgmma_streamk_cluster.cu",
     entry="hgemm_wgmma_streamk_cluster",
     design_doc="CUDA Programming Guide, thread block clusters; PTX ISA cp.async.bulk.tensor .multicast::cluster, "

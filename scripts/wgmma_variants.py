@@ -115,8 +115,8 @@ VARIANTS = [
     ("stream-K C prefetched 4 slices ahead", "wgmma-streamk", ["-DPERSISTENT_C_PREFETCH=4"]),
     ("stream-K C prefetched 32 slices ahead", "wgmma-streamk", ["-DPERSISTENT_C_PREFETCH=32"]),
     # The two-block cluster (B multicast: a third fewer bytes out of L2) with the strips builds' switches, without and
-    # with stream-K over the tail: at 8192^3 the kernels run at the power limit (why8192/: wgmma-streamk in 3.6 %
-    # fewer cycles than cuBLAS's AddMM, at a 4.6 % lower clock), and cuBLAS's kernel moves 30 % fewer L2 sectors.
+    # with stream-K over the tail: at 8192^3 the kernels run at the power limit (why8192/: wgmma-streamk in 4.1 %
+    # fewer cycles than cuBLAS's AddMM, at a 5.1 % lower SM clock), and cuBLAS's kernel moves 30 % fewer L2 sectors.
     ("cluster strips fast", "wgmma-cluster", [STRIPS, *FAST]),
     (
         "cluster stream-K",

@@ -249,3 +249,56 @@ TOP_THREE = {
 def test_the_top_three_of_every_ladder_step(steps: tuple) -> None:
     size, found = steps
     assert {step: top_keys(expl) for step, expl in found.items()} == TOP_THREE[size]
+
+
+H200_CAPTURES = ROOT / "results" / "h200-2026-11-29"
+
+
+@pytest.mark.parametrize(
+    "folder,base,cand,clocks,line",
+    [
+        # The step that wins on the clock: 0.7 % more cycles at a 1.2 % higher clock.
+        (
+            "why_cluster",
+            "wgmma-streamk",
+            "wgmma-streamk-cluster",
+            (1.479736, 1.497557),
+            "wgmma-streamk -> wgmma-streamk-cluster: time -1% (1,503.3 -> 1,495.5 us); "
+            "cycles +0.7% at a +1.2% SM clock (1.480 -> 1.498 GHz); ",
+        ),
+        # cuBLAS's AddMM against ours at the power limit: ours in 4.1 % fewer cycles, at a 5.1 % lower clock.
+        (
+            "why8192",
+            "cublas-addmm",
+            "wgmma-streamk",
+            (1.521929, 1.443597),
+            "cublas-addmm -> wgmma-streamk: time +1% (1,519.1 -> 1,535.1 us); "
+            "cycles -4.1% at a -5.1% SM clock (1.522 -> 1.444 GHz); ",
+        ),
+    ],
+)
+def test_a_step_that_moved_the_clock_says_so_first(folder, base, cand, clocks, line) -> None:
+    """Real H200 captures at 8192^3 with clocks free: the clock over a launch (elapsed cycles per ns) is ncu's own
+    SM frequency (sm__cycles_elapsed.avg.per_second, in the same CSV), and the summary splits time into cycles
+    and clock where the clock moved at least a third as much as the time."""
+    raw = next((H200_CAPTURES / folder).glob("ncu_why_*_raw.csv"))
+    launches = L.load_report(raw).launches
+    expl = X.explain(X.find_launch(launches, base), X.find_launch(launches, cand))
+    assert (expl.clock_before_ghz, expl.clock_after_ghz) == pytest.approx(clocks, abs=2e-3)
+    assert expl.summary.startswith(line), expl.summary
+    (clock,) = [i for i in expl.items if i.key == "clock"]
+    assert (clock.unit, round(clock.before, 3), round(clock.after, 3)) == (
+        "GHz",
+        round(clocks[0], 3),
+        round(clocks[1], 3),
+    )
+    assert clock.short == f"SM clock {clocks[0]:.2f} -> {clocks[1]:.2f} GHz"
+    assert X.fmt(clock.before, clock.unit) == f"{clocks[0]:.3f} GHz"
+
+
+def test_a_clock_that_moved_little_against_the_time_stays_out_of_the_summary() -> None:
+    """H100 1024 capture, v3 -> v4: 47 % faster at a 0.7 % lower clock; the cycles tell that step."""
+    report = L.load_report(capture("ncu_why_1024_raw.csv"))
+    expl = X.explain(X.find_launch(report.launches, "v3"), X.find_launch(report.launches, "v4"))
+    assert expl.clock_after_ghz / expl.clock_before_ghz == pytest.approx(0.993, abs=1e-3)
+    assert "SM clock" not in expl.summary

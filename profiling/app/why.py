@@ -516,9 +516,9 @@ def ranked_table(expl: X.Explanation, top: int = 10) -> pd.DataFrame:
         {
             "rank": n,
             "what moved": item.label,
-            "before": X.fmt(item.before, item.unit) if item.key != "clock" else "",
-            "after": X.fmt(item.after, item.unit) if item.key != "clock" else "",
-            "change": X.change_text(item.before, item.after) if item.key != "clock" else "",
+            "before": X.fmt(item.before, item.unit),
+            "after": X.fmt(item.after, item.unit),
+            "change": X.change_text(item.before, item.after),
             "score": round(item.score, 3),
             "time carried": f"{item.effect_pct:+.0f}%" if item.carried else "",
             "interpretation": item.sentence,

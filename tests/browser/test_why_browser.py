@@ -92,6 +92,8 @@ def test_the_cluster_step_s_capture_explains_it_by_link(width: int, browser, ser
     page.wait_for_timeout(1500)
     body = page.locator("body").inner_text()
     assert "instructions issued 182.17M → 195.97M" in body
+    # Time is cycles over clock: this step took more cycles and won on the clock.
+    assert "cycles +0.7% at a +1.2% SM clock (1.480 → 1.498 GHz)" in body
     _check(page, width)
     _shot(page, f"why-cluster-explain-{width}.png", width)
     assert not errors, errors
