@@ -858,9 +858,10 @@ why8192)
   # Issue 31: where wgmma-streamk's warps wait at 8192^3, FP16, the one cell of the H200 target still short: ncu's full
   # set with source counters of cuBLAS's AddMM and wgmma-streamk, the SASS source page (why/ncu_why_streamk_8192_*).
   # About 3 minutes on an H200.
+  # WHY8192_KERNELS and WHY8192_NAME capture other kernels (session 25: cuBLAS's AddMM and wgmma-streamk-cluster).
   stage why8192
-  why_capture streamk_8192 cublas-addmm,wgmma-streamk 8192 8192 8192 400 cuda,sass
-  record why8192 "$(($(wc -l < "$EV/why/ncu_why_streamk_8192_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
+  why_capture "${WHY8192_NAME:-streamk_8192}" "${WHY8192_KERNELS:-cublas-addmm,wgmma-streamk}" 8192 8192 8192 400 cuda,sass
+  record why8192 "$(($(wc -l < "$EV/why/ncu_why_${WHY8192_NAME:-streamk_8192}_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
 residency)
   # Issue 31: the kernels whose blocks wait for other blocks of their launch (wgmma-streamk, -bf16, serial split-K)
