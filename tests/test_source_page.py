@@ -374,13 +374,21 @@ def test_a_cuda_header_ncu_could_read_keeps_its_text_and_our_files_read_the_capt
             990,
             ("hgemm_wgmma_streamk_cluster.cu", 14),
         ),
+        # e144220: two comment lines more above the consumers' loop
+        (
+            "why_cluster_cublas",
+            "source_why_cluster_cublas_8192_cuda_sass.csv.gz",
+            "wgmma-streamk-cluster",
+            992,
+            ("hgemm_wgmma_streamk_cluster.cu", 14),
+        ),
     ],
 )
 def test_each_why_folder_of_a_day_reads_its_own_compiled_sources(
     folder: str, page_name: str, kernel_id: str, wait_line: int, entry_line: tuple[str, int]
 ) -> None:
-    """results/h200-2026-11-29/why8192 and why_cluster (H200, 8192^3) were compiled from different versions of
-    hopper_persistent.cuh: the consumers' wgmma wait, their hottest line, sits at line 949 in one and 990 in the other."""
+    """results/h200-2026-11-29/why8192, why_cluster and why_cluster_cublas (H200, 8192^3) were compiled from three
+    versions of hopper_persistent.cuh: the consumers' wgmma wait, their hottest line, sits at line 949, 990 and 992."""
     page = SL.load_source_page(ROOT / "results" / "h200-2026-11-29" / folder / page_name)
     (kernel,) = [k for k in page.kernels if k.catalog_id == kernel_id]
     lines = {(Path(ln.file).name, ln.line): ln.text.strip() for ln in kernel.lines}

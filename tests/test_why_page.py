@@ -570,10 +570,11 @@ def test_the_committed_captures_are_found_once_and_offered_in_the_sidebars_order
 
 def test_a_days_why_folder_comes_first_then_its_other_capture_folders_by_name() -> None:
     found = [f"{raw.parent.parent.name}/{raw.parent.name}" for raw, _, _ in why.later_captures(ROOT / "results")]
-    assert found[:5] == [
+    assert found[:6] == [
         "h200-2026-11-29/why",
         "h200-2026-11-29/why8192",
         "h200-2026-11-29/why_cluster",
+        "h200-2026-11-29/why_cluster_cublas",
         "h200-2026-11-29/why_session20",
         "h200-2026-11-28/why",
     ]
