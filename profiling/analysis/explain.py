@@ -303,8 +303,8 @@ def _term_items(b: KernelLaunch, a: KernelLaunch, out: Explanation) -> list[Item
         elif key == "clock" and abs(term) >= CLOCK_SHOWN and out.clock_before_ghz and out.clock_after_ghz:
             cb, ca = out.clock_before_ghz, out.clock_after_ghz
             sentence = (
-                f"SM clock {cb:.3f} -> {ca:.3f} GHz over the launch (elapsed cycles per ns; at a power limit the "
-                f"clock falls with the power a kernel draws) ({effect} at the same cycles)"
+                f"SM clock {cb:.3f} -> {ca:.3f} GHz (elapsed cycles per ns of the launch): at a power limit the clock "
+                f"falls with the power a kernel draws ({effect} at the same cycles)"
             )
             items.append(
                 Item(key, "SM clock", "GHz", cb, ca, abs(term), term, sentence, f"SM clock {cb:.2f} -> {ca:.2f} GHz")
