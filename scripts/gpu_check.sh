@@ -864,13 +864,13 @@ why8192)
   record why8192 "$(($(wc -l < "$EV/why/ncu_why_${WHY8192_NAME:-streamk_8192}_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
 residency)
-  # Issue 31: the kernels whose blocks wait for other blocks of their launch (wgmma-streamk, -bf16, serial split-K)
-  # with all but four SMs held by another kernel's blocks (tests/gpu/test_gpu_residency.py,
+  # Issue 31: the kernels whose blocks wait for other blocks of their launch (wgmma-streamk, -bf16, -cluster, serial
+  # split-K) with all but four SMs held by another kernel's blocks (tests/gpu/test_gpu_residency.py,
   # profiling/gpu/residency.py): each must finish, verified, before the holders are let go. About 2 minutes.
   stage residency
   F="$EV/residency"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 300 $PY -m pytest tests/gpu/test_gpu_residency.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  for case in wgmma-streamk:1024x6144x1072 wgmma-streamk-bf16:2064x4096x528 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:127x127x8191 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:333x4096x333; do
+  for case in wgmma-streamk:1024x6144x1072 wgmma-streamk-bf16:2064x4096x528 wgmma-streamk-cluster:1024x6144x1072 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:127x127x8191 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:333x4096x333; do
     timeout 60 $PY -m profiling.gpu.residency --kernel "${case%%:*}" --shape "${case#*:}" --free-sms 4 >> "$F/probes.jsonl" 2>> "$F/probes.err"
   done
   cat "$F/probes.jsonl"
