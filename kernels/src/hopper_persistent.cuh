@@ -919,7 +919,7 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
         const unsigned desc_a_lo =
             opaque(static_cast<unsigned>(make_desc(smem_base + consumer * A_CONSUMER_BYTES, 16, 1024)));
         const unsigned desc_b_lo = opaque(static_cast<unsigned>(make_desc(smem_base + A_STAGE_BYTES, B_BOX_BYTES, 1024)));
-        constexpr unsigned long long DESC_HI = ((1024ull >> 4) << 32) | (1ull << 62);  // make_desc's: sbo 1024, 128-byte swizzle
+        constexpr unsigned long long DESC_HI = make_desc(0, 0, 1024) & ~0xFFFFFFFFull;  // sbo 1024, 128-byte swizzle
 #endif
 #if PERSISTENT_PINNED_BARS
         const unsigned full_ring = opaque(full0), empty_ring = opaque(empty0);

@@ -75,7 +75,7 @@ __device__ __forceinline__ void load_slice(unsigned smem_base, unsigned full0, u
 // wgmma shared-memory matrix descriptor: start address, leading and stride byte offsets (all >> 4), and the
 // swizzle mode in bits 62-63 (1 = 128-byte swizzle). Base offset (bits 49-51) stays 0: every swizzle atom
 // starts 1024-byte aligned.
-__device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo)
+__device__ __forceinline__ constexpr unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo)
 {
     return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3FFF) << 16) |
            ((unsigned long long)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
