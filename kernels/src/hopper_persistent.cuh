@@ -1073,9 +1073,9 @@ __device__ __forceinline__ void persistent_addmm(const hopper::TensorMap& map_a,
             float d_scale = alpha;
 #if PERSISTENT_EPILOGUE == 6
             if (c_how == 2) {
-                add_c_slot<CLUSTER, 0>(d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
-                add_c_slot<CLUSTER, 1>(d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
-                add_c_slot<CLUSTER, 2>(d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
+#pragma unroll
+                for (int o = 0; o < C_SLOTS; ++o)
+                    add_c_slot_at<CLUSTER>(o, d, pos, consumer, row_in_box, lane, smem_base, full0, empty0, alpha, beta);
                 d_scale = 1.0f;
             }
 #endif
