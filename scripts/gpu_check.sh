@@ -69,6 +69,15 @@ ab_pairs() {  # ab_pairs DIR SIZES PAIR...: the paired, interleaved A/B of each 
   done
 }
 
+rested_ab_pairs() {  # rested_ab_pairs DIR PAIR:SIZES...: the paired A/B of each PAIR (A,B) at its SIZES, every pair
+  # after 2 s of rest (none power-capped), 20 pairs each, into DIR/ab_<A>,<B>.json and .txt, each table printed
+  local dir=$1 pair; shift
+  for pair in "$@"; do
+    timeout 150 $PY -m profiling bench --ab "${pair%%:*}" --sizes "${pair#*:}" --rest 2 --repeats 20 \
+       --json "$dir/ab_${pair%%:*}.json" > "$dir/ab_${pair%%:*}.txt" 2>&1; tail -3 "$dir/ab_${pair%%:*}.txt"
+  done
+}
+
 why_capture() {  # why_capture NAME KERNELS M N K SECONDS VIEW...: ncu's full set with source counters of the kernels at
   # M x N x K into $EV/why/, exported as the raw and details pages and the source page in each VIEW (gzipped), under
   # the names the Why page looks for (ncu_why_<NAME>_raw.csv, source_why_<NAME>_<view>.csv.gz)
@@ -828,10 +837,7 @@ hskc)
   stage hskc
   F="$EV/hskc"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   if [ "${HSKC_AB:-0}" = 1 ]; then
-    for pair in cublas-addmm,wgmma-streamk-cluster:4096,8192 wgmma-streamk,wgmma-streamk-cluster:8192; do
-      timeout 150 $PY -m profiling bench --ab "${pair%%:*}" --sizes "${pair#*:}" --rest 2 --repeats 20 \
-         --json "$F/ab_${pair%%:*}.json" > "$F/ab_${pair%%:*}.txt" 2>&1; tail -3 "$F/ab_${pair%%:*}.txt"
-    done
+    rested_ab_pairs "$F" cublas-addmm,wgmma-streamk-cluster:4096,8192 wgmma-streamk,wgmma-streamk-cluster:8192
     why_capture streamk_cluster_8192 wgmma-streamk,wgmma-streamk-cluster 8192 8192 8192 400 cuda,sass
     record hskc "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts; why: $(($(wc -l < "$EV/why/ncu_why_streamk_cluster_8192_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   else
@@ -848,10 +854,7 @@ hskcbf16)
   F="$EV/hskcbf16"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 300 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
   sanitize_at_shapes 150 "$F" hskcbf16_sanitizer skcb wgmma-streamk-cluster-bf16 2064x4096x528,1136x4112x528
-  for pair in cublas-addmm-bf16,wgmma-streamk-cluster-bf16:4096,8192 wgmma-streamk-bf16,wgmma-streamk-cluster-bf16:8192; do
-    timeout 150 $PY -m profiling bench --ab "${pair%%:*}" --sizes "${pair#*:}" --rest 2 --repeats 20 \
-       --json "$F/ab_${pair%%:*}.json" > "$F/ab_${pair%%:*}.txt" 2>&1; tail -3 "$F/ab_${pair%%:*}.txt"
-  done
+  rested_ab_pairs "$F" cublas-addmm-bf16,wgmma-streamk-cluster-bf16:4096,8192 wgmma-streamk-bf16,wgmma-streamk-cluster-bf16:8192
   record hskcbf16 "tests: $(tail -1 "$F/gpu_tests.txt"); $(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
   ;;
 why8192)
