@@ -139,11 +139,16 @@ def later_captures(root: Path) -> list[tuple[Path, Path | None, Path | None]]:
     return [capture for folder in folders for capture in bundled_captures(folder)]
 
 
+def capture_name(raw: Path) -> str:
+    """A full-set capture's name from its raw page's: why_streamk_5120 from ncu_why_streamk_5120_raw.csv."""
+    return raw.stem.removeprefix("ncu_").removesuffix("_raw")
+
+
 def later_capture_label(raw: Path) -> str:
     """The Why page's label of a capture in results/<gpu>-<date>/why*/: "measured h200-2026-11-29: why_streamk_5120"
     from why/, "measured h200-2026-11-29/why8192: why_streamk_8192" from another why* folder."""
     folder = raw.parent.parent.name if raw.parent.name == "why" else f"{raw.parent.parent.name}/{raw.parent.name}"
-    return f"measured {folder}: {raw.stem.removeprefix('ncu_').removesuffix('_raw')}"
+    return f"measured {folder}: {capture_name(raw)}"
 
 
 def load_capture(name: str, raw: Path, cuda_sass: Path | None = None, sass: Path | None = None) -> WhyData:

@@ -169,9 +169,7 @@ def _committed_captures() -> tuple[tuple[str, str, str, tuple[str, str | None, s
     bundles = ui.bundles()
     for bundle in bundles:
         for raw, cuda_sass, sass in why.bundled_captures(bundle.path):
-            label = (
-                f"bundled {bundle.device_name}, {raw.stem.removeprefix('ncu_').removesuffix('_raw')} ({bundle.date})"
-            )
+            label = f"bundled {bundle.device_name}, {why.capture_name(raw)} ({bundle.date})"
             paths = (str(raw), str(cuda_sass) if cuda_sass else None, str(sass) if sass else None)
             found.append((label, bundle.device_name, bundle.name, paths))
     gpus = {b.name.split("/")[0]: b.device_name for b in bundles}
