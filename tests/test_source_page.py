@@ -340,16 +340,21 @@ def test_dominant_stall_skips_selected_unless_it_is_all_there_is() -> None:
     assert S.dominant_stall({}) is None
 
 
+def h200_capture_lines(folder: str, page_name: str, kernel_id: str) -> tuple[S.KernelSource, dict]:
+    """A catalog kernel of a capture in results/h200-2026-11-29/<folder>/, and its lines' text by (file, line)."""
+    page = SL.load_source_page(ROOT / "results" / "h200-2026-11-29" / folder / page_name)
+    (kernel,) = [k for k in page.kernels if k.catalog_id == kernel_id]
+    return kernel, {(Path(ln.file).name, ln.line): ln.text.strip() for ln in kernel.lines}
+
+
 def test_a_cuda_header_ncu_could_read_keeps_its_text_and_our_files_read_the_capture_s_sources() -> None:
     """results/h200-2026-11-29/why_session20 (H200, session 20's capture): wgmma-streamk calls __ldcg and __stcg,
     whose lines ncu read from the CUDA toolkit's sm_32_intrinsics.hpp while it could not open ours; those keep ncu's
     text, our lines read the files as compiled for the capture (compiled_sources/: hopper_persistent.cuh changed
     after it)."""
-    folder = ROOT / "results" / "h200-2026-11-29" / "why_session20"
-    page = SL.load_source_page(folder / "source_why_streamk_5120_cuda_sass.csv.gz")  # compiled_sources/ beside it
-    (kernel,) = [k for k in page.kernels if k.catalog_id == "wgmma-streamk"]
+    # compiled_sources/ beside it
+    kernel, lines = h200_capture_lines("why_session20", "source_why_streamk_5120_cuda_sass.csv.gz", "wgmma-streamk")
     assert kernel.source_note == "kernels/src/hgemm_wgmma_streamk.cu (catalog, as compiled for this capture)"
-    lines = {(Path(ln.file).name, ln.line): ln.text.strip() for ln in kernel.lines}
     assert lines[("sm_32_intrinsics.hpp", 183)].startswith("__SM_32_INTRINSICS_DECL__ float4 __ldcg(")
     assert lines[("hopper_persistent.cuh", 603)] == "wgmma_wait<WGMMA_IN_FLIGHT>();"
     assert lines[("hgemm_wgmma_streamk.cu", 15)].startswith("hgemm_wgmma_streamk(const __grid_constant__")
@@ -389,8 +394,6 @@ def test_each_why_folder_of_a_day_reads_its_own_compiled_sources(
 ) -> None:
     """results/h200-2026-11-29/why8192, why_cluster and why_cluster_cublas (H200, 8192^3) were compiled from three
     versions of hopper_persistent.cuh: the consumers' wgmma wait, their hottest line, sits at line 949, 990 and 992."""
-    page = SL.load_source_page(ROOT / "results" / "h200-2026-11-29" / folder / page_name)
-    (kernel,) = [k for k in page.kernels if k.catalog_id == kernel_id]
-    lines = {(Path(ln.file).name, ln.line): ln.text.strip() for ln in kernel.lines}
+    _, lines = h200_capture_lines(folder, page_name, kernel_id)
     assert lines[("hopper_persistent.cuh", wait_line)] == "wgmma_wait<WGMMA_IN_FLIGHT>();"
     assert lines[entry_line].startswith(kernel_id.replace("wgmma-", "hgemm_wgmma_").replace("-", "_") + "(")
