@@ -170,7 +170,7 @@ def time_terms(b: KernelLaunch, a: KernelLaunch, sb: ST.StallBreakdown | None, s
     terms = {"instructions": math.log(na / nb)}
     terms.update({f"stall:{r}": (slot_a[r] - slot_b[r]) / scale for r in reasons})
     terms[E.UTILIZATION] = -math.log((acta / ela) / (actb / elb))
-    terms["clock"] = -math.log((ela / ta) / (elb / tb))
+    terms["clock"] = -math.log(launch_clock_ghz(a) / launch_clock_ghz(b))
     terms["residual"] = math.log(ta / tb) - sum(terms.values())
     return terms
 
