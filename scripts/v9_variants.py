@@ -4,13 +4,14 @@ configuration is built as it is and with each variant's macros (NVRTC, as the ca
 cuBLAS at every shape before it is timed, then every launch is event-timed after an L2 flush in rounds that run every
 build and cuBLAS once (profiling.gpu.timing.time_rounds), medians of REPEATS rounds. Where N % 4 != 0
 the configuration's narrow twin runs, as in the catalog.
-Usage: python scripts/v9_variants.py CONFIG_IDS SHAPES [REPEATS]   (ids, of kernels/tuning.py or EXTRA_CONFIGS, and
-MxNxK shapes comma-separated)
+Usage: [V9VAR_VARIANTS=LABELS] python scripts/v9_variants.py CONFIG_IDS SHAPES [REPEATS]   (ids, of kernels/tuning.py
+or EXTRA_CONFIGS, and MxNxK shapes comma-separated; LABELS: the VARIANTS to build, all by default)
 """
 
 from __future__ import annotations
 
 import math
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -25,17 +26,25 @@ from profiling.gpu.compile import _cuda_include_dirs  # noqa: E402
 from profiling.gpu.timing import time_rounds  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
 
-# (label, macros): the build as it is first.
+# (label, macros): the build as it is first. V9VAR_VARIANTS (labels, comma-separated) keeps only those.
 VARIANTS = [
     ("as built", []),
     ("B row-wise", ["-DV9_B_ROWWISE=1"]),
 ]
+if os.environ.get("V9VAR_VARIANTS"):
+    VARIANTS = [v for v in VARIANTS if v[0] in os.environ["V9VAR_VARIANTS"].split(",")]
 
 # Tiles measured here before they join kernels/tuning.py: cuBLAS's warp shape at 4096x333x333 (its 64x64x8 kernel's
 # "warpsize1x4x1": four warps side by side, each 64 rows by 16 columns).
+# And the tuned 128x256x16 tile with cuBLAS's FFMA order (ORDER 5, read from its sm80 256x128x8 kernel's SASS).
 EXTRA_CONFIGS = {
     c["id"]: c
-    for c in (_v9_config(64, 64, 8, 64, 16, 8, 4, 3, 128, 4), _v9_config(64, 64, 16, 64, 16, 8, 4, 3, 128, 4))
+    for c in (
+        _v9_config(64, 64, 8, 64, 16, 8, 4, 3, 128, 4),
+        _v9_config(64, 64, 16, 64, 16, 8, 4, 3, 128, 4),
+        _v9_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, order=5),
+        _v9_config(128, 256, 16, 64, 64, 8, 16, 4, 256, 1, order=5),
+    )
 }
 
 

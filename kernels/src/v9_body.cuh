@@ -390,7 +390,24 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
             // The FFMA order decides which operand the register reuse cache can hold from one FFMA to the next
             // and so how many register-bank conflicts (dispatch stalls) the k step pays; each accumulator still
             // sums its k terms in the same order, so the result is bitwise the same for every ORDER.
-            if (ORDER == 2) {  // columns of the outer product, every other column walked backwards
+            if (ORDER == 5) {
+                // cuBLAS's order (its sm80 256x128x8 FFMA kernel's SASS): 2x2 blocks of (row pair, column pair),
+                // each (i0,j0) (i0,j1) (i1,j0) (i1,j1), so both A and B operands come out of the reuse cache on
+                // alternate FFMAs; per 4-row fragment, column pairs in turn, its row pairs walked in a snake.
+#pragma unroll
+                for (int f = 0; f < FRAG_M; ++f)
+#pragma unroll
+                    for (int jp = 0; jp < TN / 2; ++jp)
+#pragma unroll
+                        for (int pp = 0; pp < 2; ++pp) {
+                            const int i0 = f * 4 + 2 * ((jp & 1) ? 1 - pp : pp);
+                            const int j0 = 2 * jp;
+                            acc[i0][j0] = fmaf(a[cur][i0], b[cur][j0], acc[i0][j0]);
+                            acc[i0][j0 + 1] = fmaf(a[cur][i0], b[cur][j0 + 1], acc[i0][j0 + 1]);
+                            acc[i0 + 1][j0] = fmaf(a[cur][i0 + 1], b[cur][j0], acc[i0 + 1][j0]);
+                            acc[i0 + 1][j0 + 1] = fmaf(a[cur][i0 + 1], b[cur][j0 + 1], acc[i0 + 1][j0 + 1]);
+                        }
+            } else if (ORDER == 2) {  // columns of the outer product, every other column walked backwards
 #pragma unroll
                 for (int j = 0; j < TN; ++j)
 #pragma unroll
