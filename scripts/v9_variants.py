@@ -36,7 +36,7 @@ if os.environ.get("V9VAR_VARIANTS"):
 
 # Tiles measured here before they join kernels/tuning.py: cuBLAS's warp shape at 4096x333x333 (its 64x64x8 kernel's
 # "warpsize1x4x1": four warps side by side, each 64 rows by 16 columns).
-# And the tuned 128x256x16 tile with cuBLAS's FFMA order (ORDER 5, read from its sm80 256x128x8 kernel's SASS).
+# And the tuned 128x256x16 tile and its 256x128 transpose with cuBLAS's FFMA order (ORDER 5, read from its sm80 256x128x8 kernel's SASS).
 EXTRA_CONFIGS = {
     c["id"]: c
     for c in (
@@ -44,6 +44,7 @@ EXTRA_CONFIGS = {
         _v9_config(64, 64, 16, 64, 16, 8, 4, 3, 128, 4),
         _v9_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, order=5),
         _v9_config(128, 256, 16, 64, 64, 8, 16, 4, 256, 1, order=5),
+        _v9_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=5),
     )
 }
 
