@@ -1,4 +1,4 @@
-"""Build, check and time compile-time variants of v9-regdb's configurations (kernels/src/v9_body.cuh's V9_* macros)
+"""Build, check and time compile-time variants of v9-regdb's configurations (V9_* and CP_ASYNC_* macros of its sources)
 against cuBLAS SGEMM in one device run: the measure-and-choose step before a variant becomes the build. Each
 configuration is built as it is and with each variant's macros (NVRTC, as the catalog builds it), checked against
 cuBLAS at every shape before it is timed, then every launch is event-timed after an L2 flush in rounds that run every
@@ -30,6 +30,8 @@ from profiling.shape import parse_shape  # noqa: E402
 VARIANTS = [
     ("as built", []),
     ("B row-wise", ["-DV9_B_ROWWISE=1"]),
+    ("L2 prefetch 128B", ['-DCP_ASYNC_L2_PREFETCH=".L2::128B"']),
+    ("L2 prefetch 256B", ['-DCP_ASYNC_L2_PREFETCH=".L2::256B"']),
 ]
 if os.environ.get("V9VAR_VARIANTS"):
     VARIANTS = [v for v in VARIANTS if v[0] in os.environ["V9VAR_VARIANTS"].split(",")]

@@ -5,6 +5,12 @@
 // single text and CuPy's kernel cache sees any change to it; nvcc finds it next to the .cu file.
 #pragma once
 
+// CP_ASYNC_L2_PREFETCH (measurement, scripts/v9_variants.py): a prefetch-size qualifier such as .L2::128B on every
+// copy, as cuBLAS's sm80 FFMA kernels' copies carry (LDGSTS.E.LTC128B in their SASS). Empty: the copies as built.
+#ifndef CP_ASYNC_L2_PREFETCH
+#define CP_ASYNC_L2_PREFETCH ""
+#endif
+
 namespace cp_async {
 
 // The 32-bit shared-memory address of a generic pointer into shared memory, as cp.async and ldmatrix take it.
@@ -21,13 +27,13 @@ __device__ __forceinline__ unsigned smem_addr(const void* p)
 template <typename T>
 __device__ __forceinline__ void copy4(unsigned dst, const T* src, bool valid)
 {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0));
+    asm volatile("cp.async.ca.shared.global" CP_ASYNC_L2_PREFETCH " [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0));
 }
 
 template <typename T>
 __device__ __forceinline__ void copy16(unsigned dst, const T* src, bool valid)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+    asm volatile("cp.async.cg.shared.global" CP_ASYNC_L2_PREFETCH " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
 
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
