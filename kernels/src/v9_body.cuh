@@ -394,6 +394,8 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 // cuBLAS's order (its sm80 256x128x8 FFMA kernel's SASS): 2x2 blocks of (row pair, column pair),
                 // each (i0,j0) (i0,j1) (i1,j0) (i1,j1), so both A and B operands come out of the reuse cache on
                 // alternate FFMAs; per 4-row fragment, column pairs in turn, its row pairs walked in a snake.
+                // Measured, not kept: ptxas turns the blocks into column walks, and the tuned tile fell from 96 to
+                // 83 % of cuBLAS on an H200 (results/h200-2026-11-29/sgemm_order5/).
 #pragma unroll
                 for (int f = 0; f < FRAG_M; ++f)
 #pragma unroll
