@@ -279,7 +279,15 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // their source addresses are not clamped.
     auto load_tile = [&](int stage, int k0, bool live) {
         const unsigned so = (unsigned)(stage * STAGE_FLOATS) * 4u;
+#if V9_ASSUME_FULL_K
+        // V9_ASSUME_FULL_K (measurement, scripts/v9_variants.py; wrong where K % BK != 0): every live slice is
+        // whole, so a copy's predicate is its row's or column group's, fixed for the kernel, and `live`: what the
+        // slices after a K residue taken first would need, as CUTLASS's kernels take it.
+        const int a_left = live ? 4 : 0;
+        const int b_left = live ? BK : 0;
+#else
         const int a_left = live ? K - k0 - a_k : 0;  // elements of this thread's 4-wide K group inside A
+#endif
 #pragma unroll
         for (int j = 0; j < A_UNITS; ++j) {
             const float* src = a_src[j] + k0;
@@ -288,7 +296,9 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 v9::copy4(a_dst + so + (unsigned)(e * A_LD + j * A_ROWS_PER_PASS) * 4u, src + e,
                           a_row_in[j] && e < a_left);
         }
+#if !V9_ASSUME_FULL_K
         const int b_left = live ? K - k0 - b_row0 : 0;  // unit j's K row is inside B when j*B_PASS_ROWS < b_left
+#endif
 #pragma unroll
         for (int j = 0; j < B_COPIES; ++j) {
             const bool k_in = j * B_PASS_ROWS < b_left;
