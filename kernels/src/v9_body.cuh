@@ -282,7 +282,8 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
 #if V9_ASSUME_FULL_K
         // V9_ASSUME_FULL_K (measurement, scripts/v9_variants.py; wrong where K % BK != 0): every live slice is
         // whole, so a copy's predicate is its row's or column group's, fixed for the kernel, and `live`: what the
-        // slices after a K residue taken first would need, as CUTLASS's kernels take it.
+        // slices after a K residue taken first would need, as CUTLASS's kernels take it. Measured, not kept: the
+        // tuned tile fell from 96 to 84 % of cuBLAS on an H200 (results/h200-2026-11-29/sgemm_fullk/).
         const int a_left = live ? 4 : 0;
         const int b_left = live ? BK : 0;
 #else
