@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from profiling import metric_names as M
 from profiling.analysis import evidence as E
 from profiling.analysis import explain as X
 from profiling.nsight import load as L
+from profiling.nsight import metric_registry as R
 from profiling.nsight import source_load as SL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,6 +209,29 @@ def test_the_cluster_split_k_step_is_slower_for_its_idle_schedulers_and_cluster_
         "v9-splitk -> v9-clusterk: time +31% (384.4 -> 505.5 us); SMs busy 96% -> 80%"
     )
     assert [item.key for item in expl.items[:3]] == ["sm_utilization", "stall:dispatch_stall", "stall:barrier"]
+
+
+def test_registers_rank_only_where_they_change_how_many_warps_fit() -> None:
+    """Registers act on latency stalls through the warps an SM holds. The H200 quick-set capture at 2048^3 (session
+    26): cuBLAS's CUTLASS SIMT kernel at 202 registers against v9-regdb's tuned tile at 255, one 256-thread block per
+    SM either way (theoretical occupancy 12.5 % in both), so registers are not ranked; the H100 step v9-regdb ->
+    v9-splitk (128 -> 255 registers, 25 -> 12.5 %) still ranks them."""
+    quick = L.load_report(ROOT / "results" / "h200-2026-11-29" / "sgemm_order5" / "raw_2048_4096.csv.gz")
+    cublas = X.find_launch(quick.launches, "cublas", 2048)
+    ours = X.find_launch(quick.launches, "v9-regdb-128x256x16-w64x64-t8x16-s3-o3", 2048)
+    assert (cublas.value(M.REGISTERS), ours.value(M.REGISTERS)) == (202, 255)
+    assert [R.THEORETICAL_OCC.base_value(x) for x in (cublas, ours)] == [12.5, 12.5]
+    expl = X.explain(cublas, ours)
+    assert top_keys(expl) == ["stall:no_instruction", "instructions", "stall:short_scoreboard"]
+    assert "registers" not in [i.key for i in expl.items]
+    assert X.summary_line(expl) == (
+        "cublas -> v9-regdb-128x256x16-w64x64-t8x16-s3-o3: time +5% (345.4 -> 363.4 us); no_instruction stalls "
+        "+580%; instructions -4%; short_scoreboard stalls -62%"
+    )
+    splitk = L.load_report(ROOT / "results" / "h100-2026-11-27" / "why" / "ncu_why_splitk_1024x1024x8191_raw.csv")
+    base, cand = X.find_launch(splitk.launches, "v9-regdb"), X.find_launch(splitk.launches, "v9-splitk")
+    assert [R.THEORETICAL_OCC.base_value(x) for x in (base, cand)] == [25.0, 12.5]
+    assert [i.key for i in X.explain(base, cand).top(8)].index("registers") == 4
 
 
 def test_counter_formatting() -> None:

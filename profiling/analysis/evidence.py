@@ -44,10 +44,11 @@ def group_name(reasons: tuple[str, ...]) -> str:
 @dataclass(frozen=True)
 class Counter:
     """A measured quantity (its MetricDef: label, unit, meaning, direction, what it applies to) and the stall
-    reasons through which it moves time."""
+    reasons through which it moves time; `through_occupancy`: it moves them only by changing how many warps fit."""
 
     metric: MetricDef
     reasons: tuple[str, ...]
+    through_occupancy: bool = False
 
     @property
     def key(self) -> str:
@@ -91,8 +92,18 @@ COUNTERS: tuple[Counter, ...] = (
     Counter(R.L2_TRAFFIC, GLOBAL),
     Counter(R.DRAM_TRAFFIC, ("long_scoreboard",)),
     Counter(R.ACHIEVED_OCCUPANCY, LATENCY),
-    Counter(R.REGISTERS_PER_THREAD, LATENCY),
+    Counter(R.REGISTERS_PER_THREAD, LATENCY, through_occupancy=True),
     Counter(R.TENSOR_PIPE_BUSY, (UTILIZATION,)),
     Counter(R.SHARED_BUSY_PER_GFLOP, SHARED),
     Counter(R.WAVES_PER_SM, (UTILIZATION,)),
 )
+
+
+def occupancy_moved(counter: Counter, before: KernelLaunch, after: KernelLaunch) -> bool:
+    """Whether a through-occupancy counter can have moved time between the launches: the most warps an SM holds
+    (theoretical occupancy) differs, or is unknown in one of them. 202 -> 255 registers with one 256-thread block
+    per SM either way leaves the warps that hide latency as they were."""
+    if not counter.through_occupancy:
+        return True
+    occ = [R.THEORETICAL_OCC.base_value(x) for x in (before, after)]
+    return None in occ or abs(occ[0] - occ[1]) > 0.5

@@ -318,7 +318,7 @@ def _rank(b: KernelLaunch, a: KernelLaunch, out: Explanation) -> list[Item]:
         if counter.applies == "tensor_core" and not out.tensor_core:
             continue
         before, after = counter.get(b), counter.get(a)
-        if before is None or after is None:
+        if before is None or after is None or not E.occupancy_moved(counter, b, a):
             continue
         change = _log_ratio(before, after)
         if abs(change) < math.log(1.05):
