@@ -33,6 +33,7 @@ VARIANTS = [
     ("L2 prefetch 128B", ['-DCP_ASYNC_L2_PREFETCH=".L2::128B"']),
     ("L2 prefetch 256B", ['-DCP_ASYNC_L2_PREFETCH=".L2::256B"']),
     ("full K slices", ["-DV9_ASSUME_FULL_K=1"]),
+    ("A coalesced", ["-DV9_A_COALESCED=1"]),
 ]
 if os.environ.get("V9VAR_VARIANTS"):
     VARIANTS = [v for v in VARIANTS if v[0] in os.environ["V9VAR_VARIANTS"].split(",")]

@@ -221,6 +221,25 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
     const int bn = ((pid % group_size) / rows_in_group) * BN;
 
+#if V9_A_COALESCED
+    // V9_A_COALESCED (measurement, scripts/v9_variants.py): A's copies as cuBLAS's kernels make them, a warp's 32
+    // lanes on 4 rows x 8 consecutive k (a 32-byte sector of each row, none fetched for nothing, where the 4-k
+    // groups below touch two sectors of 8 rows for 16 bytes of each), and on 32 distinct banks when stored
+    // transposed. Unit j is row a_row0 + j*A_PASS_ROWS, k a_k + h*A_KL for h < A_K_COPIES.
+    constexpr int A_KL = BK < 8 ? BK : 8;
+    constexpr int A_PASS_ROWS = THREADS / A_KL;
+    constexpr int A_ROW_COPIES = BM / A_PASS_ROWS;
+    constexpr int A_K_COPIES = BK / A_KL;
+    static_assert(THREADS % A_KL == 0 && BM % A_PASS_ROWS == 0 && BK % A_KL == 0, "A copy units divide evenly");
+    // One row pointer, the others a pass of rows further (a row outside A is never read: src-size 0).
+    const int a_row0 = tid / A_KL;
+    const int a_k = tid % A_KL;
+    const float* a_src0 = A + ((size_t)(bm + a_row0) * K + a_k);
+    const size_t a_pass = (size_t)A_PASS_ROWS * K;
+    bool a_row_in[A_ROW_COPIES];
+#pragma unroll
+    for (int j = 0; j < A_ROW_COPIES; ++j) a_row_in[j] = bm + a_row0 + j * A_PASS_ROWS < M;
+#else
     // A copy role: unit j is row a_row0 + j*A_ROWS_PER_PASS, k a_k .. a_k+3 of the slice, stored transposed.
     // A row outside A keeps a pointer into row 0 (never read: its copies have src-size 0).
     const int a_row0 = tid / KQ;
@@ -233,6 +252,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         a_row_in[j] = grow < M;
         a_src[j] = A + ((a_row_in[j] ? (size_t)grow * K : 0) + a_k);
     }
+#endif
     // B copy role: unit j is K row b_row0 + j*B_PASS_ROWS of the slice, columns b_col .. b_col+3 (VEC: one 16-byte
     // copy; otherwise four 4-byte ones). B_ONE_COLUMN (NARROW, a whole number of block rows per pass): four times
     // the units, each one column b_col, consecutive threads on consecutive columns, so that a warp's copy reads
@@ -284,11 +304,21 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         // whole, so a copy's predicate is its row's or column group's, fixed for the kernel, and `live`: what the
         // slices after a K residue taken first would need, as CUTLASS's kernels take it. Measured, not kept: the
         // tuned tile fell from 96 to 84 % of cuBLAS on an H200 (results/h200-2026-11-29/sgemm_fullk/).
-        const int a_left = live ? 4 : 0;
+        const int a_left = live ? BK : 0;
         const int b_left = live ? BK : 0;
 #else
         const int a_left = live ? K - k0 - a_k : 0;  // elements of this thread's 4-wide K group inside A
 #endif
+#if V9_A_COALESCED
+#pragma unroll
+        for (int j = 0; j < A_ROW_COPIES; ++j) {
+            const float* src = a_src0 + j * a_pass + k0;
+#pragma unroll
+            for (int h = 0; h < A_K_COPIES; ++h)
+                v9::copy4(a_dst + so + (unsigned)(h * A_KL * A_LD + j * A_PASS_ROWS) * 4u, src + h * A_KL,
+                          a_row_in[j] && h * A_KL < a_left);
+        }
+#else
 #pragma unroll
         for (int j = 0; j < A_UNITS; ++j) {
             const float* src = a_src[j] + k0;
@@ -297,6 +327,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 v9::copy4(a_dst + so + (unsigned)(e * A_LD + j * A_ROWS_PER_PASS) * 4u, src + e,
                           a_row_in[j] && e < a_left);
         }
+#endif
 #if !V9_ASSUME_FULL_K
         const int b_left = live ? K - k0 - b_row0 : 0;  // unit j's K row is inside B when j*B_PASS_ROWS < b_left
 #endif
