@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from kernels.tuning import V9_TUNING_CONFIGS
+from kernels.tuning import V9_TUNING_CONFIGS, narrow_copies_a_coalesced
 from profiling.shape import Shape
 
 APAD = 4
@@ -54,7 +54,8 @@ def emulate(
 ) -> tuple[np.ndarray, np.ndarray]:
     """C as the kernel computes it, and the number of writes to each element of C (`_skip_loop_barrier`
     drops the k loop's __syncthreads, to show that the race check catches it). `narrow`: as the kernel the host
-    launches where N % 4 != 0 (sgemm_regdb_narrow, the body's NARROW), whose B copies take one column each."""
+    launches where N % 4 != 0 (sgemm_regdb_narrow, the body's NARROW), whose B copies take one column each and,
+    with up to 64 accumulators a thread, whose A copies take a warp to 4 rows x 8 consecutive k (A_COALESCED)."""
     BM, BN, BK, WM, WN, TM, TN, S, T = (p[k] for k in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "THREADS"))
     M, K = A.shape
     N = B.shape[1]
@@ -74,6 +75,11 @@ def emulate(
     BRP = T // BVR
     # NARROW with whole block rows per pass: one column per copy, consecutive threads on consecutive columns.
     ONE_COL = narrow and not VEC and T % BN == 0
+    # The narrow kernels of up to 64 accumulators a thread copy A coalesced: a warp on 4 rows x 8 consecutive k.
+    A_KL = min(BK, 8)
+    A_PASS_ROWS = T // A_KL
+    A_ROW_COPIES = BM // A_PASS_ROWS
+    A_COALESCED = narrow and narrow_copies_a_coalesced(p)
     B_COPIES = 4 * B_UNITS if ONE_COL else B_UNITS
     BPR = T // BN if ONE_COL else BRP
     assert (BM // WM) * (BN // WN) * 32 == T and LANES_M * LANES_N == 32 and S >= 3
@@ -105,6 +111,8 @@ def emulate(
         b_slice = BK * N
         b_cols = np.minimum(np.maximum(N - gb_col, 0), 4)
         a_dst = a_k * A_LD + a_row0
+        ac_row0, ac_k = tid // A_KL, tid % A_KL
+        ac_dst = ac_k * A_LD + ac_row0
         b_dst = A_STAGE + b_row0 * BN + b_col
 
         # --- pipeline bookkeeping (uniform over the block: every thread runs the same sequence) ---
@@ -127,21 +135,32 @@ def emulate(
                 raise PipelineError(f"copy into stage {stage} without a barrier after its last read")
             so = stage * SF
             touched = np.zeros(SF, dtype=np.int64)
-            a_left = (K - k0 - a_k) if live else np.zeros_like(a_k)
-            for j in range(A_UNITS):
-                src = a_src[j] + k0
-                for e in range(4):
-                    dst = a_dst + so + e * A_LD + j * ARP
-                    ok = a_row_in[j] & (e < a_left)
-                    s_idx = src + e
-                    if np.any(ok):
-                        assert np.all(s_idx[ok] < M * K) and np.all(s_idx[ok] >= 0)
-                        kk = k0 + a_k + e
-                        assert np.array_equal(s_idx[ok], (a_grow[j] * K + kk)[ok]), "A copy reads the wrong element"
-                    val = np.where(ok, Af[np.where(ok, s_idx, 0)], 0.0)
-                    assert np.all((dst >= so) & (dst < so + A_STAGE))
-                    np.add.at(touched, dst - so, 1)
-                    open_group.extend(zip(dst.tolist(), val.tolist(), strict=True))
+            # (destination, source index, copied, the element it must be) of each of this slice's A copies
+            a_copies = []
+            if A_COALESCED:
+                ac_left = (K - k0 - ac_k) if live else np.zeros_like(ac_k)
+                for j in range(A_ROW_COPIES):
+                    grow = bm + ac_row0 + j * A_PASS_ROWS
+                    src = (bm + ac_row0) * K + ac_k + j * A_PASS_ROWS * K + k0
+                    for h in range(BK // A_KL):
+                        dst = ac_dst + so + h * A_KL * A_LD + j * A_PASS_ROWS
+                        ok = (grow < M) & (h * A_KL < ac_left)
+                        a_copies.append((dst, src + h * A_KL, ok, grow * K + k0 + ac_k + h * A_KL))
+            else:
+                a_left = (K - k0 - a_k) if live else np.zeros_like(a_k)
+                for j in range(A_UNITS):
+                    for e in range(4):
+                        dst = a_dst + so + e * A_LD + j * ARP
+                        ok = a_row_in[j] & (e < a_left)
+                        a_copies.append((dst, a_src[j] + k0 + e, ok, a_grow[j] * K + k0 + a_k + e))
+            for dst, s_idx, ok, want in a_copies:
+                if np.any(ok):
+                    assert np.all(s_idx[ok] < M * K) and np.all(s_idx[ok] >= 0)
+                    assert np.array_equal(s_idx[ok], want[ok]), "A copy reads the wrong element"
+                val = np.where(ok, Af[np.where(ok, s_idx, 0)], 0.0)
+                assert np.all((dst >= so) & (dst < so + A_STAGE))
+                np.add.at(touched, dst - so, 1)
+                open_group.extend(zip(dst.tolist(), val.tolist(), strict=True))
             b_left = (K - k0 - b_row0) if live else np.zeros_like(b_row0)
             for j in range(B_COPIES):
                 k_in = j * BPR < b_left

@@ -693,6 +693,21 @@ def all_tuning_configs() -> list[dict]:
     )
 
 
+def narrow_copies_a_coalesced(params: dict[str, int]) -> bool:
+    """Whether a v9 configuration's narrow kernel (N % 4 != 0) copies A with a warp on 4 rows x 8 consecutive k:
+    kernels/src/v9_body.cuh's `A_COALESCED = NARROW && TM * TN <= 64 && A_ROW_COPIES <= 4`, one 32-byte sector per
+    row and copy, where the other kernels' 4-k groups fetch two sectors of each of 8 rows for 16 bytes of them."""
+    a_lanes_on_k = min(params["BK"], 8)
+    a_row_copies = params["BM"] // (params["THREADS"] // a_lanes_on_k)
+    return params["TM"] * params["TN"] <= 64 and a_row_copies <= 4
+
+
+def a_coalesced_ids() -> list[str]:
+    """The v9-regdb and v9-splitk configurations whose narrow kernel copies A coalesced (narrow_copies_a_coalesced)."""
+    configs = V9_TUNING_CONFIGS + V9_SPLITK_TUNING_CONFIGS
+    return [c["id"] for c in configs if c.get("narrow_entry") and narrow_copies_a_coalesced(c["params"])]
+
+
 def config_split_count(config: dict, m: int, n: int, k: int, sm_count: int = DEFAULT_SM_COUNT) -> int:
     """The K splits a configuration launches at m x n x k (1 unless it is a split-K one)."""
     if config["base"] not in (*SPLIT_K_BASES, V9_CLUSTERK_BASE):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -904,6 +904,15 @@ san64)
   stage san64
   cfgs=$($PY -c "from kernels.tuning import V9_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].startswith('v9-regdb-64x64')))")
   sanitize_at_shapes 240 "$EV/sanitizer_64x64" san64 r64 "$cfgs" 300x264x72,129x17x1001,1x1x1
+  ;;
+sanac)
+  # memcheck and racecheck of every configuration whose narrow kernel copies A coalesced (v9_body.cuh A_COALESCED:
+  # kernels.tuning.a_coalesced_ids, v9-regdb's and v9-splitk's narrow twins of up to 64 accumulators a thread) at
+  # edge tiles with a partial slice (300x263x72), an odd N with K not a multiple of either slice (129x17x1001) and
+  # M = N = K = 1, each result verified against cuBLAS.
+  stage sanac
+  cfgs=$($PY -c "from kernels.tuning import a_coalesced_ids; print(','.join(a_coalesced_ids()))")
+  sanitize_at_shapes 300 "$EV/sanitizer_ac" sanac ac "$cfgs" 300x263x72,129x17x1001,1x1x1
   ;;
 sweeppred)
   # Sweep, at the grid shapes where this GPU's tuning record holds only a prediction that would outbid its

@@ -4,6 +4,8 @@ shared memory, NVRTC) run with the other beyond-the-ladder kernels in test_kerne
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -105,3 +107,23 @@ def test_emulation_catches_a_missing_barrier(monkeypatch) -> None:
     assert np.array_equal(c, a @ b) and np.all(writes == 1)
     with pytest.raises(emulate_v9.PipelineError):
         emulate_v9.emulate(p, a, b, _skip_loop_barrier=True)
+
+
+def test_the_narrow_kernels_that_copy_a_coalesced_are_the_kernels_own_rule() -> None:
+    """v9_body.cuh's A_COALESCED and kernels.tuning.narrow_copies_a_coalesced are one rule: the narrow kernels of up
+    to 64 accumulators a thread and at most 4 A rows a thread copy A a warp to 4 rows x 8 consecutive k; the tuned
+    128x256 tile (128 accumulators, 255 registers) and the 5-stage 128x64x8 split tile (8 rows a thread) do not."""
+    body = (Path(__file__).resolve().parent.parent / "kernels" / "src" / "v9_body.cuh").read_text()
+    assert "    constexpr bool A_COALESCED = NARROW && TM * TN <= 64 && A_ROW_COPIES <= 4;\n" in body
+    ids = tuning.a_coalesced_ids()
+    assert len(ids) == 19 and ids[:5] == [
+        "v9-regdb-128x128x16-w64x32-t8x8-s3",
+        "v9-regdb-128x128x8-w64x32-t8x8-s4",
+        "v9-regdb-64x128x16-w32x64-t8x8-s3",
+        "v9-regdb-64x64x8-w32x32-t8x4-s3",
+        "v9-regdb-64x64x16-w32x32-t8x4-s3",
+    ]
+    assert "v9-regdb-128x256x16-w64x64-t8x16-s3-o3" not in ids
+    assert not any(i.startswith("v9-splitk-128x64x8") for i in ids)
+    assert tuning.narrow_copies_a_coalesced(dict(BM=64, BK=16, THREADS=128, TM=8, TN=4))
+    assert not tuning.narrow_copies_a_coalesced(dict(BM=128, BK=8, THREADS=128, TM=8, TN=8))

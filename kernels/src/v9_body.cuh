@@ -221,25 +221,6 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
     const int bn = ((pid % group_size) / rows_in_group) * BN;
 
-#if V9_A_COALESCED
-    // V9_A_COALESCED (measurement, scripts/v9_variants.py): A's copies as cuBLAS's kernels make them, a warp's 32
-    // lanes on 4 rows x 8 consecutive k (a 32-byte sector of each row, none fetched for nothing, where the 4-k
-    // groups below touch two sectors of 8 rows for 16 bytes of each), and on 32 distinct banks when stored
-    // transposed. Unit j is row a_row0 + j*A_PASS_ROWS, k a_k + h*A_KL for h < A_K_COPIES.
-    constexpr int A_KL = BK < 8 ? BK : 8;
-    constexpr int A_PASS_ROWS = THREADS / A_KL;
-    constexpr int A_ROW_COPIES = BM / A_PASS_ROWS;
-    constexpr int A_K_COPIES = BK / A_KL;
-    static_assert(THREADS % A_KL == 0 && BM % A_PASS_ROWS == 0 && BK % A_KL == 0, "A copy units divide evenly");
-    // One row pointer, the others a pass of rows further (a row outside A is never read: src-size 0).
-    const int a_row0 = tid / A_KL;
-    const int a_k = tid % A_KL;
-    const float* a_src0 = A + ((size_t)(bm + a_row0) * K + a_k);
-    const size_t a_pass = (size_t)A_PASS_ROWS * K;
-    bool a_row_in[A_ROW_COPIES];
-#pragma unroll
-    for (int j = 0; j < A_ROW_COPIES; ++j) a_row_in[j] = bm + a_row0 + j * A_PASS_ROWS < M;
-#else
     // A copy role: unit j is row a_row0 + j*A_ROWS_PER_PASS, k a_k .. a_k+3 of the slice, stored transposed.
     // A row outside A keeps a pointer into row 0 (never read: its copies have src-size 0).
     const int a_row0 = tid / KQ;
@@ -252,7 +233,25 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         a_row_in[j] = grow < M;
         a_src[j] = A + ((a_row_in[j] ? (size_t)grow * K : 0) + a_k);
     }
+    // The narrow kernels' role (A_COALESCED), as cuBLAS's kernels copy A: a warp's 32 lanes on 4 rows x 8
+    // consecutive k, so each row gives one whole 32-byte sector and the transposed stores fall on 32 banks. The role
+    // above has a warp on 8 rows x 4 k groups: two sectors of each row for 16 bytes of them, four times over (ncu:
+    // 12.6 M excess sectors at 2048^3 against cuBLAS's 0). Unit j is row ac_row0 + j*A_PASS_ROWS, k ac_k + h*A_KL
+    // (load_tile). On an H200 it took the narrow 64x64x16 tile from 81 to 91 % of cuBLAS at 4096x333x333. The
+    // 16-byte kernels keep the role above: at 255 registers this one spills there (the tuned tile fell from 97 to
+    // 87 %), as it does past 4 rows a thread (256-row tiles) and in the 128-accumulator stream-K narrow kernel, so
+    // it is the narrow kernels' of up to 64 accumulators a thread; results/h200-2026-11-29/a_coalesced/.
+    // V9_A_COALESCED (measurement) gives it to every kernel.
+    constexpr int A_KL = BK < 8 ? BK : 8;
+    constexpr int A_PASS_ROWS = THREADS / A_KL;
+    constexpr int A_ROW_COPIES = BM / A_PASS_ROWS;
+    constexpr int A_K_COPIES = BK / A_KL;
+#ifdef V9_A_COALESCED
+    constexpr bool A_COALESCED = true;
+#else
+    constexpr bool A_COALESCED = NARROW && TM * TN <= 64 && A_ROW_COPIES <= 4;
 #endif
+    static_assert(!A_COALESCED || (THREADS % A_KL == 0 && BM % A_PASS_ROWS == 0), "A copy units divide evenly");
     // B copy role: unit j is K row b_row0 + j*B_PASS_ROWS of the slice, columns b_col .. b_col+3 (VEC: one 16-byte
     // copy; otherwise four 4-byte ones). B_ONE_COLUMN (NARROW, a whole number of block rows per pass): four times
     // the units, each one column b_col, consecutive threads on consecutive columns, so that a warp's copy reads
@@ -309,25 +308,34 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
 #else
         const int a_left = live ? K - k0 - a_k : 0;  // elements of this thread's 4-wide K group inside A
 #endif
-#if V9_A_COALESCED
+        if constexpr (A_COALESCED) {
+            // Set up here, not beside the role above: declared there, even unused, they changed the other kernels'
+            // machine code. One row pointer, the others a pass of rows further (a row outside A is never read).
+            const int ac_row0 = tid / A_KL;
+            const int ac_k = tid % A_KL;
+            const float* ac_src0 = A + ((size_t)(bm + ac_row0) * K + ac_k);
+            const size_t ac_pass = (size_t)A_PASS_ROWS * K;
+            const unsigned ac_dst = smem_base + (unsigned)(ac_k * A_LD + ac_row0) * 4u;
+            const int ac_left = live ? K - k0 - ac_k : 0;  // this thread's k is inside A when h*A_KL < ac_left
 #pragma unroll
-        for (int j = 0; j < A_ROW_COPIES; ++j) {
-            const float* src = a_src0 + j * a_pass + k0;
+            for (int j = 0; j < A_ROW_COPIES; ++j) {
+                const float* src = ac_src0 + j * ac_pass + k0;
+                const bool row_in = bm + ac_row0 + j * A_PASS_ROWS < M;
 #pragma unroll
-            for (int h = 0; h < A_K_COPIES; ++h)
-                v9::copy4(a_dst + so + (unsigned)(h * A_KL * A_LD + j * A_PASS_ROWS) * 4u, src + h * A_KL,
-                          a_row_in[j] && h * A_KL < a_left);
+                for (int h = 0; h < A_K_COPIES; ++h)
+                    v9::copy4(ac_dst + so + (unsigned)(h * A_KL * A_LD + j * A_PASS_ROWS) * 4u, src + h * A_KL,
+                              row_in && h * A_KL < ac_left);
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < A_UNITS; ++j) {
+                const float* src = a_src[j] + k0;
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    v9::copy4(a_dst + so + (unsigned)(e * A_LD + j * A_ROWS_PER_PASS) * 4u, src + e,
+                              a_row_in[j] && e < a_left);
+            }
         }
-#else
-#pragma unroll
-        for (int j = 0; j < A_UNITS; ++j) {
-            const float* src = a_src[j] + k0;
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                v9::copy4(a_dst + so + (unsigned)(e * A_LD + j * A_ROWS_PER_PASS) * 4u, src + e,
-                          a_row_in[j] && e < a_left);
-        }
-#endif
 #if !V9_ASSUME_FULL_K
         const int b_left = live ? K - k0 - b_row0 : 0;  // unit j's K row is inside B when j*B_PASS_ROWS < b_left
 #endif
