@@ -77,6 +77,7 @@ GRID_BUNDLES = {
     "h200-2026-11-28/grid_64x64",  # ... and v9-regdb's 64x64 tile of four 32x32 warps joined
     "h200-2026-11-28/grid_b3",  # ... with that tile capped for three blocks per SM in the record (chosen nowhere)
     "h200-2026-11-28/grid_128x64",  # ... and v9-splitk's 128x64x8 five-stage tile, one block per SM, joined
+    "h200-2026-11-29/grid_acoal",  # the narrow kernels of up to 64 accumulators copy A coalesced (A_COALESCED)
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -699,6 +700,26 @@ def test_the_grids_after_measurements_beat_predictions_count_their_shapes() -> N
     # 32x32 configuration at 69 % of cuBLAS behind the hold, and the measured 64x64 one at 118 % once swept.
     assert cell(grid_cells(full_grid("h200-2026-11-28/grid_hold"), "sgemm-auto"), 64, 64, 4096)["pct_cublas"] < 70
     assert cell(grid_cells(full_grid("h200-2026-11-28/grid_swept"), "sgemm-auto"), 64, 64, 4096)["pct_cublas"] > 115
+
+
+def test_the_grid_after_the_narrow_kernels_copy_a_coalesced_counts_77_of_80() -> None:
+    """results/h200-2026-11-29/grid_acoal (session 26): v9-regdb's and v9-splitk's narrow kernels of up to 64
+    accumulators a thread copy A a warp to 4 rows x 8 consecutive k, their 19 configurations swept again at the 36
+    grid shapes with N % 4 != 0. Against grid_128x64 (the grid before), with the same configuration at both
+    shapes: 4096x333x333 81.0 -> 88.5 %, 2048x333x333 88.7 -> 95.1 %."""
+    document = full_grid("h200-2026-11-29/grid_acoal")
+    summary = target_summary(document, "sgemm-auto")
+    assert (summary.met, summary.measured - summary.exempt - summary.unsteady, summary.unsteady) == (77, 80, 0)
+    assert list(below_target_table(summary)["shape"]) == ["333x127x4096", "4096x333x333", "4096x64x4096"]
+    new, old = (
+        grid_cells(full_grid(f), "sgemm-auto") for f in ("h200-2026-11-29/grid_acoal", "h200-2026-11-28/grid_128x64")
+    )
+    for (m, n, k), before, after in (((4096, 333, 333), 81.0, 88.5), ((2048, 333, 333), 88.7, 95.1)):
+        assert cell(new, m, n, k)["config"].split(" ")[0] == cell(old, m, n, k)["config"].split(" ")[0]
+        assert (round(cell(old, m, n, k)["pct_cublas"], 1), round(cell(new, m, n, k)["pct_cublas"], 1)) == (
+            before,
+            after,
+        )
 
 
 def test_the_ratio_table_warns_where_cublas_was_unsteady() -> None:
