@@ -234,6 +234,24 @@ def test_registers_rank_only_where_they_change_how_many_warps_fit() -> None:
     assert [i.key for i in X.explain(base, cand).top(8)].index("registers") == 4
 
 
+def test_sgemm_against_cublas_is_first_told_by_the_a_copies_excess_sectors() -> None:
+    """results/h200-2026-11-29/why_sgemm: ncu's full set of cuBLAS and v9-regdb's tuned tile at 2048^3 (cuBLAS runs
+    CUTLASS's SIMT kernel there). Ranked first: the 4-k A copies' excess sectors, which cuBLAS's copies do not have
+    (the narrow kernels now copy A as it does); the 16-byte tile keeps its copies, which at 255 registers spill
+    otherwise."""
+    path = ROOT / "results" / "h200-2026-11-29" / "why_sgemm" / "ncu_why_sgemm_2048_raw.csv"
+    report = L.load_report(path)
+    cublas = X.find_launch(report.launches, "cublas")
+    ours = X.find_launch(report.launches, "v9-regdb-128x256x16-w64x64-t8x16-s3-o3")
+    assert cublas.name == "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(T1::Params)"
+    expl = X.explain(cublas, ours)
+    assert X.summary_line(expl) == (
+        "cublas -> v9-regdb-128x256x16-w64x64-t8x16-s3-o3: time +5% (342.8 -> 361.3 us); excess global sectors "
+        "0 -> 12.58M; sectors per global load request 4 -> 16; cp.async copies (LDGSTS) 3.18M -> 1.60M"
+    )
+    assert "registers" not in [i.key for i in expl.items]
+
+
 def test_counter_formatting() -> None:
     assert X.fmt(17.0, "wavefronts") == "17.0" and X.fmt(318.2e6, "bytes") == "318.2 MB"
     assert X.change_text(0, 5) == "new" and X.change_text(5, 0) == "gone" and X.change_text(1, 20) == "20x"

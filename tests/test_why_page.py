@@ -560,6 +560,7 @@ def test_the_committed_captures_are_found_once_and_offered_in_the_sidebars_order
     assert "measured h200-2026-11-29: why_streamk_5120" in loaders
     assert "measured h200-2026-11-29/why_session20: why_streamk_5120" in loaders
     assert "measured h200-2026-11-29/why_cluster: why_streamk_cluster_8192" in loaders
+    assert "measured h200-2026-11-29/why_sgemm: why_sgemm_2048" in loaders
     assert sorted(loaders) == sorted(expected)
     assert list(loaders)[:2] == [
         "bundled NVIDIA H100 80GB HBM3, why_4096 (2026-11-22)",
@@ -570,12 +571,14 @@ def test_the_committed_captures_are_found_once_and_offered_in_the_sidebars_order
 
 def test_a_days_why_folder_comes_first_then_its_other_capture_folders_by_name() -> None:
     found = [f"{raw.parent.parent.name}/{raw.parent.name}" for raw, _, _ in why.later_captures(ROOT / "results")]
-    assert found[:6] == [
+    assert found[:8] == [
         "h200-2026-11-29/why",
         "h200-2026-11-29/why8192",
         "h200-2026-11-29/why_cluster",
         "h200-2026-11-29/why_cluster_cublas",
         "h200-2026-11-29/why_session20",
+        "h200-2026-11-29/why_sgemm",
+        "h200-2026-11-29/why_sgemm",
         "h200-2026-11-28/why",
     ]
 
