@@ -237,10 +237,11 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // consecutive k, so each row gives one whole 32-byte sector and the transposed stores fall on 32 banks. The role
     // above has a warp on 8 rows x 4 k groups: two sectors of each row for 16 bytes of them, four times over (ncu:
     // 12.6 M excess sectors at 2048^3 against cuBLAS's 0). Unit j is row ac_row0 + j*A_PASS_ROWS, k ac_k + h*A_KL
-    // (load_tile). On an H200 it took the narrow 64x64x16 tile from 81 to 91 % of cuBLAS at 4096x333x333. The
-    // 16-byte kernels keep the role above: at 255 registers this one spills there (the tuned tile fell from 97 to
-    // 87 %), as it does past 4 rows a thread (256-row tiles) and in the 128-accumulator stream-K narrow kernel, so
-    // it is the narrow kernels' of up to 64 accumulators a thread; results/h200-2026-11-29/a_coalesced/.
+    // (load_tile). On an H200 it took the narrow 64x64x16 tile from 81 to 88.5 % of cuBLAS at 4096x333x333 in the
+    // grid (91 % in interleaved rounds), and the grid from 74 to 77 of 80 shapes at 90 %. The 16-byte kernels keep
+    // the role above: at 255 registers this one spills there (the tuned tile fell from 97 to 87 %), as it does past
+    // 4 rows a thread (256-row tiles) and in the 128-accumulator stream-K narrow kernel, so it is the narrow
+    // kernels' of up to 64 accumulators a thread; results/h200-2026-11-29/a_coalesced/ and grid_acoal/.
     // V9_A_COALESCED (measurement) gives it to every kernel.
     constexpr int A_KL = BK < 8 ? BK : 8;
     constexpr int A_PASS_ROWS = THREADS / A_KL;
