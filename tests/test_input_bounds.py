@@ -248,6 +248,8 @@ def test_too_many_launch_times_are_refused_with_the_count(tmp_path: Path, capsys
         ("m", True, "m true is not a size (a whole number from 1)"),
         ("k", 2048.5, "k 2048.5 is not a size (a whole number from 1)"),
         ("k", "big", "k 'big' is not a size (a whole number from 1)"),
+        ("m", float("nan"), "m nan is not a size (a whole number from 1)"),
+        ("n", float("inf"), "n inf is not a size (a whole number from 1)"),
         ("time_median_ms", -0.5, "time_median_ms -0.5 is not a time (times are above zero)"),
         ("time_median_ms", 0, "time_median_ms 0 is not a time (times are above zero)"),
         ("tflops", -35.0, "tflops -35 is negative, which it cannot be"),

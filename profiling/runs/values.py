@@ -252,7 +252,8 @@ def result_value_problem(values: Mapping[str, Any], data: Mapping[str, Any]) -> 
         if raw is None:
             continue
         number = json_number(raw) if not isinstance(raw, str) else finite_number(raw)
-        if isinstance(raw, bool) or number is None or number != int(number) or number < 1:
+        # NaN and Infinity first: JSON's NaN reads as a float that int() cannot take
+        if isinstance(raw, bool) or number is None or not math.isfinite(number) or number != int(number) or number < 1:
             shown = "true" if raw is True else "false" if raw is False else repr(raw)[:40]
             return f"{name} {shown} is not a size (a whole number from 1)"
     for name in _POSITIVE_FIELDS:
