@@ -22,7 +22,7 @@ import sys
 
 import numpy as np
 
-from kernels.tuning import V9_TUNING_CONFIGS, narrow_copies_a_coalesced
+from kernels.tuning import V9_TUNING_CONFIGS, a_coalesced_geometry, narrow_copies_a_coalesced
 from profiling.shape import Shape
 
 APAD = 4
@@ -76,9 +76,7 @@ def emulate(
     # NARROW with whole block rows per pass: one column per copy, consecutive threads on consecutive columns.
     ONE_COL = narrow and not VEC and T % BN == 0
     # The narrow kernels of up to 64 accumulators a thread copy A coalesced: a warp on 4 rows x 8 consecutive k.
-    A_KL = min(BK, 8)
-    A_PASS_ROWS = T // A_KL
-    A_ROW_COPIES = BM // A_PASS_ROWS
+    A_KL, A_PASS_ROWS, A_ROW_COPIES = a_coalesced_geometry(p)
     A_COALESCED = narrow and narrow_copies_a_coalesced(p)
     B_COPIES = 4 * B_UNITS if ONE_COL else B_UNITS
     BPR = T // BN if ONE_COL else BRP

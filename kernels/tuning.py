@@ -693,13 +693,19 @@ def all_tuning_configs() -> list[dict]:
     )
 
 
+def a_coalesced_geometry(params: dict[str, int]) -> tuple[int, int, int]:
+    """(lanes on k, rows one copy of the block covers, row copies a thread) of the coalesced A copy: v9_body.cuh's
+    A_KL, A_PASS_ROWS and A_ROW_COPIES."""
+    lanes_on_k = min(params["BK"], 8)
+    pass_rows = params["THREADS"] // lanes_on_k
+    return lanes_on_k, pass_rows, params["BM"] // pass_rows
+
+
 def narrow_copies_a_coalesced(params: dict[str, int]) -> bool:
     """Whether a v9 configuration's narrow kernel (N % 4 != 0) copies A with a warp on 4 rows x 8 consecutive k:
     kernels/src/v9_body.cuh's `A_COALESCED = NARROW && TM * TN <= 64 && A_ROW_COPIES <= 4`, one 32-byte sector per
     row and copy, where the other kernels' 4-k groups fetch two sectors of each of 8 rows for 16 bytes of them."""
-    a_lanes_on_k = min(params["BK"], 8)
-    a_row_copies = params["BM"] // (params["THREADS"] // a_lanes_on_k)
-    return params["TM"] * params["TN"] <= 64 and a_row_copies <= 4
+    return params["TM"] * params["TN"] <= 64 and a_coalesced_geometry(params)[2] <= 4
 
 
 def a_coalesced_ids() -> list[str]:

@@ -4,13 +4,12 @@ shared memory, NVRTC) run with the other beyond-the-ladder kernels in test_kerne
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from kernels import emulate_v9, tuning
 from kernels.registry import find_kernel, get_kernel
+from kernels.spec import SRC_DIR
 from profiling.identity import match_by_launch
 
 
@@ -113,7 +112,7 @@ def test_the_narrow_kernels_that_copy_a_coalesced_are_the_kernels_own_rule() -> 
     """v9_body.cuh's A_COALESCED and kernels.tuning.narrow_copies_a_coalesced are one rule: the narrow kernels of up
     to 64 accumulators a thread and at most 4 A rows a thread copy A a warp to 4 rows x 8 consecutive k; the tuned
     128x256 tile (128 accumulators, 255 registers) and the 5-stage 128x64x8 split tile (8 rows a thread) do not."""
-    body = (Path(__file__).resolve().parent.parent / "kernels" / "src" / "v9_body.cuh").read_text()
+    body = (SRC_DIR / "v9_body.cuh").read_text()
     assert "    constexpr bool A_COALESCED = NARROW && TM * TN <= 64 && A_ROW_COPIES <= 4;\n" in body
     ids = tuning.a_coalesced_ids()
     assert len(ids) == 19 and ids[:5] == [
