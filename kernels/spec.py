@@ -209,7 +209,8 @@ class KernelSpec:
 
         kernels.splitk_policy.split_count_for over this launch's tiles and BK-deep K slices, with MIN_BLOCKS blocks
         per SM, on `sm_count` SMs (DEFAULT_SM_COUNT when not given); params["SPLIT_DEEP_SLICES"], where a
-        configuration sets it, replaces the preferred depth of a split (DEEP_SLICES_PER_SPLIT). A cluster split-K
+        configuration sets it, replaces the preferred depth of a split (DEEP_SLICES_PER_SPLIT), and params["SPLIT_FILL"]
+        splits for one block per SM instead. A cluster split-K
         kernel's count is its cluster size, params["SPLITS"], at every shape (a template parameter of its source)."""
         if self.cluster_split_k:
             return self.params["SPLITS"]
@@ -222,6 +223,7 @@ class KernelSpec:
             sm_count=sm_count or DEFAULT_SM_COUNT,
             blocks_per_sm=max(1, self.params.get("MIN_BLOCKS", 1)),
             deep_slices=self.params.get("SPLIT_DEEP_SLICES", DEEP_SLICES_PER_SPLIT),
+            one_block_per_sm=bool(self.params.get("SPLIT_FILL")),
         )
 
     @property

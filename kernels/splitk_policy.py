@@ -27,6 +27,7 @@ def split_count_for(
     blocks_per_sm: int,
     deep_slices: int = DEEP_SLICES_PER_SPLIT,
     min_slices: int = MIN_SLICES_PER_SPLIT,
+    one_block_per_sm: bool = False,
 ) -> int:
     """K splits for a launch of `tiles` output tiles whose K loop is `slices` slices long, on `sm_count` SMs that
     each hold `blocks_per_sm` of its blocks.
@@ -41,12 +42,17 @@ def split_count_for(
        sum is least at s = sqrt(fill x deep): the geometric mean, rounded down, never past one wave nor past
        slices // min_slices.
     4. Lowered to the count that leaves no split empty (the kernel gives each split ceil(slices / splits) slices).
+
+    `one_block_per_sm` replaces 2 and 3 with cuBLAS's split-K launches at 333x127x4096 (6 tiles x 22) and
+    4096x64x4096 (16 x 8): sm_count // tiles splits, one block on as many SMs as that fills, none doubled up.
     """
     one_wave = (sm_count * blocks_per_sm) // max(1, tiles)
     if one_wave < 2 or slices < 2 * min_slices:
         return 1
     deep = max(1, slices // deep_slices)
-    if tiles * deep >= sm_count:
+    if one_block_per_sm:
+        wanted = min(sm_count // max(1, tiles), slices // min_slices)
+    elif tiles * deep >= sm_count:
         wanted = min(one_wave, deep)
     else:
         fill = math.ceil(sm_count / tiles)

@@ -68,6 +68,7 @@ CONFIG_ID_PARTS: dict[str, str] = {
     "c<SPLITS>": "v9-clusterk's cluster size (its K splits)",
     "o<ORDER>": "v9's FFMA order",
     "d<SLICES>": "the K slices a split prefers",
+    "fill": "as many K splits as put one block on each SM (cuBLAS's split-K launches)",
     SERIAL_SUFFIX.removeprefix(
         "-"
     ): "serial splits: split 0 stores its partial tile, the others add theirs after it (no zeroing launch)",
@@ -116,6 +117,7 @@ def _build(
         + (f"-c{splits}" if splits else "")
         + (f"-o{order}" if order else "")
         + (f"-d{deep}" if deep else "")
+        + ("-fill" if params.get("SPLIT_FILL") else "")
         + (SERIAL_SUFFIX if params.get("SERIAL") else "")
         + ("-sk" if stream_k else "")
         + (PADDED_N_SUFFIX if params.get("PAD_N") else "")
@@ -512,13 +514,15 @@ def _v9_splitk_config(
     *tile: int,
     order: int = 0,
     deep_slices: int = 0,
+    fill: bool = False,
     stream_k: bool = False,
     pad_n: bool = False,
     pad_c: bool = False,
     serial: bool = False,
 ) -> dict:
     """A v9-splitk configuration; `deep_slices` (when set) replaces the split rule's preferred depth of a split in
-    slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>); `stream_k` makes it the stream-K
+    slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>); `fill` splits it for one block per
+    SM instead (-fill); `stream_k` makes it the stream-K
     kernel of the same tile (sgemm_regdb_streamk: one wave of blocks sharing all tiles' K slices; id ends in -sk);
     `pad_n` makes it run its 16-byte kernel where N % 4 != 0, on copies of B and C padded to N rounded up to a
     multiple of 4 (KernelSpec.pads_n; id ends in -pad), and only there; `pad_c` makes it add into a copy of C
@@ -528,6 +532,8 @@ def _v9_splitk_config(
     params = _v9_params(*tile, order=order)
     if deep_slices:
         params["SPLIT_DEEP_SLICES"] = deep_slices
+    if fill:
+        params["SPLIT_FILL"] = 1
     if stream_k:
         params["STREAM_K"] = 1
     if pad_n:
@@ -614,6 +620,14 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(128, 64, 8, 64, 32, 8, 8, 5, 128, 1),
     _v9_splitk_config(128, 64, 8, 64, 32, 8, 8, 5, 128, 1, serial=True),
     _v9_splitk_config(128, 64, 8, 64, 32, 8, 8, 5, 128, 1, pad_c=True),
+    # cuBLAS's split-K launches at 333x127x4096 (6 tiles x 22 splits, 132 blocks) and 4096x64x4096 (16 x 8, 128
+    # blocks, ncu on an H200): one block per SM. The 64x128 tile split that way (the default rule takes 18 splits
+    # there, leaving 24 SMs idle), and cuBLAS's 256x64 tile (four warps of 8x16 per thread, 255 registers; the
+    # default FFMA order spills 4 bytes on sm_90, ORDER 3 none).
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, fill=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, fill=True),
+    _v9_splitk_config(256, 64, 8, 64, 64, 8, 16, 3, 128, 1, order=3),
+    _v9_splitk_config(256, 64, 8, 64, 64, 8, 16, 4, 128, 1, order=3),
 ]
 
 

@@ -85,8 +85,7 @@ def test_launch_facts_record_the_splits(benched) -> None:
             assert r["launch"]["split_k"] == grid[2], (kernel, shape.label)
     # Uneven splits happen: some configuration splits 127x129x8189's 512 slices into a count that does not divide it.
     splits = [results[(s.id, Shape(127, 129, 8189))]["launch"]["split_k"] for s in SPECS if not s.stream_k]
-    assert len(splits) == 23
-    assert any(512 % z for z in splits) and all(z > 1 for z in splits)
+    assert sorted({z for z in splits if 512 % z}) == [18, 22, 43] and all(z > 1 for z in splits)
     # Stream-K runs cross tiles: at 333x4096x4096 each 128x256 tile's 256 slices are shared by about 2.75 blocks.
     runs = {
         s.id: results[(s.id, Shape(333, 4096, 4096))]["launch"]["stream_k"]
