@@ -268,6 +268,12 @@ V9_TUNING_CONFIGS: list[dict] = [
     # v9var/.)
     _v9_config(64, 64, 8, 32, 32, 8, 4, 3, 128, 4),
     _v9_config(64, 64, 16, 32, 32, 8, 4, 3, 128, 4),
+    # The 16-deep one in FFMA order 1: at 4096x333x333 it stalled 0.44 warp cycles per issued instruction on
+    # dispatch against cuBLAS's 0.08 (ncu, H200). In 30 interleaved rounds on an H200, % of cuBLAS at 4096x333x333 /
+    # 2048x333x333 / 4096x127x333 / 1024x333x333, orders 0 to 4: 88.4 / 90.7 / 102.7 / 93.7, ORDER 1 91.5 / 94.5 /
+    # 104.3 / 95.3, 2 90.2 / 92.8 / 104.2 / 94.8, 3 88.5 / 91.6 / 103.0 / 94.9, 4 91.7 / 93.2 / 103.4 / 95.5
+    # (results/h200-2026-11-29/misses/orders.txt).
+    _v9_config(64, 64, 16, 32, 32, 8, 4, 3, 128, 4, order=1),
 ]
 
 
@@ -620,14 +626,13 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(128, 64, 8, 64, 32, 8, 8, 5, 128, 1),
     _v9_splitk_config(128, 64, 8, 64, 32, 8, 8, 5, 128, 1, serial=True),
     _v9_splitk_config(128, 64, 8, 64, 32, 8, 8, 5, 128, 1, pad_c=True),
-    # cuBLAS's split-K launches at 333x127x4096 (6 tiles x 22 splits, 132 blocks) and 4096x64x4096 (16 x 8, 128
-    # blocks, ncu on an H200): one block per SM. The 64x128 tile split that way (the default rule takes 18 splits
-    # there, leaving 24 SMs idle), and cuBLAS's 256x64 tile (four warps of 8x16 per thread, 255 registers; the
-    # default FFMA order spills 4 bytes on sm_90, ORDER 3 none).
-    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, fill=True),
+    # cuBLAS's split-K launches at 333x127x4096 (6 tiles x 22 splits, 132 blocks; ncu on an H200): one block per
+    # SM. The 64x128 four-stage tile split that way (the default rule takes 18 splits there, leaving 24 SMs idle)
+    # reached 86.6 % of cuBLAS at 333x127x4096 and 86.7 % at 333x127x8191 against 80.9 and 73.6 % (three stages:
+    # 85.2 and 85.7 %). cuBLAS's 256x64 tile at 4096x64x4096 (16 x 8 blocks; ORDER 3, as the default order spills
+    # 4 bytes on sm_90) reached 76.6 % there against 90.1 % for the 64x64 split 8 ways: not kept
+    # (results/h200-2026-11-29/misses/).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, fill=True),
-    _v9_splitk_config(256, 64, 8, 64, 64, 8, 16, 3, 128, 1, order=3),
-    _v9_splitk_config(256, 64, 8, 64, 64, 8, 16, 4, 128, 1, order=3),
 ]
 
 

@@ -15,7 +15,7 @@ from profiling.identity import match_by_launch
 
 def test_v9_configs_are_valid_instantiated_and_the_catalog_default_is_the_first() -> None:
     configs = tuning.V9_TUNING_CONFIGS
-    assert 4 <= len(configs) <= 28 and len({c["entry"] for c in configs}) == len(configs)
+    assert 4 <= len(configs) <= 29 and len({c["entry"] for c in configs}) == len(configs)
     source = get_kernel("v9-regdb").read_source().replace(" ", "")
     for c in configs:
         p = c["params"]
@@ -115,13 +115,15 @@ def test_the_narrow_kernels_that_copy_a_coalesced_are_the_kernels_own_rule() -> 
     body = (SRC_DIR / "v9_body.cuh").read_text()
     assert "    constexpr bool A_COALESCED = NARROW && TM * TN <= 64 && A_ROW_COPIES <= 4;\n" in body
     ids = tuning.a_coalesced_ids()
-    assert len(ids) == 19 and ids[:5] == [
+    assert len(ids) == 21 and ids[:6] == [
         "v9-regdb-128x128x16-w64x32-t8x8-s3",
         "v9-regdb-128x128x8-w64x32-t8x8-s4",
         "v9-regdb-64x128x16-w32x64-t8x8-s3",
         "v9-regdb-64x64x8-w32x32-t8x4-s3",
         "v9-regdb-64x64x16-w32x32-t8x4-s3",
+        "v9-regdb-64x64x16-w32x32-t8x4-s3-o1",
     ]
+    assert ids[-1] == "v9-splitk-64x128x16-w32x64-t8x8-s4-fill"
     assert "v9-regdb-128x256x16-w64x64-t8x16-s3-o3" not in ids
     assert not any(i.startswith("v9-splitk-128x64x8") for i in ids)
     assert tuning.narrow_copies_a_coalesced(dict(BM=64, BK=16, THREADS=128, TM=8, TN=4))

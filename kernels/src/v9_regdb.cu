@@ -91,6 +91,7 @@ template __global__ void sgemm_regdb_ordered<128,256,16,64,64,8,16,4,256,1,3>(co
 template __global__ void sgemm_regdb<64,128,16,32,64,8,8,3,128,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb<64,64,8,32,32,8,4,3,128,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb<64,64,16,32,32,8,4,3,128,4>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_ordered<64,64,16,32,32,8,4,3,128,4,1>(const float*, const float*, float*, int, int, int);
 // Their N % 4 != 0 kernels (128x256x8 with ORDER 3 has none: kernels/tuning.py says why).
 template __global__ void sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_narrow<128,256,16,64,64,8,16,4,256,1,0>(const float*, const float*, float*, int, int, int);
@@ -119,4 +120,5 @@ template __global__ void sgemm_regdb_narrow<128,256,16,64,64,8,16,4,256,1,3>(con
 template __global__ void sgemm_regdb_narrow<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_narrow<64,64,8,32,32,8,4,3,128,4,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_narrow<64,64,16,32,32,8,4,3,128,4,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_narrow<64,64,16,32,32,8,4,3,128,4,1>(const float*, const float*, float*, int, int, int);
 #endif

@@ -277,9 +277,4 @@ template __global__ void sgemm_regdb_splitk_narrow<128,64,8,64,32,8,8,5,128,1,0>
 template __global__ void sgemm_regdb_splitk_serial<128,64,8,64,32,8,8,5,128,1>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_serial_narrow<128,64,8,64,32,8,8,5,128,1,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_padc<128,64,8,64,32,8,8,5,128,1,0>(const float*, const float*, float*, int, int, int);
-// cuBLAS's 256x64 split-K tile (kernels/tuning.py).
-template __global__ void sgemm_regdb_splitk<256,64,8,64,64,8,16,3,128,1,3>(const float*, const float*, float*, int, int, int);
-template __global__ void sgemm_regdb_splitk<256,64,8,64,64,8,16,4,128,1,3>(const float*, const float*, float*, int, int, int);
-template __global__ void sgemm_regdb_splitk_narrow<256,64,8,64,64,8,16,3,128,1,3>(const float*, const float*, float*, int, int, int);
-template __global__ void sgemm_regdb_splitk_narrow<256,64,8,64,64,8,16,4,128,1,3>(const float*, const float*, float*, int, int, int);
 #endif
