@@ -103,3 +103,19 @@ def test_the_fill_rounds_up_to_a_block_on_every_sm() -> None:
     slices, deep = 12 and isqrt(19 x 12 = 228) = 15; rounding the fill down gives isqrt(216) = 14."""
     assert split_count_for(7, 200, 132, 2) == 15
     assert split_count_for(7, 200, 126, 2) == 14  # 126 / 7 = 18 exactly: isqrt(216) = 14
+
+
+def test_one_block_per_sm_takes_cublas_split_counts() -> None:
+    """`one_block_per_sm` (the -fill configurations) splits as cuBLAS's launches measured on an H200 do:
+    sm_count // tiles. 333x127x4096 on the 64x128x16 tile (three blocks per SM): 6 tiles, 256 slices -> 132 // 6 = 22
+    splits of ceil(256 / 22) = 12 slices (21 x 12 + 4), where the default rule takes isqrt(22 x 16 = 352) = 18 and
+    leaves 24 SMs idle. 16 tiles of 512 slices (cuBLAS's 256x64 split at 4096x64x4096) -> 132 // 16 = 8. Short K
+    still caps it: 6 tiles of 40 slices -> 40 // 4 = 10 splits of 4."""
+    assert split_count_for(6, 256, SMS, 3, one_block_per_sm=True) == 22 and split_count_for(6, 256, SMS, 3) == 18
+    assert split_count_for(16, 512, SMS, 1, one_block_per_sm=True) == 8
+    assert split_count_for(6, 40, SMS, 3, one_block_per_sm=True) == 10
+    fill = get_kernel("v9-splitk-64x128x16-w32x64-t8x8-s4-fill")
+    assert fill.launch_grid(333, 127, 4096, SMS) == (1, 6, 22)
+    assert get_kernel("v9-splitk-64x128x16-w32x64-t8x8-s4").launch_grid(333, 127, 4096, SMS) == (1, 6, 18)
+    # 129x17x1001 (the sanitizer's shape): 3 tiles, 63 slices -> min(44, 63 // 4 = 15) = 15 -> ceil(63 / 5) = 13.
+    assert fill.split_count(129, 17, 1001, SMS) == 13
