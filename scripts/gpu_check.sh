@@ -909,8 +909,8 @@ sanac)
   # memcheck and racecheck of every configuration whose narrow kernel copies A coalesced (v9_body.cuh A_COALESCED:
   # kernels.tuning.a_coalesced_ids, v9-regdb's and v9-splitk's narrow twins of up to 64 accumulators a thread) at
   # edge tiles with a partial slice (300x263x72), an odd N with K not a multiple of either slice (129x17x1001) and
-  # M = N = K = 1, each result verified against cuBLAS. About 10 minutes on an H200 for 19 configurations a job (21 since session 27; about 20 s each per tool): run it
-  # alone in a call.
+  # M = N = K = 1, each result verified against cuBLAS. About 10 minutes on an H200 for 19 configurations a job (21
+  # since session 27; about 20 s each per tool and shape): run it alone in a call.
   stage sanac
   cfgs=$($PY -c "from kernels.tuning import a_coalesced_ids; print(','.join(a_coalesced_ids()))")
   sanitize_at_shapes 300 "$EV/sanitizer_ac" sanac ac "$cfgs" 300x263x72,129x17x1001,1x1x1
