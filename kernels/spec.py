@@ -28,6 +28,8 @@ SPLIT_K_ZERO_ENTRY = "splitk_zero_c"
 # (kernels/src/v9_splitk.cu).
 SPLIT_K_PAD_ENTRY = "splitk_zero_c_pad_b"
 SPLIT_K_UNPAD_ENTRY = "splitk_unpad_c"
+# Every kernel a split-K operation launches beside the GEMM itself (KernelSpec.helper_entries picks a configuration's).
+SPLIT_K_HELPER_ENTRIES = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY)
 
 # The id suffixes of configurations that pad N where N % 4 != 0 (KernelSpec.pads_n): copies of B and C, or
 # (KernelSpec.pads_b false) of C alone, with SPLIT_K_ZERO_ENTRY zeroing C's copy.

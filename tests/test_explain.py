@@ -196,6 +196,40 @@ def test_a_split_k_step_is_its_main_kernel_not_the_launch_that_zeroes_c() -> Non
     assert done.returncode == 0 and "time -50% (771.6 -> 382.0 us)" in done.stdout, done.stderr
 
 
+def test_sgemm_auto_and_cublas_split_k_steps_are_their_gemm_launches() -> None:
+    """The H200 capture of cuBLAS and sgemm-auto at the grid's misses (session 27): at 333x127x4096 cuBLAS runs its
+    GEMM (15.0 us) then splitKreduce_kernel (5.2 us), sgemm-auto splitk_zero_c (2.0 us) then the configuration it
+    chose, sgemm_regdb_splitk_narrow (21.0 us), which is not its catalog entry. The step compares the two GEMMs;
+    taking each range's first launch read "time -87% (15.0 -> 2.0 us)"."""
+    path = ROOT / "results" / "h200-2026-11-29" / "misses" / "misses_raw.csv.gz"
+    report = L.load_report(path)
+    at_333 = [x for x in report.launches if x.identity.m == 333]
+    assert [x.function for x in at_333] == [
+        "Kernel2",
+        "splitKreduce_kernel",
+        "splitk_zero_c",
+        "sgemm_regdb_splitk_narrow",
+    ]
+    assert [x.function for x in X.kernel_launches(report.launches, "sgemm-auto", 333)] == [
+        "sgemm_regdb_splitk_narrow",
+        "splitk_zero_c",
+    ]
+    assert [X.is_side_launch(x) for x in at_333] == [False, False, True, False]
+    # cuBLAS's GEMM before its reduction by time, not by report order.
+    for order in (report.launches, list(reversed(report.launches))):
+        assert [x.function for x in X.kernel_launches(order, "cublas", 333)] == ["Kernel2", "splitKreduce_kernel"]
+    base, cand = X.find_launch(report.launches, "cublas", 333), X.find_launch(report.launches, "sgemm-auto", 333)
+    assert X.summary_line(X.explain(base, cand)).startswith("cublas -> sgemm-auto: time +40% (15.0 -> 21.0 us)")
+    # M = 4096 holds two shapes: 4096x333x333 first, as the report has it, then at 4096x64x4096 cuBLAS's range holds
+    # two launches of one function, the GEMM (56.3 us) and its reduction (8.1 us).
+    cublas_4096 = X.kernel_launches(report.launches, "cublas", 4096)
+    assert [(x.identity.size, round(x.value(M.TIME) / 1000, 1)) for x in cublas_4096] == [
+        ("4096x333x333", 29.9),
+        ("4096x64x4096", 56.3),
+        ("4096x64x4096", 8.1),
+    ]
+
+
 def test_the_cluster_split_k_step_is_slower_for_its_idle_schedulers_and_cluster_barriers() -> None:
     """The H100 capture of v9-splitk and v9-clusterk at 1024x1024x8191 (full set, each GPU-tuned configuration): one
     launch instead of two, but 31 % slower, and the two reasons ranked first are the schedulers idle 16 points more of

@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernels.catalog import CATALOG, catalog_entry, library_ids, reference_for
-from kernels.spec import KernelSpec
+from kernels.spec import SPLIT_K_HELPER_ENTRIES, KernelSpec
 from profiling import metric_names as M
 from profiling.analysis import evidence as E
 from profiling.analysis import stalls as ST
 from profiling.nsight import metric_registry as R
-from profiling.nsight.names import function_name
 from profiling.nsight.report import KernelLaunch
 from profiling.nsight.source import KernelSource
 
@@ -414,20 +413,23 @@ def reference_name(reference: KernelLaunch | None) -> str:
 
 
 def is_side_launch(launch: KernelLaunch) -> bool:
-    """A launch in a catalog kernel's NVTX range that is not the kernel's entry function: split-K's range also holds
-    the launch that zeroes C, which is not the step."""
-    spec = _catalog_spec(launch)
-    return spec is not None and bool(spec.entry) and launch.function != function_name(spec.entry)
+    """A launch in a catalog kernel's NVTX range that is one of split-K's helpers (zeroing C, padding B, copying C
+    back), not the step. By name, not as "not the entry function": sgemm-auto's range holds the entry of whichever
+    configuration it chose (sgemm_regdb_splitk_narrow, not its catalog entry sgemm_regdb) after the zeroing launch."""
+    return launch.identity.ours and launch.function in SPLIT_K_HELPER_ENTRIES
 
 
 def kernel_launches(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> list[KernelLaunch]:
-    """The launches of catalog kernel `kernel_id` (with M = `size` when given), its entry function's first."""
+    """The launches of catalog kernel `kernel_id` (with M = `size` when given), shape by shape in report order; of
+    one shape's, the GEMM first, then the helpers (is_side_launch), and among GEMM launches the longest first, so
+    cuBLAS's split-K GEMM comes before its reduction."""
     found = [
         x
         for x in launches
         if x.identity.ours and x.identity.kernel_id == kernel_id and (size is None or x.identity.m == size)
     ]
-    return sorted(found, key=is_side_launch)
+    shapes = {x.identity.size: n for n, x in reversed(list(enumerate(found)))}
+    return sorted(found, key=lambda x: (shapes[x.identity.size], is_side_launch(x), -(x.value(TIME) or 0.0)))
 
 
 def find_launch(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> KernelLaunch | None:
