@@ -19,6 +19,7 @@ from typing import Any
 from kernels.catalog import CATALOG
 from kernels.operations import OperationSpec
 from kernels.registry import operation_of
+from kernels.spec import SPLIT_K_HELPER_ENTRIES
 from profiling.shape import Shape
 
 NVTX_PREFIX = "gemmlens"
@@ -142,9 +143,11 @@ class LaunchIdentity:
         return float(self.shape.flops) if self.shape is not None else None
 
     def label(self, function: str, launch_id: str) -> str:
-        """'v3 4096x4096x4096' for our kernels ('v3 4096x4096' without a range), else '<function> #<id>'."""
+        """'v3 4096x4096x4096' for our kernels ('v3 4096x4096' without a range), a split-K helper launch with its
+        function after it ('v9-splitk 1024x1024x8191 splitk_zero_c': not the GEMM), else '<function> #<id>'."""
         if self.kernel_id is not None:
-            return f"{self.kernel_id} {self.size}".strip()
+            helper = function if self.ours and function in SPLIT_K_HELPER_ENTRIES else ""
+            return f"{self.kernel_id} {self.size} {helper}".strip()
         return f"{function} #{launch_id}"
 
     def to_dict(self) -> dict[str, Any]:
