@@ -211,9 +211,9 @@ class KernelSpec:
 
         kernels.splitk_policy.split_count_for over this launch's tiles and BK-deep K slices, with MIN_BLOCKS blocks
         per SM, on `sm_count` SMs (DEFAULT_SM_COUNT when not given); params["SPLIT_DEEP_SLICES"], where a
-        configuration sets it, replaces the preferred depth of a split (DEEP_SLICES_PER_SPLIT), and params["SPLIT_FILL"]
-        splits for one block per SM instead. A cluster split-K
-        kernel's count is its cluster size, params["SPLITS"], at every shape (a template parameter of its source)."""
+        configuration sets it, replaces the preferred depth of a split (DEEP_SLICES_PER_SPLIT), and
+        params["SPLIT_FILL"] splits for one block per SM instead. A cluster split-K kernel's count is its cluster
+        size, params["SPLITS"], at every shape (a template parameter of its source)."""
         if self.cluster_split_k:
             return self.params["SPLITS"]
         if not self.split_k or self.stream_k:

@@ -528,8 +528,8 @@ def _v9_splitk_config(
 ) -> dict:
     """A v9-splitk configuration; `deep_slices` (when set) replaces the split rule's preferred depth of a split in
     slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>); `fill` splits it for one block per
-    SM instead (-fill); `stream_k` makes it the stream-K
-    kernel of the same tile (sgemm_regdb_streamk: one wave of blocks sharing all tiles' K slices; id ends in -sk);
+    SM instead (-fill); `stream_k` makes it the stream-K kernel of the same tile (sgemm_regdb_streamk: one wave of
+    blocks sharing all tiles' K slices; id ends in -sk);
     `pad_n` makes it run its 16-byte kernel where N % 4 != 0, on copies of B and C padded to N rounded up to a
     multiple of 4 (KernelSpec.pads_n; id ends in -pad), and only there; `pad_c` makes it add into a copy of C
     padded that way while its padded-C kernel reads B where it lies (KernelSpec.pads_b false; id ends in -padc);

@@ -428,8 +428,10 @@ def kernel_launches(launches: list[KernelLaunch], kernel_id: str, size: int | No
         for x in launches
         if x.identity.ours and x.identity.kernel_id == kernel_id and (size is None or x.identity.m == size)
     ]
-    shapes = {x.identity.size: n for n, x in reversed(list(enumerate(found)))}
-    return sorted(found, key=lambda x: (shapes[x.identity.size], is_side_launch(x), -(x.value(TIME) or 0.0)))
+    first_seen: dict[str, int] = {}
+    for n, x in enumerate(found):
+        first_seen.setdefault(x.identity.size, n)
+    return sorted(found, key=lambda x: (first_seen[x.identity.size], is_side_launch(x), -(x.value(TIME) or 0.0)))
 
 
 def find_launch(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> KernelLaunch | None:
