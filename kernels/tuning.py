@@ -272,7 +272,7 @@ V9_TUNING_CONFIGS: list[dict] = [
     # dispatch against cuBLAS's 0.08 (ncu, H200). In 30 interleaved rounds on an H200, % of cuBLAS at 4096x333x333 /
     # 2048x333x333 / 4096x127x333 / 1024x333x333, orders 0 to 4: 88.4 / 90.7 / 102.7 / 93.7, ORDER 1 91.5 / 94.5 /
     # 104.3 / 95.3, 2 90.2 / 92.8 / 104.2 / 94.8, 3 88.5 / 91.6 / 103.0 / 94.9, 4 91.7 / 93.2 / 103.4 / 95.5
-    # (results/h200-2026-11-29/misses/orders.txt).
+    # (results/h200-2026-11-29/why_misses/orders.txt).
     _v9_config(64, 64, 16, 32, 32, 8, 4, 3, 128, 4, order=1),
 ]
 
@@ -631,7 +631,7 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # reached 86.6 % of cuBLAS at 333x127x4096 and 86.7 % at 333x127x8191 against 80.9 and 73.6 % (three stages:
     # 85.2 and 85.7 %). cuBLAS's 256x64 tile at 4096x64x4096 (16 x 8 blocks; ORDER 3, as the default order spills
     # 4 bytes on sm_90) reached 76.6 % there against 90.1 % for the 64x64 split 8 ways: not kept
-    # (results/h200-2026-11-29/misses/).
+    # (results/h200-2026-11-29/why_misses/).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, fill=True),
 ]
 

@@ -201,7 +201,7 @@ def test_sgemm_auto_and_cublas_split_k_steps_are_their_gemm_launches() -> None:
     GEMM (15.0 us) then splitKreduce_kernel (5.2 us), sgemm-auto splitk_zero_c (2.0 us) then the configuration it
     chose, sgemm_regdb_splitk_narrow (21.0 us), which is not its catalog entry. The step compares the two GEMMs;
     taking each range's first launch read "time -87% (15.0 -> 2.0 us)"."""
-    path = ROOT / "results" / "h200-2026-11-29" / "misses" / "misses_raw.csv.gz"
+    path = ROOT / "results" / "h200-2026-11-29" / "why_misses" / "ncu_why_misses_raw.csv"
     report = L.load_report(path)
     at_333 = [x for x in report.launches if x.identity.m == 333]
     assert [x.function for x in at_333] == [

@@ -89,7 +89,7 @@ def test_a_split_k_helper_launch_is_labelled_with_its_function() -> None:
     """The H200 capture of cuBLAS and sgemm-auto at 333x127x4096 (session 27): sgemm-auto's range holds the
     zeroing of C (2.0 us) and the GEMM; tables and legends tell them apart by the helper's function. cuBLAS's
     reduction is its library's own launch, not one of ours to name."""
-    report = load_report(ROOT / "results" / "h200-2026-11-29" / "misses" / "misses_raw.csv.gz")
+    report = load_report(ROOT / "results" / "h200-2026-11-29" / "why_misses" / "ncu_why_misses_raw.csv")
     assert [x.label for x in report.launches if x.identity.m == 333] == [
         "cublas 333x127x4096",
         "cublas 333x127x4096",

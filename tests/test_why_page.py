@@ -94,7 +94,8 @@ def test_the_legend_of_two_launches_has_the_whole_bottom_margin(data: why.WhyDat
     frame = why.stall_frame(data, why.ladder_labels(data)[:2])
     fig = stall_figure(frame, "share")
     reasons = len([t for t in fig.data if t.type == "bar"])
-    rows = -(-reasons // 3)
+    rows = -(-reasons // 2)  # two reasons a row (entrywidth 0.45 of the plot)
+    assert fig.layout.legend.entrywidth == 0.45 and fig.layout.legend.entrywidthmode == "fraction"
     assert fig.layout.margin.b == 80 + 24 * rows and fig.layout.legend.maxheight == fig.layout.margin.b
     assert fig.layout.height == 30 + 26 * 2 + 50 + fig.layout.margin.b
 
@@ -398,7 +399,7 @@ def test_the_hopper_capture_explains_wgmma_against_mma_sync() -> None:
 
 def test_a_split_k_step_shows_its_main_kernel_not_the_launch_that_zeroes_c() -> None:
     """The H100 capture of v9-regdb and v9-splitk at 1024x1024x8191 (results/h100-2026-11-27/why/): the label
-    v9-splitk is sgemm_regdb_splitk, the zeroing launch before it is "v9-splitk #1", and the step ranks what `explain` ranks (waves per SM 0.24 -> 0.97, -50 % of the time)."""
+    v9-splitk is sgemm_regdb_splitk, the zeroing launch before it is "v9-splitk splitk_zero_c", and the step ranks what `explain` ranks (waves per SM 0.24 -> 0.97, -50 % of the time)."""
     folder = ROOT / "results" / "h100-2026-11-27" / "why"
     data = why.load_capture(
         "splitk",
@@ -408,7 +409,7 @@ def test_a_split_k_step_shows_its_main_kernel_not_the_launch_that_zeroes_c() -> 
     assert {label: x.function for label, x in data.labels().items()} == {
         "v9-regdb": "sgemm_regdb",
         "v9-splitk": "sgemm_regdb_splitk",
-        "v9-splitk #1": "splitk_zero_c",
+        "v9-splitk splitk_zero_c": "splitk_zero_c",
     }
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
@@ -571,11 +572,12 @@ def test_the_committed_captures_are_found_once_and_offered_in_the_sidebars_order
 
 def test_a_days_why_folder_comes_first_then_its_other_capture_folders_by_name() -> None:
     found = [f"{raw.parent.parent.name}/{raw.parent.name}" for raw, _, _ in why.later_captures(ROOT / "results")]
-    assert found[:8] == [
+    assert found[:9] == [
         "h200-2026-11-29/why",
         "h200-2026-11-29/why8192",
         "h200-2026-11-29/why_cluster",
         "h200-2026-11-29/why_cluster_cublas",
+        "h200-2026-11-29/why_misses",
         "h200-2026-11-29/why_session20",
         "h200-2026-11-29/why_sgemm",
         "h200-2026-11-29/why_sgemm",
@@ -588,3 +590,27 @@ def test_a_folder_of_captures_alone_takes_its_gpu_from_a_bundle_of_the_same_gpu(
     assert why.folder_gpu("h200-2026-11-29", gpus) == "NVIDIA H200"
     assert why.folder_gpu("h100-2026-11-27", gpus) == "NVIDIA H100 80GB HBM3"
     assert why.folder_gpu("b200-2026-11-29", gpus) == ""
+
+
+def test_a_capture_of_several_shapes_with_one_m_is_labelled_by_shape_and_compares_like_with_like() -> None:
+    """results/h200-2026-11-29/why_misses (session 27): cuBLAS and sgemm-auto at 333x127x4096, 4096x333x333 and
+    4096x64x4096. Two shapes share M = 4096, so the labels carry the whole shape; sgemm-auto's zeroing launches are
+    named after their function; and "any two launches" starts at cuBLAS against sgemm-auto at the first shape, not
+    against cuBLAS's own split-K reduction (the second label)."""
+    data = why.load_capture("misses", ROOT / "results" / "h200-2026-11-29" / "why_misses" / "ncu_why_misses_raw.csv")
+    labels = list(data.labels())
+    assert labels == [
+        "cublas @ 333x127x4096",
+        "cublas @ 333x127x4096 #1",
+        "sgemm-auto @ 333x127x4096",
+        "cublas @ 4096x333x333",
+        "sgemm-auto @ 4096x333x333",
+        "cublas @ 4096x64x4096",
+        "cublas @ 4096x64x4096 #7",
+        "sgemm-auto @ 4096x64x4096",
+        "sgemm-auto @ 333x127x4096 splitk_zero_c",
+        "sgemm-auto @ 4096x64x4096 splitk_zero_c",
+    ]
+    assert labels[data.default_candidate()] == "sgemm-auto @ 333x127x4096"
+    view = why.explain_step(data, labels[0], labels[data.default_candidate()])
+    assert view.explanation.summary.startswith("cublas -> sgemm-auto: time +40% (15.0 -> 21.0 us)")

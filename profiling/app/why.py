@@ -63,12 +63,16 @@ class WhyData:
         sections: dict[str, list[S.KernelSource]] = {}
         for kernel in self.page.kernels if self.page else ():
             sections.setdefault(S.short_name(kernel.name), []).append(kernel)
-        sizes = {x.identity.m for x in self.launches if x.identity.ours}
-        # A catalog kernel's entry launch takes its plain label, ahead of a side launch in its range (X.is_side_launch).
+        ours = [x.identity for x in self.launches if x.identity.ours]
+        sizes, shapes = {i.m for i in ours}, {i.size for i in ours}
+        # A catalog kernel's entry launch takes its plain label, ahead of a side launch in its range (X.is_side_launch),
+        # which is named after its function. Several sizes: M tells them apart unless two shapes share it.
         for launch in sorted(self.launches, key=X.is_side_launch):
             ident = launch.identity
             if ident.ours:
-                label = ident.kernel_id if len(sizes) == 1 else f"{ident.kernel_id} @ {ident.m}"
+                size = "" if len(shapes) == 1 else f" @ {ident.m}" if len(sizes) == len(shapes) else f" @ {ident.size}"
+                helper = f" {launch.function}" if X.is_side_launch(launch) else ""
+                label = f"{ident.kernel_id}{size}{helper}"
             else:
                 label = S.short_name(launch.name)
             if label in self._index:
@@ -86,6 +90,22 @@ class WhyData:
         """Label -> launch: the catalog id (with the size when the data has several), else the short function
         name; sections of the source page without a launch (a source page alone) map to None."""
         return {label: launch for label, (launch, _) in self._index.items()}
+
+    def default_candidate(self) -> int:
+        """Where "any two launches" puts its candidate against the first label: the first other kernel of the same
+        shape (cuBLAS's split-K reduction is not what its GEMM is compared with), else the second label."""
+        labels = list(self._index)
+        first = self._index[labels[0]][0] if labels else None
+        for n, label in enumerate(labels[1:], 1):
+            launch = self._index[label][0]
+            if (
+                first is not None
+                and launch is not None
+                and launch.identity.size == first.identity.size
+                and self.catalog_id(label) != self.catalog_id(labels[0])
+            ):
+                return n
+        return min(1, max(0, len(labels) - 1))
 
     def catalog_id(self, label: str) -> str | None:
         launch, kernel = self._index.get(label, (None, None))

@@ -388,7 +388,7 @@ def explain_section(data: why.WhyData) -> None:
         left, right = st.columns(2)
         _bind_pair(labels)
         base = left.selectbox("Baseline", labels, key="x_base")
-        cand = right.selectbox("Candidate", labels, index=min(1, len(labels) - 1), key="x_cand")
+        cand = right.selectbox("Candidate", labels, index=data.default_candidate(), key="x_cand")
     else:
         base, cand = pairs[options.index(step)]
     if base == cand:

@@ -98,3 +98,29 @@ def test_the_cluster_step_s_capture_explains_it_by_link(width: int, browser, ser
     _shot(page, f"why-cluster-explain-{width}.png", width)
     assert not errors, errors
     page.close()
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_grid_misses_capture_compares_cublas_with_sgemm_auto(width: int, browser, server) -> None:
+    """A link to results/h200-2026-11-29/why_misses's capture (cuBLAS and sgemm-auto at three shapes, two of one M)
+    opens "any two launches" at cuBLAS against sgemm-auto at 333x127x4096, GEMM against GEMM (15.0 -> 21.0 us), not
+    against cuBLAS's reduction or sgemm-auto's zeroing of C; screenshot why-misses-explain-<width>.png."""
+    from urllib.parse import urlencode
+
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_text("No GPU found").wait_for(timeout=60_000)
+    query = urlencode({"data": "measured h200-2026-11-29/why_misses: why_misses", "tab": "explain-a-step"})
+    page.goto(f"{server}/Why?{query}", wait_until="domcontentloaded")
+    page.get_by_text("cublas → sgemm-auto: time +40% (15.0 → 21.0 us)").wait_for(timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1500)
+    body = page.locator("body").inner_text()
+    assert "cublas @ 333x127x4096" in body and "sgemm-auto @ 333x127x4096" in body
+    assert "schedulers active 84% → 66% of the elapsed time" in body
+    _check(page, width)
+    _shot(page, f"why-misses-explain-{width}.png", width)
+    assert not errors, errors
+    page.close()
