@@ -146,9 +146,15 @@ class LaunchIdentity:
         """'v3 4096x4096x4096' for our kernels ('v3 4096x4096' without a range), a split-K helper launch with its
         function after it ('v9-splitk 1024x1024x8191 splitk_zero_c': not the GEMM), else '<function> #<id>'."""
         if self.kernel_id is not None:
-            helper = function if self.ours and function in SPLIT_K_HELPER_ENTRIES else ""
+            helper = function if self.is_split_k_helper(function) else ""
             return f"{self.kernel_id} {self.size} {helper}".strip()
         return f"{function} #{launch_id}"
+
+    def is_split_k_helper(self, function: str) -> bool:
+        """Whether a launch of `function` under this identity is one of split-K's helpers in our operation's range
+        (zeroing C, padding B, copying C back), not the GEMM: told by name, since sgemm-auto's range holds the
+        entry of whichever configuration it chose, not its own catalog entry."""
+        return self.ours and function in SPLIT_K_HELPER_ENTRIES
 
     def to_dict(self) -> dict[str, Any]:
         return {

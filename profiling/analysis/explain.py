@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernels.catalog import CATALOG, catalog_entry, library_ids, reference_for
-from kernels.spec import SPLIT_K_HELPER_ENTRIES, KernelSpec
+from kernels.spec import KernelSpec
 from profiling import metric_names as M
 from profiling.analysis import evidence as E
 from profiling.analysis import stalls as ST
@@ -413,10 +413,9 @@ def reference_name(reference: KernelLaunch | None) -> str:
 
 
 def is_side_launch(launch: KernelLaunch) -> bool:
-    """A launch in a catalog kernel's NVTX range that is one of split-K's helpers (zeroing C, padding B, copying C
-    back), not the step. By name, not as "not the entry function": sgemm-auto's range holds the entry of whichever
-    configuration it chose (sgemm_regdb_splitk_narrow, not its catalog entry sgemm_regdb) after the zeroing launch."""
-    return launch.identity.ours and launch.function in SPLIT_K_HELPER_ENTRIES
+    """A launch in a catalog kernel's NVTX range that is one of split-K's helpers, not the step
+    (LaunchIdentity.is_split_k_helper)."""
+    return launch.identity.is_split_k_helper(launch.function)
 
 
 def kernel_launches(launches: list[KernelLaunch], kernel_id: str, size: int | None = None) -> list[KernelLaunch]:

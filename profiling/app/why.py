@@ -96,15 +96,12 @@ class WhyData:
         shape (cuBLAS's split-K reduction is not what its GEMM is compared with), else the second label."""
         labels = list(self._index)
         first = self._index[labels[0]][0] if labels else None
-        for n, label in enumerate(labels[1:], 1):
-            launch = self._index[label][0]
-            if (
-                first is not None
-                and launch is not None
-                and launch.identity.size == first.identity.size
-                and self.catalog_id(label) != self.catalog_id(labels[0])
-            ):
-                return n
+        if first is not None:
+            for n, label in enumerate(labels[1:], 1):
+                launch = self._index[label][0]
+                same_shape = launch is not None and launch.identity.size == first.identity.size
+                if same_shape and self.catalog_id(label) != self.catalog_id(labels[0]):
+                    return n
         return min(1, max(0, len(labels) - 1))
 
     def catalog_id(self, label: str) -> str | None:

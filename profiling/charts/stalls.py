@@ -41,6 +41,9 @@ REASON_COLORS: dict[str, str] = {
 }
 _OTHER_COLOR = "#999999"
 _REASON_ORDER = list(REASONS)
+# Stall reasons a legend row holds. Two, not three: at 1024 px long launch labels (sgemm-auto @ 333x127x4096) narrow
+# the plot, and a third column ran past the figure's right edge.
+LEGEND_COLUMNS = 2
 
 
 def reason_color(reason: str) -> str:
@@ -125,9 +128,9 @@ def stall_figure(
     else:
         xaxis.update(range=[0, 125 if known else 100], tickvals=[0, 20, 40, 60, 80, 100], ticksuffix="%")
     ids = kernel_ids or {}
-    # Fixed pixels: bars of 26 px, the axis title, then the legend (two reasons a row).
+    # Fixed pixels: bars of 26 px, the axis title, then the legend (LEGEND_COLUMNS reasons a row).
     plot_px = 30 + 26 * len(labels)
-    bottom = 80 + 24 * -(-len(reasons) // 2)
+    bottom = 80 + 24 * -(-len(reasons) // LEGEND_COLUMNS)
     layout = {
         "title": {"text": plot_text(title)},
         "barmode": "stack",
@@ -145,10 +148,8 @@ def stall_figure(
             "yanchor": "top",
             "y": -62 / plot_px,
             "x": 0,
-            # Under half the plot's width per entry: two reasons a row fit under the bars at any width. (A third did not
-            # at 1024 px where long launch labels, sgemm-auto @ 333x127x4096, narrow the plot: the row ran past the
-            # figure's right edge.)
-            "entrywidth": 0.45,
+            # 90 % of the plot's width shared by a row's entries: they fit under the bars at any width.
+            "entrywidth": 0.9 / LEGEND_COLUMNS,
             "entrywidthmode": "fraction",
             # In pixels: plotly caps a horizontal legend at half the figure's height by default and scrolls the
             # rest, which cut off a figure of two launches (the legend has the whole bottom margin to itself).
