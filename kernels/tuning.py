@@ -633,6 +633,11 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # 4 bytes on sm_90) reached 76.6 % there against 90.1 % for the 64x64 split 8 ways: not kept
     # (results/h200-2026-11-29/why_misses/).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, fill=True),
+    # The grid's last misses on an H200 (grid_fill/), where a zeroing launch of 2.0-2.3 us comes before a 15-68 us
+    # multiply: the one-block-per-SM split (333x127x4096 87.6 %, 333x127x8191 88.9, 1024x127x4096 89.6) and the
+    # 64x64 split 8 ways (4096x64x4096 89.6), with serial splits instead.
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, fill=True, serial=True),
+    _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=32, serial=True),
 ]
 
 
