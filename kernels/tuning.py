@@ -638,6 +638,9 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # 64x64 split 8 ways (4096x64x4096 89.6), with serial splits instead.
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, fill=True, serial=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=32, serial=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=1, fill=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=3, fill=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=4, fill=True),
 ]
 
 
