@@ -127,6 +127,8 @@ def entry_matches(mangled: str, entry: str) -> bool:
         return False
     if not targs:
         return True
-    # Integer template arguments mangle as Li<value>E, in order.
+    # Integer template arguments mangle as Li<value>E, in order, and the list closes with E; the arguments a name
+    # expression leaves out are defaults, which mangle too: 0 in every template of kernels/src, so
+    # 'k<64,3>' is k<64,3,0> and not k<64,3,3>.
     values = [v.strip() for v in targs.rstrip(">").split(",")]
-    return "".join(f"Li{v}E" for v in values) in mangled
+    return re.search(re.escape("".join(f"Li{v}E" for v in values)) + r"(?:Li0E)*E", mangled) is not None

@@ -37,6 +37,8 @@ PADDED_N_SUFFIX = "-pad"
 PADDED_C_SUFFIX = "-padc"
 # The id part of configurations with serial splits (KernelSpec.serial): split 0 stores, the others add after it.
 SERIAL_SUFFIX = "-ser"
+# ... and of those whose split 0 zeroes its tile of C first, after which every split adds (params["ZERO_FIRST"]).
+ZERO_FIRST_SUFFIX = "-zf"
 # The tiles a serial split-K launch may have: its per-tile arrival counts (kernels/src/v9_splitk.cu).
 SERIAL_MAX_TILES = 16384
 
@@ -263,7 +265,8 @@ class KernelSpec:
         if self.serial and (tiles := math.prod(self.grid(m, n))) > SERIAL_MAX_TILES:
             return (
                 f"{self.id} counts the splits of at most {SERIAL_MAX_TILES:,} tiles, and {Shape(m, n, k).label} has "
-                f"{tiles:,}; run {self.id.replace(SERIAL_SUFFIX, '', 1)}, which zeroes C first"
+                f"{tiles:,}; run {self.id.replace(ZERO_FIRST_SUFFIX if self.params.get('ZERO_FIRST') else SERIAL_SUFFIX, '', 1)}, "
+                "which zeroes C first"
             )
         if self.pads_n and n % 4 == 0:
             unpadded = self.id.removesuffix(self.padded_suffix)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernels.catalog import catalog_entry
-from kernels.spec import PADDED_C_SUFFIX, PADDED_N_SUFFIX, SERIAL_SUFFIX, KernelSpec
+from kernels.spec import PADDED_C_SUFFIX, PADDED_N_SUFFIX, SERIAL_SUFFIX, ZERO_FIRST_SUFFIX, KernelSpec
 from profiling.device_model import GPU_TABLE, device_slug, table_name_for
 from profiling.paths import TUNED_DIR
 
@@ -72,6 +72,7 @@ CONFIG_ID_PARTS: dict[str, str] = {
     SERIAL_SUFFIX.removeprefix(
         "-"
     ): "serial splits: split 0 stores its partial tile, the others add theirs after it (no zeroing launch)",
+    ZERO_FIRST_SUFFIX.removeprefix("-"): "serial splits whose split 0 zeroes its tile first, then every split adds",
     "sk": "stream-K (one wave of blocks sharing all tiles' K slices)",
     PADDED_N_SUFFIX.removeprefix("-"): "where N % 4 != 0, run at N padded to a multiple of 4 on copies of B and C",
     PADDED_C_SUFFIX.removeprefix("-"): "where N % 4 != 0, add into a copy of C padded to a multiple of 4 columns",
@@ -118,7 +119,7 @@ def _build(
         + (f"-o{order}" if order else "")
         + (f"-d{deep}" if deep else "")
         + ("-fill" if params.get("SPLIT_FILL") else "")
-        + (SERIAL_SUFFIX if params.get("SERIAL") else "")
+        + (ZERO_FIRST_SUFFIX if params.get("ZERO_FIRST") else SERIAL_SUFFIX if params.get("SERIAL") else "")
         + ("-sk" if stream_k else "")
         + (PADDED_N_SUFFIX if params.get("PAD_N") else "")
         + (PADDED_C_SUFFIX if params.get("PAD_C") else ""),
@@ -525,6 +526,7 @@ def _v9_splitk_config(
     pad_n: bool = False,
     pad_c: bool = False,
     serial: bool = False,
+    zero_first: bool = False,
 ) -> dict:
     """A v9-splitk configuration; `deep_slices` (when set) replaces the split rule's preferred depth of a split in
     slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>); `fill` splits it for one block per
@@ -534,7 +536,9 @@ def _v9_splitk_config(
     multiple of 4 (KernelSpec.pads_n; id ends in -pad), and only there; `pad_c` makes it add into a copy of C
     padded that way while its padded-C kernel reads B where it lies (KernelSpec.pads_b false; id ends in -padc);
     `serial` makes split 0 store its partial tile and the others add after it, with no zeroing launch
-    (sgemm_regdb_splitk_serial; KernelSpec.serial; id has -ser after its depth)."""
+    (sgemm_regdb_splitk_serial; KernelSpec.serial; id has -ser after its depth); `zero_first` makes them serial
+    splits whose split 0 zeroes its tile before its main loop, after which every split adds
+    (sgemm_regdb_splitk_zfirst; -zf in place of -ser)."""
     params = _v9_params(*tile, order=order)
     if deep_slices:
         params["SPLIT_DEEP_SLICES"] = deep_slices
@@ -546,9 +550,19 @@ def _v9_splitk_config(
         params["PAD_N"] = 1
     if pad_c:
         params["PAD_C"] = 1
-    if serial:
+    if serial or zero_first:
         params["SERIAL"] = 1
-    template = "sgemm_regdb_streamk" if stream_k else "sgemm_regdb_splitk_serial" if serial else "sgemm_regdb_splitk"
+    if zero_first:
+        params["ZERO_FIRST"] = 1
+    template = (
+        "sgemm_regdb_streamk"
+        if stream_k
+        else "sgemm_regdb_splitk_zfirst"
+        if zero_first
+        else "sgemm_regdb_splitk_serial"
+        if serial
+        else "sgemm_regdb_splitk"
+    )
     return _build(
         V9_SPLITK_BASE,
         V9_SPLITK_SOURCE,
@@ -638,9 +652,14 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # 64x64 split 8 ways (4096x64x4096 89.6), with serial splits instead.
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, fill=True, serial=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=32, serial=True),
-    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=1, fill=True),
+    # FFMA ORDER 3 on the one-block-per-SM split, 30 launches each on an H200 against ORDER 0: 333x127x8191 85.6 ->
+    # 87.1 % of cuBLAS, 1024x127x4096 89.2 -> 90.8, the other four shapes where it leads within 0.6 points (ORDER 1
+    # and 4 lower; results/h200-2026-11-29/fill_orders/).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=3, fill=True),
-    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=4, fill=True),
+    # Serial splits lose where each tile has dozens of splits (above): split 0 zeroing its tile first keeps the
+    # additions of all splits at once and still drops the zeroing launch.
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=3, fill=True, zero_first=True),
+    _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=32, zero_first=True),
 ]
 
 

@@ -76,3 +76,9 @@ def test_template_entries_match_their_mangled_names() -> None:
     assert entry_matches("_Z11sgemm_tiledILi16EEvPKfS1_Pfiii", "sgemm_tiled<16>")
     assert not entry_matches("_Z11sgemm_tiledILi16EEvPKfS1_Pfiii", "sgemm_tiled<8>")
     assert entry_matches("sgemm_v1_naive", "sgemm_v1_naive")
+    # An entry that leaves its FFMA order out is the default order's function, not a longer list's.
+    order0 = "_Z18sgemm_regdb_splitkILi64ELi128ELi16ELi32ELi64ELi8ELi8ELi4ELi128ELi3ELi0EEvPKfS1_Pfiii"
+    order3 = order0.replace("Li3ELi0EE", "Li3ELi3EE")
+    assert entry_matches(order0, "sgemm_regdb_splitk<64,128,16,32,64,8,8,4,128,3>")
+    assert not entry_matches(order3, "sgemm_regdb_splitk<64,128,16,32,64,8,8,4,128,3>")
+    assert entry_matches(order3, "sgemm_regdb_splitk<64,128,16,32,64,8,8,4,128,3,3>")

@@ -255,9 +255,9 @@ def _body_before_the_cluster_mode() -> str:
 
 
 def _without_narrow_twins(text: str) -> str:
-    """A source without the explicit instantiations of its N % 4 != 0 kernels, and without its stream-K, padded-C
-    and serial kernels (from the stream-K comment to the instantiations; they need the body's later Segment,
-    STREAM_K, PAD_C and SERIAL)."""
+    """A source without the explicit instantiations of its N % 4 != 0 kernels, and without its stream-K, padded-C,
+    serial and zero-first kernels (from the stream-K comment to the instantiations; they need the body's later
+    Segment, STREAM_K, PAD_C, SERIAL and ZERO_FIRST)."""
     start, end = text.index("// Stream-K:"), text.index("// Explicit instantiations")
     text = text[:start] + text[end:]
     new_kernels = (
@@ -265,6 +265,7 @@ def _without_narrow_twins(text: str) -> str:
         "template __global__ void sgemm_regdb_streamk",
         "template __global__ void sgemm_regdb_splitk_padc<",
         "template __global__ void sgemm_regdb_splitk_serial",
+        "template __global__ void sgemm_regdb_splitk_zfirst",
     )
     return "\n".join(line for line in text.splitlines() if not line.startswith(new_kernels))
 

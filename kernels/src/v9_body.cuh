@@ -80,6 +80,16 @@ struct Segment {
     int k_tiles;
 };
 
+// A serial split's arrival at its tile's count; the last of the non-empty splits resets it for the next launch
+// (splits past the end of K returned at the start and never arrive).
+__device__ __forceinline__ void serial_arrive(unsigned* tile_arrivals, int K, int BK)
+{
+    const int all_tiles = (K + BK - 1) / BK;
+    const int per_split = (all_tiles + (int)gridDim.z - 1) / (int)gridDim.z;
+    const unsigned live = (unsigned)((all_tiles + per_split - 1) / per_split);
+    if (atomicAdd(tile_arrivals, 1u) == live - 1) atomicExch(tile_arrivals, 0u);
+}
+
 // A load with acquire semantics at GPU scope: what the thread that released the value wrote before is visible after.
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p)
 {
@@ -144,10 +154,11 @@ __device__ __forceinline__ float4 load_cluster4(unsigned addr)
 // C's rows are N rounded up to a multiple of 4 floats long, so every partial 4-column group takes one 16-byte
 // reduction while B is still read where it lies. SERIAL (SPLIT without STREAM_K: the serial kernels of
 // v9_splitk.cu): split 0 stores its partial tile, the other splits wait for its arrival in `arrivals` (a count per
-// tile) and add theirs, so C needs no zeroing first.
+// tile) and add theirs, so C needs no zeroing first. ZERO_FIRST (SERIAL, not PAD_C): split 0 zeroes its tile of C
+// before its main loop and arrives then, and every split adds, so no split waits behind another's additions.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
           bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false, bool PAD_C = false,
-          bool SERIAL = false>
+          bool SERIAL = false, bool ZERO_FIRST = false>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K, float* smem,
                                            v9::Segment segment = {}, unsigned* __restrict__ arrivals = nullptr)
@@ -181,6 +192,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     static_assert(CLUSTER_SPLITS == 0 || BM % CLUSTER_SPLITS == 0, "each block of a cluster reduces whole rows");
     static_assert(!PAD_C || (NARROW && SPLIT), "a padded C is the narrow split kernels' reduction target");
     static_assert(!SERIAL || (SPLIT && !STREAM_K), "serial splits are blockIdx.z splits");
+    static_assert(!ZERO_FIRST || (SERIAL && !PAD_C), "split 0 zeroes C itself where it would store first");
 
     const int tid = threadIdx.x;
 
@@ -220,6 +232,19 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     const int rows_in_group = min(grid_m - first_m, v9::GROUP_M);
     const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
     const int bn = ((pid % group_size) / rows_in_group) * BN;
+    if constexpr (ZERO_FIRST) {
+        if (blockIdx.z == 0) {
+            const int rows = min(BM, M - bm);
+            const int cols = min(BN, N - bn);
+            for (int e = tid; e < BM * BN; e += THREADS)
+                if (e / BN < rows && e % BN < cols) C[(size_t)(bm + e / BN) * N + bn + e % BN] = 0.0f;
+            __syncthreads();
+            if (tid == 0) {
+                __threadfence();
+                v9::serial_arrive(arrivals + (blockIdx.y * gridDim.x + blockIdx.x), K, BK);
+            }
+        }
+    }
 
     // A copy role: unit j is row a_row0 + j*A_ROWS_PER_PASS, k a_k .. a_k+3 of the slice, stored transposed.
     // A row outside A keeps a pointer into row 0 (never read: its copies have src-size 0).
@@ -550,7 +575,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         if constexpr (SERIAL) {
             tile_arrivals = arrivals + (blockIdx.y * gridDim.x + blockIdx.x);
             if (blockIdx.z == 0) {
-                add = false;
+                add = ZERO_FIRST;
             } else {
                 if (tid == 0)
                     while (v9::load_acquire(tile_arrivals) == 0) __nanosleep(64);
@@ -588,15 +613,13 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
             }
         }
         if constexpr (SERIAL) {
-            // Every split arrives once its part is in C; the last of the non-empty ones resets the count for the
-            // next launch (splits past the end of K returned at the start and never arrive).
-            __syncthreads();
-            if (tid == 0) {
-                __threadfence();
-                const int all_tiles = (K + BK - 1) / BK;
-                const int per_split = (all_tiles + (int)gridDim.z - 1) / (int)gridDim.z;
-                const unsigned live = (unsigned)((all_tiles + per_split - 1) / per_split);
-                if (atomicAdd(tile_arrivals, 1u) == live - 1) atomicExch(tile_arrivals, 0u);
+            // Every split arrives once its part is in C (split 0 of ZERO_FIRST did when it had zeroed its tile).
+            if (!ZERO_FIRST || blockIdx.z != 0) {
+                __syncthreads();
+                if (tid == 0) {
+                    __threadfence();
+                    v9::serial_arrive(tile_arrivals, K, BK);
+                }
             }
         }
     }

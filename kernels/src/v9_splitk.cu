@@ -217,6 +217,35 @@ sgemm_regdb_splitk_serial_narrow(const float* __restrict__ A, const float* __res
         A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
 }
 
+// Serial splits whose split 0 zeroes its tile of C before its main loop (params["ZERO_FIRST"], ids ending -zf):
+// no zeroing launch, and every split adds as in sgemm_regdb_splitk, so none waits behind split 0's additions (the
+// serial kernels above lose where a handful of tiles has dozens of splits: 333x127x4096, 6 tiles of 22 splits on an
+// H200, 78.5 % of cuBLAS against 86.6 % with the zeroing launch; results/h200-2026-11-29/grid_serial/).
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER = 0>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_splitk_zfirst(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                          int N, int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    if ((N & 3) == 0)
+        regdb_body<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, false, false, false, true, true>(
+            A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_splitk_zfirst_narrow(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                                 int M, int N, int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true, false, false, true, true>(
+        A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
+}
+
 // Padded C (as sgemm_regdb_splitk_padc) with serial splits: split 0 stores into C's copy, so the operation is the
 // multiply and splitk_unpad_c.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
@@ -241,6 +270,7 @@ template __global__ void sgemm_regdb_splitk<64,64,16,32,64,8,8,3,64,6>(const flo
 template __global__ void sgemm_regdb_splitk<128,128,8,64,64,8,16,3,128,2>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk<128,128,8,64,64,8,16,4,128,2>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk<64,128,16,32,64,8,8,4,128,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk<64,128,16,32,64,8,8,4,128,3,3>(const float*, const float*, float*, int, int, int);
 // Their N % 4 != 0 kernels.
 template __global__ void sgemm_regdb_splitk_narrow<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_narrow<128,128,16,64,32,8,8,3,256,2,0>(const float*, const float*, float*, int, int, int);
@@ -249,6 +279,7 @@ template __global__ void sgemm_regdb_splitk_narrow<64,64,16,32,64,8,8,3,64,6,0>(
 template __global__ void sgemm_regdb_splitk_narrow<128,128,8,64,64,8,16,3,128,2,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_narrow<128,128,8,64,64,8,16,4,128,2,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_narrow<64,128,16,32,64,8,8,4,128,3,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_narrow<64,128,16,32,64,8,8,4,128,3,3>(const float*, const float*, float*, int, int, int);
 // The stream-K configurations and their N % 4 != 0 kernels.
 template __global__ void sgemm_regdb_streamk<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
@@ -276,5 +307,10 @@ template __global__ void sgemm_regdb_splitk<128,64,8,64,32,8,8,5,128,1>(const fl
 template __global__ void sgemm_regdb_splitk_narrow<128,64,8,64,32,8,8,5,128,1,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_serial<128,64,8,64,32,8,8,5,128,1>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_serial_narrow<128,64,8,64,32,8,8,5,128,1,0>(const float*, const float*, float*, int, int, int);
+// The zero-first configurations and their N % 4 != 0 kernels.
+template __global__ void sgemm_regdb_splitk_zfirst<64,128,16,32,64,8,8,4,128,3,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_zfirst_narrow<64,128,16,32,64,8,8,4,128,3,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_zfirst<64,64,16,32,64,8,8,3,64,6>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_zfirst_narrow<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_padc<128,64,8,64,32,8,8,5,128,1,0>(const float*, const float*, float*, int, int, int);
 #endif
