@@ -79,6 +79,8 @@ GRID_BUNDLES = {
     "h200-2026-11-28/grid_128x64",  # ... and v9-splitk's 128x64x8 five-stage tile, one block per SM, joined
     "h200-2026-11-29/grid_acoal",  # the narrow kernels of up to 64 accumulators copy A coalesced (A_COALESCED)
     "h200-2026-11-29/grid_fill",  # v9-regdb's 64x64 tile in FFMA order 1, the 64x128 split tile for one block per SM
+    "h200-2026-11-29/grid_serial",  # ... with serial splits, and the 64x64 split 8 ways with serial splits
+    "h200-2026-11-29/grid_zf",  # zero-first serial splits (split 0 zeroes its tile; every split adds)
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -751,6 +753,34 @@ def test_the_grid_after_order_1_and_one_split_per_sm_counts_76_of_80() -> None:
             before,
             after,
         )
+
+
+def test_the_grid_after_zero_first_splits_counts_78_of_80() -> None:
+    """results/h200-2026-11-29/grid_serial and grid_zf (session 28). Serial splits (split 0 stores, the others add
+    after it) took the 64x64 split 8 ways past 90 % at 4096x64x4096, but lost at 333x127x4096, where 22 splits a tile
+    wait for split 0. Zero-first splits (split 0 zeroes its tile before its main loop, then every split adds) drop the
+    zeroing launch without that wait: the three N = 127 shapes of the one-block-per-SM split rose past 90 %. At
+    127x127x8191 the sweep's 10 launches put the zero-first split 3 % ahead of the padded-C 128x64 split, and the grid
+    measured it 12 points below that split's last grid."""
+    serial, zero_first = (full_grid(f"h200-2026-11-29/{name}") for name in ("grid_serial", "grid_zf"))
+    summary = target_summary(zero_first, "sgemm-auto")
+    assert (summary.met, summary.measured - summary.exempt - summary.unsteady, summary.unsteady) == (78, 80, 0)
+    assert list(below_target_table(summary)["shape"]) == ["127x127x8191", "4096x127x4096"]
+    assert target_summary(serial, "sgemm-auto").met == 77
+    old, new = (grid_cells(document, "sgemm-auto") for document in (serial, zero_first))
+    for (m, n, k), config, before, after in (
+        ((333, 127, 4096), "v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf", 86.2, 93.6),
+        ((1024, 127, 4096), "v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf", 89.8, 93.5),
+        ((333, 127, 8191), "v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf", 87.1, 91.7),
+        ((4096, 64, 4096), "v9-splitk-64x64x16-w32x64-t8x8-s3-d32-zf", 93.0, 93.3),
+        ((127, 127, 8191), "v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf", 94.5, 82.4),
+    ):
+        assert cell(new, m, n, k)["config"].split(" ")[0] == config
+        assert (round(cell(old, m, n, k)["pct_cublas"], 1), round(cell(new, m, n, k)["pct_cublas"], 1)) == (
+            before,
+            after,
+        )
+    assert cell(old, 4096, 64, 4096)["config"].split(" ")[0] == "v9-splitk-64x64x16-w32x64-t8x8-s3-d32-ser"
 
 
 def test_the_ratio_table_warns_where_cublas_was_unsteady() -> None:
