@@ -60,12 +60,15 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         function = (
             "sgemm_regdb_streamk"
             if p.get("STREAM_K")
+            else "sgemm_regdb_splitk_zfirst"
+            if p.get("ZERO_FIRST")
             else "sgemm_regdb_splitk_serial"
             if p.get("SERIAL")
             else "sgemm_regdb_splitk"
         )
         assert ("-sk" in c["id"]) == bool(p.get("STREAM_K")) == get_kernel(c["id"]).stream_k
-        assert ("-ser" in c["id"]) == bool(p.get("SERIAL")) == get_kernel(c["id"]).serial
+        assert ("-ser" in c["id"] or "-zf" in c["id"]) == bool(p.get("SERIAL")) == get_kernel(c["id"]).serial
+        assert ("-zf" in c["id"]) == bool(p.get("ZERO_FIRST"))
         assert c["entry"].startswith(f"{function}<")
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
         assert c["id"].endswith("-pad") == bool(p.get("PAD_N")) == get_kernel(c["id"]).pads_b
@@ -349,6 +352,25 @@ def test_serial_splits_launch_no_zeroing_of_c() -> None:
     assert spec.size_problem(8192, 8192, 333) is None  # 128 x 128 tiles of 64x64: exactly the limit
     # One limit: the kernel's count array is the size the host checks against.
     assert f"constexpr int SERIAL_MAX_TILES = {SERIAL_MAX_TILES};" in spec.read_source()
+
+
+def test_zero_first_splits_launch_no_zeroing_of_c_and_name_their_twin_when_refused() -> None:
+    """Zero-first splits: split 0 zeroes its tile in the GEMM launch itself, so the operation is that one launch, its
+    splits as many as its twin's (the one-block-per-SM rule: 132 // 6 tiles = 22 at 333x127x4096)."""
+    spec = get_kernel("v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf")
+    twin = get_kernel("v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill")
+    assert spec.serial and spec.params["ZERO_FIRST"] == 1 and not twin.serial
+    assert spec.launch_grid(333, 127, 4096, 132) == twin.launch_grid(333, 127, 4096, 132) == (1, 6, 22)
+    assert spec.operation_entries(127) == ("sgemm_regdb_splitk_zfirst_narrow<64,128,16,32,64,8,8,4,128,3,3>",)
+    assert spec.operation_entries(128) == ("sgemm_regdb_splitk_zfirst<64,128,16,32,64,8,8,4,128,3,3>",)
+    assert twin.operation_entries(127) == ("splitk_zero_c", "sgemm_regdb_splitk_narrow<64,128,16,32,64,8,8,4,128,3,3>")
+    assert spec.size_problem(8256, 16384, 333) == (
+        "v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf counts the splits of at most 16,384 tiles, and 8256x16384x333 "
+        "has 16,512; run v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill, which zeroes C first"
+    )
+    # The kernel zeroes where it would otherwise store: split 0 adds like the others (v9_body.cuh).
+    body = (DEFAULT.source_path.parent / "v9_body.cuh").read_text()
+    assert "                add = ZERO_FIRST;\n" in body
 
 
 def test_a_padded_configuration_runs_only_where_n_is_not_a_multiple_of_4(monkeypatch) -> None:
