@@ -141,7 +141,7 @@ class Problem:
         fn, smem = compiled.function, spec.dynamic_smem_bytes
         if spec.split_k:
             # The splits add into C: the operation is the zeroing launch and the kernel, timed as one (serial splits:
-            # the kernel alone, split 0 storing what the others add to).
+            # the kernel alone, split 0 storing what the others add to, or zeroing its tile before they add).
             entries = spec.operation_entries(n)
             first = None if spec.serial else compiled.helpers[entries[0]]
 
