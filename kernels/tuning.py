@@ -649,7 +649,9 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, fill=True),
     # The grid's last misses on an H200 (grid_fill/), where a zeroing launch of 2.0-2.3 us comes before a 15-68 us
     # multiply: the one-block-per-SM split (333x127x4096 87.6 %, 333x127x8191 88.9, 1024x127x4096 89.6) and the
-    # 64x64 split 8 ways (4096x64x4096 89.6), with serial splits instead.
+    # 64x64 split 8 ways (4096x64x4096 89.6), with serial splits instead. Swept at the whole grid (grid_serial/): the
+    # second took 4096x64x4096 to 93.0 %; the first led only at K = 333 (4096x64x333 90.0 -> 98.4 %), and at
+    # 333x127x4096, 22 splits a tile waiting for split 0, fell to 78.5 % against 86.6 % with the zeroing launch.
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, fill=True, serial=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=32, serial=True),
     # FFMA ORDER 3 on the one-block-per-SM split, 30 launches each on an H200 against ORDER 0: 333x127x8191 85.6 ->
@@ -657,7 +659,8 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # and 4 lower; results/h200-2026-11-29/fill_orders/).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=3, fill=True),
     # Serial splits lose where each tile has dozens of splits (above): split 0 zeroing its tile first keeps the
-    # additions of all splits at once and still drops the zeroing launch.
+    # additions of all splits at once and still drops the zeroing launch. The grid after them (grid_zf/, H200):
+    # 333x127x4096 86.2 -> 93.6 %, 1024x127x4096 89.8 -> 93.5, 333x127x8191 87.1 -> 91.7, 4096x64x4096 93.0 -> 93.3.
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=3, fill=True, zero_first=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=32, zero_first=True),
 ]
