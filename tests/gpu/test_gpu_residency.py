@@ -1,7 +1,7 @@
 """On a GPU: the kernels whose blocks wait for other blocks of their launch (wgmma-streamk's finishing pieces wait
 for the flags of the blocks that ran the tile's earlier slices; a serial split-K tile's later splits wait for split
-0) finish, correct, with all but four SMs held by blocks of another kernel, so they never need all their blocks
-resident at once (profiling/gpu/residency.py runs each in a child process)."""
+0, or for split 0 to have zeroed its tile) finish, correct, with all but four SMs held by blocks of another kernel,
+so they never need all their blocks resident at once (profiling/gpu/residency.py runs each in a child process)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,11 @@ CASES = [
     ("v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser", "127x127x8191"),
     # 2 splits a tile, 192 tiles: half the blocks wait.
     ("v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser", "333x4096x333"),
+    # Zero-first splits: 6 tiles of 22 splits, whose 126 later splits wait (at their end) for the split-0 blocks to
+    # have zeroed their tiles.
+    ("v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf", "333x127x4096"),
+    # 64 tiles of 8 splits (the 16-byte kernel).
+    ("v9-splitk-64x64x16-w32x64-t8x8-s3-d32-zf", "4096x64x4096"),
 ]
 
 
