@@ -121,6 +121,35 @@ def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None =
     return AutoChoice(default_config_id(m, n, k, sms), None, f"default, {reason}")
 
 
+# Measurements within this fraction of the best at a shape do not settle sgemm-auto's choice there: on an H200 the
+# sweep's 10 launches put a configuration 3 % ahead at 127x127x8191 (12.91 against 12.54 TFLOP/s), and the grid's 30
+# measured it at 11.5 (results/h200-2026-11-29/grid_zf/).
+CLOSE_CALL_MARGIN = 0.03
+
+
+def close_calls(
+    device_name: str, shapes: list[tuple[int, int, int]], margin: float = CLOSE_CALL_MARGIN
+) -> list[tuple[tuple[int, int, int], list[str]]]:
+    """Of `shapes`, those where the GPU's tuning record measured two or more configurations within `margin` of the
+    best it measured there, each with those configurations, fastest first: the choices auto_choice makes on a
+    difference its sweep cannot resolve, to measure again with more launches (empty without a record)."""
+    found = record_measurements(device_name)
+    if not found:
+        return []
+    measured, sms = found[1], _sm_count(device_name)
+    out: list[tuple[tuple[int, int, int], list[str]]] = []
+    for m, n, k in shapes:
+        if not (here := _measured_at(measured, m, n, k)):
+            continue
+        ranked = sorted(
+            ((t, cid) for cid, t in _predictions(measured, m, n, k, sms).items() if cid in here), reverse=True
+        )
+        close = [cid for t, cid in ranked if t >= ranked[0][0] * (1 - margin)]
+        if len(close) > 1:
+            out.append(((m, n, k), close))
+    return out
+
+
 def predicted_only_shapes(device_name: str, shapes: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
     """The shapes among `shapes` that the GPU's tuning record swept, but where a configuration it never measured
     there is predicted faster than everything it did measure: auto_choice cannot run that configuration there, so

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -932,6 +932,28 @@ sweeppred)
   cp results/tuning/*.json "$T/"
   record sweeppred "$(tail -1 "$T/tune_pred.log" 2>/dev/null || echo nothing to sweep); $(echo "$shapes" | tr ',' '\n' | grep -c x) shapes; left: $($PY scripts/grid_report.py --predicted-only "$gpu" | tr ',' '\n' | grep -c x)"
   tar -C "$OUT" -czf "$OUT/sweeppred.tar.gz" sweeppred && rm -rf "$T"
+  ;;
+closecalls)
+  # Measure again, 30 launches each, the configurations sgemm-auto chooses between on a difference its sweep's 10
+  # launches cannot resolve (scripts/grid_report.py --close-calls: within kernels.auto.CLOSE_CALL_MARGIN of the best
+  # the record measured there), at the grid shapes under CLOSECALLS_NEAR % of cuBLAS (default 95) in the bench
+  # documents of CLOSECALLS_FROM (a committed grid folder of this GPU), into this GPU's tuning record. Run it as
+  # `closecalls grid`. Lands in $OUT/closecalls.tar.gz (the list, each shape's sweep, the new record). On the H200's
+  # grid_zf/ 14 shapes and 39 configurations (10-20 s a shape).
+  stage closecalls
+  T="$OUT/closecalls"; mkdir -p "$T"
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  $PY scripts/grid_report.py "${CLOSECALLS_FROM:?CLOSECALLS_FROM=<grid folder>}"/bench_k*.json --close-calls "$gpu" \
+     --near "${CLOSECALLS_NEAR:-95}" > "$T/close_calls.txt" 2> "$T/close_calls.log"
+  i=0
+  while read -r shape ids; do
+    i=$((i + 1))
+    timeout 120 $PY -m profiling tune --kernels "$ids" --sizes "$shape" --repeats 30 --record --json "$T/tune_$i.json" \
+       > "$T/tune_$i.txt" 2>&1; echo "$shape exit=$?" >> "$T/log.txt"
+  done < "$T/close_calls.txt"
+  cp results/tuning/*.json "$T/"
+  record closecalls "$(grep -c 'exit=0' "$T/log.txt" 2>/dev/null) of $(wc -l < "$T/close_calls.txt") shapes measured again"
+  tar -C "$OUT" -czf "$OUT/closecalls.tar.gz" closecalls && rm -rf "$T"
   ;;
 tunegrid)
   # Sweep the auto bases at the shapes where sgemm-auto missed 90 % of cuBLAS in a committed grid (GRID_FROM, bench

@@ -145,6 +145,21 @@ def test_the_shapes_where_only_a_prediction_stands() -> None:
     assert auto.predicted_only_shapes("NVIDIA A100-SXM4-80GB", small) == []
 
 
+def test_close_calls_list_the_configurations_measured_within_the_margin_of_the_best() -> None:
+    """The H200's record at 127x127x8191 (grid_zf/'s sweep, 10 launches each): the zero-first split at 12.91 TFLOP/s
+    and the padded-C 128x64 split at 12.54 are 2.9 % apart, inside CLOSE_CALL_MARGIN, the next (12.43) outside it.
+    At 333x127x4096 the zero-first split leads the rest by more than that; a shape the record never swept is left
+    out."""
+    assert auto.CLOSE_CALL_MARGIN == 0.03
+    shapes = [(127, 127, 8191), (333, 127, 4096), (100, 100, 100)]
+    assert auto.close_calls("NVIDIA H200", shapes) == [
+        ((127, 127, 8191), ["v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf", "v9-splitk-128x64x8-w64x32-t8x8-s5-padc"])
+    ]
+    wider = auto.close_calls("NVIDIA H200", shapes[:1], margin=0.04)
+    assert wider[0][1][2:] == ["v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill"]
+    assert auto.close_calls("NVIDIA A100-SXM4-80GB", shapes) == []
+
+
 def test_default_without_a_record(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
     gpu = "NVIDIA A100-SXM4-80GB"

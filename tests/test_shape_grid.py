@@ -281,6 +281,21 @@ def test_the_report_script(tmp_path: Path) -> None:
     assert none.returncode == 2 and "not measured beside cuBLAS on enough grid shapes" in none.stderr
 
 
+def test_the_report_script_lists_close_calls_at_the_shapes_near_the_target() -> None:
+    """--close-calls on grid_zf/ with the H200's record: of the counted shapes under 90 %, both are close calls (what
+    gpu_check.sh's closecalls stage measures again); under the default 95 %, 14 of them."""
+    files = [str(p) for p in sorted((ROOT / "results" / "h200-2026-11-29" / "grid_zf").glob("bench_k*.json"))]
+    near_90 = script(*files, "--close-calls", "NVIDIA H200", "--near", "90")
+    assert near_90.returncode == 0, near_90.stderr
+    assert near_90.stdout.splitlines() == [
+        "4096x127x4096 v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad,v9-splitk-64x128x16-w32x64-t8x8-s3-sk-pad",
+        "127x127x8191 v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf,v9-splitk-128x64x8-w64x32-t8x8-s5-padc",
+    ]
+    near_95 = script(*files, "--close-calls", "NVIDIA H200")
+    assert len(near_95.stdout.splitlines()) == 14
+    assert "closecalls)" in (ROOT / "scripts" / "gpu_check.sh").read_text()
+
+
 def full_grid(folder: str) -> ResultsDocument:
     paths = sorted((ROOT / "results" / folder).glob("bench_k*.json"))
     return merge_documents([load_document(p) for p in paths], [p.name for p in paths])
