@@ -4,7 +4,7 @@ with the 95 % interval of each % (profiling.analysis.shape_grid), as Markdown; o
     python scripts/grid_report.py --grids                   # one `bench --grid` argument per K (gpu_check.sh grid)
     python scripts/grid_report.py bench_k333.json bench_k4096.json bench_k8191.json [--kernel sgemm-auto] [--html F]
     python scripts/grid_report.py bench_k*.json --misses [--min-side 1024]   # MxNxK,... under the target (tune --sizes)
-    python scripts/grid_report.py bench_k*.json --close-calls GPU [--near 95]  # MxNxK id,id... per line (see below)
+    python scripts/grid_report.py bench_k*.json --close-calls GPU [--near 95]  # "MxNxK id,id,..." per close call
 """
 
 from __future__ import annotations
