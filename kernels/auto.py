@@ -12,6 +12,7 @@ runner swaps the chosen configuration in at launch; the result's `config` names 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kernels.tuning import (
@@ -133,37 +134,36 @@ def close_calls(
     """Of `shapes`, those where the GPU's tuning record measured two or more configurations within `margin` of the
     best it measured there, each with those configurations, fastest first: the choices auto_choice makes on a
     difference its sweep cannot resolve, to measure again with more launches (empty without a record)."""
-    found = record_measurements(device_name)
-    if not found:
-        return []
-    measured, sms = found[1], _sm_count(device_name)
     out: list[tuple[tuple[int, int, int], list[str]]] = []
-    for m, n, k in shapes:
-        if not (here := _measured_at(measured, m, n, k)):
-            continue
-        ranked = sorted(
-            ((t, cid) for cid, t in _predictions(measured, m, n, k, sms).items() if cid in here), reverse=True
-        )
+    for shape, here, scores in _swept_shapes_scored(device_name, shapes):
+        ranked = sorted(((t, cid) for cid, t in scores.items() if cid in here), reverse=True)
         close = [cid for t, cid in ranked if t >= ranked[0][0] * (1 - margin)]
         if len(close) > 1:
-            out.append(((m, n, k), close))
+            out.append((shape, close))
     return out
+
+
+def _swept_shapes_scored(
+    device_name: str, shapes: list[tuple[int, int, int]]
+) -> Iterator[tuple[tuple[int, int, int], set[str], dict[str, float]]]:
+    """Each of `shapes` the GPU's tuning record swept, with the configurations it measured there and every auto
+    configuration's predicted TFLOP/s there (nothing without a record)."""
+    found = record_measurements(device_name)
+    if not found:
+        return
+    measured, sms = found[1], _sm_count(device_name)
+    for m, n, k in shapes:
+        if here := _measured_at(measured, m, n, k):
+            yield (m, n, k), here, _predictions(measured, m, n, k, sms)
 
 
 def predicted_only_shapes(device_name: str, shapes: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
     """The shapes among `shapes` that the GPU's tuning record swept, but where a configuration it never measured
     there is predicted faster than everything it did measure: auto_choice cannot run that configuration there, so
     only a sweep of it at the shape can say which is right (empty without a record)."""
-    found = record_measurements(device_name)
-    if not found:
-        return []
-    measured, sms = found[1], _sm_count(device_name)
     left: list[tuple[int, int, int]] = []
-    for m, n, k in shapes:
-        if not (here := _measured_at(measured, m, n, k)):
-            continue
-        scores = _predictions(measured, m, n, k, sms)
+    for shape, here, scores in _swept_shapes_scored(device_name, shapes):
         best_here = max((t for cid, t in scores.items() if cid in here), default=0.0)
         if any(t > best_here for cid, t in scores.items() if cid not in here):
-            left.append((m, n, k))
+            left.append(shape)
     return left

@@ -155,6 +155,15 @@ def test_close_calls_list_the_configurations_measured_within_the_margin_of_the_b
     assert auto.close_calls("NVIDIA H200", shapes) == [
         ((127, 127, 8191), ["v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf", "v9-splitk-128x64x8-w64x32-t8x8-s5-padc"])
     ]
+    # At 4096x64x333 a configuration the record never measured there is predicted above all it did (the one
+    # predicted-only shape above): only the measured ones are a close call.
+    assert auto.close_calls("NVIDIA H200", [(4096, 64, 333)])[0][1] == [
+        "v9-splitk-64x128x16-w32x64-t8x8-s4-fill-ser",
+        "v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf",
+        "v9-splitk-64x128x16-w32x64-t8x8-s3-d8",
+        "v9-splitk-64x64x16-w32x64-t8x8-s3-d8-ser",
+        "v9-splitk-64x128x16-w32x64-t8x8-s4-d8-ser",
+    ]
     wider = auto.close_calls("NVIDIA H200", shapes[:1], margin=0.04)
     assert wider[0][1][2:] == ["v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill"]
     assert auto.close_calls("NVIDIA A100-SXM4-80GB", shapes) == []

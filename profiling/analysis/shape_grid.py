@@ -162,9 +162,13 @@ class TargetSummary:
         return len(GRID_SHAPES) - self.measured
 
     @property
+    def counted(self) -> int:
+        """The shapes the verdict counts: measured, not exempt, and with steady cuBLAS times."""
+        return self.measured - self.exempt - self.unsteady
+
+    @property
     def sentence(self) -> str:
         """The one line a reader sees first, e.g. "sgemm-auto reaches 90 % of cuBLAS at 9 of 16 shapes ..."."""
-        counted = self.measured - self.exempt - self.unsteady
         notes = [f"{self.exempt} shapes exempt below that"]
         if self.unsteady:
             shapes, them = ("1 shape", "it") if self.unsteady == 1 else (f"{self.unsteady} shapes", "them")
@@ -175,7 +179,7 @@ class TargetSummary:
         if self.not_measured:
             notes.append(f"{self.not_measured} of the grid's {len(GRID_SHAPES)} shapes not measured")
         return (
-            f"{self.kernel} reaches {TARGET_PCT:.0f} % of cuBLAS at {self.met} of {counted} shapes where cuBLAS reaches "
+            f"{self.kernel} reaches {TARGET_PCT:.0f} % of cuBLAS at {self.met} of {self.counted} shapes where cuBLAS reaches "
             f"{EXEMPT_BELOW_TFLOPS:.0f} TFLOP/s ({'; '.join(notes)})."
         )
 
