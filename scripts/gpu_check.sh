@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -866,6 +866,17 @@ why8192)
   why_capture "${WHY8192_NAME:-streamk_8192}" "${WHY8192_KERNELS:-cublas-addmm,wgmma-streamk}" 8192 8192 8192 400 cuda,sass
   record why8192 "$(($(wc -l < "$EV/why/ncu_why_${WHY8192_NAME:-streamk_8192}_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   ;;
+newcfg)
+  # The GPU tests of the configurations whose ids match NEWCFG_K (a pytest -k expression; default session 28's
+  # configurations) in test_gpu_v9_splitk.py (10 shapes, correct over timed launches) and test_gpu_tuning_configs.py
+  # (awkward sizes: 1, 17, 129, M or N of 1, edge tiles, K not a multiple of the slice). Their module fixtures build
+  # only the selected configurations (tests.gpu.jobs.selected_values). About 20 s a configuration.
+  stage newcfg
+  F="$EV/newcfg"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  timeout 400 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py tests/gpu/test_gpu_tuning_configs.py -q -m gpu -p no:cacheprovider \
+     -k "${NEWCFG_K:-zf or fill or d32-ser}" > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  record newcfg "$(tail -1 "$F/gpu_tests.txt")"
+  ;;
 residency)
   # Issue 31: the kernels whose blocks wait for other blocks of their launch (wgmma-streamk, -bf16, -cluster, serial
   # split-K) with all but four SMs held by another kernel's blocks (tests/gpu/test_gpu_residency.py,
@@ -873,7 +884,7 @@ residency)
   stage residency
   F="$EV/residency"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 300 $PY -m pytest tests/gpu/test_gpu_residency.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  for case in wgmma-streamk:1024x6144x1072 wgmma-streamk-bf16:2064x4096x528 wgmma-streamk-cluster:1024x6144x1072 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:127x127x8191 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:333x4096x333; do
+  for case in wgmma-streamk:1024x6144x1072 wgmma-streamk-bf16:2064x4096x528 wgmma-streamk-cluster:1024x6144x1072 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:127x127x8191 v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser:333x4096x333 v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf:333x127x4096 v9-splitk-64x64x16-w32x64-t8x8-s3-d32-zf:4096x64x4096; do
     timeout 60 $PY -m profiling.gpu.residency --kernel "${case%%:*}" --shape "${case#*:}" --free-sms 4 >> "$F/probes.jsonl" 2>> "$F/probes.err"
   done
   cat "$F/probes.jsonl"

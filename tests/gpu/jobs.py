@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kernels.spec import KernelSpec
 from profiling.gpu.jobs import BenchSettings, Job, build_tasks
 from profiling.gpu.worker import run_job
@@ -42,3 +44,18 @@ def run_probe(script: Path | str, *args: str) -> dict:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def selected_values(request: pytest.FixtureRequest, name: str, every: list[str]) -> list[str]:
+    """The values of parameter `name` (in the order of `every`) of the tests selected in the requesting module, so a
+    module fixture that runs every configuration in one job runs only those a `-k` filter kept; all of `every` where
+    a selected test of the module does not take that parameter."""
+    chosen = set()
+    for item in request.session.items:
+        if item.module is not request.module:
+            continue
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if name not in params:
+            return list(every)
+        chosen.add(params[name])
+    return [value for value in every if value in chosen]

@@ -10,7 +10,7 @@ import pytest
 from kernels.registry import get_kernel
 from kernels.tuning import all_tuning_configs
 from profiling.shape import Shape
-from tests.gpu.jobs import run_by_kernel_and_shape
+from tests.gpu.jobs import run_by_kernel_and_shape, selected_values
 
 pytestmark = pytest.mark.gpu
 
@@ -27,8 +27,9 @@ SHAPES = [
 
 
 @pytest.fixture(scope="module")
-def verified() -> dict[tuple[str, Shape], dict]:
-    return run_by_kernel_and_shape("verify", [get_kernel(config_id) for config_id in CONFIG_IDS], SHAPES)[1]
+def verified(request: pytest.FixtureRequest) -> dict[tuple[str, Shape], dict]:
+    config_ids = selected_values(request, "config_id", CONFIG_IDS)
+    return run_by_kernel_and_shape("verify", [get_kernel(config_id) for config_id in config_ids], SHAPES)[1]
 
 
 @pytest.mark.parametrize("config_id", CONFIG_IDS)

@@ -15,7 +15,7 @@ from kernels.registry import get_kernel
 from kernels.tuning import V9_SPLITK_TUNING_CONFIGS
 from profiling.gpu.jobs import BenchSettings
 from profiling.shape import Shape
-from tests.gpu.jobs import run_by_kernel_and_shape
+from tests.gpu.jobs import run_by_kernel_and_shape, selected_values
 
 pytestmark = pytest.mark.gpu
 
@@ -35,8 +35,10 @@ SHAPES = [
 
 
 @pytest.fixture(scope="module")
-def benched() -> tuple[dict, dict[tuple[str, Shape], dict]]:
-    return run_by_kernel_and_shape("bench", SPECS, SHAPES, BenchSettings(repeats=2, warmup=1))
+def benched(request: pytest.FixtureRequest) -> tuple[dict, dict[tuple[str, Shape], dict]]:
+    chosen = selected_values(request, "config_id", [s.id for s in SPECS])
+    specs = [s for s in SPECS if s.id in chosen]
+    return run_by_kernel_and_shape("bench", specs, SHAPES, BenchSettings(repeats=2, warmup=1))
 
 
 @pytest.mark.parametrize("config_id", [s.id for s in SPECS])
