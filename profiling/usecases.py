@@ -14,7 +14,7 @@ import json
 import math
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -184,11 +184,17 @@ class TunePlan:
 
 
 def plan_tune(
-    shapes: Sequence[Shape | Sequence[int]], bases: Sequence[str] = (), repeats: int = 20, task_timeout_s: float = 120.0
+    shapes: Sequence[Shape | Sequence[int]],
+    bases: Sequence[str] = (),
+    repeats: int = 20,
+    task_timeout_s: float = 120.0,
+    interleaved: bool = False,
 ) -> TunePlan:
     """Check a tuning sweep of the templated kernels (all of them when `bases` is empty); an item of `bases` may also
     be one configuration id, which sweeps that configuration alone (new configurations of a kernel whose others are
-    recorded already)."""
+    recorded already). `interleaved` times each shape's configurations and cuBLAS together in rounds that run each
+    once (job op "rounds"): to choose between configurations a few per cent apart, which one after the other a
+    drifting GPU can misorder; `task_timeout_s` then covers a whole shape's configurations."""
     chosen = list(dict.fromkeys(b.strip() for b in bases if b.strip())) or tunable_bases()
     by_id = {c["id"]: c for c in all_tuning_configs()}
     unknown = [b for b in chosen if b not in tunable_bases() and b not in by_id]
@@ -199,7 +205,11 @@ def plan_tune(
         )
     configs = [c["id"] for c in all_tuning_configs() if c["base"] in chosen or c["id"] in chosen]
     swept = list(dict.fromkeys(by_id[b]["base"] if b in by_id else b for b in chosen))
-    return TunePlan(plan_benchmark(configs, shapes, BenchSettings(repeats=repeats), False, task_timeout_s), swept)
+    bench = plan_benchmark(configs, shapes, BenchSettings(repeats=repeats), False, task_timeout_s)
+    if interleaved:
+        per_shape = len(bench.job.tasks) // len(_shapes(shapes))
+        bench = BenchmarkPlan(replace(bench.job, op="rounds"), bench.task_timeout_s * per_shape)
+    return TunePlan(bench, swept)
 
 
 def run_tune(

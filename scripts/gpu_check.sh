@@ -945,22 +945,24 @@ sweeppred)
   tar -C "$OUT" -czf "$OUT/sweeppred.tar.gz" sweeppred && rm -rf "$T"
   ;;
 closecalls)
-  # Measure again, 30 launches each, the configurations sgemm-auto chooses between on a difference its sweep's 10
-  # launches cannot resolve (scripts/grid_report.py --close-calls: within kernels.auto.CLOSE_CALL_MARGIN of the best
-  # the record measured there), at the grid shapes under CLOSECALLS_NEAR % of cuBLAS (default 95) in the bench
-  # documents of CLOSECALLS_FROM (a committed grid folder of this GPU), into this GPU's tuning record. Run it as
-  # `closecalls grid`. Lands in $OUT/closecalls.tar.gz (the list, each shape's sweep, the new record). On the H200's
-  # grid_zf/ 14 shapes and 39 configurations (10-20 s a shape).
+  # Measure again the configurations sgemm-auto chooses between on a difference its sweep's 10 launches cannot resolve
+  # (scripts/grid_report.py --close-calls: within CLOSECALLS_MARGIN %, default kernels.auto.CLOSE_CALL_MARGIN, of the
+  # best the record measured there), at the grid shapes under CLOSECALLS_NEAR % of cuBLAS (default 95) in the bench
+  # documents of CLOSECALLS_FROM (a committed grid folder of this GPU), into this GPU's tuning record: each shape's
+  # configurations and cuBLAS timed together in 30 interleaved rounds (tune --interleaved), since one after the other
+  # they drift apart by more than the margin (session 29, H200, 127x127x8191: 30 launches one configuration after
+  # another read the padded-C 128x64 split at 86.7 % of cuBLAS, five grids at 90.9-94.5 %). Run it as `closecalls grid`. Lands in $OUT/closecalls.tar.gz (the list,
+  # each shape's sweep, the new record). About 10 s a configuration, most of it NVRTC.
   stage closecalls
   T="$OUT/closecalls"; mkdir -p "$T"
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
   $PY scripts/grid_report.py "${CLOSECALLS_FROM:?CLOSECALLS_FROM=<grid folder>}"/bench_k*.json --close-calls "$gpu" \
-     --near "${CLOSECALLS_NEAR:-95}" > "$T/close_calls.txt" 2> "$T/close_calls.log"
+     --near "${CLOSECALLS_NEAR:-95}" ${CLOSECALLS_MARGIN:+--margin "$CLOSECALLS_MARGIN"} > "$T/close_calls.txt" 2> "$T/close_calls.log"
   i=0
   while read -r shape ids; do
     i=$((i + 1))
-    timeout 120 $PY -m profiling tune --kernels "$ids" --sizes "$shape" --repeats 30 --record --json "$T/tune_$i.json" \
-       > "$T/tune_$i.txt" 2>&1; echo "$shape exit=$?" >> "$T/log.txt"
+    timeout 300 $PY -m profiling tune --kernels "$ids" --sizes "$shape" --repeats 30 --interleaved --record \
+       --json "$T/tune_$i.json" > "$T/tune_$i.txt" 2>&1; echo "$shape exit=$?" >> "$T/log.txt"
   done < "$T/close_calls.txt"
   cp results/tuning/*.json "$T/"
   record closecalls "$(grep -c 'exit=0' "$T/log.txt" 2>/dev/null) of $(wc -l < "$T/close_calls.txt") shapes measured again"

@@ -4,7 +4,7 @@ with the 95 % interval of each % (profiling.analysis.shape_grid), as Markdown; o
     python scripts/grid_report.py --grids                   # one `bench --grid` argument per K (gpu_check.sh grid)
     python scripts/grid_report.py bench_k333.json bench_k4096.json bench_k8191.json [--kernel sgemm-auto] [--html F]
     python scripts/grid_report.py bench_k*.json --misses [--min-side 1024]   # MxNxK,... under the target (tune --sizes)
-    python scripts/grid_report.py bench_k*.json --close-calls GPU [--near 95]  # "MxNxK id,id,..." per close call
+    python scripts/grid_report.py bench_k*.json --close-calls GPU [--near 95] [--margin 3]  # "MxNxK id,id,..." each
 """
 
 from __future__ import annotations
@@ -69,14 +69,16 @@ def misses(paths: list[Path], kernel: str, min_side: int) -> str:
     return ",".join(s.label for s in shapes if min(s.m, s.n) >= min_side) + "\n"
 
 
-def near_target_close_calls(paths: list[Path], kernel: str, device_name: str, near: float) -> str:
+def near_target_close_calls(
+    paths: list[Path], kernel: str, device_name: str, near: float, margin: float = CLOSE_CALL_MARGIN
+) -> str:
     """One line per counted grid shape where `kernel` measured under `near` % of cuBLAS in the documents and the GPU's
-    tuning record holds a close call (kernels.auto.close_calls): the shape, then its close configurations, fastest
-    first, comma-separated; what `gpu_check.sh closecalls` measures again with more launches."""
+    tuning record holds a close call within `margin` (kernels.auto.close_calls): the shape, then its close
+    configurations, fastest first, comma-separated; what `gpu_check.sh closecalls` measures again, interleaved."""
     cells = grid_cells(grid_documents(paths, kernel)[1], kernel)
     near_cells = cells[~cells["exempt"].astype(bool) & (cells["pct_cublas"] < near)]
     shapes = [(int(r.m), int(r.n), int(r.k)) for r in near_cells.itertuples(index=False)]
-    return "".join(f"{m}x{n}x{k} {','.join(ids)}\n" for (m, n, k), ids in close_calls(device_name, shapes))
+    return "".join(f"{m}x{n}x{k} {','.join(ids)}\n" for (m, n, k), ids in close_calls(device_name, shapes, margin))
 
 
 def main() -> int:
@@ -97,10 +99,17 @@ def main() -> int:
         "--close-calls",
         metavar="GPU",
         help="print, per grid shape under --near %% of cuBLAS in the documents, the configurations GPU's tuning record "
-        f"measured within {CLOSE_CALL_MARGIN * 100:g} %% of its best there (kernels.auto.close_calls), one 'MxNxK id,id,...' "
+        "measured within --margin %% of its best there (kernels.auto.close_calls), one 'MxNxK id,id,...' "
         "line each, and stop",
     )
     parser.add_argument("--near", type=float, default=95.0, help="with --close-calls: shapes under this %% of cuBLAS")
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=CLOSE_CALL_MARGIN * 100,
+        help=f"with --close-calls: how far below the best, in %%, a configuration counts as close (default "
+        f"{CLOSE_CALL_MARGIN * 100:g})",
+    )
     args = parser.parse_args()
     if args.grids:
         print("\n".join(grid_arguments()))
@@ -113,7 +122,9 @@ def main() -> int:
         if not args.bench:
             raise InvalidInput("give the bench documents to read (or --grids)")
         if args.close_calls:
-            sys.stdout.write(near_target_close_calls(args.bench, args.kernel, args.close_calls, args.near))
+            sys.stdout.write(
+                near_target_close_calls(args.bench, args.kernel, args.close_calls, args.near, args.margin / 100)
+            )
         elif args.misses:
             sys.stdout.write(misses(args.bench, args.kernel, args.min_side))
         else:

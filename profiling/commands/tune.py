@@ -44,12 +44,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=seconds("--timeout"), default=120.0, help="seconds one configuration may take"
     )
+    parser.add_argument(
+        "--interleaved",
+        action="store_true",
+        help="time each size's configurations and cuBLAS together, in rounds that run each once, so their medians "
+        "compare under the same clocks and heat (to choose between configurations a few per cent apart)",
+    )
     parser.add_argument("--save", metavar="LABEL", help="also save the sweep as a run in the run store")
     add_cluster_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    plan = usecases.plan_tune(parse_sizes(args.sizes), args.kernels.split(","), args.repeats, args.timeout)
+    plan = usecases.plan_tune(
+        parse_sizes(args.sizes), args.kernels.split(","), args.repeats, args.timeout, args.interleaved
+    )
     check_outputs(args.json_path, args.save)
     if args.record:
         check_output_folder(TUNED_DIR, "--record")

@@ -169,7 +169,8 @@ class Task:
 class Job:
     """What the worker child process is asked to do.
 
-    op: "bench" (verify and time), "verify" (verify only), "profile" (verify, warm up, then one launch
+    op: "bench" (verify and time), "rounds" (verify, then time each shape's kernels together in rounds that run
+    each once), "verify" (verify only), "profile" (verify, warm up, then one launch
     inside an NVTX range for Nsight Compute), "device_info", or a self-test ("selftest_fault",
     "selftest_hang") used to prove failures are contained.
     """

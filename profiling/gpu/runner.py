@@ -24,7 +24,7 @@ from profiling.gpu.device import Nvml, NvmlSampler, device_info
 from profiling.gpu.fp32_cupy import cupy
 from profiling.gpu.hold import LaunchHold
 from profiling.gpu.jobs import BenchSettings, check_fits, tolerance_for
-from profiling.gpu.timing import Hold, rested_rounds, summarize, time_interleaved, time_launches
+from profiling.gpu.timing import Hold, rested_rounds, summarize, time_interleaved, time_launches, time_rounds
 from profiling.gpu.verify import Check, check_output
 from profiling.identity import nvtx_range_name
 from profiling.runs.records import BenchResult, TimeSummary
@@ -517,6 +517,73 @@ def run_ab(session: Session, kernel_a: str, kernel_b: str, shape: Shape, setting
             if result.status == "ok":
                 result.status, result.error = "failed", _describe(exc)
     return [result_a.to_dict(), result_b.to_dict()]
+
+
+def run_rounds(session: Session, kernels: list[str], shape: Shape, settings: BenchSettings) -> list[dict]:
+    """Verify kernels of one operation at one shape, then time those verified together in rounds that run each once,
+    each launch after an L2 flush (timing.time_rounds), so clock drift and heat hit all alike and their medians
+    compare; returns every result, each timed one with its per-launch times and `rounds` naming those timed with it.
+
+    One that is refused, wrong, fails, or computes another operation than the first is reported and left out of the
+    rounds. After the rounds each is verified again on a poisoned output (rel_error_after_timing): a split-K count
+    that did not reset shows there.
+    """
+    prepared = [_spec_and_result(session, kernel_id, shape) for kernel_id in kernels]
+    operation = prepared[0][0].operation
+    timed: list[tuple[KernelSpec, BenchResult, Problem, Callable[[], None]]] = []
+    for spec, result in prepared:
+        if result.status != "ok":
+            continue
+        if spec.operation != operation:
+            result.status = "refused"
+            result.error = f"timed in rounds with {prepared[0][1].kernel}, which computes {operation}; this computes {spec.operation}"
+            continue
+        try:
+            problem, launch = _verified_launch(session, spec, result, shape)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result with its message
+            if is_sticky(exc):
+                raise
+            result.status, result.error = "failed", _describe(exc)
+            continue
+        if result.status == "ok":
+            timed.append((spec, result, problem, launch))
+    if not timed:
+        return [result.to_dict() for _, result in prepared]
+    try:
+        flush = session.flush_buffer() if settings.flush_l2 else None
+        with NvmlSampler(session.nvml) as sampler:
+            times = time_rounds(
+                cupy,
+                [launch for *_, launch in timed],
+                settings.warmup,
+                settings.repeats,
+                settings.max_seconds_per_run * len(timed),
+                flush,
+                session.hold(settings),
+            )
+        nvml = sampler.summary()
+        names = [result.kernel for _, result, _, _ in timed]
+        order = "in rounds that run each once, each launch after an L2 flush" if flush is not None else "in rounds"
+        for (spec, result, problem, launch), kernel_times in zip(timed, times, strict=True):
+            _record_times(session, spec, result, kernel_times, nvml)
+            result.other["rounds"] = {"kernels": names, "order": order}
+            if spec.is_reference:
+                continue
+            problem.poison(spec)
+            launch()
+            cupy.cuda.Device().synchronize()
+            after = problem.check(False, result.tolerance or 0.0)
+            result.rel_error_after_timing = after.rel_error
+            if not after.ok:
+                result.status = "wrong"
+                result.error = f"wrong after the timed rounds (error {after.rel_error:.3g}): state left by a launch?"
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a failed result with its message
+        if is_sticky(exc):
+            raise
+        for _, result, _, _ in timed:
+            if result.status == "ok":
+                result.status, result.error = "failed", _describe(exc)
+    return [result.to_dict() for _, result in prepared]
 
 
 def _describe(exc: BaseException) -> str:

@@ -7,6 +7,7 @@ Nsight Compute and compute-sanitizer launch the same child (`python -m profiling
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -60,6 +61,8 @@ def child_main(job: Job) -> int:
         return 0
     if job.op == "ab":
         return _child_ab(session, job)
+    if job.op == "rounds":
+        return _child_rounds(session, job)
     for task in job.tasks:
         try:
             record = gpu_runner.run_task(session, task.kernel, task.shape, job.settings, job.op)
@@ -89,6 +92,24 @@ def _child_ab(session: Any, job: Job) -> int:
         return EXIT_CONTEXT_LOST
     for record in records:
         _emit(RESULT_PREFIX, record)
+    return 0
+
+
+def _child_rounds(session: Any, job: Job) -> int:
+    """Each run of consecutive tasks of one shape timed together in rounds (runner.run_rounds), results in task
+    order. After a crash the first task of that shape is reported as its cause, and the parent restarts the child
+    with the rest."""
+    from profiling.gpu import runner as gpu_runner
+
+    for _shape, group in itertools.groupby(job.tasks, key=lambda task: task.shape):
+        tasks = list(group)
+        try:
+            records = gpu_runner.run_rounds(session, [task.kernel for task in tasks], tasks[0].shape, job.settings)
+        except Exception as exc:  # noqa: BLE001 - a sticky CUDA error: report it on the first task, restart
+            _emit(RESULT_PREFIX, _failed(tasks[0], f"the rounds crashed the GPU context: {error_line(exc)}"))
+            return EXIT_CONTEXT_LOST
+        for record in records:
+            _emit(RESULT_PREFIX, record)
     return 0
 
 
