@@ -124,7 +124,8 @@ def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None =
 
 # Measurements within this fraction of the best at a shape do not settle sgemm-auto's choice there: on an H200 the
 # sweep's 10 launches put a configuration 3 % ahead at 127x127x8191 (12.91 against 12.54 TFLOP/s), and the grid's 30
-# measured it at 11.5 (results/h200-2026-11-29/grid_zf/).
+# measured it at 11.5 (results/h200-2026-11-29/grid_zf/). Measured again one after another they misordered again;
+# timed together in interleaved rounds (tune --interleaved) they did not (results/h200-2026-11-30/).
 CLOSE_CALL_MARGIN = 0.03
 
 
