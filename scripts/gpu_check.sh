@@ -951,8 +951,9 @@ closecalls)
   # documents of CLOSECALLS_FROM (a committed grid folder of this GPU), into this GPU's tuning record: each shape's
   # configurations and cuBLAS timed together in 30 interleaved rounds (tune --interleaved), since one after the other
   # they drift apart by more than the margin (session 29, H200, 127x127x8191: 30 launches one configuration after
-  # another read the padded-C 128x64 split at 86.7 % of cuBLAS, five grids at 90.9-94.5 %). Run it as `closecalls grid`. Lands in $OUT/closecalls.tar.gz (the list,
-  # each shape's sweep, the new record). About 10 s a configuration, most of it NVRTC.
+  # another read the padded-C 128x64 split at 86.7 % of cuBLAS, five grids at 90.9-94.5 %). Run it as
+  # `closecalls grid`. Lands in $OUT/closecalls.tar.gz (the list, each shape's sweep, the new record). About 10 s a
+  # configuration, most of it NVRTC.
   stage closecalls
   T="$OUT/closecalls"; mkdir -p "$T"
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)

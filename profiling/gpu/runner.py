@@ -536,7 +536,8 @@ def run_rounds(session: Session, kernels: list[str], shape: Shape, settings: Ben
             continue
         if spec.operation != operation:
             result.status = "refused"
-            result.error = f"timed in rounds with {prepared[0][1].kernel}, which computes {operation}; this computes {spec.operation}"
+            first = prepared[0][1].kernel
+            result.error = f"timed in rounds with {first}, which computes {operation}; this computes {spec.operation}"
             continue
         try:
             problem, launch = _verified_launch(session, spec, result, shape)
