@@ -92,7 +92,7 @@ def builds_of(name: str, text: str, nvrtc: bool) -> list[Build]:
             for lineinfo in ([], ["-lineinfo"]):
                 out.append(Build(name, "nvcc", arch, tuple(["-std=c++17", *lineinfo, *defines])))
     if nvrtc and archs != ["sm_90a"]:
-        out.append(Build(name, "nvrtc", "sm_90", ("-std=c++17", "-lineinfo")))
+        out.append(Build(name, "nvrtc", "sm_90", ("-std=c++17", "-lineinfo", "-ftz=true")))  # CuPy adds -ftz=true
     return out
 
 

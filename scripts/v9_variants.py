@@ -34,6 +34,10 @@ VARIANTS = [
     ("L2 prefetch 256B", ['-DCP_ASYNC_L2_PREFETCH=".L2::256B"']),
     ("full K slices", ["-DV9_ASSUME_FULL_K=1"]),
     ("A coalesced", ["-DV9_A_COALESCED=1"]),
+    ("A rows inner", ["-DV9_A_ROWS_INNER=1"]),
+    ("copies in 2 parts", ["-DV9_SPREAD_COPIES=2"]),
+    ("copies in 4 parts", ["-DV9_SPREAD_COPIES=4"]),
+    ("copies in 8 parts", ["-DV9_SPREAD_COPIES=8"]),
 ]
 if os.environ.get("V9VAR_VARIANTS"):
     VARIANTS = [v for v in VARIANTS if v[0] in os.environ["V9VAR_VARIANTS"].split(",")]

@@ -322,7 +322,19 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // the k step it sits in: a slice past the end (live == false) becomes all src-size-0 copies, i.e. zeros
     // written to a stage that is never read again. Out-of-range elements are never read (src-size 0), so
     // their source addresses are not clamped.
+#if V9_SPREAD_COPIES
+    // V9_SPREAD_COPIES=P (measurement, scripts/v9_variants.py): a slice's copies in P parts, copy c in part c % P;
+    // part 0 right after the barrier as built, the others at k steps 0..P-2 of the next slice, then one commit. As
+    // built all of a slice's copies leave at once behind the barrier, and a thread's next address writes wait for
+    // them to read their registers (the tuned tile's long-scoreboard stalls, why_sgemm/). Built (NVRTC, sm_90), P = 4
+    // leaves one of the three early writes (profiling.analysis.sass.early_address_rewrites) at 224 registers, not
+    // 255, with 62 more instructions in the main loop (2,274 against 2,212); not yet measured.
+    static_assert(V9_SPREAD_COPIES >= 1 && V9_SPREAD_COPIES <= BK, "one part per k step at most");
+#define V9_IN_PART(c) ((c) % V9_SPREAD_COPIES == part)
+    auto load_tile = [&](int stage, int k0, bool live, int part) {
+#else
     auto load_tile = [&](int stage, int k0, bool live) {
+#endif
         const unsigned so = (unsigned)(stage * STAGE_FLOATS) * 4u;
 #if V9_ASSUME_FULL_K
         // V9_ASSUME_FULL_K (measurement, scripts/v9_variants.py; wrong where K % BK != 0): every live slice is
@@ -349,24 +361,50 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 const bool row_in = bm + ac_row0 + j * A_PASS_ROWS < M;
 #pragma unroll
                 for (int h = 0; h < A_K_COPIES; ++h)
+#if V9_SPREAD_COPIES
+                    if (V9_IN_PART(j * A_K_COPIES + h))
+#endif
                     v9::copy4(ac_dst + so + (unsigned)(h * A_KL * A_LD + j * A_PASS_ROWS) * 4u, src + h * A_KL,
                               row_in && h * A_KL < ac_left);
             }
         } else {
+#if V9_A_ROWS_INNER
+            // V9_A_ROWS_INNER (measurement, scripts/v9_variants.py): the rows inner, so every row's address is live
+            // through the slice's copies. As built, ptxas gives the second row the register pair of the first right
+            // after the first's last copy, and the IMAD.WIDE that writes it waits for that LDGSTS to read it: 904 and
+            // 621 of the tuned tile's 1,743 long-scoreboard stall samples at 2048^3 on an H200 (why_sgemm/). Built
+            // (NVRTC, sm_90), it leaves two of the three early writes (profiling.analysis.sass.early_address_rewrites).
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+#pragma unroll
+                for (int j = 0; j < A_UNITS; ++j)
+#if V9_SPREAD_COPIES
+                    if (V9_IN_PART(e * A_UNITS + j))
+#endif
+                    v9::copy4(a_dst + so + (unsigned)(e * A_LD + j * A_ROWS_PER_PASS) * 4u, a_src[j] + k0 + e,
+                              a_row_in[j] && e < a_left);
+#else
 #pragma unroll
             for (int j = 0; j < A_UNITS; ++j) {
                 const float* src = a_src[j] + k0;
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
+#if V9_SPREAD_COPIES
+                    if (V9_IN_PART(j * 4 + e))
+#endif
                     v9::copy4(a_dst + so + (unsigned)(e * A_LD + j * A_ROWS_PER_PASS) * 4u, src + e,
                               a_row_in[j] && e < a_left);
             }
+#endif
         }
 #if !V9_ASSUME_FULL_K
         const int b_left = live ? K - k0 - b_row0 : 0;  // unit j's K row is inside B when j*B_PASS_ROWS < b_left
 #endif
 #pragma unroll
         for (int j = 0; j < B_COPIES; ++j) {
+#if V9_SPREAD_COPIES
+            if (!V9_IN_PART(A_UNITS * 4 + j)) continue;
+#endif
             const bool k_in = j * B_PASS_ROWS < b_left;
             const unsigned dst = b_dst + so + (unsigned)(j * B_PASS_ROWS * BN) * 4u;
             const float* src = b_src + j * b_pass;
@@ -382,7 +420,11 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 for (int e = 0; e < 4; ++e) v9::copy4(dst + 4u * e, src + e, k_in && e < b_cols);
             }
         }
+#if V9_SPREAD_COPIES
+        if (part == V9_SPREAD_COPIES - 1) b_src += b_slice;
+#else
         b_src += b_slice;
+#endif
     };
 
     const int warp = tid >> 5;
@@ -407,7 +449,12 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // and with it the waits below, means the same thing on every iteration.
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
+#if V9_SPREAD_COPIES
+#pragma unroll
+        for (int p = 0; p < V9_SPREAD_COPIES; ++p) load_tile(s, k_begin + s * BK, s < k_tiles, p);
+#else
         load_tile(s, k_begin + s * BK, s < k_tiles);
+#endif
         v9::commit();
     }
     // Groups committed: STAGES-1 (slices 0..STAGES-2); slice 0 has landed with STAGES-2 still pending.
@@ -416,6 +463,10 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
 
     int rd = 0;           // stage holding slice t
     int wr = STAGES - 1;  // stage that receives slice t+STAGES-1 (it held slice t-1)
+#if V9_SPREAD_COPIES
+    int pend_stage = 0, pend_k0 = 0;  // the slice whose parts 1..P-1 go out during this one
+    bool pend_live = false;
+#endif
 
 #pragma unroll
     for (int f = 0; f < FRAG_M; ++f) {
@@ -437,6 +488,12 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
             const int nxt = cur ^ 1;
             const float* An = As + (k + 1) * A_LD;
             const float* Bn = Bs + (k + 1) * BN;
+#if V9_SPREAD_COPIES
+            if (k < V9_SPREAD_COPIES - 1 && t > 0) {
+                load_tile(pend_stage, pend_k0, pend_live, k + 1);
+                if (k == V9_SPREAD_COPIES - 2) v9::commit();
+            }
+#endif
             if (k == BK - 1) {
                 // Groups committed: STAGES-1+t (slices 0..t+STAGES-2). Leaving STAGES-3 pending means slice
                 // t+1 has landed for this thread; the barrier makes every thread's part visible and also
@@ -445,8 +502,16 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 v9::wait<STAGES - 3>();
                 __syncthreads();
                 const int next = t + STAGES - 1;
+#if V9_SPREAD_COPIES
+                pend_stage = wr;
+                pend_k0 = k_begin + next * BK;
+                pend_live = next < k_tiles;
+                load_tile(pend_stage, pend_k0, pend_live, 0);
+                if (V9_SPREAD_COPIES == 1) v9::commit();
+#else
                 load_tile(wr, k_begin + next * BK, next < k_tiles);
                 v9::commit();
+#endif
                 rd = (rd + 1 == STAGES) ? 0 : rd + 1;
                 wr = (wr + 1 == STAGES) ? 0 : wr + 1;
                 // k = 0 of slice t+1 (for the last slice: stale shared memory, loaded and never used).
@@ -510,7 +575,13 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         }
     }
     // Only empty groups can still be pending here; draining them keeps the exit free of in-flight copies.
+#if V9_SPREAD_COPIES
+    v9::commit();  // the last slice's part 0 (past the end: zeros into a stage never read) is in no group yet
+#endif
     v9::wait<0>();
+#if V9_SPREAD_COPIES
+#undef V9_IN_PART
+#endif
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if constexpr (CLUSTER_SPLITS > 0) {

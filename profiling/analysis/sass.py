@@ -201,6 +201,56 @@ class SassFunction:
         return dict(sorted(lines.items()))
 
 
+# How many instructions after a cp.async copy (LDGSTS) a write of one of its address registers counts as early: the
+# copy reads its registers only when the load/store unit takes it, and a write before that waits on the long
+# scoreboard. v9-regdb's tuned tile (NVRTC, sm_90) writes them 12-16 instructions on, behind a slice's 12 copies
+# issued at once: 904 and 621 of its 1,743 long-scoreboard samples at 2048^3 on an H200 sat on two such writes.
+ADDRESS_REWRITE_WINDOW = 16
+SASS_INSTRUCTION_BYTES = 16  # every instruction since Volta (sm_70)
+_ADDRESS = re.compile(r"\[([^\]]*)\]")
+_ADDRESS_REGISTER = re.compile(r"\bR(\d+)(\.64)?")
+_DESTINATION = re.compile(r"^\S+\s+R(\d+)\b")
+
+
+def _address_registers(ins: SassInstruction) -> set[int]:
+    """The general registers inside an instruction's [...] operands (both halves of an R.64 pair)."""
+    found: set[int] = set()
+    for operand in _ADDRESS.findall(ins.text):
+        for number, pair in _ADDRESS_REGISTER.findall(operand):
+            found.update((int(number), int(number) + 1) if pair else (int(number),))
+    return found
+
+
+def _written_registers(ins: SassInstruction) -> set[int]:
+    """The general registers an ALU instruction writes: its first operand, two of them for a .WIDE or .64 result.
+    Memory instructions (whose first operand may be a source) and branches write none here."""
+    if ins.base in ("LDGSTS", "STS", "STG", "STL", "ST", "RED", "ATOM", "BAR", "BRA", "DEPBAR", "EXIT"):
+        return set()
+    match = _DESTINATION.match(ins.text)
+    if not match:
+        return set()
+    first = int(match.group(1))
+    wide = ".WIDE" in ins.opcode or ".64" in ins.opcode
+    return {first, first + 1} if wide else {first}
+
+
+def early_address_rewrites(
+    instructions: list[SassInstruction], window: int = ADDRESS_REWRITE_WINDOW
+) -> list[tuple[SassInstruction, SassInstruction]]:
+    """(copy, write) for each cp.async copy (LDGSTS) one of whose address registers an instruction within `window`
+    after it writes: where ptxas hands a copy's address registers on while the copy may not have read them yet."""
+    found = []
+    for i, ins in enumerate(instructions):
+        if ins.base != "LDGSTS":
+            continue
+        registers = _address_registers(ins)
+        for later in instructions[i + 1 : i + 1 + window]:
+            if _written_registers(later) & registers:
+                found.append((ins, later))
+                break
+    return found
+
+
 @dataclass
 class StaticSass:
     """What `sass --kernel` shows: the kernel's SASS, its mix, its main loop's mix and SASS per CUDA line."""
@@ -229,6 +279,11 @@ class StaticSass:
         loop = self.function.main_loop()
         return count_mix(self.function.region(*loop)) if loop else None
 
+    def loop_address_rewrites(self) -> list[tuple[SassInstruction, SassInstruction]]:
+        """early_address_rewrites of the main loop (none without one)."""
+        loop = self.function.main_loop()
+        return early_address_rewrites(self.function.region(*loop)) if loop else []
+
     def loop_lines(self) -> list[int]:
         loop = self.function.main_loop()
         if loop is None:
@@ -252,6 +307,14 @@ class StaticSass:
                 "last": f"0x{loop[1]:04x}",
                 "lines": self.loop_lines(),
                 "mix": self.loop_mix.to_dict() if self.loop_mix else None,
+                "early_address_rewrites": [
+                    {
+                        "copy": copy.to_dict()["sass"],
+                        "write": write.to_dict()["sass"],
+                        "instructions_after": (write.offset - copy.offset) // SASS_INSTRUCTION_BYTES,
+                    }
+                    for copy, write in self.loop_address_rewrites()
+                ],
             }
         if listing:
             data["lines"] = [

@@ -45,6 +45,12 @@ def format_static(static: A.StaticSass, listing: bool = False) -> str:
         out.append(f"  {math} per shared load in the main loop: {f'{ratio:.1f}' if ratio else '-'}")
         lines = static.loop_lines()
         out.append(f"  main loop: lines {lines[0]}-{lines[-1]}" if lines else "  main loop: no line information")
+        if rewrites := static.loop_address_rewrites():
+            out.append(
+                f"  cp.async copies whose address registers are rewritten within {A.ADDRESS_REWRITE_WINDOW} "
+                f"instructions (the write waits on the long scoreboard until the copy has read them): {len(rewrites)}"
+            )
+            out.extend(f"    {copy.text}  ->  {write.text}" for copy, write in rewrites)
     else:
         out.append("  no loop found (no backward branch around the FMAs)")
     if listing:
