@@ -50,12 +50,21 @@ def block_origins(m: int, n: int, bm_: int, bn_: int) -> list[tuple[int, int]]:
 
 
 def emulate(
-    p: dict[str, int], A: np.ndarray, B: np.ndarray, _skip_loop_barrier: bool = False, narrow: bool = False
+    p: dict[str, int],
+    A: np.ndarray,
+    B: np.ndarray,
+    _skip_loop_barrier: bool = False,
+    narrow: bool = False,
+    spread: int = 0,
+    _commit_late: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """C as the kernel computes it, and the number of writes to each element of C (`_skip_loop_barrier`
     drops the k loop's __syncthreads, to show that the race check catches it). `narrow`: as the kernel the host
     launches where N % 4 != 0 (sgemm_regdb_narrow, the body's NARROW), whose B copies take one column each and,
-    with up to 64 accumulators a thread, whose A copies take a warp to 4 rows x 8 consecutive k (A_COALESCED)."""
+    with up to 64 accumulators a thread, whose A copies take a warp to 4 rows x 8 consecutive k (A_COALESCED).
+    `spread` P: the measurement build V9_SPREAD_COPIES=P, a slice's copies in P parts (copy c in part c % P), part 0
+    after the barrier, parts 1..P-1 at k steps 0..P-2 of the next slice, then its commit (`_commit_late`: that commit
+    after the slice's wait instead, to show that the race check catches a slice its wait does not cover)."""
     BM, BN, BK, WM, WN, TM, TN, S, T = (p[k] for k in ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "STAGES", "THREADS"))
     M, K = A.shape
     N = B.shape[1]
@@ -122,17 +131,23 @@ def emulate(
         stage_state = [{"slice": None, "group": None, "last_read_epoch": -1} for _ in range(S)]
         calls = 0
 
-        def load_tile(stage: int, k0: int, live: bool) -> None:
-            nonlocal b_src, calls
-            assert k0 == calls * BK, "load_tile calls must come in slice order (b_src advances per call)"
-            calls += 1
+        parts = max(spread, 1)
+        touched = np.zeros(SF, dtype=np.int64)
+
+        def load_tile(stage: int, k0: int, live: bool, part: int = 0) -> None:
+            nonlocal b_src, calls, touched
+            assert k0 == calls * BK, "load_tile calls must come in slice order (b_src advances per slice)"
+            if part == parts - 1:
+                calls += 1
             st = stage_state[stage]
             if st["group"] is not None and not landed[st["group"]]:
                 raise PipelineError(f"copy into stage {stage} while its previous copy is in flight")
             if st["last_read_epoch"] >= barrier_epoch:
                 raise PipelineError(f"copy into stage {stage} without a barrier after its last read")
             so = stage * SF
-            touched = np.zeros(SF, dtype=np.int64)
+            if part == 0:
+                touched = np.zeros(SF, dtype=np.int64)
+            # A copy's index c, in v9_body.cuh's order, puts it in part c % P.
             # (destination, source index, copied, the element it must be) of each of this slice's A copies
             a_copies = []
             if A_COALESCED:
@@ -143,14 +158,16 @@ def emulate(
                     for h in range(BK // A_KL):
                         dst = ac_dst + so + h * A_KL * A_LD + j * A_PASS_ROWS
                         ok = (grow < M) & (h * A_KL < ac_left)
-                        a_copies.append((dst, src + h * A_KL, ok, grow * K + k0 + ac_k + h * A_KL))
+                        if (j * (BK // A_KL) + h) % parts == part:
+                            a_copies.append((dst, src + h * A_KL, ok, grow * K + k0 + ac_k + h * A_KL))
             else:
                 a_left = (K - k0 - a_k) if live else np.zeros_like(a_k)
                 for j in range(A_UNITS):
                     for e in range(4):
                         dst = a_dst + so + e * A_LD + j * ARP
                         ok = a_row_in[j] & (e < a_left)
-                        a_copies.append((dst, a_src[j] + k0 + e, ok, a_grow[j] * K + k0 + a_k + e))
+                        if (j * 4 + e) % parts == part:
+                            a_copies.append((dst, a_src[j] + k0 + e, ok, a_grow[j] * K + k0 + a_k + e))
             for dst, s_idx, ok, want in a_copies:
                 if np.any(ok):
                     assert np.all(s_idx[ok] < M * K) and np.all(s_idx[ok] >= 0)
@@ -161,6 +178,8 @@ def emulate(
                 open_group.extend(zip(dst.tolist(), val.tolist(), strict=True))
             b_left = (K - k0 - b_row0) if live else np.zeros_like(b_row0)
             for j in range(B_COPIES):
+                if (A_UNITS * 4 + j) % parts != part:
+                    continue
                 k_in = j * BPR < b_left
                 dst = b_dst + so + j * BPR * BN
                 src = b_src + j * b_pass
@@ -178,6 +197,8 @@ def emulate(
                     assert np.all((d >= so + A_STAGE) & (d < so + SF))
                     np.add.at(touched, d - so, 1)
                     open_group.extend(zip(d.tolist(), val.tolist(), strict=True))
+            if part < parts - 1:
+                return
             b_src = b_src + b_slice
             # Every element of the stage except the A padding is written exactly once per fill.
             live_mask = np.ones(SF, dtype=bool)
@@ -238,7 +259,8 @@ def emulate(
         acc = np.zeros((T, TM, TN))
         k_tiles = (K + BK - 1) // BK
         for s in range(S - 1):
-            load_tile(s, s * BK, s < k_tiles)
+            for part in range(parts):
+                load_tile(s, s * BK, s < k_tiles, part)
             commit()
         wait(S - 2)
         syncthreads()
@@ -246,23 +268,34 @@ def emulate(
         fa = [None, None]
         fb = [None, None]
         fa[0], fb[0] = read(0, 0, 0)
+        pending = (0, 0, False)  # the slice whose parts 1..P-1 go out during this one
         for t in range(k_tiles):
             for k in range(BK):
                 cur = k & 1
                 nxt = cur ^ 1
+                if spread and k < parts - 1 and t > 0:
+                    load_tile(*pending, k + 1)
+                    if k == parts - 2 and not _commit_late:
+                        commit()
                 if k == BK - 1:
                     wait(S - 3)
                     if not _skip_loop_barrier:
                         syncthreads()
+                    if spread and _commit_late and t > 0:
+                        commit()
                     nxt_slice = t + S - 1
-                    load_tile(wr, nxt_slice * BK, nxt_slice < k_tiles)
-                    commit()
+                    pending = (wr, nxt_slice * BK, nxt_slice < k_tiles)
+                    load_tile(*pending, 0)
+                    if parts == 1:
+                        commit()
                     rd = 0 if rd + 1 == S else rd + 1
                     wr = 0 if wr + 1 == S else wr + 1
                     fa[nxt], fb[nxt] = read(rd, 0, t + 1 if t + 1 < k_tiles else None)
                 else:
                     fa[nxt], fb[nxt] = read(rd, k + 1, t)
                 acc += fa[cur][:, :, None] * fb[cur][:, None, :]
+        if spread:
+            commit()  # the last slice's part 0 (past the end) is in no group yet
         wait(0)
         assert all(landed)
 
@@ -288,11 +321,11 @@ def emulate(
     return C, writes
 
 
-def check(p: dict[str, int], m: int, n: int, k: int, seed: int = 0, narrow: bool = False) -> None:
+def check(p: dict[str, int], m: int, n: int, k: int, seed: int = 0, narrow: bool = False, spread: int = 0) -> None:
     rng = np.random.default_rng(seed)
     A = rng.integers(-4, 5, size=(m, k)).astype(np.float64)
     B = rng.integers(-4, 5, size=(k, n)).astype(np.float64)
-    C, writes = emulate(p, A, B, narrow=narrow)
+    C, writes = emulate(p, A, B, narrow=narrow, spread=spread)
     size = Shape(m, n, k).label
     assert np.all(writes == 1), f"{size}: writes per element {np.unique(writes)}"
     assert np.array_equal(C, A @ B), f"{size}: wrong result, max err {np.nanmax(np.abs(C - A @ B))}"

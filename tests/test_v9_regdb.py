@@ -78,6 +78,29 @@ def test_emulated_narrow_kernel_computes_a_times_b_and_writes_each_output_once(c
     emulate_v9.check(config["params"], m, n, k, narrow=True)
 
 
+@pytest.mark.parametrize("config", tuning.V9_TUNING_CONFIGS, ids=lambda c: c["id"])
+@pytest.mark.parametrize("spread", [2, 4, 8])
+def test_copies_spread_over_the_next_slice_keep_the_pipeline_race_free(config, spread: int) -> None:
+    """The measurement build V9_SPREAD_COPIES=P (kernels/src/v9_body.cuh): a slice's copies in P parts, part 0 after
+    the barrier and the others at the next slice's first k steps, still give A @ B with every read after its slice
+    landed and every copy after the last read of its stage, in both kernels."""
+    if spread > config["params"]["BK"]:
+        pytest.skip("one part per k step at most (the source's static_assert)")
+    for m, n, k in [(130, 68, 37), (257, 129, 81)]:
+        emulate_v9.check(config["params"], m, n, k, spread=spread)
+        emulate_v9.check(config["params"], m, n, k, narrow=True, spread=spread)
+
+
+def test_emulation_catches_a_spread_slice_committed_after_its_wait() -> None:
+    p = tuning.config_by_id("v9-regdb-128x256x16-w64x64-t8x16-s3-o3")["params"]
+    rng = np.random.default_rng(1)
+    a, b = rng.integers(-2, 3, (40, 3 * p["BK"])).astype(float), rng.integers(-2, 3, (3 * p["BK"], 12)).astype(float)
+    c, _ = emulate_v9.emulate(p, a, b, spread=4)
+    assert np.array_equal(c, a @ b)
+    with pytest.raises(emulate_v9.PipelineError, match="slice 2 read before it landed"):
+        emulate_v9.emulate(p, a, b, spread=4, _commit_late=True)
+
+
 def test_the_kernel_launched_depends_on_n_modulo_4() -> None:
     """Where B's rows are 16-byte aligned the catalog's kernel runs, elsewhere its narrow twin; a kernel without
     one (v8-async) runs at every N, and a narrow kernel's name in a report is still v9-regdb."""
