@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -773,6 +773,24 @@ v9var)
   timeout 420 $PY scripts/v9_variants.py "$ids" "$shapes" 30 > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
   grep -E "cuBLAS|x333 |x4096 " "$F/variants.txt" | head -80
   record v9var "$(grep -c 'e-0\|e+00' "$F/variants.txt") rows; $(tail -1 "$F/variants.txt")"
+  ;;
+sgemm98)
+  # Issue 31's SGEMM >= 98 %: the tuned tile (SGEMM98_IDS) as built and with the copy builds aimed at its
+  # long-scoreboard stalls (scripts/v9_variants.py: A rows inner, a slice's copies in 2, 4 or 8 parts over the next
+  # slice's first k steps), every build checked against cuBLAS at the awkward sizes first, then timed in 30
+  # interleaved rounds with cuBLAS at 2048^3, 4096^3 and 8192^3. About 4 minutes on an H200, most of it NVRTC.
+  # Built on the CPU machine (NVRTC, sm_90, CuPy's options), early address writes in the main loop
+  # (profiling.analysis.sass.early_address_rewrites), registers and loop instructions: as built 3, 255, 2,212;
+  # A rows inner 2, 255, 2,212; 2 parts 6, 255 and 8 bytes of stack (spills outside the loop), 2,225; 4 parts 1, 224,
+  # 2,274; 8 parts 4, 225, 2,339.
+  stage sgemm98
+  F="$EV/sgemm98"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  V9VAR_VARIANTS="${V9VAR_VARIANTS:-as built,A rows inner,copies in 2 parts,copies in 4 parts,copies in 8 parts}" \
+  timeout 540 $PY scripts/v9_variants.py "${SGEMM98_IDS:-v9-regdb-128x256x16-w64x64-t8x16-s3-o3}" \
+     "${SGEMM98_SHAPES:-1x1x1,129x17x1001,300x263x2000,2048x2048x2048,4096x4096x4096,8192x8192x8192}" 30 \
+     > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
+  grep -E "cuBLAS|x2048 |x4096 |x8192 " "$F/variants.txt" | head -40
+  record sgemm98 "$(grep -c 'e-0\|e+00' "$F/variants.txt") rows; $(tail -1 "$F/variants.txt")"
   ;;
 staged)
   # wgmma-staged (issue 31): the persistent Hopper kernels' GPU tests (wgmma-staged among them, at the ring's awkward
