@@ -780,9 +780,9 @@ sgemm98)
   # slice's first k steps), every build checked against cuBLAS at the awkward sizes first, then timed in 30
   # interleaved rounds with cuBLAS at 2048^3, 4096^3 and 8192^3. About 4 minutes on an H200, most of it NVRTC.
   # Built on the CPU machine (NVRTC, sm_90, CuPy's options), early address writes in the main loop
-  # (profiling.analysis.sass.early_address_rewrites), registers and loop instructions: as built 3, 255, 2,212;
-  # A rows inner 2, 255, 2,212; 2 parts 6, 255 and 8 bytes of stack (spills outside the loop), 2,225; 4 parts 1, 224,
-  # 2,274; 8 parts 4, 225, 2,339.
+  # (profiling.analysis.sass.early_address_rewrites), registers and loop instructions: as built 4, 255, 2,212;
+  # A rows inner 3, 255, 2,212; 2 parts 8, 255 and 8 bytes of stack (spills outside the loop), 2,225; 4 parts 3, 224,
+  # 2,274 (neither write that held 1,525 of the H200's 1,743 samples); 8 parts 6, 225, 2,339.
   stage sgemm98
   F="$EV/sgemm98"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   V9VAR_VARIANTS="${V9VAR_VARIANTS:-as built,A rows inner,copies in 2 parts,copies in 4 parts,copies in 8 parts}" \

@@ -327,8 +327,9 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // part 0 right after the barrier as built, the others at k steps 0..P-2 of the next slice, then one commit. As
     // built all of a slice's copies leave at once behind the barrier, and a thread's next address writes wait for
     // them to read their registers (the tuned tile's long-scoreboard stalls, why_sgemm/). Built (NVRTC, sm_90), P = 4
-    // leaves one of the three early writes (profiling.analysis.sass.early_address_rewrites) at 224 registers, not
-    // 255, with 62 more instructions in the main loop (2,274 against 2,212); not yet measured.
+    // drops the two early address writes that held 1,525 of those stall samples, leaves three others
+    // (profiling.analysis.sass.early_address_rewrites: 4 as built), at 224 registers, not 255, and with 62 more
+    // instructions in the main loop (2,274 against 2,212); not yet measured.
     static_assert(V9_SPREAD_COPIES >= 1 && V9_SPREAD_COPIES <= BK, "one part per k step at most");
 #define V9_IN_PART(c) ((c) % V9_SPREAD_COPIES == part)
     auto load_tile = [&](int stage, int k0, bool live, int part) {
@@ -373,7 +374,8 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
             // through the slice's copies. As built, ptxas gives the second row the register pair of the first right
             // after the first's last copy, and the IMAD.WIDE that writes it waits for that LDGSTS to read it: 904 and
             // 621 of the tuned tile's 1,743 long-scoreboard stall samples at 2048^3 on an H200 (why_sgemm/). Built
-            // (NVRTC, sm_90), it leaves two of the three early writes (profiling.analysis.sass.early_address_rewrites).
+            // (NVRTC, sm_90), it leaves 3 of the 4 early address writes
+            // (profiling.analysis.sass.early_address_rewrites), the IMAD.WIDE of the 904 samples gone.
 #pragma unroll
             for (int e = 0; e < 4; ++e)
 #pragma unroll
