@@ -14,6 +14,22 @@ from pathlib import Path
 
 from profiling.paths import tool_path
 
+# What profiling.gpu.compile builds a kernel with, and what CuPy adds to every build of it: the static SASS views
+# (profiling.analysis.sass) and scripts/sass_identity.py build with both, so they show the binary that runs.
+LAUNCH_OPTIONS = ("-std=c++17", "-lineinfo")
+CUPY_ADDED_OPTIONS = ("-ftz=true",)
+
+
+def cuda_include_dirs() -> list[str]:
+    """The CUDA toolkit's include folders (CUDA_HOME, CUDA_PATH, /usr/local/cuda) that exist: NVRTC builds need them
+    for cuda_fp16.h and the like."""
+    dirs = []
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.path.isdir(os.path.join(root, "include")):
+            dirs.append(os.path.join(root, "include"))
+    return list(dict.fromkeys(dirs))
+
+
 _ENTRY = re.compile(r"Compiling entry function '([^']+)' for '(sm_\d+a?)'")
 _PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")

@@ -7,7 +7,8 @@ without -lineinfo, and disassembled with `nvdisasm -c`. Per function, the instru
 dropping addresses and encodings and renaming branch labels and calls of CUDA's internal helpers in order of
 appearance (both are numbered across the whole cubin); register numbers and everything else must match. With --nvrtc the files the launcher
 compiles through NVRTC (no sm_90a ones) are also built as CuPy does: our headers inlined
-(kernels/sources.py), -std=c++17 -lineinfo, every explicitly instantiated template named as a name expression,
+(kernels/sources.py), the launcher's options and CuPy's -ftz=true (kernels.compile_info), every explicitly
+instantiated template named as a name expression,
 each side NVRTC_REPEATS times in fresh processes (NVRTC does not always give the same code twice).
 
     python scripts/sass_identity.py BEFORE AFTER [--files v8_async.cu ...] [--nvrtc]
@@ -19,7 +20,6 @@ Prints one row per function and build, then a summary; exits 1 when any function
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import re
 import subprocess
@@ -32,8 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from kernels.compile_info import CUPY_ADDED_OPTIONS, LAUNCH_OPTIONS, cuda_include_dirs  # noqa: E402
 from kernels.sources import inline_local_includes  # noqa: E402
-from profiling.analysis.sass import find_binary  # noqa: E402
+from profiling.analysis.sass import find_binary, nvrtc_cubin  # noqa: E402
 from profiling.paths import tool_path  # noqa: E402
 
 # Extra builds of a file: the -D variants a script compiles it with (scripts/wgmma_probe.py).
@@ -92,7 +93,7 @@ def builds_of(name: str, text: str, nvrtc: bool) -> list[Build]:
             for lineinfo in ([], ["-lineinfo"]):
                 out.append(Build(name, "nvcc", arch, tuple(["-std=c++17", *lineinfo, *defines])))
     if nvrtc and archs != ["sm_90a"]:
-        out.append(Build(name, "nvrtc", "sm_90", ("-std=c++17", "-lineinfo", "-ftz=true")))  # CuPy adds -ftz=true
+        out.append(Build(name, "nvrtc", "sm_90", (*LAUNCH_OPTIONS, *CUPY_ADDED_OPTIONS)))
     return out
 
 
@@ -101,18 +102,6 @@ def compile_nvcc(src: Path, build: Build, out: Path) -> None:
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}:\n{done.stderr[-2000:]}")
-
-
-def _libnvrtc() -> ctypes.CDLL:
-    """The NVRTC CuPy loads (the nvidia-cuda-nvrtc wheel), else the toolkit's. Called through ctypes: CuPy's own
-    binding returned a cubin cut short (nvdisasm: invalid ELF)."""
-    import nvidia.cuda_nvrtc
-
-    wheel = [Path(p) / "lib" / "libnvrtc.so.12" for p in nvidia.cuda_nvrtc.__path__]
-    for path in [*wheel, Path("/usr/local/cuda/lib64/libnvrtc.so")]:
-        if path.is_file():
-            return ctypes.CDLL(str(path))
-    raise RuntimeError("libnvrtc not found")
 
 
 def compile_nvrtc(src: Path, build: Build, out: Path) -> None:
@@ -125,27 +114,9 @@ def compile_nvrtc(src: Path, build: Build, out: Path) -> None:
 
 
 def _compile_nvrtc(src: Path, arch: str, options: list[str], out: Path) -> None:
-    lib = _libnvrtc()
     text = inline_local_includes(src)
-    includes = [f"-I{d}/include" for d in ("/usr/local/cuda",) if Path(d, "include").is_dir()]
-    options = [o.encode() for o in (f"-arch={arch}", *options, *includes)]
-    program = ctypes.c_void_p()
-    if lib.nvrtcCreateProgram(ctypes.byref(program), text.encode(), src.name.encode(), 0, None, None) != 0:
-        raise RuntimeError(f"nvrtcCreateProgram failed on {src}")
-    for name in _INSTANTIATION.findall(text):
-        lib.nvrtcAddNameExpression(program, name.replace(" ", "").encode())
-    if lib.nvrtcCompileProgram(program, len(options), (ctypes.c_char_p * len(options))(*options)) != 0:
-        size = ctypes.c_size_t()
-        lib.nvrtcGetProgramLogSize(program, ctypes.byref(size))
-        log = ctypes.create_string_buffer(size.value)
-        lib.nvrtcGetProgramLog(program, log)
-        raise RuntimeError(f"NVRTC on {src}:\n{log.value.decode()[-2000:]}")
-    size = ctypes.c_size_t()
-    lib.nvrtcGetCUBINSize(program, ctypes.byref(size))
-    cubin = ctypes.create_string_buffer(size.value)
-    lib.nvrtcGetCUBIN(program, cubin)
-    lib.nvrtcDestroyProgram(ctypes.byref(program))
-    out.write_bytes(cubin.raw)
+    flags = (*options, *(f"-I{d}" for d in cuda_include_dirs()))
+    out.write_bytes(nvrtc_cubin("", text, src.name, arch, flags, tuple(_INSTANTIATION.findall(text))))
 
 
 def functions(cubin: Path, nvdisasm: str) -> dict[str, list[str]]:

@@ -21,8 +21,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+from kernels.compile_info import LAUNCH_OPTIONS, cuda_include_dirs  # noqa: E402
 from kernels.tuning import _v9_config, config_by_id, spec_for  # noqa: E402
-from profiling.gpu.compile import _cuda_include_dirs  # noqa: E402
 from profiling.gpu.timing import time_rounds  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
 
@@ -62,7 +62,7 @@ EXTRA_CONFIGS = {
 
 def build(cp, spec, macros: list[str]):
     """The configuration's kernel and narrow twin, built with `macros`."""
-    options = ("-std=c++17", "-lineinfo", *[f"-I{d}" for d in _cuda_include_dirs()], *macros)
+    options = (*LAUNCH_OPTIONS, *[f"-I{d}" for d in cuda_include_dirs()], *macros)
     entries = [spec.entry, *([spec.narrow_entry] if spec.narrow_entry else [])]
     module = cp.RawModule(code=spec.read_source(), options=options, name_expressions=entries, backend="nvrtc")
     kernels = {}

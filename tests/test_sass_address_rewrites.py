@@ -9,6 +9,9 @@ import gzip
 import re
 from pathlib import Path
 
+import pytest
+
+from kernels import get_kernel
 from profiling.analysis import sass as A
 from profiling.commands.sass import format_static
 from profiling.nsight.source_load import read_source_file
@@ -108,3 +111,22 @@ def test_the_sass_command_names_them_under_the_main_loop() -> None:
     rewrites = static.to_dict(listing=False)["main_loop"]["early_address_rewrites"]
     assert [r["instructions_after"] for r in rewrites] == [16, 12, 12, 16]
     assert rewrites[2]["write"] == "IMAD.WIDE.U32 R194, R3, 0x30, R10"
+
+
+@pytest.mark.skipif(A.find_binary("nvdisasm") is None, reason="needs nvdisasm (the nvidia-cuda-nvdisasm wheel)")
+def test_the_static_view_shows_the_binary_that_ran() -> None:
+    """The sass command and the Why page build an NVRTC kernel as the launcher does (NVRTC, CuPy's -ftz=true): the
+    tuned tile's main loop is the H200's, instruction for instruction, with its four early writes. nvcc's build of
+    the same file allocates registers otherwise."""
+    static = A.static_sass(get_kernel("v9-regdb-128x256x16-w64x64-t8x16-s3-o3"))
+    assert static.compiler == "NVRTC"
+    ran = main_loop(listing("v9_tuned_nvrtc_sm90.sass.gz"))
+    shown = main_loop(static.function)
+
+    # nvdisasm names branch targets by label, cuobjdump by address: a branch is compared by its opcode.
+    def same(i: A.SassInstruction) -> tuple:
+        return (i.opcode,) if i.base == "BRA" else form(f"{i.predicate} {i.text}")
+
+    assert len(shown) == len(ran) == 2212
+    assert [same(i) for i in shown] == [same(i) for i in ran]
+    assert len(static.loop_address_rewrites()) == 4

@@ -1,4 +1,5 @@
-"""Static SASS of the catalog kernels from REAL nvcc output (CPU only: needs nvcc and nvdisasm or cuobjdump)."""
+"""Static SASS of the catalog kernels, built as the launcher builds them (NVRTC with CuPy's options, nvcc for the
+sm_90a kernels) and disassembled for real (CPU only: needs nvcc and nvdisasm or cuobjdump)."""
 
 from __future__ import annotations
 
@@ -87,8 +88,7 @@ def test_cuobjdump_listing_matches_nvdisasm() -> None:
     if cuobjdump is None:
         pytest.skip("cuobjdump not installed")
     spec = get_kernel("v5")
-    sha = A.hashlib.sha256(spec.read_source().encode()).hexdigest()
-    listing = A.disassemble(A.compile_cubin(sha, str(spec.source_path), "sm_90", tool_path("nvcc")), cuobjdump)
+    listing = A.disassemble(A.launcher_cubin(spec, "sm_90")[0], cuobjdump)
     (plain,) = [f for f in A.parse_cuobjdump(listing) if f.name == "sgemm_v5_double_buffer"]
     lined = A.static_sass(spec).function
     # Branch targets print as addresses there and as labels here; everything else is the same.

@@ -8,6 +8,7 @@ nvidia-cuda-cuobjdump (their binaries sit under site-packages/nvidia/cu13/bin, f
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import glob
 import hashlib
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernels.compile_info import entry_matches
+from kernels.compile_info import CUPY_ADDED_OPTIONS, LAUNCH_OPTIONS, cuda_include_dirs, entry_matches
 from kernels.spec import KernelSpec
 from profiling.errors import GemmLensError, InvalidInput
 from profiling.paths import tool_path
@@ -268,6 +269,8 @@ class StaticSass:
     tool: str
     headers: dict[str, list[str]] = field(default_factory=dict)
     """Lines of our headers (kernels/src/*.cuh) by file name: inlined code reports their line numbers."""
+    compiler: str = "nvcc"
+    """What built it, as the launcher does: "NVRTC" (with CuPy's options) or "nvcc" (the sm_90a kernels)."""
 
     def line_text(self, file: str | None, line: int) -> str:
         """The text of `line` of `file` (a header of ours by its name, else the kernel's own file)."""
@@ -301,6 +304,7 @@ class StaticSass:
             "entry": self.entry,
             "function": self.function.name,
             "arch": self.arch,
+            "compiler": self.compiler,
             "tool": self.tool,
             "mix": self.mix.to_dict(),
             "main_loop": None,
@@ -459,6 +463,50 @@ def compile_cubin(source_sha: str, source: str, arch: str, nvcc: str) -> bytes:
         return Path(cubin).read_bytes()
 
 
+def _libnvrtc() -> ctypes.CDLL:
+    """The NVRTC CuPy loads (the nvidia-cuda-nvrtc wheel), else the toolkit's. Called through ctypes: CuPy's own
+    binding returned a cubin cut short (nvdisasm: invalid ELF)."""
+    candidates = []
+    spec = importlib.util.find_spec("nvidia.cuda_nvrtc")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        candidates.append(Path(root) / "lib" / "libnvrtc.so.12")
+    for path in [*candidates, Path("/usr/local/cuda/lib64/libnvrtc.so")]:
+        if path.is_file():
+            return ctypes.CDLL(str(path))
+    raise SassError("NVRTC was not found: install the nvidia-cuda-nvrtc-cu12 wheel (requirements.txt) or CUDA")
+
+
+@functools.cache
+def nvrtc_cubin(
+    source_sha: str, text: str, name: str, arch: str, options: tuple[str, ...], names: tuple[str, ...]
+) -> bytes:
+    """NVRTC's cubin of `text` (a kernel's source with our headers inlined, kernels.sources) for `arch` with
+    `options`, each of `names` (template instances) asked for by name, as CuPy builds a catalog kernel (cached per
+    process; `source_sha` only keys the cache)."""
+    del source_sha
+    lib = _libnvrtc()
+    flags = [o.encode() for o in (f"-arch={arch}", *options)]
+    program = ctypes.c_void_p()
+    if lib.nvrtcCreateProgram(ctypes.byref(program), text.encode(), name.encode(), 0, None, None) != 0:
+        raise SassError(f"NVRTC could not take {name}")
+    try:
+        for expression in names:
+            lib.nvrtcAddNameExpression(program, expression.replace(" ", "").encode())
+        if lib.nvrtcCompileProgram(program, len(flags), (ctypes.c_char_p * len(flags))(*flags)) != 0:
+            size = ctypes.c_size_t()
+            lib.nvrtcGetProgramLogSize(program, ctypes.byref(size))
+            log = ctypes.create_string_buffer(size.value)
+            lib.nvrtcGetProgramLog(program, log)
+            raise SassError(f"NVRTC on {name} failed: {log.value.decode(errors='replace').strip()[-300:]}")
+        size = ctypes.c_size_t()
+        lib.nvrtcGetCUBINSize(program, ctypes.byref(size))
+        cubin = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetCUBIN(program, cubin)
+        return cubin.raw
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(program))
+
+
 def disassemble(cubin: bytes, tool: str) -> str:
     """The listing of a cubin: `nvdisasm -c -gi` (with source lines) or `cuobjdump -sass`."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -469,6 +517,24 @@ def disassemble(cubin: bytes, tool: str) -> str:
         return _run([tool, "-sass", path], "cuobjdump", timeout_s=120)
 
 
+def launcher_cubin(spec: KernelSpec, arch: str) -> tuple[bytes, str]:
+    """`spec`'s cubin for `arch` built as the launcher builds it (profiling.gpu.compile), and what built it: NVRTC
+    with the launcher's and CuPy's options, or nvcc for an architecture-specific or nvcc-backend kernel."""
+    text = spec.read_source()
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    if spec.backend == "nvrtc" and not spec.arch:
+        # ptxas allocates registers differently for nvcc's build of the same file: the tuned v9 tile's early
+        # address writes differ, so only this build is the one that ran.
+        options = (*LAUNCH_OPTIONS, *CUPY_ADDED_OPTIONS, *(f"-I{d}" for d in cuda_include_dirs()))
+        return nvrtc_cubin(sha, text, spec.source, arch, options, (spec.entry,)), "NVRTC"
+    nvcc = tool_path("nvcc")
+    if nvcc is None:
+        raise SassError(
+            "nvcc was not found: install the CUDA toolkit (or the nvidia-cuda-nvcc wheel) or put it on PATH"
+        )
+    return compile_cubin(sha, str(spec.source_path), arch, nvcc), "nvcc"
+
+
 def static_sass(spec: KernelSpec, arch: str = "sm_90") -> StaticSass:
     """Compile `spec`'s source for `arch` (for an architecture-specific kernel, always its own target, e.g.
     sm_90a) and disassemble its entry; SassError when a tool is missing or fails."""
@@ -477,17 +543,11 @@ def static_sass(spec: KernelSpec, arch: str = "sm_90") -> StaticSass:
     arch = spec.arch or arch
     if not re.fullmatch(r"sm_\d+[a-z]?", arch):
         raise InvalidInput(f"arch must look like sm_90 (got {arch!r})")
-    nvcc = tool_path("nvcc")
-    if nvcc is None:
-        raise SassError(
-            "nvcc was not found: install the CUDA toolkit (or the nvidia-cuda-nvcc wheel) or put it on PATH"
-        )
     disasm = find_binary("nvdisasm") or find_binary("cuobjdump")
     if disasm is None:
         raise SassError(f"neither nvdisasm nor cuobjdump was found; {INSTALL_HINT}")
-    text = spec.read_source()
-    sha = hashlib.sha256(text.encode()).hexdigest()
-    listing = disassemble(compile_cubin(sha, str(spec.source_path), arch, nvcc), disasm)
+    cubin, compiler = launcher_cubin(spec, arch)
+    listing = disassemble(cubin, disasm)
     tool = Path(disasm).name
     functions = parse_nvdisasm(listing) if tool.startswith("nvdisasm") else parse_cuobjdump(listing)
     mine = [f for f in functions if entry_matches(f.name, spec.entry)]
@@ -496,4 +556,4 @@ def static_sass(spec: KernelSpec, arch: str = "sm_90") -> StaticSass:
         raise SassError(f"{spec.entry} not found in the disassembly of {spec.source} (it holds: {names})")
     headers = {p.name: p.read_text().splitlines() for p in spec.source_path.parent.glob("*.cuh")}
     own = spec.source_path.read_text().splitlines()
-    return StaticSass(spec.id, spec.entry, arch, mine[0], own, tool, headers)
+    return StaticSass(spec.id, spec.entry, arch, mine[0], own, tool, headers, compiler)

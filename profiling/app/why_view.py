@@ -60,7 +60,7 @@ def _capture(name: str, raw: str, cuda_sass: str | None, sass: str | None) -> wh
     return why.load_capture(name, Path(raw), Path(cuda_sass) if cuda_sass else None, Path(sass) if sass else None)
 
 
-@cache.resource(show_spinner="nvcc and nvdisasm…")
+@cache.resource(show_spinner="Compiling and disassembling…")
 def _static(kernel_id: str) -> A.StaticSass | str:
     try:
         return A.static_sass(get_kernel(kernel_id))
@@ -355,7 +355,9 @@ def source_section(data: why.WhyData) -> None:
                 if not lines:
                     st.caption("No source line for this instruction (no line information).")
     else:
-        st.info("No source counters for this kernel in the chosen data: showing its static SASS (nvcc, no GPU).")
+        st.info(
+            "No source counters for this kernel in the chosen data: showing its static SASS (compiled here, no GPU)."
+        )
     kid = data.catalog_id(label)
     if (
         kid
@@ -366,14 +368,18 @@ def source_section(data: why.WhyData) -> None:
 
 
 def static_view(kernel_id: str) -> None:
-    if tool_path("nvcc") is None:
-        st.caption("nvcc is not installed here, so there is no static SASS.")
+    spec = get_kernel(kernel_id)
+    if (spec.arch or spec.backend == "nvcc") and tool_path("nvcc") is None:
+        st.caption(
+            "nvcc is not installed here, so there is no static SASS of this kernel (the launcher builds it with nvcc)."
+        )
         return
     static = _static(kernel_id)
     if isinstance(static, str):
         ui.show_error(static)
         return
-    st.subheader(f"Static SASS of {kernel_id} ({static.arch}, {static.tool})")
+    st.subheader(f"Static SASS of {kernel_id}")
+    st.caption(f"{static.arch}, built by {static.compiler} as the launcher builds it, disassembled by {static.tool}.")
     mix, lines = st.columns([1, 2])
     mix.dataframe(why.static_mix_table(static), hide_index=True, width="stretch")
     lines.dataframe(why.static_lines_table(static), hide_index=True, width="stretch", height=420)

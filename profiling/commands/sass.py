@@ -1,5 +1,6 @@
 """`python -m profiling sass --kernel ID [--arch sm_90] [--json] [--listing]`: static SASS and instruction mix of a
-catalog kernel, compiled with nvcc and disassembled here (no GPU needed)."""
+catalog kernel, compiled here as the launcher compiles it (NVRTC with CuPy's options, or nvcc for the sm_90a
+kernels) and disassembled (no GPU needed)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def format_static(static: A.StaticSass, listing: bool = False) -> str:
     whole, loop = static.mix.to_dict(), static.loop_mix.to_dict() if static.loop_mix else None
-    out = [f"{static.kernel_id}: {static.entry} for {static.arch} ({static.function.name}, {static.tool})"]
+    out = [
+        f"{static.kernel_id}: {static.entry} for {static.arch} ({static.function.name}, {static.compiler}, {static.tool})"
+    ]
     out.append(f"  {'':<20} {'kernel':>8} {'main loop':>10}")
     out.append(f"  {'instructions':<20} {whole['total']:>8} {loop['total'] if loop else '-':>10}")
     for label, key in _SHOWN:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kernels.compile_info import LAUNCH_OPTIONS, cuda_include_dirs
 from kernels.spec import KernelSpec
 from profiling.gpu.fp32_cupy import cupy
 
@@ -31,14 +32,6 @@ class CompiledKernel:
 _COMPILED: dict[tuple, CompiledKernel] = {}
 
 
-def _cuda_include_dirs() -> list[str]:
-    dirs = []
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if root and os.path.isdir(os.path.join(root, "include")):
-            dirs.append(os.path.join(root, "include"))
-    return list(dict.fromkeys(dirs))
-
-
 def compile_cache_key(spec: KernelSpec) -> tuple:
     """What makes two specs one compiled kernel: the source, entry and backend, and whether its operation pads N,
     which takes two more kernels of the module (a padded configuration shares its entry with its twin)."""
@@ -51,12 +44,12 @@ def compile_kernel(spec: KernelSpec) -> CompiledKernel:
     if key in _COMPILED:
         return replace(_COMPILED[key], spec=spec)
     arch = spec.arch or f"sm_{cupy.cuda.Device().compute_capability}"
-    options: list[str] = ["-std=c++17", "-lineinfo"]
+    options: list[str] = list(LAUNCH_OPTIONS)
     if spec.arch:
         module = cupy.RawModule(path=str(_nvcc_cubin(spec, options)))
     else:
         if spec.backend == "nvrtc":
-            options += [f"-I{d}" for d in _cuda_include_dirs()]
+            options += [f"-I{d}" for d in cuda_include_dirs()]
         module = cupy.RawModule(
             code=spec.read_source(), options=tuple(options), name_expressions=[spec.entry], backend=spec.backend
         )
