@@ -463,17 +463,23 @@ def compile_cubin(source_sha: str, source: str, arch: str, nvcc: str) -> bytes:
         return Path(cubin).read_bytes()
 
 
-def _libnvrtc() -> ctypes.CDLL:
-    """The NVRTC CuPy loads (the nvidia-cuda-nvrtc wheel), else the toolkit's. Called through ctypes: CuPy's own
-    binding returned a cubin cut short (nvdisasm: invalid ELF)."""
+def nvrtc_library() -> Path | None:
+    """The NVRTC CuPy loads (the nvidia-cuda-nvrtc wheel), else the toolkit's; None where there is neither."""
     candidates = []
     spec = importlib.util.find_spec("nvidia.cuda_nvrtc")
     for root in (spec.submodule_search_locations or []) if spec else []:
         candidates.append(Path(root) / "lib" / "libnvrtc.so.12")
-    for path in [*candidates, Path("/usr/local/cuda/lib64/libnvrtc.so")]:
-        if path.is_file():
-            return ctypes.CDLL(str(path))
-    raise SassError("NVRTC was not found: install the nvidia-cuda-nvrtc-cu12 wheel (requirements.txt) or CUDA")
+    return next((p for p in [*candidates, Path("/usr/local/cuda/lib64/libnvrtc.so")] if p.is_file()), None)
+
+
+def _libnvrtc() -> ctypes.CDLL:
+    """NVRTC, called through ctypes: CuPy's own binding returned a cubin cut short (nvdisasm: invalid ELF)."""
+    path = nvrtc_library()
+    if path is None:
+        raise SassError(
+            "NVRTC was not found: install the nvidia-cuda-nvrtc-cu12 wheel (requirements-dev.txt) or the CUDA toolkit"
+        )
+    return ctypes.CDLL(str(path))
 
 
 @functools.cache

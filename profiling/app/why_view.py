@@ -369,6 +369,9 @@ def source_section(data: why.WhyData) -> None:
 
 def static_view(kernel_id: str) -> None:
     spec = get_kernel(kernel_id)
+    if spec.backend == "nvrtc" and not spec.arch and A.nvrtc_library() is None:
+        st.caption("NVRTC is not installed here (requirements-dev.txt pins its wheel), so there is no static SASS.")
+        return
     if (spec.arch or spec.backend == "nvcc") and tool_path("nvcc") is None:
         st.caption(
             "nvcc is not installed here, so there is no static SASS of this kernel (the launcher builds it with nvcc)."
