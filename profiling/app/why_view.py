@@ -382,7 +382,11 @@ def static_view(kernel_id: str) -> None:
         ui.show_error(static)
         return
     st.subheader(f"Static SASS of {kernel_id}")
-    st.caption(f"{static.arch}, built by {static.compiler} as the launcher builds it, disassembled by {static.tool}.")
+    st.caption(
+        ui.safe_md(
+            f"{static.arch}, built by {static.compiler} as the launcher builds it, disassembled by {static.tool}."
+        )
+    )
     mix, lines = st.columns([1, 2])
     mix.dataframe(why.static_mix_table(static), hide_index=True, width="stretch")
     lines.dataframe(why.static_lines_table(static), hide_index=True, width="stretch", height=420)
