@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -85,14 +86,8 @@ def _child_ab(session: Any, job: Job) -> int:
             why = "its A/B partner crashed the worker" if len(tasks) == 1 else "an A/B job needs two tasks of one shape"
             _emit(RESULT_PREFIX, _failed(task, why))
         return 0
-    try:
-        records = gpu_runner.run_ab(session, tasks[0].kernel, tasks[1].kernel, tasks[0].shape, job.settings)
-    except Exception as exc:  # noqa: BLE001 - a sticky CUDA error: report it on the first task, restart
-        _emit(RESULT_PREFIX, _failed(tasks[0], f"the A/B crashed the GPU context: {error_line(exc)}"))
-        return EXIT_CONTEXT_LOST
-    for record in records:
-        _emit(RESULT_PREFIX, record)
-    return 0
+    run = partial(gpu_runner.run_ab, session, tasks[0].kernel, tasks[1].kernel, tasks[0].shape, job.settings)
+    return 0 if _emit_together(tasks, run, "the A/B") else EXIT_CONTEXT_LOST
 
 
 def _child_rounds(session: Any, job: Job) -> int:
@@ -103,14 +98,23 @@ def _child_rounds(session: Any, job: Job) -> int:
 
     for _shape, group in itertools.groupby(job.tasks, key=lambda task: task.shape):
         tasks = list(group)
-        try:
-            records = gpu_runner.run_rounds(session, [task.kernel for task in tasks], tasks[0].shape, job.settings)
-        except Exception as exc:  # noqa: BLE001 - a sticky CUDA error: report it on the first task, restart
-            _emit(RESULT_PREFIX, _failed(tasks[0], f"the rounds crashed the GPU context: {error_line(exc)}"))
+        run = partial(gpu_runner.run_rounds, session, [task.kernel for task in tasks], tasks[0].shape, job.settings)
+        if not _emit_together(tasks, run, "the rounds"):
             return EXIT_CONTEXT_LOST
-        for record in records:
-            _emit(RESULT_PREFIX, record)
     return 0
+
+
+def _emit_together(tasks: list[Task], run: Callable[[], list[dict[str, Any]]], what: str) -> bool:
+    """Emit the results of `run`, which times `tasks` together; where it raises (a sticky CUDA error), a failure of
+    the first task naming `what` instead, and False: the parent restarts the child with the rest."""
+    try:
+        records = run()
+    except Exception as exc:  # noqa: BLE001 - a sticky CUDA error: report it on the first task, restart
+        _emit(RESULT_PREFIX, _failed(tasks[0], f"{what} crashed the GPU context: {error_line(exc)}"))
+        return False
+    for record in records:
+        _emit(RESULT_PREFIX, record)
+    return True
 
 
 def _child_env() -> dict[str, str]:
