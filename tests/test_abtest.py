@@ -14,13 +14,16 @@ from profiling.errors import InvalidInput
 from profiling.gpu.jobs import BenchSettings
 from profiling.runs.results import load_document
 from profiling.shape import Shape
+from tests.scripted_worker import RUN_CHILD_MAIN
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The child runs profiling.gpu.worker.child_main unchanged; only `profiling.gpu.runner` (CuPy) is scripted:
-# A's launches take 1.00 ms, B's 0.90 ms, both drifting upwards by 0.1 % a launch (as a warming GPU would).
-SCRIPTED_CHILD = textwrap.dedent(
-    """
+# The child runs profiling.gpu.worker.child_main unchanged (tests.scripted_worker); only `profiling.gpu.runner`
+# (CuPy) is scripted: A's launches take 1.00 ms, B's 0.90 ms, both drifting upwards by 0.1 % a launch (as a warming
+# GPU would).
+SCRIPTED_CHILD = (
+    textwrap.dedent(
+        """
     import json, os, sys, types
     sys.path.insert(0, {root!r})
     runner = types.ModuleType("profiling.gpu.runner")
@@ -41,13 +44,9 @@ SCRIPTED_CHILD = textwrap.dedent(
         return out
 
     runner.Session, runner.run_ab = Session, run_ab
-    sys.modules["profiling.gpu.runner"] = runner
-    import profiling.gpu
-    profiling.gpu.runner = runner
-    from profiling.gpu.jobs import Job
-    from profiling.gpu.worker import child_main
-    sys.exit(child_main(Job.from_dict(json.load(open(sys.argv[1])))))
     """
+    )
+    + RUN_CHILD_MAIN
 )
 
 

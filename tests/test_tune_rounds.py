@@ -14,16 +14,18 @@ import pytest
 from kernels import tuning
 from profiling import usecases
 from profiling.shape import Shape
+from tests.scripted_worker import RUN_CHILD_MAIN
 
 ROOT = Path(__file__).resolve().parent.parent
 PADC = "v9-splitk-128x64x8-w64x32-t8x8-s5-padc"
 FILL = "v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill"
 
-# The child runs profiling.gpu.worker.child_main unchanged; only `profiling.gpu.runner` (CuPy) is scripted. It
-# appends each run_rounds call's kernels and shape to CALLS, and times cuBLAS at 19 us, the padded-C split at 20 us
-# and the other at 23 us (the H200's grid medians at 127x127x8191).
-SCRIPTED_CHILD = textwrap.dedent(
-    """
+# The child runs profiling.gpu.worker.child_main unchanged (tests.scripted_worker); only `profiling.gpu.runner`
+# (CuPy) is scripted. It appends each run_rounds call's kernels and shape to CALLS, and times cuBLAS at 19 us, the
+# padded-C split at 20 us and the other at 23 us (the H200's grid medians at 127x127x8191).
+SCRIPTED_CHILD = (
+    textwrap.dedent(
+        """
     import json, os, sys, types
     sys.path.insert(0, {root!r})
     runner = types.ModuleType("profiling.gpu.runner")
@@ -48,13 +50,9 @@ SCRIPTED_CHILD = textwrap.dedent(
         return out
 
     runner.Session, runner.run_rounds = Session, run_rounds
-    sys.modules["profiling.gpu.runner"] = runner
-    import profiling.gpu
-    profiling.gpu.runner = runner
-    from profiling.gpu.jobs import Job
-    from profiling.gpu.worker import child_main
-    sys.exit(child_main(Job.from_dict(json.load(open(sys.argv[1])))))
     """
+    )
+    + RUN_CHILD_MAIN
 )
 
 
