@@ -328,8 +328,8 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     // built all of a slice's copies leave at once behind the barrier, and a thread's next address writes wait for
     // them to read their registers (the tuned tile's long-scoreboard stalls, why_sgemm/). Built (NVRTC, sm_90), P = 4
     // drops the two early address writes that held 1,525 of those stall samples, leaves three others
-    // (profiling.analysis.sass.early_address_rewrites: 4 as built), at 224 registers, not 255, and with 62 more
-    // instructions in the main loop (2,274 against 2,212); not yet measured.
+    // (early_address_rewrites: 4 as built), at 224 registers and 2,274 loop instructions (255, 2,212). Measured,
+    // dropped: P = 4 and 8 2-3 points slower at 2048-8192^3, P = 2 12 (H200, results/h200-2026-11-30/sgemm98/).
     static_assert(V9_SPREAD_COPIES >= 1 && V9_SPREAD_COPIES <= BK, "one part per k step at most");
 #define V9_IN_PART(c) ((c) % V9_SPREAD_COPIES == part)
     auto load_tile = [&](int stage, int k0, bool live, int part) {
@@ -374,8 +374,8 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
             // through the slice's copies. As built, ptxas gives the second row the register pair of the first right
             // after the first's last copy, and the IMAD.WIDE that writes it waits for that LDGSTS to read it: 904 and
             // 621 of the tuned tile's 1,743 long-scoreboard stall samples at 2048^3 on an H200 (why_sgemm/). Built
-            // (NVRTC, sm_90), it leaves 3 of the 4 early address writes
-            // (profiling.analysis.sass.early_address_rewrites), the IMAD.WIDE of the 904 samples gone.
+            // (NVRTC, sm_90), it leaves 3 of the 4 early address writes, the IMAD.WIDE of the 904 samples gone.
+            // Measured, dropped: 2.4-2.9 points slower at 2048-8192^3 (H200, results/h200-2026-11-30/sgemm98/).
 #pragma unroll
             for (int e = 0; e < 4; ++e)
 #pragma unroll
