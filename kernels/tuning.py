@@ -663,6 +663,12 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # 333x127x4096 86.2 -> 93.6 %, 1024x127x4096 89.8 -> 93.5, 333x127x8191 87.1 -> 91.7, 4096x64x4096 93.0 -> 93.3.
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 4, 128, 3, order=3, fill=True, zero_first=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=32, zero_first=True),
+    # The padded-C splits 8 slices deep that lead at 127x127x8191 (H200, 30 interleaved rounds: 64x64 91.9 % of
+    # cuBLAS, 64x128 91.4 %; results/h200-2026-11-30/closecalls_rounds/) are three launches there: C's copy zeroed,
+    # the multiply, the copy back. Zero-first splits drop the first. The same shape's grid read the 64x64 split at
+    # 93.0 % in one run and 86.7 % in the next (cuBLAS 19.0 us both times).
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8, pad_c=True, zero_first=True),
+    _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_c=True, zero_first=True),
 ]
 
 

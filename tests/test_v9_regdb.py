@@ -138,7 +138,7 @@ def test_the_narrow_kernels_that_copy_a_coalesced_are_the_kernels_own_rule() -> 
     body = (SRC_DIR / "v9_body.cuh").read_text()
     assert "    constexpr bool A_COALESCED = NARROW && TM * TN <= 64 && A_ROW_COPIES <= 4;\n" in body
     ids = tuning.a_coalesced_ids()
-    assert len(ids) == 24 and ids[:6] == [
+    assert len(ids) == 25 and ids[:6] == [
         "v9-regdb-128x128x16-w64x32-t8x8-s3",
         "v9-regdb-128x128x8-w64x32-t8x8-s4",
         "v9-regdb-64x128x16-w32x64-t8x8-s3",
@@ -147,14 +147,15 @@ def test_the_narrow_kernels_that_copy_a_coalesced_are_the_kernels_own_rule() -> 
         "v9-regdb-64x64x16-w32x32-t8x4-s3-o1",
     ]
     assert ids[-3:] == [
-        "v9-splitk-64x128x16-w32x64-t8x8-s4-fill-ser",
         "v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill",
         "v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf",
+        "v9-splitk-64x128x16-w32x64-t8x8-s3-d8-zf-padc",
     ]
     # The 64x64 tile of 64 threads copies 8 A rows a thread.
     assert (
         "v9-splitk-64x64x16-w32x64-t8x8-s3-d32-ser" not in ids and "v9-splitk-64x64x16-w32x64-t8x8-s3-d32-zf" not in ids
     )
+    assert "v9-splitk-64x64x16-w32x64-t8x8-s3-d8-zf-padc" not in ids
     assert "v9-regdb-128x256x16-w64x64-t8x16-s3-o3" not in ids
     assert not any(i.startswith("v9-splitk-128x64x8") for i in ids)
     assert tuning.narrow_copies_a_coalesced(dict(BM=64, BK=16, THREADS=128, TM=8, TN=4))

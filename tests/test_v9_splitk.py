@@ -388,3 +388,28 @@ def test_a_padded_configuration_runs_only_where_n_is_not_a_multiple_of_4(monkeyp
     monkeypatch.setattr(auto, "record_measurements", lambda device: ("h200.json", fast))
     assert auto.auto_choice("NVIDIA H200", 4096, 127, 8191, sm_count=132).config_id == padded.id
     assert auto.auto_choice("NVIDIA H200", 4096, 128, 8191, sm_count=132).config_id != padded.id
+
+
+def test_zero_first_padded_c_splits_launch_the_multiply_and_the_copy_back_only() -> None:
+    """Zero-first splits into C's padded copy: split 0 zeroes its tile of the copy, so where N % 4 != 0 the operation
+    is the multiply and the copy back (no zeroing launch), and where N % 4 == 0 the zero-first kernel alone."""
+    spec = get_kernel("v9-splitk-64x64x16-w32x64-t8x8-s3-d8-zf-padc")
+    twin = get_kernel("v9-splitk-64x64x16-w32x64-t8x8-s3-d8-padc")
+    assert spec.serial and spec.params["ZERO_FIRST"] == 1 and spec.pads_n and not spec.pads_b
+    assert spec.operation_entries(127) == (
+        "sgemm_regdb_splitk_zfirst_padc<64,64,16,32,64,8,8,3,64,6,0>",
+        "splitk_unpad_c",
+    )
+    assert spec.operation_entries(128) == ("sgemm_regdb_splitk_zfirst<64,64,16,32,64,8,8,3,64,6>",)
+    assert twin.operation_entries(127) == (
+        "splitk_zero_c",
+        "sgemm_regdb_splitk_padc<64,64,16,32,64,8,8,3,64,6,0>",
+        "splitk_unpad_c",
+    )
+    # 127x127x8191: 2 x 2 tiles of 64 splits 8 slices deep, as its twin; the copy back of 127 x 127 floats.
+    facts = launch_facts(spec.launched_at(127), Shape(127, 127, 8191), 132)
+    assert [(x["kernel"], x["grid"]) for x in facts["launches"]] == [
+        (spec.narrow_entry, [2, 2, 64]),
+        ("splitk_unpad_c", [64, 1, 1]),
+    ]
+    assert spec.launch_grid(127, 127, 8191, 132) == twin.launch_grid(127, 127, 8191, 132)

@@ -154,8 +154,8 @@ __device__ __forceinline__ float4 load_cluster4(unsigned addr)
 // C's rows are N rounded up to a multiple of 4 floats long, so every partial 4-column group takes one 16-byte
 // reduction while B is still read where it lies. SERIAL (SPLIT without STREAM_K: the serial kernels of
 // v9_splitk.cu): split 0 stores its partial tile, the other splits wait for its arrival in `arrivals` (a count per
-// tile) and add theirs, so C needs no zeroing first. ZERO_FIRST (SERIAL, not PAD_C): split 0 zeroes its tile of C
-// before its main loop and arrives then, and every split adds, so no split waits behind another's additions.
+// tile) and add theirs, so C needs no zeroing first. ZERO_FIRST (SERIAL): split 0 zeroes its tile of C (PAD_C: of
+// C's copy) before its main loop and arrives then, and every split adds, so no split waits behind another's additions.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
           bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false, bool PAD_C = false,
           bool SERIAL = false, bool ZERO_FIRST = false>
@@ -192,7 +192,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     static_assert(CLUSTER_SPLITS == 0 || BM % CLUSTER_SPLITS == 0, "each block of a cluster reduces whole rows");
     static_assert(!PAD_C || (NARROW && SPLIT), "a padded C is the narrow split kernels' reduction target");
     static_assert(!SERIAL || (SPLIT && !STREAM_K), "serial splits are blockIdx.z splits");
-    static_assert(!ZERO_FIRST || (SERIAL && !PAD_C), "split 0 zeroes C itself where it would store first");
+    static_assert(!ZERO_FIRST || SERIAL, "split 0 zeroes C itself where it would store first");
 
     const int tid = threadIdx.x;
 
@@ -234,10 +234,12 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     const int bn = ((pid % group_size) / rows_in_group) * BN;
     if constexpr (ZERO_FIRST) {
         if (blockIdx.z == 0) {
+            // C's copy's padding columns too (PAD_C): 16-byte additions of the last column group land there.
+            const int ldc = PAD_C ? (N + 3) & ~3 : N;
             const int rows = min(BM, M - bm);
-            const int cols = min(BN, N - bn);
+            const int cols = min(BN, ldc - bn);
             for (int e = tid; e < BM * BN; e += THREADS)
-                if (e / BN < rows && e % BN < cols) C[(size_t)(bm + e / BN) * N + bn + e % BN] = 0.0f;
+                if (e / BN < rows && e % BN < cols) C[(size_t)(bm + e / BN) * ldc + bn + e % BN] = 0.0f;
             __syncthreads();
             if (tid == 0) {
                 __threadfence();

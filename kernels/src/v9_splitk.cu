@@ -260,6 +260,20 @@ sgemm_regdb_splitk_serial_padc(const float* __restrict__ A, const float* __restr
         A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
 }
 
+// Padded C with zero-first splits: split 0 zeroes its tile of C's copy, padding columns included, so the operation
+// is the multiply and splitk_unpad_c, with no zeroing launch before them.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_splitk_zfirst_padc(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+                               int M, int N, int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true, false, true, true, true>(
+        A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
+}
+
 // Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so
 // that an offline nvcc -cubin build emits them (NVRTC instantiates what the launcher names and skips this).
 #ifndef __CUDACC_RTC__
@@ -313,4 +327,8 @@ template __global__ void sgemm_regdb_splitk_zfirst_narrow<64,128,16,32,64,8,8,4,
 template __global__ void sgemm_regdb_splitk_zfirst<64,64,16,32,64,8,8,3,64,6>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_zfirst_narrow<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_padc<128,64,8,64,32,8,8,5,128,1,0>(const float*, const float*, float*, int, int, int);
+// The zero-first padded-C configurations (their N % 4 != 0 kernels; where N % 4 == 0 they run the zero-first kernel).
+template __global__ void sgemm_regdb_splitk_zfirst<64,128,16,32,64,8,8,3,128,3>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_zfirst_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_splitk_zfirst_padc<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
 #endif
