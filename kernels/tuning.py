@@ -666,7 +666,10 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # The padded-C splits 8 slices deep that lead at 127x127x8191 (H200, 30 interleaved rounds: 64x64 91.9 % of
     # cuBLAS, 64x128 91.4 %; results/h200-2026-11-30/closecalls_rounds/) are three launches there: C's copy zeroed,
     # the multiply, the copy back. Zero-first splits drop the first. The same shape's grid read the 64x64 split at
-    # 93.0 % in one run and 86.7 % in the next (cuBLAS 19.0 us both times).
+    # 93.0 % in one run and 86.7 % in the next (cuBLAS 19.0 us both times). Measured beside their twins in 30
+    # interleaved rounds (results/h200-2026-11-30/ab_zfpadc/), they are no faster: 127x127x8191 93.0 and 93.5 % of
+    # cuBLAS against 93.5 and 93.4 %; 333x127x8191 90.5 and 86.4 against 90.1 and 87.5. Kept for the sweep to choose
+    # (one launch fewer wherever they run), and chosen at 127x127x8191 (grid_zfpadc/: 91.6 %).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8, pad_c=True, zero_first=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_c=True, zero_first=True),
 ]

@@ -28,6 +28,8 @@ CASES = [
     ("v9-splitk-64x128x16-w32x64-t8x8-s4-o3-fill-zf", "333x127x4096"),
     # 64 tiles of 8 splits (the 16-byte kernel).
     ("v9-splitk-64x64x16-w32x64-t8x8-s3-d32-zf", "4096x64x4096"),
+    # Zero-first splits into C's padded copy: 4 tiles of 64 splits, 252 blocks waiting on 4.
+    ("v9-splitk-64x64x16-w32x64-t8x8-s3-d8-zf-padc", "127x127x8191"),
 ]
 
 
