@@ -1001,7 +1001,11 @@ tunegrid)
   # every grid shape with N % 4 != 0).
   stage tunegrid
   T="$OUT/tunegrid"; mkdir -p "$T"
-  small=$($PY scripts/grid_report.py ${GRID_FROM:-} --misses); large=$($PY scripts/grid_report.py ${GRID_FROM:-} --misses --min-side 1024)
+  small=""; large=""
+  # The misses need a grid to read (GRID_FROM); TUNEGRID_SHAPES=all or narrow without one sweeps no large shapes.
+  if [ -n "${GRID_FROM:-}" ] || [ "${TUNEGRID_SHAPES:-misses}" = misses ]; then
+    small=$($PY scripts/grid_report.py ${GRID_FROM:-} --misses); large=$($PY scripts/grid_report.py ${GRID_FROM:-} --misses --min-side 1024)
+  fi
   if [ "${TUNEGRID_SHAPES:-misses}" = all ]; then  # every grid shape, for bases whose code changed everywhere it splits
     small=$($PY -c "from profiling.analysis.shape_grid import GRID_K, GRID_MN; print(','.join(f'{m}x{n}x{k}' for k in GRID_K for m in GRID_MN for n in GRID_MN))")
   elif [ "${TUNEGRID_SHAPES:-misses}" = narrow ]; then  # every grid shape with N % 4 != 0 (where B is padded)
