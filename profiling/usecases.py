@@ -134,13 +134,30 @@ def plan_benchmark(
     settings: BenchSettings,
     verify_only: bool = False,
     task_timeout_s: float = 120.0,
+    interleaved: bool = False,
 ) -> BenchmarkPlan:
     """Check a benchmark of kernels x shapes. A kernel whose size constraint a shape breaks is kept: the worker
-    reports that pair as refused, so one odd size does not cancel the rest of a sweep."""
+    reports that pair as refused, so one odd size does not cancel the rest of a sweep. `interleaved` times each
+    shape's kernels and their reference together in rounds that run each once (job op "rounds"), so drift between
+    one kernel's launches and the next kernel's cannot move their ratio; `task_timeout_s` then covers a shape."""
     settings.validate()
     specs = [get_kernel(k) for k in _kernel_ids(kernel_ids)]
-    job = Job(op="verify" if verify_only else "bench", tasks=build_tasks(specs, _shapes(shapes)), settings=settings)
-    return BenchmarkPlan(job, check_seconds(task_timeout_s))
+    if interleaved:
+        if verify_only:
+            raise InvalidInput("--interleaved times kernels together; it cannot be combined with --verify-only")
+        operations = sorted({spec.operation for spec in specs})
+        if len(operations) > 1:
+            raise InvalidInput(
+                f"--interleaved times one operation's kernels together, and these compute {', '.join(operations)}: "
+                "bench each operation's kernels on their own"
+            )
+    tasks = build_tasks(specs, _shapes(shapes))
+    job = Job(op="verify" if verify_only else "bench", tasks=tasks, settings=settings)
+    timeout_s = check_seconds(task_timeout_s)
+    if interleaved:
+        per_shape = len(tasks) // len(_shapes(shapes))
+        return BenchmarkPlan(replace(job, op="rounds"), timeout_s * per_shape)
+    return BenchmarkPlan(job, timeout_s)
 
 
 def run_benchmark(
@@ -205,10 +222,7 @@ def plan_tune(
         )
     configs = [c["id"] for c in all_tuning_configs() if c["base"] in chosen or c["id"] in chosen]
     swept = list(dict.fromkeys(by_id[b]["base"] if b in by_id else b for b in chosen))
-    bench = plan_benchmark(configs, shapes, BenchSettings(repeats=repeats), False, task_timeout_s)
-    if interleaved:
-        per_shape = len(bench.job.tasks) // len(_shapes(shapes))
-        bench = BenchmarkPlan(replace(bench.job, op="rounds"), bench.task_timeout_s * per_shape)
+    bench = plan_benchmark(configs, shapes, BenchSettings(repeats=repeats), False, task_timeout_s, interleaved)
     return TunePlan(bench, swept)
 
 

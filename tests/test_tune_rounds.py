@@ -1,10 +1,11 @@
-"""tune --interleaved through the real worker protocol and the real child's rounds path (CPU: the GPU runner is
+"""tune --interleaved and bench --interleaved through the real worker protocol and the real child's rounds path (CPU: the GPU runner is
 replaced inside the child by a scripted one): each shape's configurations and cuBLAS go to one run_rounds call, their
 results come back in task order, and a crash fails one task while the rest of its shape is timed again."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from kernels import tuning
 from profiling import usecases
+from profiling.gpu.jobs import BenchSettings
 from profiling.shape import Shape
 from tests.scripted_worker import RUN_CHILD_MAIN
 
@@ -128,3 +130,50 @@ def test_interleaved_measurements_replace_the_record_s_at_that_shape(scripted, t
     plan = usecases.plan_tune([Shape(127, 127, 8191)], [FILL, PADC], repeats=10, interleaved=True)
     usecases.run_tune(plan, record=True, command=command)
     assert tuning.tuned_config_id("scripted GPU", "v9-splitk", 127, 127, 8191) == PADC
+
+
+def test_bench_interleaved_times_each_shape_s_kernels_and_cublas_together(scripted) -> None:
+    """`bench --interleaved` (the grid stage's GRID_INTERLEAVED): the same rounds op as the sweep, one run_rounds call
+    per shape with cuBLAS first, and each kernel's % of cuBLAS from those rounds."""
+    command, calls = scripted
+    plan = usecases.plan_benchmark(
+        [PADC, FILL],
+        [(127, 127, 8191), (333, 127, 8191)],
+        BenchSettings(repeats=30),
+        task_timeout_s=100,
+        interleaved=True,
+    )
+    assert plan.job.op == "rounds" and plan.task_timeout_s == 300.0
+    document = usecases.run_benchmark(plan, command=command)
+    assert read_calls(calls) == [
+        [["cublas", PADC, FILL], "127x127x8191"],
+        [["cublas", PADC, FILL], "333x127x8191"],
+    ]
+    pct = [(r.kernel, r.shape.m, round(r.pct_cublas, 1)) for r in document.results if r.kernel != "cublas"]
+    assert pct == [(PADC, 127, 95.0), (FILL, 127, 82.6), (PADC, 333, 95.0), (FILL, 333, 82.6)]
+    assert usecases.plan_benchmark([PADC], [(127, 127, 8191)], BenchSettings(repeats=30)).job.op == "bench"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--kernels", "v9-regdb,wgmma-streamk", "--sizes", "256", "--interleaved"],
+            "error: --interleaved times one operation's kernels together, and these compute hgemm_addmm, sgemm: "
+            "bench each operation's kernels on their own",
+        ),
+        (
+            ["--kernels", "v9-regdb", "--sizes", "256", "--interleaved", "--verify-only"],
+            "error: --interleaved times kernels together; it cannot be combined with --verify-only",
+        ),
+        (
+            ["--ab", "v9-regdb,v8-async", "--sizes", "256", "--interleaved"],
+            "error: --ab already alternates its two kernels; leave out --interleaved",
+        ),
+    ],
+)
+def test_bench_interleaved_refuses_what_it_cannot_time_together(args: list[str], message: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "profiling", "bench", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert (done.returncode, done.stderr.strip().splitlines()[-1], done.stdout) == (2, message, "")

@@ -71,6 +71,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "prints B's time against A's with a 95%% interval",
     )
     parser.add_argument(
+        "--interleaved",
+        action="store_true",
+        help="time each shape's kernels and cuBLAS together in rounds that run each once (each launch after an L2 "
+        "flush), so drift hits all alike; one operation's kernels only",
+    )
+    parser.add_argument(
         "--threshold",
         type=percentage("--threshold"),
         default=DEFAULT_THRESHOLD_PCT,
@@ -96,9 +102,13 @@ def run(args: argparse.Namespace) -> int:
     if args.rest and not args.ab:
         raise InvalidInput("--rest spaces out the pairs of an A/B; use it with --ab A,B")
     if args.ab:
+        if args.interleaved:
+            raise InvalidInput("--ab already alternates its two kernels; leave out --interleaved")
         return _run_ab(args, shapes, settings)
+    if args.interleaved and args.cluster:
+        raise InvalidInput("--interleaved times a shape's kernels on one GPU; it cannot be spread with --cluster")
     kernels = [spec.id for spec in parse_kernels(args.kernels)]
-    plan = usecases.plan_benchmark(kernels, shapes, settings, args.verify_only, args.timeout)
+    plan = usecases.plan_benchmark(kernels, shapes, settings, args.verify_only, args.timeout, args.interleaved)
     check_outputs(args.json_path, args.save)
     if args.cluster:
         from profiling.cluster import usecases as cluster_usecases
