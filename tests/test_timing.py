@@ -260,6 +260,22 @@ def test_rounds_of_three_rotate_the_first_and_time_each_launch_alone() -> None:
     assert [entry[2] for entry in memsets] == [T.flush_byte(i) for i in range(9)]  # one flush per launch
 
 
+def test_round_predecessors_name_the_kernel_the_timer_ran_before_each_timed_launch() -> None:
+    """The order profiling.analysis.rounds reads back is the one time_rounds runs: checked against the launches the
+    fake records, so a change of either order fails here."""
+    cuda = FakeCuda([])
+    calls: list[str] = []
+    launches = [named_launch(cuda, calls, name, 1.0) for name in "ABC"]
+    T.time_rounds(SimpleNamespace(cuda=cuda), launches, 1, 4, 4.0, FLUSH)
+    timed = calls[6:]  # after the warm-up and probe rounds
+    ran_before = {name: [] for name in "ABC"}
+    for previous, current in zip(calls[5:], timed, strict=False):
+        ran_before[current].append(previous)
+    assert T.round_predecessors(3, 4) == [["ABC".index(p) for p in ran_before[name]] for name in "ABC"]
+    # For two kernels (A B | B A | A B | B A), each runs right after itself where a round starts with it.
+    assert T.round_predecessors(2, 4) == [[1, 1, 0, 1], [0, 1, 0, 1]]
+
+
 def test_interleaved_pairs_respect_the_time_budget() -> None:
     cuda = FakeCuda([1000.0] * 40)  # a pair takes 2 s: a 4 s budget fits 2 pairs, the minimum is 3
     times_a, times_b = T.time_interleaved(SimpleNamespace(cuda=cuda), cuda.launch, cuda.launch, 0, 30, 4.0, None)
@@ -343,7 +359,7 @@ def test_bench_holds_launches_unless_told_not_to(monkeypatch: pytest.MonkeyPatch
     class Stop(Exception):
         pass
 
-    def plan(kernels, shapes, settings, verify_only, timeout):
+    def plan(kernels, shapes, settings, verify_only, timeout, interleaved):
         seen.append(settings)
         raise Stop
 

@@ -178,6 +178,25 @@ def time_launches(
     return [cuda.get_elapsed_time(s, e) for s, e in events]
 
 
+def round_order(round_index: int, kernels: int) -> list[int]:
+    """The kernels of round `round_index` of time_rounds in the order they run: from kernel round_index % kernels
+    on, in order (for two: A B, B A, A B, ...)."""
+    return [(round_index + j) % kernels for j in range(kernels)]
+
+
+def round_predecessors(kernels: int, rounds: int) -> list[list[int]]:
+    """For each kernel of time_rounds, the kernel that ran just before each of its timed launches (the untimed probe
+    round, all in order, comes before round 0): a flush between them clears the L2, not what the SMs keep, such as
+    the last kernel's instructions."""
+    before: list[list[int]] = [[] for _ in range(kernels)]
+    last = kernels - 1
+    for i in range(rounds):
+        for kernel in round_order(i, kernels):
+            before[kernel].append(last)
+            last = kernel
+    return before
+
+
 def time_rounds(
     xp: Any,
     launches: Sequence[Callable[[], None]],
@@ -191,8 +210,7 @@ def time_rounds(
     milliseconds of each kernel's launches, in the order given.
 
     Round i holds launch i of each: clock drift, heating under the power cap and neighbours hit all alike. Round i
-    starts with kernel i % n and goes on in order (for two: A B, B A, A B, ...), so none always runs on another's
-    leftovers. A `hold` keeps the host out of the timings as in time_launches, HELD_LAUNCHES // n rounds at a time.
+    runs in round_order (from kernel i % n on), so none always runs on another's leftovers. A `hold` keeps the host out of the timings as in time_launches, HELD_LAUNCHES // n rounds at a time.
     """
     cuda = xp.cuda
     n = len(launches)
@@ -213,8 +231,7 @@ def time_rounds(
     with _HeldBatches(hold, max(1, HELD_LAUNCHES // n), count) as batches:
         for i in range(count):
             batches.before(i)
-            for j in range(n):
-                kernel = (i + j) % n
+            for kernel in round_order(i, n):
                 if flush is not None:
                     cuda.runtime.memsetAsync(flush.data.ptr, flush_byte(index), flush.nbytes, stream.ptr)
                 start, end = cuda.Event(), cuda.Event()

@@ -1,0 +1,83 @@
+"""profiling.analysis.rounds and scripts/round_predecessors.py on the H200 grid timed in interleaved rounds
+(results/h200-2026-11-30/grid_interleaved/, session 30): v9-regdb's 128x256 tile takes 8-13 us longer after another
+kernel's code than right after its own, whatever the shape, while its 128x128, 64x128 and 64x64 tiles take the same
+time either way."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from profiling.analysis.rounds import PREDECESSOR_COLUMNS, times_by_predecessor
+from profiling.runs.results import load_document
+
+ROOT = Path(__file__).resolve().parent.parent
+GRID = ROOT / "results" / "h200-2026-11-30" / "grid_interleaved"
+BIG_TILE = "v9-regdb-128x256x16-w64x64-t8x16-s3-o3"
+
+
+def penalties() -> pd.DataFrame:
+    """v9-regdb's median after cuBLAS minus after sgemm-auto, in us, at the shapes where both ran one configuration."""
+    table = pd.concat([times_by_predecessor(load_document(p)) for p in sorted(GRID.glob("bench_k*.json"))])
+    ours = table[table["kernel"] == "v9-regdb"].set_index(["shape", "after"])
+    rows = []
+    for shape in ours.index.get_level_values("shape").unique():
+        warm = ours.loc[(shape, "sgemm-auto")]
+        if warm["same_code"]:
+            cold = ours.loc[(shape, "cublas")]
+            rows.append((shape, warm["config"], round((cold["median_ms"] - warm["median_ms"]) * 1000, 1)))
+    return pd.DataFrame(rows, columns=["shape", "config", "us"])
+
+
+def test_a_kernel_s_launches_split_by_the_kernel_before_them() -> None:
+    table = times_by_predecessor(load_document(GRID / "bench_k333.json"))
+    assert list(table.columns) == PREDECESSOR_COLUMNS
+    rows = table[table["shape"] == "2048x2048x333"]
+    got = [(r.kernel, r.after, r.same_code, r.launches, round(r.median_ms * 1000, 1)) for r in rows.itertuples()]
+    assert got == [
+        ("cublas", "sgemm-auto", False, 9, 68.5),
+        ("cublas", "v9-regdb", False, 21, 68.2),
+        ("sgemm-auto", "cublas", False, 20, 77.5),
+        ("sgemm-auto", "v9-regdb", True, 10, 66.5),
+        ("v9-regdb", "cublas", False, 10, 77.5),
+        ("v9-regdb", "sgemm-auto", True, 20, 66.9),
+    ]
+    assert set(rows["config"]) == {"", BIG_TILE}  # cuBLAS names no configuration
+
+
+def test_only_the_128x256_tile_pays_for_following_other_code() -> None:
+    found = penalties()
+    big = found[found["config"].str.startswith("v9-regdb-128x256x16")]
+    small = found[~found["config"].str.startswith("v9-regdb-128x256x16")]
+    assert len(big) == 12 and big["us"].min() == 7.8 and big["us"].max() == 12.7
+    assert len(small) == 8 and small["us"].abs().max() == 0.6
+    assert set(small["config"]) == {
+        "v9-regdb-128x128x16-w64x32-t8x8-s3",
+        "v9-regdb-64x128x16-w32x64-t8x8-s3",
+        "v9-regdb-64x64x16-w32x32-t8x4-s3-o1",
+    }
+    assert found.set_index("shape").loc["4096x4096x4096", "us"] == 8.8
+
+
+def test_the_script_prints_the_split_and_refuses_a_document_timed_otherwise() -> None:
+    def run(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, str(ROOT / "scripts" / "round_predecessors.py"), *args]
+        return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+    done = run(str(GRID / "bench_k333.json"), "--kernel", "sgemm-auto", "--shape", "2048x2048x333")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == ["shape", "kernel", "config", "after", "same_code", "launches", "median_us"]
+    assert [line.split()[3:] for line in lines[1:]] == [
+        ["cublas", "False", "20", "77.5"],
+        ["v9-regdb", "True", "10", "66.5"],
+    ]
+    sequential = ROOT / "results" / "h200-2026-11-30" / "grid_zfpadc" / "bench_k333.json"
+    refused = run(str(sequential))
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert refused.stderr.strip() == (
+        f"error: {sequential} holds no results timed in rounds (bench or tune --interleaved)"
+    )
