@@ -81,3 +81,35 @@ def test_the_script_prints_the_split_and_refuses_a_document_timed_otherwise() ->
     assert refused.stderr.strip() == (
         f"error: {sequential} holds no results timed in rounds (bench or tune --interleaved)"
     )
+
+
+def test_the_benchmark_page_folds_the_split_under_the_results_of_a_timing_in_rounds(offline_app) -> None:
+    """The Benchmark page on the bundled grid timed in rounds shows the split in an expander; on a grid timed one
+    kernel after another it shows none."""
+    from streamlit.testing.v1 import AppTest
+
+    for bundle, shown in (("h200-2026-11-30/grid_interleaved", True), ("h200-2026-11-30/grid_zfpadc", False)):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.session_state["bundle"] = bundle
+        at.run()
+        at.switch_page("pages/2_Benchmark.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        labels = [e.label for e in at.expander]
+        assert ("Launches by the kernel run just before them (timed in rounds)" in labels) == shown, bundle
+        if not shown:
+            continue
+        (split,) = [d.value for d in at.dataframe if "run just before" in d.value.columns]
+        assert list(split.columns) == [
+            "shape",
+            "kernel",
+            "run just before",
+            "same code",
+            "launches",
+            "median (us)",
+            "configuration",
+        ]
+        row = split[(split["shape"] == "2048x2048x333") & (split["kernel"] == "sgemm-auto")]
+        assert list(zip(row["run just before"], row["median (us)"], strict=True)) == [
+            ("cublas", 77.5),
+            ("v9-regdb", 66.5),
+        ]

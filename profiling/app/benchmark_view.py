@@ -1,5 +1,6 @@
 """The Benchmark page's parts: the job its form asks for (a list, a sweep, a grid or an A/B of sizes), the results
-shown (the A/B table, the results table and charts, the shape grid), and saving a run to the store."""
+shown (the A/B table, the results table and charts, launches by the kernel before them for a timing in rounds, the
+shape grid), and saving a run to the store."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from profiling import abtest
+from profiling.analysis.rounds import times_by_predecessor
 from profiling.analysis.shape_grid import is_grid_run
 from profiling.app import auth, cache, shape_grid, table_format, tables, ui
 from profiling.app.bundles import Bundle
@@ -75,6 +77,7 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
     st.subheader("Results")
     view = cache.bench_view(document)
     st.dataframe(view.table, hide_index=True, width="stretch")
+    predecessor_section(document)
     if cache.shared(is_grid_run, document):
         st.caption(
             "Every shape here is one of the grid's: the heatmap below draws each kernel against cuBLAS by shape."
@@ -88,6 +91,35 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
         st.plotly_chart(view.pct_cublas, key="pct_cublas")
     shape_grid.shape_grid_section(document, f"{source}:{document.created_utc}")
     return True
+
+
+# The columns in the order shown, the configuration last: at 1024 px the page's main column fits about five.
+PREDECESSOR_LABELS = {
+    "shape": "shape",
+    "kernel": "kernel",
+    "after": "run just before",
+    "same_code": "same code",
+    "launches": "launches",
+    "median_us": "median (us)",
+    "config": "configuration",
+}
+
+
+def predecessor_section(document: ResultsDocument) -> None:
+    """For results timed in rounds (bench or tune --interleaved): each kernel's launches split by the kernel run just
+    before them (profiling.analysis.rounds), folded away."""
+    table = cache.shared(times_by_predecessor, document)
+    if table.empty:
+        return
+    with st.expander("Launches by the kernel run just before them (timed in rounds)"):
+        st.caption(
+            "Each launch came after an L2 flush, but the SMs still hold what the kernel before left, such as its "
+            "instructions. A kernel slower after other code than after its own (same code: true) pays for that on "
+            "every cold start, which a benchmark of one kernel launched again and again never shows."
+        )
+        shown = table.assign(median_us=(table["median_ms"] * 1000).round(1)).drop(columns="median_ms")
+        shown = shown[list(PREDECESSOR_LABELS)].rename(columns=PREDECESSOR_LABELS)
+        st.dataframe(shown, hide_index=True, width="stretch")
 
 
 def save_section(document: ResultsDocument) -> None:
