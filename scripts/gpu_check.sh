@@ -737,6 +737,8 @@ grid)
   # at most 3 x 170 s. Needs pandas, not plotly (scripts/grid_report.py --html draws the heatmap elsewhere).
   # GRID_INTERLEAVED=1 times each shape's three together in 30 rounds (bench --interleaved) instead of one after
   # another: the same record's grid read 127x127x8191 at 93.0 % in one run and 86.7 % in the next (H200, session 30).
+  # Timed so (results/h200-2026-11-30/grid_interleaved/), v9-regdb's 128x256 tile pays about 10 us a launch after
+  # another kernel's code, which a kernel launched again and again never shows (scripts/round_predecessors.py).
   stage grid
   G="$OUT/grid"; mkdir -p "$G"
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$G/env.txt" 2>&1

@@ -210,7 +210,8 @@ def time_rounds(
     milliseconds of each kernel's launches, in the order given.
 
     Round i holds launch i of each: clock drift, heating under the power cap and neighbours hit all alike. Round i
-    runs in round_order (from kernel i % n on), so none always runs on another's leftovers. A `hold` keeps the host out of the timings as in time_launches, HELD_LAUNCHES // n rounds at a time.
+    runs in round_order (from kernel i % n on), so none always runs on another's leftovers. A `hold` keeps the host
+    out of the timings as in time_launches, HELD_LAUNCHES // n rounds at a time.
     """
     cuda = xp.cuda
     n = len(launches)
