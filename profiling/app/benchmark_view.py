@@ -107,11 +107,14 @@ PREDECESSOR_LABELS = {
 
 def predecessor_section(document: ResultsDocument) -> None:
     """For results timed in rounds (bench or tune --interleaved): each kernel's launches split by the kernel run just
-    before them (profiling.analysis.rounds), folded away."""
+    before them (profiling.analysis.rounds), folded away and built only while open."""
     table = cache.shared(times_by_predecessor, document)
     if table.empty:
         return
-    with st.expander("Launches by the kernel run just before them (timed in rounds)"):
+    box = ui.lazy_expander("Launches by the kernel run just before them (timed in rounds)", key="predecessors_open")
+    if box is None:
+        return
+    with box:
         st.caption(
             "Each launch came after an L2 flush, but the SMs still hold what the kernel before left, such as its "
             "instructions. A kernel slower after other code than after its own (same code: true) pays for that on "
