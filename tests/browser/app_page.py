@@ -30,3 +30,9 @@ def choose_section(page: Any, label: str) -> None:
 def chosen_section(page: Any) -> str:
     """The label of the section a page's switcher shows as chosen."""
     return page.locator('[data-testid="stButtonGroup"] [role="radio"][aria-checked="true"]').inner_text().strip()
+
+
+def assert_no_horizontal_scroll(page: Any, width: int) -> None:
+    """The page is no wider than the viewport of `width` px: nothing makes the reader scroll sideways."""
+    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.app_page import assert_no_horizontal_scroll
+
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
 
@@ -38,8 +40,7 @@ def test_the_ab_form_offers_a_rest_before_each_pair(width: int, browser, server)
     assert max(tops) - min(tops) < 2, tops
     body = page.locator("body").inner_text()
     assert page.locator('[data-testid="stException"]').count() == 0 and "Traceback" not in body
-    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    assert_no_horizontal_scroll(page, width)
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = SHOTS / f"benchmark-ab-{width}.png"
     form.screenshot(path=str(shot))

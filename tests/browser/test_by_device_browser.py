@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from profiling.runs.store import RunStore
-from tests.browser.app_page import choose_section
+from tests.browser.app_page import assert_no_horizontal_scroll, choose_section
 from tests.test_review_by_device import mixed_shares, sweep_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,8 +52,7 @@ def test_by_device_tab_reads_at(width: int, browser, mixed_server) -> None:
     assert "H100 80GB HBM3" in body and "H200" in body  # the caption names both GPU models
     chart = page.locator(".js-plotly-plot", has_text="GPU model")
     assert chart.count() == 1 and "TFLOP/s" in chart.inner_text() and chart.locator(".barlayer .trace").count() == 2
-    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    assert_no_horizontal_scroll(page, width)
     SHOTS.mkdir(parents=True, exist_ok=True)
     height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": width, "height": min(int(height) + 40, 12000)})

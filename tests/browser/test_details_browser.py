@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.app_page import open_with_bundle
+from tests.browser.app_page import assert_no_horizontal_scroll, open_with_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
@@ -42,8 +42,7 @@ def _shot(page, name: str) -> Path:
 def _no_errors(page, errors: list[str], width: int) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
     assert "Traceback" not in page.locator("body").inner_text()
-    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    assert_no_horizontal_scroll(page, width)
     assert not errors, errors
 
 

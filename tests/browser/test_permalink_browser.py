@@ -14,7 +14,7 @@ import pytest
 from profiling.app import bundles
 from profiling.runs.store import RunStore
 from profiling.team.roles import Identity
-from tests.browser.app_page import choose_section, chosen_section
+from tests.browser.app_page import assert_no_horizontal_scroll, choose_section, chosen_section
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
@@ -58,8 +58,7 @@ def test_a_review_link_opens_the_same_view(width: int, browser, linked_server) -
     assert "The 4096 numbers look capped" in body and "<b>not bold</b>: check the L2 hit rate" in body
     assert "rui@example.com" in body.replace("\u2060", "")  # a word joiner keeps the address from linking
     assert "tab=open-delete" in page.url and f"open={ids[1]}" in page.url
-    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    assert_no_horizontal_scroll(page, width)
     SHOTS.mkdir(parents=True, exist_ok=True)
     height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": width, "height": min(int(height) + 40, 12000)})

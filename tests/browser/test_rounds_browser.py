@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.app_page import open_with_bundle
+from tests.browser.app_page import assert_no_horizontal_scroll, open_with_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
@@ -34,8 +34,7 @@ def test_the_split_opens_under_the_results_at(width: int, browser, server) -> No
     body = page.locator("body").inner_text()
     assert page.locator('[data-testid="stException"]').count() == 0 and "Traceback" not in body
     assert "same code: true" in expander.inner_text()
-    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    assert_no_horizontal_scroll(page, width)
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = SHOTS / f"rounds-split-{width}.png"
     expander.screenshot(path=str(shot))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.app_page import open_with_bundle
+from tests.browser.app_page import assert_no_horizontal_scroll, open_with_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
@@ -48,8 +48,7 @@ def test_shape_grid_reads_at(width: int, browser, server, tmp_path: Path) -> Non
     assert {"90", "93"} <= set(text.splitlines())
     # Per panel a grey layer (exempt shapes) behind the % layer.
     assert heat.locator(".heatmaplayer .hm").count() == 6
-    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    assert_no_horizontal_scroll(page, width)
     SHOTS.mkdir(parents=True, exist_ok=True)
     height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": width, "height": min(int(height) + 40, 8000)})

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.app_page import assert_no_horizontal_scroll
+
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
 
@@ -35,8 +37,7 @@ def test_shape_sweep_reads_at(width: int, browser, server) -> None:
     assert heat.locator(".heatmaplayer").count() == 1 and heat.locator(".scatterlayer .trace").count() >= 1
     winner = plots.nth(plots.count() - 1)
     assert "Fastest kernel per shape" in winner.inner_text()
-    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    assert_no_horizontal_scroll(page, width)
     SHOTS.mkdir(parents=True, exist_ok=True)
     sweep.scroll_into_view_if_needed()
     height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")

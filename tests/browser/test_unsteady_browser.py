@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from profiling.charts.bench import UNSTEADY_LEGEND
-from tests.browser.app_page import open_with_bundle
+from tests.browser.app_page import assert_no_horizontal_scroll, open_with_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
@@ -37,8 +37,7 @@ def test_bars_over_an_unsteady_cublas_read_as_such_at(width: int, browser, serve
     hatched = chart.locator(".bars path[style*='url(']")
     assert hatched.count() == 6
     assert chart.locator(".legend path[style*='url(']").count() == 0
-    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    assert_no_horizontal_scroll(page, width)
     chart.scroll_into_view_if_needed()
     SHOTS.mkdir(parents=True, exist_ok=True)
     shot = SHOTS / f"pct-unsteady-{width}.png"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.app_page import assert_no_horizontal_scroll
+
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
 
@@ -55,8 +57,7 @@ def _check(page, width: int) -> None:
     body = page.locator("body").inner_text()
     assert page.locator('[data-testid="stException"]').count() == 0
     assert "Traceback" not in body
-    scroll = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-    assert scroll <= 0, f"horizontal scroll of {scroll} px at {width} px"
+    assert_no_horizontal_scroll(page, width)
 
 
 def _shot(page, name: str, width: int) -> None:
