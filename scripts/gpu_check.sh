@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -786,10 +786,13 @@ sgemm98)
   # Built on the CPU machine (NVRTC, sm_90, CuPy's options), early address writes in the main loop
   # (profiling.analysis.sass.early_address_rewrites), registers and loop instructions: as built 4, 255, 2,212;
   # A rows inner 3, 255, 2,212; 2 parts 8, 255 and 8 bytes of stack (spills outside the loop), 2,225; 4 parts 3, 224,
-  # 2,274 (neither write that held 1,525 of the H200's 1,743 samples); 8 parts 6, 225, 2,339.
+  # 2,274 (neither write that held 1,525 of the H200's 1,743 samples); 8 parts 6, 225, 2,339. Measured and dropped
+  # (session 30, results/h200-2026-11-30/sgemm98/). Now by default the k loop rolled into 2-, 4- and 8-step bodies
+  # (V9_K_UNROLL; registers and loop instructions 232, 334; 224, 603; 228, 1,139; the whole function 2,480, 3,016 and
+  # 4,088 instructions against 6,184), each also timed after itself (v9_variants.py's "after itself" columns).
   stage sgemm98
   F="$EV/sgemm98"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
-  V9VAR_VARIANTS="${V9VAR_VARIANTS:-as built,A rows inner,copies in 2 parts,copies in 4 parts,copies in 8 parts}" \
+  V9VAR_VARIANTS="${V9VAR_VARIANTS:-as built,k loop by 2,k loop by 4,k loop by 8}" \
   timeout 540 $PY scripts/v9_variants.py "${SGEMM98_IDS:-v9-regdb-128x256x16-w64x64-t8x16-s3-o3}" \
      "${SGEMM98_SHAPES:-1x1x1,129x17x1001,300x263x2000,2048x2048x2048,4096x4096x4096,8192x8192x8192}" 30 \
      > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
@@ -1023,6 +1026,47 @@ tunegrid)
   cp results/tuning/*.json "$T/"
   record tunegrid "$(tail -1 "$T/tune_small.log") $(tail -1 "$T/tune_large.log" 2>/dev/null); swept $(echo "$small" | tr ',' '\n' | grep -c x) + $(echo "$large" | tr ',' '\n' | grep -c x) shapes"
   tar -C "$OUT" -czf "$OUT/tunegrid.tar.gz" tunegrid && rm -rf "$T"
+  ;;
+icache)
+  # Does the tuned tile pay for fetching its code again after another kernel's? scripts/icache_probe.py times rounds
+  # of cuBLAS, the tile right after it and the tile again, each after an L2 flush (session 30: about 10 us a launch
+  # at 2048x2048x333, results/h200-2026-11-30/grid_interleaved/), for each build of ICACHE_VARIANTS (the k loop
+  # rolled into 2-, 4- or 8-step bodies: V9_K_UNROLL); then ncu, its own cache flush off and every pass replaying the
+  # whole program so that each launch keeps its predecessor, of the build as it is and with the 4-step loop: the
+  # instruction-fetch stalls after cuBLAS and after itself.
+  stage icache
+  F="$EV/icache"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  ID="${ICACHE_ID:-v9-regdb-128x256x16-w64x64-t8x16-s3-o3}"
+  for shape in ${ICACHE_SHAPES:-2048x2048x333 2048x2048x2048}; do
+    V9VAR_VARIANTS="${ICACHE_VARIANTS:-as built,k loop by 2,k loop by 4,k loop by 8}" timeout 240 \
+       $PY scripts/icache_probe.py "$ID" "$shape" 30 > "$F/probe_$shape.txt" 2>&1; echo "exit=$?" >> "$F/probe_$shape.txt"
+    cat "$F/probe_$shape.txt"
+  done
+  stalls=gpu__time_duration.sum,smsp__inst_executed.sum,smsp__average_warp_latency_per_inst_issued.ratio
+  for r in no_instruction branch_resolving dispatch_stall long_scoreboard barrier short_scoreboard; do
+    stalls="$stalls,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+  done
+  for label in "as built" "k loop by 4"; do
+    V9VAR_VARIANTS="$label" timeout 200 "$NCU" --cache-control none --clock-control none --replay-mode application \
+       -k regex:regdb --metrics "$stalls" --csv --page raw $PY scripts/icache_probe.py "$ID" 2048x2048x333 4 \
+       > "$F/ncu_${label// /_}.csv" 2> "$F/ncu_${label// /_}.log"; echo "exit=$?" >> "$F/ncu_${label// /_}.log"
+  done
+  record icache "$(grep -h 'x333 ' "$F"/probe_*.txt | awk '{printf "%s %s/%s; ", $1" "$2" "$3" "$4, $7, $8}' | cut -c1-200)"
+  ;;
+tunerounds)
+  # Sweep TUNEROUNDS_KERNELS (v9-regdb by default) at TUNEROUNDS_SHAPES with every shape's configurations and cuBLAS
+  # timed together in 30 rounds (tune --interleaved), into this GPU's tuning record: each launch then follows another
+  # kernel's code, as in a model and in the grid timed in rounds, where the 128x256 tile the record chose at the large
+  # K = 333 shapes from launches one after another pays about 10 us more (results/h200-2026-11-30/grid_interleaved/).
+  # Lands in $OUT/tunerounds.tar.gz (the sweep, the new record).
+  stage tunerounds
+  T="$OUT/tunerounds"; mkdir -p "$T"
+  shapes="${TUNEROUNDS_SHAPES:-1024x1024x333,1024x2048x333,2048x1024x333,1024x4096x333,4096x1024x333,2048x2048x333,2048x4096x333,4096x2048x333,4096x4096x333}"
+  timeout "${TUNEROUNDS_SECONDS:-400}" $PY -m profiling tune --kernels "${TUNEROUNDS_KERNELS:-v9-regdb}" --sizes "$shapes" --repeats 30 \
+     --interleaved --record --json "$T/tune.json" > "$T/tune.txt" 2> "$T/tune.log"; echo "exit=$?" >> "$T/tune.log"
+  cp results/tuning/*.json "$T/"
+  record tunerounds "$(tail -1 "$T/tune.log"); $(grep -c ' ok ' "$T/tune.txt") ok rows at $(echo "$shapes" | tr ',' '\n' | grep -c x) shapes"
+  tar -C "$OUT" -czf "$OUT/tunerounds.tar.gz" tunerounds && rm -rf "$T"
   ;;
 esac; done
 

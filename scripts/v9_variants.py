@@ -2,7 +2,9 @@
 against cuBLAS SGEMM in one device run: the measure-and-choose step before a variant becomes the build. Each
 configuration is built as it is and with each variant's macros (NVRTC, as the catalog builds it), checked against
 cuBLAS at every shape before it is timed, then every launch is event-timed after an L2 flush in rounds that run every
-build and cuBLAS once (profiling.gpu.timing.time_rounds), medians of REPEATS rounds. Where N % 4 != 0
+build and cuBLAS once (profiling.gpu.timing.time_rounds), medians of REPEATS rounds; then each one REPEATS times
+back to back (time_launches), where every launch but the first follows its own code in the SMs' instruction caches
+(the "after itself" columns; in rounds each follows another's). Where N % 4 != 0
 the configuration's narrow twin runs, as in the catalog.
 Usage: [V9VAR_VARIANTS=LABELS] python scripts/v9_variants.py CONFIG_IDS SHAPES [REPEATS]   (ids, of kernels/tuning.py
 or EXTRA_CONFIGS, and MxNxK shapes comma-separated; LABELS: the VARIANTS to build, all by default)
@@ -23,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernels.compile_info import LAUNCH_OPTIONS, cuda_include_dirs  # noqa: E402
 from kernels.tuning import _v9_config, config_by_id, spec_for  # noqa: E402
-from profiling.gpu.timing import time_rounds  # noqa: E402
+from profiling.gpu.timing import time_launches, time_rounds  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
 
 # (label, macros): the build as it is first. V9VAR_VARIANTS (labels, comma-separated) keeps only those.
@@ -38,6 +40,9 @@ VARIANTS = [
     ("copies in 2 parts", ["-DV9_SPREAD_COPIES=2"]),
     ("copies in 4 parts", ["-DV9_SPREAD_COPIES=4"]),
     ("copies in 8 parts", ["-DV9_SPREAD_COPIES=8"]),
+    ("k loop by 2", ["-DV9_K_UNROLL=2"]),
+    ("k loop by 4", ["-DV9_K_UNROLL=4"]),
+    ("k loop by 8", ["-DV9_K_UNROLL=8"]),
 ]
 if os.environ.get("V9VAR_VARIANTS"):
     VARIANTS = [v for v in VARIANTS if v[0] in os.environ["V9VAR_VARIANTS"].split(",")]
@@ -112,15 +117,22 @@ def main() -> int:
             if err < 1e-4:
                 launches[f"{cid} {label}"] = launch
             else:
-                rows.append((f"{cid} {label}", (m, n, k), math.nan, err))
+                rows.append((f"{cid} {label}", (m, n, k), math.nan, math.nan, err))
         timed = time_rounds(cp, list(launches.values()), 1, repeats, 60.0, flush)
-        for times, label in zip(timed, launches, strict=True):
-            rows.append((label, (m, n, k), statistics.median(times), errors[label]))
-    print(f"{'build':52s} {'shape':>16s} {'median ms':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>9s} {'rel err':>9s}")
-    for label, (m, n, k), ms, err in rows:
-        base = next(r[2] for r in rows if r[0] == "cuBLAS" and r[1] == (m, n, k))
+        for times, (label, launch) in zip(timed, launches.items(), strict=True):
+            alone = statistics.median(time_launches(cp, launch, 1, repeats, 60.0, flush))
+            rows.append((label, (m, n, k), statistics.median(times), alone, errors[label]))
+    print(
+        f"{'build':52s} {'shape':>16s} {'median ms':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>9s} "
+        f"{'after itself ms':>15s} {'% cuBLAS':>9s} {'rel err':>9s}"
+    )
+    for label, (m, n, k), ms, alone, err in rows:
+        base, base_alone = next(r[2:4] for r in rows if r[0] == "cuBLAS" and r[1] == (m, n, k))
         tflops = 2 * m * n * k / ms / 1e9 if ms == ms else math.nan
-        print(f"{label:52s} {f'{m}x{n}x{k}':>16s} {ms:10.4f} {tflops:8.1f} {100 * base / ms:9.1f} {err:9.2e}")
+        print(
+            f"{label:52s} {f'{m}x{n}x{k}':>16s} {ms:10.4f} {tflops:8.1f} {100 * base / ms:9.1f} "
+            f"{alone:15.4f} {100 * base_alone / alone:9.1f} {err:9.2e}"
+        )
     return 0
 
 

@@ -20,6 +20,9 @@ using namespace cp_async;  // smem_addr, copy4, copy16, commit, wait<N>
 #ifndef V9_B_ROWWISE
 #define V9_B_ROWWISE 0
 #endif
+#ifndef V9_K_UNROLL
+#define V9_K_UNROLL 0  // 0: a slice's BK k steps fully unrolled
+#endif
 
 // Rows of the transposed A tile are padded by 4 floats (16-byte aligned rows for LDS.128).
 constexpr int APAD = 4;
@@ -486,9 +489,25 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     for (int t = 0; t < k_tiles; ++t) {
         const float* As = a_frag_base + rd * STAGE_FLOATS;
         const float* Bs = b_frag_base + rd * STAGE_FLOATS;
+#if V9_K_UNROLL
+        // V9_K_UNROLL=U (measurement, scripts/v9_variants.py): the slice's k steps as a loop of U-step bodies
+        // instead of all BK unrolled, so the main loop's code is about U/BK of its size. As built the tuned tile's
+        // loop is 2,212 instructions (35 KB), and after another kernel's code each launch takes about 10 us longer
+        // (results/h200-2026-11-30/grid_interleaved/), which points at the instruction caches.
+        static_assert(V9_K_UNROLL % 2 == 0 && BK % V9_K_UNROLL == 0, "an even number of k steps that divides BK");
+#pragma unroll 1
+        for (int k0 = 0; k0 < BK; k0 += V9_K_UNROLL)
+#pragma unroll
+            for (int kk = 0; kk < V9_K_UNROLL; ++kk) {
+                const int k = k0 + kk;
+                const int cur = kk & 1;  // U is even, so kk's parity is k's, and known where the code is built
+                const bool last_step = kk == V9_K_UNROLL - 1 && k0 == BK - V9_K_UNROLL;
+#else
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
             const int cur = k & 1;
+            const bool last_step = k == BK - 1;
+#endif
             const int nxt = cur ^ 1;
             const float* An = As + (k + 1) * A_LD;
             const float* Bn = Bs + (k + 1) * BN;
@@ -498,7 +517,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 if (k == V9_SPREAD_COPIES - 2) v9::commit();
             }
 #endif
-            if (k == BK - 1) {
+            if (last_step) {
                 // Groups committed: STAGES-1+t (slices 0..t+STAGES-2). Leaving STAGES-3 pending means slice
                 // t+1 has landed for this thread; the barrier makes every thread's part visible and also
                 // guarantees that every warp has read its last fragment of slice t-1 (those loads were issued
