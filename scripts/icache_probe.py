@@ -21,10 +21,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from v9_variants import EXTRA_CONFIGS, VARIANTS, build  # noqa: E402
+
 from kernels.tuning import config_by_id, spec_for  # noqa: E402
 from profiling.gpu.timing import flush_byte  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
-from v9_variants import EXTRA_CONFIGS, VARIANTS, build  # noqa: E402
 
 
 def main() -> int:
@@ -43,7 +44,9 @@ def main() -> int:
     b = rng.uniform(-1, 1, (k, n), dtype=cp.float32)
     ref = cp.matmul(a, b)
     c = cp.empty((m, n), dtype=cp.float32)
-    print(f"{'build':24s} {'shape':>16s} {'after cuBLAS ms':>16s} {'after itself ms':>16s} {'cost us':>8s} {'rel err':>9s}")
+    print(
+        f"{'build':24s} {'shape':>16s} {'after cuBLAS ms':>16s} {'after itself ms':>16s} {'cost us':>8s} {'rel err':>9s}"
+    )
     for label in labels:
         macros = dict(VARIANTS)[label]
         fn = build(cp, spec, macros)[spec.entry if n % 4 == 0 or not spec.narrow_entry else spec.narrow_entry]
