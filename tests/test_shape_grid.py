@@ -8,6 +8,7 @@ Values are pinned from the committed H100 run results/h100-2026-11-25/splitk_v9/
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from kernels import tuning
 from profiling import usecases
 from profiling.abtest import ab_summary
 from profiling.analysis.shape_grid import (
@@ -86,6 +88,7 @@ GRID_BUNDLES = {
     "h200-2026-11-30/grid_recheck",  # session 30: the same record's grid run again
     "h200-2026-11-30/grid_zfpadc",  # ... with zero-first padded-C splits swept and the close calls timed again
     "h200-2026-11-30/grid_interleaved",  # ... and each shape's three timed together in rounds (bench --interleaved)
+    "h200-2026-11-30/grid_tunerounds",  # session 31: the K = 333 large shapes swept in rounds, the grid in rounds
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -296,23 +299,36 @@ def test_the_report_script(tmp_path: Path) -> None:
     assert none.returncode == 2 and "not measured beside cuBLAS on enough grid shapes" in none.stderr
 
 
-def test_the_report_script_lists_close_calls_at_the_shapes_near_the_target() -> None:
-    """--close-calls on session 29's first grid (grid_closecalls/, 79 of 81) with the H200's record of session 30
-    (the zero-first padded-C splits swept, the close calls under 92 % timed in interleaved rounds): both counted
-    shapes under 90 % are close calls (what gpu_check.sh's closecalls stage measures again); under the default 95 %,
-    16; a wider --margin takes in the padded-C twins at 127x127x8191, whose entries (session 29's rounds) sit 3-5 %
-    under the zero-first ones' (session 30's rounds; timed together, ab_zfpadc/, the two read alike)."""
+def run_report_script(monkeypatch, capsys, *args: str) -> tuple[int, list[str]]:
+    """grid_report.py's main in this process, so that a monkeypatched record holds: its exit status and lines."""
+    spec = importlib.util.spec_from_file_location("grid_report", ROOT / "scripts" / "grid_report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(sys, "argv", ["grid_report.py", *args])
+    status = module.main()
+    return status, capsys.readouterr().out.splitlines()
+
+
+def test_the_report_script_lists_close_calls_at_the_shapes_near_the_target(monkeypatch, capsys) -> None:
+    """--close-calls on session 29's first grid (grid_closecalls/, 79 of 81) with the H200's record as session 30 left
+    it (closecalls_zfpadc/: the zero-first padded-C splits swept, the close calls under 92 % timed in interleaved
+    rounds): both counted shapes under 90 % are close calls (what gpu_check.sh's closecalls stage measures again);
+    under the default 95 %, 16; a wider --margin takes in the padded-C twins at 127x127x8191, whose entries (session
+    29's rounds) sit 3-5 % under the zero-first ones' (session 30's rounds; timed together, ab_zfpadc/, the two read
+    alike)."""
+    monkeypatch.setattr(tuning, "TUNED_DIR", ROOT / "results" / "h200-2026-11-30" / "closecalls_zfpadc")
     files = [str(p) for p in sorted((ROOT / "results" / "h200-2026-11-30" / "grid_closecalls").glob("bench_k*.json"))]
-    near_90 = script(*files, "--close-calls", "NVIDIA H200", "--near", "90")
-    assert near_90.returncode == 0, near_90.stderr
-    assert near_90.stdout.splitlines() == [
+    status, near_90 = run_report_script(monkeypatch, capsys, *files, "--close-calls", "NVIDIA H200", "--near", "90")
+    assert status == 0
+    assert near_90 == [
         "4096x127x4096 v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad,v9-splitk-64x128x16-w32x64-t8x8-s3-sk-pad",
         "127x127x8191 v9-splitk-64x64x16-w32x64-t8x8-s3-d8-zf-padc,v9-splitk-64x128x16-w32x64-t8x8-s3-d8-zf-padc",
     ]
-    near_95 = script(*files, "--close-calls", "NVIDIA H200")
-    assert len(near_95.stdout.splitlines()) == 16
-    wider = script(*files, "--close-calls", "NVIDIA H200", "--near", "90", "--margin", "5")
-    assert wider.stdout.splitlines()[1].endswith(
+    assert len(run_report_script(monkeypatch, capsys, *files, "--close-calls", "NVIDIA H200")[1]) == 16
+    wider = run_report_script(
+        monkeypatch, capsys, *files, "--close-calls", "NVIDIA H200", "--near", "90", "--margin", "5"
+    )
+    assert wider[1][1].endswith(
         "-d8-zf-padc,v9-splitk-64x64x16-w32x64-t8x8-s3-d8-padc,v9-splitk-64x128x16-w32x64-t8x8-s3-d8-padc"
     )
     assert "closecalls)" in (ROOT / "scripts" / "gpu_check.sh").read_text()
