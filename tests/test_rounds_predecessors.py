@@ -1,7 +1,8 @@
 """profiling.analysis.rounds and scripts/round_predecessors.py on the H200 grid timed in interleaved rounds
 (results/h200-2026-11-30/grid_interleaved/, session 30): v9-regdb's 128x256 tile takes 8-13 us longer after another
 kernel's code than right after its own, whatever the shape, while its 128x128, 64x128 and 64x64 tiles take the same
-time either way."""
+time either way. Session 31's captures of why (results/h200-2026-11-30/icache/, real ncu output read by our parser)
+and the 8-deep tile that does not pay it (grid_tunerounds/)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from profiling.analysis.rounds import PREDECESSOR_COLUMNS, times_by_predecessor
+from profiling.nsight.load import load_report
 from profiling.runs.results import load_document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,3 +118,47 @@ def test_the_benchmark_page_folds_the_split_under_the_results_of_a_timing_in_rou
             ("cublas", 77.5),
             ("v9-regdb", 66.5),
         ]
+
+
+def stalls(build: str, reason: str) -> list[float]:
+    """Per captured launch of scripts/icache_probe.py under ncu (launch 0 checks the result after cuBLAS; then
+    after cuBLAS and after itself in turn), warp cycles an issued instruction stalled for `reason`."""
+    report = load_report(ROOT / "results" / "h200-2026-11-30" / "icache" / f"ncu_{build}.csv")
+    name = f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
+    return [launch.metrics[name].value for launch in report.launches]
+
+
+def durations_us(build: str) -> list[float]:
+    report = load_report(ROOT / "results" / "h200-2026-11-30" / "icache" / f"ncu_{build}.csv")
+    return [round(launch.metrics["gpu__time_duration.sum"].value / 1000, 1) for launch in report.launches]
+
+
+def test_ncu_finds_the_cost_in_instruction_fetch_and_the_rolled_loop_without_it() -> None:
+    """ncu with its own cache flush off: the tuned tile after cuBLAS (launches 1, 3, 5, 7) stalls 0.67-0.71 warp
+    cycles an instruction on no_instruction and takes 75.8-77.3 us; after itself (2, 4, 6, 8) 0.06 and 65.3-65.4 us.
+    Its k loop rolled into 4-step bodies stalls alike either way, but twice as long on dispatch."""
+    built = stalls("as_built", "no_instruction")
+    assert len(built) == 9
+    assert [built[i] for i in (1, 3, 5, 7)] == [0.68, 0.71, 0.67, 0.69]
+    assert [built[i] for i in (2, 4, 6, 8)] == [0.06] * 4
+    times = durations_us("as_built")
+    assert min(times[i] for i in (1, 3, 5, 7)) == 75.8 and max(times[i] for i in (2, 4, 6, 8)) == 65.4
+    rolled = stalls("k_loop_by_4", "no_instruction")
+    assert min(rolled) == 0.05 and max(rolled) == 0.07
+    assert set(stalls("as_built", "dispatch_stall")) == {0.21} and set(stalls("k_loop_by_4", "dispatch_stall")) == {
+        0.43
+    }
+
+
+def test_the_8_deep_tile_the_rounds_sweep_chose_takes_the_same_time_after_any_code() -> None:
+    """grid_tunerounds/ (session 31): at 2048x2048x333 sgemm-auto and v9-regdb run v9-regdb's 256x128x8 tile, whose
+    main loop is 1,128 instructions against the 128x256x16 tile's 2,212: 67.4 us after cuBLAS, 67.3 after itself."""
+    table = times_by_predecessor(
+        load_document(ROOT / "results" / "h200-2026-11-30" / "grid_tunerounds" / "bench_k333.json")
+    )
+    rows = table[(table["shape"] == "2048x2048x333") & (table["kernel"] == "sgemm-auto")]
+    got = [(r.config, r.after, r.same_code, round(r.median_ms * 1000, 1)) for r in rows.itertuples()]
+    assert got == [
+        ("v9-regdb-256x128x8-w64x64-t16x8-s4", "cublas", False, 67.4),
+        ("v9-regdb-256x128x8-w64x64-t16x8-s4", "v9-regdb", True, 67.3),
+    ]

@@ -89,6 +89,7 @@ GRID_BUNDLES = {
     "h200-2026-11-30/grid_zfpadc",  # ... with zero-first padded-C splits swept and the close calls timed again
     "h200-2026-11-30/grid_interleaved",  # ... and each shape's three timed together in rounds (bench --interleaved)
     "h200-2026-11-30/grid_tunerounds",  # session 31: the K = 333 large shapes swept in rounds, the grid in rounds
+    "h200-2026-11-30/grid_tunerounds_seq",  # ... and the same record's grid one kernel after another
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -895,6 +896,32 @@ def test_the_grid_timed_in_rounds_misses_the_128x256_tile_s_short_shapes() -> No
     assert pct_before_after(sequential, rounds, 2048, 2048, 333) == (100.6, 88.5)
     assert pct_before_after(sequential, rounds, 127, 127, 8191) == (91.6, 92.2)
     assert pct_before_after(sequential, rounds, 4096, 127, 4096) == (90.0, 90.8)
+
+
+def test_the_short_k_shapes_swept_in_rounds_choose_the_8_deep_tile_and_the_grid_meets_the_target_in_rounds() -> None:
+    """results/h200-2026-11-30 (session 31): v9-regdb swept at the K = 333 large shapes with every launch after other
+    code (tune --interleaved, tunerounds/) chose the 8-deep 256x128 tile, whose main loop is half the 128x256x16
+    tile's; the grid timed in rounds after it (grid_tunerounds/) read 80 of 80, the three K = 333 misses of
+    grid_interleaved/ at 99.6-100.0 %; one kernel after another (grid_tunerounds_seq/) 80 of 81, 4096x127x4096 at
+    89.5 % on the configuration it has run since session 29."""
+    before, rounds, sequential = (
+        grid_cells(full_grid(f"h200-2026-11-30/{name}"), "sgemm-auto")
+        for name in ("grid_interleaved", "grid_tunerounds", "grid_tunerounds_seq")
+    )
+    in_rounds = target_summary(full_grid("h200-2026-11-30/grid_tunerounds"), "sgemm-auto")
+    assert (in_rounds.met, in_rounds.counted, in_rounds.unsteady) == (80, 80, 0)
+    bk8 = "v9-regdb-256x128x8-w64x64-t16x8-s4"
+    for m, n in ((1024, 4096), (4096, 1024), (2048, 2048), (2048, 4096), (4096, 2048), (4096, 4096)):
+        assert chosen(rounds, m, n, 333) == chosen(sequential, m, n, 333) == bk8
+    assert pct_before_after(before, rounds, 1024, 4096, 333) == (87.3, 100.0)
+    assert pct_before_after(before, rounds, 4096, 1024, 333) == (88.3, 99.6)
+    assert pct_before_after(before, rounds, 2048, 2048, 333) == (88.5, 99.7)
+    one_after_another = target_summary(full_grid("h200-2026-11-30/grid_tunerounds_seq"), "sgemm-auto")
+    assert (one_after_another.met, one_after_another.counted, one_after_another.unsteady) == (80, 81, 0)
+    assert list(below_target_table(one_after_another)["shape"]) == ["4096x127x4096"]
+    assert chosen(sequential, 4096, 127, 4096) == "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad"
+    assert pct_before_after(rounds, sequential, 4096, 127, 4096) == (90.4, 89.5)
+    assert pct_before_after(rounds, sequential, 2048, 2048, 333) == (99.7, 99.7)
 
 
 def test_zero_first_padded_c_splits_are_no_faster_than_their_twins_in_interleaved_rounds() -> None:

@@ -493,7 +493,10 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         // V9_K_UNROLL=U (measurement, scripts/v9_variants.py): the slice's k steps as a loop of U-step bodies
         // instead of all BK unrolled, so the main loop's code is about U/BK of its size. As built the tuned tile's
         // loop is 2,212 instructions (35 KB), and after another kernel's code each launch takes about 10 us longer
-        // (results/h200-2026-11-30/grid_interleaved/), which points at the instruction caches.
+        // (results/h200-2026-11-30/grid_interleaved/), which points at the instruction caches. Measured, dropped
+        // (H200, results/h200-2026-11-30/sgemm98_kloop/, icache/): the cost is instruction fetch (ncu: 0.68 warp
+        // cycles an instruction stalled on no_instruction after cuBLAS, 0.06 after itself), and every rolled build
+        // is rid of it (0.0-1.0 us) but 12-18 points slower at 2048-8192^3 (dispatch stalls 0.43 against 0.21).
         static_assert(V9_K_UNROLL % 2 == 0 && BK % V9_K_UNROLL == 0, "an even number of k steps that divides BK");
 #pragma unroll 1
         for (int k0 = 0; k0 < BK; k0 += V9_K_UNROLL)
