@@ -151,11 +151,12 @@ def plan_benchmark(
                 f"--interleaved times one operation's kernels together, and these compute {', '.join(operations)}: "
                 "bench each operation's kernels on their own"
             )
-    tasks = build_tasks(specs, _shapes(shapes))
+    checked_shapes = _shapes(shapes)
+    tasks = build_tasks(specs, checked_shapes)
     job = Job(op="verify" if verify_only else "bench", tasks=tasks, settings=settings)
     timeout_s = check_seconds(task_timeout_s)
     if interleaved:
-        per_shape = len(tasks) // len(_shapes(shapes))
+        per_shape = len(tasks) // len(checked_shapes)
         return BenchmarkPlan(replace(job, op="rounds"), timeout_s * per_shape)
     return BenchmarkPlan(job, timeout_s)
 
