@@ -373,9 +373,12 @@ def test_static_sass_toggle(no_gpu) -> None:
     at = why_page(section=SOURCE)
     at.toggle(key="static_sass").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
-    mix = next(df.value for df in at.dataframe if "main loop" in df.value.columns).set_index("instructions")
-    assert mix.loc["FFMA", "main loop"] == 512 and mix.loc["LDS.128 (16-byte shared loads)", "main loop"] == 32
-    assert mix.loc["FFMA per shared load (main loop)", "main loop"] == pytest.approx(16.0)
+    mix = next(df.value for df in at.dataframe if "main loop" in df.value.columns)
+    assert mix.loc["FFMA", "main loop"] == "512" and mix.loc["LDS.128 (16-byte shared loads)", "main loop"] == "32"
+    assert list(mix.loc["FFMA per shared load (main loop)"]) == ["", "16"]  # no ratio for the whole kernel
+    # 960 instructions, a main loop of 602: 16 bytes each.
+    assert list(mix.loc["all instructions"]) == ["960", "602"]
+    assert list(mix.loc[why.CODE_KB_LABEL]) == ["15", "9.4"]
 
 
 def test_the_hopper_capture_explains_wgmma_against_mma_sync() -> None:

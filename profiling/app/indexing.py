@@ -28,7 +28,7 @@ from profiling.analysis.access_table import (
 )
 from profiling.app import cache, permalink, precompute, ui
 from profiling.app.cache import share_figures
-from profiling.app.table_format import arrow
+from profiling.app.table_format import arrow, table_height
 from profiling.app.text import md_escape
 from profiling.charts.access import access_pair_figure, access_title, block_tile_figure, matrix_figure
 from profiling.errors import InvalidInput
@@ -466,11 +466,6 @@ def show_measured(kernel: str) -> None:
             "measured": NUMBER,
         },
     )
-
-
-def table_height(rows: int) -> int:
-    """Pixels that show every row of a dataframe of `rows` rows (Streamlit's rows are 35 px, plus the header)."""
-    return 35 * (rows + 1) + 3
 
 
 def show_launch(sel: Selection) -> None:

@@ -9,6 +9,11 @@ from typing import Any
 import pandas as pd
 
 
+def table_height(rows: int) -> int:
+    """Pixels that show every row of a dataframe of `rows` rows (Streamlit's rows are 35 px, plus the header)."""
+    return 35 * (rows + 1) + 3
+
+
 def number_format(column: str, values: pd.Series) -> str | None:
     """The format a numeric column reads best in, from what it holds (its name's unit): whole numbers without
     decimals, percentages to 0.1, times to 4 significant digits, TFLOP/s to 0.01, sizes in MB/KB to 0.1."""

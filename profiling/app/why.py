@@ -24,7 +24,7 @@ from kernels.catalog import CATALOG
 from kernels.registry import get_kernel
 from profiling.analysis import explain as X
 from profiling.analysis import stalls as ST
-from profiling.analysis.sass import StaticSass
+from profiling.analysis.sass import SASS_INSTRUCTION_BYTES, StaticSass
 from profiling.app import kernel_facts, precompute, state, table_format
 from profiling.nsight import load as ncu_load
 from profiling.nsight import report as ncu_report
@@ -395,8 +395,13 @@ def sass_table(kernel: S.KernelSource) -> pd.DataFrame:
     return table
 
 
+CODE_KB_LABEL = f"code, KB ({SASS_INSTRUCTION_BYTES} bytes an instruction)"
+
+
 def static_mix_table(static: StaticSass) -> pd.DataFrame:
-    """The instruction mix of the whole kernel and of its main loop, with the math : shared-load ratio."""
+    """The instruction mix of the whole kernel and of its main loop, with the math : shared-load ratio and the code's
+    size: a main loop of tens of KB is fetched again after another kernel's code has filled the SMs' instruction
+    caches (v9-regdb's 35 KB loop: about 10 us a launch on an H200, results/h200-2026-11-30/icache/)."""
     whole, loop = static.mix.to_dict(), static.loop_mix.to_dict() if static.loop_mix else {}
     rows = [
         ("FFMA", "ffma"),
@@ -416,7 +421,12 @@ def static_mix_table(static: StaticSass) -> pd.DataFrame:
     ratio = loop.get("math_per_shared_load") if loop else None
     math = "HMMA" if loop and loop.get("hmma") else "FFMA"
     extra = {"instructions": f"{math} per shared load (main loop)", "whole kernel": None, "main loop": ratio}
-    return pd.concat([table, pd.DataFrame([extra])], ignore_index=True)
+    size = {
+        "instructions": CODE_KB_LABEL,
+        "whole kernel": round(whole["total"] * SASS_INSTRUCTION_BYTES / 1024, 1),
+        "main loop": round(loop["total"] * SASS_INSTRUCTION_BYTES / 1024, 1) if loop else None,
+    }
+    return pd.concat([table, pd.DataFrame([extra, size])], ignore_index=True)
 
 
 def static_lines_table(static: StaticSass) -> pd.DataFrame:

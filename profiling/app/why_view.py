@@ -19,7 +19,7 @@ from profiling.analysis import stalls as ST
 from profiling.app import cache, permalink, state, ui, why
 from profiling.app.bundles import Bundle
 from profiling.app.cache import FIGURE_ENTRIES, TTL_S, report_token, share_figures
-from profiling.app.table_format import arrow
+from profiling.app.table_format import arrow, compare_display, table_height
 from profiling.charts.stalls import stall_figure
 from profiling.errors import GemmLensError
 from profiling.nsight import source as S
@@ -387,9 +387,11 @@ def static_view(kernel_id: str) -> None:
             f"{static.arch}, built by {static.compiler} as the launcher builds it, disassembled by {static.tool}."
         )
     )
-    mix, lines = st.columns([1, 2])
-    mix.dataframe(why.static_mix_table(static), hide_index=True, width="stretch")
-    lines.dataframe(why.static_lines_table(static), hide_index=True, width="stretch", height=420)
+    # One above the other: beside the per-line table the mix's value columns and last rows were cut off at 1024 px.
+    # Each row in its own unit (counts, a ratio, KB), and no "None" for the whole kernel's ratio.
+    mix = compare_display(why.static_mix_table(static).set_index("instructions"))
+    st.dataframe(mix, width="stretch", height=table_height(len(mix)))
+    st.dataframe(why.static_lines_table(static), hide_index=True, width="stretch", height=420)
 
 
 def explain_section(data: why.WhyData) -> None:

@@ -1,6 +1,6 @@
 """The Why page in a real browser at 1024 and 1440 px: no exception, no horizontal scroll; the stall chart on
 arrival, the source view and the explanation each a tab away, the address bar following the tab; screenshots in
-docs/screenshots/why-<width>.png (arrival) and why-explain-<width>.png."""
+docs/screenshots/why-<width>.png (arrival) and why-explain-<width>.png; the static SASS in static-sass-<width>.png."""
 
 from __future__ import annotations
 
@@ -123,5 +123,45 @@ def test_the_grid_misses_capture_compares_cublas_with_sgemm_auto(width: int, bro
     assert "schedulers active 84% → 66% of the elapsed time" in body
     _check(page, width)
     _shot(page, f"why-misses-explain-{width}.png", width)
+    assert not errors, errors
+    page.close()
+
+
+@pytest.mark.parametrize("width", [1024, 1440])
+def test_the_static_sass_shows_the_code_size_at(width: int, browser, server) -> None:
+    """The source view's static SASS of the default capture's kernel: the instruction mix, ending with the code's size
+    in KB (whole kernel and main loop), above the per-line table, with no horizontal scroll. Screenshot
+    docs/screenshots/static-sass-<width>.png."""
+    page = browser.new_page(viewport={"width": width, "height": 1100})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(server, wait_until="domcontentloaded")
+    page.get_by_text("No GPU found").wait_for(timeout=60_000)
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Why").click()
+    page.locator("h1", has_text="Why").wait_for(timeout=60_000)
+    page.get_by_role("tab", name="Source and SASS hot spots").click()
+    page.get_by_text("Hottest lines (top 10 by warp-stall samples)").wait_for(timeout=60_000)
+    page.get_by_text("Static SASS and instruction mix").click()
+    heading = page.locator("h3", has_text="Static SASS of")
+    heading.wait_for(timeout=180_000)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(2000)
+    _check(page, width)
+    heading.evaluate("e => e.scrollIntoView({block: 'start'})")  # heading and mix inside the viewport, to clip them
+    page.wait_for_timeout(500)
+    top = heading.bounding_box()
+    frames = [f.bounding_box() for f in page.locator('[data-testid="stDataFrame"]').all()]
+    below = sorted((f for f in frames if f and f["y"] > top["y"]), key=lambda f: f["y"])
+    mix, lines = below[0], below[1]
+    # The mix shows all 12 rows (the code's size last) at the page's width, and the per-line table comes under it.
+    assert mix["height"] == 35 * 13 + 3 and lines["y"] > mix["y"] + mix["height"]
+    assert mix["width"] == lines["width"]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SHOTS / f"static-sass-{width}.png"
+    clip = {"x": mix["x"], "y": top["y"], "width": mix["width"], "height": mix["y"] + mix["height"] - top["y"]}
+    page.mouse.move(0, 0)  # the grid's hover toolbar would cover the last row's values
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(shot), clip=clip)
+    assert shot.stat().st_size > 20_000
     assert not errors, errors
     page.close()
