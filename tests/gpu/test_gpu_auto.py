@@ -21,6 +21,7 @@ SHAPES = [
     Shape(1000, 1000, 1000),
     Shape(127, 127, 8191),
     Shape(333, 4096, 4096),
+    Shape(2048, 2048, 333),  # the 8-deep 256x128 tile on the H200 since its sweep in rounds (session 31)
 ]
 
 
