@@ -217,6 +217,10 @@ V9_TUNING_CONFIGS: list[dict] = [
     _v9_config(128, 256, 16, 64, 64, 8, 16, 4, 256, 1),
     _v9_config(128, 256, 8, 64, 64, 8, 16, 4, 256, 1),
     _v9_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1),
+    # 8-deep slices halve the main loop (1,128 instructions against 2,212): 84-87 % of cuBLAS at 2048-8192^3, but at
+    # short K, where a launch after another kernel's code pays for fetching its loop again (the 16-deep tile 9-11 us,
+    # results/h200-2026-11-30/icache/), it leads: 100.1-101.0 % of cuBLAS in rounds at the six K = 333 shapes from
+    # 1024x4096 and 2048x2048 to 4096x4096 on an H200 (tunerounds/).
     _v9_config(256, 128, 8, 64, 64, 16, 8, 4, 256, 1),
     # v8's 128x128 shape, two blocks per SM (128 registers), with register double buffering added.
     _v9_config(128, 128, 16, 64, 32, 8, 8, 3, 256, 2),
@@ -669,7 +673,8 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # 93.0 % in one run and 86.7 % in the next (cuBLAS 19.0 us both times). Measured beside their twins in 30
     # interleaved rounds (results/h200-2026-11-30/ab_zfpadc/), they are no faster: 127x127x8191 93.0 and 93.5 % of
     # cuBLAS against 93.5 and 93.4 %; 333x127x8191 90.5 and 86.4 against 90.1 and 87.5. Kept for the sweep to choose
-    # (one launch fewer wherever they run), and chosen at 127x127x8191 (grid_zfpadc/: 91.6 %).
+    # (one launch fewer wherever they run), and chosen at 127x127x8191 (grid_zfpadc/: 91.6 %); the 64x128 one since
+    # every auto configuration was timed there in rounds (session 31, tunerounds_low/: 101.1 % of cuBLAS).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8, pad_c=True, zero_first=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_c=True, zero_first=True),
 ]
