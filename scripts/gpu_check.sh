@@ -787,12 +787,14 @@ sgemm98)
   # (profiling.analysis.sass.early_address_rewrites), registers and loop instructions: as built 4, 255, 2,212;
   # A rows inner 3, 255, 2,212; 2 parts 8, 255 and 8 bytes of stack (spills outside the loop), 2,225; 4 parts 3, 224,
   # 2,274 (neither write that held 1,525 of the H200's 1,743 samples); 8 parts 6, 225, 2,339. Measured and dropped
-  # (session 30, results/h200-2026-11-30/sgemm98/). Now by default the k loop rolled into 2-, 4- and 8-step bodies
+  # (session 30, results/h200-2026-11-30/sgemm98/). Then the k loop rolled into 2-, 4- and 8-step bodies
   # (V9_K_UNROLL; registers and loop instructions 232, 334; 224, 603; 228, 1,139; the whole function 2,480, 3,016 and
-  # 4,088 instructions against 6,184), each also timed after itself (v9_variants.py's "after itself" columns).
+  # 4,088 instructions against 6,184), each build also timed after itself (v9_variants.py's "after itself" columns):
+  # measured and dropped (session 31, results/h200-2026-11-30/sgemm98_kloop/). Now by default the 2- and 4-step
+  # loops with the slice's last steps, the barrier's, as a tail of their own (V9_K_TAIL; built, not yet run on a GPU).
   stage sgemm98
   F="$EV/sgemm98"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
-  V9VAR_VARIANTS="${V9VAR_VARIANTS:-as built,k loop by 2,k loop by 4,k loop by 8}" \
+  V9VAR_VARIANTS="${V9VAR_VARIANTS:-as built,k loop by 2 + tail,k loop by 4 + tail}" \
   timeout 540 $PY scripts/v9_variants.py "${SGEMM98_IDS:-v9-regdb-128x256x16-w64x64-t8x16-s3-o3}" \
      "${SGEMM98_SHAPES:-1x1x1,129x17x1001,300x263x2000,2048x2048x2048,4096x4096x4096,8192x8192x8192}" 30 \
      > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"

@@ -43,6 +43,8 @@ VARIANTS = [
     ("k loop by 2", ["-DV9_K_UNROLL=2"]),
     ("k loop by 4", ["-DV9_K_UNROLL=4"]),
     ("k loop by 8", ["-DV9_K_UNROLL=8"]),
+    ("k loop by 2 + tail", ["-DV9_K_UNROLL=2", "-DV9_K_TAIL=1"]),
+    ("k loop by 4 + tail", ["-DV9_K_UNROLL=4", "-DV9_K_TAIL=1"]),
 ]
 if os.environ.get("V9VAR_VARIANTS"):
     VARIANTS = [v for v in VARIANTS if v[0] in os.environ["V9VAR_VARIANTS"].split(",")]

@@ -23,6 +23,9 @@ using namespace cp_async;  // smem_addr, copy4, copy16, commit, wait<N>
 #ifndef V9_K_UNROLL
 #define V9_K_UNROLL 0  // 0: a slice's BK k steps fully unrolled
 #endif
+#ifndef V9_K_TAIL
+#define V9_K_TAIL 0
+#endif
 
 // Rows of the transposed A tile are padded by 4 floats (16-byte aligned rows for LDS.128).
 constexpr int APAD = 4;
@@ -498,6 +501,22 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         // cycles an instruction stalled on no_instruction after cuBLAS, 0.06 after itself), and every rolled build
         // is rid of it (0.0-1.0 us) but 12-18 points slower at 2048-8192^3 (dispatch stalls 0.43 against 0.21).
         static_assert(V9_K_UNROLL % 2 == 0 && BK % V9_K_UNROLL == 0, "an even number of k steps that divides BK");
+#if V9_K_TAIL
+        // V9_K_TAIL=1 (measurement, not yet run on a GPU): the slice's last U steps, the barrier and the next copies
+        // among them, are a body of their own after the loop, so the loop's bodies have no branch (the rolled builds'
+        // had one in every body: the barrier's, taken once a slice). Part 0 is the loop, part 1 the tail, one pass.
+        // Built (NVRTC, sm_90) for the tuned tile: U = 4, 4,104 instructions, a 4-step loop of 546 in a slice of
+        // 1,159 (18.5 KB), 255 registers and a 24-byte stack; U = 2, 3,024, a loop of 278 in 624, 242 registers.
+#pragma unroll
+        for (int part = 0; part < 2; ++part)
+#pragma unroll 1
+            for (int k0 = part ? BK - V9_K_UNROLL : 0; k0 < (part ? BK : BK - V9_K_UNROLL); k0 += V9_K_UNROLL)
+#pragma unroll
+                for (int kk = 0; kk < V9_K_UNROLL; ++kk) {
+                    const int k = k0 + kk;
+                    const int cur = kk & 1;
+                    const bool last_step = part == 1 && kk == V9_K_UNROLL - 1;
+#else
 #pragma unroll 1
         for (int k0 = 0; k0 < BK; k0 += V9_K_UNROLL)
 #pragma unroll
@@ -505,6 +524,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                 const int k = k0 + kk;
                 const int cur = kk & 1;  // U is even, so kk's parity is k's, and known where the code is built
                 const bool last_step = kk == V9_K_UNROLL - 1 && k0 == BK - V9_K_UNROLL;
+#endif
 #else
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
