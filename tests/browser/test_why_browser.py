@@ -116,6 +116,12 @@ def test_the_grid_misses_capture_compares_cublas_with_sgemm_auto(width: int, bro
     query = urlencode({"data": "measured h200-2026-11-29/why_misses: why_misses", "tab": "explain-a-step"})
     page.goto(f"{server}/Why?{query}", wait_until="domcontentloaded")
     page.get_by_text("cublas → sgemm-auto: time +40% (15.0 → 21.0 us)").wait_for(timeout=60_000)
+    # The two launch pickers can show their values a rerun after the summary (a clean clone's CI missed them twice
+    # after 1.5 s): wait for them, up to a minute, instead of reading the page once.
+    page.wait_for_function(
+        "() => ['cublas @ 333x127x4096', 'sgemm-auto @ 333x127x4096'].every(t => document.body.innerText.includes(t))",
+        timeout=60_000,
+    )
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(1500)
     body = page.locator("body").inner_text()
