@@ -17,11 +17,9 @@ import statistics
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from v9_variants import EXTRA_CONFIGS, VARIANTS, build  # noqa: E402
+from v9_variants import EXTRA_CONFIGS, VARIANTS, build, launcher  # noqa: E402
 
 from kernels.tuning import config_by_id, spec_for  # noqa: E402
 from profiling.gpu.timing import flush_byte  # noqa: E402
@@ -48,11 +46,8 @@ def main() -> int:
         f"{'build':24s} {'shape':>16s} {'after cuBLAS ms':>16s} {'after itself ms':>16s} {'cost us':>8s} {'rel err':>9s}"
     )
     for label in labels:
-        macros = dict(VARIANTS)[label]
-        fn = build(cp, spec, macros)[spec.entry if n % 4 == 0 or not spec.narrow_entry else spec.narrow_entry]
-        args = (a, b, c, np.int32(m), np.int32(n), np.int32(k))
-        grid = spec.grid(m, n)
-        fn(grid, spec.block, args, shared_mem=spec.dynamic_smem_bytes)
+        launch = launcher(spec, build(cp, spec, dict(VARIANTS)[label]), a, b, c)
+        launch()
         cp.cuda.Device().synchronize()
         err = float(cp.linalg.norm(c - ref) / cp.linalg.norm(ref))
         cold, warm = [], []
@@ -67,7 +62,7 @@ def main() -> int:
                 if what == "cuBLAS":
                     cp.matmul(a, b, out=ref)
                 else:
-                    fn(grid, spec.block, args, shared_mem=spec.dynamic_smem_bytes)
+                    launch()
                 end.record()
                 events.append((start, end))
             end.synchronize()
