@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.app_page import assert_no_horizontal_scroll
+from tests.browser.app_page import assert_no_horizontal_scroll, open_with_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "docs" / "screenshots"
@@ -19,11 +19,7 @@ def test_why_page_reads_at(width: int, browser, server) -> None:
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    # Open the frame first: a server's very first run of a deep link (/Why) can run the page without app.py.
-    page.goto(server, wait_until="domcontentloaded")
-    page.get_by_text("No GPU found").wait_for(timeout=60_000)
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Why").click()
-    page.locator("h1", has_text="Why").wait_for(timeout=60_000)
+    open_why(page, server)
     # On arrival: the stall breakdown only, one chart.
     page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
     page.wait_for_load_state("networkidle")
@@ -51,6 +47,14 @@ def test_why_page_reads_at(width: int, browser, server) -> None:
     page.wait_for_function("() => !location.search.includes('tab=')", timeout=30_000)
     assert not errors, errors
     page.close()
+
+
+def open_why(page, server: str) -> None:
+    """The app first, then the Why page through the sidebar: a server's very first run of a deep link (/Why) can run
+    the page without app.py."""
+    open_with_bundle(page, server, None)
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Why").click()
+    page.locator("h1", has_text="Why").wait_for(timeout=60_000)
 
 
 def _check(page, width: int) -> None:
@@ -81,8 +85,7 @@ def test_the_cluster_step_s_capture_explains_it_by_link(width: int, browser, ser
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(server, wait_until="domcontentloaded")
-    page.get_by_text("No GPU found").wait_for(timeout=60_000)
+    open_with_bundle(page, server, None)  # the app's frame before the deep link, as in open_why
     query = urlencode(
         {"data": "measured h200-2026-11-29/why_cluster: why_streamk_cluster_8192", "tab": "explain-a-step"}
     )
@@ -111,8 +114,7 @@ def test_the_grid_misses_capture_compares_cublas_with_sgemm_auto(width: int, bro
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(server, wait_until="domcontentloaded")
-    page.get_by_text("No GPU found").wait_for(timeout=60_000)
+    open_with_bundle(page, server, None)  # the app's frame before the deep link, as in open_why
     query = urlencode({"data": "measured h200-2026-11-29/why_misses: why_misses", "tab": "explain-a-step"})
     page.goto(f"{server}/Why?{query}", wait_until="domcontentloaded")
     page.get_by_text("cublas → sgemm-auto: time +40% (15.0 → 21.0 us)").wait_for(timeout=60_000)
@@ -141,10 +143,7 @@ def test_the_static_sass_shows_the_code_size_at(width: int, browser, server) -> 
     page = browser.new_page(viewport={"width": width, "height": 1100})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(server, wait_until="domcontentloaded")
-    page.get_by_text("No GPU found").wait_for(timeout=60_000)
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Why").click()
-    page.locator("h1", has_text="Why").wait_for(timeout=60_000)
+    open_why(page, server)
     page.get_by_role("tab", name="Source and SASS hot spots").click()
     page.get_by_text("Hottest lines (top 10 by warp-stall samples)").wait_for(timeout=60_000)
     page.get_by_text("Static SASS and instruction mix").click()
