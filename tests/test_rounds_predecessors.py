@@ -6,6 +6,7 @@ and the 8-deep tile that does not pay it (grid_tunerounds/)."""
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pandas as pd
 
 from profiling.analysis.rounds import PREDECESSOR_COLUMNS, times_by_predecessor
 from profiling.nsight.load import load_report
+from profiling.nsight.model import Report
 from profiling.runs.results import load_document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,17 +122,21 @@ def test_the_benchmark_page_folds_the_split_under_the_results_of_a_timing_in_rou
         ]
 
 
+@functools.cache
+def icache_report(build: str) -> Report:
+    """The ncu capture of scripts/icache_probe.py's `build` (launch 0 checks the result after cuBLAS; then after
+    cuBLAS and after itself in turn), read once for all the tests that ask."""
+    return load_report(ROOT / "results" / "h200-2026-11-30" / "icache" / f"ncu_{build}.csv")
+
+
 def stalls(build: str, reason: str) -> list[float]:
-    """Per captured launch of scripts/icache_probe.py under ncu (launch 0 checks the result after cuBLAS; then
-    after cuBLAS and after itself in turn), warp cycles an issued instruction stalled for `reason`."""
-    report = load_report(ROOT / "results" / "h200-2026-11-30" / "icache" / f"ncu_{build}.csv")
+    """Per captured launch, warp cycles an issued instruction stalled for `reason`."""
     name = f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
-    return [launch.metrics[name].value for launch in report.launches]
+    return [launch.metrics[name].value for launch in icache_report(build).launches]
 
 
 def durations_us(build: str) -> list[float]:
-    report = load_report(ROOT / "results" / "h200-2026-11-30" / "icache" / f"ncu_{build}.csv")
-    return [round(launch.metrics["gpu__time_duration.sum"].value / 1000, 1) for launch in report.launches]
+    return [round(launch.metrics["gpu__time_duration.sum"].value / 1000, 1) for launch in icache_report(build).launches]
 
 
 def test_ncu_finds_the_cost_in_instruction_fetch_and_the_rolled_loop_without_it() -> None:
