@@ -8,6 +8,7 @@ Values are pinned from the committed H100 run results/h100-2026-11-25/splitk_v9/
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import json
 import os
@@ -300,13 +301,19 @@ def test_the_report_script(tmp_path: Path) -> None:
     assert none.returncode == 2 and "not measured beside cuBLAS on enough grid shapes" in none.stderr
 
 
-def run_report_script(monkeypatch, capsys, *args: str) -> tuple[int, list[str]]:
-    """grid_report.py's main in this process, so that a monkeypatched record holds: its exit status and lines."""
+@functools.cache
+def report_script():
+    """scripts/grid_report.py as a module, loaded once."""
     spec = importlib.util.spec_from_file_location("grid_report", ROOT / "scripts" / "grid_report.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def run_report_script(monkeypatch, capsys, *args: str) -> tuple[int, list[str]]:
+    """grid_report.py's main in this process, so that a monkeypatched record holds: its exit status and lines."""
     monkeypatch.setattr(sys, "argv", ["grid_report.py", *args])
-    status = module.main()
+    status = report_script().main()
     return status, capsys.readouterr().out.splitlines()
 
 
