@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -800,6 +800,20 @@ sgemm98)
      > "$F/variants.txt" 2>&1; echo "exit=$?" >> "$F/variants.txt"
   grep -E "cuBLAS|x2048 |x4096 |x8192 " "$F/variants.txt" | head -40
   record sgemm98 "$(grep -c 'e-0\|e+00' "$F/variants.txt") rows; $(tail -1 "$F/variants.txt")"
+  ;;
+padlaunch)
+  # Where the time of a padded stream-K operation goes at the narrow grid shapes sgemm-auto runs one on
+  # (4096x127x4096 reads 89.4-90.8 % of cuBLAS, H200 sessions 29-31): scripts/split_launch_probe.py times cuBLAS, the
+  # whole operation, the launch before the multiply (C's copy zeroed, B's copy written), the multiply alone and the
+  # copy back of C, each after an L2 flush, for the 256x128 split padding B and C, its twin reading B where it lies
+  # (-padc), and the 64x128 split padding B and C. About a minute.
+  stage padlaunch
+  F="$EV/padlaunch"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  sk=v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk
+  timeout 240 $PY scripts/split_launch_probe.py --repeats 40 \
+     --cases "4096x127x4096:$sk-pad,4096x127x4096:$sk-padc,4096x127x4096:v9-splitk-64x128x16-w32x64-t8x8-s3-sk-pad,4096x127x8191:$sk-pad,2048x127x4096:$sk-pad,4096x128x4096:$sk" \
+     > "$F/launch_probe.md" 2>&1; echo "exit=$?" >> "$F/launch_probe.md"; tail -9 "$F/launch_probe.md"
+  record padlaunch "$(grep -c '^| [0-9]' "$F/launch_probe.md") rows; $(tail -1 "$F/launch_probe.md")"
   ;;
 staged)
   # wgmma-staged (issue 31): the persistent Hopper kernels' GPU tests (wgmma-staged among them, at the ring's awkward

@@ -1,8 +1,10 @@
-"""What the launches around a split-K multiply cost (GPU): at the shape grid's split-K misses, each configuration's
-whole operation, its multiply launch alone, and its zeroing launch alone, L2 flushed before each timed launch, and
-beside it the same tile with serial splits (no zeroing launch), whole. Prints one row per shape and configuration.
+"""What the launches around a split-K multiply cost (GPU): at the shape grid's split-K misses, cuBLAS, each
+configuration's whole operation, its multiply launch alone and the launches before it (C's zeroing, or where N is
+padded the zeroing and B's copy) and after it (the copy back of a padded C) alone, each timed launch after an L2 flush,
+and beside it the same tile with serial splits (no zeroing launch), whole, where the configuration has such a twin.
+Prints one row per shape and configuration.
 
-    python scripts/split_launch_probe.py [--repeats 40]
+    python scripts/split_launch_probe.py [--repeats 40] [--cases 4096x127x4096:v9-splitk-...,...]
 
 The multiply launched alone adds into whatever C holds, so its result is not checked: only its time is used.
 """
@@ -23,7 +25,7 @@ from kernels.registry import get_kernel  # noqa: E402
 from kernels.spec import SERIAL_SUFFIX  # noqa: E402
 from profiling.gpu.compile import compile_kernel  # noqa: E402
 from profiling.gpu.fp32_cupy import cupy  # noqa: E402
-from profiling.gpu.runner import ZERO_THREADS, Problem, zero_blocks  # noqa: E402
+from profiling.gpu.runner import Problem  # noqa: E402
 from profiling.gpu.timing import time_launches  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
 
@@ -39,60 +41,70 @@ CASES = [
 SM_COUNT = 132
 
 
-def serial_twin(config_id: str) -> str:
-    """The configuration of the same tile and depth with serial splits."""
-    return config_id.replace("-d8", "-d8" + SERIAL_SUFFIX, 1)
+def serial_twin(config_id: str) -> str | None:
+    """The configuration of the same tile and depth with serial splits, where the configuration names a depth."""
+    return config_id.replace("-d8", "-d8" + SERIAL_SUFFIX, 1) if "-d8" in config_id else None
 
 
 def median_us(launch: Any, flush: Any, repeats: int) -> float:
     return statistics.median(time_launches(cupy, launch, 5, repeats, 5.0, flush)) * 1000.0
 
 
-def parts_us(problem: Problem, spec: Any, compiled: Any, flush: Any, repeats: int) -> dict[str, float]:
-    """The multiply launch alone and the zeroing launch alone of a split-K operation with a zeroing launch."""
+def multiply_alone(problem: Problem, spec: Any, compiled: Any) -> Any:
+    """The multiply launch of a split-K operation with a launch before it, on the buffers the operation uses."""
     m, n, k = problem.shape.m, problem.shape.n, problem.shape.k
     padded_n = spec.padded_n(n)
-    target = problem.padded_copies(padded_n, spec.pads_b)[1] if padded_n else problem.out
-    args = (problem.a, problem.b, target, np.int32(m), np.int32(n), np.int32(k))
+    b, target, n_arg = problem.b, problem.out, n
+    if padded_n:
+        b_padded, target = problem.padded_copies(padded_n, spec.pads_b)
+        if b_padded is not None:
+            b, n_arg = b_padded, padded_n
+    args = (problem.a, b, target, np.int32(m), np.int32(n_arg), np.int32(k))
     grid = spec.launch_grid(m, n, k, SM_COUNT)
-    zero = compiled.helpers["splitk_zero_c"]
-
-    def multiply() -> None:
-        compiled.function(grid, spec.block, args, shared_mem=spec.dynamic_smem_bytes)
-
-    def zeroing() -> None:
-        zero((zero_blocks(target.size, SM_COUNT),), (ZERO_THREADS,), (target, np.int64(target.size)))
-
-    return {"multiply": median_us(multiply, flush, repeats), "zero": median_us(zeroing, flush, repeats)}
+    return lambda: compiled.function(grid, spec.block, args, shared_mem=spec.dynamic_smem_bytes)
 
 
 def probe(size: str, config_id: str, flush: Any, repeats: int) -> dict[str, float]:
     shape = parse_shape(size)
     n = shape.n
     problem = Problem("sgemm", shape, 1)
-    times = {}
-    for name in (config_id, serial_twin(config_id)):
+    times = {"cublas": median_us(problem.launcher(None, get_kernel("cublas")), flush, repeats)}
+    twin = serial_twin(config_id)
+    for name in (config_id, twin) if twin else (config_id,):
         spec = get_kernel(name).launched_at(n)
         compiled = compile_kernel(spec)
         times[name] = median_us(problem.launcher(compiled, spec, SM_COUNT), flush, repeats)
-        if not spec.serial:
-            times.update(parts_us(problem, spec, compiled, flush, repeats))
+        if name == config_id:
+            before, after = problem.split_k_launches(compiled, spec, SM_COUNT)
+            times["multiply"] = median_us(multiply_alone(problem, spec, compiled), flush, repeats)
+            for part, launch in (("before", before), ("after", after)):
+                if launch is not None:
+                    times[part] = median_us(launch, flush, repeats)
     return times
+
+
+def cell(times: dict[str, float], key: str | None) -> str:
+    return f"{times[key]:.2f}" if key in times else "-"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=40)
+    parser.add_argument("--cases", default="", help="SHAPE:CONFIGURATION pairs, comma-separated (default: CASES)")
     args = parser.parse_args()
     flush = cupy.empty(256 << 20, dtype=cupy.uint8)
     print("device:", cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())
-    print("| shape | configuration | operation (us) | multiply alone | zeroing alone | serial twin's operation |")
-    print("|---|---|---|---|---|---|")
-    for size, config_id in CASES:
+    print(
+        "| shape | configuration | cuBLAS (us) | operation | launch before alone | multiply alone | launch after alone "
+        "| serial twin's operation |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    cases = [tuple(c.split(":", 1)) for c in args.cases.split(",")] if args.cases else CASES
+    for size, config_id in cases:
         t = probe(size, config_id, flush, args.repeats)
         print(
-            f"| {size} | {config_id} | {t[config_id]:.2f} | {t['multiply']:.2f} | {t['zero']:.2f} "
-            f"| {t[serial_twin(config_id)]:.2f} |",
+            f"| {size} | {config_id} | {t['cublas']:.2f} | {t[config_id]:.2f} | {cell(t, 'before')} "
+            f"| {t['multiply']:.2f} | {cell(t, 'after')} | {cell(t, serial_twin(config_id))} |",
             flush=True,
         )
 

@@ -130,3 +130,44 @@ def test_ncu_kernel_filter_keeps_the_zeroing_launch_of_a_split_k_operation() -> 
 
     assert kernel_name_regex(["v8-splitk"]) == f"regex:^({SPLIT_K_ZERO_ENTRY}|sgemm_splitk)$"
     assert kernel_name_regex(["v8-async", "v8-splitk"]) == f"regex:^(sgemm_async|{SPLIT_K_ZERO_ENTRY}|sgemm_splitk)$"
+
+
+def _padded_launches(config_id: str, m: int, n: int, k: int) -> tuple[Problem, list]:
+    """The launches one call of the operation of `config_id` at m x n x k makes, recorded (name, grid, block, args)."""
+    spec = get_kernel(config_id)
+    calls: list = []
+    helpers = {name: _Recorder(name, calls) for name in spec.helper_entries}
+    problem = _problem(m, n, k)
+    problem.launcher(CompiledKernel(spec, _Recorder("gemm", calls), {}, helpers), spec, 132)()
+    return problem, calls
+
+
+def test_an_operation_padding_b_and_c_copies_b_multiplies_at_the_padded_n_and_copies_c_back() -> None:
+    problem, calls = _padded_launches("v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad", 300, 127, 50)
+    assert [c[0] for c in calls] == ["splitk_zero_c_pad_b", "gemm", "splitk_unpad_c"]
+    b_padded, c_padded = problem.padded_copies(128, True)
+    assert b_padded.shape == (50, 128) and c_padded.shape == (300, 128)
+    pad, gemm, unpad = (c[3] for c in calls)
+    assert pad[0] is c_padded and int(pad[1]) == 300 * 128 and pad[2] is problem.b and pad[3] is b_padded
+    assert [int(v) for v in pad[4:]] == [50, 127]
+    assert calls[0][1] == (zero_blocks(300 * 128 + 50 * 128, 132),)
+    assert gemm[1] is b_padded and gemm[2] is c_padded and [int(v) for v in gemm[3:]] == [300, 128, 50]
+    assert unpad[0] is c_padded and unpad[1] is problem.out and [int(v) for v in unpad[2:]] == [300, 127]
+
+
+def test_an_operation_padding_c_alone_zeroes_its_copy_and_reads_b_where_it_lies() -> None:
+    problem, calls = _padded_launches("v9-splitk-64x128x16-w32x64-t8x8-s3-d8-padc", 300, 127, 50)
+    assert [c[0] for c in calls] == [SPLIT_K_ZERO_ENTRY, "gemm", "splitk_unpad_c"]
+    _, c_padded = problem.padded_copies(128, False)
+    zero, gemm, unpad = (c[3] for c in calls)
+    assert zero[0] is c_padded and int(zero[1]) == 300 * 128
+    assert gemm[1] is problem.b and gemm[2] is c_padded and [int(v) for v in gemm[3:]] == [300, 127, 50]
+    assert unpad[1] is problem.out
+
+
+def test_serial_splits_padding_c_launch_no_zeroing_and_at_n_multiple_of_4_nothing_is_padded() -> None:
+    _, calls = _padded_launches("v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser-padc", 300, 127, 50)
+    assert [c[0] for c in calls] == ["gemm", "splitk_unpad_c"]
+    problem, calls = _padded_launches("v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad", 300, 128, 50)
+    assert [c[0] for c in calls] == [SPLIT_K_ZERO_ENTRY, "gemm"]
+    assert calls[1][3][1] is problem.b and calls[1][3][2] is problem.out

@@ -30,6 +30,9 @@ from profiling.identity import nvtx_range_name
 from profiling.runs.records import BenchResult, TimeSummary
 from profiling.shape import Shape, tflops
 
+# One launch (or the operation's launches) on the worker's stream.
+Launch = Callable[[], None]
+
 STICKY_CUDA_ERRORS = (
     "cudaErrorIllegalAddress",
     "cudaErrorLaunchFailure",
@@ -139,20 +142,31 @@ class Problem:
             a, b = self.operand_maps(spec) if spec.uses_tensor_maps else (self.a, self.b)
             args = (a, b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         fn, smem = compiled.function, spec.dynamic_smem_bytes
-        if spec.split_k:
-            # The splits add into C: the operation is the zeroing launch and the kernel, timed as one (serial splits:
-            # the kernel alone, split 0 storing what the others add to, or zeroing its tile before they add).
-            entries = spec.operation_entries(n)
-            first = None if spec.serial else compiled.helpers[entries[0]]
 
-            def multiply() -> None:
-                fn(grid, block, args, shared_mem=smem)
+        def multiply() -> None:
+            fn(grid, block, args, shared_mem=smem)
 
-            if padded_n:
-                copies = (self.b, b_padded, self.out, c_padded)
-                return padded_split_k_operation(first, compiled.helpers[entries[-1]], copies, sm_count, multiply)
-            return multiply if first is None else split_k_operation(first, self.out, sm_count, multiply)
-        return lambda: fn(grid, block, args, shared_mem=smem)
+        if not spec.split_k:
+            return multiply
+        # The splits add into C: the operation is the zeroing launch and the kernel, timed as one (serial splits:
+        # the kernel alone, split 0 storing what the others add to, or zeroing its tile before they add).
+        before, after = self.split_k_launches(compiled, spec, sm_count)
+        return split_k_operation(before, multiply, after)
+
+    def split_k_launches(
+        self, compiled: CompiledKernel, spec: KernelSpec, sm_count: int | None
+    ) -> tuple[Launch | None, Launch | None]:
+        """The launches before and after a split-K multiply: C's zeroing (none for serial splits) and nothing after,
+        or where N is padded (KernelSpec.padded_n) padding_launches'."""
+        n = self.shape.n
+        entries = spec.operation_entries(n)
+        first = None if spec.serial else compiled.helpers[entries[0]]
+        padded_n = spec.padded_n(n)
+        if not padded_n:
+            return (None if first is None else zeroing_launch(first, self.out, sm_count)), None
+        b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b)
+        copies = (self.b, b_padded, self.out, c_padded)
+        return padding_launches(first, compiled.helpers[entries[-1]], copies, sm_count)
 
     def padded_copies(self, padded_n: int, pads_b: bool) -> tuple[Any | None, Any]:
         """The buffers for B's (where `pads_b`, else None) and C's copies with rows of `padded_n` floats
@@ -228,42 +242,47 @@ def unpad_blocks(count: int, sm_count: int | None) -> int:
     return max(1, min(-(-count // ZERO_THREADS), per_sm))
 
 
-def split_k_operation(zero: Any, out: Any, sm_count: int | None, multiply: Callable[[], None]) -> Callable[[], None]:
-    """One split-K GEMM as a zero-argument callable: zero `out` (launch 1), then `multiply` adds every split's
-    partial product into it (launch 2). Both go on the same stream, so CUDA events around the call and the
-    worker's NVTX range cover the whole operation."""
+def zeroing_launch(zero: Any, out: Any, sm_count: int | None) -> Launch:
+    """The launch of the split-K zeroing kernel `zero` on all of `out`."""
     grid, count = (zero_blocks(out.size, sm_count),), np.int64(out.size)
-
-    def run() -> None:
-        zero(grid, (ZERO_THREADS,), (out, count))
-        multiply()
-
-    return run
+    return lambda: zero(grid, (ZERO_THREADS,), (out, count))
 
 
-def padded_split_k_operation(
-    first: Any | None, last: Any, copies: tuple[Any, Any, Any, Any], sm_count: int | None, multiply: Callable[[], None]
-) -> Callable[[], None]:
-    """split_k_operation where N is padded (KernelSpec.padded_n), `copies` being (B, its padded copy or None, C, its
-    padded copy): launch 1 zeroes C's copy and writes B's (SPLIT_K_PAD_ENTRY; SPLIT_K_ZERO_ENTRY where B is not
-    copied; no such launch where `first` is None: serial splits store into the copy), then `multiply`, then a launch
-    that copies C's first N columns into C (SPLIT_K_UNPAD_ENTRY)."""
+def padding_launches(
+    first: Any | None, last: Any, copies: tuple[Any, Any, Any, Any], sm_count: int | None
+) -> tuple[Launch | None, Launch]:
+    """The two launches around a padded split-K multiply (KernelSpec.padded_n), `copies` being (B, its padded copy or
+    None, C, its padded copy): the first zeroes C's copy and writes B's (SPLIT_K_PAD_ENTRY; SPLIT_K_ZERO_ENTRY where
+    B is not copied; None where `first` is None: serial splits store into the copy), the last copies C's first N
+    columns into C (SPLIT_K_UNPAD_ENTRY)."""
     b, b_padded, out, c_padded = copies
     (k, n), m = b.shape, out.shape[0]
-    if b_padded is None:
-        pad_grid = (zero_blocks(c_padded.size, sm_count),)
-        pad_args: tuple = (c_padded, np.int64(c_padded.size))
-    else:
+    pad: Launch | None = None
+    if first is not None and b_padded is not None:
         pad_grid = (zero_blocks(c_padded.size + b_padded.size, sm_count),)
         pad_args = (c_padded, np.int64(c_padded.size), b, b_padded, np.int32(k), np.int32(n))
+        pad = lambda: first(pad_grid, (ZERO_THREADS,), pad_args)  # noqa: E731
+    elif first is not None:
+        pad = zeroing_launch(first, c_padded, sm_count)
     unpad_grid = (unpad_blocks(out.size, sm_count),)
     unpad_args = (c_padded, out, np.int32(m), np.int32(n))
+    return pad, lambda: last(unpad_grid, (ZERO_THREADS,), unpad_args)
+
+
+def split_k_operation(before: Launch | None, multiply: Launch, after: Launch | None) -> Launch:
+    """One split-K GEMM as a zero-argument callable: `before` (the zeroing or padding launch, where there is one),
+    `multiply`, which adds every split's partial product into C, then `after` (the copy back of a padded C, where
+    there is one). All go on the same stream, so CUDA events around the call and the worker's NVTX range cover the
+    whole operation."""
+    if before is None and after is None:
+        return multiply
 
     def run() -> None:
-        if first is not None:
-            first(pad_grid, (ZERO_THREADS,), pad_args)
+        if before is not None:
+            before()
         multiply()
-        last(unpad_grid, (ZERO_THREADS,), unpad_args)
+        if after is not None:
+            after()
 
     return run
 
