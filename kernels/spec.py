@@ -39,6 +39,9 @@ PADDED_C_SUFFIX = "-padc"
 SERIAL_SUFFIX = "-ser"
 # ... and of those whose split 0 zeroes its tile of C first, after which every split adds (params["ZERO_FIRST"]).
 ZERO_FIRST_SUFFIX = "-zf"
+# The id suffix of stream-K configurations run in one launch (KernelSpec.fused): C zeroed, and where N % 4 != 0 B's and
+# C's copies written and C copied back, by the kernel itself between barriers over its grid.
+FUSED_SUFFIX = "-fused"
 # The tiles a serial split-K launch may have: its per-tile arrival counts (kernels/src/v9_splitk.cu).
 SERIAL_MAX_TILES = 16384
 
@@ -149,7 +152,7 @@ class KernelSpec:
     def helper_entries(self) -> tuple[str, ...]:
         """The kernels of its own module a split-K operation may launch beside its entry: the zeroing of C, and where
         it pads N the padding launch of B and the copy back (which of them run at a shape: operation_entries)."""
-        if not self.split_k:
+        if not self.split_k or self.fused:
             return ()
         if self.serial:
             return (SPLIT_K_UNPAD_ENTRY,) if self.pads_n else ()
@@ -161,7 +164,7 @@ class KernelSpec:
         """The kernels the operation at n columns launches, in order: for a split-K kernel the zeroing launch first
         (which also pads B where it pads B; none where its splits are serial), the kernel that runs at n
         (launched_at), and where it pads N a launch that copies C back."""
-        if not self.split_k:
+        if not self.split_k or self.fused:
             return (self.entry,) if self.entry else ()
         entry = self.launched_at(n).entry or ""
         if self.serial:
@@ -235,6 +238,13 @@ class KernelSpec:
         """Whether this split-K configuration is a stream-K one (params["STREAM_K"]): one wave of blocks that share
         every tile's K slices equally (kernels.splitk_policy.stream_k_blocks), not a fixed split per tile."""
         return self.split_k and bool(self.params.get("STREAM_K"))
+
+    @property
+    def fused(self) -> bool:
+        """Whether this stream-K configuration is one launch (params["FUSED"]): it zeroes C itself, and where N % 4 != 0
+        writes B's and C's copies padded to a multiple of 4 columns and copies C back, between barriers over its
+        grid, which is launched cooperatively so that every block is resident. Its arguments end in the two copies."""
+        return self.stream_k and bool(self.params.get("FUSED"))
 
     def tile_slices(self, m: int, n: int, k: int) -> int:
         """The K slices of all output tiles at m x n x k (tiles x ceil(k / BK)): what a stream-K launch shares out."""

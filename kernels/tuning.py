@@ -15,7 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernels.catalog import catalog_entry
-from kernels.spec import PADDED_C_SUFFIX, PADDED_N_SUFFIX, SERIAL_SUFFIX, ZERO_FIRST_SUFFIX, KernelSpec
+from kernels.spec import (
+    FUSED_SUFFIX,
+    PADDED_C_SUFFIX,
+    PADDED_N_SUFFIX,
+    SERIAL_SUFFIX,
+    ZERO_FIRST_SUFFIX,
+    KernelSpec,
+)
 from profiling.device_model import GPU_TABLE, device_slug, table_name_for
 from profiling.paths import TUNED_DIR
 
@@ -76,6 +83,7 @@ CONFIG_ID_PARTS: dict[str, str] = {
     "sk": "stream-K (one wave of blocks sharing all tiles' K slices)",
     PADDED_N_SUFFIX.removeprefix("-"): "where N % 4 != 0, run at N padded to a multiple of 4 on copies of B and C",
     PADDED_C_SUFFIX.removeprefix("-"): "where N % 4 != 0, add into a copy of C padded to a multiple of 4 columns",
+    FUSED_SUFFIX.removeprefix("-"): "stream-K in one launch: C zeroed (and B and C padded) by the kernel itself",
 }
 
 
@@ -122,7 +130,8 @@ def _build(
         + (ZERO_FIRST_SUFFIX if params.get("ZERO_FIRST") else SERIAL_SUFFIX if params.get("SERIAL") else "")
         + ("-sk" if stream_k else "")
         + (PADDED_N_SUFFIX if params.get("PAD_N") else "")
-        + (PADDED_C_SUFFIX if params.get("PAD_C") else ""),
+        + (PADDED_C_SUFFIX if params.get("PAD_C") else "")
+        + (FUSED_SUFFIX if params.get("FUSED") else ""),
         "source": source,
         "entry": f"{template}<{','.join(map(str, args))}>",
         "block": (threads, 1),
@@ -531,6 +540,7 @@ def _v9_splitk_config(
     pad_c: bool = False,
     serial: bool = False,
     zero_first: bool = False,
+    fused: bool = False,
 ) -> dict:
     """A v9-splitk configuration; `deep_slices` (when set) replaces the split rule's preferred depth of a split in
     slices (the same kernel, fewer and deeper splits: its id ends in -d<slices>); `fill` splits it for one block per
@@ -542,7 +552,9 @@ def _v9_splitk_config(
     `serial` makes split 0 store its partial tile and the others add after it, with no zeroing launch
     (sgemm_regdb_splitk_serial; KernelSpec.serial; id has -ser after its depth); `zero_first` makes them serial
     splits whose split 0 zeroes its tile before its main loop, after which every split adds
-    (sgemm_regdb_splitk_zfirst; -zf in place of -ser)."""
+    (sgemm_regdb_splitk_zfirst; -zf in place of -ser); `fused` makes a stream-K configuration one launch that zeroes
+    C, and where N % 4 != 0 pads B and C and copies C back, itself (sgemm_regdb_streamk_fused; KernelSpec.fused; id
+    ends in -fused)."""
     params = _v9_params(*tile, order=order)
     if deep_slices:
         params["SPLIT_DEEP_SLICES"] = deep_slices
@@ -558,8 +570,12 @@ def _v9_splitk_config(
         params["SERIAL"] = 1
     if zero_first:
         params["ZERO_FIRST"] = 1
+    if fused:
+        params["FUSED"] = 1
     template = (
-        "sgemm_regdb_streamk"
+        "sgemm_regdb_streamk_fused"
+        if fused
+        else "sgemm_regdb_streamk"
         if stream_k
         else "sgemm_regdb_splitk_zfirst"
         if zero_first
@@ -574,7 +590,7 @@ def _v9_splitk_config(
         params,
         v9_problems(params),
         True,
-        narrow_template=None if pad_n else f"{template}_padc" if pad_c else f"{template}_narrow",
+        narrow_template=None if pad_n or fused else f"{template}_padc" if pad_c else f"{template}_narrow",
     )
 
 
@@ -677,6 +693,13 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # every auto configuration was timed there in rounds (session 31, tunerounds_low/: 101.1 % of cuBLAS).
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, deep_slices=8, pad_c=True, zero_first=True),
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_c=True, zero_first=True),
+    # Stream-K in one launch: at 4096x127x4096 on an H200 the padded 256x128 stream-K multiply alone took 101.1 us
+    # against cuBLAS's 101.2, the whole operation 110.6 (the padding launch 6.5 us alone, the copy back 7.3;
+    # results/h200-2026-11-30/padlaunch/). The kernel does both itself, and zeroes C where nothing is padded, behind
+    # barriers over its grid: the stream-K tiles of the padded configurations above, and 128x256 for M of 127 or 333.
+    _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, fused=True),
+    _v9_splitk_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, order=3, stream_k=True, fused=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, fused=True),
 ]
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -790,8 +790,9 @@ sgemm98)
   # (session 30, results/h200-2026-11-30/sgemm98/). Then the k loop rolled into 2-, 4- and 8-step bodies
   # (V9_K_UNROLL; registers and loop instructions 232, 334; 224, 603; 228, 1,139; the whole function 2,480, 3,016 and
   # 4,088 instructions against 6,184), each build also timed after itself (v9_variants.py's "after itself" columns):
-  # measured and dropped (session 31, results/h200-2026-11-30/sgemm98_kloop/). Now by default the 2- and 4-step
-  # loops with the slice's last steps, the barrier's, as a tail of their own (V9_K_TAIL; built, not yet run on a GPU).
+  # measured and dropped (session 31, results/h200-2026-11-30/sgemm98_kloop/). Then, the default here, the 2- and
+  # 4-step loops with the slice's last steps, the barrier's, as a tail of their own (V9_K_TAIL): measured and dropped
+  # (session 32, sgemm98_ktail/: 89.0-89.7 and 85.0-86.6 % of cuBLAS at 2048-8192^3 against 94.2-97.8 % as built).
   stage sgemm98
   F="$EV/sgemm98"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   V9VAR_VARIANTS="${V9VAR_VARIANTS:-as built,k loop by 2 + tail,k loop by 4 + tail}" \
@@ -814,6 +815,28 @@ padlaunch)
      --cases "4096x127x4096:$sk-pad,4096x127x4096:$sk-padc,4096x127x4096:v9-splitk-64x128x16-w32x64-t8x8-s3-sk-pad,4096x127x8191:$sk-pad,2048x127x4096:$sk-pad,4096x128x4096:$sk" \
      > "$F/launch_probe.md" 2>&1; echo "exit=$?" >> "$F/launch_probe.md"; tail -9 "$F/launch_probe.md"
   record padlaunch "$(grep -c '^| [0-9]' "$F/launch_probe.md") rows; $(tail -1 "$F/launch_probe.md")"
+  ;;
+fused)
+  # v9-splitk's stream-K configurations in one launch (ids ending -fused: C zeroed, and where N % 4 != 0 B's and C's
+  # padded copies written and C copied back, by the kernel itself between barriers over its cooperatively launched
+  # grid): v9-splitk's GPU tests, memcheck and racecheck of the fused ones at shapes with N % 4 != 0, N = 1 and edge
+  # tiles, then each beside its twin of three launches (or two) and cuBLAS, 30 interleaved rounds
+  # (bench --interleaved), at the narrow deep-K shapes sgemm-auto runs a padded stream-K split on and at the
+  # 128x256 tile's shapes. About 5 minutes.
+  stage fused
+  F="$EV/fused"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  v9splitk_check fused 300 -fused fu 300x263x2000 127x127x8191 333x1x4097 4096x127x1001
+  sk=v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk; sk64=v9-splitk-64x128x16-w32x64-t8x8-s3-sk
+  timeout 200 $PY -m profiling bench --kernels cublas,$sk-pad,$sk-fused,$sk64-pad,$sk64-fused --interleaved \
+     --sizes 4096x127x4096,4096x127x8191,2048x127x4096,1024x127x8191,4096x128x4096 --repeats 30 \
+     --json "$F/bench_narrow.json" > "$F/bench_narrow.txt" 2>"$F/bench_narrow.log"; echo "exit=$?" >> "$F/bench_narrow.log"
+  sk=v9-splitk-128x256x16-w64x64-t8x16-s3-o3-sk
+  timeout 120 $PY -m profiling bench --kernels cublas,$sk,$sk-fused --interleaved \
+     --sizes 333x4096x4096,127x4096x4096,333x2048x8191 --repeats 30 \
+     --json "$F/bench_wide.json" > "$F/bench_wide.txt" 2>"$F/bench_wide.log"; echo "exit=$?" >> "$F/bench_wide.log"
+  for b in narrow wide; do [ -f "$F/bench_$b.json" ] && $PY scripts/ratio_table.py "$F/bench_$b.json" > "$F/ratios_$b.md" 2>&1; done
+  cat "$F"/ratios_*.md 2>/dev/null | grep -E "fused|sk-pad|sk \|" | head -30
+  record fused "$(tail -1 "$F/gpu_tests.txt"); bench ok rows: $(cat "$F"/bench_*.txt 2>/dev/null | grep -c ' ok ')"
   ;;
 staged)
   # wgmma-staged (issue 31): the persistent Hopper kernels' GPU tests (wgmma-staged among them, at the ring's awkward

@@ -171,3 +171,40 @@ def test_serial_splits_padding_c_launch_no_zeroing_and_at_n_multiple_of_4_nothin
     problem, calls = _padded_launches("v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad", 300, 128, 50)
     assert [c[0] for c in calls] == [SPLIT_K_ZERO_ENTRY, "gemm"]
     assert calls[1][3][1] is problem.b and calls[1][3][2] is problem.out
+
+
+class _CooperativeRecorder(_Recorder):
+    def __call__(self, grid, block, args, shared_mem=0, enable_cooperative_groups=False) -> None:
+        self.calls.append((self.name, grid, block, args, shared_mem, enable_cooperative_groups))
+
+
+FUSED = "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-fused"
+
+
+def test_a_fused_stream_k_operation_is_one_cooperative_launch_with_the_padded_copies_last() -> None:
+    spec = get_kernel(FUSED)
+    assert spec.fused and spec.helper_entries == () and spec.narrow_entry is None
+    assert spec.operation_entries(127) == (spec.entry,) and spec.entry.startswith("sgemm_regdb_streamk_fused<256,128")
+    calls: list = []
+    problem = _problem(300, 127, 50)
+    problem.launcher(CompiledKernel(spec, _CooperativeRecorder("gemm", calls), {}), spec, 132)()
+    ((name, grid, block, args, smem, cooperative),) = calls
+    # 2 tiles of 4 slices: stream_k_blocks gives each block at least MIN_SLICES_PER_SPLIT of them.
+    assert name == "gemm" and grid == (2, 1, 1) and cooperative is True and smem == spec.dynamic_smem_bytes
+    b_padded, c_padded = problem.padded_copies(128, True)
+    assert args[0] is problem.a and args[1] is problem.b and args[2] is problem.out
+    assert [int(v) for v in args[3:6]] == [300, 127, 50] and args[6] is b_padded and args[7] is c_padded
+    facts = launch_facts(spec, Shape(300, 127, 50), 132)
+    assert facts["fused"] is True and facts["padded_n"] == 128
+    assert facts["launches"] == [{"kernel": spec.entry, "grid": [2, 1, 1], "block": [256, 1, 1]}]
+    assert spec.launch_grid(4096, 127, 4096, 132) == (132, 1, 1)
+
+
+def test_a_fused_stream_k_operation_at_n_multiple_of_4_passes_b_and_c_as_its_copies() -> None:
+    spec = get_kernel(FUSED)
+    calls: list = []
+    problem = _problem(300, 128, 50)
+    problem.launcher(CompiledKernel(spec, _CooperativeRecorder("gemm", calls), {}), spec, 132)()
+    args = calls[0][3]
+    assert args[6] is problem.b and args[7] is problem.out and calls[0][5] is True
+    assert "padded_n" not in launch_facts(spec, Shape(300, 128, 50), 132)

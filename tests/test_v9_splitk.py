@@ -58,7 +58,9 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         assert tuning.v9_problems(p) == [], c["id"]
         assert c["id"].startswith("v9-splitk-") and c["base"] == "v9-splitk"
         function = (
-            "sgemm_regdb_streamk"
+            "sgemm_regdb_streamk_fused"
+            if p.get("FUSED")
+            else "sgemm_regdb_streamk"
             if p.get("STREAM_K")
             else "sgemm_regdb_splitk_zfirst"
             if p.get("ZERO_FIRST")
@@ -73,7 +75,10 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
         assert c["id"].endswith("-pad") == bool(p.get("PAD_N")) == get_kernel(c["id"]).pads_b
         assert c["id"].endswith(("-pad", "-padc")) == get_kernel(c["id"]).pads_n
-        if p.get("PAD_N"):  # where N % 4 != 0 it runs its 16-byte kernel at N padded, never a narrow one
+        assert c["id"].endswith("-fused") == bool(p.get("FUSED")) == get_kernel(c["id"]).fused
+        if p.get("PAD_N") or p.get(
+            "FUSED"
+        ):  # where N % 4 != 0 it runs its 16-byte kernel at N padded, never a narrow one
             assert c["narrow_entry"] is None
             continue
         narrow = f"{function}_padc" if p.get("PAD_C") else f"{function}_narrow"
@@ -128,7 +133,10 @@ def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
     # The padded-C kernels: NARROW's B copies with PAD_C's reductions, split and stream-K.
     assert split.count(body.format("false") + ", 0, true, false, true>(A, B, C, M, N,") == 1
     assert split.count(run.format("false", "true, true")) == 1
-    assert split.count("streamk_run<") == 3
+    # The fused kernel: the 16-byte body at N rounded up to a multiple of 4, on the copies where N % 4 != 0.
+    fused = run.format("true", "false").replace("(A, B, C, M, N, K, smem);", "(A, padded ? Bp : B, padded ? Cp : C,")
+    assert split.count(fused) == 1
+    assert split.count("streamk_run<") == 4
 
 
 @pytest.mark.parametrize(

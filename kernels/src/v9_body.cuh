@@ -502,11 +502,13 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         // is rid of it (0.0-1.0 us) but 12-18 points slower at 2048-8192^3 (dispatch stalls 0.43 against 0.21).
         static_assert(V9_K_UNROLL % 2 == 0 && BK % V9_K_UNROLL == 0, "an even number of k steps that divides BK");
 #if V9_K_TAIL
-        // V9_K_TAIL=1 (measurement, not yet run on a GPU): the slice's last U steps, the barrier and the next copies
+        // V9_K_TAIL=1 (measurement, scripts/v9_variants.py): the slice's last U steps, the barrier and the next copies
         // among them, are a body of their own after the loop, so the loop's bodies have no branch (the rolled builds'
         // had one in every body: the barrier's, taken once a slice). Part 0 is the loop, part 1 the tail, one pass.
         // Built (NVRTC, sm_90) for the tuned tile: U = 4, 4,104 instructions, a 4-step loop of 546 in a slice of
         // 1,159 (18.5 KB), 255 registers and a 24-byte stack; U = 2, 3,024, a loop of 278 in 624, 242 registers.
+        // Measured, dropped (H200, results/h200-2026-11-30/sgemm98_ktail/): at 2048-8192^3 U = 2 reads 89.0-89.7 % of
+        // cuBLAS and U = 4 85.0-86.6 %, in rounds and after itself alike, against 94.2-97.8 % as built.
 #pragma unroll
         for (int part = 0; part < 2; ++part)
 #pragma unroll 1

@@ -49,14 +49,15 @@ sgemm_regdb_splitk_narrow(const float* __restrict__ A, const float* __restrict__
 // 333x127x8191 against N = 128 on an H200). The operation instead runs the 16-byte kernel at N rounded up to a
 // multiple of 4 (n4) on copies of B and C with rows of n4 floats: splitk_zero_c_pad_b writes those copies (C's zeros,
 // B's columns then zeros), the kernel multiplies, and splitk_unpad_c copies C's first N columns back.
-extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long count, const float* __restrict__ B,
-                                               float* __restrict__ Bp, int K, int N)
+// Threads `first`, `first` + `stride`, ... of splitk_zero_c_pad_b's work: C's copy (count = M x n4 floats, whole
+// float4s) zeroed, then B's copy written, a 4-column group a thread.
+__device__ __forceinline__ void zero_c_pad_b_part(float* __restrict__ Cp, long long count, const float* __restrict__ B,
+                                                  float* __restrict__ Bp, int K, int N, long long first,
+                                                  long long stride)
 {
     const long long c_vecs = count / 4;  // count = M x n4: whole float4s
     const int row_vecs = (N + 3) / 4;
     const long long all = c_vecs + (long long)K * row_vecs;
-    const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = first; i < all; i += stride) {
         if (i < c_vecs) {
             reinterpret_cast<float4*>(Cp)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -71,25 +72,43 @@ extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long
     }
 }
 
+extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long count, const float* __restrict__ B,
+                                               float* __restrict__ Bp, int K, int N)
+{
+    zero_c_pad_b_part(Cp, count, B, Bp, K, N, (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                      (long long)gridDim.x * blockDim.x);
+}
+
 // One float per thread where the grid allows (the host launches unpad_blocks: a thread's loads do not wait on each
 // other's), and 32-bit index arithmetic below 2^31 floats: a grid-stride loop of 64-bit divisions, 4 floats a
 // thread, took 4.0-4.6 us at 127x127 and 333x127 on an H100, against 2.4-2.9 us for a zeroing launch beside the
 // same multiply.
-extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* __restrict__ C, int M, int N)
+// L2_ONLY: Cp read past the L1 (ld.global.cg), for a copy in the launch that wrote Cp (sgemm_regdb_streamk_fused),
+// whose L1 may still hold lines of Cp from before the other blocks' additions.
+template <bool L2_ONLY>
+__device__ __forceinline__ void unpad_c_part(const float* __restrict__ Cp, float* __restrict__ C, int M, int N,
+                                             long long first, long long stride)
 {
     const int n4 = (N + 3) & ~3;
     const long long count = (long long)M * N;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+    for (long long i = first; i < count; i += stride) {
         if (count <= 0x7fffffffLL) {
             const int j = (int)i;
             const int row = j / N;
-            C[j] = Cp[(long long)row * n4 + (j - row * N)];
+            const float* src = Cp + ((long long)row * n4 + (j - row * N));
+            C[j] = L2_ONLY ? __ldcg(src) : *src;
         } else {
             const long long row = i / N;
-            C[i] = Cp[row * n4 + (i - row * N)];
+            const float* src = Cp + (row * n4 + (i - row * N));
+            C[i] = L2_ONLY ? __ldcg(src) : *src;
         }
     }
+}
+
+extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* __restrict__ C, int M, int N)
+{
+    unpad_c_part<false>(Cp, C, M, N, (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                        (long long)gridDim.x * blockDim.x);
 }
 
 // Stream-K: the launch is one wave of gridDim.x blocks, and the grid_m x grid_n tiles' K slices, laid end to end
@@ -145,6 +164,62 @@ sgemm_regdb_streamk_narrow(const float* __restrict__ A, const float* __restrict_
     static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
     extern __shared__ __align__(16) float smem[];
     streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true>(A, B, C, M, N, K, smem);
+}
+
+// Stream-K in one launch (params["FUSED"], ids ending -fused): the launches before and after the multiply become
+// phases of it, behind barriers over the whole grid. The two launches around the padded 256x128 stream-K multiply at
+// 4096x127x4096 took 9.4 of the operation's 110.6 us on an H200, the multiply alone 101.1 against cuBLAS's 101.2
+// (results/h200-2026-11-30/padlaunch/). Phase 1: every block zeroes its share of C (N % 4 == 0), or of C's copy Cp
+// while it writes its share of B's copy Bp (both with rows of N rounded up to a multiple of 4 floats, n4); phase 2:
+// the stream-K run of the 16-byte body at n4; phase 3 (N % 4 != 0): C's first N columns copied out of Cp. The grid is
+// one wave launched cooperatively (the host passes enable_cooperative_groups), so every block is resident and
+// the barriers cannot wait on a block that has not started. The barrier's count and generation are this module's:
+// two fused launches of one module must not run at the same time (the worker runs one at a time).
+__device__ unsigned fused_barrier_arrivals;
+__device__ unsigned fused_barrier_generation;
+
+// Every block's writes before it (additions included) are visible to every block after it.
+__device__ __forceinline__ void grid_barrier()
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned generation = v9::load_acquire(&fused_barrier_generation);
+        __threadfence();
+        if (atomicAdd(&fused_barrier_arrivals, 1u) == gridDim.x - 1) {
+            atomicExch(&fused_barrier_arrivals, 0u);
+            __threadfence();
+            atomicExch(&fused_barrier_generation, generation + 1);
+        } else {
+            while (v9::load_acquire(&fused_barrier_generation) == generation) {
+            }
+        }
+    }
+    __syncthreads();
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER = 0>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_streamk_fused(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                          int N, int K, float* __restrict__ Bp, float* __restrict__ Cp)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    const bool padded = (N & 3) != 0;
+    const int n4 = (N + 3) & ~3;
+    const long long first = (long long)blockIdx.x * THREADS + threadIdx.x;
+    const long long stride = (long long)gridDim.x * THREADS;
+    if (padded)
+        zero_c_pad_b_part(Cp, (long long)M * n4, B, Bp, K, N, first, stride);
+    else
+        for (long long i = first; i < (long long)M * N / 4; i += stride)
+            reinterpret_cast<float4*>(C)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+    grid_barrier();
+    streamk_run<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, false>(A, padded ? Bp : B, padded ? Cp : C,
+                                                                                  M, n4, K, smem);
+    if (!padded) return;
+    grid_barrier();
+    unpad_c_part<true>(Cp, C, M, N, first, stride);
 }
 
 // The padded-C kernels (KernelSpec.pads_n without pads_b, ids ending -padc), launched where N % 4 != 0 between
@@ -309,6 +384,10 @@ template __global__ void sgemm_regdb_splitk_padc<64,128,16,32,64,8,8,3,128,3,0>(
 template __global__ void sgemm_regdb_splitk_padc<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padc<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
+// The stream-K configurations in one launch.
+template __global__ void sgemm_regdb_streamk_fused<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int, float*, float*);
+template __global__ void sgemm_regdb_streamk_fused<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int, float*, float*);
+template __global__ void sgemm_regdb_streamk_fused<64,128,16,32,64,8,8,3,128,3>(const float*, const float*, float*, int, int, int, float*, float*);
 // The serial configurations and their N % 4 != 0 (narrow or padded-C) kernels.
 template __global__ void sgemm_regdb_splitk_serial<64,128,16,32,64,8,8,3,128,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_serial<64,64,16,32,64,8,8,3,64,6>(const float*, const float*, float*, int, int, int);

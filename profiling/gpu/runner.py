@@ -142,6 +142,8 @@ class Problem:
             a, b = self.operand_maps(spec) if spec.uses_tensor_maps else (self.a, self.b)
             args = (a, b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         fn, smem = compiled.function, spec.dynamic_smem_bytes
+        if spec.fused:
+            return self.fused_launch(fn, spec, grid)
 
         def multiply() -> None:
             fn(grid, block, args, shared_mem=smem)
@@ -152,6 +154,16 @@ class Problem:
         # the kernel alone, split 0 storing what the others add to, or zeroing its tile before they add).
         before, after = self.split_k_launches(compiled, spec, sm_count)
         return split_k_operation(before, multiply, after)
+
+    def fused_launch(self, fn: Any, spec: KernelSpec, grid: tuple[int, int, int]) -> Launch:
+        """The one launch of a fused stream-K operation (KernelSpec.fused): its arguments end in B's and C's padded
+        copies where N % 4 != 0 (else B and C themselves, unused), and it is launched cooperatively, so that the
+        barriers over its grid find every block resident (a grid that cannot be is refused by the driver)."""
+        m, n, k = self.shape.m, self.shape.n, self.shape.k
+        b_padded, c_padded = self.padded_copies(-(-n // 4) * 4, True) if n % 4 else (self.b, self.out)
+        args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k), b_padded, c_padded)
+        block, smem = spec.block, spec.dynamic_smem_bytes
+        return lambda: fn(grid, block, args, shared_mem=smem, enable_cooperative_groups=True)
 
     def split_k_launches(
         self, compiled: CompiledKernel, spec: KernelSpec, sm_count: int | None
@@ -404,6 +416,11 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
         ]
         if padded_n:
             facts["padded_n"] = padded_n
+        if spec.fused:
+            # One launch, launched cooperatively; where N % 4 != 0 it writes and reads copies of B and C this wide.
+            facts["fused"] = True
+            if n % 4:
+                facts["padded_n"] = -(-n // 4) * 4
     if spec.cluster_split_k:
         facts["split_k"] = grid[2]
         facts["cluster"] = [1, 1, grid[2]]

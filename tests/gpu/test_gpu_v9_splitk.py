@@ -5,7 +5,8 @@ launches stay correct: op "bench" checks the last timed launch again) and record
 configurations (one wave of blocks, each an equal run of all tiles' K slices across tile boundaries) the same, and
 those that pad N to a multiple of 4 where N % 4 != 0, copying B and C or C alone (refused where N % 4 == 0), and
 those with serial splits (split 0 stores, the others add after it: no zeroing launch, and the per-tile counts reset
-for the next launch, which the check after the timed launches covers)."""
+for the next launch, which the check after the timed launches covers), and the stream-K ones in one launch (C zeroed,
+B and C padded and C copied back by the kernel itself, between barriers over its grid)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,12 @@ def test_launch_facts_record_the_splits(benched) -> None:
         if kernel not in {s.id for s in SPECS}:
             continue  # cuBLAS, run first at each shape
         spec = get_kernel(kernel)
-        if spec.pads_n:
+        if spec.fused:
+            # One launch: the kernel pads B and C where N % 4 != 0 and zeroes C where it does not.
+            assert [launch["kernel"] for launch in r["launch"]["launches"]] == [spec.entry], (kernel, shape.label)
+            assert r["launch"]["fused"] is True
+            assert r["launch"].get("padded_n") == (-(-shape.n // 4) * 4 if shape.n % 4 else None), (kernel, shape.label)
+        elif spec.pads_n:
             if shape.n % 4 == 0:
                 continue  # refused
             # Three launches: C's copy zeroed (with B's written: the 16-byte kernel at N padded; without: the
