@@ -819,13 +819,13 @@ padlaunch)
 fused)
   # v9-splitk's stream-K configurations in one launch (ids ending -fused: C zeroed, and where N % 4 != 0 B's and C's
   # padded copies written and C copied back, by the kernel itself between barriers over its cooperatively launched
-  # grid): v9-splitk's GPU tests, memcheck and racecheck of the fused ones at shapes with N % 4 != 0, N = 1 and edge
-  # tiles, then each beside its twin of three launches (or two) and cuBLAS, 30 interleaved rounds
+  # grid): their GPU tests, then each beside its twin of three launches (or two) and cuBLAS, 30 interleaved rounds
   # (bench --interleaved), at the narrow deep-K shapes sgemm-auto runs a padded stream-K split on and at the
-  # 128x256 tile's shapes. About 5 minutes.
+  # 128x256 tile's shapes, then memcheck and racecheck of the fused ones at shapes with N % 4 != 0, N = 1 and
+  # N % 4 == 0 with edge tiles. About 5 minutes.
   stage fused
   F="$EV/fused"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
-  v9splitk_check fused 300 -fused fu 300x263x2000 127x127x8191 333x1x4097 4096x127x1001
+  timeout 200 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -k fused -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
   sk=v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk; sk64=v9-splitk-64x128x16-w32x64-t8x8-s3-sk
   timeout 200 $PY -m profiling bench --kernels cublas,$sk-pad,$sk-fused,$sk64-pad,$sk64-fused --interleaved \
      --sizes 4096x127x4096,4096x127x8191,2048x127x4096,1024x127x8191,4096x128x4096 --repeats 30 \
@@ -836,7 +836,11 @@ fused)
      --json "$F/bench_wide.json" > "$F/bench_wide.txt" 2>"$F/bench_wide.log"; echo "exit=$?" >> "$F/bench_wide.log"
   for b in narrow wide; do [ -f "$F/bench_$b.json" ] && $PY scripts/ratio_table.py "$F/bench_$b.json" > "$F/ratios_$b.md" 2>&1; done
   cat "$F"/ratios_*.md 2>/dev/null | grep -E "fused|sk-pad|sk \|" | head -30
+  sanitize_at_shapes 60 "$F" fused_sanitizer fu "$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('-fused')))")" \
+     300x263x2000,333x1x4097,130x252x1001
   record fused "$(tail -1 "$F/gpu_tests.txt"); bench ok rows: $(cat "$F"/bench_*.txt 2>/dev/null | grep -c ' ok ')"
+  # The device tool brings back at most 8 files: the folder travels as one archive.
+  tar -C "$EV" -czf "$OUT/fused.tar.gz" fused && rm -rf "$F"
   ;;
 staged)
   # wgmma-staged (issue 31): the persistent Hopper kernels' GPU tests (wgmma-staged among them, at the ring's awkward

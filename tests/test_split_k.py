@@ -174,6 +174,12 @@ def test_serial_splits_padding_c_launch_no_zeroing_and_at_n_multiple_of_4_nothin
 
 
 class _CooperativeRecorder(_Recorder):
+    """A RawKernel whose loaded function (`kernel`, cupy.cuda.Function) takes the cooperative launch flag."""
+
+    @property
+    def kernel(self) -> _CooperativeRecorder:
+        return self
+
     def __call__(self, grid, block, args, shared_mem=0, enable_cooperative_groups=False) -> None:
         self.calls.append((self.name, grid, block, args, shared_mem, enable_cooperative_groups))
 

@@ -166,62 +166,6 @@ sgemm_regdb_streamk_narrow(const float* __restrict__ A, const float* __restrict_
     streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true>(A, B, C, M, N, K, smem);
 }
 
-// Stream-K in one launch (params["FUSED"], ids ending -fused): the launches before and after the multiply become
-// phases of it, behind barriers over the whole grid. The two launches around the padded 256x128 stream-K multiply at
-// 4096x127x4096 took 9.4 of the operation's 110.6 us on an H200, the multiply alone 101.1 against cuBLAS's 101.2
-// (results/h200-2026-11-30/padlaunch/). Phase 1: every block zeroes its share of C (N % 4 == 0), or of C's copy Cp
-// while it writes its share of B's copy Bp (both with rows of N rounded up to a multiple of 4 floats, n4); phase 2:
-// the stream-K run of the 16-byte body at n4; phase 3 (N % 4 != 0): C's first N columns copied out of Cp. The grid is
-// one wave launched cooperatively (the host passes enable_cooperative_groups), so every block is resident and
-// the barriers cannot wait on a block that has not started. The barrier's count and generation are this module's:
-// two fused launches of one module must not run at the same time (the worker runs one at a time).
-__device__ unsigned fused_barrier_arrivals;
-__device__ unsigned fused_barrier_generation;
-
-// Every block's writes before it (additions included) are visible to every block after it.
-__device__ __forceinline__ void grid_barrier()
-{
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned generation = v9::load_acquire(&fused_barrier_generation);
-        __threadfence();
-        if (atomicAdd(&fused_barrier_arrivals, 1u) == gridDim.x - 1) {
-            atomicExch(&fused_barrier_arrivals, 0u);
-            __threadfence();
-            atomicExch(&fused_barrier_generation, generation + 1);
-        } else {
-            while (v9::load_acquire(&fused_barrier_generation) == generation) {
-            }
-        }
-    }
-    __syncthreads();
-}
-
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
-          int ORDER = 0>
-__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-sgemm_regdb_streamk_fused(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
-                          int N, int K, float* __restrict__ Bp, float* __restrict__ Cp)
-{
-    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
-    extern __shared__ __align__(16) float smem[];
-    const bool padded = (N & 3) != 0;
-    const int n4 = (N + 3) & ~3;
-    const long long first = (long long)blockIdx.x * THREADS + threadIdx.x;
-    const long long stride = (long long)gridDim.x * THREADS;
-    if (padded)
-        zero_c_pad_b_part(Cp, (long long)M * n4, B, Bp, K, N, first, stride);
-    else
-        for (long long i = first; i < (long long)M * N / 4; i += stride)
-            reinterpret_cast<float4*>(C)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-    grid_barrier();
-    streamk_run<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, false>(A, padded ? Bp : B, padded ? Cp : C,
-                                                                                  M, n4, K, smem);
-    if (!padded) return;
-    grid_barrier();
-    unpad_c_part<true>(Cp, C, M, N, first, stride);
-}
-
 // The padded-C kernels (KernelSpec.pads_n without pads_b, ids ending -padc), launched where N % 4 != 0 between
 // splitk_zero_c on C's copy and splitk_unpad_c: B is copied one column per thread as by the narrow kernels, and
 // each partial tile is added into C's copy, whose rows are N rounded up to a multiple of 4 floats, in 16-byte
@@ -348,6 +292,62 @@ sgemm_regdb_splitk_zfirst_padc(const float* __restrict__ A, const float* __restr
     extern __shared__ __align__(16) float smem[];
     regdb_body<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, true, false, true, true, true>(
         A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
+}
+
+// Stream-K in one launch (params["FUSED"], ids ending -fused): the launches before and after the multiply become
+// phases of it, behind barriers over the whole grid. The two launches around the padded 256x128 stream-K multiply at
+// 4096x127x4096 took 9.4 of the operation's 110.6 us on an H200, the multiply alone 101.1 against cuBLAS's 101.2
+// (results/h200-2026-11-30/padlaunch/). Phase 1: every block zeroes its share of C (N % 4 == 0), or of C's copy Cp
+// while it writes its share of B's copy Bp (both with rows of N rounded up to a multiple of 4 floats, n4); phase 2:
+// the stream-K run of the 16-byte body at n4; phase 3 (N % 4 != 0): C's first N columns copied out of Cp. The grid is
+// one wave launched cooperatively (the host passes enable_cooperative_groups), so every block is resident and
+// the barriers cannot wait on a block that has not started. The barrier's count and generation are this module's:
+// two fused launches of one module must not run at the same time (the worker runs one at a time).
+__device__ unsigned fused_barrier_arrivals;
+__device__ unsigned fused_barrier_generation;
+
+// Every block's writes before it (additions included) are visible to every block after it.
+__device__ __forceinline__ void grid_barrier()
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned generation = v9::load_acquire(&fused_barrier_generation);
+        __threadfence();
+        if (atomicAdd(&fused_barrier_arrivals, 1u) == gridDim.x - 1) {
+            atomicExch(&fused_barrier_arrivals, 0u);
+            __threadfence();
+            atomicExch(&fused_barrier_generation, generation + 1);
+        } else {
+            while (v9::load_acquire(&fused_barrier_generation) == generation) {
+            }
+        }
+    }
+    __syncthreads();
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER = 0>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_streamk_fused(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                          int N, int K, float* __restrict__ Bp, float* __restrict__ Cp)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    const bool padded = (N & 3) != 0;
+    const int n4 = (N + 3) & ~3;
+    const long long first = (long long)blockIdx.x * THREADS + threadIdx.x;
+    const long long stride = (long long)gridDim.x * THREADS;
+    if (padded)
+        zero_c_pad_b_part(Cp, (long long)M * n4, B, Bp, K, N, first, stride);
+    else
+        for (long long i = first; i < (long long)M * N / 4; i += stride)
+            reinterpret_cast<float4*>(C)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+    grid_barrier();
+    streamk_run<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, false>(A, padded ? Bp : B, padded ? Cp : C,
+                                                                                  M, n4, K, smem);
+    if (!padded) return;
+    grid_barrier();
+    unpad_c_part<true>(Cp, C, M, N, first, stride);
 }
 
 // Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so

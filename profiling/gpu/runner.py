@@ -163,7 +163,10 @@ class Problem:
         b_padded, c_padded = self.padded_copies(-(-n // 4) * 4, True) if n % 4 else (self.b, self.out)
         args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k), b_padded, c_padded)
         block, smem = spec.block, spec.dynamic_smem_bytes
-        return lambda: fn(grid, block, args, shared_mem=smem, enable_cooperative_groups=True)
+        # Through the loaded function (cupy.cuda.Function): a RawKernel's own call passes the cooperative flag it was
+        # compiled with, and compiling the module for cooperative groups would change the kernels' machine code.
+        kernel = fn.kernel
+        return lambda: kernel(grid, block, args, shared_mem=smem, enable_cooperative_groups=True)
 
     def split_k_launches(
         self, compiled: CompiledKernel, spec: KernelSpec, sm_count: int | None
