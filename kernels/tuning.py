@@ -696,10 +696,13 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # Stream-K in one launch: at 4096x127x4096 on an H200 the padded 256x128 stream-K multiply alone took 101.1 us
     # against cuBLAS's 101.2, the whole operation 110.6 (the padding launch 6.5 us alone, the copy back 7.3;
     # results/h200-2026-11-30/padlaunch/). The kernel does both itself, and zeroes C where nothing is padded, behind
-    # barriers over its grid: the stream-K tiles of the padded configurations above, and 128x256 for M of 127 or 333.
+    # barriers over its cooperatively launched grid. Measured (fused/, 30 interleaved rounds with cuBLAS), it is
+    # slower at every shape: 4096x127x4096 119.8 us against 111.2 for the three launches (84.5 against 91.0 % of
+    # cuBLAS), 4096x127x8191 211.4 against 195.5, 1024x127x8191 70.3 against 65.2; the 64x128 and 128x256 tiles fused
+    # lost 1.8-9.7 us to their twins too. At 4096x128x4096, where it only zeroes C, it took 109.3 us against the
+    # multiply's 101.3 alone: one block per SM writes and copies with too few loads in flight, and the launch and
+    # barriers cost more than the launches they replace. Dropped from the sweep but for this tile, kept for the record.
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, fused=True),
-    _v9_splitk_config(128, 256, 16, 64, 64, 8, 16, 3, 256, 1, order=3, stream_k=True, fused=True),
-    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, fused=True),
 ]
 
 

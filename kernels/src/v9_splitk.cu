@@ -297,7 +297,9 @@ sgemm_regdb_splitk_zfirst_padc(const float* __restrict__ A, const float* __restr
 // Stream-K in one launch (params["FUSED"], ids ending -fused): the launches before and after the multiply become
 // phases of it, behind barriers over the whole grid. The two launches around the padded 256x128 stream-K multiply at
 // 4096x127x4096 took 9.4 of the operation's 110.6 us on an H200, the multiply alone 101.1 against cuBLAS's 101.2
-// (results/h200-2026-11-30/padlaunch/). Phase 1: every block zeroes its share of C (N % 4 == 0), or of C's copy Cp
+// (results/h200-2026-11-30/padlaunch/). Measured, slower everywhere (fused/: 119.8 against 111.2 us there; 109.3
+// against the multiply's 101.3 alone at 4096x128x4096, where it only zeroes C): kept as one configuration for the
+// record (kernels/tuning.py). Phase 1: every block zeroes its share of C (N % 4 == 0), or of C's copy Cp
 // while it writes its share of B's copy Bp (both with rows of N rounded up to a multiple of 4 floats, n4); phase 2:
 // the stream-K run of the 16-byte body at n4; phase 3 (N % 4 != 0): C's first N columns copied out of Cp. The grid is
 // one wave launched cooperatively (the host passes enable_cooperative_groups), so every block is resident and
@@ -384,10 +386,8 @@ template __global__ void sgemm_regdb_splitk_padc<64,128,16,32,64,8,8,3,128,3,0>(
 template __global__ void sgemm_regdb_splitk_padc<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padc<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
-// The stream-K configurations in one launch.
+// The stream-K configuration in one launch.
 template __global__ void sgemm_regdb_streamk_fused<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int, float*, float*);
-template __global__ void sgemm_regdb_streamk_fused<128,256,16,64,64,8,16,3,256,1,3>(const float*, const float*, float*, int, int, int, float*, float*);
-template __global__ void sgemm_regdb_streamk_fused<64,128,16,32,64,8,8,3,128,3>(const float*, const float*, float*, int, int, int, float*, float*);
 // The serial configurations and their N % 4 != 0 (narrow or padded-C) kernels.
 template __global__ void sgemm_regdb_splitk_serial<64,128,16,32,64,8,8,3,128,3>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_splitk_serial<64,64,16,32,64,8,8,3,64,6>(const float*, const float*, float*, int, int, int);
