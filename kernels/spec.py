@@ -127,8 +127,8 @@ class KernelSpec:
 
     @property
     def pads_b(self) -> bool:
-        """Whether a configuration that pads N copies B too (params["PAD_N"]), not C alone."""
-        return self.pads_n and bool(self.params.get("PAD_N"))
+        """Whether a configuration that pads N copies B too (params["PAD_N"], or a fused one: `fused`), not C alone."""
+        return (self.pads_n and bool(self.params.get("PAD_N"))) or self.fused
 
     @property
     def padded_suffix(self) -> str:
@@ -139,8 +139,8 @@ class KernelSpec:
 
     def padded_n(self, n: int) -> int | None:
         """The row length of the padded copies at n columns (n rounded up to a multiple of 4) where the
-        configuration pads N and n % 4 != 0, else None."""
-        return -(-n // 4) * 4 if self.pads_n and n % 4 else None
+        configuration pads N (`pads_n`, or a fused one, which writes the copies itself) and n % 4 != 0, else None."""
+        return -(-n // 4) * 4 if (self.pads_n or self.fused) and n % 4 else None
 
     @property
     def serial(self) -> bool:

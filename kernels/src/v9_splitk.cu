@@ -83,15 +83,16 @@ extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long
 // other's), and 32-bit index arithmetic below 2^31 floats: a grid-stride loop of 64-bit divisions, 4 floats a
 // thread, took 4.0-4.6 us at 127x127 and 333x127 on an H100, against 2.4-2.9 us for a zeroing launch beside the
 // same multiply.
-// L2_ONLY: Cp read past the L1 (ld.global.cg), for a copy in the launch that wrote Cp (sgemm_regdb_streamk_fused),
-// whose L1 may still hold lines of Cp from before the other blocks' additions.
+// The copy of splitk_unpad_c, by this launch's threads over a grid-stride loop. L2_ONLY: Cp read past the L1
+// (ld.global.cg), for a copy in the launch that wrote Cp (sgemm_regdb_streamk_fused), whose L1 may still hold lines of
+// Cp from before the other blocks' additions.
 template <bool L2_ONLY>
-__device__ __forceinline__ void unpad_c_part(const float* __restrict__ Cp, float* __restrict__ C, int M, int N,
-                                             long long first, long long stride)
+__device__ __forceinline__ void unpad_c_part(const float* __restrict__ Cp, float* __restrict__ C, int M, int N)
 {
     const int n4 = (N + 3) & ~3;
     const long long count = (long long)M * N;
-    for (long long i = first; i < count; i += stride) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
         if (count <= 0x7fffffffLL) {
             const int j = (int)i;
             const int row = j / N;
@@ -107,8 +108,7 @@ __device__ __forceinline__ void unpad_c_part(const float* __restrict__ Cp, float
 
 extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* __restrict__ C, int M, int N)
 {
-    unpad_c_part<false>(Cp, C, M, N, (long long)blockIdx.x * blockDim.x + threadIdx.x,
-                        (long long)gridDim.x * blockDim.x);
+    unpad_c_part<false>(Cp, C, M, N);
 }
 
 // Stream-K: the launch is one wave of gridDim.x blocks, and the grid_m x grid_n tiles' K slices, laid end to end
@@ -349,7 +349,7 @@ sgemm_regdb_streamk_fused(const float* __restrict__ A, const float* __restrict__
                                                                                   M, n4, K, smem);
     if (!padded) return;
     grid_barrier();
-    unpad_c_part<true>(Cp, C, M, N, first, stride);
+    unpad_c_part<true>(Cp, C, M, N);
 }
 
 // Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so

@@ -125,6 +125,8 @@ class Problem:
             half_out = self.half_out
             return lambda: cupy.matmul(self.a, self.b, out=half_out)
         grid = spec.launch_grid(m, n, k, sm_count)
+        if spec.fused:
+            return self.fused_launch(compiled.function, spec, grid)
         block = spec.block
         padded_n = spec.padded_n(n)
         if padded_n:
@@ -142,8 +144,6 @@ class Problem:
             a, b = self.operand_maps(spec) if spec.uses_tensor_maps else (self.a, self.b)
             args = (a, b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         fn, smem = compiled.function, spec.dynamic_smem_bytes
-        if spec.fused:
-            return self.fused_launch(fn, spec, grid)
 
         def multiply() -> None:
             fn(grid, block, args, shared_mem=smem)
@@ -160,7 +160,8 @@ class Problem:
         copies where N % 4 != 0 (else B and C themselves, unused), and it is launched cooperatively, so that the
         barriers over its grid find every block resident (a grid that cannot be is refused by the driver)."""
         m, n, k = self.shape.m, self.shape.n, self.shape.k
-        b_padded, c_padded = self.padded_copies(-(-n // 4) * 4, True) if n % 4 else (self.b, self.out)
+        padded_n = spec.padded_n(n)
+        b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b) if padded_n else (self.b, self.out)
         args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k), b_padded, c_padded)
         block, smem = spec.block, spec.dynamic_smem_bytes
         # Through the loaded function (cupy.cuda.Function): a RawKernel's own call passes the cooperative flag it was
@@ -420,10 +421,8 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
         if padded_n:
             facts["padded_n"] = padded_n
         if spec.fused:
-            # One launch, launched cooperatively; where N % 4 != 0 it writes and reads copies of B and C this wide.
+            # One launch, launched cooperatively, which writes and reads the padded copies itself.
             facts["fused"] = True
-            if n % 4:
-                facts["padded_n"] = -(-n // 4) * 4
     if spec.cluster_split_k:
         facts["split_k"] = grid[2]
         facts["cluster"] = [1, 1, grid[2]]
