@@ -17,8 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kernels.registry import get_kernel  # noqa: E402
@@ -50,20 +48,6 @@ def median_us(launch: Any, flush: Any, repeats: int) -> float:
     return statistics.median(time_launches(cupy, launch, 5, repeats, 5.0, flush)) * 1000.0
 
 
-def multiply_alone(problem: Problem, spec: Any, compiled: Any) -> Any:
-    """The multiply launch of a split-K operation with a launch before it, on the buffers the operation uses."""
-    m, n, k = problem.shape.m, problem.shape.n, problem.shape.k
-    padded_n = spec.padded_n(n)
-    b, target, n_arg = problem.b, problem.out, n
-    if padded_n:
-        b_padded, target = problem.padded_copies(padded_n, spec.pads_b)
-        if b_padded is not None:
-            b, n_arg = b_padded, padded_n
-    args = (problem.a, b, target, np.int32(m), np.int32(n_arg), np.int32(k))
-    grid = spec.launch_grid(m, n, k, SM_COUNT)
-    return lambda: compiled.function(grid, spec.block, args, shared_mem=spec.dynamic_smem_bytes)
-
-
 def probe(size: str, config_id: str, flush: Any, repeats: int) -> dict[str, float]:
     shape = parse_shape(size)
     n = shape.n
@@ -76,7 +60,7 @@ def probe(size: str, config_id: str, flush: Any, repeats: int) -> dict[str, floa
         times[name] = median_us(problem.launcher(compiled, spec, SM_COUNT), flush, repeats)
         if name == config_id:
             before, after = problem.split_k_launches(compiled, spec, SM_COUNT)
-            times["multiply"] = median_us(multiply_alone(problem, spec, compiled), flush, repeats)
+            times["multiply"] = median_us(problem.kernel_launch(compiled, spec, SM_COUNT), flush, repeats)
             for part, launch in (("before", before), ("after", after)):
                 if launch is not None:
                     times[part] = median_us(launch, flush, repeats)

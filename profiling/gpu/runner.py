@@ -124,9 +124,21 @@ class Problem:
                 self.half_out = cupy.empty((m, n), dtype=cupy.float16)
             half_out = self.half_out
             return lambda: cupy.matmul(self.a, self.b, out=half_out)
-        grid = spec.launch_grid(m, n, k, sm_count)
         if spec.fused:
-            return self.fused_launch(compiled.function, spec, grid)
+            return self.fused_launch(compiled.function, spec, spec.launch_grid(m, n, k, sm_count))
+        multiply = self.kernel_launch(compiled, spec, sm_count)
+        if not spec.split_k:
+            return multiply
+        # The splits add into C: the operation is the zeroing launch and the kernel, timed as one (serial splits:
+        # the kernel alone, split 0 storing what the others add to, or zeroing its tile before they add).
+        before, after = self.split_k_launches(compiled, spec, sm_count)
+        return split_k_operation(before, multiply, after)
+
+    def kernel_launch(self, compiled: CompiledKernel, spec: KernelSpec, sm_count: int | None) -> Launch:
+        """The catalog kernel's own launch, without the launches a split-K operation makes around it (a fused one
+        excepted: `fused_launch`)."""
+        m, n, k = self.shape.m, self.shape.n, self.shape.k
+        grid = spec.launch_grid(m, n, k, sm_count)
         block = spec.block
         padded_n = spec.padded_n(n)
         if padded_n:
@@ -144,16 +156,7 @@ class Problem:
             a, b = self.operand_maps(spec) if spec.uses_tensor_maps else (self.a, self.b)
             args = (a, b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
         fn, smem = compiled.function, spec.dynamic_smem_bytes
-
-        def multiply() -> None:
-            fn(grid, block, args, shared_mem=smem)
-
-        if not spec.split_k:
-            return multiply
-        # The splits add into C: the operation is the zeroing launch and the kernel, timed as one (serial splits:
-        # the kernel alone, split 0 storing what the others add to, or zeroing its tile before they add).
-        before, after = self.split_k_launches(compiled, spec, sm_count)
-        return split_k_operation(before, multiply, after)
+        return lambda: fn(grid, block, args, shared_mem=smem)
 
     def fused_launch(self, fn: Any, spec: KernelSpec, grid: tuple[int, int, int]) -> Launch:
         """The one launch of a fused stream-K operation (KernelSpec.fused): its arguments end in B's and C's padded
