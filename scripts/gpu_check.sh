@@ -820,10 +820,11 @@ fused)
   # v9-splitk's stream-K configurations in one launch (ids ending -fused: C zeroed, and where N % 4 != 0 B's and C's
   # padded copies written and C copied back, by the kernel itself between barriers over its cooperatively launched
   # grid): their GPU tests, then each beside its twin of three launches (or two) and cuBLAS, 30 interleaved rounds
-  # (bench --interleaved), at the narrow deep-K shapes sgemm-auto runs a padded stream-K split on and at the
-  # 128x256 tile's shapes, then memcheck and racecheck of the fused ones at shapes with N % 4 != 0, N = 1 and
-  # N % 4 == 0 with edge tiles. About 5 minutes. Session 32 ran it on three fused tiles (results/h200-2026-11-30/fused/):
-  # correct and clean, slower than their twins at every shape; the 256x128 one stays (kernels/tuning.py).
+  # (bench --interleaved), at the narrow deep-K shapes sgemm-auto runs a padded stream-K split on and at M of 127
+  # and 333, then memcheck and racecheck of the fused ones at shapes with N % 4 != 0, N = 1 and N % 4 == 0 with edge
+  # tiles. About 5 minutes. Session 32 ran it on three fused tiles, 128x256 at M of 127 and 333
+  # (results/h200-2026-11-30/fused/): correct and clean, slower than their twins at every shape; the 256x128 one
+  # stays (kernels/tuning.py).
   stage fused
   F="$EV/fused"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 200 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -k fused -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
