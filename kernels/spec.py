@@ -31,10 +31,12 @@ SPLIT_K_UNPAD_ENTRY = "splitk_unpad_c"
 # Every kernel a split-K operation launches beside the GEMM itself (KernelSpec.helper_entries picks a configuration's).
 SPLIT_K_HELPER_ENTRIES = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY)
 
-# The id suffixes of configurations that pad N where N % 4 != 0 (KernelSpec.pads_n): copies of B and C, or
-# (KernelSpec.pads_b false) of C alone, with SPLIT_K_ZERO_ENTRY zeroing C's copy.
+# The id suffixes of configurations that pad N where N % 4 != 0 (KernelSpec.pads_n): copies of B and C, of C alone
+# (KernelSpec.pads_b false), with SPLIT_K_ZERO_ENTRY zeroing C's copy, or of B alone (KernelSpec.pads_c false), with
+# SPLIT_K_PAD_ENTRY zeroing C itself and no copy back.
 PADDED_N_SUFFIX = "-pad"
 PADDED_C_SUFFIX = "-padc"
+PADDED_B_SUFFIX = "-padb"
 # The id part of configurations with serial splits (KernelSpec.serial): split 0 stores, the others add after it.
 SERIAL_SUFFIX = "-ser"
 # ... and of those whose split 0 zeroes its tile of C first, after which every split adds (params["ZERO_FIRST"]).
@@ -119,22 +121,32 @@ class KernelSpec:
 
     @property
     def pads_n(self) -> bool:
-        """Whether, where N % 4 != 0, this split-K configuration adds its partial tiles into a copy of C with rows of
-        N rounded up to a multiple of 4 floats, copied back at the end: with B copied the same way (params["PAD_N"],
-        `pads_b`: its 16-byte kernel at the rounded N) or B read where it lies (params["PAD_C"]: its narrow_entry,
-        which copies B one column per thread)."""
-        return self.split_k and bool(self.params.get("PAD_N") or self.params.get("PAD_C"))
+        """Whether, where N % 4 != 0, this split-K configuration works on copies of its operands with rows of N
+        rounded up to a multiple of 4 floats: of B and C (params["PAD_N"]: its 16-byte kernel at the rounded N, C
+        copied back at the end), of C alone (params["PAD_C"]: its narrow_entry copies B one column per thread and adds
+        into C's copy, copied back) or of B alone (params["PAD_B"]: its narrow_entry copies B's copy in 16-byte pieces
+        and adds into C where it lies)."""
+        return self.split_k and any(self.params.get(p) for p in ("PAD_N", "PAD_C", "PAD_B"))
 
     @property
     def pads_b(self) -> bool:
-        """Whether a configuration that pads N copies B too (params["PAD_N"], or a fused one: `fused`), not C alone."""
-        return (self.pads_n and bool(self.params.get("PAD_N"))) or self.fused
+        """Whether a configuration that pads N copies B (params["PAD_N"] or ["PAD_B"], or a fused one: `fused`)."""
+        return (self.pads_n and bool(self.params.get("PAD_N") or self.params.get("PAD_B"))) or self.fused
+
+    @property
+    def pads_c(self) -> bool:
+        """Whether a configuration that pads N adds into a copy of C, copied back at the end (params["PAD_N"] or
+        ["PAD_C"], or a fused one), not into C where it lies."""
+        return (self.pads_n and not self.params.get("PAD_B")) or self.fused
 
     @property
     def padded_suffix(self) -> str:
-        """The id suffix of a configuration that pads N (PADDED_N_SUFFIX, or PADDED_C_SUFFIX for C alone), else ""."""
+        """The id suffix of a configuration that pads N (PADDED_N_SUFFIX for B and C, PADDED_C_SUFFIX for C alone,
+        PADDED_B_SUFFIX for B alone), else ""."""
         if not self.pads_n:
             return ""
+        if not self.pads_c:
+            return PADDED_B_SUFFIX
         return PADDED_N_SUFFIX if self.pads_b else PADDED_C_SUFFIX
 
     def padded_n(self, n: int) -> int | None:
@@ -155,22 +167,24 @@ class KernelSpec:
         if not self.split_k or self.fused:
             return ()
         if self.serial:
-            return (SPLIT_K_UNPAD_ENTRY,) if self.pads_n else ()
+            return (SPLIT_K_UNPAD_ENTRY,) if self.pads_c else ()
         if self.pads_n:
-            return (SPLIT_K_ZERO_ENTRY, *((SPLIT_K_PAD_ENTRY,) if self.pads_b else ()), SPLIT_K_UNPAD_ENTRY)
+            pad = (SPLIT_K_PAD_ENTRY,) if self.pads_b else ()
+            return (SPLIT_K_ZERO_ENTRY, *pad, *((SPLIT_K_UNPAD_ENTRY,) if self.pads_c else ()))
         return (SPLIT_K_ZERO_ENTRY,)
 
     def operation_entries(self, n: int) -> tuple[str, ...]:
         """The kernels the operation at n columns launches, in order: for a split-K kernel the zeroing launch first
         (which also pads B where it pads B; none where its splits are serial), the kernel that runs at n
-        (launched_at), and where it pads N a launch that copies C back."""
+        (launched_at), and where it pads C's rows (pads_c) a launch that copies C back."""
         if not self.split_k or self.fused:
             return (self.entry,) if self.entry else ()
         entry = self.launched_at(n).entry or ""
         if self.serial:
             return (entry, SPLIT_K_UNPAD_ENTRY) if self.padded_n(n) else (entry,)
         if self.padded_n(n):
-            return (SPLIT_K_PAD_ENTRY if self.pads_b else SPLIT_K_ZERO_ENTRY, entry, SPLIT_K_UNPAD_ENTRY)
+            first = SPLIT_K_PAD_ENTRY if self.pads_b else SPLIT_K_ZERO_ENTRY
+            return (first, entry, SPLIT_K_UNPAD_ENTRY) if self.pads_c else (first, entry)
         return (SPLIT_K_ZERO_ENTRY, entry)
 
     @property

@@ -17,6 +17,7 @@ from pathlib import Path
 from kernels.catalog import catalog_entry
 from kernels.spec import (
     FUSED_SUFFIX,
+    PADDED_B_SUFFIX,
     PADDED_C_SUFFIX,
     PADDED_N_SUFFIX,
     SERIAL_SUFFIX,
@@ -83,6 +84,7 @@ CONFIG_ID_PARTS: dict[str, str] = {
     "sk": "stream-K (one wave of blocks sharing all tiles' K slices)",
     PADDED_N_SUFFIX.removeprefix("-"): "where N % 4 != 0, run at N padded to a multiple of 4 on copies of B and C",
     PADDED_C_SUFFIX.removeprefix("-"): "where N % 4 != 0, add into a copy of C padded to a multiple of 4 columns",
+    PADDED_B_SUFFIX.removeprefix("-"): "where N % 4 != 0, read B from a copy padded to a multiple of 4 columns",
     FUSED_SUFFIX.removeprefix("-"): "stream-K in one launch: C zeroed (and B and C padded) by the kernel itself",
 }
 
@@ -131,6 +133,7 @@ def _build(
         + ("-sk" if stream_k else "")
         + (PADDED_N_SUFFIX if params.get("PAD_N") else "")
         + (PADDED_C_SUFFIX if params.get("PAD_C") else "")
+        + (PADDED_B_SUFFIX if params.get("PAD_B") else "")
         + (FUSED_SUFFIX if params.get("FUSED") else ""),
         "source": source,
         "entry": f"{template}<{','.join(map(str, args))}>",
@@ -538,6 +541,7 @@ def _v9_splitk_config(
     stream_k: bool = False,
     pad_n: bool = False,
     pad_c: bool = False,
+    pad_b: bool = False,
     serial: bool = False,
     zero_first: bool = False,
     fused: bool = False,
@@ -549,6 +553,8 @@ def _v9_splitk_config(
     `pad_n` makes it run its 16-byte kernel where N % 4 != 0, on copies of B and C padded to N rounded up to a
     multiple of 4 (KernelSpec.pads_n; id ends in -pad), and only there; `pad_c` makes it add into a copy of C
     padded that way while its padded-C kernel reads B where it lies (KernelSpec.pads_b false; id ends in -padc);
+    `pad_b` (stream-K only) makes its padded-B kernel read a copy of B padded that way and add into C where it lies
+    (KernelSpec.pads_c false; id ends in -padb);
     `serial` makes split 0 store its partial tile and the others add after it, with no zeroing launch
     (sgemm_regdb_splitk_serial; KernelSpec.serial; id has -ser after its depth); `zero_first` makes them serial
     splits whose split 0 zeroes its tile before its main loop, after which every split adds
@@ -566,6 +572,10 @@ def _v9_splitk_config(
         params["PAD_N"] = 1
     if pad_c:
         params["PAD_C"] = 1
+    if pad_b:
+        if not stream_k or fused or pad_n or pad_c:
+            raise ValueError("a padded-B configuration is a stream-K one that pads nothing else")
+        params["PAD_B"] = 1
     if serial or zero_first:
         params["SERIAL"] = 1
     if zero_first:
@@ -590,7 +600,13 @@ def _v9_splitk_config(
         params,
         v9_problems(params),
         True,
-        narrow_template=None if pad_n or fused else f"{template}_padc" if pad_c else f"{template}_narrow",
+        narrow_template=None
+        if pad_n or fused
+        else f"{template}_padc"
+        if pad_c
+        else f"{template}_padb"
+        if pad_b
+        else f"{template}_narrow",
     )
 
 
@@ -644,6 +660,11 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_c=True),
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_c=True),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_c=True),
+    # The stream-K tiles with B alone padded: the copy back of the padded operation took 7.3 of 110.6 us at
+    # 4096x127x4096 on an H200, whose multiply alone matched cuBLAS (results/h200-2026-11-30/padlaunch/). Adding into C
+    # where it lies drops that launch for the narrow kernels' reductions into C's unaligned rows.
+    _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_b=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_b=True),
     # Serial splits of the tiles that lead where M x N is a handful of tiles and K is deep (333x127, 127x127) or M
     # or N is large and K shallow (333x4096x333): there the zeroing launch before the multiply is a tenth of the
     # operation (2.4-2.9 us of 24-37 us on an H100). The sweep decides where: they lose where a handful of tiles has

@@ -145,7 +145,7 @@ def _padded_launches(config_id: str, m: int, n: int, k: int) -> tuple[Problem, l
 def test_an_operation_padding_b_and_c_copies_b_multiplies_at_the_padded_n_and_copies_c_back() -> None:
     problem, calls = _padded_launches("v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad", 300, 127, 50)
     assert [c[0] for c in calls] == ["splitk_zero_c_pad_b", "gemm", "splitk_unpad_c"]
-    b_padded, c_padded = problem.padded_copies(128, True)
+    b_padded, c_padded = problem.padded_copies(128, True, True)
     assert b_padded.shape == (50, 128) and c_padded.shape == (300, 128)
     pad, gemm, unpad = (c[3] for c in calls)
     assert pad[0] is c_padded and int(pad[1]) == 300 * 128 and pad[2] is problem.b and pad[3] is b_padded
@@ -158,11 +158,26 @@ def test_an_operation_padding_b_and_c_copies_b_multiplies_at_the_padded_n_and_co
 def test_an_operation_padding_c_alone_zeroes_its_copy_and_reads_b_where_it_lies() -> None:
     problem, calls = _padded_launches("v9-splitk-64x128x16-w32x64-t8x8-s3-d8-padc", 300, 127, 50)
     assert [c[0] for c in calls] == [SPLIT_K_ZERO_ENTRY, "gemm", "splitk_unpad_c"]
-    _, c_padded = problem.padded_copies(128, False)
+    b_padded, c_padded = problem.padded_copies(128, False, True)
+    assert b_padded is None
     zero, gemm, unpad = (c[3] for c in calls)
     assert zero[0] is c_padded and int(zero[1]) == 300 * 128
     assert gemm[1] is problem.b and gemm[2] is c_padded and [int(v) for v in gemm[3:]] == [300, 127, 50]
     assert unpad[1] is problem.out
+
+
+def test_an_operation_padding_b_alone_zeroes_c_itself_and_adds_into_it_with_nothing_copied_back() -> None:
+    problem, calls = _padded_launches("v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-padb", 301, 127, 50)
+    assert [c[0] for c in calls] == ["splitk_zero_c_pad_b", "gemm"]
+    b_padded, c_padded = problem.padded_copies(128, True, False)
+    assert b_padded.shape == (50, 128) and c_padded is None
+    pad, gemm = (c[3] for c in calls)
+    # C itself zeroed: 301 x 127 floats, not a whole number of float4s (the kernel zeroes the last 3 one by one).
+    assert pad[0] is problem.out and int(pad[1]) == 301 * 127 and pad[2] is problem.b and pad[3] is b_padded
+    assert [int(v) for v in pad[4:]] == [50, 127]
+    assert calls[0][1] == (zero_blocks(301 * 127 + 50 * 128, 132),)
+    # The multiply reads B's copy and adds into C, at N = 127 (it works out the copy's rows from N).
+    assert gemm[1] is b_padded and gemm[2] is problem.out and [int(v) for v in gemm[3:]] == [301, 127, 50]
 
 
 def test_serial_splits_padding_c_launch_no_zeroing_and_at_n_multiple_of_4_nothing_is_padded() -> None:
@@ -197,7 +212,7 @@ def test_a_fused_stream_k_operation_is_one_cooperative_launch_with_the_padded_co
     ((name, grid, block, args, smem, cooperative),) = calls
     # 2 tiles of 4 slices: stream_k_blocks gives each block at least MIN_SLICES_PER_SPLIT of them.
     assert name == "gemm" and grid == (2, 1, 1) and cooperative is True and smem == spec.dynamic_smem_bytes
-    b_padded, c_padded = problem.padded_copies(128, True)
+    b_padded, c_padded = problem.padded_copies(128, True, True)
     assert args[0] is problem.a and args[1] is problem.b and args[2] is problem.out
     assert [int(v) for v in args[3:6]] == [300, 127, 50] and args[6] is b_padded and args[7] is c_padded
     facts = launch_facts(spec, Shape(300, 127, 50), 132)

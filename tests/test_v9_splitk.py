@@ -73,16 +73,19 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         assert ("-zf" in c["id"]) == bool(p.get("ZERO_FIRST"))
         assert c["entry"].startswith(f"{function}<")
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
-        pads_b = bool(p.get("PAD_N") or p.get("FUSED"))  # a fused configuration writes B's copy itself
-        assert c["id"].endswith(("-pad", "-fused")) == pads_b == get_kernel(c["id"]).pads_b
-        assert c["id"].endswith(("-pad", "-padc")) == get_kernel(c["id"]).pads_n
+        pads_b = bool(p.get("PAD_N") or p.get("PAD_B") or p.get("FUSED"))  # a fused one writes B's copy itself
+        assert c["id"].endswith(("-pad", "-padb", "-fused")) == pads_b == get_kernel(c["id"]).pads_b
+        assert c["id"].endswith(("-pad", "-padc", "-padb")) == get_kernel(c["id"]).pads_n
+        assert c["id"].endswith(("-pad", "-padc", "-fused")) == get_kernel(c["id"]).pads_c
         assert c["id"].endswith("-fused") == bool(p.get("FUSED")) == get_kernel(c["id"]).fused
         if p.get("PAD_N") or p.get(
             "FUSED"
         ):  # where N % 4 != 0 it runs its 16-byte kernel at N padded, never a narrow one
             assert c["narrow_entry"] is None
             continue
-        narrow = f"{function}_padc" if p.get("PAD_C") else f"{function}_narrow"
+        narrow = (
+            f"{function}_padc" if p.get("PAD_C") else f"{function}_padb" if p.get("PAD_B") else f"{function}_narrow"
+        )
         assert c["narrow_entry"].startswith(f"{narrow}<") and c["narrow_entry"].endswith(
             f",{p['MIN_BLOCKS']},{p.get('ORDER', 0)}>"
         )
@@ -128,16 +131,18 @@ def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
     assert split.count(body.format("false") + ">(A, B, C, M, N, K, smem);") == 1
     assert split.count(body.format("false") + ", 0, true>(A, B, C, M, N, K, smem);") == 1  # the narrow kernel
     # The stream-K kernels run the body once per segment (SPLIT and STREAM_K); the 16-byte kernel has no 4-byte path.
-    assert split.count(body.format("VEC") + ", 0, NARROW, true, PAD_C>(") == 1
+    assert split.count(body.format("VEC") + ", 0, NARROW, true, PAD_C, false, false,\n                   PAD_B>(") == 1
     run = "streamk_run<{}, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, {}>(A, B, C, M, N, K, smem);"
     assert split.count(run.format("true", "false")) == 1 and split.count(run.format("false", "true")) == 1
     # The padded-C kernels: NARROW's B copies with PAD_C's reductions, split and stream-K.
     assert split.count(body.format("false") + ", 0, true, false, true>(A, B, C, M, N,") == 1
     assert split.count(run.format("false", "true, true")) == 1
+    # The padded-B kernel: the 16-byte B copies with the narrow reductions into C where it lies.
+    assert split.count(run.format("true", "false, false, true")) == 1
     # The fused kernel: the 16-byte body at N rounded up to a multiple of 4, on the copies where N % 4 != 0.
     fused = run.format("true", "false").replace("(A, B, C, M, N, K, smem);", "(A, padded ? Bp : B, padded ? Cp : C,")
     assert split.count(fused) == 1
-    assert split.count("streamk_run<") == 4
+    assert split.count("streamk_run<") == 5
 
 
 @pytest.mark.parametrize(
@@ -323,6 +328,48 @@ def test_a_padded_c_configuration_adds_into_a_copy_of_c_and_reads_b_where_it_lie
     assert find_kernel(f"void {spec.narrow_entry}(const float *)").id == "v9-splitk"
     regex = kernel_name_regex([config_id])
     assert regex is not None and "splitk_zero_c|splitk_unpad_c|sgemm_regdb_" in regex and "_padc" in regex
+
+
+PADDED_B = ["v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-padb", "v9-splitk-64x128x16-w32x64-t8x8-s3-sk-padb"]
+
+
+@pytest.mark.parametrize("config_id", PADDED_B)
+def test_a_padded_b_configuration_reads_a_copy_of_b_and_adds_into_c_where_it_lies(config_id: str) -> None:
+    spec = get_kernel(config_id)
+    twin = get_kernel(config_id.removesuffix("-padb"))
+    assert spec.pads_n and spec.pads_b and not spec.pads_c and spec.params["PAD_B"] == 1
+    assert spec.padded_suffix == "-padb" and spec.padded_n(127) == 128 and spec.padded_n(128) is None
+    assert spec.launched_at(127).entry == spec.narrow_entry == twin.narrow_entry.replace("_narrow<", "_padb<")
+    assert spec.size_problem(4096, 128, 4096) == (
+        f"{config_id} differs from {twin.id} only where N % 4 != 0 (it then pads N to a multiple of 4); "
+        f"at N = 128 run {twin.id}"
+    )
+    # Two launches: C zeroed where it lies and B's copy written (4096 x 127 + 4096 x 128 floats, a float4 a thread:
+    # 1020 blocks of 256), then the padded-B kernel on the twin's grid at N = 127; nothing copied back.
+    facts = launch_facts(spec.launched_at(127), Shape(4096, 127, 4096), 132)
+    assert facts["padded_n"] == 128 and facts["grid"] == list(twin.launch_grid(4096, 127, 4096, 132))
+    assert facts["launches"] == [
+        {"kernel": "splitk_zero_c_pad_b", "grid": [1020, 1, 1], "block": [256, 1, 1]},
+        {"kernel": spec.narrow_entry, "grid": facts["grid"], "block": [*spec.block, 1]},
+    ]
+    assert spec.helper_entries == ("splitk_zero_c", "splitk_zero_c_pad_b")
+    assert spec.operation_entries(127) == ("splitk_zero_c_pad_b", spec.narrow_entry)
+    # Only B's copy is counted in the memory a run needs: 4096 rows of 128 floats more than its twin's.
+    from profiling.gpu.jobs import device_bytes_needed
+
+    extra = device_bytes_needed(spec, Shape(4096, 127, 4096)) - device_bytes_needed(twin, Shape(4096, 127, 4096))
+    assert extra == 4 * 4096 * 128
+    assert compile_cache_key(spec) != compile_cache_key(twin)
+    assert find_kernel(f"void {spec.narrow_entry}(const float *)").id == "v9-splitk"
+    regex = kernel_name_regex([config_id])
+    assert regex is not None and "splitk_zero_c_pad_b|sgemm_regdb_" in regex and "_padb" in regex
+
+
+def test_only_a_stream_k_configuration_padding_nothing_else_pads_b_alone() -> None:
+    with pytest.raises(ValueError, match="stream-K one that pads nothing else"):
+        tuning._v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, pad_b=True)
+    with pytest.raises(ValueError, match="stream-K one that pads nothing else"):
+        tuning._v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_c=True, pad_b=True)
 
 
 SERIAL = ["v9-splitk-64x64x16-w32x64-t8x8-s3-d8-ser", "v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser-padc"]

@@ -162,9 +162,12 @@ __device__ __forceinline__ float4 load_cluster4(unsigned addr)
 // v9_splitk.cu): split 0 stores its partial tile, the other splits wait for its arrival in `arrivals` (a count per
 // tile) and add theirs, so C needs no zeroing first. ZERO_FIRST (SERIAL): split 0 zeroes its tile of C (PAD_C: of
 // C's copy) before its main loop and arrives then, and every split adds, so no split waits behind another's additions.
+// PAD_B (VEC and SPLIT: the padded-B kernels, KernelSpec.pads_b without pads_c): B's rows are N rounded up to a
+// multiple of 4 floats long (a copy, zeros past N), so B takes the 16-byte copies, while the partial tiles are added
+// into C where it lies as the narrow kernels add them.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
           bool SPLIT = false, int CLUSTER_SPLITS = 0, bool NARROW = false, bool STREAM_K = false, bool PAD_C = false,
-          bool SERIAL = false, bool ZERO_FIRST = false>
+          bool SERIAL = false, bool ZERO_FIRST = false, bool PAD_B = false>
 __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const float* __restrict__ B,
                                            float* __restrict__ C, int M, int N, int K, float* smem,
                                            v9::Segment segment = {}, unsigned* __restrict__ arrivals = nullptr)
@@ -199,6 +202,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     static_assert(!PAD_C || (NARROW && SPLIT), "a padded C is the narrow split kernels' reduction target");
     static_assert(!SERIAL || (SPLIT && !STREAM_K), "serial splits are blockIdx.z splits");
     static_assert(!ZERO_FIRST || SERIAL, "split 0 zeroes C itself where it would store first");
+    static_assert(!PAD_B || (VEC && SPLIT && !NARROW), "a padded B is the 16-byte split kernels' operand");
 
     const int tid = threadIdx.x;
 
@@ -311,10 +315,12 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     const int b_col = B_ONE_COLUMN ? tid % BN : (tid % B_VECS_PER_ROW) * 4;
 #endif
     const int gb_col = bn + b_col;
-    const float* b_src = B + ((size_t)(k_begin + b_row0) * N + gb_col);  // advanced by BK rows per slice
-    const size_t b_pass = (size_t)B_PASS_ROWS * N;
-    const size_t b_slice = (size_t)BK * N;
-    // Columns of this thread's B group inside B: all 4 (VEC: N % 4 == 0, whole groups are in or out) or b_cols
+    const int ldb = PAD_B ? (N + 3) & ~3 : N;
+    const float* b_src = B + ((size_t)(k_begin + b_row0) * ldb + gb_col);  // advanced by BK rows per slice
+    const size_t b_pass = (size_t)B_PASS_ROWS * ldb;
+    const size_t b_slice = (size_t)BK * ldb;
+    // Columns of this thread's B group inside B: all 4 (VEC: N % 4 == 0, whole groups are in or out; PAD_B: the last
+    // group's columns past N are the copy's zeros) or b_cols
     // (B_ONE_COLUMN: its one column when b_cols > 0).
 #if V9_B_ROWWISE
     const int b_cols = B_ROWWISE ? max(N - gb_col, 0) : min(max(N - gb_col, 0), 4);
@@ -710,13 +716,13 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
 #pragma unroll
             for (int g = 0; g < FRAG_N; ++g) {
                 const int col = bn + tn0 + g * FRAG_STRIDE_N;
-                if ((VEC || PAD_C) && col < N) {
+                if (((VEC && !PAD_B) || PAD_C) && col < N) {
                     const float4 v = make_float4(acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2], acc[i][g * 4 + 3]);
                     if (add)
                         v9::add4(c_row + col, v);
                     else
                         *reinterpret_cast<float4*>(c_row + col) = v;
-                } else if (NARROW && add && col + 3 < N) {
+                } else if ((NARROW || PAD_B) && add && col + 3 < N) {
                     v9::add4_unaligned(c_row + col, acc[i][g * 4 + 0], acc[i][g * 4 + 1], acc[i][g * 4 + 2],
                                        acc[i][g * 4 + 3]);
                 } else {

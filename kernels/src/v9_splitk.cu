@@ -48,14 +48,16 @@ sgemm_regdb_splitk_narrow(const float* __restrict__ A, const float* __restrict__
 // narrow kernels' 4-byte copies of B and reductions into C make them 12-26 % slower at deep K (4096x127x8191 and
 // 333x127x8191 against N = 128 on an H200). The operation instead runs the 16-byte kernel at N rounded up to a
 // multiple of 4 (n4) on copies of B and C with rows of n4 floats: splitk_zero_c_pad_b writes those copies (C's zeros,
-// B's columns then zeros), the kernel multiplies, and splitk_unpad_c copies C's first N columns back.
-// Threads `first`, `first` + `stride`, ... of splitk_zero_c_pad_b's work: C's copy (count = M x n4 floats, whole
-// float4s) zeroed, then B's copy written, a 4-column group a thread.
+// B's columns then zeros), the kernel multiplies, and splitk_unpad_c copies C's first N columns back. The padded-B
+// operations (KernelSpec.pads_c false) copy B alone: splitk_zero_c_pad_b zeroes C itself and writes B's copy, and the
+// padded-B kernel adds into C where it lies, with no copy back.
+// Threads `first`, `first` + `stride`, ... of splitk_zero_c_pad_b's work: count floats of Cp zeroed (C's copy,
+// M x n4, or C itself, M x N) as zero_c_part does, then B's copy written, a 4-column group a thread.
 __device__ __forceinline__ void zero_c_pad_b_part(float* __restrict__ Cp, long long count, const float* __restrict__ B,
                                                   float* __restrict__ Bp, int K, int N, long long first,
                                                   long long stride)
 {
-    const long long c_vecs = count / 4;  // count = M x n4: whole float4s
+    const long long c_vecs = count / 4;
     const int row_vecs = (N + 3) / 4;
     const long long all = c_vecs + (long long)K * row_vecs;
     for (long long i = first; i < all; i += stride) {
@@ -70,6 +72,7 @@ __device__ __forceinline__ void zero_c_pad_b_part(float* __restrict__ Cp, long l
         reinterpret_cast<float4*>(Bp)[v] = make_float4(src[0], col + 1 < N ? src[1] : 0.f,
                                                        col + 2 < N ? src[2] : 0.f, col + 3 < N ? src[3] : 0.f);
     }
+    if (first < count - c_vecs * 4) Cp[c_vecs * 4 + first] = 0.0f;
 }
 
 extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long count, const float* __restrict__ B,
@@ -117,7 +120,7 @@ extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* _
 // C (zeroed first, as for the splits above). Where tiles x splits would leave part of a wave idle (48 tiles of
 // 128x256 at 333x4096 fill 96 or 144 of 132 SMs), every SM gets the same number of slices.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
-          bool NARROW, bool PAD_C = false>
+          bool NARROW, bool PAD_C = false, bool PAD_B = false>
 __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const float* __restrict__ B,
                                             float* __restrict__ C, int M, int N, int K, float* smem)
 {
@@ -132,8 +135,8 @@ __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const f
         const int tile = it / slices;
         const int k_first = it - tile * slices;
         const int k_tiles = min(slices - k_first, end - it);
-        regdb_body<VEC, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, NARROW, true, PAD_C>(
-            A, B, C, M, N, K, smem, v9::Segment{tile, grid_m, grid_n, k_first, k_tiles});
+        regdb_body<VEC, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, NARROW, true, PAD_C, false, false,
+                   PAD_B>(A, B, C, M, N, K, smem, v9::Segment{tile, grid_m, grid_n, k_first, k_tiles});
         it += k_tiles;
         // Every warp has read its last fragments of this segment before the next one's prologue refills the stages.
         __syncthreads();
@@ -194,6 +197,23 @@ sgemm_regdb_streamk_padc(const float* __restrict__ A, const float* __restrict__ 
     static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
     extern __shared__ __align__(16) float smem[];
     streamk_run<false, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, true>(A, B, C, M, N, K, smem);
+}
+
+// The padded-B kernels (KernelSpec.pads_b without pads_c, ids ending -padb), launched where N % 4 != 0 after
+// splitk_zero_c_pad_b has zeroed C and written B's copy (rows of N rounded up to a multiple of 4 floats): B is read
+// from the copy in 16-byte pieces, as by the 16-byte kernel, and each partial tile is added into C where it lies in
+// the widest reductions each address allows, as by the narrow kernels, so nothing is copied back. At 4096x127x4096
+// on an H200 the padded 256x128 stream-K operation's copy back took 7.3 of its 110.6 us
+// (results/h200-2026-11-30/padlaunch/).
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_streamk_padb(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                         int N, int K)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    extern __shared__ __align__(16) float smem[];
+    streamk_run<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, false, false, true>(A, B, C, M, N, K, smem);
 }
 
 // Serial splits (params["SERIAL"], ids ending -ser): one launch instead of two. Split 0 of each tile stores its
@@ -342,8 +362,7 @@ sgemm_regdb_streamk_fused(const float* __restrict__ A, const float* __restrict__
     if (padded)
         zero_c_pad_b_part(Cp, (long long)M * n4, B, Bp, K, N, first, stride);
     else
-        for (long long i = first; i < (long long)M * N / 4; i += stride)
-            reinterpret_cast<float4*>(C)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+        zero_c_part(C, (long long)M * N, first, stride);
     grid_barrier();
     streamk_run<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, false>(A, padded ? Bp : B, padded ? Cp : C,
                                                                                   M, n4, K, smem);
@@ -386,6 +405,8 @@ template __global__ void sgemm_regdb_splitk_padc<64,128,16,32,64,8,8,3,128,3,0>(
 template __global__ void sgemm_regdb_splitk_padc<64,64,16,32,64,8,8,3,64,6,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padc<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk_padb<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk_padb<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
 // The stream-K configuration in one launch.
 template __global__ void sgemm_regdb_streamk_fused<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int, float*, float*);
 // The serial configurations and their N % 4 != 0 (narrow or padded-C) kernels.

@@ -33,9 +33,9 @@ _COMPILED: dict[tuple, CompiledKernel] = {}
 
 
 def compile_cache_key(spec: KernelSpec) -> tuple:
-    """What makes two specs one compiled kernel: the source, entry and backend, and whether its operation pads N,
-    which takes two more kernels of the module (a padded configuration shares its entry with its twin)."""
-    return (spec.source, spec.entry, spec.backend, spec.pads_n)
+    """What makes two specs one compiled kernel: the source, entry and backend, and the other kernels of the module
+    its operation launches (a padded configuration shares its entry with its twin, and takes more of them)."""
+    return (spec.source, spec.entry, spec.backend, spec.helper_entries)
 
 
 def compile_kernel(spec: KernelSpec) -> CompiledKernel:

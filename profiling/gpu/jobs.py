@@ -89,11 +89,11 @@ def element_bytes(spec: KernelSpec) -> tuple[int, int]:
 
 def device_bytes_needed(spec: KernelSpec, shape: Shape) -> int:
     """GPU memory one run needs: A, B, the output, the reference output (and C for AddMM), the padded copies of B
-    (where it pads B) and C of a split-K kernel that pads N (KernelSpec.padded_n), and the module's own arrays
+    (where it pads B) and C (where it pads C) of a split-K kernel that pads N (KernelSpec.padded_n), and the module's own arrays
     (KernelSpec.module_global_bytes)."""
     op = spec.operation_spec
     m, n, k = shape.m, shape.n, shape.k
-    padded = op.input_bytes * ((k if spec.pads_b else 0) + m) * (spec.padded_n(n) or 0)
+    padded = op.input_bytes * ((k if spec.pads_b else 0) + (m if spec.pads_c else 0)) * (spec.padded_n(n) or 0)
     buffers = op.input_bytes * (m * k + k * n) + op.output_bytes * op.device_buffers * m * n + padded
     return buffers + spec.module_global_bytes
 

@@ -97,6 +97,7 @@ class Problem:
         # B's and C's padded copies (padded_copies), made when first used.
         self._padded_b: Any = None
         self._padded_c: Any = None
+        self._padded_n = 0
         if operation == "sgemm":
             self.ref = xp.matmul(a, b)
         else:
@@ -142,10 +143,12 @@ class Problem:
         block = spec.block
         padded_n = spec.padded_n(n)
         if padded_n:
-            b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b)
-            if b_padded is None:
-                # C alone is padded: the kernel reads B where it lies and works out C's row length from N.
-                args = (self.a, self.b, c_padded, np.int32(m), np.int32(n), np.int32(k))
+            b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b, spec.pads_c)
+            if b_padded is None or c_padded is None:
+                # One operand alone is padded: the kernel reads B, or adds into C, where it lies, and works out the
+                # copy's row length from N.
+                b, c = (self.b, c_padded) if b_padded is None else (b_padded, self.out)
+                args = (self.a, b, c, np.int32(m), np.int32(n), np.int32(k))
             else:
                 args = (self.a, b_padded, c_padded, np.int32(m), np.int32(padded_n), np.int32(k))
         elif self.operation == "sgemm":
@@ -164,7 +167,7 @@ class Problem:
         barriers over its grid find every block resident (a grid that cannot be is refused by the driver)."""
         m, n, k = self.shape.m, self.shape.n, self.shape.k
         padded_n = spec.padded_n(n)
-        b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b) if padded_n else (self.b, self.out)
+        b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b, spec.pads_c) if padded_n else (self.b, self.out)
         args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k), b_padded, c_padded)
         block, smem = spec.block, spec.dynamic_smem_bytes
         # Through the loaded function (cupy.cuda.Function): a RawKernel's own call passes the cooperative flag it was
@@ -183,21 +186,23 @@ class Problem:
         padded_n = spec.padded_n(n)
         if not padded_n:
             return (None if first is None else zeroing_launch(first, self.out, sm_count)), None
-        b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b)
+        b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b, spec.pads_c)
         copies = (self.b, b_padded, self.out, c_padded)
-        return padding_launches(first, compiled.helpers[entries[-1]], copies, sm_count)
+        return padding_launches(first, compiled.helpers[entries[-1]] if spec.pads_c else None, copies, sm_count)
 
-    def padded_copies(self, padded_n: int, pads_b: bool) -> tuple[Any | None, Any]:
-        """The buffers for B's (where `pads_b`, else None) and C's copies with rows of `padded_n` floats
-        (KernelSpec.padded_n), allocated once per problem; the operation writes them on every run, so their cost is
-        in its time."""
+    def padded_copies(self, padded_n: int, pads_b: bool, pads_c: bool) -> tuple[Any | None, Any | None]:
+        """The buffers for B's (where `pads_b`, else None) and C's (where `pads_c`, else None) copies with rows of
+        `padded_n` floats (KernelSpec.padded_n), allocated once per problem; the operation writes them on every run,
+        so their cost is in its time."""
         xp, shape = self.xp, self.shape
-        if self._padded_c is None or self._padded_c.shape[1] != padded_n:
+        if self._padded_n != padded_n:
+            self._padded_b = self._padded_c = None
+            self._padded_n = padded_n
+        if pads_c and self._padded_c is None:
             self._padded_c = xp.empty((shape.m, padded_n), dtype=xp.float32)
-            self._padded_b = None
         if pads_b and self._padded_b is None:
             self._padded_b = xp.empty((shape.k, padded_n), dtype=xp.float32)
-        return (self._padded_b if pads_b else None), self._padded_c
+        return (self._padded_b if pads_b else None), (self._padded_c if pads_c else None)
 
     def operand_maps(self, spec: KernelSpec) -> tuple[Any, ...]:
         """A's and B's TMA tensor maps for a kernel that reads them through the Tensor Memory Accelerator (and C's
@@ -268,21 +273,24 @@ def zeroing_launch(zero: Any, out: Any, sm_count: int | None) -> Launch:
 
 
 def padding_launches(
-    first: Any | None, last: Any, copies: tuple[Any, Any, Any, Any], sm_count: int | None
-) -> tuple[Launch | None, Launch]:
+    first: Any | None, last: Any | None, copies: tuple[Any, Any, Any, Any], sm_count: int | None
+) -> tuple[Launch | None, Launch | None]:
     """The two launches around a padded split-K multiply (KernelSpec.padded_n), `copies` being (B, its padded copy or
-    None, C, its padded copy): the first zeroes C's copy and writes B's (SPLIT_K_PAD_ENTRY; SPLIT_K_ZERO_ENTRY where
-    B is not copied; None where `first` is None: serial splits store into the copy), the last copies C's first N
-    columns into C (SPLIT_K_UNPAD_ENTRY)."""
+    None, C, its padded copy or None): the first zeroes C's copy, or C where it has none, and writes B's copy
+    (SPLIT_K_PAD_ENTRY; SPLIT_K_ZERO_ENTRY where B is not copied; None where `first` is None: serial splits store into
+    the copy), the last copies C's first N columns into C (SPLIT_K_UNPAD_ENTRY; None where `last` is: C has no copy)."""
     b, b_padded, out, c_padded = copies
     (k, n), m = b.shape, out.shape[0]
+    target = out if c_padded is None else c_padded
     pad: Launch | None = None
     if first is not None and b_padded is not None:
-        pad_grid = (zero_blocks(c_padded.size + b_padded.size, sm_count),)
-        pad_args = (c_padded, np.int64(c_padded.size), b, b_padded, np.int32(k), np.int32(n))
+        pad_grid = (zero_blocks(target.size + b_padded.size, sm_count),)
+        pad_args = (target, np.int64(target.size), b, b_padded, np.int32(k), np.int32(n))
         pad = lambda: first(pad_grid, (ZERO_THREADS,), pad_args)  # noqa: E731
     elif first is not None:
-        pad = zeroing_launch(first, c_padded, sm_count)
+        pad = zeroing_launch(first, target, sm_count)
+    if last is None:
+        return pad, None
     unpad_grid = (unpad_blocks(out.size, sm_count),)
     unpad_args = (c_padded, out, np.int32(m), np.int32(n))
     return pad, lambda: last(unpad_grid, (ZERO_THREADS,), unpad_args)
@@ -403,11 +411,12 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
     if spec.split_k:
         m, n, k = shape.m, shape.n, shape.k
         padded_n = spec.padded_n(n)
-        # The zeroing launch's floats: C's or its padded copy's, or C's and B's padded copies; the unpadding
-        # launch's: C's.
+        # The zeroing launch's floats: C's or its padded copy's; the padding launch's: B's padded copy's and C's
+        # copy's, or C's where C has none; the unpadding launch's: C's.
+        c_floats = m * (padded_n if padded_n and spec.pads_c else n)
         floats = {
-            SPLIT_K_ZERO_ENTRY: m * (padded_n or n),
-            SPLIT_K_PAD_ENTRY: (m + k) * (padded_n or 0),
+            SPLIT_K_ZERO_ENTRY: c_floats,
+            SPLIT_K_PAD_ENTRY: c_floats + k * (padded_n or 0),
             SPLIT_K_UNPAD_ENTRY: m * n,
         }
         kernel = spec.launched_at(n).entry

@@ -3,7 +3,7 @@ awkward sizes (1, 17, 129, non-multiples of the tile, K not a multiple of the sl
 slices do not divide by the split count) and at small-M*N, deep-K shapes, zeroes C before every launch (timed
 launches stay correct: op "bench" checks the last timed launch again) and records its splits. Its stream-K
 configurations (one wave of blocks, each an equal run of all tiles' K slices across tile boundaries) the same, and
-those that pad N to a multiple of 4 where N % 4 != 0, copying B and C or C alone (refused where N % 4 == 0), and
+those that pad N to a multiple of 4 where N % 4 != 0, copying B and C, C alone or B alone (refused where N % 4 == 0), and
 those with serial splits (split 0 stores, the others add after it: no zeroing launch, and the per-tile counts reset
 for the next launch, which the check after the timed launches covers), and the stream-K ones in one launch (C zeroed,
 B and C padded and C copied back by the kernel itself, between barriers over its grid)."""
@@ -73,13 +73,17 @@ def test_launch_facts_record_the_splits(benched) -> None:
             if shape.n % 4 == 0:
                 continue  # refused
             # Three launches: C's copy zeroed (with B's written: the 16-byte kernel at N padded; without: the
-            # padded-C kernel at N), then C copied back.
+            # padded-C kernel at N), then C copied back; or two: C zeroed and B's copy written, then the padded-B
+            # kernel at N adding into C.
             assert r["launch"]["padded_n"] == -(-shape.n // 4) * 4, (kernel, shape.label)
             names = [launch["kernel"] for launch in r["launch"]["launches"]]
             expected = ["splitk_zero_c_pad_b", spec.entry] if spec.pads_b else ["splitk_zero_c", spec.narrow_entry]
             if spec.serial:  # split 0 stores into C's copy: no zeroing launch
                 expected = [spec.narrow_entry]
-            assert names == [*expected, "splitk_unpad_c"], (kernel, shape.label)
+            if not spec.pads_c:
+                assert names == ["splitk_zero_c_pad_b", spec.narrow_entry], (kernel, shape.label)
+            else:
+                assert names == [*expected, "splitk_unpad_c"], (kernel, shape.label)
         elif spec.split_k:
             assert "padded_n" not in r["launch"], (kernel, shape.label)
             entry = spec.narrow_entry if shape.n % 4 else spec.entry
