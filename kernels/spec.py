@@ -37,6 +37,9 @@ SPLIT_K_HELPER_ENTRIES = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_E
 PADDED_N_SUFFIX = "-pad"
 PADDED_C_SUFFIX = "-padc"
 PADDED_B_SUFFIX = "-padb"
+# ... and of padded stream-K configurations whose multiply copies each completed tile of C's copy back itself
+# (KernelSpec.tile_copy), after PADDED_N_SUFFIX.
+TILE_COPY_SUFFIX = "-tcopy"
 # The id part of configurations with serial splits (KernelSpec.serial): split 0 stores, the others add after it.
 SERIAL_SUFFIX = "-ser"
 # ... and of those whose split 0 zeroes its tile of C first, after which every split adds (params["ZERO_FIRST"]).
@@ -147,7 +150,21 @@ class KernelSpec:
             return ""
         if not self.pads_c:
             return PADDED_B_SUFFIX
+        if self.tile_copy:
+            return PADDED_N_SUFFIX + TILE_COPY_SUFFIX
         return PADDED_N_SUFFIX if self.pads_b else PADDED_C_SUFFIX
+
+    @property
+    def tile_copy(self) -> bool:
+        """Whether this padded stream-K configuration's multiply copies C's copy back itself (params["TILE_COPY"]):
+        the block that completes a tile copies it into C, so no launch follows the multiply. Its arguments are the
+        fused kernel's, ending in B's and C's copies."""
+        return self.stream_k and self.pads_n and bool(self.params.get("TILE_COPY"))
+
+    @property
+    def launches_copy_back(self) -> bool:
+        """Whether the operation ends in a launch copying C's padded copy back into C (SPLIT_K_UNPAD_ENTRY)."""
+        return self.pads_c and not self.fused and not self.tile_copy
 
     def padded_n(self, n: int) -> int | None:
         """The row length of the padded copies at n columns (n rounded up to a multiple of 4) where the
@@ -166,17 +183,17 @@ class KernelSpec:
         it pads N the padding launch of B and the copy back (which of them run at a shape: operation_entries)."""
         if not self.split_k or self.fused:
             return ()
+        unpad = (SPLIT_K_UNPAD_ENTRY,) if self.launches_copy_back else ()
         if self.serial:
-            return (SPLIT_K_UNPAD_ENTRY,) if self.pads_c else ()
+            return unpad
         if self.pads_n:
-            pad = (SPLIT_K_PAD_ENTRY,) if self.pads_b else ()
-            return (SPLIT_K_ZERO_ENTRY, *pad, *((SPLIT_K_UNPAD_ENTRY,) if self.pads_c else ()))
+            return (SPLIT_K_ZERO_ENTRY, *((SPLIT_K_PAD_ENTRY,) if self.pads_b else ()), *unpad)
         return (SPLIT_K_ZERO_ENTRY,)
 
     def operation_entries(self, n: int) -> tuple[str, ...]:
         """The kernels the operation at n columns launches, in order: for a split-K kernel the zeroing launch first
         (which also pads B where it pads B; none where its splits are serial), the kernel that runs at n
-        (launched_at), and where it pads C's rows (pads_c) a launch that copies C back."""
+        (launched_at), and where it pads C's rows a launch that copies C back (launches_copy_back)."""
         if not self.split_k or self.fused:
             return (self.entry,) if self.entry else ()
         entry = self.launched_at(n).entry or ""
@@ -184,7 +201,7 @@ class KernelSpec:
             return (entry, SPLIT_K_UNPAD_ENTRY) if self.padded_n(n) else (entry,)
         if self.padded_n(n):
             first = SPLIT_K_PAD_ENTRY if self.pads_b else SPLIT_K_ZERO_ENTRY
-            return (first, entry, SPLIT_K_UNPAD_ENTRY) if self.pads_c else (first, entry)
+            return (first, entry, SPLIT_K_UNPAD_ENTRY) if self.launches_copy_back else (first, entry)
         return (SPLIT_K_ZERO_ENTRY, entry)
 
     @property
@@ -291,6 +308,11 @@ class KernelSpec:
                 f"{self.id} counts the splits of at most {SERIAL_MAX_TILES:,} tiles, and {Shape(m, n, k).label} has "
                 f"{tiles:,}; run {self.id.replace(ZERO_FIRST_SUFFIX if self.params.get('ZERO_FIRST') else SERIAL_SUFFIX, '', 1)}, "
                 "which zeroes C first"
+            )
+        if self.tile_copy and (tiles := math.prod(self.grid(m, -(-n // 4) * 4))) > SERIAL_MAX_TILES:
+            return (
+                f"{self.id} counts the slices added to at most {SERIAL_MAX_TILES:,} tiles, and {Shape(m, n, k).label} "
+                f"has {tiles:,}; run {self.id.removesuffix(TILE_COPY_SUFFIX)}, which copies C back in a launch of its own"
             )
         if self.pads_n and n % 4 == 0:
             unpadded = self.id.removesuffix(self.padded_suffix)

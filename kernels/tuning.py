@@ -21,6 +21,7 @@ from kernels.spec import (
     PADDED_C_SUFFIX,
     PADDED_N_SUFFIX,
     SERIAL_SUFFIX,
+    TILE_COPY_SUFFIX,
     ZERO_FIRST_SUFFIX,
     KernelSpec,
 )
@@ -85,6 +86,7 @@ CONFIG_ID_PARTS: dict[str, str] = {
     PADDED_N_SUFFIX.removeprefix("-"): "where N % 4 != 0, run at N padded to a multiple of 4 on copies of B and C",
     PADDED_C_SUFFIX.removeprefix("-"): "where N % 4 != 0, add into a copy of C padded to a multiple of 4 columns",
     PADDED_B_SUFFIX.removeprefix("-"): "where N % 4 != 0, read B from a copy padded to a multiple of 4 columns",
+    TILE_COPY_SUFFIX.removeprefix("-"): "the block completing a tile copies it back from C's padded copy",
     FUSED_SUFFIX.removeprefix("-"): "stream-K in one launch: C zeroed (and B and C padded) by the kernel itself",
 }
 
@@ -134,6 +136,7 @@ def _build(
         + (PADDED_N_SUFFIX if params.get("PAD_N") else "")
         + (PADDED_C_SUFFIX if params.get("PAD_C") else "")
         + (PADDED_B_SUFFIX if params.get("PAD_B") else "")
+        + (TILE_COPY_SUFFIX if params.get("TILE_COPY") else "")
         + (FUSED_SUFFIX if params.get("FUSED") else ""),
         "source": source,
         "entry": f"{template}<{','.join(map(str, args))}>",
@@ -542,6 +545,7 @@ def _v9_splitk_config(
     pad_n: bool = False,
     pad_c: bool = False,
     pad_b: bool = False,
+    tile_copy: bool = False,
     serial: bool = False,
     zero_first: bool = False,
     fused: bool = False,
@@ -554,7 +558,8 @@ def _v9_splitk_config(
     multiple of 4 (KernelSpec.pads_n; id ends in -pad), and only there; `pad_c` makes it add into a copy of C
     padded that way while its padded-C kernel reads B where it lies (KernelSpec.pads_b false; id ends in -padc);
     `pad_b` (stream-K only) makes its padded-B kernel read a copy of B padded that way and add into C where it lies
-    (KernelSpec.pads_c false; id ends in -padb);
+    (KernelSpec.pads_c false; id ends in -padb); `tile_copy` (stream-K with `pad_n`) makes the block that completes
+    a tile copy it back from C's copy, instead of a launch after the multiply (KernelSpec.tile_copy; -pad-tcopy);
     `serial` makes split 0 store its partial tile and the others add after it, with no zeroing launch
     (sgemm_regdb_splitk_serial; KernelSpec.serial; id has -ser after its depth); `zero_first` makes them serial
     splits whose split 0 zeroes its tile before its main loop, after which every split adds
@@ -576,6 +581,10 @@ def _v9_splitk_config(
         if not stream_k or fused or pad_n or pad_c:
             raise ValueError("a padded-B configuration is a stream-K one that pads nothing else")
         params["PAD_B"] = 1
+    if tile_copy:
+        if not (stream_k and pad_n) or fused:
+            raise ValueError("a tile-copy configuration is a padded stream-K one, not fused")
+        params["TILE_COPY"] = 1
     if serial or zero_first:
         params["SERIAL"] = 1
     if zero_first:
@@ -600,7 +609,9 @@ def _v9_splitk_config(
         params,
         v9_problems(params),
         True,
-        narrow_template=None
+        narrow_template=f"{template}_tilecopy"
+        if tile_copy
+        else None
         if pad_n or fused
         else f"{template}_padc"
         if pad_c
@@ -665,6 +676,10 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # where it lies drops that launch for the narrow kernels' reductions into C's unaligned rows.
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_b=True),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_b=True),
+    # The padded stream-K tiles whose multiply copies C back itself, tile by tile as each is completed, instead of a
+    # launch after it (the copy back above).
+    _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_n=True, tile_copy=True),
+    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_n=True, tile_copy=True),
     # Serial splits of the tiles that lead where M x N is a handful of tiles and K is deep (333x127, 127x127) or M
     # or N is large and K shallow (333x4096x333): there the zeroing launch before the multiply is a tenth of the
     # operation (2.4-2.9 us of 24-37 us on an H100). The sweep decides where: they lose where a handful of tiles has

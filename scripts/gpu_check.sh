@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -103,6 +103,29 @@ v9splitk_check() {  # v9splitk_check STAGE SECONDS SUFFIX JOB MxNxK...: into $EV
   local cfgs; cfgs=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('$suffix') or '$suffix-' in c['id']))")
   sanitize_at_shapes 120 "$F" "${name}_sanitizer" "$prefix" "$cfgs" "$(IFS=,; echo "$*")"
   record "$name" "tests: $(tail -1 "$F/gpu_tests.txt")"
+}
+
+stream_k_variant_check() {  # stream_k_variant_check STAGE SUFFIX JOB: into $OUT/STAGE.tar.gz, v9-splitk's 256x128 and
+  # 64x128 stream-K configurations ending in SUFFIX: their GPU tests, each beside its twin padding B and C (-pad,
+  # three launches) and cuBLAS in 30 interleaved rounds at the narrow deep-K shapes, the launch probe at
+  # 4096x127x4096 (the padded operation's copy back took 7.3 of its 110.6 us there on an H200,
+  # results/h200-2026-11-30/padlaunch/) and beside it, then memcheck and racecheck (files named after JOB1, JOB2, ...)
+  # at shapes with N % 4 != 0, N = 1 and an odd M x N, every result verified. About 5 minutes.
+  local name=$1 suffix=$2 prefix=$3 F="$EV/$1"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  local sk=v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk sk64=v9-splitk-64x128x16-w32x64-t8x8-s3-sk
+  timeout 150 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -k "${suffix##*-}" -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
+  timeout 200 $PY -m profiling bench --kernels "cublas,$sk-pad,$sk$suffix,$sk64-pad,$sk64$suffix" --interleaved \
+     --sizes 4096x127x4096,4096x127x8191,2048x127x4096,1024x127x8191,4096x333x4096,333x127x8191 --repeats 30 \
+     --json "$F/bench_narrow.json" > "$F/bench_narrow.txt" 2>"$F/bench_narrow.log"; echo "exit=$?" >> "$F/bench_narrow.log"
+  [ -f "$F/bench_narrow.json" ] && $PY scripts/ratio_table.py "$F/bench_narrow.json" > "$F/ratios_narrow.md" 2>&1
+  grep -E -e "$suffix|sk-pad \|" "$F/ratios_narrow.md" 2>/dev/null | head -30
+  timeout 120 $PY scripts/split_launch_probe.py --repeats 40 \
+     --cases "4096x127x4096:$sk-pad,4096x127x4096:$sk$suffix,4096x127x8191:$sk$suffix,2048x127x4096:$sk$suffix" \
+     > "$F/launch_probe.md" 2>&1; echo "exit=$?" >> "$F/launch_probe.md"; tail -6 "$F/launch_probe.md"
+  sanitize_at_shapes 60 "$F" "${name}_sanitizer" "$prefix" "$sk$suffix,$sk64$suffix" 300x263x2000,333x1x4097,127x129x8189
+  record "$name" "$(tail -1 "$F/gpu_tests.txt"); bench ok rows: $(grep -c ' ok ' "$F/bench_narrow.txt")"
+  # The device tool brings back at most 8 files: the folder travels as one archive.
+  tar -C "$EV" -czf "$OUT/$name.tar.gz" "$name" && rm -rf "$F"
 }
 
 for s in $STAGES; do case $s in
@@ -819,27 +842,16 @@ padlaunch)
 padbalone)
   # v9-splitk's stream-K configurations that pad B alone where N % 4 != 0 (ids ending -padb: splitk_zero_c_pad_b
   # zeroes C where it lies and writes B's copy with rows of a multiple of 4 floats, the padded-B kernel reads that copy
-  # in 16-byte pieces and adds into C's unaligned rows, and nothing is copied back): their GPU tests, each beside its
-  # twin padding B and C (three launches) and cuBLAS in 30 interleaved rounds at the narrow deep-K shapes, the launch
-  # probe at 4096x127x4096 (the copy back of the padded operation took 7.3 of its 110.6 us there on an H200,
-  # results/h200-2026-11-30/padlaunch/), then memcheck and racecheck at shapes with N % 4 != 0, N = 1 and an odd
-  # M x N (C's last floats zeroed one by one). About 4 minutes.
+  # in 16-byte pieces and adds into C's unaligned rows, and nothing is copied back). Session 33
+  # (results/h200-2026-11-30/padbalone/): correct and clean, slower than padding B and C at 4096x127x4096.
   stage padbalone
-  F="$EV/padbalone"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
-  timeout 150 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -k padb -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  sk=v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk; sk64=v9-splitk-64x128x16-w32x64-t8x8-s3-sk
-  timeout 200 $PY -m profiling bench --kernels cublas,$sk-pad,$sk-padb,$sk64-pad,$sk64-padb --interleaved \
-     --sizes 4096x127x4096,4096x127x8191,2048x127x4096,1024x127x8191,4096x333x4096,333x127x8191 --repeats 30 \
-     --json "$F/bench_narrow.json" > "$F/bench_narrow.txt" 2>"$F/bench_narrow.log"; echo "exit=$?" >> "$F/bench_narrow.log"
-  [ -f "$F/bench_narrow.json" ] && $PY scripts/ratio_table.py "$F/bench_narrow.json" > "$F/ratios_narrow.md" 2>&1
-  grep -E "padb|sk-pad \|" "$F/ratios_narrow.md" 2>/dev/null | head -30
-  timeout 120 $PY scripts/split_launch_probe.py --repeats 40 \
-     --cases "4096x127x4096:$sk-pad,4096x127x4096:$sk-padb,4096x127x8191:$sk-padb,2048x127x4096:$sk-padb" \
-     > "$F/launch_probe.md" 2>&1; echo "exit=$?" >> "$F/launch_probe.md"; tail -6 "$F/launch_probe.md"
-  sanitize_at_shapes 60 "$F" padbalone_sanitizer pa "$sk-padb,$sk64-padb" 300x263x2000,333x1x4097,127x129x8189
-  record padbalone "$(tail -1 "$F/gpu_tests.txt"); bench ok rows: $(grep -c ' ok ' "$F/bench_narrow.txt")"
-  # The device tool brings back at most 8 files: the folder travels as one archive.
-  tar -C "$EV" -czf "$OUT/padbalone.tar.gz" padbalone && rm -rf "$F"
+  stream_k_variant_check padbalone -padb pa
+  ;;
+tilecopy)
+  # v9-splitk's padded stream-K configurations whose multiply copies C back itself (ids ending -pad-tcopy: the block
+  # completing a tile copies it from C's padded copy into C, so no launch follows the multiply).
+  stage tilecopy
+  stream_k_variant_check tilecopy -pad-tcopy tc
   ;;
 fused)
   # v9-splitk's stream-K configurations in one launch (ids ending -fused: C zeroed, and where N % 4 != 0 B's and C's

@@ -180,6 +180,17 @@ def test_an_operation_padding_b_alone_zeroes_c_itself_and_adds_into_it_with_noth
     assert gemm[1] is b_padded and gemm[2] is problem.out and [int(v) for v in gemm[3:]] == [301, 127, 50]
 
 
+def test_a_tile_copy_operation_pads_b_and_c_and_passes_c_and_the_copies_to_its_multiply() -> None:
+    problem, calls = _padded_launches("v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad-tcopy", 300, 127, 50)
+    assert [c[0] for c in calls] == ["splitk_zero_c_pad_b", "gemm"]
+    b_padded, c_padded = problem.padded_copies(128, True, True)
+    pad, gemm = (c[3] for c in calls)
+    assert pad[0] is c_padded and int(pad[1]) == 300 * 128 and pad[2] is problem.b and pad[3] is b_padded
+    # The fused kernel's arguments: C and N as they are, then B's and C's copies.
+    assert gemm[0] is problem.a and gemm[1] is problem.b and gemm[2] is problem.out
+    assert [int(v) for v in gemm[3:6]] == [300, 127, 50] and gemm[6] is b_padded and gemm[7] is c_padded
+
+
 def test_serial_splits_padding_c_launch_no_zeroing_and_at_n_multiple_of_4_nothing_is_padded() -> None:
     _, calls = _padded_launches("v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser-padc", 300, 127, 50)
     assert [c[0] for c in calls] == ["gemm", "splitk_unpad_c"]

@@ -74,9 +74,15 @@ def test_configurations_are_valid_instantiated_and_resolve_to_v9_splitk() -> Non
         assert c["entry"].startswith(f"{function}<")
         assert c["entry"].replace(" ", "") + "(" in source, f"{c['entry']} is not instantiated in v9_splitk.cu"
         pads_b = bool(p.get("PAD_N") or p.get("PAD_B") or p.get("FUSED"))  # a fused one writes B's copy itself
-        assert c["id"].endswith(("-pad", "-padb", "-fused")) == pads_b == get_kernel(c["id"]).pads_b
-        assert c["id"].endswith(("-pad", "-padc", "-padb")) == get_kernel(c["id"]).pads_n
-        assert c["id"].endswith(("-pad", "-padc", "-fused")) == get_kernel(c["id"]).pads_c
+        assert c["id"].endswith(("-pad", "-pad-tcopy", "-padb", "-fused")) == pads_b == get_kernel(c["id"]).pads_b
+        assert c["id"].endswith(("-pad", "-pad-tcopy", "-padc", "-padb")) == get_kernel(c["id"]).pads_n
+        assert c["id"].endswith(("-pad", "-pad-tcopy", "-padc", "-fused")) == get_kernel(c["id"]).pads_c
+        assert c["id"].endswith("-tcopy") == bool(p.get("TILE_COPY")) == get_kernel(c["id"]).tile_copy
+        if p.get("TILE_COPY"):  # where N % 4 != 0 its tile-copy kernel runs at N on the padded copies
+            assert c["narrow_entry"].startswith(f"{function}_tilecopy<")
+            assert c["narrow_entry"].endswith(f",{p['MIN_BLOCKS']},{p.get('ORDER', 0)}>")
+            assert c["narrow_entry"] + "(" in source, f"{c['narrow_entry']} is not instantiated in v9_splitk.cu"
+            continue
         assert c["id"].endswith("-fused") == bool(p.get("FUSED")) == get_kernel(c["id"]).fused
         if p.get("PAD_N") or p.get(
             "FUSED"
@@ -363,6 +369,53 @@ def test_a_padded_b_configuration_reads_a_copy_of_b_and_adds_into_c_where_it_lie
     assert find_kernel(f"void {spec.narrow_entry}(const float *)").id == "v9-splitk"
     regex = kernel_name_regex([config_id])
     assert regex is not None and "splitk_zero_c_pad_b|sgemm_regdb_" in regex and "_padb" in regex
+
+
+TILE_COPY = ["v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad-tcopy", "v9-splitk-64x128x16-w32x64-t8x8-s3-sk-pad-tcopy"]
+
+
+@pytest.mark.parametrize("config_id", TILE_COPY)
+def test_a_tile_copy_configuration_pads_b_and_c_and_copies_c_back_in_its_multiply(config_id: str) -> None:
+    spec = get_kernel(config_id)
+    padded = get_kernel(config_id.removesuffix("-tcopy"))
+    twin = get_kernel(config_id.removesuffix("-pad-tcopy"))
+    assert spec.tile_copy and spec.pads_b and spec.pads_c and not spec.launches_copy_back and padded.launches_copy_back
+    assert spec.padded_suffix == "-pad-tcopy" and spec.padded_n(127) == 128
+    assert spec.launched_at(127).entry == spec.narrow_entry == twin.narrow_entry.replace("_narrow<", "_tilecopy<")
+    assert spec.size_problem(4096, 128, 4096) == (
+        f"{config_id} differs from {twin.id} only where N % 4 != 0 (it then pads N to a multiple of 4); "
+        f"at N = 128 run {twin.id}"
+    )
+    # Two launches: C's copy zeroed and B's written (4096 + 4096 rows of 128 floats, a float4 a thread: 1024 blocks
+    # of 256), then the tile-copy kernel on the padded configuration's grid; nothing after it.
+    facts = launch_facts(spec.launched_at(127), Shape(4096, 127, 4096), 132)
+    assert facts["padded_n"] == 128 and facts["grid"] == list(padded.launch_grid(4096, 127, 4096, 132))
+    assert facts["launches"] == [
+        {"kernel": "splitk_zero_c_pad_b", "grid": [1024, 1, 1], "block": [256, 1, 1]},
+        {"kernel": spec.narrow_entry, "grid": facts["grid"], "block": [*spec.block, 1]},
+    ]
+    assert spec.helper_entries == ("splitk_zero_c", "splitk_zero_c_pad_b")
+    # Both copies are counted, as for the padded configuration.
+    from profiling.gpu.jobs import device_bytes_needed
+
+    shape = Shape(4096, 127, 4096)
+    assert device_bytes_needed(spec, shape) == device_bytes_needed(padded, shape)
+    # Its per-tile counts are serial_tile_arrivals: at most 16,384 tiles (of 256x128 or 64x128 at N padded).
+    tile_rows = 16385 * spec.tile_m
+    assert spec.size_problem(tile_rows, 127, 64) == (
+        f"{config_id} counts the slices added to at most 16,384 tiles, and {tile_rows}x127x64 has 16,385; run "
+        f"{padded.id}, which copies C back in a launch of its own"
+    )
+    assert spec.size_problem(16384 * spec.tile_m, 127, 64) is None
+    regex = kernel_name_regex([config_id])
+    assert regex is not None and "splitk_zero_c_pad_b|sgemm_regdb_" in regex and "_tilecopy" in regex
+
+
+def test_only_a_padded_stream_k_configuration_copies_c_back_tile_by_tile() -> None:
+    with pytest.raises(ValueError, match="a tile-copy configuration is a padded stream-K one"):
+        tuning._v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, pad_n=True, tile_copy=True)
+    with pytest.raises(ValueError, match="a tile-copy configuration is a padded stream-K one"):
+        tuning._v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, tile_copy=True)
 
 
 def test_only_a_stream_k_configuration_padding_nothing_else_pads_b_alone() -> None:

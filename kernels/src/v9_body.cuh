@@ -86,6 +86,16 @@ struct Segment {
     int k_tiles;
 };
 
+// Tile `pid`'s row and column in a grid_m x grid_n tile grid, in the grouped order: consecutive ids cover GROUP_M
+// tile rows before moving right.
+__device__ __forceinline__ int2 grouped_tile(int pid, int grid_m, int grid_n)
+{
+    const int group_size = GROUP_M * grid_n;
+    const int first_m = (pid / group_size) * GROUP_M;
+    const int rows_in_group = min(grid_m - first_m, GROUP_M);
+    return make_int2(first_m + (pid % group_size) % rows_in_group, (pid % group_size) / rows_in_group);
+}
+
 // A serial split's arrival at its tile's count; the last of the non-empty splits resets it for the next launch
 // (splits past the end of K returned at the start and never arrive).
 __device__ __forceinline__ void serial_arrive(unsigned* tile_arrivals, int K, int BK)
@@ -237,11 +247,9 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     const int grid_n = STREAM_K ? segment.grid_n : (int)gridDim.x;
     const int grid_m = STREAM_K ? segment.grid_m : (int)gridDim.y;
     const int pid = STREAM_K ? segment.tile : (int)(blockIdx.y * grid_n + blockIdx.x);
-    const int group_size = v9::GROUP_M * grid_n;
-    const int first_m = (pid / group_size) * v9::GROUP_M;
-    const int rows_in_group = min(grid_m - first_m, v9::GROUP_M);
-    const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
-    const int bn = ((pid % group_size) / rows_in_group) * BN;
+    const int2 tile_at = v9::grouped_tile(pid, grid_m, grid_n);
+    const int bm = tile_at.x * BM;
+    const int bn = tile_at.y * BN;
     if constexpr (ZERO_FIRST) {
         if (blockIdx.z == 0) {
             // C's copy's padding columns too (PAD_C): 16-byte additions of the last column group land there.

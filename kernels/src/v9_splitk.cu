@@ -314,6 +314,91 @@ sgemm_regdb_splitk_zfirst_padc(const float* __restrict__ A, const float* __restr
         A, B, C, M, N, K, smem, {}, serial_tile_arrivals);
 }
 
+// Padded stream-K with the copy back in the multiply (params["TILE_COPY"], ids ending -pad-tcopy): launched where
+// N % 4 != 0 after splitk_zero_c_pad_b, as the padded operation's 16-byte kernel at n4 (N rounded up to a multiple of
+// 4) on B's and C's copies Bp and Cp, but the block whose segment completes a tile copies that tile's first N columns
+// of Cp into C, so no launch follows the multiply. A tile is complete when the count of its slices added (this
+// module's serial_tile_arrivals, which that block resets, so the counts are zero at every launch) reaches all of
+// them. At 4096x127x4096 on an H200 the padded 256x128 operation's copy back took 7.3 of its 110.6 us
+// (results/h200-2026-11-30/padlaunch/). Its arguments are those of the fused kernel; B is not read.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
+          int ORDER = 0>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_regdb_streamk_tilecopy(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M,
+                             int N, int K, const float* __restrict__ Bp, float* __restrict__ Cp)
+{
+    static_assert(THREADS * MIN_BLOCKS <= 2048, "MIN_BLOCKS blocks must fit one SM's 2048 threads");
+    // A completed tile is copied in float4 loads of Cp, IN_FLIGHT a thread at once: one 4-byte load at a time, the
+    // copy of a 256x128 tile would wait on L2 128 times in a row.
+    constexpr int GROUPS_PER_ROW = BN / 4;
+    constexpr int PER_THREAD = BM * GROUPS_PER_ROW / THREADS;
+    constexpr int IN_FLIGHT = PER_THREAD < 8 ? PER_THREAD : 8;
+    static_assert((BM * GROUPS_PER_ROW) % THREADS == 0 && PER_THREAD % IN_FLIGHT == 0, "copy units divide evenly");
+    extern __shared__ __align__(16) float smem[];
+    __shared__ bool tile_complete;
+    const int n4 = (N + 3) & ~3;
+    const int grid_m = (M + BM - 1) / BM;
+    const int grid_n = (n4 + BN - 1) / BN;
+    const int slices = (K + BK - 1) / BK;
+    // tiles x slices < 2^31, as in streamk_run.
+    const long long total = (long long)grid_m * grid_n * slices;
+    int it = (int)(total * blockIdx.x / gridDim.x);
+    const int end = (int)(total * (blockIdx.x + 1) / gridDim.x);
+    while (it < end) {
+        const int tile = it / slices;
+        const int k_first = it - tile * slices;
+        const int k_tiles = min(slices - k_first, end - it);
+        regdb_body<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, false, true>(
+            A, Bp, Cp, M, n4, K, smem, v9::Segment{tile, grid_m, grid_n, k_first, k_tiles});
+        it += k_tiles;
+        // Every thread's additions are issued, and every warp has read its last fragments of this segment before the
+        // next one's prologue refills the stages.
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            __threadfence();
+            const unsigned added = atomicAdd(&serial_tile_arrivals[tile], (unsigned)k_tiles) + (unsigned)k_tiles;
+            tile_complete = added == (unsigned)slices;
+            if (tile_complete) {
+                serial_tile_arrivals[tile] = 0u;
+                __threadfence();
+            }
+        }
+        __syncthreads();
+        if (!tile_complete) continue;
+        const int2 tile_at = v9::grouped_tile(tile, grid_m, grid_n);
+        const int bm = tile_at.x * BM;
+        const int bn = tile_at.y * BN;
+        const int rows = min(BM, M - bm);
+        const int cols = min(BN, N - bn);
+        for (int first = 0; first < PER_THREAD; first += IN_FLIGHT) {
+            float4 v[IN_FLIGHT];
+#pragma unroll
+            for (int u = 0; u < IN_FLIGHT; ++u) {
+                const int g = (first + u) * THREADS + threadIdx.x;
+                const int r = g / GROUPS_PER_ROW;
+                const int c = (g % GROUPS_PER_ROW) * 4;
+                // Read past the L1: the other blocks' additions landed in L2. Cp's rows are n4 floats, so a group
+                // that starts before N lies inside its row.
+                v[u] = r < rows && c < cols
+                           ? __ldcg(reinterpret_cast<const float4*>(Cp + (size_t)(bm + r) * n4 + bn + c))
+                           : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+#pragma unroll
+            for (int u = 0; u < IN_FLIGHT; ++u) {
+                const int g = (first + u) * THREADS + threadIdx.x;
+                const int r = g / GROUPS_PER_ROW;
+                const int c = (g % GROUPS_PER_ROW) * 4;
+                if (r >= rows) continue;
+                float* dst = C + (size_t)(bm + r) * N + bn + c;
+                const float parts[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    if (c + j < cols) dst[j] = parts[j];
+            }
+        }
+    }
+}
+
 // Stream-K in one launch (params["FUSED"], ids ending -fused): the launches before and after the multiply become
 // phases of it, behind barriers over the whole grid. The two launches around the padded 256x128 stream-K multiply at
 // 4096x127x4096 took 9.4 of the operation's 110.6 us on an H200, the multiply alone 101.1 against cuBLAS's 101.2
@@ -407,6 +492,8 @@ template __global__ void sgemm_regdb_streamk_padc<256,128,16,64,64,16,8,3,256,1,
 template __global__ void sgemm_regdb_streamk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padb<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padb<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
+template __global__ void sgemm_regdb_streamk_tilecopy<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int, const float*, float*);
+template __global__ void sgemm_regdb_streamk_tilecopy<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int, const float*, float*);
 // The stream-K configuration in one launch.
 template __global__ void sgemm_regdb_streamk_fused<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int, float*, float*);
 // The serial configurations and their N % 4 != 0 (narrow or padded-C) kernels.

@@ -144,7 +144,10 @@ class Problem:
         padded_n = spec.padded_n(n)
         if padded_n:
             b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b, spec.pads_c)
-            if b_padded is None or c_padded is None:
+            if spec.tile_copy:
+                # The multiply copies C back itself: C and N as they are, then the copies (the fused kernel's order).
+                args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k), b_padded, c_padded)
+            elif b_padded is None or c_padded is None:
                 # One operand alone is padded: the kernel reads B, or adds into C, where it lies, and works out the
                 # copy's row length from N.
                 b, c = (self.b, c_padded) if b_padded is None else (b_padded, self.out)
@@ -188,7 +191,8 @@ class Problem:
             return (None if first is None else zeroing_launch(first, self.out, sm_count)), None
         b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b, spec.pads_c)
         copies = (self.b, b_padded, self.out, c_padded)
-        return padding_launches(first, compiled.helpers[entries[-1]] if spec.pads_c else None, copies, sm_count)
+        last = compiled.helpers[entries[-1]] if spec.launches_copy_back else None
+        return padding_launches(first, last, copies, sm_count)
 
     def padded_copies(self, padded_n: int, pads_b: bool, pads_c: bool) -> tuple[Any | None, Any | None]:
         """The buffers for B's (where `pads_b`, else None) and C's (where `pads_c`, else None) copies with rows of

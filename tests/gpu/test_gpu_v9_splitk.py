@@ -73,14 +73,14 @@ def test_launch_facts_record_the_splits(benched) -> None:
             if shape.n % 4 == 0:
                 continue  # refused
             # Three launches: C's copy zeroed (with B's written: the 16-byte kernel at N padded; without: the
-            # padded-C kernel at N), then C copied back; or two: C zeroed and B's copy written, then the padded-B
-            # kernel at N adding into C.
+            # padded-C kernel at N), then C copied back; or two: C (or C's copy) zeroed and B's copy written, then the
+            # padded-B kernel at N adding into C (or the tile-copy kernel copying each completed tile back).
             assert r["launch"]["padded_n"] == -(-shape.n // 4) * 4, (kernel, shape.label)
             names = [launch["kernel"] for launch in r["launch"]["launches"]]
             expected = ["splitk_zero_c_pad_b", spec.entry] if spec.pads_b else ["splitk_zero_c", spec.narrow_entry]
             if spec.serial:  # split 0 stores into C's copy: no zeroing launch
                 expected = [spec.narrow_entry]
-            if not spec.pads_c:
+            if not spec.launches_copy_back:  # B alone padded, or the multiply copies C back tile by tile
                 assert names == ["splitk_zero_c_pad_b", spec.narrow_entry], (kernel, shape.label)
             else:
                 assert names == [*expected, "splitk_unpad_c"], (kernel, shape.label)
