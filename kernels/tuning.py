@@ -671,14 +671,19 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     _v9_splitk_config(64, 64, 16, 32, 64, 8, 8, 3, 64, 6, deep_slices=8, pad_c=True),
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_c=True),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_c=True),
-    # The stream-K tiles with B alone padded: the copy back of the padded operation took 7.3 of 110.6 us at
-    # 4096x127x4096 on an H200, whose multiply alone matched cuBLAS (results/h200-2026-11-30/padlaunch/). Adding into C
-    # where it lies drops that launch for the narrow kernels' reductions into C's unaligned rows.
+    # Two ways to drop the copy back of the padded stream-K operation, which took 7.3 of 110.6 us at 4096x127x4096 on
+    # an H200 while the multiply alone matched cuBLAS (results/h200-2026-11-30/padlaunch/). Measured on an H200 beside
+    # their twins padding B and C and cuBLAS in 30 interleaved rounds (session 33, padbalone/ and tilecopy/):
+    # - B alone padded, the partial tiles added into C where it lies (-padb): at 4096x127x4096 the multiply took
+    #   112.1 us alone against 101.3, the unaligned reductions costing more than the launch they save (86.2 against
+    #   90.4 % of cuBLAS); 84.9-99.5 % against 93.8-100 % at the other N = 127 shapes but 4096x127x8191 (64x128 tile,
+    #   91.8 against 91.5). The 256x128 tile is kept, the best measured at 4096x333x4096: 94.5 % against 94.0.
+    # - The block completing a tile copies it back (-pad-tcopy): with 16 tiles of 256x128 at 4096x127x4096, 16 SMs
+    #   copy at the end and the multiply took 108.3 us alone (89.4 against 90.8 %). The 64x128 tile, with four times
+    #   the tiles and so the copying blocks, is kept: ahead of its twin at 4096x127x4096 (90.7 against 90.1 %),
+    #   4096x127x8191 (91.8 / 91.4), 2048x127x4096 (95.6 / 94.5) and 4096x333x4096 (90.4 / 89.0), behind at 1024x127x8191
+    #   (99.1 / 99.6) and 333x127x8191 (85.7 / 86.5).
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_b=True),
-    _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_b=True),
-    # The padded stream-K tiles whose multiply copies C back itself, tile by tile as each is completed, instead of a
-    # launch after it (the copy back above).
-    _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_n=True, tile_copy=True),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_n=True, tile_copy=True),
     # Serial splits of the tiles that lead where M x N is a handful of tiles and K is deep (333x127, 127x127) or M
     # or N is large and K shallow (333x4096x333): there the zeroing launch before the multiply is a tenth of the

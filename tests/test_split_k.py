@@ -181,7 +181,7 @@ def test_an_operation_padding_b_alone_zeroes_c_itself_and_adds_into_it_with_noth
 
 
 def test_a_tile_copy_operation_pads_b_and_c_and_passes_c_and_the_copies_to_its_multiply() -> None:
-    problem, calls = _padded_launches("v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad-tcopy", 300, 127, 50)
+    problem, calls = _padded_launches("v9-splitk-64x128x16-w32x64-t8x8-s3-sk-pad-tcopy", 300, 127, 50)
     assert [c[0] for c in calls] == ["splitk_zero_c_pad_b", "gemm"]
     b_padded, c_padded = problem.padded_copies(128, True, True)
     pad, gemm = (c[3] for c in calls)

@@ -204,7 +204,9 @@ sgemm_regdb_streamk_padc(const float* __restrict__ A, const float* __restrict__ 
 // from the copy in 16-byte pieces, as by the 16-byte kernel, and each partial tile is added into C where it lies in
 // the widest reductions each address allows, as by the narrow kernels, so nothing is copied back. At 4096x127x4096
 // on an H200 the padded 256x128 stream-K operation's copy back took 7.3 of its 110.6 us
-// (results/h200-2026-11-30/padlaunch/).
+// (results/h200-2026-11-30/padlaunch/); this kernel's multiply took 112.1 us alone against 101.3 for the 16-byte
+// kernel's reductions into C's copy, so it is the slower operation there (padbalone/; kernels/tuning.py says where it
+// is kept).
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
           int ORDER>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -320,7 +322,9 @@ sgemm_regdb_splitk_zfirst_padc(const float* __restrict__ A, const float* __restr
 // of Cp into C, so no launch follows the multiply. A tile is complete when the count of its slices added (this
 // module's serial_tile_arrivals, which that block resets, so the counts are zero at every launch) reaches all of
 // them. At 4096x127x4096 on an H200 the padded 256x128 operation's copy back took 7.3 of its 110.6 us
-// (results/h200-2026-11-30/padlaunch/). Its arguments are those of the fused kernel; B is not read.
+// (results/h200-2026-11-30/padlaunch/); there this kernel's multiply took 108.3 us alone against 101.1, as 16 blocks
+// (one per 256x128 tile) copy at the end, each through one SM (tilecopy/; the 64x128 tile, with four times the
+// copying blocks, is kept: kernels/tuning.py). Its arguments are those of the fused kernel; B is not read.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
           int ORDER = 0>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -491,8 +495,6 @@ template __global__ void sgemm_regdb_splitk_padc<64,64,16,32,64,8,8,3,64,6,0>(co
 template __global__ void sgemm_regdb_streamk_padc<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padc<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
 template __global__ void sgemm_regdb_streamk_padb<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int);
-template __global__ void sgemm_regdb_streamk_padb<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int);
-template __global__ void sgemm_regdb_streamk_tilecopy<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int, const float*, float*);
 template __global__ void sgemm_regdb_streamk_tilecopy<64,128,16,32,64,8,8,3,128,3,0>(const float*, const float*, float*, int, int, int, const float*, float*);
 // The stream-K configuration in one launch.
 template __global__ void sgemm_regdb_streamk_fused<256,128,16,64,64,16,8,3,256,1,4>(const float*, const float*, float*, int, int, int, float*, float*);
