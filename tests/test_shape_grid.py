@@ -457,7 +457,9 @@ def test_the_benchmark_page_shows_the_grid_of_a_bundle_that_holds_one(offline_ap
         assert legend.endswith(
             "-sk: stream-K (one wave of blocks sharing all tiles' K slices); -pad: where N % 4 != 0, run at N padded "
             "to a multiple of 4 on copies of B and C; -padc: where N % 4 != 0, add into a copy of C padded to a "
-            "multiple of 4 columns; -fused: stream-K in one launch: C zeroed (and B and C padded) by the kernel itself."
+            "multiple of 4 columns; -padb: where N % 4 != 0, read B from a copy padded to a multiple of 4 columns; "
+            "-tcopy: the block completing a tile copies it back from C's padded copy; -fused: stream-K in one launch: C "
+            "zeroed (and B and C padded) by the kernel itself."
         )
         at.selectbox(key="grid_target_kernel").set_value("v8-splitk").run()
         assert summary_line(BOTH, "v8-splitk") in [m.value.replace("\\", "") for m in at.markdown]
