@@ -105,24 +105,26 @@ v9splitk_check() {  # v9splitk_check STAGE SECONDS SUFFIX JOB MxNxK...: into $EV
   record "$name" "tests: $(tail -1 "$F/gpu_tests.txt")"
 }
 
-stream_k_variant_check() {  # stream_k_variant_check STAGE SUFFIX JOB: into $OUT/STAGE.tar.gz, v9-splitk's 256x128 and
-  # 64x128 stream-K configurations ending in SUFFIX: their GPU tests, each beside its twin padding B and C (-pad,
-  # three launches) and cuBLAS in 30 interleaved rounds at the narrow deep-K shapes, the launch probe at
-  # 4096x127x4096 (the padded operation's copy back took 7.3 of its 110.6 us there on an H200,
-  # results/h200-2026-11-30/padlaunch/) and beside it, then memcheck and racecheck (files named after JOB1, JOB2, ...)
-  # at shapes with N % 4 != 0, N = 1 and an odd M x N, every result verified. About 5 minutes.
+stream_k_variant_check() {  # stream_k_variant_check STAGE SUFFIX JOB: into $OUT/STAGE.tar.gz, v9-splitk's stream-K
+  # configurations ending in SUFFIX: their GPU tests, each beside its twin padding B and C (-pad, three launches) and
+  # cuBLAS in 30 interleaved rounds at the narrow deep-K shapes, the launch probe at 4096x127x4096 (the padded
+  # operation's copy back took 7.3 of its 110.6 us there on an H200, results/h200-2026-11-30/padlaunch/), then memcheck
+  # and racecheck (files named after JOB1, JOB2, ...) at shapes with N % 4 != 0, N = 1 and an odd M x N, every result
+  # verified. About 5 minutes for two configurations.
   local name=$1 suffix=$2 prefix=$3 F="$EV/$1"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
-  local sk=v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk sk64=v9-splitk-64x128x16-w32x64-t8x8-s3-sk
+  local ids pairs cases
+  ids=$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('$suffix')))")
+  pairs=$($PY -c "print(','.join(f\"{i.removesuffix('$suffix')}-pad,{i}\" for i in '$ids'.split(',')))")
+  cases=$($PY -c "print(','.join(f'4096x127x4096:{i}' for i in '$pairs'.split(',')))")
   timeout 150 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -k "${suffix##*-}" -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
-  timeout 200 $PY -m profiling bench --kernels "cublas,$sk-pad,$sk$suffix,$sk64-pad,$sk64$suffix" --interleaved \
+  timeout 200 $PY -m profiling bench --kernels "cublas,$pairs" --interleaved \
      --sizes 4096x127x4096,4096x127x8191,2048x127x4096,1024x127x8191,4096x333x4096,333x127x8191 --repeats 30 \
      --json "$F/bench_narrow.json" > "$F/bench_narrow.txt" 2>"$F/bench_narrow.log"; echo "exit=$?" >> "$F/bench_narrow.log"
   [ -f "$F/bench_narrow.json" ] && $PY scripts/ratio_table.py "$F/bench_narrow.json" > "$F/ratios_narrow.md" 2>&1
   grep -E -e "$suffix|sk-pad \|" "$F/ratios_narrow.md" 2>/dev/null | head -30
-  timeout 120 $PY scripts/split_launch_probe.py --repeats 40 \
-     --cases "4096x127x4096:$sk-pad,4096x127x4096:$sk$suffix,4096x127x8191:$sk$suffix,2048x127x4096:$sk$suffix" \
+  timeout 120 $PY scripts/split_launch_probe.py --repeats 40 --cases "$cases" \
      > "$F/launch_probe.md" 2>&1; echo "exit=$?" >> "$F/launch_probe.md"; tail -6 "$F/launch_probe.md"
-  sanitize_at_shapes 60 "$F" "${name}_sanitizer" "$prefix" "$sk$suffix,$sk64$suffix" 300x263x2000,333x1x4097,127x129x8189
+  sanitize_at_shapes 60 "$F" "${name}_sanitizer" "$prefix" "$ids" 300x263x2000,333x1x4097,127x129x8189
   record "$name" "$(tail -1 "$F/gpu_tests.txt"); bench ok rows: $(grep -c ' ok ' "$F/bench_narrow.txt")"
   # The device tool brings back at most 8 files: the folder travels as one archive.
   tar -C "$EV" -czf "$OUT/$name.tar.gz" "$name" && rm -rf "$F"
@@ -849,7 +851,9 @@ padbalone)
   ;;
 tilecopy)
   # v9-splitk's padded stream-K configurations whose multiply copies C back itself (ids ending -pad-tcopy: the block
-  # completing a tile copies it from C's padded copy into C, so no launch follows the multiply).
+  # completing a tile copies it from C's padded copy into C, so no launch follows the multiply). Session 33
+  # (results/h200-2026-11-30/tilecopy/): correct and clean; the 256x128 tile slower than its twin, the 64x128 one
+  # ahead at four of six narrow shapes.
   stage tilecopy
   stream_k_variant_check tilecopy -pad-tcopy tc
   ;;

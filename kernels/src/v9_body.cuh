@@ -328,8 +328,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     const size_t b_pass = (size_t)B_PASS_ROWS * ldb;
     const size_t b_slice = (size_t)BK * ldb;
     // Columns of this thread's B group inside B: all 4 (VEC: N % 4 == 0, whole groups are in or out; PAD_B: the last
-    // group's columns past N are the copy's zeros) or b_cols
-    // (B_ONE_COLUMN: its one column when b_cols > 0).
+    // group's columns past N are the copy's zeros) or b_cols (B_ONE_COLUMN: its one column when b_cols > 0).
 #if V9_B_ROWWISE
     const int b_cols = B_ROWWISE ? max(N - gb_col, 0) : min(max(N - gb_col, 0), 4);
 #else

@@ -89,8 +89,8 @@ def element_bytes(spec: KernelSpec) -> tuple[int, int]:
 
 def device_bytes_needed(spec: KernelSpec, shape: Shape) -> int:
     """GPU memory one run needs: A, B, the output, the reference output (and C for AddMM), the padded copies of B
-    (where it pads B) and C (where it pads C) of a split-K kernel that pads N (KernelSpec.padded_n), and the module's own arrays
-    (KernelSpec.module_global_bytes)."""
+    (where it pads B) and C (where it pads C) of a split-K kernel that pads N (KernelSpec.padded_n), and the
+    module's own arrays (KernelSpec.module_global_bytes)."""
     op = spec.operation_spec
     m, n, k = shape.m, shape.n, shape.k
     padded = op.input_bytes * ((k if spec.pads_b else 0) + (m if spec.pads_c else 0)) * (spec.padded_n(n) or 0)
