@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -856,6 +856,15 @@ tilecopy)
   # ahead at four of six narrow shapes.
   stage tilecopy
   stream_k_variant_check tilecopy -pad-tcopy tc
+  ;;
+coopprobe)
+  # What the fused stream-K kernel's cooperative launch and grid barriers cost without its work
+  # (scripts/coop_probe.py: a kernel crossing the module's grid_barrier() 0-2 times, one block per SM, plain and
+  # cooperative launches, 200 event-timed launches each). About 30 s.
+  stage coopprobe
+  F="$EV/coopprobe"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  timeout 120 $PY scripts/coop_probe.py > "$F/coop_probe.md" 2>&1; echo "exit=$?" >> "$F/coop_probe.md"; cat "$F/coop_probe.md"
+  record coopprobe "$(grep -c '^| [cp]' "$F/coop_probe.md") rows; $(tail -1 "$F/coop_probe.md")"
   ;;
 fused)
   # v9-splitk's stream-K configurations in one launch (ids ending -fused: C zeroed, and where N % 4 != 0 B's and C's
