@@ -741,9 +741,10 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # slower at every shape: 4096x127x4096 119.8 us against 111.2 for the three launches (84.5 against 91.0 % of
     # cuBLAS), 4096x127x8191 211.4 against 195.5, 1024x127x8191 70.3 against 65.2; the 64x128 and 128x256 tiles fused
     # lost 1.8-9.7 us to their twins too. At 4096x128x4096, where it only zeroes C, it took 109.3 us against the
-    # multiply's 101.3 alone. Not measured, only suspected: one block per SM copies with too few loads in flight, and
-    # the cooperative launch and the barriers cost more than the launches they replace. Dropped from the sweep but for
-    # this tile, kept for the record.
+    # multiply's 101.3 alone. The cooperative launch and its two barriers, timed without the work, cost 3.7 us over a
+    # plain launch (session 33, coopprobe/), less than half of that; the rest is suspected, not measured, to be its
+    # copies at one block per SM (the tile-copy kernels above lose the same way). Dropped from the sweep but for this
+    # tile, kept for the record.
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, fused=True),
 ]
 
