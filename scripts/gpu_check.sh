@@ -874,21 +874,21 @@ fused)
   # and 333, then memcheck and racecheck of the fused ones at shapes with N % 4 != 0, N = 1 and N % 4 == 0 with edge
   # tiles. About 5 minutes. Session 32 ran it on three fused tiles, 128x256 at M of 127 and 333
   # (results/h200-2026-11-30/fused/): correct and clean, slower than their twins at every shape; the 256x128 one
-  # stays (kernels/tuning.py).
+  # stays (kernels/tuning.py). FUSED_NARROW_SIZES, FUSED_WIDE=0 and FUSED_SAN_SHAPES make a shorter call.
   stage fused
   F="$EV/fused"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   timeout 200 $PY -m pytest tests/gpu/test_gpu_v9_splitk.py -q -m gpu -k fused -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
   sk=v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk; sk64=v9-splitk-64x128x16-w32x64-t8x8-s3-sk
   timeout 200 $PY -m profiling bench --kernels cublas,$sk-pad,$sk-fused,$sk64-pad,$sk --interleaved \
-     --sizes 4096x127x4096,4096x127x8191,2048x127x4096,1024x127x8191,4096x128x4096 --repeats 30 \
+     --sizes "${FUSED_NARROW_SIZES:-4096x127x4096,4096x127x8191,2048x127x4096,1024x127x8191,4096x128x4096}" --repeats 30 \
      --json "$F/bench_narrow.json" > "$F/bench_narrow.txt" 2>"$F/bench_narrow.log"; echo "exit=$?" >> "$F/bench_narrow.log"
-  timeout 120 $PY -m profiling bench --kernels cublas,$sk,$sk-fused --interleaved \
+  [ "${FUSED_WIDE:-1}" = 1 ] && timeout 120 $PY -m profiling bench --kernels cublas,$sk,$sk-fused --interleaved \
      --sizes 333x4096x4096,127x4096x4096,333x2048x8191 --repeats 30 \
      --json "$F/bench_wide.json" > "$F/bench_wide.txt" 2>"$F/bench_wide.log"; echo "exit=$?" >> "$F/bench_wide.log"
   for b in narrow wide; do [ -f "$F/bench_$b.json" ] && $PY scripts/ratio_table.py "$F/bench_$b.json" > "$F/ratios_$b.md" 2>&1; done
   cat "$F"/ratios_*.md 2>/dev/null | grep -E "fused|sk-pad|sk \|" | head -30
   sanitize_at_shapes 60 "$F" fused_sanitizer fu "$($PY -c "from kernels.tuning import V9_SPLITK_TUNING_CONFIGS as C; print(','.join(c['id'] for c in C if c['id'].endswith('-fused')))")" \
-     300x263x2000,333x1x4097,130x252x1001
+     "${FUSED_SAN_SHAPES:-300x263x2000,333x1x4097,130x252x1001}"
   record fused "$(tail -1 "$F/gpu_tests.txt"); bench ok rows: $(cat "$F"/bench_*.txt 2>/dev/null | grep -c ' ok ')"
   # The device tool brings back at most 8 files: the folder travels as one archive.
   tar -C "$EV" -czf "$OUT/fused.tar.gz" fused && rm -rf "$F"

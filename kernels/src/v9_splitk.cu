@@ -52,7 +52,9 @@ sgemm_regdb_splitk_narrow(const float* __restrict__ A, const float* __restrict__
 // operations (KernelSpec.pads_c false) copy B alone: splitk_zero_c_pad_b zeroes C itself and writes B's copy, and the
 // padded-B kernel adds into C where it lies, with no copy back.
 // Threads `first`, `first` + `stride`, ... of splitk_zero_c_pad_b's work: count floats of Cp zeroed (C's copy,
-// M x n4, or C itself, M x N) as zero_c_part does, then B's copy written, a 4-column group a thread.
+// M x n4, or C itself, M x N) as zero_c_part does, then B's copy written, a 4-column group a thread. IN_FLIGHT > 1:
+// each thread loads IN_FLIGHT groups of B of its grid-stride run before it stores them (as unpad_c_part).
+template <int IN_FLIGHT = 1>
 __device__ __forceinline__ void zero_c_pad_b_part(float* __restrict__ Cp, long long count, const float* __restrict__ B,
                                                   float* __restrict__ Bp, int K, int N, long long first,
                                                   long long stride)
@@ -60,17 +62,47 @@ __device__ __forceinline__ void zero_c_pad_b_part(float* __restrict__ Cp, long l
     const long long c_vecs = count / 4;
     const int row_vecs = (N + 3) / 4;
     const long long all = c_vecs + (long long)K * row_vecs;
-    for (long long i = first; i < all; i += stride) {
-        if (i < c_vecs) {
-            reinterpret_cast<float4*>(Cp)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-            continue;
+    // IN_FLIGHT > 1 where every index a thread reaches fits 32 bits, with 32-bit index arithmetic (64-bit divisions
+    // cost as much as the copy).
+    if (IN_FLIGHT > 1 && all + stride * IN_FLIGHT <= 0x7fffffffLL) {
+        const int c_groups = (int)c_vecs;
+        const int groups = (int)all;
+        const int step = (int)stride;
+        for (int base = (int)first; base < groups; base += step * IN_FLIGHT) {
+            float4 v[IN_FLIGHT];
+#pragma unroll
+            for (int u = 0; u < IN_FLIGHT; ++u) {
+                const long long i = base + (long long)u * step;
+                const int g = (int)min(max(i - c_groups, 0LL), (long long)groups - c_groups - 1);  // B's group
+                const int row = g / row_vecs;
+                const int col = (g - row * row_vecs) * 4;
+                const float* src = B + (long long)row * N + col;
+                const bool in_b = i >= c_groups && i < groups;
+                v[u] = make_float4(in_b ? src[0] : 0.f, in_b && col + 1 < N ? src[1] : 0.f,
+                                   in_b && col + 2 < N ? src[2] : 0.f, in_b && col + 3 < N ? src[3] : 0.f);
+            }
+#pragma unroll
+            for (int u = 0; u < IN_FLIGHT; ++u) {
+                const long long i = base + (long long)u * step;
+                if (i < c_groups)
+                    reinterpret_cast<float4*>(Cp)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+                else if (i < groups)
+                    reinterpret_cast<float4*>(Bp)[i - c_groups] = v[u];
+            }
         }
-        const long long v = i - c_vecs;
-        const long long row = v / row_vecs;
-        const int col = (int)(v - row * row_vecs) * 4;
-        const float* src = B + row * N + col;
-        reinterpret_cast<float4*>(Bp)[v] = make_float4(src[0], col + 1 < N ? src[1] : 0.f,
-                                                       col + 2 < N ? src[2] : 0.f, col + 3 < N ? src[3] : 0.f);
+    } else {
+        for (long long i = first; i < all; i += stride) {
+            if (i < c_vecs) {
+                reinterpret_cast<float4*>(Cp)[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+                continue;
+            }
+            const long long v = i - c_vecs;
+            const long long row = v / row_vecs;
+            const int col = (int)(v - row * row_vecs) * 4;
+            const float* src = B + row * N + col;
+            reinterpret_cast<float4*>(Bp)[v] = make_float4(src[0], col + 1 < N ? src[1] : 0.f,
+                                                           col + 2 < N ? src[2] : 0.f, col + 3 < N ? src[3] : 0.f);
+        }
     }
     if (first < count - c_vecs * 4) Cp[c_vecs * 4 + first] = 0.0f;
 }
@@ -88,23 +120,44 @@ extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long
 // same multiply.
 // The copy of splitk_unpad_c, by this launch's threads over a grid-stride loop. L2_ONLY: Cp read past the L1
 // (ld.global.cg), for a copy in the launch that wrote Cp (sgemm_regdb_streamk_fused), whose L1 may still hold lines of
-// Cp from before the other blocks' additions.
-template <bool L2_ONLY>
+// Cp from before the other blocks' additions. IN_FLIGHT > 1: each thread loads IN_FLIGHT floats of its grid-stride
+// run before it stores them, for a grid of one block per SM (the fused kernel's), whose threads would otherwise wait
+// on L2 once per float.
+template <bool L2_ONLY, int IN_FLIGHT = 1>
 __device__ __forceinline__ void unpad_c_part(const float* __restrict__ Cp, float* __restrict__ C, int M, int N)
 {
     const int n4 = (N + 3) & ~3;
     const long long count = (long long)M * N;
     const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
-        if (count <= 0x7fffffffLL) {
-            const int j = (int)i;
-            const int row = j / N;
-            const float* src = Cp + ((long long)row * n4 + (j - row * N));
-            C[j] = L2_ONLY ? __ldcg(src) : *src;
-        } else {
-            const long long row = i / N;
-            const float* src = Cp + (row * n4 + (i - row * N));
-            C[i] = L2_ONLY ? __ldcg(src) : *src;
+    // IN_FLIGHT > 1 where every index a thread reaches fits 32 bits, with 32-bit index arithmetic as below.
+    if (IN_FLIGHT > 1 && count + stride * IN_FLIGHT <= 0x7fffffffLL) {
+        const int total = (int)count;
+        const int step = (int)stride;
+        for (int base = blockIdx.x * blockDim.x + threadIdx.x; base < total; base += step * IN_FLIGHT) {
+            float v[IN_FLIGHT];
+#pragma unroll
+            for (int u = 0; u < IN_FLIGHT; ++u) {
+                const int j = (int)min(base + (long long)u * step, (long long)total - 1);
+                const int row = j / N;
+                const float* src = Cp + ((long long)row * n4 + (j - row * N));
+                v[u] = L2_ONLY ? __ldcg(src) : *src;
+            }
+#pragma unroll
+            for (int u = 0; u < IN_FLIGHT; ++u)
+                if (base + (long long)u * step < total) C[base + u * step] = v[u];
+        }
+    } else {
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+            if (count <= 0x7fffffffLL) {
+                const int j = (int)i;
+                const int row = j / N;
+                const float* src = Cp + ((long long)row * n4 + (j - row * N));
+                C[j] = L2_ONLY ? __ldcg(src) : *src;
+            } else {
+                const long long row = i / N;
+                const float* src = Cp + (row * n4 + (i - row * N));
+                C[i] = L2_ONLY ? __ldcg(src) : *src;
+            }
         }
     }
 }
@@ -414,6 +467,11 @@ sgemm_regdb_streamk_tilecopy(const float* __restrict__ A, const float* __restric
 // one wave launched cooperatively (the host passes enable_cooperative_groups), so every block is resident and
 // the barriers cannot wait on a block that has not started. The barrier's count and generation are this module's:
 // two fused launches of one module must not run at the same time (the worker runs one at a time).
+// Each thread's loads in flight in the copy phases: with one block per SM, 33,792 threads on an H200, a copy of one
+// float or float4 at a time waits on memory once per element (4096x127x4096: 16 of C's floats and 8 of B's groups a
+// thread). The cooperative launch and both barriers, timed alone, cost 3.7 us over a plain launch on an H200, less
+// than half of what the kernel lost to the three launches (results/h200-2026-11-30/coopprobe/).
+constexpr int FUSED_COPIES_IN_FLIGHT = 8;
 __device__ unsigned fused_barrier_arrivals;
 __device__ unsigned fused_barrier_generation;
 
@@ -449,7 +507,7 @@ sgemm_regdb_streamk_fused(const float* __restrict__ A, const float* __restrict__
     const long long first = (long long)blockIdx.x * THREADS + threadIdx.x;
     const long long stride = (long long)gridDim.x * THREADS;
     if (padded)
-        zero_c_pad_b_part(Cp, (long long)M * n4, B, Bp, K, N, first, stride);
+        zero_c_pad_b_part<FUSED_COPIES_IN_FLIGHT>(Cp, (long long)M * n4, B, Bp, K, N, first, stride);
     else
         zero_c_part(C, (long long)M * N, first, stride);
     grid_barrier();
@@ -457,7 +515,7 @@ sgemm_regdb_streamk_fused(const float* __restrict__ A, const float* __restrict__
                                                                                   M, n4, K, smem);
     if (!padded) return;
     grid_barrier();
-    unpad_c_part<true>(Cp, C, M, N);
+    unpad_c_part<true, FUSED_COPIES_IN_FLIGHT>(Cp, C, M, N);
 }
 
 // Explicit instantiations of kernels/tuning.py V9_SPLITK_TUNING_CONFIGS (the catalog entry's is the first), so
