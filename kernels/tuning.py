@@ -742,9 +742,10 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     # cuBLAS), 4096x127x8191 211.4 against 195.5, 1024x127x8191 70.3 against 65.2; the 64x128 and 128x256 tiles fused
     # lost 1.8-9.7 us to their twins too. At 4096x128x4096, where it only zeroes C, it took 109.3 us against the
     # multiply's 101.3 alone. The cooperative launch and its two barriers, timed without the work, cost 3.7 us over a
-    # plain launch (session 33, coopprobe/), less than half of that; the rest is suspected, not measured, to be its
-    # copies at one block per SM (the tile-copy kernels above lose the same way). Dropped from the sweep but for this
-    # tile, kept for the record.
+    # plain launch (session 33, coopprobe/), less than half of that. With 8 loads in flight a thread in its copy
+    # phases (fused_inflight/) it took 117.8 us against its twin's 112.7 at 4096x127x4096 and 201.8 against 196.2 at
+    # 4096x127x8191, but 71.8 against 66.4 at 2048x127x4096: still slower everywhere. Dropped from the sweep but for
+    # this tile, kept for the record.
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, fused=True),
 ]
 
