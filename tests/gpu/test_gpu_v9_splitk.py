@@ -3,8 +3,8 @@ awkward sizes (1, 17, 129, non-multiples of the tile, K not a multiple of the sl
 slices do not divide by the split count) and at small-M*N, deep-K shapes, zeroes C before every launch (timed
 launches stay correct: op "bench" checks the last timed launch again) and records its splits. Its stream-K
 configurations (one wave of blocks, each an equal run of all tiles' K slices across tile boundaries) the same, and
-those that pad N to a multiple of 4 where N % 4 != 0, copying B and C, C alone or B alone (refused where N % 4 == 0), and
-those with serial splits (split 0 stores, the others add after it: no zeroing launch, and the per-tile counts reset
+those that pad N to a multiple of 4 where N % 4 != 0, copying B and C, C alone or B alone, or copying C back tile by
+tile in the multiply (all refused where N % 4 == 0), and those with serial splits (split 0 stores, the others add after it: no zeroing launch, and the per-tile counts reset
 for the next launch, which the check after the timed launches covers), and the stream-K ones in one launch (C zeroed,
 B and C padded and C copied back by the kernel itself, between barriers over its grid)."""
 
