@@ -272,9 +272,13 @@ class V9Model(AsyncModel):
     lookahead = True
     # v9's body also runs v9-splitk's stream-K segments, whose tile is the caller's, not the block's (STREAM_K false
     # for sgemm_regdb).
+    # The grouped order is v9::grouped_tile's, which the body and v9-splitk's tile copy share.
     source_statements = (
         "const int pid = STREAM_K ? segment.tile : (int)(blockIdx.y * grid_n + blockIdx.x);",
-        *(s.replace("v8::", "v9::") for s in _GROUPED[1:]),
+        "const int first_m = (pid / group_size) * GROUP_M;",
+        "return make_int2(first_m + (pid % group_size) % rows_in_group, (pid % group_size) / rows_in_group);",
+        "const int bm = tile_at.x * BM;",
+        "const int bn = tile_at.y * BN;",
     ) + (
         "const int a_row0 = tid / KQ;",
         "const int a_k = (tid % KQ) * 4;",

@@ -842,9 +842,13 @@ def narrow_copies_a_coalesced(params: dict[str, int]) -> bool:
 
 
 def a_coalesced_ids() -> list[str]:
-    """The v9-regdb and v9-splitk configurations whose narrow kernel copies A coalesced (narrow_copies_a_coalesced)."""
+    """The v9-regdb and v9-splitk configurations whose narrow kernel copies A coalesced (narrow_copies_a_coalesced).
+    The padded-B and tile-copy kernels launched where N % 4 != 0 run the 16-byte body (NARROW false), so they do not."""
     configs = V9_TUNING_CONFIGS + V9_SPLITK_TUNING_CONFIGS
-    return [c["id"] for c in configs if c.get("narrow_entry") and narrow_copies_a_coalesced(c["params"])]
+    narrow = [
+        c for c in configs if c.get("narrow_entry") and not (c["params"].get("PAD_B") or c["params"].get("TILE_COPY"))
+    ]
+    return [c["id"] for c in narrow if narrow_copies_a_coalesced(c["params"])]
 
 
 def config_split_count(config: dict, m: int, n: int, k: int, sm_count: int = DEFAULT_SM_COUNT) -> int:
