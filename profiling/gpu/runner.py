@@ -145,8 +145,8 @@ class Problem:
         if padded_n:
             b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b, spec.pads_c)
             if spec.tile_copy:
-                # The multiply copies C back itself: C and N as they are, then the copies (the fused kernel's order).
-                args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k), b_padded, c_padded)
+                # The multiply copies C back itself: the fused kernel's arguments.
+                args = self.copies_args(b_padded, c_padded)
             elif b_padded is None or c_padded is None:
                 # One operand alone is padded: the kernel reads B, or adds into C, where it lies, and works out the
                 # copy's row length from N.
@@ -168,15 +168,21 @@ class Problem:
         """The one launch of a fused stream-K operation (KernelSpec.fused): its arguments end in B's and C's padded
         copies where N % 4 != 0 (else B and C themselves, unused), and it is launched cooperatively, so that the
         barriers over its grid find every block resident (a grid that cannot be is refused by the driver)."""
-        m, n, k = self.shape.m, self.shape.n, self.shape.k
+        n = self.shape.n
         padded_n = spec.padded_n(n)
         b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b, spec.pads_c) if padded_n else (self.b, self.out)
-        args = (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k), b_padded, c_padded)
+        args = self.copies_args(b_padded, c_padded)
         block, smem = spec.block, spec.dynamic_smem_bytes
         # Through the loaded function (cupy.cuda.Function): a RawKernel's own call passes the cooperative flag it was
         # compiled with, and compiling the module for cooperative groups would change the kernels' machine code.
         kernel = fn.kernel
         return lambda: kernel(grid, block, args, shared_mem=smem, enable_cooperative_groups=True)
+
+    def copies_args(self, b_copy: Any, c_copy: Any) -> tuple[Any, ...]:
+        """The arguments of a kernel that works on B's and C's padded copies itself (the fused and tile-copy stream-K
+        kernels): A, B, C and M, N, K as they are, then the copies."""
+        m, n, k = self.shape.m, self.shape.n, self.shape.k
+        return (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k), b_copy, c_copy)
 
     def split_k_launches(
         self, compiled: CompiledKernel, spec: KernelSpec, sm_count: int | None
