@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -1146,6 +1146,20 @@ icache)
        > "$F/ncu_${label// /_}.csv" 2> "$F/ncu_${label// /_}.log"; echo "exit=$?" >> "$F/ncu_${label// /_}.log"
   done
   record icache "$(grep -h 'x333 ' "$F"/probe_*.txt | awk '{printf "%s %s/%s; ", $1" "$2" "$3" "$4, $7, $8}' | cut -c1-200)"
+  ;;
+pdl)
+  # Programmatic dependent launch (scripts/pdl_probe.py): each of PDL_CASES' split-K operations (SHAPE:CONFIGURATION,
+  # comma-separated) as built, built with GEMMLENS_PDL=1 and launched plainly, and with its launches after the first
+  # programmatic, beside cuBLAS in 30 rounds, each verified before and after 20 operations back to back; then a
+  # memcheck of the first case's operations.
+  stage pdl
+  F="$EV/pdl"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  cases="${PDL_CASES:-4096x127x4096:v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad}"
+  timeout "${PDL_SECONDS:-300}" $PY scripts/pdl_probe.py --repeats "${PDL_REPEATS:-30}" --cases "$cases" > "$F/probe.md" 2>&1
+  echo "exit=$?" >> "$F/probe.md"; cat "$F/probe.md"
+  timeout 200 "$SAN" --tool memcheck $PY scripts/pdl_probe.py --repeats 3 --cases "${cases%%,*}" > "$F/memcheck.txt" 2>&1
+  echo "exit=$?" >> "$F/memcheck.txt"; tail -3 "$F/memcheck.txt"
+  record pdl "$(grep -c '| PDL launches |' "$F/probe.md") cases, $(grep -c 'ok (' "$F/probe.md") checks ok; $(grep -h 'ERROR SUMMARY' "$F/memcheck.txt")"
   ;;
 tunerounds)
   # Sweep TUNEROUNDS_KERNELS (v9-regdb by default) at TUNEROUNDS_SHAPES with every shape's configurations and cuBLAS

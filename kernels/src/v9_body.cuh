@@ -12,6 +12,7 @@
 #pragma once
 
 #include "cp_async.cuh"
+#include "pdl.cuh"
 
 namespace v9 {
 
@@ -182,6 +183,7 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
                                            float* __restrict__ C, int M, int N, int K, float* smem,
                                            v9::Segment segment = {}, unsigned* __restrict__ arrivals = nullptr)
 {
+    pdl_enter();
     constexpr int WARPS_N = BN / WN;
     constexpr int LANES_M = WM / TM;
     constexpr int LANES_N = WN / TN;

@@ -110,6 +110,7 @@ __device__ __forceinline__ void zero_c_pad_b_part(float* __restrict__ Cp, long l
 extern "C" __global__ void splitk_zero_c_pad_b(float* __restrict__ Cp, long long count, const float* __restrict__ B,
                                                float* __restrict__ Bp, int K, int N)
 {
+    pdl_enter();
     zero_c_pad_b_part(Cp, count, B, Bp, K, N, (long long)blockIdx.x * blockDim.x + threadIdx.x,
                       (long long)gridDim.x * blockDim.x);
 }
@@ -164,6 +165,7 @@ __device__ __forceinline__ void unpad_c_part(const float* __restrict__ Cp, float
 
 extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* __restrict__ C, int M, int N)
 {
+    pdl_enter();
     unpad_c_part<false>(Cp, C, M, N);
 }
 

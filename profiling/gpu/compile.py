@@ -32,19 +32,21 @@ class CompiledKernel:
 _COMPILED: dict[tuple, CompiledKernel] = {}
 
 
-def compile_cache_key(spec: KernelSpec) -> tuple:
-    """What makes two specs one compiled kernel: the source, entry and backend, and the other kernels of the module
-    its operation launches (a padded configuration shares its entry with its twin, and takes more of them)."""
-    return (spec.source, spec.entry, spec.backend, spec.helper_entries)
+def compile_cache_key(spec: KernelSpec, defines: tuple[str, ...] = ()) -> tuple:
+    """What makes two specs one compiled kernel: the source, entry and backend, the other kernels of the module
+    its operation launches (a padded configuration shares its entry with its twin, and takes more of them), and the
+    macros it is built with."""
+    return (spec.source, spec.entry, spec.backend, spec.helper_entries, defines)
 
 
-def compile_kernel(spec: KernelSpec) -> CompiledKernel:
-    """Compile a catalog kernel (cached per process) and read its registers, shared and local memory."""
-    key = compile_cache_key(spec)
+def compile_kernel(spec: KernelSpec, defines: tuple[str, ...] = ()) -> CompiledKernel:
+    """Compile a catalog kernel (cached per process) and read its registers, shared and local memory. `defines`
+    ("NAME=VALUE") are macros of the build, for measurement builds (GEMMLENS_PDL, kernels/src/pdl.cuh)."""
+    key = compile_cache_key(spec, defines)
     if key in _COMPILED:
         return replace(_COMPILED[key], spec=spec)
     arch = spec.arch or f"sm_{cupy.cuda.Device().compute_capability}"
-    options: list[str] = list(LAUNCH_OPTIONS)
+    options: list[str] = [*LAUNCH_OPTIONS, *(f"-D{d}" for d in defines)]
     if spec.arch:
         module = cupy.RawModule(path=str(_nvcc_cubin(spec, options)))
     else:

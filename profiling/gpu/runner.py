@@ -108,10 +108,15 @@ class Problem:
             self.ref += self.beta * c
 
     def launcher(
-        self, compiled: CompiledKernel | None, spec: KernelSpec, sm_count: int | None = None
+        self,
+        compiled: CompiledKernel | None,
+        spec: KernelSpec,
+        sm_count: int | None = None,
+        programmatic: bool = False,
     ) -> Callable[[], None]:
         """A zero-argument callable that runs the kernel (or the cuBLAS reference) once; `sm_count` sizes the grid
-        of a persistent kernel (one block per SM)."""
+        of a persistent kernel (one block per SM). `programmatic`: a split-K operation's launches after its first
+        are programmatic dependent launches (profiling.gpu.pdl; the kernels must be built with GEMMLENS_PDL=1)."""
         m, n, k = self.shape.m, self.shape.n, self.shape.k
         if compiled is None:
             if self.operation == "sgemm":
@@ -127,17 +132,19 @@ class Problem:
             return lambda: cupy.matmul(self.a, self.b, out=half_out)
         if spec.fused:
             return self.fused_launch(compiled.function, spec, spec.launch_grid(m, n, k, sm_count))
-        multiply = self.kernel_launch(compiled, spec, sm_count)
+        multiply = self.kernel_launch(compiled, spec, sm_count, programmatic)
         if not spec.split_k:
             return multiply
         # The splits add into C: the operation is the zeroing launch and the kernel, timed as one (serial splits:
         # the kernel alone, split 0 storing what the others add to, or zeroing its tile before they add).
-        before, after = self.split_k_launches(compiled, spec, sm_count)
+        before, after = self.split_k_launches(compiled, spec, sm_count, programmatic)
         return split_k_operation(before, multiply, after)
 
-    def kernel_launch(self, compiled: CompiledKernel, spec: KernelSpec, sm_count: int | None) -> Launch:
+    def kernel_launch(
+        self, compiled: CompiledKernel, spec: KernelSpec, sm_count: int | None, programmatic: bool = False
+    ) -> Launch:
         """The catalog kernel's own launch, without the launches a split-K operation makes around it (a fused one
-        excepted: `fused_launch`)."""
+        excepted: `fused_launch`); a programmatic dependent launch where `programmatic`."""
         m, n, k = self.shape.m, self.shape.n, self.shape.k
         grid = spec.launch_grid(m, n, k, sm_count)
         block = spec.block
@@ -161,8 +168,7 @@ class Problem:
         else:
             a, b = self.operand_maps(spec) if spec.uses_tensor_maps else (self.a, self.b)
             args = (a, b, self.c, self.out, np.int32(m), np.int32(n), np.int32(k), self.alpha, self.beta)
-        fn, smem = compiled.function, spec.dynamic_smem_bytes
-        return lambda: fn(grid, block, args, shared_mem=smem)
+        return kernel_call(compiled.function, grid, block, args, spec.dynamic_smem_bytes, programmatic)
 
     def fused_launch(self, fn: Any, spec: KernelSpec, grid: tuple[int, int, int]) -> Launch:
         """The one launch of a fused stream-K operation (KernelSpec.fused): its arguments end in B's and C's padded
@@ -185,10 +191,11 @@ class Problem:
         return (self.a, self.b, self.out, np.int32(m), np.int32(n), np.int32(k), b_copy, c_copy)
 
     def split_k_launches(
-        self, compiled: CompiledKernel, spec: KernelSpec, sm_count: int | None
+        self, compiled: CompiledKernel, spec: KernelSpec, sm_count: int | None, programmatic: bool = False
     ) -> tuple[Launch | None, Launch | None]:
         """The launches before and after a split-K multiply: C's zeroing (none for serial splits) and nothing after,
-        or where N is padded (KernelSpec.padded_n) padding_launches'."""
+        or where N is padded (KernelSpec.padded_n) padding_launches' (the copy back a programmatic dependent launch
+        where `programmatic`)."""
         n = self.shape.n
         entries = spec.operation_entries(n)
         first = None if spec.serial else compiled.helpers[entries[0]]
@@ -198,7 +205,7 @@ class Problem:
         b_padded, c_padded = self.padded_copies(padded_n, spec.pads_b, spec.pads_c)
         copies = (self.b, b_padded, self.out, c_padded)
         last = compiled.helpers[entries[-1]] if spec.launches_copy_back else None
-        return padding_launches(first, last, copies, sm_count)
+        return padding_launches(first, last, copies, sm_count, programmatic)
 
     def padded_copies(self, padded_n: int, pads_b: bool, pads_c: bool) -> tuple[Any | None, Any | None]:
         """The buffers for B's (where `pads_b`, else None) and C's (where `pads_c`, else None) copies with rows of
@@ -282,8 +289,23 @@ def zeroing_launch(zero: Any, out: Any, sm_count: int | None) -> Launch:
     return lambda: zero(grid, (ZERO_THREADS,), (out, count))
 
 
+def kernel_call(
+    fn: Any, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...], smem: int, programmatic: bool
+) -> Launch:
+    """One launch of the CuPy kernel `fn`: a plain one, or a programmatic dependent launch (profiling.gpu.pdl)."""
+    if programmatic:
+        from profiling.gpu.pdl import programmatic_launch
+
+        return programmatic_launch(fn, grid, block, args, smem)
+    return lambda: fn(grid, block, args, shared_mem=smem)
+
+
 def padding_launches(
-    first: Any | None, last: Any | None, copies: tuple[Any, Any, Any, Any], sm_count: int | None
+    first: Any | None,
+    last: Any | None,
+    copies: tuple[Any, Any, Any, Any],
+    sm_count: int | None,
+    programmatic: bool = False,
 ) -> tuple[Launch | None, Launch | None]:
     """The two launches around a padded split-K multiply (KernelSpec.padded_n), `copies` being (B, its padded copy or
     None, C, its padded copy or None): the first zeroes C's copy, or C where it has none, and writes B's copy
@@ -303,7 +325,7 @@ def padding_launches(
         return pad, None
     unpad_grid = (unpad_blocks(out.size, sm_count),)
     unpad_args = (c_padded, out, np.int32(m), np.int32(n))
-    return pad, lambda: last(unpad_grid, (ZERO_THREADS,), unpad_args)
+    return pad, kernel_call(last, unpad_grid, (ZERO_THREADS,), unpad_args, 0, programmatic)
 
 
 def split_k_operation(before: Launch | None, multiply: Launch, after: Launch | None) -> Launch:

@@ -1,0 +1,104 @@
+"""What programmatic dependent launch saves a split-K operation (GPU, sm_90): each configuration's whole operation
+(zeroing or padding launch, multiply, copy back) built as it is, built with GEMMLENS_PDL=1 (kernels/src/pdl.cuh) and
+launched plainly, and that build with every launch after the first a programmatic dependent launch
+(profiling.gpu.pdl), beside cuBLAS, in rounds that run each once after its own L2 flush (profiling.gpu.timing
+.time_rounds). Every build is verified against cuBLAS before it is timed, and again after 20 operations enqueued back
+to back (where one operation's launches could overlap the next's).
+
+    python scripts/pdl_probe.py [--repeats 30] --cases 4096x127x4096:v9-splitk-...,...
+
+Prints one row per shape and build: median us, % of cuBLAS and the change of time against the build as it is, each
+with its paired bootstrap 95 % interval, and both checks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from kernels.registry import get_kernel  # noqa: E402
+from profiling.gpu.compile import compile_kernel  # noqa: E402
+from profiling.gpu.fp32_cupy import cupy  # noqa: E402
+from profiling.gpu.jobs import tolerance_for  # noqa: E402
+from profiling.gpu.runner import Problem  # noqa: E402
+from profiling.gpu.timing import time_rounds  # noqa: E402
+from profiling.runs.verdict import bootstrap_ratio  # noqa: E402
+from profiling.shape import parse_shape  # noqa: E402
+
+PDL_BUILD = ("GEMMLENS_PDL=1",)
+# (label, macros of the build, programmatic launches)
+BUILDS = [("as built", (), False), ("PDL build, plain launches", PDL_BUILD, False), ("PDL launches", PDL_BUILD, True)]
+BACK_TO_BACK = 20
+
+
+def verified(problem: Problem, launch: Any, tolerance: float, times: int) -> str:
+    """The check of `problem`'s output after `times` launches enqueued back to back, C poisoned first."""
+    problem.poison()
+    for _ in range(times):
+        launch()
+    cupy.cuda.Device().synchronize()
+    check = problem.check(False, tolerance)
+    return f"{check.status} ({check.rel_error:.1e})"
+
+
+def probe(size: str, config_id: str, flush: Any, repeats: int, sm_count: int) -> list[tuple]:
+    shape = parse_shape(size)
+    spec = get_kernel(config_id).launched_at(shape.n)
+    problem = Problem("sgemm", shape, 1)
+    tolerance = tolerance_for(spec, shape)
+    labels, launches, checks = ["cuBLAS"], [problem.launcher(None, get_kernel("cublas"))], [("-", "-")]
+    for label, defines, programmatic in BUILDS:
+        launch = problem.launcher(compile_kernel(spec, defines), spec, sm_count, programmatic)
+        first = verified(problem, launch, tolerance, 1)
+        labels.append(label)
+        launches.append(launch)
+        checks.append((first, verified(problem, launch, tolerance, BACK_TO_BACK)))
+    times = time_rounds(cupy, launches, 2, repeats, 60.0, flush)
+    rows = []
+    for label, ms, check in zip(labels, times, checks, strict=True):
+        # % of cuBLAS is cuBLAS's time over ours: the interval of our time over cuBLAS's, inverted.
+        of_cublas = bootstrap_ratio(times[0], ms, paired=True)
+        against_built = bootstrap_ratio(times[1], ms, paired=True)
+        rows.append(
+            (
+                size,
+                config_id,
+                label,
+                statistics.median(ms) * 1000,
+                f"{100 / of_cublas.ratio:.1f} [{100 / of_cublas.high:.1f}, {100 / of_cublas.low:.1f}]",
+                against_built.text(),
+                *check,
+            )
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--cases", required=True, help="SHAPE:CONFIGURATION pairs, comma-separated")
+    args = parser.parse_args()
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    flush = cupy.empty(2 * props["l2CacheSize"], dtype=cupy.uint8)
+    warm = cupy.ones((4096, 4096), dtype=cupy.float32)
+    for _ in range(40):  # a second of products, so that the rounds start at the full clock
+        cupy.matmul(warm, warm)
+    print("device:", props["name"].decode())
+    print(
+        "| shape | configuration | build | median (us) | % of cuBLAS [95 % interval] | time against as built "
+        "| check | after 20 back to back |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for case in args.cases.split(","):
+        size, config_id = case.split(":", 1)
+        for row in probe(size, config_id, flush, args.repeats, props["multiProcessorCount"]):
+            print("| " + " | ".join(f"{c:.2f}" if isinstance(c, float) else str(c) for c in row) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
