@@ -30,6 +30,12 @@ SPLIT_K_PAD_ENTRY = "splitk_zero_c_pad_b"
 SPLIT_K_UNPAD_ENTRY = "splitk_unpad_c"
 # Every kernel a split-K operation launches beside the GEMM itself (KernelSpec.helper_entries picks a configuration's).
 SPLIT_K_HELPER_ENTRIES = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY)
+# The split-K sources built with GEMMLENS_PDL on (kernels/src/pdl.cuh): each kernel of their operations waits for the
+# launch before it in its own code, so the launches after an operation's first are programmatic dependent launches on
+# GPUs of PROGRAMMATIC_MIN_CC or newer (KernelSpec.programmatic_launches, profiling.gpu.pdl). On an H200 that took
+# 0.6-8 % off the operations (results/h200-2026-11-30/pdl/).
+PROGRAMMATIC_SOURCES = ("v9_splitk.cu",)
+PROGRAMMATIC_MIN_CC = "9.0"
 
 # The id suffixes of configurations that pad N where N % 4 != 0 (KernelSpec.pads_n): copies of B and C, of C alone
 # (KernelSpec.pads_b false), with SPLIT_K_ZERO_ENTRY zeroing C's copy, or of B alone (KernelSpec.pads_c false), with
@@ -165,6 +171,17 @@ class KernelSpec:
     def launches_copy_back(self) -> bool:
         """Whether the operation ends in a launch copying C's padded copy back into C (SPLIT_K_UNPAD_ENTRY)."""
         return self.pads_c and not self.fused and not self.tile_copy
+
+    def programmatic_launches(self, cc: str) -> bool:
+        """Whether, on a GPU of compute capability `cc` ("9.0"), this split-K operation's launches after its first are
+        programmatic dependent launches: its source waits for the launch before (PROGRAMMATIC_SOURCES) and the GPU
+        has griddepcontrol (PROGRAMMATIC_MIN_CC). A fused operation is one cooperative launch."""
+        return (
+            self.split_k
+            and not self.fused
+            and self.source in PROGRAMMATIC_SOURCES
+            and _cc_tuple(cc) >= _cc_tuple(PROGRAMMATIC_MIN_CC)
+        )
 
     def padded_n(self, n: int) -> int | None:
         """The row length of the padded copies at n columns (n rounded up to a multiple of 4) where the

@@ -40,9 +40,12 @@ PY
 sanitize_jobs() {  # sanitize_jobs SECONDS DIR STAGE NAME...: memcheck and racecheck of /tmp/san_<NAME>.json each, then
   # their summaries, printed and recorded for STAGE
   local secs=$1 dir=$2 name=$3 j; shift 3
+  # --report-api-errors no: v9-splitk's launches after an operation's first go through cuda-bindings
+  # (profiling.gpu.pdl), whose start-up lookups of driver entry points the driver lacks count as API errors; the
+  # kernels' memory errors and races are still counted.
   for j in "$@"; do
-    timeout "$secs" "$SAN" --tool memcheck $PY -m profiling worker --job /tmp/san_$j.json > "$dir/memcheck_$j.txt" 2>&1
-    timeout "$secs" "$SAN" --tool racecheck --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$dir/racecheck_$j.txt" 2>&1
+    timeout "$secs" "$SAN" --tool memcheck --report-api-errors no $PY -m profiling worker --job /tmp/san_$j.json > "$dir/memcheck_$j.txt" 2>&1
+    timeout "$secs" "$SAN" --tool racecheck --report-api-errors no --racecheck-report hazard $PY -m profiling worker --job /tmp/san_$j.json > "$dir/racecheck_$j.txt" 2>&1
   done
   grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$dir"/*.txt
   record "$name" "$(grep -h -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$dir"/*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
@@ -1157,7 +1160,9 @@ pdl)
   cases="${PDL_CASES:-4096x127x4096:v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad}"
   timeout "${PDL_SECONDS:-300}" $PY scripts/pdl_probe.py --repeats "${PDL_REPEATS:-30}" --cases "$cases" > "$F/probe.md" 2>&1
   echo "exit=$?" >> "$F/probe.md"; cat "$F/probe.md"
-  timeout 200 "$SAN" --tool memcheck $PY scripts/pdl_probe.py --repeats 3 --cases "${cases%%,*}" > "$F/memcheck.txt" 2>&1
+  # cuda-bindings looks up every driver entry point it knows when it starts, and the sanitizer counts each one this
+  # driver lacks as an API error (34 cuGetProcAddress errors on driver 580): only the kernels' errors are counted.
+  timeout 200 "$SAN" --tool memcheck --report-api-errors no $PY scripts/pdl_probe.py --repeats 3 --cases "${cases%%,*}" > "$F/memcheck.txt" 2>&1
   echo "exit=$?" >> "$F/memcheck.txt"; tail -3 "$F/memcheck.txt"
   record pdl "$(grep -c '| PDL launches |' "$F/probe.md") cases, $(grep -c 'ok (' "$F/probe.md") checks ok; $(grep -h 'ERROR SUMMARY' "$F/memcheck.txt")"
   ;;

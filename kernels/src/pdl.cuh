@@ -1,8 +1,9 @@
 // Programmatic dependent launch (sm_90): a kernel launched with the programmatic stream serialization attribute may
 // start while the kernel before it in the stream is still running, so a split-K operation's launches (the zeroing or
 // padding launch, the multiply, the copy back) need not each wait for the one before to drain and the next to be
-// scheduled. GEMMLENS_PDL (0 by default) compiles the two instructions in; a launch without the attribute makes
-// them no-ops. Measured by scripts/pdl_probe.py before any launch uses it.
+// scheduled. GEMMLENS_PDL (0 unless the source defines it first: v9_splitk.cu does) compiles the two instructions in; a
+// launch without the attribute makes them no-ops. scripts/pdl_probe.py measures the builds and launches against each
+// other.
 #pragma once
 
 #ifndef GEMMLENS_PDL

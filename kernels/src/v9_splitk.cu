@@ -12,6 +12,13 @@
 // Any M, N, K >= 1, as v9: cp.async zero-fills what lies outside the matrices, and a K range that ends inside a
 // slice is padded with zeros the same way.
 
+// Every launch of these operations waits for the launch before it in its own code (kernels/src/pdl.cuh), so the runner
+// makes the launches after an operation's first programmatic dependent launches on sm_90 (kernels/spec.py
+// PROGRAMMATIC_SOURCES): the next launch is scheduled while the one before drains. GEMMLENS_PDL=0 builds without.
+#ifndef GEMMLENS_PDL
+#define GEMMLENS_PDL 1
+#endif
+
 #include "splitk_zero.cuh"
 #include "v9_body.cuh"
 

@@ -99,7 +99,8 @@ def probe(kernel_id: str, shape: Shape, free_sms: int, wait_s: float = 15.0) -> 
         return start, stop
 
     stream = cupy.cuda.Stream(non_blocking=True)
-    launch = problem.launcher(compiled, spec, sm_count)
+    cc = f"{int(props['major'])}.{int(props['minor'])}"
+    launch = problem.launcher(compiled, spec, sm_count, spec.programmatic_launches(cc))
     problem.poison(spec)
     # The poisoning runs on the legacy stream, which does not order itself with non-blocking ones.
     device.synchronize()

@@ -115,8 +115,9 @@ class Problem:
         programmatic: bool = False,
     ) -> Callable[[], None]:
         """A zero-argument callable that runs the kernel (or the cuBLAS reference) once; `sm_count` sizes the grid
-        of a persistent kernel (one block per SM). `programmatic`: a split-K operation's launches after its first
-        are programmatic dependent launches (profiling.gpu.pdl; the kernels must be built with GEMMLENS_PDL=1)."""
+        of a persistent kernel (one block per SM). `programmatic`: whether a split-K operation's launches after its
+        first are programmatic dependent launches (profiling.gpu.pdl): the spec's KernelSpec.programmatic_launches
+        on this GPU, as the runner passes it; never for kernels that do not wait for the launch before them."""
         m, n, k = self.shape.m, self.shape.n, self.shape.k
         if compiled is None:
             if self.operation == "sgemm":
@@ -424,11 +425,11 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
     return spec, result
 
 
-def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[str, Any]:
+def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None, cc: str = "") -> dict[str, Any]:
     """The launch geometry a result records: grid (x, y, z), block, dynamic shared memory, and for a split-K
-    kernel its split count (a stream-K one: its blocks and the K slices each runs) and the zeroing launch that runs
-    first; a cluster split-K kernel's split count and cluster shape (one launch: its splits reduce inside each
-    cluster)."""
+    kernel its split count (a stream-K one: its blocks and the K slices each runs) and its launches in order, those
+    that are programmatic dependent launches on a GPU of compute capability `cc` marked; a cluster split-K kernel's
+    split count and cluster shape (one launch: its splits reduce inside each cluster)."""
     grid = spec.launch_grid(shape.m, shape.n, shape.k, sm_count)
     facts: dict[str, Any] = {
         "grid": list(grid),
@@ -462,6 +463,9 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None) -> dict[s
             }
             for name in spec.operation_entries(n)
         ]
+        if spec.programmatic_launches(cc):
+            for launch in facts["launches"][1:]:
+                launch["programmatic"] = True
         if padded_n:
             facts["padded_n"] = padded_n
         if spec.fused:
@@ -481,10 +485,11 @@ def _verified_launch(
     compiled = None if spec.is_reference else compile_kernel(spec)
     if compiled is not None:
         result.compile_info = compiled.info
-        result.launch = launch_facts(spec, shape, session.device.get("sm_count"))
+        result.launch = launch_facts(spec, shape, session.device.get("sm_count"), session.device.get("cc", ""))
         result.launch["max_active_blocks_per_sm"] = max_active_blocks(compiled)
     problem = session.problem(spec, shape)
-    launch = problem.launcher(compiled, spec, session.device.get("sm_count"))
+    programmatic = spec.programmatic_launches(session.device.get("cc", ""))
+    launch = problem.launcher(compiled, spec, session.device.get("sm_count"), programmatic)
     problem.poison(spec)
     launch()
     cupy.cuda.Device().synchronize()
