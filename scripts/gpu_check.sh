@@ -1164,7 +1164,7 @@ pdl)
   # driver lacks as an API error (34 cuGetProcAddress errors on driver 580): only the kernels' errors are counted.
   timeout 200 "$SAN" --tool memcheck --report-api-errors no $PY scripts/pdl_probe.py --repeats 3 --cases "${cases%%,*}" > "$F/memcheck.txt" 2>&1
   echo "exit=$?" >> "$F/memcheck.txt"; tail -3 "$F/memcheck.txt"
-  record pdl "$(grep -c '| PDL launches |' "$F/probe.md") cases, $(grep -c 'ok (' "$F/probe.md") checks ok; $(grep -h 'ERROR SUMMARY' "$F/memcheck.txt")"
+  record pdl "$(grep -c 'programmatic launches |' "$F/probe.md") cases, $(grep -c 'ok (' "$F/probe.md") checks ok; $(grep -h 'ERROR SUMMARY' "$F/memcheck.txt")"
   ;;
 tunerounds)
   # Sweep TUNEROUNDS_KERNELS (v9-regdb by default) at TUNEROUNDS_SHAPES with every shape's configurations and cuBLAS

@@ -90,6 +90,21 @@ def test_every_kernel_of_a_v9_splitk_operation_waits_before_it_touches_memory() 
 
 
 @needs_nvdisasm
+def test_serial_splits_are_first_launches_and_trigger_only_a_copy_back() -> None:
+    # Serial splits need no zeroing launch, so nothing comes before them; where they pad C the copy back follows.
+    for config_id, followed in (
+        ("v9-splitk-64x64x16-w32x64-t8x8-s3-d32-zf", False),
+        ("v9-splitk-64x128x16-w32x64-t8x8-s3-d8-ser", False),
+        ("v9-splitk-64x128x16-w32x64-t8x8-s3-d8-zf-padc", True),
+    ):
+        built = spec(config_id).launched_at(127)
+        function = next(f for f in functions(config_id, built) if entry_matches(f.name, built.entry))
+        opcodes = {ins.base for ins in function.instructions}
+        assert "ACQBULK" not in opcodes, config_id
+        assert ("PREEXIT" in opcodes) == followed, config_id
+
+
+@needs_nvdisasm
 def test_kernels_outside_the_programmatic_sources_hold_no_wait() -> None:
     for kernel_id in ("v9-regdb", "v8-splitk"):
         opcodes = {ins.base for f in functions(kernel_id, get_kernel(kernel_id)) for ins in f.instructions}

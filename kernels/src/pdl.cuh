@@ -28,7 +28,7 @@ __device__ __forceinline__ void pdl_wait()
 #endif
 }
 
-// Both, at a kernel's start.
+// Both, at the start of a launch that follows another and may be followed.
 __device__ __forceinline__ void pdl_enter()
 {
     pdl_wait();

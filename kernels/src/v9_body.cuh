@@ -252,8 +252,10 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
     const int bm = tile_at.x * BM;
     const int bn = tile_at.y * BN;
     // A split-K launch waits here for the launch before it (kernels/src/pdl.cuh): nothing above reads or writes memory.
-    // At the body's start instead, the 128x128 split (128 registers) spilled 12 bytes.
-    pdl_enter();
+    // At the body's start instead, the 128x128 split (128 registers) spilled 12 bytes. Serial splits are their
+    // operation's first launch, with nothing to wait for; where they pad C the copy back follows them.
+    if constexpr (!SERIAL) pdl_wait();
+    if constexpr (!SERIAL || PAD_C) pdl_launch_dependents();
     if constexpr (ZERO_FIRST) {
         if (blockIdx.z == 0) {
             // C's copy's padding columns too (PAD_C): 16-byte additions of the last column group land there.
