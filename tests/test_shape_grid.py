@@ -22,6 +22,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kernels import tuning
+from kernels.registry import get_kernel
 from profiling import usecases
 from profiling.abtest import ab_summary
 from profiling.analysis.shape_grid import (
@@ -91,6 +92,8 @@ GRID_BUNDLES = {
     "h200-2026-11-30/grid_interleaved",  # ... and each shape's three timed together in rounds (bench --interleaved)
     "h200-2026-11-30/grid_tunerounds",  # session 31: the K = 333 large shapes swept in rounds, the grid in rounds
     "h200-2026-11-30/grid_tunerounds_seq",  # ... and the same record's grid one kernel after another
+    "h200-2026-11-30/grid_pdl",  # session 34: v9-splitk's launches after an operation's first are programmatic
+    "h200-2026-11-30/grid_pdl_zfwait",  # ... its K = 4096 third when the zero-first kernels also waited (dropped)
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -980,3 +983,33 @@ def test_the_ratio_table_warns_where_cublas_was_unsteady() -> None:
     steady = [line for line in done.stdout.splitlines() if line.startswith("| 4096x4096x333 | sgemm-auto ")]
     assert len(steady) == 1 and steady[0].endswith("|  |")
     assert done.stdout.count("unsteady") == 14
+
+
+def test_programmatic_launches_lift_the_operations_of_several_launches_and_the_grid_meets_the_target() -> None:
+    """results/h200-2026-11-30/grid_pdl/ (session 34): the record of grid_tunerounds_seq/, one kernel after another,
+    with v9-splitk's launches after an operation's first programmatic dependent launches (profiling.gpu.pdl). Every
+    shape ran the configuration it ran there; the 53 whose operation is several launches gained a median 1.4 points of
+    cuBLAS, the others moved -0.2; 81 of 81. grid_pdl_zfwait/ is the K = 4096 third of the same call when the
+    zero-first kernels, always a first launch, also waited: their code changed and 4096x64x4096 read 89.9 %."""
+    before, after = (
+        grid_cells(full_grid(f"h200-2026-11-30/{name}"), "sgemm-auto") for name in ("grid_tunerounds_seq", "grid_pdl")
+    )
+    summary = target_summary(full_grid("h200-2026-11-30/grid_pdl"), "sgemm-auto")
+    assert (summary.met, summary.counted, summary.unsteady) == (81, 81, 0)
+    both = before.merge(after, on=["m", "n", "k"], suffixes=("_before", "_after"))
+    assert len(both) == 108 and (both["config_before"] == both["config_after"]).all()
+    launches = [
+        len(get_kernel(c.split(" ")[0]).operation_entries(n))
+        for c, n in zip(both["config_after"], both["n"], strict=True)
+    ]
+    several = both[[count > 1 for count in launches]]
+    one = both[[count == 1 for count in launches]]
+    gain = several["pct_cublas_after"] - several["pct_cublas_before"]
+    assert (len(several), round(gain.median(), 1)) == (53, 1.4)
+    assert round((one["pct_cublas_after"] - one["pct_cublas_before"]).median(), 1) == -0.2
+    assert pct_before_after(before, after, 4096, 127, 4096) == (89.5, 92.7)
+    assert pct_before_after(before, after, 2048, 127, 4096) == (95.5, 100.1)
+    assert pct_before_after(before, after, 127, 127, 8191) == (90.6, 96.6)
+    waited = grid_cells(full_grid("h200-2026-11-30/grid_pdl_zfwait"), "sgemm-auto")
+    assert chosen(waited, 4096, 64, 4096) == "v9-splitk-64x64x16-w32x64-t8x8-s3-d32-zf"
+    assert pct_before_after(waited, after, 4096, 64, 4096) == (89.9, 92.4)
