@@ -33,7 +33,7 @@ SPLIT_K_HELPER_ENTRIES = (SPLIT_K_ZERO_ENTRY, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_E
 # The split-K sources built with GEMMLENS_PDL on (kernels/src/pdl.cuh): each kernel of their operations waits for the
 # launch before it in its own code, so the launches after an operation's first are programmatic dependent launches on
 # GPUs of PROGRAMMATIC_MIN_CC or newer (KernelSpec.programmatic_launches, profiling.gpu.pdl). On an H200 that took
-# 0.6-8 % off the operations (results/h200-2026-11-30/pdl/).
+# 0.2-8.8 % off the operations' time (results/h200-2026-11-30/pdl/).
 PROGRAMMATIC_SOURCES = ("v9_splitk.cu",)
 PROGRAMMATIC_MIN_CC = "9.0"
 

@@ -15,8 +15,9 @@ from kernels.registry import get_kernel
 from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY, SPLIT_K_ZERO_ENTRY
 from kernels.tuning import config_by_id, spec_for
 from profiling.analysis.sass import disassemble, find_binary, launcher_cubin, parse_nvdisasm
+from profiling.gpu.compile import CompiledKernel
 from profiling.gpu.pdl import kernel_params
-from profiling.gpu.runner import launch_facts
+from profiling.gpu.runner import Problem, launch_facts
 from profiling.shape import Shape
 
 PADDED = "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad"
@@ -52,6 +53,48 @@ def test_launch_facts_mark_every_launch_after_the_first() -> None:
     ]
     on_ampere = launch_facts(spec(PADDED).launched_at(127), Shape(4096, 127, 4096), 108, "8.0")
     assert not any("programmatic" in launch for launch in on_ampere["launches"])
+
+
+class _Plain:
+    """A CuPy kernel stand-in that records its plain launches."""
+
+    def __init__(self, name: str, calls: list) -> None:
+        self.name, self.calls = name, calls
+
+    def __call__(self, grid, block, args, shared_mem=0) -> None:
+        self.calls.append(("plain", self.name))
+
+
+@pytest.mark.parametrize(
+    ("config_id", "n", "expected"),
+    [
+        (PADDED, 127, [("plain", SPLIT_K_PAD_ENTRY), ("programmatic", "gemm"), ("programmatic", SPLIT_K_UNPAD_ENTRY)]),
+        ("v9-splitk-64x64x16-w32x64-t8x8-s3-d8", 64, [("plain", SPLIT_K_ZERO_ENTRY), ("programmatic", "gemm")]),
+        # Serial splits come first and do not wait: only the copy back after them is programmatic.
+        (
+            "v9-splitk-64x128x16-w32x64-t8x8-s3-d8-zf-padc",
+            127,
+            [("plain", "gemm"), ("programmatic", SPLIT_K_UNPAD_ENTRY)],
+        ),
+        ("v9-splitk-64x64x16-w32x64-t8x8-s3-d32-zf", 64, [("plain", "gemm")]),
+    ],
+)
+def test_an_operation_s_first_launch_is_plain_and_the_launches_after_it_programmatic(
+    monkeypatch, config_id: str, n: int, expected: list
+) -> None:
+    calls: list = []
+
+    def programmatic_launch(fn, grid, block, args, shared_mem=0):
+        return lambda: calls.append(("programmatic", fn.name))
+
+    monkeypatch.setattr("profiling.gpu.pdl.programmatic_launch", programmatic_launch)
+    built = spec(config_id).launched_at(n)
+    helpers = {name: _Plain(name, calls) for name in built.helper_entries}
+    problem = Problem.from_arrays(
+        np, "sgemm", Shape(300, n, 2000), np.ones((300, 2000), np.float32), np.ones((2000, n), np.float32)
+    )
+    problem.launcher(CompiledKernel(built, _Plain("gemm", calls), {}, helpers), built, 132, programmatic=True)()
+    assert calls == expected
 
 
 def test_kernel_params_pass_arrays_by_address_and_scalars_by_their_type() -> None:

@@ -133,12 +133,14 @@ class Problem:
             return lambda: cupy.matmul(self.a, self.b, out=half_out)
         if spec.fused:
             return self.fused_launch(compiled.function, spec, spec.launch_grid(m, n, k, sm_count))
-        multiply = self.kernel_launch(compiled, spec, sm_count, programmatic)
         if not spec.split_k:
-            return multiply
+            return self.kernel_launch(compiled, spec, sm_count)
         # The splits add into C: the operation is the zeroing launch and the kernel, timed as one (serial splits:
         # the kernel alone, split 0 storing what the others add to, or zeroing its tile before they add).
         before, after = self.split_k_launches(compiled, spec, sm_count, programmatic)
+        # The operation's first launch is never programmatic: it follows whatever ran before it, and serial splits,
+        # which come first, do not wait.
+        multiply = self.kernel_launch(compiled, spec, sm_count, programmatic and before is not None)
         return split_k_operation(before, multiply, after)
 
     def kernel_launch(
