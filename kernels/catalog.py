@@ -380,7 +380,9 @@ CATALOG: tuple[KernelSpec, ...] = (
         "thread, and the partial tiles added in the widest reductions each address allows (16 or 8 bytes). Its "
         "stream-K configurations (ids ending in -sk, sgemm_regdb_streamk) launch one wave of blocks instead, each an "
         "equal run of all tiles' K slices that may cross tile boundaries, so no SM idles where tiles x splits would "
-        "leave part of a wave empty.",
+        "leave part of a wave empty. On sm_90 an operation's launches after its first are programmatic dependent "
+        "launches: each is scheduled while the launch before it drains and waits in its own code "
+        "(griddepcontrol.wait) for that launch's writes.",
         operation="sgemm",
         source="v9_splitk.cu",
         entry="sgemm_regdb_splitk<128,256,16,64,64,8,16,3,256,1,3>",
