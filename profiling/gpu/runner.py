@@ -480,18 +480,19 @@ def launch_facts(spec: KernelSpec, shape: Shape, sm_count: int | None, cc: str =
 
 
 def _verified_launch(
-    session: Session, spec: KernelSpec, result: BenchResult, shape: Shape
+    session: Session, spec: KernelSpec, result: BenchResult, shape: Shape, plain: bool = False
 ) -> tuple[Problem, Callable[[], None]]:
     """Compile, run once on a poisoned output and check against the reference; fills the result's compiler,
-    launch and verification facts. Raises for a sticky CUDA error (the caller restarts the worker)."""
+    launch and verification facts. Raises for a sticky CUDA error (the caller restarts the worker). An operation's
+    launches after its first are programmatic where the spec's are on this GPU, unless `plain`."""
+    cc = "" if plain else session.device.get("cc", "")
     compiled = None if spec.is_reference else compile_kernel(spec)
     if compiled is not None:
         result.compile_info = compiled.info
-        result.launch = launch_facts(spec, shape, session.device.get("sm_count"), session.device.get("cc", ""))
+        result.launch = launch_facts(spec, shape, session.device.get("sm_count"), cc)
         result.launch["max_active_blocks_per_sm"] = max_active_blocks(compiled)
     problem = session.problem(spec, shape)
-    programmatic = spec.programmatic_launches(session.device.get("cc", ""))
-    launch = problem.launcher(compiled, spec, session.device.get("sm_count"), programmatic)
+    launch = problem.launcher(compiled, spec, session.device.get("sm_count"), spec.programmatic_launches(cc))
     problem.poison(spec)
     launch()
     cupy.cuda.Device().synchronize()
@@ -523,7 +524,9 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
         return result.to_dict()
     tolerance = result.tolerance or 0.0
     try:
-        problem, launch = _verified_launch(session, spec, result, shape)
+        # ncu profiles each kernel alone, so a programmatic launch gains nothing under it: the operations it captures
+        # are launched plainly (ncu on programmatic launches has not been run on a GPU here).
+        problem, launch = _verified_launch(session, spec, result, shape, plain=op == "profile")
         if op == "bench":
             with NvmlSampler(session.nvml) as sampler:
                 flush = session.flush_buffer() if settings.flush_l2 else None

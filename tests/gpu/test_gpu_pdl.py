@@ -2,7 +2,7 @@
 launches after the first programmatic (profiling.gpu.pdl), match cuBLAS after one operation and after 20 enqueued back
 to back, for each kind of operation (padding and copy-back launches around the multiply, C's copy alone, a zeroing
 launch), as the build without the waits and with plain launches do; and the worker records which launches were
-programmatic."""
+programmatic; ncu, which launches them plainly, captures every launch of such an operation."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from kernels.registry import get_kernel
+from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY
 from profiling.gpu.jobs import BenchSettings
+from profiling.nsight import runner as R
+from profiling.paths import tool_path
 from profiling.shape import Shape
 from tests.gpu.jobs import run_by_kernel_and_shape, run_probe
 
@@ -46,3 +49,10 @@ def test_the_worker_records_the_programmatic_launches() -> None:
     assert result["status"] == "ok", result["error"]
     expected = spec.programmatic_launches(device["cc"])
     assert [launch.get("programmatic", False) for launch in result["launch"]["launches"]] == [False, expected, expected]
+
+
+@pytest.mark.skipif(tool_path("ncu") is None, reason="Nsight Compute (ncu) is not installed")
+def test_ncu_captures_the_three_launches_of_a_padded_operation(tmp_path: Path) -> None:
+    config_id = "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk-pad"
+    run = R.profile([config_id], [(300, 127, 2000)], tmp_path / "pad.ncu-rep", metric_set="quick")
+    assert [x.function for x in run.report.launches] == [SPLIT_K_PAD_ENTRY, "sgemm_regdb_streamk", SPLIT_K_UNPAD_ENTRY]
