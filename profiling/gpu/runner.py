@@ -526,7 +526,7 @@ def run_task(session: Session, kernel_id: str, shape: Shape, settings: BenchSett
     try:
         # ncu profiles each kernel alone, so a programmatic launch gains nothing under it: the operations it captures
         # are launched plainly (ncu on programmatic launches has not been run on a GPU here).
-        problem, launch = _verified_launch(session, spec, result, shape, plain=op == "profile")
+        problem, launch = _verified_launch(session, spec, result, shape, op == "profile")
         if op == "bench":
             with NvmlSampler(session.nvml) as sampler:
                 flush = session.flush_buffer() if settings.flush_l2 else None
