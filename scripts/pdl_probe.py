@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kernels.registry import get_kernel  # noqa: E402
 from profiling.gpu.compile import compile_kernel  # noqa: E402
+from profiling.gpu.device import compute_capability  # noqa: E402
 from profiling.gpu.fp32_cupy import cupy  # noqa: E402
 from profiling.gpu.jobs import tolerance_for  # noqa: E402
 from profiling.gpu.runner import Problem  # noqa: E402
@@ -93,7 +94,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="end with one line of JSON: the GPU and every row")
     args = parser.parse_args()
     props = cupy.cuda.runtime.getDeviceProperties(0)
-    cc = f"{props['major']}.{props['minor']}"
+    cc = compute_capability(props)
     if not get_kernel("v9-splitk").programmatic_launches(cc):
         raise SystemExit(f"programmatic dependent launch needs compute capability 9.0 or newer; this GPU is {cc}")
     flush = cupy.empty(2 * props["l2CacheSize"], dtype=cupy.uint8)

@@ -99,9 +99,11 @@ def index_maps(cp, fn, spec, m: int, n: int, k: int) -> None:
 def main() -> int:
     import cupy as cp
 
+    from profiling.gpu.device import compute_capability
+
     m, n, k = (int(x) for x in sys.argv[1:4]) if len(sys.argv) >= 4 else (128, 256, 64)
     spec = get_kernel(sys.argv[4] if len(sys.argv) >= 5 else "wgmma-tma")
-    cc = "{}.{}".format(*divmod(int(cp.cuda.Device().compute_capability), 10))
+    cc = compute_capability(cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id))
     refusal = spec.device_problem(cc) or spec.size_problem(m, n, k)
     if refusal:
         print(f"wgmma probe: {refusal}")

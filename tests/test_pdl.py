@@ -16,6 +16,7 @@ from kernels.spec import SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY, SPLIT_K_ZERO_EN
 from kernels.tuning import config_by_id, spec_for
 from profiling.analysis.sass import disassemble, find_binary, launcher_cubin, parse_nvdisasm
 from profiling.gpu.compile import CompiledKernel
+from profiling.gpu.device import compute_capability
 from profiling.gpu.pdl import kernel_params
 from profiling.gpu.runner import Problem, launch_facts
 from profiling.shape import Shape
@@ -35,6 +36,14 @@ def test_v9_splitk_operations_launch_programmatically_on_hopper_only() -> None:
     assert not padded.programmatic_launches("8.0")
     assert not padded.programmatic_launches("")
     assert spec("v9-splitk-64x64x16-w32x64-t8x8-s3-d8").programmatic_launches("9.0")
+
+
+def test_the_compute_capability_the_launch_rule_reads_comes_from_the_device_properties() -> None:
+    # CUDA's properties give NumPy integers on some CuPy builds; the rule compares the text.
+    assert compute_capability({"major": np.int32(9), "minor": np.int32(0)}) == "9.0"
+    assert compute_capability({"major": 10, "minor": 0}) == "10.0"
+    assert spec(PADDED).programmatic_launches(compute_capability({"major": 9, "minor": 0}))
+    assert not spec(PADDED).programmatic_launches(compute_capability({"major": 8, "minor": 6}))
 
 
 def test_kernels_that_do_not_wait_are_never_launched_programmatically() -> None:

@@ -136,23 +136,29 @@ class NvmlSampler:
         }
 
 
+def compute_capability(props: dict[str, Any]) -> str:
+    """A GPU's compute capability from CUDA's device properties, as the "major.minor" text that the catalog's rules
+    (`KernelSpec.device_problem`, `programmatic_launches`) and `device_info`'s "cc" read."""
+    return f"{int(props['major'])}.{int(props['minor'])}"
+
+
 def device_info(nvml: Nvml | None = None) -> dict[str, Any]:
     """The GPU in use: name, compute capability, SMs, clocks, memory, driver and CUDA versions."""
     nvml = nvml or Nvml()
     dev = cupy.cuda.Device()
     props = cupy.cuda.runtime.getDeviceProperties(dev.id)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-    major, minor = int(props["major"]), int(props["minor"])
+    cc = compute_capability(props)
     static = nvml.static_info()
     clock_mhz = static.get("max_sm_clock_mhz") or (props.get("clockRate", 0) / 1000 or None)
     try:
-        lanes = fp32_lanes_per_sm(f"{major}.{minor}")
+        lanes = fp32_lanes_per_sm(cc)
     except InvalidInput:  # a chip newer than the table: every CC since 8.6 has 128 FP32 lanes per SM
         lanes = 128
     sms = int(props["multiProcessorCount"])
     info = {
         "name": name,
-        "cc": f"{major}.{minor}",
+        "cc": cc,
         "sm_count": sms,
         "max_sm_clock_mhz": clock_mhz,
         "max_mem_clock_mhz": static.get("max_mem_clock_mhz"),

@@ -52,20 +52,20 @@ def programmatic_launch(
     from cuda.bindings import driver
 
     handle = driver.CUfunction(int(getattr(function, "kernel", function).ptr))
-    dims = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
     params = kernel_params(args)
     attribute = driver.CUlaunchAttribute()
     attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
     attribute.value.programmaticStreamSerializationAllowed = 1
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = (*grid, 1, 1)[:3]
+    config.blockDimX, config.blockDimY, config.blockDimZ = (*block, 1, 1)[:3]
+    config.sharedMemBytes = shared_mem
+    config.attrs = [attribute]
+    config.numAttrs = 1
 
     def launch() -> None:
-        config = driver.CUlaunchConfig()
-        config.gridDimX, config.gridDimY, config.gridDimZ = dims[0]
-        config.blockDimX, config.blockDimY, config.blockDimZ = dims[1]
-        config.sharedMemBytes = shared_mem
+        # The stream is read at each launch: callers time the same launch inside different `with stream` blocks.
         config.hStream = driver.CUstream(cupy.cuda.get_current_stream().ptr)
-        config.attrs = [attribute]
-        config.numAttrs = 1
         (error,) = driver.cuLaunchKernelEx(config, handle, params, 0)
         if error != driver.CUresult.CUDA_SUCCESS:
             raise RuntimeError(f"cuLaunchKernelEx failed: {driver.cuGetErrorName(error)[1].decode()} ({int(error)})")

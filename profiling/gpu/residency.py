@@ -76,6 +76,7 @@ def probe(kernel_id: str, shape: Shape, free_sms: int, wait_s: float = 15.0) -> 
     """Run `kernel_id` at `shape` once on the whole GPU, then once with all but `free_sms` SMs held (see the module
     docstring); `wait_s` bounds the wait for it before the holders are let go."""
     from profiling.gpu.compile import compile_kernel
+    from profiling.gpu.device import compute_capability
     from profiling.gpu.fp32_cupy import cupy
     from profiling.gpu.jobs import tolerance_for
     from profiling.gpu.runner import Problem
@@ -99,8 +100,7 @@ def probe(kernel_id: str, shape: Shape, free_sms: int, wait_s: float = 15.0) -> 
         return start, stop
 
     stream = cupy.cuda.Stream(non_blocking=True)
-    cc = f"{int(props['major'])}.{int(props['minor'])}"
-    launch = problem.launcher(compiled, spec, sm_count, spec.programmatic_launches(cc))
+    launch = problem.launcher(compiled, spec, sm_count, spec.programmatic_launches(compute_capability(props)))
     problem.poison(spec)
     # The poisoning runs on the legacy stream, which does not order itself with non-blocking ones.
     device.synchronize()
@@ -168,10 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shape", required=True, help="MxNxK")
     parser.add_argument("--free-sms", type=int, default=4)
     args = parser.parse_args(argv)
+    from profiling.gpu.device import compute_capability
     from profiling.gpu.fp32_cupy import cupy
 
     props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
-    refused = get_kernel(args.kernel).device_problem(f"{props['major']}.{props['minor']}")
+    refused = get_kernel(args.kernel).device_problem(compute_capability(props))
     if refused:
         print(json.dumps({"refused": refused}))
         return 0
