@@ -148,7 +148,11 @@ def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
     # The fused kernel: the 16-byte body at N rounded up to a multiple of 4, on the copies where N % 4 != 0.
     fused = run.format("true", "false").replace("(A, B, C, M, N, K, smem);", "(A, padded ? Bp : B, padded ? Cp : C,")
     assert split.count(fused) == 1
-    assert split.count("streamk_run<") == 5
+    # The tile-copy kernel: the 16-byte body at N rounded up to a multiple of 4 on the copies, copying completed tiles
+    # after each segment.
+    tile_copy = run.format("true", "false").replace("(A, B, C, M, N, K, smem);", "(A, Bp, Cp, M, n4, K, smem,")
+    assert split.count(tile_copy + "\n" + " " * 81 + "copy_completed_tile);") == 1
+    assert split.count("streamk_run<") == 6
 
 
 @pytest.mark.parametrize(

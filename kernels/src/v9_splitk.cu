@@ -176,15 +176,23 @@ extern "C" __global__ void splitk_unpad_c(const float* __restrict__ Cp, float* _
     unpad_c_part<false>(Cp, C, M, N);
 }
 
+// streamk_run's after_segment is called by every thread with the segment's tile and slice count, once the segment's
+// additions are issued and the block has passed a barrier (the tile-copy kernel copies a tile it completed); by
+// default it does nothing.
+struct NoSegmentHook {
+    __device__ __forceinline__ void operator()(int, int) const {}
+};
+
 // Stream-K: the launch is one wave of gridDim.x blocks, and the grid_m x grid_n tiles' K slices, laid end to end
 // tile after tile, are cut into gridDim.x equal runs, one per block. A block's run covers the end of one tile, any
 // whole tiles, and the start of another; it multiplies each piece as one segment and adds that partial tile into
 // C (zeroed first, as for the splits above). Where tiles x splits would leave part of a wave idle (48 tiles of
 // 128x256 at 333x4096 fill 96 or 144 of 132 SMs), every SM gets the same number of slices.
 template <bool VEC, int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int ORDER,
-          bool NARROW, bool PAD_C = false, bool PAD_B = false>
+          bool NARROW, bool PAD_C = false, bool PAD_B = false, typename AfterSegment = NoSegmentHook>
 __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const float* __restrict__ B,
-                                            float* __restrict__ C, int M, int N, int K, float* smem)
+                                            float* __restrict__ C, int M, int N, int K, float* smem,
+                                            AfterSegment after_segment = {})
 {
     const int grid_m = (M + BM - 1) / BM;
     const int grid_n = (N + BN - 1) / BN;
@@ -202,6 +210,7 @@ __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const f
         it += k_tiles;
         // Every warp has read its last fragments of this segment before the next one's prologue refills the stages.
         __syncthreads();
+        after_segment(tile, k_tiles);
     }
 }
 
@@ -406,20 +415,8 @@ sgemm_regdb_streamk_tilecopy(const float* __restrict__ A, const float* __restric
     const int grid_m = (M + BM - 1) / BM;
     const int grid_n = (n4 + BN - 1) / BN;
     const int slices = (K + BK - 1) / BK;
-    // tiles x slices < 2^31, as in streamk_run.
-    const long long total = (long long)grid_m * grid_n * slices;
-    int it = (int)(total * blockIdx.x / gridDim.x);
-    const int end = (int)(total * (blockIdx.x + 1) / gridDim.x);
-    while (it < end) {
-        const int tile = it / slices;
-        const int k_first = it - tile * slices;
-        const int k_tiles = min(slices - k_first, end - it);
-        regdb_body<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, false, true>(
-            A, Bp, Cp, M, n4, K, smem, v9::Segment{tile, grid_m, grid_n, k_first, k_tiles});
-        it += k_tiles;
-        // Every thread's additions are issued, and every warp has read its last fragments of this segment before the
-        // next one's prologue refills the stages.
-        __syncthreads();
+    // Called after streamk_run's barrier at a segment's end, so every thread's additions are issued before the count.
+    const auto copy_completed_tile = [&](int tile, int k_tiles) {
         if (threadIdx.x == 0) {
             __threadfence();
             const unsigned added = atomicAdd(&serial_tile_arrivals[tile], (unsigned)k_tiles) + (unsigned)k_tiles;
@@ -430,7 +427,7 @@ sgemm_regdb_streamk_tilecopy(const float* __restrict__ A, const float* __restric
             }
         }
         __syncthreads();
-        if (!tile_complete) continue;
+        if (!tile_complete) return;
         const int2 tile_at = v9::grouped_tile(tile, grid_m, grid_n);
         const int bm = tile_at.x * BM;
         const int bn = tile_at.y * BN;
@@ -462,7 +459,9 @@ sgemm_regdb_streamk_tilecopy(const float* __restrict__ A, const float* __restric
                     if (c + j < cols) dst[j] = parts[j];
             }
         }
-    }
+    };
+    streamk_run<true, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, false>(A, Bp, Cp, M, n4, K, smem,
+                                                                                 copy_completed_tile);
 }
 
 // Stream-K in one launch (params["FUSED"], ids ending -fused): the launches before and after the multiply become
