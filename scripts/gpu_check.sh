@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env gputests tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -139,6 +139,14 @@ env)
   { date -u; nvidia-smi; nvidia-smi -q -d CLOCK,POWER,PERFORMANCE | head -120; $PY -c "import cupy,sys;print(sys.version);print('cupy',cupy.__version__)";
     "$NCU" --version; "$SAN" --version; nvcc --version; } > "$EV/env.txt" 2>&1
   record env "$(grep -m1 -o 'NVIDIA H[0-9]*[^|]*' "$EV/env.txt" | head -1 | tr -s ' ')"
+  ;;
+gputests)
+  # Only the GPU tests GPU_TESTS names (pytest arguments, e.g. "tests/gpu/test_gpu_pdl.py -k ncu"), into
+  # gpu_tests_selected.txt.
+  stage gputests
+  timeout "${GPU_TESTS_SECONDS:-300}" $PY -m pytest ${GPU_TESTS:?GPU_TESTS names the tests} -q -m gpu -p no:cacheprovider \
+     > "$EV/gpu_tests_selected.txt" 2>&1; tail -5 "$EV/gpu_tests_selected.txt"
+  record gputests "$(tail -1 "$EV/gpu_tests_selected.txt")"
   ;;
 tests)
   stage tests
@@ -1102,7 +1110,7 @@ tunegrid)
   # TUNEGRID_KERNELS, e.g. only those whose code changed: the record keeps the others' measurements; TUNEGRID_LARGE=0
   # skips the v9-regdb sweep at the large shapes; TUNEGRID_SHAPES=all sweeps every grid shape instead of the misses, so
   # that a base's new measurements do not stand, scaled, for shapes they were not taken at; TUNEGRID_SHAPES=narrow
-  # every grid shape with N % 4 != 0).
+  # every grid shape with N % 4 != 0; TUNEGRID_SHAPES=MxNxK,... those shapes).
   stage tunegrid
   T="$OUT/tunegrid"; mkdir -p "$T"
   small=""; large=""
@@ -1114,6 +1122,8 @@ tunegrid)
     small=$($PY -c "from profiling.analysis.shape_grid import GRID_K, GRID_MN; print(','.join(f'{m}x{n}x{k}' for k in GRID_K for m in GRID_MN for n in GRID_MN))")
   elif [ "${TUNEGRID_SHAPES:-misses}" = narrow ]; then  # every grid shape with N % 4 != 0 (where B is padded)
     small=$($PY -c "from profiling.analysis.shape_grid import GRID_K, GRID_MN; print(','.join(f'{m}x{n}x{k}' for k in GRID_K for m in GRID_MN for n in GRID_MN if n % 4))")
+  elif [[ "${TUNEGRID_SHAPES:-misses}" == *x* ]]; then  # the shapes given, MxNxK comma-separated
+    small="$TUNEGRID_SHAPES"
   fi
   echo "$small" > "$T/shapes_small.txt"; echo "$large" > "$T/shapes_large.txt"
   timeout 420 $PY -m profiling tune --kernels "${TUNEGRID_KERNELS:-v8-async,v8-splitk,v9-splitk}" --sizes "$small" --repeats 10 --record \
