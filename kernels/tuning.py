@@ -682,7 +682,10 @@ V9_SPLITK_TUNING_CONFIGS: list[dict] = [
     #   copy at the end and the multiply took 108.3 us alone (89.4 against 90.8 %). The 64x128 tile, with four times
     #   the tiles and so the copying blocks, is kept: ahead of its twin at 4096x127x4096 (90.7 against 90.1 %),
     #   4096x127x8191 (91.8 / 91.4), 2048x127x4096 (95.6 / 94.5) and 4096x333x4096 (90.4 / 89.0), behind at 1024x127x8191
-    #   (99.1 / 99.6) and 333x127x8191 (85.7 / 86.5).
+    #   (99.1 / 99.6) and 333x127x8191 (85.7 / 86.5). Since its twin's launches after the first are programmatic
+    #   (session 34) and its own segment loop became streamk_run's (session 35), it leads at none of the six
+    #   (tilecopy_hook/): 90.5 against 90.6 % at 4096x127x4096, 89.2 / 88.9 at 4096x333x4096 (intervals overlapping),
+    #   behind by 1.1-4.1 points at the other four. It stays a configuration for the record; the sweeps measure it.
     _v9_splitk_config(256, 128, 16, 64, 64, 16, 8, 3, 256, 1, order=4, stream_k=True, pad_b=True),
     _v9_splitk_config(64, 128, 16, 32, 64, 8, 8, 3, 128, 3, stream_k=True, pad_n=True, tile_copy=True),
     # Serial splits of the tiles that lead where M x N is a handful of tiles and K is deep (333x127, 127x127) or M

@@ -109,6 +109,8 @@ def test_tuning_record_example_is_read_by_kernels_tuning(monkeypatch: pytest.Mon
     assert set(record) == set(committed)
     assert key_sets(record["best"]) == key_sets(committed["best"])
     assert record["device"] == committed["device"] and record["measured_utc"] == committed["measured_utc"]
+    stated = re.search(r"`measured` holds (\d+) in all", (ROOT / "docs" / "tuning-format.md").read_text())
+    assert stated is not None and int(stated.group(1)) == len(committed["measured"])
     assert all(entry in committed["best"] for entry in record["best"])
     assert {entry["base"] for entry in record["best"]} == {e["base"] for e in committed["best"]}
     assert {e["base"] for e in committed["best"]} <= set(tuning.tunable_bases())

@@ -22,6 +22,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kernels import tuning
+from kernels.auto import auto_choice
 from kernels.registry import get_kernel
 from profiling import usecases
 from profiling.abtest import ab_summary
@@ -94,6 +95,7 @@ GRID_BUNDLES = {
     "h200-2026-11-30/grid_tunerounds_seq",  # ... and the same record's grid one kernel after another
     "h200-2026-11-30/grid_pdl",  # session 34: v9-splitk's launches after an operation's first are programmatic
     "h200-2026-11-30/grid_pdl_zfwait",  # ... its K = 4096 third when the zero-first kernels also waited (dropped)
+    "h200-2026-11-30/grid_pdl_record",  # session 35: 8 split-K configurations swept again, launched programmatically
 }
 GRID_STAGE = re.search(r"^grid\)\n(.*?)^  ;;", (ROOT / "scripts" / "gpu_check.sh").read_text(), re.M | re.S)
 
@@ -1013,3 +1015,38 @@ def test_programmatic_launches_lift_the_operations_of_several_launches_and_the_g
     waited = grid_cells(full_grid("h200-2026-11-30/grid_pdl_zfwait"), "sgemm-auto")
     assert chosen(waited, 4096, 64, 4096) == "v9-splitk-64x64x16-w32x64-t8x8-s3-d32-zf"
     assert pct_before_after(waited, after, 4096, 64, 4096) == (89.9, 92.4)
+
+
+def test_the_sweep_with_programmatic_launches_moves_only_exempt_shapes_and_rounds_overrule_it_there() -> None:
+    """results/h200-2026-11-30/grid_pdl_record/ (session 35): the grid after eight v9-splitk configurations were swept
+    again with programmatic launches at 12 shapes (tunegrid_pdl/). No counted shape changed its configuration; the
+    four that did are exempt (cuBLAS under 10 TFLOP/s), and there the sweep's v9-splitk choices, level with v8-splitk
+    one launch after another, took 10-84 % more time than v8-splitk in 30 interleaved rounds (autochoice/), so the record
+    keeps its earlier measurements at those four and sgemm-auto stays on v8-splitk."""
+    before, after = (
+        grid_cells(full_grid(f"h200-2026-11-30/{name}"), "sgemm-auto") for name in ("grid_pdl", "grid_pdl_record")
+    )
+    summary = target_summary(full_grid("h200-2026-11-30/grid_pdl_record"), "sgemm-auto")
+    assert (summary.met, summary.counted, summary.unsteady) == (81, 81, 0)
+    both = before.merge(after, on=["m", "n", "k"], suffixes=("_before", "_after"))
+    moved = both[both["config_before"] != both["config_after"]]
+    assert sorted(zip(moved["m"], moved["n"], moved["k"], strict=True)) == [
+        (64, 64, 4096),
+        (64, 1024, 333),
+        (127, 127, 333),
+        (127, 333, 333),
+    ]
+    assert moved["exempt_after"].all()
+    kept = both[both["config_before"] == both["config_after"]]
+    assert round((kept["pct_cublas_after"] - kept["pct_cublas_before"]).median(), 1) == 0.1
+    assert pct_before_after(before, after, 127, 333, 333) == (93.2, 99.1)
+    assert pct_before_after(before, after, 4096, 127, 4096) == (92.7, 92.6)
+    lowest = after[~after["exempt"]].sort_values("pct_cublas").iloc[0]
+    assert (lowest["m"], lowest["n"], lowest["k"], round(lowest["pct_cublas"], 1)) == (4096, 333, 333, 90.4)
+    rounds = load_document(ROOT / "results" / "h200-2026-11-30" / "autochoice" / "bench.json")
+    pct = {(r.kernel, r.shape.m, r.shape.n, r.shape.k): round(r.pct_cublas or 0.0, 1) for r in rounds.results if r.kernel != "cublas"}
+    v8 = "v8-splitk-64x64x16-w32x32-t8x4-s3"
+    assert (pct[(v8, 64, 64, 4096)], pct[("v9-splitk-64x128x16-w32x64-t8x8-s4-d8", 64, 64, 4096)]) == (132.4, 71.8)
+    assert (pct[(v8, 127, 333, 333)], pct[("v9-splitk-128x64x8-w64x32-t8x8-s5", 127, 333, 333)]) == (92.1, 82.7)
+    for m, n, k in zip(moved["m"], moved["n"], moved["k"], strict=True):
+        assert auto_choice("NVIDIA H200", m, n, k).config_id == v8

@@ -395,7 +395,8 @@ sgemm_regdb_splitk_zfirst_padc(const float* __restrict__ A, const float* __restr
 // them. At 4096x127x4096 on an H200 the padded 256x128 operation's copy back took 7.3 of its 110.6 us
 // (results/h200-2026-11-30/padlaunch/); there this kernel's multiply took 108.3 us alone against 101.1, as 16 blocks
 // (one per 256x128 tile) copy at the end, each through one SM (tilecopy/; the 64x128 tile, with four times the
-// copying blocks, is kept: kernels/tuning.py). Its arguments are those of the fused kernel; B is not read.
+// copying blocks, is kept, and no longer leads its programmatically launched twin: kernels/tuning.py). Its arguments
+// are those of the fused kernel; B is not read.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
           int ORDER = 0>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
