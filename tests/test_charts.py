@@ -358,3 +358,27 @@ def test_percent_bars_over_an_unsteady_cublas_are_hatched_and_say_so() -> None:
     assert fig.layout.title.text.endswith(f"<sup>{UNSTEADY_LEGEND}</sup>")
     steady = pct_cublas_figure(tables.bench_frame(load_bench(by_name["h100-2026-11-24/auto_round3"])))
     assert all(t.marker.pattern.shape is None for t in steady.data) and "<sup>" not in steady.layout.title.text
+
+
+def test_tuned_configurations_drawn_together_keep_apart_colours() -> None:
+    """results/h200-2026-11-30/autochoice/ (the Overview's default bundle after session 35): four tuned
+    configurations whose hashed colours are two pink and two teal ones. In one figure each line has a colour of its
+    own; a configuration alone keeps its hashed colour, and catalog kernels keep their family shades."""
+    from profiling.app import tables
+    from profiling.app.bundles import discover_bundles, load_bench
+    from profiling.charts.bench import pct_cublas_figure, tflops_figure
+    from profiling.charts.style import kernel_colors
+
+    by_name = {b.name: b for b in discover_bundles()}
+    frame = tables.bench_frame(load_bench(by_name["h200-2026-11-30/autochoice"]))
+    configs = [str(k) for k in frame["kernel"].unique() if k != "cublas"]
+    assert len(configs) == 4 and len({kernel_color(c) for c in configs}) == 2  # what a hash alone gave
+    for fig in (tflops_figure(frame), pct_cublas_figure(frame)):
+        drawn = {
+            t.name: (t.line.color if t.type == "scatter" else t.marker.color) for t in fig.data if t.name in configs
+        }
+        assert sorted(drawn) == sorted(configs) and len(set(drawn.values())) == 4
+    colors = kernel_colors(["v9", *configs, "cublas"])
+    assert colors["v9"] == kernel_color("v9") and colors["cublas"] == kernel_color("cublas")
+    assert colors[configs[0]] == kernel_color(configs[0]) and len(set(colors.values())) == 6
+    assert kernel_colors([configs[1]]) == {configs[1]: kernel_color(configs[1])}

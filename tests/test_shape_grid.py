@@ -1044,7 +1044,11 @@ def test_the_sweep_with_programmatic_launches_moves_only_exempt_shapes_and_round
     lowest = after[~after["exempt"]].sort_values("pct_cublas").iloc[0]
     assert (lowest["m"], lowest["n"], lowest["k"], round(lowest["pct_cublas"], 1)) == (4096, 333, 333, 90.4)
     rounds = load_document(ROOT / "results" / "h200-2026-11-30" / "autochoice" / "bench.json")
-    pct = {(r.kernel, r.shape.m, r.shape.n, r.shape.k): round(r.pct_cublas or 0.0, 1) for r in rounds.results if r.kernel != "cublas"}
+    pct = {
+        (r.kernel, r.shape.m, r.shape.n, r.shape.k): round(r.pct_cublas or 0.0, 1)
+        for r in rounds.results
+        if r.kernel != "cublas"
+    }
     v8 = "v8-splitk-64x64x16-w32x32-t8x4-s3"
     assert (pct[(v8, 64, 64, 4096)], pct[("v9-splitk-64x128x16-w32x64-t8x8-s4-d8", 64, 64, 4096)]) == (132.4, 71.8)
     assert (pct[(v8, 127, 333, 333)], pct[("v9-splitk-128x64x8-w64x32-t8x8-s5", 127, 333, 333)]) == (92.1, 82.7)

@@ -13,7 +13,7 @@ from kernels.registry import operation_of
 from profiling.charts.style import (
     SLANTED_AXIS_PX,
     family_legend,
-    kernel_color,
+    kernel_colors,
     kernel_group,
     legend_below,
     legend_rank,
@@ -29,9 +29,10 @@ PANELS = (("fp32", "FP32 kernels (vs cuBLAS SGEMM)"), ("tensor", "Tensor-core Ad
 
 
 def _per_kernel(ok: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """(escaped name, catalog colour, rows in FLOP order) of each kernel in `ok`, in first-seen order."""
+    """(escaped name, colour, rows in FLOP order) of each kernel in `ok`, in first-seen order."""
+    colors = kernel_colors(str(k) for k in ok["kernel"].unique())
     for kernel, part in ok.groupby("kernel", sort=False):
-        yield plot_text(kernel), kernel_color(str(kernel)), part.sort_values("flops")
+        yield plot_text(kernel), colors[str(kernel)], part.sort_values("flops")
 
 
 def compute_kind(kernel: str, operation: object = None) -> str:

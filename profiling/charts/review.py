@@ -17,7 +17,7 @@ from kernels.registry import operation_of
 from profiling.charts.roofline import operation_point, roofline
 from profiling.charts.style import (
     family_legend,
-    kernel_color,
+    kernel_colors,
     kernel_group,
     legend_below,
     legends_below,
@@ -66,9 +66,10 @@ def review_roofline(
         fig.update_layout(title_text="Roofline: no ceilings known for this device")
         return fig
     filled = pd.concat(cands, ignore_index=True) if cands else base.iloc[0:0]
-    fig = roofline(
-        filled if len(filled) else base, ceilings, "Roofline: baseline (open circle) → candidate (filled), per kernel"
-    )
+    drawn = filled if len(filled) else base
+    fig = roofline(drawn, ceilings, "Roofline: baseline (open circle) → candidate (filled), per kernel")
+    # The roofline's own colours first, so that each kernel's baseline and arrows match its points.
+    colors = kernel_colors([*map(str, drawn["kernel"].unique()), *map(str, base["kernel"].unique())])
     base_at = {(r.kernel, r.label): r for r in base.itertuples()}
     for kernel, part in base.groupby("kernel", sort=False):
         # Toggled with the kernel's legend entry: the same legend group, no entry of its own.
@@ -82,7 +83,7 @@ def review_roofline(
                 legend=family_legend(kernel_group(str(kernel))),
                 legendgroup=f"kernel:{kernel}",
                 showlegend=False,
-                marker={"color": kernel_color(str(kernel)), "symbol": "circle-open", "size": 11, "line": {"width": 2}},
+                marker={"color": colors[str(kernel)], "symbol": "circle-open", "size": 11, "line": {"width": 2}},
                 text=part["run"] + " " + part["label"],
                 hovertemplate="<b>%{fullData.name}</b> %{text}<br>%{y:.3s}FLOP/s<extra></extra>",
             )
@@ -114,12 +115,12 @@ def review_roofline(
                     legend=family_legend(kernel_group(str(kernel))),
                     legendgroup=f"kernel:{kernel}",
                     showlegend=False,
-                    line={"color": kernel_color(str(kernel)), "width": 1.5},
+                    line={"color": colors[str(kernel)], "width": 1.5},
                     marker={
                         "symbol": symbols,
                         "size": [0, 11, 0, 0] * (len(xs) // 4),
                         "angleref": "previous",
-                        "color": kernel_color(str(kernel)),
+                        "color": colors[str(kernel)],
                     },
                     hoverinfo="skip",
                 )

@@ -19,7 +19,7 @@ from profiling.analysis.roofline import (
 )
 from profiling.charts.style import (
     family_legend,
-    kernel_color,
+    kernel_colors,
     kernel_group,
     legend_rank,
     legends_below,
@@ -147,8 +147,9 @@ def roofline_figure(
         )
 
     scatter = go.Scattergl if len(df) > WEBGL_POINTS else go.Scatter
+    colors = kernel_colors(str(k) for k in df["kernel"].unique())
     for kernel, group in df.groupby("kernel", sort=False):
-        color = kernel_color(str(kernel))
+        color = colors[str(kernel)]
         family = kernel_group(str(kernel))
         first = True
         for level, sub in group.groupby("level", sort=False):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import math
 import zlib
+from collections.abc import Iterable
 
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale, sequential
@@ -64,6 +65,20 @@ def kernel_color(kernel: str) -> str:
     if kernel in _KERNEL_COLORS:
         return _KERNEL_COLORS[kernel]
     return PALETTE[zlib.crc32(kernel.encode()) % len(PALETTE)]
+
+
+def kernel_colors(kernels: Iterable[str]) -> dict[str, str]:
+    """Each kernel's colour in one figure: kernel_color's, except that a kernel outside the catalog whose hashed
+    colour a kernel before it already has takes the first PALETTE colour none of them has, so that tuned
+    configurations drawn together (four v9-splitk ones hashed to two colours) stay apart while the palette lasts."""
+    colors: dict[str, str] = {}
+    for kernel in dict.fromkeys(kernels):
+        color = kernel_color(kernel)
+        taken = set(colors.values())
+        if kernel not in _KERNEL_COLORS and color in taken:
+            color = next((c for c in PALETTE if c not in taken), color)
+        colors[kernel] = color
+    return colors
 
 
 def kernel_group(kernel: str) -> str:
