@@ -1126,7 +1126,12 @@ tunegrid)
     small="$TUNEGRID_SHAPES"
   fi
   echo "$small" > "$T/shapes_small.txt"; echo "$large" > "$T/shapes_large.txt"
+  # TUNEGRID_INTERLEAVED=1 times each shape's configurations together in rounds (tune --interleaved), every launch
+  # after another configuration's code. One after another, v9's large unrolled kernels read as fast as v8-splitk at
+  # 64x64x4096; in rounds they took 84 % more time, fetching their code after other kernels' costing about 10 us
+  # (results/h200-2026-11-30/autochoice/, pdl_tiny/). Not yet run in this stage on a GPU (tunerounds uses the flag).
   timeout 420 $PY -m profiling tune --kernels "${TUNEGRID_KERNELS:-v8-async,v8-splitk,v9-splitk}" --sizes "$small" --repeats 10 --record \
+     $([ "${TUNEGRID_INTERLEAVED:-0}" = 1 ] && echo --interleaved) \
      --json "$T/tune_small.json" > "$T/tune_small.txt" 2>"$T/tune_small.log"; echo "exit=$?" >> "$T/tune_small.log"
   if [ -n "$large" ] && [ "${TUNEGRID_LARGE:-1}" = 1 ]; then
     timeout 100 $PY -m profiling tune --kernels v9-regdb --sizes "$large" --repeats 10 --record \
