@@ -2,8 +2,9 @@
 (zeroing or padding launch, multiply, copy back) built without the waits (GEMMLENS_PDL=0, kernels/src/pdl.cuh) and
 launched plainly, built as it is (with them) and launched plainly, and as it is with every launch after the first a
 programmatic dependent launch (profiling.gpu.pdl, as the runner launches it on sm_90), beside cuBLAS, in rounds that
-run each once after its own L2 flush (profiling.gpu.timing.time_rounds). Every build is verified against cuBLAS before it is timed, and again after 20 operations enqueued back
-to back (where one operation's launches could overlap the next's).
+run each once after its own L2 flush (profiling.gpu.timing.time_rounds). Every build is verified against cuBLAS before
+it is timed, and again after 20 operations enqueued back to back (where one operation's launches could overlap the
+next's).
 
     python scripts/pdl_probe.py [--repeats 30] --cases 4096x127x4096:v9-splitk-...,...
 
