@@ -76,7 +76,7 @@ rested_ab_pairs() {  # rested_ab_pairs DIR PAIR:SIZES...: the paired A/B of each
   # after 2 s of rest (none power-capped), 20 pairs each, into DIR/ab_<A>,<B>.json and .txt, each table printed
   local dir=$1 pair; shift
   for pair in "$@"; do
-    timeout 150 $PY -m profiling bench --ab "${pair%%:*}" --sizes "${pair#*:}" --rest 2 --repeats 20 \
+    timeout "${REST_AB_SECONDS:-150}" $PY -m profiling bench --ab "${pair%%:*}" --sizes "${pair#*:}" --rest 2 --repeats 20 \
        --json "$dir/ab_${pair%%:*}.json" > "$dir/ab_${pair%%:*}.txt" 2>&1; tail -3 "$dir/ab_${pair%%:*}.txt"
   done
 }
@@ -1019,6 +1019,18 @@ residency)
   done
   cat "$F/probes.jsonl"
   record residency "tests: $(tail -1 "$F/gpu_tests.txt")"
+  ;;
+issue31)
+  # Issue 31's speed targets on this GPU in one call, every pair after 2 s of rest (none power-capped): the last Hopper
+  # steps against cuBLAS doing the same AddMM (FP16, and BF16 for the BF16 step) at 4096 and 8192, then v9-regdb (this
+  # GPU's tuned configuration at each size) against cuBLAS SGEMM at 2048, 4096 and 8192. On an H100 this stage is the
+  # issue's other column. About 6 minutes on an H200.
+  stage issue31
+  F="$EV/issue31"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  REST_AB_SECONDS=240 rested_ab_pairs "$F" cublas-addmm,wgmma-streamk-cluster:4096,8192 \
+     cublas-addmm-bf16,wgmma-streamk-cluster-bf16:4096,8192 cublas,v9-regdb:2048,4096,8192
+  gpu_clocks "$F/env_after.txt"
+  record issue31 "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
   ;;
 hopper_ab)
   # Issue 31's Hopper target in one call: paired, interleaved A/B (95 % interval of the time ratio) of each Hopper
