@@ -1024,11 +1024,13 @@ issue31)
   # Issue 31's speed targets on this GPU in one call, every pair after 2 s of rest (none power-capped): the last Hopper
   # steps against cuBLAS doing the same AddMM (FP16, and BF16 for the BF16 step) at 4096 and 8192, then v9-regdb (this
   # GPU's tuned configuration at each size) against cuBLAS SGEMM at 2048, 4096 and 8192. On an H100 this stage is the
-  # issue's other column. About 6 minutes on an H200.
+  # issue's other column. About 8 minutes on an H200: 80-90 s for each SGEMM size (session 36: 240 s were too few for
+  # the three, results/h200-2026-11-30/issue31/).
   stage issue31
   F="$EV/issue31"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
   REST_AB_SECONDS=240 rested_ab_pairs "$F" cublas-addmm,wgmma-streamk-cluster:4096,8192 \
-     cublas-addmm-bf16,wgmma-streamk-cluster-bf16:4096,8192 cublas,v9-regdb:2048,4096,8192
+     cublas-addmm-bf16,wgmma-streamk-cluster-bf16:4096,8192
+  REST_AB_SECONDS=400 rested_ab_pairs "$F" cublas,v9-regdb:2048,4096,8192
   gpu_clocks "$F/env_after.txt"
   record issue31 "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
   ;;
