@@ -64,8 +64,8 @@ if bundle is not None and bundle.bench_files:
     if not shape_grid.grid_glance(document, f"overview:{bundle.name}"):
         st.caption(
             "FP32 kernels against cuBLAS SGEMM and tensor-core AddMM kernels against cuBLAS, each kind in its own "
-            "titled panel with its own axis. Colour = kernel family, darker = later step; dashed = the cuBLAS "
-            "reference."
+            "titled panel with its own axis. Colour = kernel family, darker = later step; dashed line or hatched "
+            "bar = the cuBLAS reference."
         )
         st.plotly_chart(cache.bench_view(document).tflops, key="glance")
 

@@ -360,8 +360,57 @@ def test_percent_bars_over_an_unsteady_cublas_are_hatched_and_say_so() -> None:
     assert all(t.marker.pattern.shape is None for t in steady.data) and "<sup>" not in steady.layout.title.text
 
 
+def test_a_benchmark_of_one_size_draws_a_named_bar_per_kernel() -> None:
+    """results/h200-2026-11-30/catalog_2048/ (every catalog kernel at 2048³ on an H200): over one size a line chart is
+    a column of dots told apart only by colour, so both charts draw a bar per kernel, named on the axis in catalog
+    order, FP32 before tensor core, cuBLAS hatched, at the measured value."""
+    from profiling.app import tables
+    from profiling.app.bundles import discover_bundles, load_bench
+    from profiling.charts.bench import pct_cublas_figure, tflops_figure
+
+    by_name = {b.name: b for b in discover_bundles()}
+    frame = tables.bench_frame(load_bench(by_name["h200-2026-11-30/catalog_2048"]))
+    fig = tflops_figure(frame)
+    assert fig.layout.title.text == "TFLOP/s at 2048³" and {t.type for t in fig.data} == {"bar"}
+    fp32 = [t.name for t in fig.data if t.yaxis == "y"]
+    tensor = [t.name for t in fig.data if t.yaxis == "y2"]
+    assert fp32[:4] == ["cublas", "v1", "v1-coalesced", "v2"] and fp32[-1] == "sgemm-auto" and len(fp32) == 18
+    assert tensor[:3] == ["cublas-addmm", "cublas-hgemm", "cublas-addmm-bf16"] and len(tensor) == 16
+    assert fig.layout.yaxis.autorange == "reversed"  # the first kernel on top
+    bar = {t.name: t for t in fig.data}
+    assert round(float(bar["v9-regdb"].x[0]), 2) == 48.42 and round(float(bar["cublas"].x[0]), 2) == 50.23
+    assert {n for n, t in bar.items() if t.marker.pattern.shape == "/"} == {
+        "cublas",
+        "cublas-addmm",
+        "cublas-hgemm",
+        "cublas-addmm-bf16",
+    }
+    pct = pct_cublas_figure(frame)
+    names = [t.name for t in pct.data]
+    assert names[0] == "v1" and names.index("sgemm-auto") < names.index("wmma-addmm") and len(names) == 30
+    assert all(t.orientation == "h" for t in pct.data) and pct.layout.showlegend is False
+    assert round(float(next(t for t in pct.data if t.name == "v9-regdb").x[0]), 1) == 96.4
+    assert pct.layout.shapes[0].x0 == 100 and pct.layout.xaxis.title.text == "% of cuBLAS at 2048³"
+
+
+def test_one_size_percent_bars_over_an_unsteady_cublas_stay_hatched() -> None:
+    """The one size of h100-2026-11-25/splitk_v9 where cuBLAS was unsteady (64x64x8191): each kernel's bar is
+    hatched over its plain one on the kernel's row, with the reason in its hover."""
+    from profiling.app import tables
+    from profiling.app.bundles import discover_bundles, load_bench
+    from profiling.charts.bench import pct_cublas_figure
+
+    by_name = {b.name: b for b in discover_bundles()}
+    frame = tables.bench_frame(load_bench(by_name["h100-2026-11-25/splitk_v9"]))
+    fig = pct_cublas_figure(frame[frame["size"] == "64x64x8191"])
+    hatched = [t for t in fig.data if t.marker.pattern.shape == "/"]
+    plain = {t.name: t for t in fig.data if t.marker.pattern.shape != "/"}
+    assert len(hatched) == 6 and all(list(t.y) == list(plain[t.name].y) == [t.name] for t in hatched)
+    assert {note for t in hatched for note in t.customdata} == {"<br>cuBLAS unsteady here (p90 1.9x p10): rerun"}
+
+
 def test_tuned_configurations_drawn_together_keep_apart_colours() -> None:
-    """results/h200-2026-11-30/autochoice/ (the Overview's default bundle after session 35): four tuned
+    """results/h200-2026-11-30/autochoice/ (the Overview's default bundle in session 35): four tuned
     configurations whose hashed colours are two pink and two teal ones. In one figure each line has a colour of its
     own; a configuration alone keeps its hashed colour, and catalog kernels keep their family shades."""
     from profiling.app import tables

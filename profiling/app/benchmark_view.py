@@ -85,7 +85,7 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
     else:
         st.caption(
             "Colour = kernel family (blue: SGEMM ladder, orange: beyond it, purple: tensor core, green: tile-width "
-            "study), darker = later step; dashed = the cuBLAS reference of that panel."
+            "study), darker = later step; dashed line or hatched bar = the cuBLAS reference of that panel."
         )
         st.plotly_chart(view.tflops, key="tflops")
         st.plotly_chart(view.pct_cublas, key="pct_cublas")

@@ -52,6 +52,8 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
     ops = ok["operation"] if "operation" in ok.columns else pd.Series(None, index=ok.index)
     kinds = pd.Series([compute_kind(str(k), o) for k, o in zip(ok["kernel"], ops, strict=True)], index=ok.index)
     panels = [(kind, name) for kind, name in PANELS if (kinds == kind).any()] or [PANELS[0]]
+    if len(sizes) == 1:
+        return _one_size_tflops(ok, kinds, panels, sizes[0])
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[name for _, name in panels], horizontal_spacing=0.1)
     refs = library_ids()
     for col, (kind, _) in enumerate(panels, start=1):
@@ -90,6 +92,53 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
     return legends_below(white(fig), axis_px=axis_px)
 
 
+BAR_ROW_PX = 22
+"""Height of one kernel's bar in the one-size charts: a kernel name per row, legible at 1024 px."""
+
+
+def _one_size_bars_height(rows: int, panels: int = 1) -> int:
+    """A one-size chart's height for `rows` kernels in all: their bars, and each panel's title and x axis."""
+    return max(320, rows * BAR_ROW_PX + 130 * panels + 40)
+
+
+def _one_size_tflops(ok: pd.DataFrame, kinds: pd.Series, panels: list[tuple[str, str]], size: str) -> go.Figure:
+    """tflops_figure for a benchmark of one size: a line over one size is a column of dots whose colours alone say
+    which kernel each is, so each panel is a bar per kernel instead, named on its axis in catalog order (the ladder
+    top to bottom), the library reference hatched. The panels stack, each as wide as the chart: side by side at
+    1024 px the tensor-core panel's names ran into the FP32 panel's bars."""
+    counts = [int(ok[kinds == kind]["kernel"].nunique()) for kind, _ in panels]
+    height = _one_size_bars_height(sum(counts), len(panels))
+    fig = make_subplots(
+        rows=len(panels),
+        cols=1,
+        subplot_titles=[name for _, name in panels],
+        row_heights=[max(c, 1) for c in counts],
+        vertical_spacing=min(0.3, 130 / height),
+    )
+    refs = library_ids()
+    for row, (kind, _) in enumerate(panels, start=1):
+        for name, color, one in sorted(_per_kernel(ok[kinds == kind]), key=lambda t: _fp32_first_rank(t[2])):
+            fig.add_trace(
+                go.Bar(
+                    x=one["tflops"],
+                    y=[name],
+                    orientation="h",
+                    name=name,
+                    marker_color=color,
+                    marker_pattern_shape="/" if str(one["kernel"].iloc[0]) in refs else "",
+                    showlegend=False,
+                    hovertemplate="%{y}<br>%{x:.2f} TFLOP/s<extra></extra>",
+                ),
+                row=row,
+                col=1,
+            )
+        fig.update_xaxes(title_text="TFLOP/s", rangemode="tozero", row=row, col=1)
+        fig.update_yaxes(autorange="reversed", type="category", row=row, col=1)
+    fig.update_annotations(font_size=12)
+    fig.update_layout(title_text=f"TFLOP/s at {size_tick(size)}", barmode="overlay", height=height)
+    return white(fig)
+
+
 UNSTEADY_LEGEND = (
     f"Hatched: cuBLAS's own launches were unsteady at that size (p90 over {UNSTEADY_RATIO}x p10), so the % is not "
     "its speed: rerun"
@@ -101,28 +150,56 @@ def _unsteady_note(ratio: float | None) -> str:
     return "<br>cuBLAS unsteady here" + (f" (p90 {ratio:.1f}x p10)" if ratio else "") + ": rerun"
 
 
+def _fp32_first_rank(rows: pd.DataFrame) -> tuple[bool, int]:
+    """Where a kernel's bar sits in a one-size % of cuBLAS chart: FP32 kernels first, then tensor-core ones, each in
+    catalog order (the catalog lists v9-regdb and its splits after the tensor-core steps)."""
+    kernel = str(rows["kernel"].iloc[0])
+    operation = rows["operation"].iloc[0] if "operation" in rows.columns else None
+    return compute_kind(kernel, operation) == "tensor", legend_rank(kernel)
+
+
+def _pct_bars(rows: pd.DataFrame, one_size: bool, offsetgroup: str, **style: object) -> go.Bar:
+    """One kernel's % of cuBLAS bars: one per size at its size, or, in a one-size chart, one on the kernel's row
+    (named on the axis, so not in a legend)."""
+    if one_size:
+        return go.Bar(
+            x=rows["pct_cublas"], y=[style["name"]] * len(rows), orientation="h", **{**style, "showlegend": False}
+        )
+    return go.Bar(x=rows["size"], y=rows["pct_cublas"], offsetgroup=offsetgroup, **style)
+
+
 def pct_cublas_figure(
     frame: pd.DataFrame,
     title: str = "% of cuBLAS in the same run (its SGEMM or its AddMM)",
 ) -> go.Figure:
     """Grouped bars: % of the library reference per kernel, one bar per size; references left out. `frame` is
-    tables.bench_frame's: bars whose reference was unsteady (its `reference_unsteady`) are hatched."""
+    tables.bench_frame's: bars whose reference was unsteady (its `reference_unsteady`) are hatched. For a benchmark
+    of one size, a bar per kernel named on its axis in catalog order (a group of one size's bars told apart only by
+    colour needs a legend of every kernel)."""
     refs = library_ids()
     ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
+    sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
+    one_size = len(sizes) == 1
     fig = go.Figure()
-    for group, (name, color, part) in enumerate(_per_kernel(ok)):
+    kernels = _per_kernel(ok)
+    if one_size:
+        kernels = iter(sorted(kernels, key=lambda t: _fp32_first_rank(t[2])))
+    for group, (name, color, part) in enumerate(kernels):
         kernel = str(part["kernel"].iloc[0])
         unsteady = [bool(u) for u in part["reference_unsteady"]]
         notes = [_unsteady_note(p) if u else "" for u, p in zip(unsteady, part["reference_p90_over_p10"], strict=True)]
-        hover = "%{x}<br>%{y:.1f}% of cuBLAS%{customdata}<extra>%{fullData.name}</extra>"
+        if one_size:
+            hover = "%{y}<br>%{x:.1f}% of cuBLAS%{customdata}<extra></extra>"
+        else:
+            hover = "%{x}<br>%{y:.1f}% of cuBLAS%{customdata}<extra>%{fullData.name}</extra>"
         fig.add_trace(
-            go.Bar(
-                x=part["size"],
-                y=part["pct_cublas"],
+            _pct_bars(
+                part,
+                one_size,
+                str(group),
                 name=name,
                 legendrank=legend_rank(kernel),
                 legendgroup=kernel,
-                offsetgroup=str(group),
                 marker_color=color,
                 customdata=notes,
                 hovertemplate=hover,
@@ -131,14 +208,13 @@ def pct_cublas_figure(
         if any(unsteady):
             # The hatch is a second trace over the same bars (same offset group), so the legend's swatch, which
             # plotly draws from a trace's first bar, stays plain.
-            over = part[unsteady]
             fig.add_trace(
-                go.Bar(
-                    x=over["size"],
-                    y=over["pct_cublas"],
+                _pct_bars(
+                    part[unsteady],
+                    one_size,
+                    str(group),
                     name=name,
                     legendgroup=kernel,
-                    offsetgroup=str(group),
                     showlegend=False,
                     marker_color=color,
                     marker_pattern_shape="/",
@@ -146,10 +222,17 @@ def pct_cublas_figure(
                     hovertemplate=hover,
                 )
             )
-    fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
     if len(ok) and ok["reference_unsteady"].any():
         title = f"{title}<br><sup>{UNSTEADY_LEGEND}</sup>"
-    sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
+    if one_size:
+        fig.add_vline(x=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
+        fig.update_xaxes(title_text=f"% of cuBLAS at {size_tick(sizes[0])}", ticksuffix=" %", rangemode="tozero")
+        fig.update_yaxes(autorange="reversed", type="category")
+        fig.update_layout(
+            title_text=title, barmode="overlay", showlegend=False, height=_one_size_bars_height(ok["kernel"].nunique())
+        )
+        return white(fig)
+    fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
     angle = size_tick_angle(sizes)
     fig.update_xaxes(
         title_text="size", type="category", tickvals=sizes, ticktext=[size_tick(s) for s in sizes], tickangle=angle
