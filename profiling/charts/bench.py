@@ -151,8 +151,9 @@ def _unsteady_note(ratio: float | None) -> str:
 
 
 def _fp32_first_rank(rows: pd.DataFrame) -> tuple[bool, int]:
-    """Where a kernel's bar sits in a one-size % of cuBLAS chart: FP32 kernels first, then tensor-core ones, each in
-    catalog order (the catalog lists v9-regdb and its splits after the tensor-core steps)."""
+    """Where a kernel's bar sits in the one-size charts: FP32 kernels first, then tensor-core ones, each in catalog
+    order (the catalog lists v9-regdb and its splits after the tensor-core steps; the % of cuBLAS chart holds
+    both kinds in one panel)."""
     kernel = str(rows["kernel"].iloc[0])
     operation = rows["operation"].iloc[0] if "operation" in rows.columns else None
     return compute_kind(kernel, operation) == "tensor", legend_rank(kernel)
@@ -181,9 +182,9 @@ def pct_cublas_figure(
     sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
     one_size = len(sizes) == 1
     fig = go.Figure()
-    kernels = _per_kernel(ok)
+    kernels = list(_per_kernel(ok))
     if one_size:
-        kernels = iter(sorted(kernels, key=lambda t: _fp32_first_rank(t[2])))
+        kernels.sort(key=lambda t: _fp32_first_rank(t[2]))
     for group, (name, color, part) in enumerate(kernels):
         kernel = str(part["kernel"].iloc[0])
         unsteady = [bool(u) for u in part["reference_unsteady"]]
