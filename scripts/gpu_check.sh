@@ -72,6 +72,10 @@ ab_pairs() {  # ab_pairs DIR SIZES PAIR...: the paired, interleaved A/B of each 
   done
 }
 
+ab_verdicts() {  # ab_verdicts DIR: how many A/B rows of DIR/ab_*.txt reached a verdict (faster, same or slower)
+  cat "$1"/ab_*.txt | grep -c -E " (faster|same|slower) "
+}
+
 rested_ab_pairs() {  # rested_ab_pairs DIR PAIR:SIZES...: the paired A/B of each PAIR (A,B) at its SIZES, every pair
   # after 2 s of rest (none power-capped), 20 pairs each, into DIR/ab_<A>,<B>.json and .txt, each table printed
   local dir=$1 pair; shift
@@ -969,7 +973,7 @@ hskc)
   if [ "${HSKC_AB:-0}" = 1 ]; then
     rested_ab_pairs "$F" cublas-addmm,wgmma-streamk-cluster:4096,8192 wgmma-streamk,wgmma-streamk-cluster:8192
     why_capture streamk_cluster_8192 wgmma-streamk,wgmma-streamk-cluster 8192 8192 8192 400 cuda,sass
-    record hskc "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts; why: $(($(wc -l < "$EV/why/ncu_why_streamk_cluster_8192_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
+    record hskc "$(ab_verdicts "$F") verdicts; why: $(($(wc -l < "$EV/why/ncu_why_streamk_cluster_8192_raw.csv" 2>/dev/null || echo 2) - 2)) launches"
   else
     timeout 300 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py tests/gpu/test_gpu_residency.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
     sanitize_at_shapes 150 "$F" hskc_sanitizer skc wgmma-streamk-cluster 1024x6144x1072,2064x4096x528,1136x4112x528
@@ -985,7 +989,7 @@ hskcbf16)
   timeout 300 $PY -m pytest tests/gpu/test_gpu_wgmma_persistent.py -q -m gpu -p no:cacheprovider > "$F/gpu_tests.txt" 2>&1; tail -3 "$F/gpu_tests.txt"
   sanitize_at_shapes 150 "$F" hskcbf16_sanitizer skcb wgmma-streamk-cluster-bf16 2064x4096x528,1136x4112x528
   rested_ab_pairs "$F" cublas-addmm-bf16,wgmma-streamk-cluster-bf16:4096,8192 wgmma-streamk-bf16,wgmma-streamk-cluster-bf16:8192
-  record hskcbf16 "tests: $(tail -1 "$F/gpu_tests.txt"); $(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
+  record hskcbf16 "tests: $(tail -1 "$F/gpu_tests.txt"); $(ab_verdicts "$F") verdicts"
   ;;
 why8192)
   # Issue 31: where wgmma-streamk's warps wait at 8192^3, FP16, the one cell of the H200 target still short: ncu's full
@@ -1032,7 +1036,7 @@ issue31)
      cublas-addmm-bf16,wgmma-streamk-cluster-bf16:4096,8192
   REST_AB_SECONDS=400 rested_ab_pairs "$F" cublas,v9-regdb:2048,4096,8192
   gpu_clocks "$F/env_after.txt"
-  record issue31 "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
+  record issue31 "$(ab_verdicts "$F") verdicts"
   ;;
 hopper_ab)
   # Issue 31's Hopper target in one call: paired, interleaved A/B (95 % interval of the time ratio) of each Hopper
@@ -1043,7 +1047,7 @@ hopper_ab)
   { date -u; nvidia-smi --query-gpu=name,driver_version,clocks.current.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv; } > "$F/env.txt" 2>&1
   ab_pairs "$F" 4096,8192 cublas-addmm,wgmma-persistent cublas-addmm,wgmma-tma-store cublas-addmm,wgmma-cluster cublas-addmm-bf16,wgmma-persistent-bf16 cublas-addmm,wgmma-staged cublas-addmm,wgmma-streamk-cluster
   { date -u; nvidia-smi --query-gpu=name,clocks.current.sm,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv; } >> "$F/env.txt" 2>&1
-  record hopper_ab "$(cat "$F"/ab_*.txt | grep -c -E " (faster|same|slower) ") verdicts"
+  record hopper_ab "$(ab_verdicts "$F") verdicts"
   ;;
 sanids)
   # memcheck and racecheck of the configurations SAN_IDS (comma-separated ids) at SAN_SHAPES (MxNxK, comma-separated;
