@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env gputests tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env gputests tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl catalog
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -1202,6 +1202,17 @@ pdl)
   timeout 200 "$SAN" --tool memcheck --report-api-errors no $PY scripts/pdl_probe.py --repeats 3 --cases "${cases%%,*}" > "$F/memcheck.txt" 2>&1
   echo "exit=$?" >> "$F/memcheck.txt"; tail -3 "$F/memcheck.txt"
   record pdl "$(grep -c 'programmatic launches |' "$F/probe.md") cases, $(grep -c 'ok (' "$F/probe.md") checks ok; $(grep -h 'ERROR SUMMARY' "$F/memcheck.txt")"
+  ;;
+catalog)
+  # Every catalog kernel at CATALOG_SIZES (4096,1024 by default), one bench process per size, so a size that runs out of
+  # time loses only itself: 4096³ takes about 90 s on an H200, 1024³ about 60 s. Into $EV/catalog_<size>/.
+  stage catalog
+  for n in $(echo "${CATALOG_SIZES:-4096,1024}" | tr ',' ' '); do
+    C="$EV/catalog_$n"; mkdir -p "$C"; gpu_clocks "$C/env.txt"
+    timeout "${CATALOG_SECONDS:-200}" $PY -m profiling bench --kernels all --sizes "$n" --repeats 20 --max-seconds 2 \
+       --json "$C/bench.json" > "$C/bench.txt" 2> "$C/bench.log"; echo "exit=$?" >> "$C/bench.log"
+    STATUS[catalog]="${STATUS[catalog]:-}$n: $(grep -c ' ok ' "$C/bench.txt") ok ($(tail -1 "$C/bench.log")); "
+  done
   ;;
 tunerounds)
   # Sweep TUNEROUNDS_KERNELS (v9-regdb by default) at TUNEROUNDS_SHAPES with every shape's configurations and cuBLAS
