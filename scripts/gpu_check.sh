@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env gputests tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl catalog
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env gputests tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl catalog sanauto
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -1213,6 +1213,12 @@ catalog)
        --json "$C/bench.json" > "$C/bench.txt" 2> "$C/bench.log"; echo "exit=$?" >> "$C/bench.log"
     STATUS[catalog]="${STATUS[catalog]:-}$n: $(grep -c ' ok ' "$C/bench.txt") ok ($(tail -1 "$C/bench.log")); "
   done
+  ;;
+sanauto)
+  # memcheck and racecheck of SANAUTO_KERNELS (sgemm-auto: this GPU's record's choice) at SANAUTO_SHAPES, every result
+  # verified against cuBLAS, into $EV/sanauto/: after a record changes a shape's choice.
+  stage sanauto
+  sanitize_at_shapes 120 "$EV/sanauto" sanauto sa "${SANAUTO_KERNELS:-sgemm-auto}" "${SANAUTO_SHAPES:-1024x1024x1024}"
   ;;
 tunerounds)
   # Sweep TUNEROUNDS_KERNELS (v9-regdb by default) at TUNEROUNDS_SHAPES with every shape's configurations and cuBLAS

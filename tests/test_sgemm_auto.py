@@ -17,6 +17,7 @@ from kernels.registry import find_kernel, get_kernel
 from profiling.analysis.explain import ladder_steps
 from profiling.gpu.runner import _spec_and_result, launch_facts
 from profiling.nsight.runner import kernel_name_regex
+from profiling.runs.results import load_document
 from profiling.shape import Shape
 
 H100 = "NVIDIA H100 80GB HBM3"
@@ -133,6 +134,31 @@ def test_choice_with_the_committed_records(device: str, file: str) -> None:
         best = max(runnable, key=lambda e: e["tflops"])
         picked = choice(*shape)
         assert picked.config_id == best["config"] and picked.predicted_tflops == pytest.approx(best["tflops"]), shape
+
+
+def test_h200_1024_cube_runs_the_split_measured_fastest_there_in_rounds() -> None:
+    """At 1024³ the H200's record had measured only v8-async and v9-regdb, so sgemm-auto ran v8-async's 64x64 tile:
+    72.7 % of cuBLAS in the catalog benchmark of 2026-12-01 (results/h200-2026-12-01/catalog/), where v9-splitk read
+    102.8 %. The shape's candidates swept together in interleaved rounds (tunerounds_1024/) put v9-splitk's serial
+    64x128 split first, and sgemm-auto then ran at 112.5 % of cuBLAS in the same call."""
+    day = RECORDS.parent / "h200-2026-12-01"
+    picked = auto.auto_choice("NVIDIA H200", 1024, 1024, 1024)
+    assert picked.config_id == "v9-splitk-64x128x16-w32x64-t8x8-s4-d8-ser"
+    assert picked.predicted_tflops == pytest.approx(37.53, abs=0.01)
+
+    def rows(path: Path) -> dict[str, dict]:
+        return {r.kernel: r for r in load_document(path).results if r.shape == Shape(1024, 1024, 1024)}
+
+    swept = rows(day / "tunerounds_1024" / "tune.json")
+    assert round(swept[picked.config_id].pct_cublas, 1) == 114.9
+    assert round(swept["v8-async-64x64x16-w32x32-t8x4-s3"].pct_cublas, 1) == 74.9
+    before = load_document(day / "catalog" / "bench_1024.json").results
+    auto_before = next(r for r in before if r.kernel == "sgemm-auto")
+    assert auto_before.config.startswith("v8-async-64x64x16") and round(auto_before.pct_cublas, 1) == 72.7
+    after = next(
+        r for r in load_document(day / "tunerounds_1024" / "sgemm_auto_after.json").results if r.kernel == "sgemm-auto"
+    )
+    assert after.config.startswith(picked.config_id) and round(after.pct_cublas, 1) == 112.5
 
 
 def test_the_shapes_where_only_a_prediction_stands() -> None:
