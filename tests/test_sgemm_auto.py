@@ -164,6 +164,24 @@ def test_h200_1024_cube_runs_the_split_measured_fastest_there_in_rounds() -> Non
         assert ran.config == f"{config} (tuning record nvidia-h200.json)" and round(ran.pct_cublas, 1) == pct, parts
 
 
+def test_h200_record_leaves_no_swept_shape_to_a_prediction_far_above_its_measurements() -> None:
+    """At a swept shape sgemm-auto runs only what the record measured there, so a configuration predicted far above
+    those measurements and never measured there is a choice nobody made: at 1024³ v9-splitk's 128x128 tile was
+    predicted at 43.2 TFLOP/s against the 24.8 measured, and sgemm-auto read 72.7 % of cuBLAS until the shape was
+    swept (tunerounds_1024/). Every swept shape of the H200's record is now within 4 % of its predictions, but
+    64x64x65536, where the measured choice (v8-splitk) reads 127 % of cuBLAS."""
+    measured = auto.record_measurements("NVIDIA H200")[1]
+    shapes = sorted({(e["m"], e["n"], e["k"]) for e in measured})
+    gaps = {shape: round(gap, 3) for shape, gap in auto.prediction_gaps("NVIDIA H200", shapes).items()}
+    assert gaps == {
+        (64, 64, 65536): 0.247,
+        (2048, 2048, 333): 0.015,
+        (2048, 2048, 2048): 0.012,
+        (4096, 64, 333): 0.04,
+        (4096, 1024, 333): 0.022,
+    }
+
+
 def test_the_shapes_where_only_a_prediction_stands() -> None:
     """The H100's record never measured v8-async or v8-splitk at 17 small grid shapes where one of their
     configurations is predicted above everything measured there (gpu_check.sh's sweeppred stage sweeps them); the
