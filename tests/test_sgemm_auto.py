@@ -164,6 +164,36 @@ def test_h200_1024_cube_runs_the_split_measured_fastest_there_in_rounds() -> Non
         assert ran.config == f"{config} (tuning record nvidia-h200.json)" and round(ran.pct_cublas, 1) == pct, parts
 
 
+def test_h200_k1024_shapes_run_the_tile_measured_fastest_there_in_rounds() -> None:
+    """Beyond issue 31's grid, at 4096x4096x1024 sgemm-auto ran v9-regdb's 8-deep 256x128 tile (predicted from the
+    K = 333 shapes, where it is the fastest): 85.0 % of cuBLAS (results/h200-2026-12-01/beyond/). Swept there in
+    interleaved rounds (tunerounds_k1024/), the 128x256x16 tile in FFMA order 3 read 96.6 %, and sgemm-auto 97.0 %
+    afterwards. At 2048x2048x1024 the rounds put v9-splitk's stream-K 256x128 tile 0.3 % ahead of that tile (96.0
+    against 95.7 %); one launch after another it read 92.2 % against v9-regdb's 96.4 %."""
+    day = RECORDS.parent / "h200-2026-12-01"
+
+    def pct(path: Path, kernel: str, shape: Shape) -> tuple[str | None, float]:
+        row = next(r for r in load_document(path).results if r.kernel == kernel and r.shape == shape)
+        return row.config, round(row.pct_cublas, 1)
+
+    big, small = Shape(4096, 4096, 1024), Shape(2048, 2048, 1024)
+    assert auto.auto_choice("NVIDIA H200", 4096, 4096, 1024).config_id == "v9-regdb-128x256x16-w64x64-t8x16-s3-o3"
+    assert auto.auto_choice("NVIDIA H200", 2048, 2048, 1024).config_id == "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk"
+    record = "(tuning record nvidia-h200.json)"
+    assert pct(day / "beyond" / "check.json", "sgemm-auto", big) == (
+        f"v9-regdb-256x128x8-w64x64-t16x8-s4 {record}",
+        85.0,
+    )
+    swept = day / "tunerounds_k1024" / "tune.json"
+    assert pct(swept, "v9-regdb-128x256x16-w64x64-t8x16-s3-o3", big)[1] == 96.6
+    assert pct(swept, "v9-regdb-256x128x8-w64x64-t16x8-s4", big)[1] == 86.0
+    assert pct(swept, "v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk", small)[1] == 96.0
+    assert pct(swept, "v9-regdb-128x256x16-w64x64-t8x16-s3-o3", small)[1] == 95.7
+    after = day / "tunerounds_k1024" / "sgemm_auto_after.json"
+    assert pct(after, "sgemm-auto", big) == (f"v9-regdb-128x256x16-w64x64-t8x16-s3-o3 {record}", 97.0)
+    assert pct(after, "sgemm-auto", small)[1] == 92.2 and pct(after, "v9-regdb", small)[1] == 96.4
+
+
 def test_h200_record_leaves_no_swept_shape_to_a_prediction_far_above_its_measurements() -> None:
     """At a swept shape sgemm-auto runs only what the record measured there, so a configuration predicted far above
     those measurements and never measured there is a choice nobody made: at 1024³ v9-splitk's 128x128 tile was
