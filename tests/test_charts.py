@@ -393,6 +393,33 @@ def test_a_benchmark_of_one_size_draws_a_named_bar_per_kernel() -> None:
     assert pct.layout.shapes[0].x0 == 100 and pct.layout.xaxis.title.text == "% of cuBLAS at 2048³"
 
 
+def test_the_whole_catalog_over_two_sizes_draws_a_row_per_kernel_and_a_panel_per_size() -> None:
+    """results/h200-2026-12-01/catalog/ (every catalog kernel at 1024³ and 4096³): 30 kernels' bars in two groups
+    were told apart by 30 colours in a legend; over at most SIZE_PANELS_MAX sizes, more than LEGEND_KERNELS_MAX kernels
+    are a row per kernel named on the shared axis, FP32 first in catalog order, a panel per size, at the measured
+    values. Six kernels over four sizes (h100-2026-11-25/splitk_v9) keep the grouped bars and their legend."""
+    from profiling.app import tables
+    from profiling.app.bundles import discover_bundles, load_bench
+    from profiling.charts.bench import LEGEND_KERNELS_MAX, pct_cublas_figure
+
+    by_name = {b.name: b for b in discover_bundles()}
+    fig = pct_cublas_figure(tables.bench_frame(load_bench(by_name["h200-2026-12-01/catalog"])))
+    assert all(t.orientation == "h" for t in fig.data) and fig.layout.showlegend is False
+    panels = {axis: [t for t in fig.data if t.xaxis == axis] for axis in ("x", "x2")}
+    names = [t.name for t in panels["x"]]
+    assert [t.name for t in panels["x2"]] == names and len(names) == 30 > LEGEND_KERNELS_MAX
+    assert names[0] == "v1" and names.index("sgemm-auto") < names.index("wmma-addmm")
+    assert (
+        fig.layout.xaxis.title.text == "% of cuBLAS at 1024³" and fig.layout.xaxis2.title.text == "% of cuBLAS at 4096³"
+    )
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.yaxis2.matches == "y"
+    auto = [round(float(t.x[0]), 1) for t in fig.data if t.name == "sgemm-auto"]
+    assert auto == [112.4, 96.4]
+    assert [s.x0 for s in fig.layout.shapes] == [100, 100] and fig.layout.xaxis2.matches == "x"
+    grouped = pct_cublas_figure(tables.bench_frame(load_bench(by_name["h100-2026-11-25/splitk_v9"])))
+    assert grouped.layout.showlegend is True and {t.orientation for t in grouped.data} == {None}
+
+
 def test_one_size_percent_bars_over_an_unsteady_cublas_stay_hatched() -> None:
     """The one size of h100-2026-11-25/splitk_v9 where cuBLAS was unsteady (64x64x8191): each kernel's bar is
     hatched over its plain one on the kernel's row, with the reason in its hover."""

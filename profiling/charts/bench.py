@@ -93,11 +93,12 @@ def tflops_figure(frame: pd.DataFrame, title: str = "TFLOP/s vs size") -> go.Fig
 
 
 BAR_ROW_PX = 22
-"""Height of one kernel's bar in the one-size charts: a kernel name per row, legible at 1024 px."""
+"""Height of one kernel's row in the charts of a bar per kernel: a kernel name per row, legible at 1024 px."""
 
 
-def _one_size_bars_height(rows: int, panels: int = 1) -> int:
-    """A one-size chart's height for `rows` kernels in all: their bars, and each panel's title and x axis."""
+def _bar_rows_height(rows: int, panels: int = 1) -> int:
+    """The height of a chart of a row per kernel, `rows` kernels in all: their bars, and each stacked panel's title and x
+    axis."""
     return max(320, rows * BAR_ROW_PX + 130 * panels + 40)
 
 
@@ -107,7 +108,7 @@ def _one_size_tflops(ok: pd.DataFrame, kinds: pd.Series, panels: list[tuple[str,
     top to bottom), the library reference hatched. The panels stack, each as wide as the chart: side by side at
     1024 px the tensor-core panel's names ran into the FP32 panel's bars."""
     counts = [int(ok[kinds == kind]["kernel"].nunique()) for kind, _ in panels]
-    height = _one_size_bars_height(sum(counts), len(panels))
+    height = _bar_rows_height(sum(counts), len(panels))
     fig = make_subplots(
         rows=len(panels),
         cols=1,
@@ -151,7 +152,7 @@ def _unsteady_note(ratio: float | None) -> str:
 
 
 def _fp32_first_rank(rows: pd.DataFrame) -> tuple[bool, int]:
-    """Where a kernel's bar sits in the one-size charts: FP32 kernels first, then tensor-core ones, each in catalog
+    """Where a kernel's bar sits in the charts of a row per kernel: FP32 kernels first, then tensor-core ones, each in catalog
     order (the catalog lists v9-regdb and its splits after the tensor-core steps; the % of cuBLAS chart holds
     both kinds in one panel)."""
     kernel = str(rows["kernel"].iloc[0])
@@ -159,14 +160,23 @@ def _fp32_first_rank(rows: pd.DataFrame) -> tuple[bool, int]:
     return compute_kind(kernel, operation) == "tensor", legend_rank(kernel)
 
 
-def _pct_bars(rows: pd.DataFrame, one_size: bool, offsetgroup: str, **style: object) -> go.Bar:
-    """One kernel's % of cuBLAS bars: one per size at its size, or, in a one-size chart, one on the kernel's row
-    (named on the axis, so not in a legend)."""
-    if one_size:
+def _pct_bars(rows: pd.DataFrame, in_rows: bool, offsetgroup: str, **style: object) -> go.Bar:
+    """One kernel's % of cuBLAS bars: one per size at its size, or, in a chart of a row per kernel, one on the
+    kernel's row (named on the axis, so not in a legend)."""
+    if in_rows:
         return go.Bar(
             x=rows["pct_cublas"], y=[style["name"]] * len(rows), orientation="h", **{**style, "showlegend": False}
         )
     return go.Bar(x=rows["size"], y=rows["pct_cublas"], offsetgroup=offsetgroup, **style)
+
+
+LEGEND_KERNELS_MAX = 8
+"""Over several sizes, the most kernels the % of cuBLAS chart tells apart by a legend of colours; more are drawn a row
+per kernel, named on the axis, a panel per size (the whole catalog's 30 bars a size in 30 colours could not be
+matched to a legend)."""
+
+SIZE_PANELS_MAX = 4
+"""The most sizes drawn as side-by-side panels of a row per kernel: at 1024 px each of four is about 180 px wide."""
 
 
 def pct_cublas_figure(
@@ -175,63 +185,74 @@ def pct_cublas_figure(
 ) -> go.Figure:
     """Grouped bars: % of the library reference per kernel, one bar per size; references left out. `frame` is
     tables.bench_frame's: bars whose reference was unsteady (its `reference_unsteady`) are hatched. For a benchmark
-    of one size, a bar per kernel named on its axis in catalog order (a group of one size's bars told apart only by
-    colour needs a legend of every kernel)."""
+    of one size, or of more than LEGEND_KERNELS_MAX kernels over at most SIZE_PANELS_MAX sizes, a row per kernel named
+    on the axis in catalog order and a panel per size (a group of bars told apart only by colour needs a legend of
+    every kernel)."""
     refs = library_ids()
     ok = frame[(frame["status"] == "ok") & frame["pct_cublas"].notna() & ~frame["kernel"].isin(refs)]
     sizes = list(dict.fromkeys(ok.sort_values("flops")["size"])) if len(ok) else []
-    one_size = len(sizes) == 1
-    fig = go.Figure()
     kernels = list(_per_kernel(ok))
-    if one_size:
+    in_rows = len(sizes) == 1 or (len(kernels) > LEGEND_KERNELS_MAX and len(sizes) <= SIZE_PANELS_MAX)
+    if in_rows:
         kernels.sort(key=lambda t: _fp32_first_rank(t[2]))
+        fig = make_subplots(rows=1, cols=len(sizes), shared_yaxes=True, horizontal_spacing=0.03)
+        hover = "%{y}<br>%{x:.1f}% of cuBLAS%{customdata}<extra></extra>"
+    else:
+        fig = go.Figure()
+        hover = "%{x}<br>%{y:.1f}% of cuBLAS%{customdata}<extra>%{fullData.name}</extra>"
     for group, (name, color, part) in enumerate(kernels):
         kernel = str(part["kernel"].iloc[0])
-        unsteady = [bool(u) for u in part["reference_unsteady"]]
-        notes = [_unsteady_note(p) if u else "" for u, p in zip(unsteady, part["reference_p90_over_p10"], strict=True)]
-        if one_size:
-            hover = "%{y}<br>%{x:.1f}% of cuBLAS%{customdata}<extra></extra>"
-        else:
-            hover = "%{x}<br>%{y:.1f}% of cuBLAS%{customdata}<extra>%{fullData.name}</extra>"
-        fig.add_trace(
-            _pct_bars(
-                part,
-                one_size,
-                str(group),
-                name=name,
-                legendrank=legend_rank(kernel),
-                legendgroup=kernel,
-                marker_color=color,
-                customdata=notes,
-                hovertemplate=hover,
-            )
-        )
-        if any(unsteady):
-            # The hatch is a second trace over the same bars (same offset group), so the legend's swatch, which
-            # plotly draws from a trace's first bar, stays plain.
+        for col, size in enumerate(sizes if in_rows else [None], start=1):
+            here = part[part["size"] == size] if in_rows else part
+            if here.empty:
+                continue
+            unsteady = [bool(u) for u in here["reference_unsteady"]]
+            notes = [
+                _unsteady_note(p) if u else "" for u, p in zip(unsteady, here["reference_p90_over_p10"], strict=True)
+            ]
+            at = {"row": 1, "col": col} if in_rows else {}
+            style = {"name": name, "legendgroup": kernel, "marker_color": color, "hovertemplate": hover}
             fig.add_trace(
-                _pct_bars(
-                    part[unsteady],
-                    one_size,
-                    str(group),
-                    name=name,
-                    legendgroup=kernel,
-                    showlegend=False,
-                    marker_color=color,
-                    marker_pattern_shape="/",
-                    customdata=[n for n, u in zip(notes, unsteady, strict=True) if u],
-                    hovertemplate=hover,
-                )
+                _pct_bars(here, in_rows, str(group), legendrank=legend_rank(kernel), customdata=notes, **style), **at
             )
+            if any(unsteady):
+                # The hatch is a second trace over the same bars (same offset group), so the legend's swatch, which
+                # plotly draws from a trace's first bar, stays plain.
+                hatched = [n for n, u in zip(notes, unsteady, strict=True) if u]
+                fig.add_trace(
+                    _pct_bars(
+                        here[unsteady],
+                        in_rows,
+                        str(group),
+                        showlegend=False,
+                        marker_pattern_shape="/",
+                        customdata=hatched,
+                        **style,
+                    ),
+                    **at,
+                )
     if len(ok) and ok["reference_unsteady"].any():
         title = f"{title}<br><sup>{UNSTEADY_LEGEND}</sup>"
-    if one_size:
-        fig.add_vline(x=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
-        fig.update_xaxes(title_text=f"% of cuBLAS at {size_tick(sizes[0])}", ticksuffix=" %", rangemode="tozero")
+    if in_rows:
+        for col, size in enumerate(sizes, start=1):
+            fig.add_vline(
+                x=100,
+                line_dash="dot",
+                line_color="#666666",
+                annotation_text="cuBLAS = 100 %" if col == 1 else "",
+                row=1,
+                col=col,
+            )
+            fig.update_xaxes(
+                title_text=f"% of cuBLAS at {size_tick(size)}",
+                ticksuffix=" %",
+                rangemode="tozero",
+                matches="x" if col > 1 else None,  # one scale, so a bar's length compares across the sizes
+                row=1,
+                col=col,
+            )
         fig.update_yaxes(autorange="reversed", type="category")
-        fig.update_layout(
-            title_text=title, barmode="overlay", showlegend=False, height=_one_size_bars_height(ok["kernel"].nunique())
-        )
+        fig.update_layout(title_text=title, barmode="overlay", showlegend=False, height=_bar_rows_height(len(kernels)))
         return white(fig)
     fig.add_hline(y=100, line_dash="dot", line_color="#666666", annotation_text="cuBLAS = 100 %")
     angle = size_tick_angle(sizes)

@@ -204,7 +204,7 @@ def test_every_page_bundled_and_after_an_upload(browser, server, width: int) -> 
     page.get_by_text("No GPU found").wait_for(timeout=30_000)
     _settle(page)
     _shot(page, "overview-newest", width)  # the default: the newest bundle
-    _open(page, "Benchmark")  # the newest bundle is one size: a bar per kernel (charts.bench._one_size_tflops)
+    _open(page, "Benchmark")  # the newest bundle is the whole catalog: a row per kernel in the % of cuBLAS chart
     _check_page(page, "Benchmark (newest bundle)")
     _shot(page, "benchmark-newest", width)
     _open(page, "Overview")
