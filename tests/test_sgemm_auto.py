@@ -168,7 +168,7 @@ def test_h200_k1024_shapes_run_the_tile_measured_fastest_there_in_rounds() -> No
     """Beyond issue 31's grid, at 4096x4096x1024 sgemm-auto ran v9-regdb's 8-deep 256x128 tile (predicted from the
     K = 333 shapes, where it is the fastest): 85.0 % of cuBLAS (results/h200-2026-12-01/beyond/). Swept there in
     interleaved rounds (tunerounds_k1024/), the 128x256x16 tile in FFMA order 3 read 96.6 %, and sgemm-auto 97.0 %
-    afterwards. At 2048x2048x1024 the rounds put v9-splitk's stream-K 256x128 tile 0.3 % ahead of that tile (96.0
+    afterwards. At 2048x2048x1024 the rounds put v9-splitk's stream-K 256x128 tile 0.3 points ahead of that tile (96.0
     against 95.7 %); one launch after another it read 92.2 % against v9-regdb's 96.4 %."""
     day = RECORDS.parent / "h200-2026-12-01"
 
@@ -199,7 +199,7 @@ def test_h200_record_leaves_no_swept_shape_to_a_prediction_far_above_its_measure
     those measurements and never measured there is a choice nobody made: at 1024³ v9-splitk's 128x128 tile was
     predicted at 43.2 TFLOP/s against the 24.8 measured, and sgemm-auto read 72.7 % of cuBLAS until the shape was
     swept (tunerounds_1024/). Every swept shape of the H200's record is now within 4 % of its predictions, but
-    64x64x65536, where the measured choice (v8-splitk) reads 127 % of cuBLAS."""
+    64x64x65536, where the measured choice (v8-splitk) read 125.8-127.0 % of cuBLAS (results/h200-2026-11-24/)."""
     measured = auto.record_measurements("NVIDIA H200")[1]
     shapes = sorted({(e["m"], e["n"], e["k"]) for e in measured})
     gaps = {shape: round(gap, 3) for shape, gap in auto.prediction_gaps("NVIDIA H200", shapes).items()}

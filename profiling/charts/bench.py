@@ -97,8 +97,8 @@ BAR_ROW_PX = 22
 
 
 def _bar_rows_height(rows: int, panels: int = 1) -> int:
-    """The height of a chart of a row per kernel, `rows` kernels in all: their bars, and each stacked panel's title and x
-    axis."""
+    """The height of a chart of a row per kernel, `rows` kernels in all: their bars, and each stacked panel's title
+    and x axis."""
     return max(320, rows * BAR_ROW_PX + 130 * panels + 40)
 
 
@@ -152,9 +152,9 @@ def _unsteady_note(ratio: float | None) -> str:
 
 
 def _fp32_first_rank(rows: pd.DataFrame) -> tuple[bool, int]:
-    """Where a kernel's bar sits in the charts of a row per kernel: FP32 kernels first, then tensor-core ones, each in catalog
-    order (the catalog lists v9-regdb and its splits after the tensor-core steps; the % of cuBLAS chart holds
-    both kinds in one panel)."""
+    """Where a kernel's bar sits in the charts of a row per kernel: FP32 kernels first, then tensor-core ones, each
+    in catalog order (the catalog lists v9-regdb and its splits after the tensor-core steps; the % of cuBLAS chart
+    holds both kinds in one panel)."""
     kernel = str(rows["kernel"].iloc[0])
     operation = rows["operation"].iloc[0] if "operation" in rows.columns else None
     return compute_kind(kernel, operation) == "tensor", legend_rank(kernel)
