@@ -158,6 +158,13 @@ def _swept_shapes_scored(
             yield (m, n, k), here, _predictions(measured, m, n, k, sms)
 
 
+def _outbidding(here: set[str], scores: dict[str, float]) -> tuple[float, list[tuple[float, str]]]:
+    """(the best prediction of a configuration measured here, the configurations never measured here predicted above
+    it, highest first) at one swept shape."""
+    best_here = max((t for cid, t in scores.items() if cid in here), default=0.0)
+    return best_here, sorted(((t, cid) for cid, t in scores.items() if cid not in here and t > best_here), reverse=True)
+
+
 def prediction_gaps(device_name: str, shapes: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], float]:
     """Of `shapes`, those the GPU's tuning record swept, but where a configuration it never measured there is
     predicted faster than everything it did measure, each with how far: the best such prediction over the best
@@ -166,11 +173,26 @@ def prediction_gaps(device_name: str, shapes: list[tuple[int, int, int]]) -> dic
     say which is right (empty without a record)."""
     gaps: dict[tuple[int, int, int], float] = {}
     for shape, here, scores in _swept_shapes_scored(device_name, shapes):
-        best_here = max((t for cid, t in scores.items() if cid in here), default=0.0)
-        best_elsewhere = max((t for cid, t in scores.items() if cid not in here), default=0.0)
-        if best_here > 0 and best_elsewhere > best_here:
-            gaps[shape] = best_elsewhere / best_here - 1
+        best_here, above = _outbidding(here, scores)
+        if best_here > 0 and above:
+            gaps[shape] = above[0][0] / best_here - 1
     return gaps
+
+
+def outbid_sweeps(device_name: str, limit: int = 8) -> list[tuple[tuple[int, int, int], list[str]]]:
+    """Every shape the GPU's tuning record swept where prediction_gaps finds a gap, each with what to sweep there
+    together to close it: the `limit` configurations never measured there predicted highest above its measurements,
+    then auto_choice's configuration there (empty without a record)."""
+    found = record_measurements(device_name)
+    if not found:
+        return []
+    shapes = sorted({(e["m"], e["n"], e["k"]) for e in found[1]})
+    out: list[tuple[tuple[int, int, int], list[str]]] = []
+    for shape, here, scores in _swept_shapes_scored(device_name, shapes):
+        best_here, above = _outbidding(here, scores)
+        if best_here > 0 and above:
+            out.append((shape, [cid for _, cid in above[:limit]] + [auto_choice(device_name, *shape).config_id]))
+    return out
 
 
 def predicted_only_shapes(device_name: str, shapes: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:

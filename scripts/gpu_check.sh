@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env gputests tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl catalog sanauto
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env gputests tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl catalog sanauto outbid
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -35,6 +35,17 @@ path, op, kernels, m, n, k = sys.argv[1:7]
 tasks = [Task(kid, int(m), int(n), int(k)) for kid in kernels.split(",")]
 json.dump(Job(op=op, tasks=tasks, settings=BenchSettings(repeats=1, warmup=1, flush_l2=False)).to_dict(), open(path, "w"))
 PY
+}
+
+sweep_in_rounds() {  # sweep_in_rounds LIST DIR: for each 'MxNxK id,id,...' line of LIST, those configurations and
+  # cuBLAS timed together at the shape in 30 interleaved rounds (tune --interleaved) into this GPU's tuning record;
+  # DIR gets tune_<i>.json and .txt per line and log.txt, a "<shape> exit=<status>" line each
+  local i=0 shape ids
+  while read -r shape ids; do
+    i=$((i + 1))
+    timeout 300 $PY -m profiling tune --kernels "$ids" --sizes "$shape" --repeats 30 --interleaved --record \
+       --json "$2/tune_$i.json" > "$2/tune_$i.txt" 2>&1; echo "$shape exit=$?" >> "$2/log.txt"
+  done < "$1"
 }
 
 sanitize_jobs() {  # sanitize_jobs SECONDS DIR STAGE NAME...: memcheck and racecheck of /tmp/san_<NAME>.json each, then
@@ -1107,15 +1118,25 @@ closecalls)
   gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
   $PY scripts/grid_report.py "${CLOSECALLS_FROM:?CLOSECALLS_FROM=<grid folder>}"/bench_k*.json --close-calls "$gpu" \
      --near "${CLOSECALLS_NEAR:-95}" ${CLOSECALLS_MARGIN:+--margin "$CLOSECALLS_MARGIN"} > "$T/close_calls.txt" 2> "$T/close_calls.log"
-  i=0
-  while read -r shape ids; do
-    i=$((i + 1))
-    timeout 300 $PY -m profiling tune --kernels "$ids" --sizes "$shape" --repeats 30 --interleaved --record \
-       --json "$T/tune_$i.json" > "$T/tune_$i.txt" 2>&1; echo "$shape exit=$?" >> "$T/log.txt"
-  done < "$T/close_calls.txt"
+  sweep_in_rounds "$T/close_calls.txt" "$T"
   cp results/tuning/*.json "$T/"
   record closecalls "$(grep -c 'exit=0' "$T/log.txt" 2>/dev/null) of $(wc -l < "$T/close_calls.txt") shapes measured again"
   tar -C "$OUT" -czf "$OUT/closecalls.tar.gz" closecalls && rm -rf "$T"
+  ;;
+outbid)
+  # Sweep, at every shape this GPU's tuning record swept where configurations it never measured there are predicted
+  # above its measurements (scripts/grid_report.py --outbid: the grid's shapes and any other, such as the 1024³ cube,
+  # where on the H200 sgemm-auto read 72.7 % of cuBLAS until session 37 swept v9-splitk there), those configurations
+  # and sgemm-auto's choice there, timed together with cuBLAS in 30 interleaved rounds (tune --interleaved), into the
+  # record. Lands in $OUT/outbid.tar.gz (the list, each shape's sweep, the new record). About 10 s a configuration.
+  stage outbid
+  T="$OUT/outbid"; mkdir -p "$T"
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  $PY scripts/grid_report.py --outbid "$gpu" > "$T/outbid.txt" 2> "$T/outbid.log"
+  sweep_in_rounds "$T/outbid.txt" "$T"
+  cp results/tuning/*.json "$T/"
+  record outbid "$(grep -c 'exit=0' "$T/log.txt" 2>/dev/null) of $(wc -l < "$T/outbid.txt") shapes swept; left: $($PY scripts/grid_report.py --outbid "$gpu" | wc -l)"
+  tar -C "$OUT" -czf "$OUT/outbid.tar.gz" outbid && rm -rf "$T"
   ;;
 tunegrid)
   # Sweep the auto bases at the shapes where sgemm-auto missed 90 % of cuBLAS in a committed grid (GRID_FROM, bench

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kernels.auto import CLOSE_CALL_MARGIN, close_calls, predicted_only_shapes  # noqa: E402
+from kernels.auto import CLOSE_CALL_MARGIN, close_calls, outbid_sweeps, predicted_only_shapes  # noqa: E402
 from profiling.analysis.shape_grid import (  # noqa: E402
     AUTO_KERNEL,
     GRID_SHAPES,
@@ -96,6 +96,13 @@ def main() -> int:
         "outbid its measurements (kernels.auto.predicted_only_shapes) as MxNxK,... and stop",
     )
     parser.add_argument(
+        "--outbid",
+        metavar="GPU",
+        help="print, per shape GPU's tuning record swept (in the grid or not) where configurations it never measured "
+        "there are predicted above its measurements, those configurations (the 8 highest) and sgemm-auto's choice "
+        "there (kernels.auto.outbid_sweeps), one 'MxNxK id,id,...' line each, and stop",
+    )
+    parser.add_argument(
         "--close-calls",
         metavar="GPU",
         help="print, per grid shape under --near %% of cuBLAS in the documents, the configurations GPU's tuning record "
@@ -113,6 +120,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.grids:
         print("\n".join(grid_arguments()))
+        return 0
+    if args.outbid:
+        for (m, n, k), ids in outbid_sweeps(args.outbid):
+            print(f"{m}x{n}x{k} {','.join(ids)}")
         return 0
     if args.predicted_only:
         grid = [(s.m, s.n, s.k) for s in GRID_SHAPES]

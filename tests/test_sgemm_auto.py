@@ -4,8 +4,10 @@ what the runner launches for it (CPU)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -210,6 +212,38 @@ def test_h200_record_leaves_no_swept_shape_to_a_prediction_far_above_its_measure
         (4096, 64, 333): 0.04,
         (4096, 1024, 333): 0.022,
     }
+
+
+def test_outbid_sweeps_name_what_to_sweep_at_every_swept_shape_with_a_gap(monkeypatch, capsys) -> None:
+    """gpu_check.sh's outbid stage sweeps what scripts/grid_report.py --outbid lists: every shape a record swept,
+    in the grid or not, where configurations never measured there are predicted above its measurements, with the
+    8 predicted highest and sgemm-auto's choice there last. On the H100's record that takes in 1024³, where 7
+    v9-splitk configurations are predicted above the v9-splitk 128x256 tile it measured (the gap the H200's record
+    had until 2026-12-01); on the H200's, the five shapes of prediction_gaps."""
+    h100 = dict(auto.outbid_sweeps(H100))
+    assert len(h100) == 19 and (1024, 1024, 1024) in h100
+    assert h100[(1024, 1024, 1024)][0] == "v9-splitk-128x128x16-w64x32-t8x8-s3" and len(h100[(1024, 1024, 1024)]) == 8
+    assert h100[(1024, 1024, 1024)][-1] == auto.auto_choice(H100, 1024, 1024, 1024).config_id
+    assert {base for ids in h100.values() for base in {tuning.config_by_id(i)["base"] for i in ids}} <= set(
+        auto.AUTO_BASES
+    )
+    h200 = auto.outbid_sweeps("NVIDIA H200")
+    shapes = sorted({(e["m"], e["n"], e["k"]) for e in auto.record_measurements("NVIDIA H200")[1]})
+    assert [shape for shape, _ in h200] == list(auto.prediction_gaps("NVIDIA H200", shapes))
+    assert dict(h200)[(2048, 2048, 2048)] == [
+        "v9-regdb-128x256x16-w64x64-t8x16-s4-o3",
+        "v9-regdb-128x256x16-w64x64-t8x16-s3-o3",
+    ]
+    assert auto.outbid_sweeps("NVIDIA A100-SXM4-80GB") == []
+
+    monkeypatch.setattr(sys, "argv", ["grid_report.py", "--outbid", "NVIDIA H200"])
+    spec = importlib.util.spec_from_file_location("grid_report", RECORDS.parents[1] / "scripts" / "grid_report.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main() == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2] == "2048x2048x2048 v9-regdb-128x256x16-w64x64-t8x16-s4-o3,v9-regdb-128x256x16-w64x64-t8x16-s3-o3"
+    assert [line.split()[0] for line in lines] == [f"{m}x{n}x{k}" for (m, n, k), _ in h200]
 
 
 def test_the_shapes_where_only_a_prediction_stands() -> None:
