@@ -247,6 +247,20 @@ def test_occupancy_figures():
     assert curve[128] == 16 and curve[32] == 64
 
 
+def test_occupancy_note_sits_above_the_graph_one_limit_a_line():
+    """v1's launch in the default bundle (1024 threads, 32 registers, 100 % occupancy, two binding limits): inside
+    the plot the note covered the curve's top and the ring at 64 warps, and at 1024 px its one line ran out of the
+    chart. It sits above the plot, the occupancy and each limit on a line, with the top margin to hold them."""
+    for fig in occupancy_figures("9.0", 1024, 32, 0):
+        note = fig.layout.annotations[0]
+        assert note.text == (
+            "100.0% occupancy (64/64 warps)<br>warps: 32 warps per block allow 2 blocks of 1024 threads in 64 warp "
+            "slots<br>registers: 32 per thread allow 2 blocks of 1024 threads"
+        )
+        assert (note.yref, note.y, note.yanchor) == ("paper", 1.02, "bottom") and fig.layout.margin.t == 60 + 17 * 3
+        assert list(fig.data[1].y) == [64]
+
+
 def test_occupancy_figures_reject_impossible_config():
     with pytest.raises(InvalidInput):
         occupancy_figures("9.0", 2048, 32, 0)

@@ -190,7 +190,11 @@ class OccupancyResult:
 
     def describe(self) -> str:
         """The binding limit(s) in words, e.g. "registers: 128 per thread allow 2 blocks of 256 threads"."""
-        return "; ".join(self._describe_one(name) for name in self.limiters)
+        return "; ".join(self.describe_each())
+
+    def describe_each(self) -> list[str]:
+        """describe's words, one binding limit each."""
+        return [self._describe_one(name) for name in self.limiters]
 
     def _describe_one(self, name: str) -> str:
         n = self.blocks_allowed_by[name]

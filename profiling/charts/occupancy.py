@@ -20,20 +20,27 @@ _OCCUPANCY_GRAPHS = (
 )
 
 
+NOTE_TOP_PX = 60
+"""The top margin above an occupancy graph's note: the title's room."""
+NOTE_LINE_PX = 17
+"""One line of the note (the occupancy, then each binding limit) above the graph."""
+
+
 def occupancy_figures(
     cc: str, threads: int, registers: int, shared_mem: int, carveout: int | None = None
 ) -> tuple[go.Figure, go.Figure, go.Figure]:
     """Nsight-Compute-style graphs of active warps per SM vs block size, registers and shared memory.
 
-    Each marks the kernel's own configuration and names the limiter in an annotation.
+    Each marks the kernel's own configuration and names the limiters above the graph, one a line.
     """
     current = theoretical_occupancy(cc, threads, registers, shared_mem, carveout)
     sweeps = sweep_all(cc, threads, registers, shared_mem, carveout)
     here = {"threads": threads, "registers": registers, "shared_mem": shared_mem}
-    note = (
-        f"{current.occupancy_pct:.1f}% occupancy ({current.active_warps_per_sm}/{current.max_warps_per_sm} warps)"
-        f"<br>{current.describe()}"
-    )
+    # One binding limit a line, so the note stays narrower than the chart at 1024 px.
+    lines = [
+        f"{current.occupancy_pct:.1f}% occupancy ({current.active_warps_per_sm}/{current.max_warps_per_sm} warps)",
+        *current.describe_each(),
+    ]
     figures = []
     for key, column, title, x_title in _OCCUPANCY_GRAPHS:
         frame = sweeps[key]
@@ -62,21 +69,24 @@ def occupancy_figures(
                 hovertemplate=f"this kernel: {x_title} %{{x}}, %{{y}} warps<extra></extra>",
             )
         )
+        # Above the plot, not on it: inside, at 100 % occupancy it covered the curve's top and the ring.
         fig.add_annotation(
-            text=note,
+            text="<br>".join(lines),
             xref="paper",
             yref="paper",
-            x=0.99,
-            y=0.99,
-            xanchor="right",
-            yanchor="top",
+            x=0,
+            y=1.02,
+            xanchor="left",
+            yanchor="bottom",
             showarrow=False,
-            align="right",
-            bgcolor="rgba(255,255,255,0.85)",
-            bordercolor="#999999",
+            align="left",
         )
         fig.update_xaxes(title_text=x_title)
         fig.update_yaxes(title_text="Warp occupancy (active warps per SM)", range=[0, current.max_warps_per_sm * 1.05])
-        fig.update_layout(title_text=f"{title} (CC {current.cc})", showlegend=True)
+        fig.update_layout(
+            title_text=f"{title} (CC {current.cc})",
+            showlegend=True,
+            margin={"t": NOTE_TOP_PX + NOTE_LINE_PX * len(lines)},
+        )
         figures.append(white(fig))
     return figures[0], figures[1], figures[2]
