@@ -100,6 +100,12 @@ def _measured_at(measured: list[dict], m: int, n: int, k: int) -> set[str]:
     return {e["config"] for e in measured if (e["m"], e["n"], e["k"]) == (m, n, k)}
 
 
+def _contenders(here: set[str], scores: dict[str, float]) -> list[tuple[float, str]]:
+    """(predicted TFLOP/s, configuration) of those that compete for sgemm-auto's choice at a shape: where the record
+    swept it (`here`, the configurations measured there, not empty), only those; elsewhere every scored one."""
+    return [(t, cid) for cid, t in scores.items() if not here or cid in here]
+
+
 def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None = None) -> AutoChoice:
     """What sgemm-auto runs on this GPU at m x n x k: the configuration with the highest predicted TFLOP/s from the
     GPU's tuning record (predicted_tflops: none for a configuration that cannot run the shape; at a swept shape only
@@ -113,7 +119,7 @@ def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None =
         # measured here compete (a v8-splitk one predicted from its v8-async twin at 64x64x4096 was 1.8x too high,
         # a v8-async one scaled from K = 4096 to 1024x4096x333 1.3x), each scored by its measurement here.
         here = _measured_at(measured, m, n, k)
-        scored = [(t, cid) for cid, t in _predictions(measured, m, n, k, sms).items() if not here or cid in here]
+        scored = _contenders(here, _predictions(measured, m, n, k, sms))
         if scored:
             tflops, config_id = max(scored)
             return AutoChoice(config_id, tflops, f"tuning record {name}")
@@ -137,7 +143,7 @@ def close_calls(
     difference its sweep cannot resolve, to measure again with more launches (empty without a record)."""
     out: list[tuple[tuple[int, int, int], list[str]]] = []
     for shape, here, scores in _swept_shapes_scored(device_name, shapes):
-        ranked = sorted(((t, cid) for cid, t in scores.items() if cid in here), reverse=True)
+        ranked = sorted(_contenders(here, scores), reverse=True)
         close = [cid for t, cid in ranked if t >= ranked[0][0] * (1 - margin)]
         if len(close) > 1:
             out.append((shape, close))
@@ -158,11 +164,11 @@ def _swept_shapes_scored(
             yield (m, n, k), here, _predictions(measured, m, n, k, sms)
 
 
-def _outbidding(here: set[str], scores: dict[str, float]) -> tuple[float, list[tuple[float, str]]]:
-    """(the best prediction of a configuration measured here, the configurations never measured here predicted above
-    it, highest first) at one swept shape."""
-    best_here = max((t for cid, t in scores.items() if cid in here), default=0.0)
-    return best_here, sorted(((t, cid) for cid, t in scores.items() if cid not in here and t > best_here), reverse=True)
+def _outbidding(here: set[str], scores: dict[str, float]) -> tuple[tuple[float, str], list[tuple[float, str]]]:
+    """(auto_choice's score and configuration, the configurations never measured here predicted above it, highest
+    first) at one swept shape; the choice is (0.0, "") where none measured here can run it."""
+    chosen = max(_contenders(here, scores), default=(0.0, ""))
+    return chosen, sorted(((t, cid) for cid, t in scores.items() if cid not in here and t > chosen[0]), reverse=True)
 
 
 def prediction_gaps(device_name: str, shapes: list[tuple[int, int, int]]) -> dict[tuple[int, int, int], float]:
@@ -173,7 +179,7 @@ def prediction_gaps(device_name: str, shapes: list[tuple[int, int, int]]) -> dic
     say which is right (empty without a record)."""
     gaps: dict[tuple[int, int, int], float] = {}
     for shape, here, scores in _swept_shapes_scored(device_name, shapes):
-        best_here, above = _outbidding(here, scores)
+        (best_here, _), above = _outbidding(here, scores)
         if best_here > 0 and above:
             gaps[shape] = above[0][0] / best_here - 1
     return gaps
@@ -189,9 +195,9 @@ def outbid_sweeps(device_name: str, limit: int = 8) -> list[tuple[tuple[int, int
     shapes = sorted({(e["m"], e["n"], e["k"]) for e in found[1]})
     out: list[tuple[tuple[int, int, int], list[str]]] = []
     for shape, here, scores in _swept_shapes_scored(device_name, shapes):
-        best_here, above = _outbidding(here, scores)
+        (best_here, chosen), above = _outbidding(here, scores)
         if best_here > 0 and above:
-            out.append((shape, [cid for _, cid in above[:limit]] + [auto_choice(device_name, *shape).config_id]))
+            out.append((shape, [cid for _, cid in above[:limit]] + [chosen]))
     return out
 
 

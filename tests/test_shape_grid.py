@@ -22,7 +22,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from kernels import tuning
-from kernels.auto import auto_choice
+from kernels.auto import auto_choice, outbid_sweeps
 from kernels.registry import get_kernel
 from profiling import usecases
 from profiling.abtest import ab_summary
@@ -320,6 +320,15 @@ def run_report_script(monkeypatch, capsys, *args: str) -> tuple[int, list[str]]:
     monkeypatch.setattr(sys, "argv", ["grid_report.py", *args])
     status = report_script().main()
     return status, capsys.readouterr().out.splitlines()
+
+
+def test_the_report_script_lists_what_to_sweep_where_a_prediction_outbids(monkeypatch, capsys) -> None:
+    """--outbid prints kernels.auto.outbid_sweeps of the H200's record, one 'MxNxK id,id,...' line a shape: what
+    gpu_check.sh's outbid stage sweeps."""
+    status, lines = run_report_script(monkeypatch, capsys, "--outbid", "NVIDIA H200")
+    assert status == 0
+    assert lines[2] == "2048x2048x2048 v9-regdb-128x256x16-w64x64-t8x16-s4-o3,v9-regdb-128x256x16-w64x64-t8x16-s3-o3"
+    assert [line.split()[0] for line in lines] == [f"{m}x{n}x{k}" for (m, n, k), _ in outbid_sweeps("NVIDIA H200")]
 
 
 def test_the_report_script_lists_close_calls_at_the_shapes_near_the_target(monkeypatch, capsys) -> None:
