@@ -258,6 +258,10 @@ def test_a_narrower_slice_names_its_swizzle_and_the_driver_limits_hold() -> None
     assert narrow.problem() is None
     assert "64-byte swizzle" in TileMap(4096, 4096, 128, 64, swizzle_bytes=64).problem()
     assert "no 48-byte swizzle" in TileMap(4096, 4096, 128, 16, swizzle_bytes=48).problem()
+    # Unswizzled (scripts/sgemm_tma_probe.py's B): a box row may be 256 floats, 1 KB, past every swizzle span.
+    assert TileMap(4096, 4096, 16, 256, dtype="float32", swizzle_bytes=0).problem() is None
+    assert "exceeds the 128-byte swizzle span" in TileMap(4096, 4096, 16, 256, dtype="float32").problem()
+    assert "outside TMA's limits" in TileMap(4096, 4096, 16, 512, dtype="float32", swizzle_bytes=0).problem()
 
 
 @needs_nvcc

@@ -26,7 +26,7 @@ DATA_TYPE_FLOAT32 = 7
 DATA_TYPE_BFLOAT16 = 9
 DATA_TYPES = {"float16": DATA_TYPE_FLOAT16, "bfloat16": DATA_TYPE_BFLOAT16, "float32": DATA_TYPE_FLOAT32}
 INTERLEAVE_NONE = 0
-SWIZZLES = {32: 1, 64: 2, 128: 3}  # CU_TENSOR_MAP_SWIZZLE_32B / _64B / _128B, by the swizzle span in bytes
+SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}  # CU_TENSOR_MAP_SWIZZLE_NONE / _32B / _64B / _128B, by the span in bytes
 L2_PROMOTION_256B = 3
 OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: out-of-bounds elements read as zero
 
@@ -36,7 +36,7 @@ class TileMap:
     """A 2-D row-major matrix of `rows` x `cols` elements of `dtype` ("float16", "bfloat16" or "float32") read or
     written in boxes of `box_rows` x `box_cols`, in the driver's order: dimension 0 is the contiguous one (columns);
     shared memory holds the boxes in the `swizzle_bytes` swizzle (128, 64 or 32), which the kernel's wgmma
-    descriptors name too."""
+    descriptors name too, or as they are in memory (0)."""
 
     rows: int
     cols: int
@@ -74,8 +74,8 @@ class TileMap:
         if not (0 < self.box_cols <= 256 and 0 < self.box_rows <= 256) or (self.box_cols * width) % 16:
             return f"box {self.box_rows}x{self.box_cols} is outside TMA's limits"
         if self.swizzle_bytes not in SWIZZLES:
-            return f"no {self.swizzle_bytes}-byte swizzle (TMA has 32, 64 and 128)"
-        if self.box_cols * width > self.swizzle_bytes:
+            return f"no {self.swizzle_bytes}-byte swizzle (TMA has 32, 64 and 128, or none: 0)"
+        if self.swizzle_bytes and self.box_cols * width > self.swizzle_bytes:
             return f"a box row of {self.box_cols * width} bytes exceeds the {self.swizzle_bytes}-byte swizzle span"
         return None
 

@@ -1,0 +1,204 @@
+// Measurement (scripts/sgemm_tma_probe.py), not a catalog kernel: v9-regdb's tuned tile (128x256x16, warps of
+// 64x64, 8x16 outputs a thread) with its copies taken off the threads. TMA loads each K slice of A and B into shared
+// memory and completes an mbarrier, so the warps issue only shared-memory loads, FFMAs and one barrier a slice.
+// v9's A copies are 4-byte cp.async that transpose A into k-major rows; the profile of cuBLAS's SIMT kernel against
+// the tuned tile (results/h200-2026-11-29/sgemm_order5/) puts 0.096 long-scoreboard and 0.057 MIO-throttle warp
+// cycles an issued instruction on those copies and their addresses, against cuBLAS's 0.017 and 0.001.
+//
+// TMA cannot transpose 4-byte elements, so A stays row-major in shared memory, 16 floats (64 bytes) a row in TMA's
+// 64-byte swizzle: the 16-byte chunk c of row r sits at chunk c ^ ((r >> 1) & 3). A thread reads 4 k steps of a row
+// with one 16-byte load. Its 8 rows are 8 apart (lane group g of 8 owns rows g, g + 8, ...), so the 8 lane groups of
+// a load read rows g = 0..7, whose (r & 1, c ^ (r >> 1)) are all different: 8 different 16-byte bank groups, no
+// conflict. B stays as v9 reads it: [k][n] rows of 256 floats, one TMA box a slice.
+//
+// Needs K % 4 == 0 and N % 4 == 0 (TMA's 16-byte row strides). TMA fills what lies outside A and B with zeros, so M,
+// N and K need no other condition.
+#include <cuda/std/cstdint>
+
+namespace probe {
+
+constexpr int BM = 128, BN = 256, BK = 16;
+constexpr int WM = 64, WN = 64, TN = 16;
+constexpr int WARPS_N = BN / WN;           // 4
+constexpr int THREADS = 256;
+constexpr int LANES_N = WN / TN;           // 4: a warp is 8 lane groups (rows) of 4 lanes (columns)
+constexpr int A_STAGE_BYTES = BM * BK * 4;  // 8 KB
+constexpr int B_STAGE_BYTES = BK * BN * 4;  // 16 KB
+constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
+constexpr int GROUP_M = 8;
+
+struct alignas(64) TensorMap {
+    unsigned long long opaque[16];
+};
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
+{
+    unsigned done;
+    do {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int c1, unsigned bar)
+{
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+                 ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
+                 : "memory");
+}
+
+__device__ __forceinline__ float4 lds128(unsigned addr)
+{
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
+    return v;
+}
+
+}  // namespace probe
+
+template <int STAGES>
+__device__ __forceinline__ void sgemm_tma_simt(const probe::TensorMap* map_a, const probe::TensorMap* map_b,
+                                               float* __restrict__ C, int M, int N, int K)
+{
+    using namespace probe;
+    extern __shared__ unsigned char smem_raw[];
+    // The swizzle is a function of the address's bits 7-8, so the A stages start 1024-byte aligned.
+    const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw));
+    const unsigned base = (raw + 1023u) & ~1023u;
+    const unsigned full0 = base + STAGES * STAGE_BYTES;
+
+    const int tid = threadIdx.x;
+    const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int group_size = GROUP_M * grid_n;
+    const int first_m = (pid / group_size) * GROUP_M;
+    const int rows_in_group = min(grid_m - first_m, GROUP_M);
+    const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
+    const int bn = ((pid % group_size) / rows_in_group) * BN;
+    const int k_tiles = (K + BK - 1) / BK;
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) mbar_init(full0 + 8 * s, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    auto issue = [&](int t) {
+        const int s = t % STAGES;
+        const unsigned full = full0 + 8 * s;
+        const unsigned dst = base + s * STAGE_BYTES;
+        mbar_arrive_expect_tx(full, STAGE_BYTES);
+        tma_load_2d(dst, map_a, t * BK, bm, full);
+        tma_load_2d(dst + A_STAGE_BYTES, map_b, bn, t * BK, full);
+    };
+    if (tid == 0)
+        for (int t = 0; t < STAGES - 1 && t < k_tiles; ++t) issue(t);
+
+    const int warp = tid >> 5, lane = tid & 31;
+    const int group = lane / LANES_N;                                   // 0..7: this lane's rows are group + 8 i
+    const int a_row0 = (warp / WARPS_N) * WM + group;
+    const int tn0 = (warp % WARPS_N) * WN + (lane % LANES_N) * 4;        // columns tn0 + 16 g + 0..3
+    // Row a_row0 + 8 i of a stage's A: (r >> 1) & 3 is ((group >> 1) + 4 i) & 3 = (group >> 1) & 3 for every i.
+    const unsigned a_row_addr = (unsigned)a_row0 * 64u;
+    const unsigned a_xor = (unsigned)((group >> 1) & 3);
+    const unsigned b_addr0 = A_STAGE_BYTES + (unsigned)tn0 * 4u;
+
+    float acc[8][TN];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+    float a[2][8][4];  // [chunk parity][row i][k within the chunk]
+    float b[2][TN];    // [k step parity][column]
+
+    auto load_a = [&](unsigned stage, int chunk, float(&dst)[8][4]) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const float4 v = lds128(stage + a_row_addr + (unsigned)i * 512u + ((chunk ^ a_xor) << 4));
+            dst[i][0] = v.x; dst[i][1] = v.y; dst[i][2] = v.z; dst[i][3] = v.w;
+        }
+    };
+    auto load_b = [&](unsigned stage, int k, float(&dst)[TN]) {
+#pragma unroll
+        for (int g = 0; g < 4; ++g) {
+            const float4 v = lds128(stage + b_addr0 + (unsigned)(k * BN + 16 * g) * 4u);
+            dst[4 * g + 0] = v.x; dst[4 * g + 1] = v.y; dst[4 * g + 2] = v.z; dst[4 * g + 3] = v.w;
+        }
+    };
+
+    mbar_wait(full0, 0);
+    load_a(base, 0, a[0]);
+    load_b(base, 0, b[0]);
+
+    for (int t = 0; t < k_tiles; ++t) {
+        const int s = t % STAGES;
+        const unsigned stage = base + s * STAGE_BYTES;
+        unsigned next_stage = stage;
+#pragma unroll
+        for (int k = 0; k < BK; ++k) {
+            const int chunk = k >> 2, kk = k & 3;
+            if (k == BK - 4) {
+                // Slice t + 1 lands in the next stage; the barrier also says every warp is done with slice t - 1's
+                // stage, which slice t + STAGES - 1 refills now.
+                const int sn = (s + 1 == STAGES) ? 0 : s + 1;
+                next_stage = base + sn * STAGE_BYTES;
+                if (t + 1 < k_tiles) mbar_wait(full0 + 8 * sn, ((t + 1) / STAGES) & 1);
+                __syncthreads();
+                if (tid == 0 && t + STAGES - 1 < k_tiles) issue(t + STAGES - 1);
+            }
+            if (kk == 0) {
+                // The next chunk's rows: the next slice's first chunk during this slice's last.
+                if (chunk + 1 < BK / 4)
+                    load_a(stage, chunk + 1, a[(chunk + 1) & 1]);
+                else
+                    load_a(next_stage, 0, a[0]);
+            }
+            if (k + 1 < BK)
+                load_b(stage, k + 1, b[(k + 1) & 1]);
+            else
+                load_b(next_stage, 0, b[0]);
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[chunk & 1][i][kk], b[k & 1][j], acc[i][j]);
+        }
+    }
+
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row = bm + a_row0 + 8 * i;
+        if (row >= M) continue;
+        float* c_row = C + (size_t)row * N;
+#pragma unroll
+        for (int g = 0; g < 4; ++g) {
+            const int col = bn + tn0 + 16 * g;
+            if (col < N)
+                *reinterpret_cast<float4*>(c_row + col) =
+                    make_float4(acc[i][4 * g + 0], acc[i][4 * g + 1], acc[i][4 * g + 2], acc[i][4 * g + 3]);
+        }
+    }
+}
+
+// One entry per stage count, by a plain name (the probe loads the cubin and looks them up).
+#define PROBE_ENTRY(NAME, STAGES)                                                                                     \
+    extern "C" __global__ void __launch_bounds__(probe::THREADS, 1)                                                 \
+        NAME(const __grid_constant__ probe::TensorMap map_a, const __grid_constant__ probe::TensorMap map_b,       \
+             float* __restrict__ C, int M, int N, int K)                                                             \
+    {                                                                                                                \
+        sgemm_tma_simt<STAGES>(&map_a, &map_b, C, M, N, K);                                                          \
+    }
+PROBE_ENTRY(sgemm_tma_simt_s3, 3)
+PROBE_ENTRY(sgemm_tma_simt_s4, 4)

@@ -1,0 +1,145 @@
+"""Issue 31's SGEMM >= 98 %: whether v9-regdb's tuned tile gets closer to cuBLAS with its copies done by TMA instead
+of the threads (scripts/sgemm_tma_probe.cu, a measurement, not a catalog kernel). One device run: the probe's
+builds (3 and 4 stages) compiled with nvcc for sm_90a, checked against cuBLAS at awkward shapes, then event-timed
+with cuBLAS and v9-regdb's tuned configurations in interleaved rounds (each launch after an L2 flush, medians), and
+each again back to back ("after itself": its own code still in the SMs' instruction caches).
+
+Usage: [TMAPROBE_CHECK=0] [TMAPROBE_TIMED=0] python scripts/sgemm_tma_probe.py SHAPES [ROUNDS]   (MxNxK
+comma-separated, N and K multiples of 4; TMAPROBE_CHECK=0 skips the checks, for ncu; TMAPROBE_TIMED=0 runs only the
+checks, for the sanitizers)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from v9_variants import build, launcher  # noqa: E402
+
+from kernels.tuning import config_by_id, spec_for  # noqa: E402
+from profiling.gpu.tensor_map import TileMap, encode  # noqa: E402
+from profiling.gpu.timing import time_launches, time_rounds  # noqa: E402
+from profiling.shape import parse_shape  # noqa: E402
+
+SOURCE = Path(__file__).with_suffix(".cu")
+BM, BN, BK = 128, 256, 16
+THREADS = 256
+STAGE_BYTES = (BM * BK + BK * BN) * 4
+ENTRIES = {"tma s3": ("sgemm_tma_simt_s3", 3), "tma s4": ("sgemm_tma_simt_s4", 4)}
+V9_IDS = ("v9-regdb-128x256x16-w64x64-t8x16-s3-o3", "v9-regdb-128x256x16-w64x64-t8x16-s4-o3")
+CHECK_SHAPES = ((1, 4, 4), (129, 20, 1004), (300, 264, 2000), (128, 256, 16), (257, 516, 36))
+TOLERANCE = 1e-5
+
+
+def compile_probe(out: Path) -> str:
+    """nvcc the probe into `out` (sm_90a cubin); ptxas's report of registers and spills."""
+    done = subprocess.run(
+        ["nvcc", "-arch=sm_90a", "-cubin", "-std=c++17", "-lineinfo", "-Xptxas", "-v", "-o", str(out), str(SOURCE)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return "\n".join(line for line in done.stderr.splitlines() if "Used" in line or "spill" in line)
+
+
+def probe_launcher(cp, fn, stages: int, a, b, c):
+    """A call that launches the probe build `fn` on A and B into C, tensor maps encoded once."""
+    m, k = a.shape
+    n = b.shape[1]
+    map_a = encode(TileMap(m, k, BM, BK, dtype="float32", swizzle_bytes=64), a.data.ptr)
+    map_b = encode(TileMap(k, n, BK, BN, dtype="float32", swizzle_bytes=0), b.data.ptr)
+    smem = stages * STAGE_BYTES + 8 * stages + 1024
+    fn.max_dynamic_shared_size_bytes = smem
+    grid = (math.ceil(m / BM) * math.ceil(n / BN),)
+    args = (map_a, map_b, c, np.int32(m), np.int32(n), np.int32(k))
+
+    def launch():
+        fn(grid, (THREADS,), args, shared_mem=smem)
+
+    return launch
+
+
+def main() -> int:
+    import cupy as cp
+
+    shapes = [(s.m, s.n, s.k) for s in map(parse_shape, sys.argv[1].split(","))]
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 30
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = Path(tmp) / "probe.cubin"
+        print(compile_probe(cubin))
+        module = cp.RawModule(path=str(cubin))
+        probes = {label: (module.get_function(entry), stages) for label, (entry, stages) in ENTRIES.items()}
+
+    failures = 0
+    for m, n, k in CHECK_SHAPES if os.environ.get("TMAPROBE_CHECK", "1") != "0" else ():
+        rng = cp.random.default_rng(m + n + k)
+        a = rng.uniform(-1, 1, (m, k), dtype=cp.float32)
+        b = rng.uniform(-1, 1, (k, n), dtype=cp.float32)
+        ref = cp.matmul(a, b)
+        for label, (fn, stages) in probes.items():
+            c = cp.full((m, n), cp.nan, dtype=cp.float32)
+            probe_launcher(cp, fn, stages, a, b, c)()
+            cp.cuda.Device().synchronize()
+            err = float(cp.linalg.norm(c - ref) / cp.linalg.norm(ref))
+            ok = err < TOLERANCE
+            failures += not ok
+            print(f"check {label:8s} {m}x{n}x{k}: rel err {err:.2e} {'ok' if ok else 'WRONG'}")
+    if failures:
+        print(f"{failures} checks failed: no timings")
+        return 1
+    if os.environ.get("TMAPROBE_TIMED", "1") == "0":
+        return 0
+
+    v9_specs = {cid: spec_for(config_by_id(cid)) for cid in V9_IDS}
+    v9 = {cid: (spec, build(cp, spec, [])) for cid, spec in v9_specs.items()}
+    flush = cp.empty(2 * cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"], dtype=cp.uint8)
+    rows = []
+    for m, n, k in shapes:
+        rng = cp.random.default_rng(m * n + k)
+        a = rng.uniform(-1, 1, (m, k), dtype=cp.float32)
+        b = rng.uniform(-1, 1, (k, n), dtype=cp.float32)
+        ref = cp.empty((m, n), dtype=cp.float32)
+        launches = {"cuBLAS": lambda a=a, b=b, ref=ref: cp.matmul(a, b, out=ref)}
+        launches["cuBLAS"]()
+        errors = {"cuBLAS": 0.0}
+        for cid, (spec, kernels) in v9.items():
+            c = cp.empty((m, n), dtype=cp.float32)
+            launches[cid] = launcher(spec, kernels, a, b, c)
+            launches[cid]()
+            cp.cuda.Device().synchronize()
+            errors[cid] = float(cp.linalg.norm(c - ref) / cp.linalg.norm(ref))
+        for label, (fn, stages) in probes.items():
+            c = cp.empty((m, n), dtype=cp.float32)
+            launches[label] = probe_launcher(cp, fn, stages, a, b, c)
+            launches[label]()
+            cp.cuda.Device().synchronize()
+            errors[label] = float(cp.linalg.norm(c - ref) / cp.linalg.norm(ref))
+        timed = time_rounds(cp, list(launches.values()), 1, rounds, 90.0, flush)
+        for times, (label, launch) in zip(timed, launches.items(), strict=True):
+            alone = statistics.median(time_launches(cp, launch, 1, rounds, 60.0, flush))
+            rows.append((label, (m, n, k), statistics.median(times), alone, errors[label]))
+    print(
+        f"{'build':44s} {'shape':>16s} {'median ms':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>9s} "
+        f"{'after itself ms':>15s} {'% cuBLAS':>9s} {'rel err':>9s}"
+    )
+    for label, (m, n, k), ms, alone, err in rows:
+        base, base_alone = next(r[2:4] for r in rows if r[0] == "cuBLAS" and r[1] == (m, n, k))
+        print(
+            f"{label:44s} {f'{m}x{n}x{k}':>16s} {ms:10.4f} {2 * m * n * k / ms / 1e9:8.1f} {100 * base / ms:9.1f} "
+            f"{alone:15.4f} {100 * base_alone / alone:9.1f} {err:9.2e}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
