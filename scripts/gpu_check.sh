@@ -1225,9 +1225,9 @@ tmaprobe)
   for r in no_instruction dispatch_stall long_scoreboard mio_throttle short_scoreboard barrier wait math_pipe_throttle not_selected selected; do
     stalls="$stalls,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
   done
-  TMAPROBE_CHECK=0 timeout 200 "$NCU" -k 'regex:tma_simt|regdb|sgemm' --metrics "$stalls" --csv --page raw \
+  TMAPROBE_CHECK=0 timeout 200 "$NCU" -k 'regex:tma_simt|regdb|gemm' --metrics "$stalls" --csv --page raw \
      $PY scripts/sgemm_tma_probe.py 2048x2048x2048 1 > "$F/ncu_stalls.csv" 2> "$F/ncu.log"; echo "exit=$?" >> "$F/ncu.log"
-  record tmaprobe "$(grep -E '^(cuBLAS|v9-regdb|tma)' "$F/probe.txt" | awk '{printf "%s %s %s; ", $1, $2, $5}' | cut -c1-200)"
+  record tmaprobe "$(grep -E '^(cuBLAS|v9-regdb|tma|mixed)' "$F/probe.txt" | awk '{printf "%s %s %s; ", $1, $2, $5}' | cut -c1-200)"
   ;;
 pdl)
   # Programmatic dependent launch (scripts/pdl_probe.py): each of PDL_CASES' split-K operations (SHAPE:CONFIGURATION,

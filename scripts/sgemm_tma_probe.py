@@ -32,10 +32,19 @@ from profiling.gpu.timing import time_launches, time_rounds  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
 
 SOURCE = Path(__file__).with_suffix(".cu")
+KERNEL_SOURCES = Path(__file__).resolve().parents[1] / "kernels" / "src"  # cp_async.cuh
 BM, BN, BK = 128, 256, 16
 THREADS = 256
 STAGE_BYTES = (BM * BK + BK * BN) * 4
-ENTRIES = {"tma s3": ("sgemm_tma_simt_s3", 3), "tma s4": ("sgemm_tma_simt_s4", 4)}
+# The mixed builds' A stage: BK k-major rows of BM + 4 floats, rounded up to 128 bytes (B's box lands after it).
+MIXED_STAGE_BYTES = -(-BK * (BM + 4) * 4 // 128) * 128 + BK * BN * 4
+# label: (entry, stages, A by TMA)
+ENTRIES = {
+    "tma s3": ("sgemm_tma_simt_s3", 3, True),
+    "tma s4": ("sgemm_tma_simt_s4", 4, True),
+    "mixed s3": ("sgemm_mixed_s3", 3, False),
+    "mixed s4": ("sgemm_mixed_s4", 4, False),
+}
 V9_IDS = ("v9-regdb-128x256x16-w64x64-t8x16-s3-o3", "v9-regdb-128x256x16-w64x64-t8x16-s4-o3")
 CHECK_SHAPES = ((1, 4, 4), (129, 20, 1004), (300, 264, 2000), (128, 256, 16), (257, 516, 36))
 TOLERANCE = 1e-5
@@ -44,7 +53,20 @@ TOLERANCE = 1e-5
 def compile_probe(out: Path) -> str:
     """nvcc the probe into `out` (sm_90a cubin); ptxas's report of registers and spills."""
     done = subprocess.run(
-        ["nvcc", "-arch=sm_90a", "-cubin", "-std=c++17", "-lineinfo", "-Xptxas", "-v", "-o", str(out), str(SOURCE)],
+        [
+            "nvcc",
+            "-arch=sm_90a",
+            "-cubin",
+            "-std=c++17",
+            "-lineinfo",
+            "--ftz=true",
+            "-Xptxas",
+            "-v",
+            f"-I{KERNEL_SOURCES}",
+            "-o",
+            str(out),
+            str(SOURCE),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -52,16 +74,20 @@ def compile_probe(out: Path) -> str:
     return "\n".join(line for line in done.stderr.splitlines() if "Used" in line or "spill" in line)
 
 
-def probe_launcher(cp, fn, stages: int, a, b, c):
+def probe_launcher(cp, fn, stages: int, a_by_tma: bool, a, b, c):
     """A call that launches the probe build `fn` on A and B into C, tensor maps encoded once."""
     m, k = a.shape
     n = b.shape[1]
-    map_a = encode(TileMap(m, k, BM, BK, dtype="float32", swizzle_bytes=64), a.data.ptr)
     map_b = encode(TileMap(k, n, BK, BN, dtype="float32", swizzle_bytes=0), b.data.ptr)
-    smem = stages * STAGE_BYTES + 8 * stages + 1024
+    if a_by_tma:
+        first = encode(TileMap(m, k, BM, BK, dtype="float32", swizzle_bytes=64), a.data.ptr)
+        smem = stages * STAGE_BYTES + 8 * stages + 1024
+    else:
+        first = a
+        smem = stages * MIXED_STAGE_BYTES + 8 * stages + 1024
     fn.max_dynamic_shared_size_bytes = smem
     grid = (math.ceil(m / BM) * math.ceil(n / BN),)
-    args = (map_a, map_b, c, np.int32(m), np.int32(n), np.int32(k))
+    args = (first, map_b, c, np.int32(m), np.int32(n), np.int32(k))
 
     def launch():
         fn(grid, (THREADS,), args, shared_mem=smem)
@@ -78,7 +104,7 @@ def main() -> int:
         cubin = Path(tmp) / "probe.cubin"
         print(compile_probe(cubin))
         module = cp.RawModule(path=str(cubin))
-        probes = {label: (module.get_function(entry), stages) for label, (entry, stages) in ENTRIES.items()}
+        probes = {label: (module.get_function(entry), stages, tma) for label, (entry, stages, tma) in ENTRIES.items()}
 
     failures = 0
     for m, n, k in CHECK_SHAPES if os.environ.get("TMAPROBE_CHECK", "1") != "0" else ():
@@ -86,9 +112,9 @@ def main() -> int:
         a = rng.uniform(-1, 1, (m, k), dtype=cp.float32)
         b = rng.uniform(-1, 1, (k, n), dtype=cp.float32)
         ref = cp.matmul(a, b)
-        for label, (fn, stages) in probes.items():
+        for label, (fn, stages, tma) in probes.items():
             c = cp.full((m, n), cp.nan, dtype=cp.float32)
-            probe_launcher(cp, fn, stages, a, b, c)()
+            probe_launcher(cp, fn, stages, tma, a, b, c)()
             cp.cuda.Device().synchronize()
             err = float(cp.linalg.norm(c - ref) / cp.linalg.norm(ref))
             ok = err < TOLERANCE
@@ -118,9 +144,9 @@ def main() -> int:
             launches[cid]()
             cp.cuda.Device().synchronize()
             errors[cid] = float(cp.linalg.norm(c - ref) / cp.linalg.norm(ref))
-        for label, (fn, stages) in probes.items():
+        for label, (fn, stages, tma) in probes.items():
             c = cp.empty((m, n), dtype=cp.float32)
-            launches[label] = probe_launcher(cp, fn, stages, a, b, c)
+            launches[label] = probe_launcher(cp, fn, stages, tma, a, b, c)
             launches[label]()
             cp.cuda.Device().synchronize()
             errors[label] = float(cp.linalg.norm(c - ref) / cp.linalg.norm(ref))
