@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on a GPU machine: GPU tests, benchmarks, Nsight Compute captures and sanitizer runs.
-# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env gputests tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl catalog sanauto outbid tmaprobe
+# Usage (device tool): bash scripts/gpu_check.sh [stage ...]   stages: env gputests tests bench ncu captures bugs sanitize ncubench ncufast ceilings tune sgemm95 shapes why why_hopper ncurep verdicts verdicts_noisy foreign wgmma cluster cluster1 splitk auto sannew sanv9sk addmm bf16 grid tunegrid why_step sanbf16 clusterk sanclusterk narrow sannarrow streamk sksquare padprobe padb padc serial hold sweeppred san64 sanids epilogue hopper_ab v9var staged hsk hskbf16 residency epi4 why8192 hskc hskcbf16 sanac closecalls newcfg sgemm98 icache tunerounds padlaunch fused padbalone tilecopy coopprobe pdl catalog sanauto outbid tmaprobe skhybrid
 # Everything lands in $OUT/evidence/ and is packed into $OUT/evidence.tar.gz; a summary table prints last.
 set -u
 OUT=${OUT:-/tmp/gemmlens-out}
@@ -1244,6 +1244,26 @@ pdl)
   timeout 200 "$SAN" --tool memcheck --report-api-errors no $PY scripts/pdl_probe.py --repeats 3 --cases "${cases%%,*}" > "$F/memcheck.txt" 2>&1
   echo "exit=$?" >> "$F/memcheck.txt"; tail -3 "$F/memcheck.txt"
   record pdl "$(grep -c 'programmatic launches |' "$F/probe.md") cases, $(grep -c 'ok (' "$F/probe.md") checks ok; $(grep -h 'ERROR SUMMARY' "$F/memcheck.txt")"
+  ;;
+skhybrid)
+  # Issue 31's SGEMM >= 98 %: v9-splitk's stream-K tiles as built and with V9_SK_HYBRID=1 (whole waves of tiles one a
+  # block, stream-K over the last partial wave's; kernels/src/v9_splitk.cu), each operation verified, beside cuBLAS and
+  # v9-regdb's tuned tiles in 30 rounds (scripts/pdl_probe.py --builds hybrid); memcheck and racecheck of the hybrid
+  # where it has both kinds of segment.
+  stage skhybrid
+  F="$EV/skhybrid"; mkdir -p "$F"; gpu_clocks "$F/env.txt"
+  sk="${SKH_IDS:-v9-splitk-128x256x16-w64x64-t8x16-s3-o3-sk v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk}"
+  # 3000x2002x333 first: 192 tiles of 128x256, so 132 whole and 60 shared, through the N % 4 != 0 kernel.
+  cases="3000x2002x333:${sk%% *}"
+  for n in ${SKH_SIZES:-2048 4096 8192}; do for id in $sk; do cases="$cases,${n}x${n}x${n}:$id"; done; done
+  timeout 420 $PY scripts/pdl_probe.py --builds hybrid --repeats 30 --cases "$cases" --json \
+     --beside "${SKH_BESIDE:-v9-regdb-128x256x16-w64x64-t8x16-s3-o3,v9-regdb-128x256x16-w64x64-t8x16-s4-o3}" \
+     > "$F/probe.md" 2>&1; echo "exit=$?" >> "$F/probe.md"; grep -v '^{' "$F/probe.md"; gpu_clocks "$F/env_after.txt"
+  for tool in memcheck racecheck; do
+    timeout 150 "$SAN" --tool $tool --report-api-errors no $PY scripts/pdl_probe.py --builds hybrid --repeats 2 \
+       --cases "2048x4096x64:${sk%% *}" > "$F/$tool.txt" 2>&1; echo "exit=$?" >> "$F/$tool.txt"; tail -3 "$F/$tool.txt"
+  done
+  record skhybrid "$(grep -c 'ok (' "$F/probe.md") checks ok; $(grep -h 'SUMMARY' "$F"/memcheck.txt "$F"/racecheck.txt | tr '\n' ' ')"
   ;;
 catalog)
   # Every catalog kernel at CATALOG_SIZES (4096,1024 by default), one bench process per size, so a size that runs out of

@@ -6,10 +6,13 @@ run each once after its own L2 flush (profiling.gpu.timing.time_rounds). Every b
 it is timed, and again after 20 operations enqueued back to back (where one operation's launches could overlap the
 next's).
 
-    python scripts/pdl_probe.py [--repeats 30] --cases 4096x127x4096:v9-splitk-...,...
+    python scripts/pdl_probe.py [--repeats 30] [--builds pdl|hybrid] [--beside ID,...] --cases 4096x127x4096:v9-splitk-...,...
 
-Prints one row per shape and build: median us, % of cuBLAS and the change of time against the build without the waits,
-each with its paired bootstrap 95 % interval, and both checks.
+Prints one row per shape and build: median us, % of cuBLAS and the change of time against the set's first build,
+each with its paired bootstrap 95 % interval, and both checks. `--builds hybrid` compares the stream-K configurations
+as built with V9_SK_HYBRID=1 (kernels/src/v9_splitk.cu: whole waves of tiles one a block, stream-K over the last
+wave's), both launched as the runner launches them; `--beside` times other catalog configurations (v9-regdb's) in the
+same rounds.
 """
 
 from __future__ import annotations
@@ -33,13 +36,19 @@ from profiling.gpu.timing import time_rounds  # noqa: E402
 from profiling.runs.verdict import bootstrap_ratio  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
 
-# (label, macros of the build, programmatic launches): the build without the wait first, the baseline of the
-# "time against" column; v9_splitk.cu builds with it by default.
-BUILDS = [
-    ("GEMMLENS_PDL=0, plain launches", ("GEMMLENS_PDL=0",), False),
-    ("as built, plain launches", (), False),
-    ("as built, programmatic launches", (), True),
-]
+# (label, macros of the build, programmatic launches) per set, the baseline of the "time against" column first. "pdl":
+# the build without the wait first (v9_splitk.cu builds with it by default).
+BUILD_SETS = {
+    "pdl": [
+        ("GEMMLENS_PDL=0, plain launches", ("GEMMLENS_PDL=0",), False),
+        ("as built, plain launches", (), False),
+        ("as built, programmatic launches", (), True),
+    ],
+    "hybrid": [
+        ("as built, programmatic launches", (), True),
+        ("V9_SK_HYBRID=1, programmatic launches", ("V9_SK_HYBRID=1",), True),
+    ],
+}
 BACK_TO_BACK = 20
 
 
@@ -53,18 +62,21 @@ def verified(problem: Problem, launch: Any, tolerance: float, times: int) -> str
     return f"{check.status} ({check.rel_error:.1e})"
 
 
-def probe(size: str, config_id: str, flush: Any, repeats: int, sm_count: int) -> list[tuple]:
+def probe(
+    size: str, config_id: str, flush: Any, repeats: int, sm_count: int, builds: list[tuple], beside: list[str]
+) -> list[tuple]:
     shape = parse_shape(size)
     spec = get_kernel(config_id).launched_at(shape.n)
     problem = Problem("sgemm", shape, 1)
-    tolerance = tolerance_for(spec, shape)
     labels, launches, checks = ["cuBLAS"], [problem.launcher(None, get_kernel("cublas"))], [("-", "-")]
-    for label, defines, programmatic in BUILDS:
-        launch = problem.launcher(compile_kernel(spec, defines), spec, sm_count, programmatic)
-        first = verified(problem, launch, tolerance, 1)
+    runs = [(label, spec, defines, programmatic) for label, defines, programmatic in builds]
+    runs += [(other, get_kernel(other).launched_at(shape.n), (), False) for other in beside]
+    for label, run_spec, defines, programmatic in runs:
+        launch = problem.launcher(compile_kernel(run_spec, defines), run_spec, sm_count, programmatic)
+        first = verified(problem, launch, tolerance_for(run_spec, shape), 1)
         labels.append(label)
         launches.append(launch)
-        checks.append((first, verified(problem, launch, tolerance, BACK_TO_BACK)))
+        checks.append((first, verified(problem, launch, tolerance_for(run_spec, shape), BACK_TO_BACK)))
     times = time_rounds(cupy, launches, 2, repeats, 60.0, flush)
     rows = []
     for label, ms, check in zip(labels, times, checks, strict=True):
@@ -92,6 +104,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--cases", required=True, help="SHAPE:CONFIGURATION pairs, comma-separated")
+    parser.add_argument("--builds", choices=sorted(BUILD_SETS), default="pdl", help="the set of builds to compare")
+    parser.add_argument("--beside", default="", help="catalog configurations timed in the same rounds, comma-separated")
     parser.add_argument("--json", action="store_true", help="end with one line of JSON: the GPU and every row")
     args = parser.parse_args()
     props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -103,15 +117,17 @@ def main() -> None:
     for _ in range(40):  # a second of products, so that the rounds start at the full clock
         cupy.matmul(warm, warm)
     print("device:", props["name"].decode())
+    builds = BUILD_SETS[args.builds]
+    beside = [b for b in args.beside.split(",") if b]
     print(
-        "| shape | configuration | build | median (us) | % of cuBLAS [95 % interval] | time against GEMMLENS_PDL=0 "
+        f"| shape | configuration | build | median (us) | % of cuBLAS [95 % interval] | time against {builds[0][0]} "
         "| check | after 20 back to back |"
     )
     print("|---|---|---|---|---|---|---|---|")
     rows = []
     for case in args.cases.split(","):
         size, config_id = case.split(":", 1)
-        for row in probe(size, config_id, flush, args.repeats, props["multiProcessorCount"]):
+        for row in probe(size, config_id, flush, args.repeats, props["multiProcessorCount"], builds, beside):
             rows.append(row)
             print("| " + " | ".join(f"{c:.2f}" if isinstance(c, float) else str(c) for c in row) + " |", flush=True)
     if args.json:

@@ -27,6 +27,9 @@ using namespace cp_async;  // smem_addr, copy4, copy16, commit, wait<N>
 #ifndef V9_K_TAIL
 #define V9_K_TAIL 0
 #endif
+#ifndef V9_SK_HYBRID
+#define V9_SK_HYBRID 0  // measurement (scripts/pdl_probe.py --builds hybrid): see streamk_run in v9_splitk.cu
+#endif
 
 // Rows of the transposed A tile are padded by 4 floats (16-byte aligned rows for LDS.128).
 constexpr int APAD = 4;
@@ -709,6 +712,10 @@ __device__ __forceinline__ void regdb_body(const float* __restrict__ A, const fl
         // SERIAL: split 0 stores its partial tile and the other splits add theirs once it is there, so C needs no
         // zeroing launch first (v9_splitk.cu). `add` is SPLIT itself in every other kernel.
         bool add = SPLIT;
+#if V9_SK_HYBRID
+        // A stream-K segment over a whole tile is the only one on that tile: it stores, as v9-regdb does.
+        if constexpr (STREAM_K) add = !(segment.k_first == 0 && segment.k_tiles == (K + BK - 1) / BK);
+#endif
         unsigned* tile_arrivals = nullptr;
         if constexpr (SERIAL) {
             tile_arrivals = arrivals + (blockIdx.y * gridDim.x + blockIdx.x);

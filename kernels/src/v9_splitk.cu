@@ -198,6 +198,38 @@ __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const f
     const int grid_n = (N + BN - 1) / BN;
     const int slices = (K + BK - 1) / BK;
     // tiles x slices < 2^31: KernelSpec.size_problem refuses larger launches (STREAM_K_MAX_SLICES in kernels/spec.py).
+#if V9_SK_HYBRID
+    // V9_SK_HYBRID=1 (measurement, scripts/pdl_probe.py --builds hybrid): the whole waves of tiles first, one tile a
+    // block as v9-regdb runs them (consecutive blocks on consecutive tiles of the grouped order, each stored whole),
+    // and stream-K only over the tiles of the last, partial wave. At 8192^3 the 128x256 tile's 2,048 tiles are 15.5
+    // waves of 132: v9-regdb's last wave leaves 64 SMs idle for a tile's time, and pure stream-K has each block's
+    // 15.5 tiles spread over the grid at once (block b on tiles 15.5 b on), not in grouped order. One call of the
+    // body for both kinds of segment: a second would share its registers with the loop (as above).
+    const int dp_tiles = grid_m * grid_n / (int)gridDim.x * (int)gridDim.x;
+    int dp_next = blockIdx.x;
+    const long long first = (long long)dp_tiles * slices;
+    const long long total = (long long)grid_m * grid_n * slices - first;
+    int it = (int)(first + total * blockIdx.x / gridDim.x);
+    const int end = (int)(first + total * (blockIdx.x + 1) / gridDim.x);
+    while (dp_next < dp_tiles || it < end) {
+        int tile, k_first, k_tiles;
+        if (dp_next < dp_tiles) {
+            tile = dp_next;
+            k_first = 0;
+            k_tiles = slices;
+            dp_next += gridDim.x;
+        } else {
+            tile = it / slices;
+            k_first = it - tile * slices;
+            k_tiles = min(slices - k_first, end - it);
+            it += k_tiles;
+        }
+        regdb_body<VEC, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, true, 0, NARROW, true, PAD_C, false, false,
+                   PAD_B>(A, B, C, M, N, K, smem, v9::Segment{tile, grid_m, grid_n, k_first, k_tiles});
+        __syncthreads();
+        after_segment(tile, k_tiles);
+    }
+#else
     const long long total = (long long)grid_m * grid_n * slices;
     int it = (int)(total * blockIdx.x / gridDim.x);
     const int end = (int)(total * (blockIdx.x + 1) / gridDim.x);
@@ -212,6 +244,7 @@ __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const f
         __syncthreads();
         after_segment(tile, k_tiles);
     }
+#endif
 }
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int THREADS, int MIN_BLOCKS,
