@@ -11,6 +11,11 @@
 // a load read rows g = 0..7, whose (r & 1, c ^ (r >> 1)) are all different: 8 different 16-byte bank groups, no
 // conflict. B stays as v9 reads it: [k][n] rows of 256 floats, one TMA box a slice.
 //
+// Measured, dropped (H200, results/h200-2026-12-01/tmaprobe_first/ and tmaprobe/): 89-91 % of cuBLAS at 2048-8192^3,
+// against v9-regdb's 94-98 %. The copies' stalls go (long scoreboard 0.09 -> 0.03, MIO throttle 0.06 -> 0.01 warp
+// cycles an instruction), but dispatch stalls rise from 0.21 to 0.47: ptxas moves most of the sums between registers.
+// The mixed build keeps v9's fragments and still reads 90-91 % (short scoreboard 0.28 against 0.05).
+//
 // Needs K % 4 == 0 and N % 4 == 0 (TMA's 16-byte row strides). TMA fills what lies outside A and B with zeros, so M,
 // N and K need no other condition.
 #include "cp_async.cuh"

@@ -204,7 +204,10 @@ __device__ __forceinline__ void streamk_run(const float* __restrict__ A, const f
     // and stream-K only over the tiles of the last, partial wave. At 8192^3 the 128x256 tile's 2,048 tiles are 15.5
     // waves of 132: v9-regdb's last wave leaves 64 SMs idle for a tile's time, and pure stream-K has each block's
     // 15.5 tiles spread over the grid at once (block b on tiles 15.5 b on), not in grouped order. One call of the
-    // body for both kinds of segment: a second would share its registers with the loop (as above).
+    // body for both kinds of segment: a second would share its registers with the loop (as above). Measured, dropped
+    // (H200, results/h200-2026-12-01/skhybrid/): the 128x256 tile 4.4-4.8 % slower than as built at 2048-8192^3,
+    // even at 2048^3 where its segments are the same; the 256x128 tile 0.7 % faster at 8192^3 (96.1 % of cuBLAS),
+    // still under v9-regdb's 97.3 %.
     const int dp_tiles = grid_m * grid_n / (int)gridDim.x * (int)gridDim.x;
     int dp_next = blockIdx.x;
     const long long first = (long long)dp_tiles * slices;
