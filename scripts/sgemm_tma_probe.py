@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from v9_variants import build, launcher  # noqa: E402
 
+from kernels.compile_info import parse_ptxas_report  # noqa: E402
 from kernels.tuning import config_by_id, spec_for  # noqa: E402
 from profiling.gpu.tensor_map import TileMap, encode  # noqa: E402
 from profiling.gpu.timing import time_launches, time_rounds  # noqa: E402
@@ -51,7 +52,7 @@ TOLERANCE = 1e-5
 
 
 def compile_probe(out: Path) -> str:
-    """nvcc the probe into `out` (sm_90a cubin); ptxas's report of registers and spills."""
+    """nvcc the probe into `out` (sm_90a cubin); ptxas's report (`-Xptxas -v`) of every entry."""
     done = subprocess.run(
         [
             "nvcc",
@@ -71,7 +72,7 @@ def compile_probe(out: Path) -> str:
         text=True,
         check=True,
     )
-    return "\n".join(line for line in done.stderr.splitlines() if "Used" in line or "spill" in line)
+    return done.stderr
 
 
 def probe_launcher(cp, fn, stages: int, a_by_tma: bool, a, b, c):
@@ -102,7 +103,8 @@ def main() -> int:
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 30
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(tmp) / "probe.cubin"
-        print(compile_probe(cubin))
+        for r in parse_ptxas_report(compile_probe(cubin)):
+            print(f"{r.name}: {r.registers} registers, {r.spills} bytes spilled")
         module = cp.RawModule(path=str(cubin))
         probes = {label: (module.get_function(entry), stages, tma) for label, (entry, stages, tma) in ENTRIES.items()}
 
