@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,12 +24,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-from kernels.compile_info import LAUNCH_OPTIONS, cuda_include_dirs  # noqa: E402
+from kernels.compile_info import LAUNCH_OPTIONS, cuda_include_dirs, entry_matches, parse_ptxas_report  # noqa: E402
 from kernels.tuning import _v9_config, config_by_id, spec_for  # noqa: E402
 from profiling.gpu.timing import time_launches, time_rounds  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
 
-# (label, macros): the build as it is first. V9VAR_VARIANTS (labels, comma-separated) keeps only those.
+# (label, macros): the build as it is first. V9VAR_VARIANTS (labels, comma-separated) keeps only those. NVCC among the
+# macros builds with nvcc (the toolkit's, -O3 and CuPy's -ftz=true) instead of NVRTC.
+NVCC = "@nvcc"
 VARIANTS = [
     ("as built", []),
     ("B row-wise", ["-DV9_B_ROWWISE=1"]),
@@ -49,6 +52,10 @@ VARIANTS = [
     # allocated again. Level 10 compiles the tuned tile to 6,176 instructions, level 0 to 6,464 (6,184 as built).
     ("ptxas register level 10", ["-Xptxas=--register-usage-level=10"]),
     ("ptxas register level 0", ["-Xptxas=--register-usage-level=0"]),
+    # The same source compiled by nvcc into a cubin instead of by CuPy's NVRTC (NVRTC 12.9 on the CPU machine): another
+    # compiler version schedules the FFMAs and allocates their registers differently (NVRTC 12.9 and nvcc 13.0.88 build
+    # the tuned tile to 6,184 and 6,200 instructions, 3,343 and 3,008 of its 4,096 FFMAs summing in place).
+    ("nvcc cubin", [NVCC]),
 ]
 if os.environ.get("V9VAR_VARIANTS"):
     VARIANTS = [v for v in VARIANTS if v[0] in os.environ["V9VAR_VARIANTS"].split(",")]
@@ -73,16 +80,42 @@ EXTRA_CONFIGS = {
 
 def build(cp, spec, macros: list[str]):
     """The configuration's kernel and narrow twin, built with `macros`."""
-    options = (*LAUNCH_OPTIONS, *[f"-I{d}" for d in cuda_include_dirs()], *macros)
     entries = [spec.entry, *([spec.narrow_entry] if spec.narrow_entry else [])]
-    module = cp.RawModule(code=spec.read_source(), options=options, name_expressions=entries, backend="nvrtc")
-    kernels = {}
-    for entry in entries:
-        fn = module.get_function(entry)
+    if NVCC in macros:
+        functions = nvcc_build(cp, spec, [m for m in macros if m != NVCC], entries)
+    else:
+        options = (*LAUNCH_OPTIONS, *[f"-I{d}" for d in cuda_include_dirs()], *macros)
+        module = cp.RawModule(code=spec.read_source(), options=options, name_expressions=entries, backend="nvrtc")
+        functions = {entry: module.get_function(entry) for entry in entries}
+    for fn in functions.values():
         if spec.dynamic_smem_bytes > 48 * 1024:
             fn.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
-        kernels[entry] = fn
-    return kernels
+    return functions
+
+
+def nvcc_build(cp, spec, macros: list[str], entries: list[str]) -> dict:
+    """`entries` of the configuration's source compiled by nvcc into a cubin for this GPU, found among the explicit
+    instantiations by their mangled names; prints ptxas's registers and spills of each."""
+    import tempfile
+
+    cc = cp.cuda.Device().compute_capability
+    with tempfile.TemporaryDirectory() as tmp:
+        source, cubin = Path(tmp) / "v9.cu", Path(tmp) / "v9.cubin"
+        source.write_text(spec.read_source())
+        done = subprocess.run(
+            ["nvcc", f"-arch=sm_{cc}", "-cubin", "-O3", "--ftz=true", "-Xptxas", "-v", *LAUNCH_OPTIONS, *macros]
+            + ["-o", str(cubin), str(source)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        module = cp.RawModule(path=str(cubin))
+        functions = {}
+        for entry in entries:
+            (found,) = [r for r in parse_ptxas_report(done.stderr) if entry_matches(r.name, entry)]
+            print(f"nvcc {entry}: {found.registers} registers, {found.spills} bytes spilled")
+            functions[entry] = module.get_function(found.name)
+    return functions
 
 
 def launcher(spec, kernels, a, b, c):
@@ -106,6 +139,7 @@ def main() -> int:
     ids = sys.argv[1].split(",")
     shapes = [(s.m, s.n, s.k) for s in map(parse_shape, sys.argv[2].split(","))]
     repeats = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+    print(f"NVRTC {'.'.join(map(str, cp.cuda.nvrtc.getVersion()))}")
     flush = cp.empty(2 * cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"], dtype=cp.uint8)
     specs = {cid: spec_for(config_by_id(cid) or EXTRA_CONFIGS[cid]) for cid in ids}
     builds = {(cid, label): build(cp, specs[cid], macros) for cid in ids for label, macros in VARIANTS}
