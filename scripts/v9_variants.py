@@ -54,7 +54,9 @@ VARIANTS = [
     ("ptxas register level 0", ["-Xptxas=--register-usage-level=0"]),
     # The same source compiled by nvcc into a cubin instead of by CuPy's NVRTC (NVRTC 12.9 on the CPU machine): another
     # compiler version schedules the FFMAs and allocates their registers differently (NVRTC 12.9 and nvcc 13.0.88 build
-    # the tuned tile to 6,184 and 6,200 instructions, 3,343 and 3,008 of its 4,096 FFMAs summing in place).
+    # the tuned tile to 6,184 and 6,200 instructions, 3,343 and 3,008 of its 4,096 FFMAs summing in place). Measured,
+    # dropped (H200, NVRTC 13.0 against nvcc 13.0.88, results/h200-2026-12-01/sgemm98_nvcc/): the tuned tile 4.8-5.4
+    # points slower at 2048-8192^3, the 256x128 tile 0.3-0.5.
     ("nvcc cubin", [NVCC]),
 ]
 if os.environ.get("V9VAR_VARIANTS"):
