@@ -6,12 +6,14 @@ build and cuBLAS once (profiling.gpu.timing.time_rounds), medians of REPEATS rou
 back to back (time_launches), where every launch but the first follows its own code in the SMs' instruction caches
 (the "after itself" columns; in rounds each follows another's). Where N % 4 != 0
 the configuration's narrow twin runs, as in the catalog.
-Usage: [V9VAR_VARIANTS=LABELS] python scripts/v9_variants.py CONFIG_IDS SHAPES [REPEATS]   (ids, of kernels/tuning.py
-or EXTRA_CONFIGS, and MxNxK shapes comma-separated; LABELS: the VARIANTS to build, all by default)
+Usage: [V9VAR_VARIANTS=LABELS] [V9VAR_CUBINS=DIR] python scripts/v9_variants.py CONFIG_IDS SHAPES [REPEATS]   (ids, of
+kernels/tuning.py or EXTRA_CONFIGS, and MxNxK shapes comma-separated; LABELS: the VARIANTS to build, all by default;
+DIR: scripts/nvrtc_cubins.py's output, each of its NVRTC versions' cubins timed as a build of its own)
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import statistics
@@ -145,6 +147,19 @@ def main() -> int:
     flush = cp.empty(2 * cp.cuda.runtime.getDeviceProperties(0)["l2CacheSize"], dtype=cp.uint8)
     specs = {cid: spec_for(config_by_id(cid) or EXTRA_CONFIGS[cid]) for cid in ids}
     builds = {(cid, label): build(cp, specs[cid], macros) for cid in ids for label, macros in VARIANTS}
+    for folder in sorted(Path(os.environ.get("V9VAR_CUBINS") or "/nonexistent").glob("*/")):
+        for cid in ids:
+            lowered = json.loads((folder / f"{cid}.json").read_text())
+            try:
+                module = cp.RawModule(path=str(folder / f"{cid}.cubin"))
+                functions = {entry: module.get_function(name) for entry, name in lowered.items()}
+            except cp.cuda.driver.CUDADriverError as error:  # a newer compiler's cubin this driver does not load
+                print(f"NVRTC {folder.name} {cid}: not loaded: {error}")
+                continue
+            for fn in functions.values():
+                if specs[cid].dynamic_smem_bytes > 48 * 1024:
+                    fn.max_dynamic_shared_size_bytes = specs[cid].dynamic_smem_bytes
+            builds[(cid, f"NVRTC {folder.name}")] = functions
     rows = []
     for m, n, k in shapes:
         rng = cp.random.default_rng(m * n + k)

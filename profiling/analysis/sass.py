@@ -490,7 +490,14 @@ def nvrtc_cubin(
     `options`, each of `names` (template instances) asked for by name, as CuPy builds a catalog kernel (cached per
     process; `source_sha` only keys the cache)."""
     del source_sha
-    lib = _libnvrtc()
+    return nvrtc_compile(_libnvrtc(), text, name, arch, options, names)[0]
+
+
+def nvrtc_compile(
+    lib: ctypes.CDLL, text: str, name: str, arch: str, options: tuple[str, ...], names: tuple[str, ...]
+) -> tuple[bytes, dict[str, str]]:
+    """The cubin the NVRTC library `lib` builds of `text` for `arch` with `options`, and the mangled (lowered) name
+    of each of `names`."""
     flags = [o.encode() for o in (f"-arch={arch}", *options)]
     program = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(program), text.encode(), name.encode(), 0, None, None) != 0:
@@ -508,7 +515,12 @@ def nvrtc_cubin(
         lib.nvrtcGetCUBINSize(program, ctypes.byref(size))
         cubin = ctypes.create_string_buffer(size.value)
         lib.nvrtcGetCUBIN(program, cubin)
-        return cubin.raw
+        lowered = {}
+        for expression in names:
+            mangled = ctypes.c_char_p()
+            lib.nvrtcGetLoweredName(program, expression.replace(" ", "").encode(), ctypes.byref(mangled))
+            lowered[expression] = (mangled.value or b"").decode()
+        return cubin.raw, lowered
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(program))
 
