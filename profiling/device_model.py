@@ -74,6 +74,9 @@ class DeviceInfo:
     cuda_runtime: int | None = None  # as CUDA encodes it: 12080 is 12.8
     cuda_driver: int | None = None
     cupy: str | None = None
+    # The NVRTC that built the catalog's kernels, "13.0": one compiler for another moves a kernel by points (v9-regdb's
+    # tuned tile 96.7 % of cuBLAS under NVRTC 13.0, 91.6 % under 13.2 on an H200, results/h200-2026-12-01/nvrtc/).
+    nvrtc: str | None = None
     python: str | None = None
     pci_bus_id: str | None = None
     uuid: str | None = None

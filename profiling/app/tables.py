@@ -74,6 +74,7 @@ def device_rows(device: DeviceInfo) -> pd.DataFrame:
         ("CUDA runtime", cuda_version(device.cuda_runtime)),
         ("CUDA driver API", cuda_version(device.cuda_driver)),
         ("CuPy", device.cupy),
+        ("NVRTC", device.nvrtc),
     ]
     return pd.DataFrame([(k, "-" if v is None else str(v)) for k, v in rows], columns=["property", "value"])
 

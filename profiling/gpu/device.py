@@ -142,6 +142,14 @@ def compute_capability(props: dict[str, Any]) -> str:
     return f"{int(props['major'])}.{int(props['minor'])}"
 
 
+def nvrtc_version() -> str | None:
+    """The version ("13.0") of the NVRTC CuPy builds the catalog's kernels with; None where CuPy finds none."""
+    try:
+        return ".".join(str(part) for part in cupy.cuda.nvrtc.getVersion())
+    except Exception:  # CuPy raises its own errors, or OSError, where the library is missing
+        return None
+
+
 def device_info(nvml: Nvml | None = None) -> dict[str, Any]:
     """The GPU in use: name, compute capability, SMs, clocks, memory, driver and CUDA versions."""
     nvml = nvml or Nvml()
@@ -176,6 +184,7 @@ def device_info(nvml: Nvml | None = None) -> dict[str, Any]:
         "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion(),
         "cuda_driver": cupy.cuda.runtime.driverGetVersion(),
         "cupy": cupy.__version__,
+        "nvrtc": nvrtc_version(),
         "python": platform.python_version(),
         "pci_bus_id": dev.pci_bus_id,
     }

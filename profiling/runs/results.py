@@ -145,6 +145,7 @@ def build_document(
         "gemmlens_commit": git_commit(),
         "source_digest": source_digest(),
         "cupy": device.cupy,
+        "nvrtc": device.nvrtc,
         "cuda_runtime": device.cuda_runtime,
         "cuda_driver": device.cuda_driver,
         "nvidia_driver": device.driver,

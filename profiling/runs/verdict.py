@@ -283,6 +283,7 @@ def _versions(run: Any) -> dict[str, Any]:
         "driver": device.driver or tool.get("nvidia_driver"),
         "CUDA runtime": device.cuda_runtime or tool.get("cuda_runtime"),
         "CuPy": device.cupy or tool.get("cupy"),
+        "NVRTC": device.nvrtc or tool.get("nvrtc"),
         "ncu": tool.get("ncu") or (run.meta or {}).get("ncu_version"),
         "commit": run.catalog_commit,
     }
@@ -326,7 +327,7 @@ def launch_hold(run: Any) -> bool | None:
 
 def comparability(baseline: Any, candidate: Any, *, cross_gpu: bool = False) -> Comparability:
     """What differs between two SavedRuns: GPU model (blocking unless `cross_gpu`), driver, CUDA runtime, CuPy,
-    ncu, commit, median SM clock, power/thermal capping, the L2 flush setting and whether launches were timed behind
+    NVRTC, ncu, commit, median SM clock, power/thermal capping, the L2 flush setting and whether launches were timed behind
     a hold (warnings)."""
     diffs: list[Difference] = []
     b_gpu, c_gpu = (
