@@ -354,7 +354,10 @@ def test_device_rows(doc) -> None:
     assert rows["SMs"] == "132"
     assert rows["CUDA runtime"] == "13.2" and rows["CUDA driver API"] == "13.0"
     assert rows["memory"] == "139.8 GiB"
+    assert rows["NVRTC"] == "-"  # the bundle of 2026-11-22 does not say which NVRTC built its kernels
     assert tables.cuda_version(None) == "-"
+    newer = bundles.load_bench(next(b for b in bundles.discover_bundles() if b.name == "h200-2026-12-01/catalog_nvrtc"))
+    assert tables.device_rows(newer.device).set_index("property")["value"]["NVRTC"] == "13.0"
 
 
 def test_markdown_table_escapes_cells() -> None:

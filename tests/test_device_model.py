@@ -138,3 +138,10 @@ def test_best_ceilings_trust_order():
     assert c.bandwidth("algorithmic") is c.dram_bytes_per_s
     with pytest.raises(InvalidInput, match="no ceilings known"):
         best_ceilings(device_name="Unknown GPU")
+
+
+def test_the_nvrtc_version_is_the_one_cupy_builds_with() -> None:
+    """requirements-dev.txt pins nvidia-cuda-nvrtc-cu12 12.9.86, the NVRTC CuPy finds without a GPU."""
+    from profiling.gpu.device import nvrtc_version
+
+    assert nvrtc_version() == "12.9"

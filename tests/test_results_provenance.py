@@ -13,7 +13,15 @@ from profiling.device_model import DeviceInfo
 from profiling.paths import SOURCE_ROOT
 from profiling.runs import results as R
 
-DEVICE = {"cupy": "14.2.0", "cuda_runtime": 13020, "cuda_driver": 13000, "driver": "580.159.04", "python": "3.12.3"}
+# The versions of results/h200-2026-12-01/catalog_nvrtc/bench_4096.json's device (the first to say which NVRTC).
+DEVICE = {
+    "cupy": "14.2.0",
+    "nvrtc": "13.0",
+    "cuda_runtime": 13020,
+    "cuda_driver": 13000,
+    "driver": "580.159.04",
+    "python": "3.12.3",
+}
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -75,11 +83,15 @@ def test_documents_record_commit_digest_and_tool_versions(monkeypatch: pytest.Mo
         "gemmlens_commit": "0123abc",
         "source_digest": R.source_digest(SOURCE_ROOT),
         "cupy": "14.2.0",
+        "nvrtc": "13.0",
         "cuda_runtime": 13020,
         "cuda_driver": 13000,
         "nvidia_driver": "580.159.04",
         "python": "3.12.3",
     }
+    # A device description from before the NVRTC was recorded: the tool's entry says it is not known.
+    older = {k: v for k, v in DEVICE.items() if k != "nvrtc"}
+    assert R.build_document(DeviceInfo.from_dict(older), {}, [], "2026-11-22T00:00:00Z").tool["nvrtc"] is None
 
 
 def test_this_checkout_has_a_commit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -144,6 +144,20 @@ def test_the_guard_lists_software_clock_and_flush_differences_as_warnings() -> N
     assert comparability(base, base).differences == ()
 
 
+def test_the_guard_names_a_different_nvrtc() -> None:
+    """One NVRTC for another moved v9-regdb's tuned tile by 5 points on an H200 (results/h200-2026-12-01/nvrtc/): two
+    runs built by different ones say so. A run from before the NVRTC was recorded is not said to differ."""
+    base = run_of(ROOT / "results" / "h200-2026-12-01" / "catalog_nvrtc" / "bench_4096.json")
+    assert base.device.nvrtc == "13.0" and base.meta["tool"]["nvrtc"] == "13.0"
+    newer = dataclasses.replace(base, device=dataclasses.replace(base.device, nvrtc="13.2"))
+    guard = comparability(base, newer)
+    assert guard.comparable
+    assert [(d.what, d.baseline, d.candidate) for d in guard.differences] == [("NVRTC", "13.0", "13.2")]
+    assert "NVRTC: 13.0 -> 13.2" in guard.label()
+    unrecorded = dataclasses.replace(base, device=dataclasses.replace(base.device, nvrtc=None), meta={})
+    assert comparability(unrecorded, newer).differences == ()
+
+
 def test_a_run_timed_behind_the_launch_hold_is_flagged_against_one_timed_without() -> None:
     """A committed run from before the hold (settings without hold_launches) against one timed behind it."""
     base = run_of(VERDICTS / "seq_4096_r100.json")
