@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from profiling.app import auth, cache, shape_grid, state, tables, ui
+from profiling.app.table_format import table_height
 from profiling.device_model import DeviceInfo
 from profiling.errors import first_line
 
@@ -47,7 +48,11 @@ left, right = st.columns(2)
 with left:
     st.subheader("Device" if device else "Device of the bundled measurements")
     shown = device or (bundle.device if bundle else DeviceInfo())
-    st.dataframe(cache.shown_table(tables.device_rows, shown), hide_index=True, width="stretch", key="device_rows")
+    # Every row shown: the software versions at the bottom (CUDA, CuPy, NVRTC) decide what a number can be compared to.
+    device_table = cache.shown_table(tables.device_rows, shown)
+    st.dataframe(
+        device_table, hide_index=True, width="stretch", height=table_height(len(device_table)), key="device_rows"
+    )
 with right:
     st.subheader("CUDA tools on this machine")
     # Looked up on each visit (a tool installed meanwhile shows), drawn from a shared table per answer.
