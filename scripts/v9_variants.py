@@ -19,6 +19,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -54,11 +55,11 @@ VARIANTS = [
     # allocated again. Level 10 compiles the tuned tile to 6,176 instructions, level 0 to 6,464 (6,184 as built).
     ("ptxas register level 10", ["-Xptxas=--register-usage-level=10"]),
     ("ptxas register level 0", ["-Xptxas=--register-usage-level=0"]),
-    # The same source compiled by nvcc into a cubin instead of by CuPy's NVRTC (NVRTC 12.9 on the CPU machine): another
-    # compiler version schedules the FFMAs and allocates their registers differently (NVRTC 12.9 and nvcc 13.0.88 build
-    # the tuned tile to 6,184 and 6,200 instructions, 3,343 and 3,008 of its 4,096 FFMAs summing in place). Measured,
-    # dropped (H200, NVRTC 13.0 against nvcc 13.0.88, results/h200-2026-12-01/sgemm98_nvcc/): the tuned tile 4.8-5.4
-    # points slower at 2048-8192^3, the 256x128 tile 0.3-0.5.
+    # The same source compiled by nvcc into a cubin instead of by CuPy's NVRTC: nvcc schedules the FFMAs and allocates
+    # their registers differently (on the CPU machine nvcc 13.0.88 builds the tuned tile to 6,200 instructions with
+    # 3,008 of its 4,096 FFMAs summing in place, NVRTC 12.6-13.0.88 to 6,184 and 3,343, NVRTC 13.2 as nvcc does).
+    # Measured, dropped (H200, NVRTC 13.0 against nvcc 13.0.88, results/h200-2026-12-01/sgemm98_nvcc/): the tuned tile
+    # 4.8-5.4 points slower at 2048-8192^3, the 256x128 tile 0.3-0.5.
     ("nvcc cubin", [NVCC]),
 ]
 if os.environ.get("V9VAR_VARIANTS"):
@@ -100,8 +101,6 @@ def build(cp, spec, macros: list[str]):
 def nvcc_build(cp, spec, macros: list[str], entries: list[str]) -> dict:
     """`entries` of the configuration's source compiled by nvcc into a cubin for this GPU, found among the explicit
     instantiations by their mangled names; prints ptxas's registers and spills of each."""
-    import tempfile
-
     cc = cp.cuda.Device().compute_capability
     with tempfile.TemporaryDirectory() as tmp:
         source, cubin = Path(tmp) / "v9.cu", Path(tmp) / "v9.cubin"
