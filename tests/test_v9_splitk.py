@@ -137,7 +137,11 @@ def test_v9_regdb_keeps_its_kernels_and_only_the_split_kernel_splits() -> None:
     assert split.count(body.format("false") + ">(A, B, C, M, N, K, smem);") == 1
     assert split.count(body.format("false") + ", 0, true>(A, B, C, M, N, K, smem);") == 1  # the narrow kernel
     # The stream-K kernels run the body once per segment (SPLIT and STREAM_K); the 16-byte kernel has no 4-byte path.
-    assert split.count(body.format("VEC") + ", 0, NARROW, true, PAD_C, false, false,\n                   PAD_B>(") == 1
+    # One call in each branch of V9_SK_HYBRID (a measurement build, off as built): each branch's loop calls it once.
+    streamk_body = body.format("VEC") + ", 0, NARROW, true, PAD_C, false, false,\n                   PAD_B>("
+    hybrid, _, as_built = split.partition("#if V9_SK_HYBRID")[2].partition("#else")
+    assert hybrid.count(streamk_body) == 1 and as_built.split("#endif")[0].count(streamk_body) == 1
+    assert split.count(streamk_body) == 2
     run = "streamk_run<{}, BM, BN, BK, WM, WN, TM, TN, STAGES, THREADS, ORDER, {}>(A, B, C, M, N, K, smem);"
     assert split.count(run.format("true", "false")) == 1 and split.count(run.format("false", "true")) == 1
     # The padded-C kernels: NARROW's B copies with PAD_C's reductions, split and stream-K.
