@@ -26,9 +26,11 @@ from kernels.tuning import (
     all_tuning_configs,
     config_by_id,
     config_split_count,
+    nvrtc_mismatch,
     predicted_tflops,
     read_tuned_record,
     record_entries,
+    recorded_nvrtc,
     tuned_record_path,
 )
 
@@ -52,11 +54,14 @@ class AutoChoice:
     config_id: str
     predicted_tflops: float | None
     source: str
+    # Where the record measured the choice with another NVRTC than the run's (kernels.tuning.nvrtc_mismatch).
+    nvrtc_note: str | None = None
 
     @property
     def label(self) -> str:
-        """What a result records in `config`: "<config id> (tuning record <file>)" or "(default, ...)"."""
-        return f"{self.config_id} ({self.source})"
+        """What a result records in `config`: "<config id> (tuning record <file>)" or "(default, ...)", with the
+        NVRTC note after a semicolon where there is one."""
+        return f"{self.config_id} ({self.source}{'; ' + self.nvrtc_note if self.nvrtc_note else ''})"
 
 
 def default_config_id(m: int, n: int, k: int, sm_count: int) -> str:
@@ -106,11 +111,14 @@ def _contenders(here: set[str], scores: dict[str, float]) -> list[tuple[float, s
     return [(t, cid) for cid, t in scores.items() if not here or cid in here]
 
 
-def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None = None) -> AutoChoice:
+def auto_choice(
+    device_name: str, m: int, n: int, k: int, sm_count: int | None = None, nvrtc: str | None = None
+) -> AutoChoice:
     """What sgemm-auto runs on this GPU at m x n x k: the configuration with the highest predicted TFLOP/s from the
     GPU's tuning record (predicted_tflops: none for a configuration that cannot run the shape; at a swept shape only
     the configurations measured there), or default_config_id where the record is missing or measured none of the
-    auto bases."""
+    auto bases. `nvrtc`, the version this run builds with, gets a note where the record measured the choice with
+    another (nvrtc_mismatch)."""
     sms = sm_count or _sm_count(device_name)
     found = record_measurements(device_name)
     if found and found[1]:
@@ -122,7 +130,8 @@ def auto_choice(device_name: str, m: int, n: int, k: int, sm_count: int | None =
         scored = _contenders(here, _predictions(measured, m, n, k, sms))
         if scored:
             tflops, config_id = max(scored)
-            return AutoChoice(config_id, tflops, f"tuning record {name}")
+            note = nvrtc_mismatch(recorded_nvrtc(measured, config_id, m, n, k), nvrtc)
+            return AutoChoice(config_id, tflops, f"tuning record {name}", note)
     why = f"tuning record {found[0]} measured none of {', '.join(AUTO_BASES)}" if found else "no tuning record for"
     reason = why if found else f"{why} {device_name}"
     return AutoChoice(default_config_id(m, n, k, sms), None, f"default, {reason}")

@@ -457,6 +457,16 @@ def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) 
     return min(best, key=lambda b: _log_distance(b, m, n, k))["config"]
 
 
+def tuned_nvrtc_note(device_name: str, config_id: str, m: int, n: int, k: int, running: str | None) -> str | None:
+    """nvrtc_mismatch for a configuration tuned_config_id chose from this GPU's record (None without a record)."""
+    record = read_tuned_record(device_name)
+    config = config_by_id(config_id)
+    if record is None or config is None:
+        return None
+    measured = record_entries(record.get("measured"), {config["base"]})
+    return nvrtc_mismatch(recorded_nvrtc(measured, config_id, m, n, k), running)
+
+
 def measured_per_shape(results: list[dict]) -> list[dict]:
     """Every verified configuration result of a sweep, in the record's form (what tuned_config_id predicts from)."""
     return [
@@ -464,6 +474,28 @@ def measured_per_shape(results: list[dict]) -> list[dict]:
         for r in results
         if r.get("status") == "ok" and r.get("tflops") and (config := config_by_id(r["kernel"])) is not None
     ]
+
+
+def recorded_nvrtc(measured: list[dict], config_id: str, m: int, n: int, k: int) -> list[str]:
+    """The NVRTC versions that built `config_id` where the record measured it (its `nvrtc` members, sorted): its
+    measurements at m x n x k where there are any, else all of them. Empty where none says (records before
+    2026-12-01 did not)."""
+    own = [e for e in measured if e.get("config") == config_id]
+    here = [e for e in own if (e.get("m"), e.get("n"), e.get("k")) == (m, n, k)] or own
+    return sorted({str(e["nvrtc"]) for e in here if e.get("nvrtc")})
+
+
+def nvrtc_mismatch(recorded: list[str], running: str | None) -> str | None:
+    """What to tell a run that builds its kernels with NVRTC `running` about a choice measured with the `recorded`
+    versions (recorded_nvrtc): None where either is unknown or `running` is among them. It matters: NVRTC 13.2
+    built v9-regdb's tuned tile 5 points slower than 13.0 on an H200 (results/h200-2026-12-01/nvrtc/), enough to
+    change which configuration is fastest."""
+    if not running or not recorded or running in recorded:
+        return None
+    return (
+        f"measured with NVRTC {' and '.join(recorded)}, this run builds with {running}: "
+        "a compiler change can reorder the configurations, so run `tune` again on this one"
+    )
 
 
 def tunable_bases() -> list[str]:

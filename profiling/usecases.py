@@ -247,10 +247,13 @@ def run_tune(
 def record_tuning(
     document: ResultsDocument, device_name: str, results: list[BenchResult], progress: Progress = silent
 ) -> None:
-    """write_tuning_record for one GPU type after a sweep. A record that cannot be written does not lose the sweep:
-    it is said, and noted in the document (`tuning.record_errors`, which `tune` reports once the results are kept)."""
+    """write_tuning_record for one GPU type after a sweep, its entries marked with the NVRTC that built them where
+    the document's device is that type (a cluster's other types: unknown). A record that cannot be written does not
+    lose the sweep: it is said, and noted in the document (`tuning.record_errors`, which `tune` reports once the
+    results are kept). Measurements the record keeps from another NVRTC are said too: they may no longer hold."""
+    nvrtc = document.device.nvrtc if document.device.name == device_name else None
     try:
-        path = write_tuning_record(device_name, document.created_utc, [r.to_dict() for r in results])
+        path = write_tuning_record(device_name, document.created_utc, [r.to_dict() for r in results], nvrtc)
     except OSError as exc:
         message = f"could not record the fastest configurations for {device_name}: {exc.strerror or exc}"
         document.tuning = document.tuning or {}
@@ -258,11 +261,27 @@ def record_tuning(
         progress(1.0, message)
         return
     progress(1.0, f"recorded the fastest configurations for {device_name} in {path}")
+    if others := other_nvrtc_counts(json.loads(path.read_text()).get("measured"), nvrtc):
+        kept = ", ".join(f"{count} by NVRTC {version}" for version, count in others.items())
+        progress(1.0, f"the record keeps measurements this sweep did not repeat: {kept}; this sweep's NVRTC is {nvrtc}")
 
 
-def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[str, Any]]) -> Path:
+def other_nvrtc_counts(measured: object, nvrtc: str | None) -> dict[str, int]:
+    """How many of a record's `measured` entries each NVRTC other than `nvrtc` built (by version; entries that do
+    not say are left out, and so is everything where `nvrtc` is unknown)."""
+    if not nvrtc or not isinstance(measured, list):
+        return {}
+    versions = [str(e["nvrtc"]) for e in measured if isinstance(e, dict) and e.get("nvrtc")]
+    return {v: versions.count(v) for v in sorted(set(versions)) if v != nvrtc}
+
+
+def write_tuning_record(
+    device_name: str, measured_utc: str, results: list[dict[str, Any]], nvrtc: str | None = None
+) -> Path:
     """Write the tuning record of one GPU type (kernels.tuning.tuned_record_path): the fastest verified configuration
-    per kernel and size, and every configuration's measurement, from `results` (all of that GPU type).
+    per kernel and size, and every configuration's measurement, from `results` (all of that GPU type). With `nvrtc`,
+    the version that built this sweep's kernels, each of its entries says so (`nvrtc`): sgemm-auto tells a run
+    built by another (kernels.tuning.nvrtc_mismatch).
 
     An existing record keeps what this sweep did not run: a measurement of a configuration at a shape not swept
     again, and the best of a kernel at a shape where none of its configurations ran or where the sweep's own best is
@@ -293,13 +312,16 @@ def write_tuning_record(device_name: str, measured_utc: str, results: list[dict[
         for e in kept(old.get("best"), swept_configs, "config", "m", "n", "k")
         if (e.get("base"), e.get("m"), e.get("n"), e.get("k")) in swept_bases
     ]
+    stamp = {"nvrtc": nvrtc} if nvrtc else {}
     best_here: dict[tuple, dict] = {}
-    for e in best_per_size(results) + standing:
+    for e in [b | stamp for b in best_per_size(results)] + standing:
         key = (e["base"], e["m"], e["n"], e["k"])
         if key not in best_here or float(e.get("tflops") or 0) > float(best_here[key].get("tflops") or 0):
             best_here[key] = e
     best = kept(old.get("best"), swept_bases, "base", "m", "n", "k") + list(best_here.values())
-    measured = kept(old.get("measured"), swept_configs, "config", "m", "n", "k") + measured_per_shape(results)
+    measured = kept(old.get("measured"), swept_configs, "config", "m", "n", "k") + [
+        e | stamp for e in measured_per_shape(results)
+    ]
     document = {
         "device": device_name,
         "measured_utc": measured_utc,

@@ -345,3 +345,44 @@ def test_runner_default_and_the_other_entries_unchanged(tmp_path, monkeypatch) -
     assert result.config == "sgemm_async<128,128,16,64,32,8,8,3,256>"
     spec, result = _spec_and_result(_session("NVIDIA B200"), "v9-regdb", Shape(127, 127, 8191))
     assert result.config == "sgemm_regdb_narrow<128,256,16,64,64,8,16,3,256,1,0>"
+
+
+def test_a_choice_measured_with_another_nvrtc_says_so(tmp_path, monkeypatch) -> None:
+    """NVRTC 13.2 built v9-regdb's tuned tile 5 points slower than 13.0 on an H200 (results/h200-2026-12-01/nvrtc/):
+    a run that builds with another NVRTC than the sweep's is told, in the result's `config`, for sgemm-auto and for
+    a tuned kernel; the same NVRTC, or a record that does not say, adds nothing."""
+    from profiling import usecases
+
+    monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
+    gpu, tile, other = "GPU X", tuning.V9_TUNING_CONFIGS[0]["id"], tuning.V9_TUNING_CONFIGS[1]["id"]
+
+    def result(kernel: str, m: int, tflops: float) -> dict:
+        return {"kernel": kernel, "m": m, "n": m, "k": m, "status": "ok", "tflops": tflops, "pct_cublas": 90.0}
+
+    usecases.write_tuning_record(gpu, "t1", [result(tile, 4096, 49.6), result(other, 4096, 47.0)], "13.0")
+    usecases.write_tuning_record(gpu, "t2", [result(tile, 2048, 44.0)], "12.9")
+    note = "measured with NVRTC 13.0, this run builds with 13.2: a compiler change can reorder the configurations"
+    choice = auto.auto_choice(gpu, 4096, 4096, 4096, 132, "13.2")
+    assert choice.config_id == tile and choice.nvrtc_note is not None and choice.nvrtc_note.startswith(note)
+    assert choice.label == f"{tile} (tuning record gpu-x.json; {choice.nvrtc_note})"
+    assert auto.auto_choice(gpu, 4096, 4096, 4096, 132, "13.0").label == f"{tile} (tuning record gpu-x.json)"
+    assert auto.auto_choice(gpu, 4096, 4096, 4096, 132).nvrtc_note is None
+    # At 2048^3 the tile was measured by 12.9 alone; at a shape never swept, every measurement of it counts.
+    assert auto.auto_choice(gpu, 2048, 2048, 2048, 132, "13.0").nvrtc_note.startswith("measured with NVRTC 12.9,")
+    assert tuning.recorded_nvrtc(_measured_in(tmp_path), tile, 3072, 3072, 3072) == ["12.9", "13.0"]
+    assert auto.auto_choice(gpu, 3072, 3072, 3072, 132, "12.9").nvrtc_note is None
+    # A sweep whose NVRTC is unknown (a cluster's other GPU type, a record before 2026-12-01): nothing is made up.
+    usecases.write_tuning_record(gpu, "t3", [result(tile, 1024, 20.0)])
+    assert "nvrtc" not in next(e for e in _measured_in(tmp_path) if e["m"] == 1024)
+    assert auto.auto_choice(gpu, 1024, 1024, 1024, 132, "13.2").nvrtc_note is None
+
+    session = SimpleNamespace(device={"name": gpu, "cc": "9.0", "sm_count": 132, "nvrtc": "13.2"})
+    assert _spec_and_result(session, "sgemm-auto", Shape(4096, 4096, 4096))[1].config == choice.label
+    tuned = _spec_and_result(session, "v9-regdb", Shape(4096, 4096, 4096))[1].config
+    assert tuned == f"{tile} ({choice.nvrtc_note})" and tuned.split(" ")[0] == tile
+    session.device["nvrtc"] = "13.0"
+    assert _spec_and_result(session, "v9-regdb", Shape(4096, 4096, 4096))[1].config == tile
+
+
+def _measured_in(folder: Path) -> list[dict]:
+    return json.loads((folder / "gpu-x.json").read_text())["measured"]

@@ -20,11 +20,14 @@ from kernels import tuning
 from profiling import usecases
 from profiling.app.gpu_queue import GpuJobQueue
 from profiling.cli import main
+from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput, ReportError, WorkerError
 from profiling.gpu.jobs import BenchSettings, parse_sizes
 from profiling.nsight import runner as ncu_runner
 from profiling.nsight.report import MAX_REPORT_BYTES
 from profiling.nsight.sanitizer import SanitizerResult
+from profiling.runs.records import BenchResult
+from profiling.runs.results import ResultsDocument
 from profiling.shape import INT32_MAX, Shape, parse_shape
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -453,3 +456,33 @@ def test_bench_rest_is_for_an_ab_and_must_fit_its_time_limit(capsys: pytest.Capt
     with pytest.raises(InvalidInput, match="--rest must be between 0 and 60 seconds, got -1"):
         BenchSettings(rest_s=-1.0).validate()
     BenchSettings(rest_s=2.0).validate()
+
+
+def test_a_sweep_records_its_nvrtc_and_says_what_another_nvrtc_measured(monkeypatch, tmp_path: Path) -> None:
+    """Each entry a sweep writes says which NVRTC built it; the sweep's progress names the measurements it kept from
+    another NVRTC, with their count; a cluster's GPU type other than the document's device gets no `nvrtc`."""
+
+    monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
+    big, mid = (c["id"] for c in tuning.V9_TUNING_CONFIGS[:2])
+
+    def result(kernel: str, m: int, tflops: float) -> BenchResult:
+        return BenchResult(kernel=kernel, shape=Shape(m, m, m), tflops=tflops, pct_cublas=90.0)
+
+    said: list[str] = []
+    for nvrtc, sizes in (("12.9", (1024, 2048)), ("13.0", (4096,))):
+        document = ResultsDocument(created_utc=nvrtc, device=DeviceInfo(name="GPU X", nvrtc=nvrtc))
+        said.clear()
+        usecases.record_tuning(
+            document, "GPU X", [result(c, m, 40.0) for m in sizes for c in (big, mid)], lambda _f, t: said.append(t)
+        )
+    record = json.loads(tuning.tuned_record_path("GPU X").read_text())
+    assert [(e["m"], e["nvrtc"]) for e in record["best"]] == [(1024, "12.9"), (2048, "12.9"), (4096, "13.0")]
+    assert [e["nvrtc"] for e in record["measured"]] == ["12.9"] * 4 + ["13.0"] * 2
+    assert said[-1] == (
+        "the record keeps measurements this sweep did not repeat: 4 by NVRTC 12.9; this sweep's NVRTC is 13.0"
+    )
+    assert usecases.other_nvrtc_counts(record["measured"], "12.9") == {"13.0": 2}
+    assert usecases.other_nvrtc_counts(record["measured"], None) == {}
+    document = ResultsDocument(created_utc="t", device=DeviceInfo(name="GPU X", nvrtc="13.0"))
+    usecases.record_tuning(document, "GPU Y", [result(big, 4096, 40.0)])
+    assert "nvrtc" not in json.loads(tuning.tuned_record_path("GPU Y").read_text())["measured"][0]

@@ -17,7 +17,7 @@ from kernels.auto import auto_choice
 from kernels.operations import OPERATIONS
 from kernels.registry import get_kernel
 from kernels.spec import DEFAULT_SM_COUNT, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY, SPLIT_K_ZERO_ENTRY, KernelSpec
-from kernels.tuning import tunable_bases, tuned_config_id
+from kernels.tuning import tunable_bases, tuned_config_id, tuned_nvrtc_note
 from profiling.gpu.bfloat16 import bfloat16_bits_to_float32, to_bfloat16_bits
 from profiling.gpu.compile import CompiledKernel, compile_kernel, max_active_blocks
 from profiling.gpu.device import Nvml, NvmlSampler, device_info
@@ -401,7 +401,8 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
     config_text = None
     if spec.chooses_at_launch:
         # sgemm-auto: the configuration of any tunable SGEMM predicted fastest here, or the default by shape.
-        choice = auto_choice(session.device["name"], shape.m, shape.n, shape.k, session.device.get("sm_count"))
+        device = session.device
+        choice = auto_choice(device["name"], shape.m, shape.n, shape.k, device.get("sm_count"), device.get("nvrtc"))
         spec = replace(get_kernel(choice.config_id), id=kernel_id, title=spec.title)
         config_text = choice.label
     elif kernel_id in tunable_bases():
@@ -409,7 +410,10 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
         if tuned_id:
             # The catalog's templated kernel runs the configuration the tuning sweep found fastest on this GPU.
             spec = replace(get_kernel(tuned_id), id=kernel_id, title=spec.title)
-            config_text = tuned_id
+            note = tuned_nvrtc_note(
+                session.device["name"], tuned_id, shape.m, shape.n, shape.k, session.device.get("nvrtc")
+            )
+            config_text = f"{tuned_id} ({note})" if note else tuned_id
     # Where N % 4 != 0 a v9 kernel of its own copies B (KernelSpec.narrow_entry): the result names what ran.
     spec = spec.launched_at(shape.n)
     tolerance = tolerance_for(spec, shape)
