@@ -3,6 +3,8 @@ default), matches cuBLAS at small, odd and split-K shapes, stays correct over ti
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kernels import auto, tuning
@@ -44,7 +46,9 @@ def test_auto_matches_cublas_and_stays_correct_over_timed_launches(benched, shap
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s.label)
 def test_auto_runs_and_names_the_choice_for_this_gpu(benched, shape) -> None:
     device, results = benched
-    choice = auto.auto_choice(device["name"], shape.m, shape.n, shape.k, device.get("sm_count"))
+    # The worker names the NVRTC that built the kernels; a record measured by another one says so in the label.
+    assert re.fullmatch(r"\d+\.\d+", device["nvrtc"])
+    choice = auto.auto_choice(device["name"], shape.m, shape.n, shape.k, device.get("sm_count"), device["nvrtc"])
     r = results[shape]
     assert r["config"] == choice.label
     assert "(tuning record " in r["config"] or "(default, no tuning record for " in r["config"]
