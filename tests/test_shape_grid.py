@@ -327,7 +327,10 @@ def test_the_report_script_lists_what_to_sweep_where_a_prediction_outbids(monkey
     gpu_check.sh's outbid stage sweeps."""
     status, lines = run_report_script(monkeypatch, capsys, "--outbid", "NVIDIA H200")
     assert status == 0
-    assert lines[2] == "2048x2048x2048 v9-regdb-128x256x16-w64x64-t8x16-s4-o3,v9-regdb-128x256x16-w64x64-t8x16-s3-o3"
+    assert (
+        lines[2]
+        == "4096x64x333 v8-async-64x64x16-w32x32-t8x4-s3,v9-splitk-128x64x8-w64x32-t8x8-s5-ser,v9-splitk-64x128x16-w32x64-t8x8-s4-fill-ser"
+    )
     assert [line.split()[0] for line in lines] == [f"{m}x{n}x{k}" for (m, n, k), _ in outbid_sweeps("NVIDIA H200")]
 
 
