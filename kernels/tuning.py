@@ -485,6 +485,10 @@ def recorded_nvrtc(measured: list[dict], config_id: str, m: int, n: int, k: int)
     return sorted({str(e["nvrtc"]) for e in here if e.get("nvrtc")})
 
 
+# How nvrtc_mismatch's note starts, in a result's `config` after its configuration (nvrtc_note_in finds it there).
+NVRTC_NOTE_START = "measured with NVRTC "
+
+
 def nvrtc_mismatch(recorded: list[str], running: str | None) -> str | None:
     """What to tell a run that builds its kernels with NVRTC `running` about a choice measured with the `recorded`
     versions (recorded_nvrtc): None where either is unknown or `running` is among them. It matters: NVRTC 13.2
@@ -493,9 +497,16 @@ def nvrtc_mismatch(recorded: list[str], running: str | None) -> str | None:
     if not running or not recorded or running in recorded:
         return None
     return (
-        f"measured with NVRTC {' and '.join(recorded)}, this run builds with {running}: "
+        f"{NVRTC_NOTE_START}{' and '.join(recorded)}, this run builds with {running}: "
         "a compiler change can reorder the configurations, so run `tune` again on this one"
     )
+
+
+def nvrtc_note_in(config_text: str | None) -> str | None:
+    """The nvrtc_mismatch note a result's `config` carries (from its start to the closing parenthesis), or None."""
+    if not config_text or NVRTC_NOTE_START not in config_text:
+        return None
+    return config_text[config_text.index(NVRTC_NOTE_START) :].removesuffix(")")
 
 
 def tunable_bases() -> list[str]:

@@ -9,6 +9,7 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from kernels.catalog import CATALOG
 from profiling.analysis.occupancy import theoretical_occupancy
 from profiling.analysis.sweep import bundled_sweeps, sweep_frame
 from profiling.app import bundles, indexing, kernel_facts, kernels_view, sweep, table_format, tables, why_view
+from profiling.gpu.runner import _spec_and_result
 from profiling.runs.duplicates import identical_runs
 from profiling.runs.export import export_runs_json
 from profiling.runs.results import load_document
@@ -564,3 +566,30 @@ def test_benchmark_page_ab_mode_and_an_ab_result() -> None:
     assert any(s.value.startswith("A/B: v8-async against v7-warptile") for s in at.subheader)
     ab = at.dataframe[0].value
     assert list(ab["verdict"]) == ["faster"] and ab["pairs"].iloc[0] == 300
+
+
+def test_benchmark_page_warns_where_a_run_was_built_by_another_nvrtc_than_its_tuning_record() -> None:
+    """Session 39's H200 run (nvrtcstamp/check_old_record.json) as a run built by NVRTC 13.2 would read: its sgemm-auto
+    and v9-regdb results carry the runner's own labels for that NVRTC on the committed record, whose 2048-8192
+    cubes NVRTC 13.0 measured. The page lists each under the table; the real run, built by 13.0, has no warning."""
+    real = load_document(ROOT / "results" / "h200-2026-12-01" / "nvrtcstamp" / "check_old_record.json")
+    session = SimpleNamespace(device={"name": "NVIDIA H200", "cc": "9.0", "sm_count": 132, "nvrtc": "13.2"})
+
+    def relabelled(r):
+        if r.kernel == "cublas":
+            return r
+        return replace(r, config=_spec_and_result(session, r.kernel, r.shape)[1].config)
+
+    for document, warned in ((real, 0), (replace(real, results=[relabelled(r) for r in real.results]), 6)):
+        at = page("pages/2_Benchmark.py")
+        at.session_state["live_bench"] = document
+        at.run()
+        at.radio(key="bench_source").set_value("benchmark run (this session)").run()
+        assert not at.exception, [e.value for e in at.exception]
+        # The lines are Markdown with every special character escaped (ui.safe_md): read as the page shows them.
+        shown = [w.value.replace("\\", "") for w in at.warning]
+        lines = [line for text in shown for line in text.splitlines() if line.startswith("- ")]
+        assert len(lines) == warned
+        if warned:
+            assert lines[0].startswith("- sgemm-auto 2048x2048x2048 ran v9-splitk-256x128x16-w64x64-t16x8-s3-o4-sk, ")
+            assert all("measured with NVRTC 13.0, this run builds with 13.2:" in line for line in lines)

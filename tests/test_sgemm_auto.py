@@ -388,3 +388,36 @@ def test_a_choice_measured_with_another_nvrtc_says_so(tmp_path, monkeypatch) -> 
 
 def _measured_in(folder: Path) -> list[dict]:
     return json.loads((folder / "gpu-x.json").read_text())["measured"]
+
+
+def test_a_run_built_by_another_nvrtc_is_told_under_its_table(tmp_path, monkeypatch, capsys) -> None:
+    """The note sits in `config`, which the terminal table does not show: `bench` prints a note line per result
+    under its table (results.compiler_notes), and results without one add none."""
+    from profiling import usecases
+    from profiling.cli import main
+    from profiling.runs.results import ResultsDocument, compiler_notes
+
+    monkeypatch.setattr(tuning, "TUNED_DIR", tmp_path)
+    gpu, tile = "GPU X", tuning.V9_TUNING_CONFIGS[0]["id"]
+    result = {"kernel": tile, "m": 4096, "n": 4096, "k": 4096, "status": "ok", "tflops": 49.6, "pct_cublas": 96.0}
+    usecases.write_tuning_record(gpu, "t1", [result], "13.0")
+    session = SimpleNamespace(device={"name": gpu, "cc": "9.0", "sm_count": 132, "nvrtc": "13.2"})
+    ran = [_spec_and_result(session, kid, Shape(4096, 4096, 4096))[1] for kid in ("cublas", "sgemm-auto", "v9-regdb")]
+    document = ResultsDocument(results=ran, created_utc="t")
+    tail = "measured with NVRTC 13.0, this run builds with 13.2: a compiler change can reorder the configurations"
+    notes = compiler_notes(document)
+    assert [n.split(tail)[0] for n in notes] == [
+        f"sgemm-auto 4096x4096x4096 ran {tile}, ",
+        f"v9-regdb 4096x4096x4096 ran {tile}, ",
+    ]
+    assert all(n.endswith("so run `tune` again on this one") for n in notes)
+    assert tuning.nvrtc_note_in(ran[1].config) == notes[0].split(", ", 1)[1]
+    assert tuning.nvrtc_note_in(ran[0].config) is None and tuning.nvrtc_note_in(None) is None
+
+    monkeypatch.setattr(usecases, "run_benchmark", lambda plan, progress: document)
+    assert main(["bench", "--kernels", "sgemm-auto,v9-regdb", "--sizes", "4096"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-2:] == [f"note: {n}" for n in notes]
+    session.device["nvrtc"] = "13.0"
+    same = [_spec_and_result(session, kid, Shape(4096, 4096, 4096))[1] for kid in ("sgemm-auto", "v9-regdb")]
+    assert compiler_notes(ResultsDocument(results=same)) == []

@@ -18,7 +18,7 @@ from profiling.cluster import app as cluster_app
 from profiling.errors import GemmLensError
 from profiling.gpu.jobs import BenchSettings, parse_grid, parse_sizes, sweep_sizes
 from profiling.runs.convert import bench_run
-from profiling.runs.results import ResultsDocument
+from profiling.runs.results import ResultsDocument, compiler_notes
 from profiling.shape import Shape
 
 
@@ -77,6 +77,8 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
     st.subheader("Results")
     view = cache.bench_view(document)
     st.dataframe(view.table, hide_index=True, width="stretch")
+    if notes := compiler_notes(document):
+        st.warning("\n".join(f"- {ui.safe_md(line)}" for line in notes))
     predecessor_section(document)
     if cache.shared(is_grid_run, document):
         st.caption(

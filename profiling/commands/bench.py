@@ -18,7 +18,7 @@ from profiling.commands import (
 )
 from profiling.errors import InvalidInput
 from profiling.gpu.jobs import REPEATS, REST_SECONDS, WARMUP, BenchSettings, parse_grid, parse_kernels, parse_sizes
-from profiling.runs.results import ResultsDocument, format_table
+from profiling.runs.results import ResultsDocument, compiler_notes, format_table
 from profiling.runs.verdict import DEFAULT_THRESHOLD_PCT
 from profiling.shape import parse_shape
 
@@ -118,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         document = usecases.run_benchmark(plan, print_progress)
     _name_device(document)
     print(format_table(document))
+    for line in compiler_notes(document):
+        print(f"note: {line}")
     print_cluster_summary(document)
     keep_results(document, args.json_path, args.save)
     return 0 if document.all_verified else 1

@@ -16,6 +16,7 @@ from typing import Any
 
 from kernels.catalog import reference_ids
 from kernels.registry import operation_of
+from kernels.tuning import nvrtc_note_in
 from profiling.device_model import DeviceInfo
 from profiling.errors import InvalidInput
 from profiling.paths import SOURCE_ROOT
@@ -256,6 +257,16 @@ def format_table(document: ResultsDocument) -> str:
         na_rep="-",
         float_format=lambda v: f"{v:.3g}" if abs(v) < 1e-2 else f"{v:.2f}",
     )
+
+
+def compiler_notes(document: ResultsDocument) -> list[str]:
+    """One line per result that ran a configuration its GPU's tuning record measured with another NVRTC than the
+    run's (kernels.tuning.nvrtc_note_in): "<kernel> <shape> ran <configuration>, <note>"."""
+    return [
+        f"{r.kernel} {r.shape.label} ran {str(r.config).split(' ')[0]}, {note}"
+        for r in document.results
+        if (note := nvrtc_note_in(r.config))
+    ]
 
 
 def utc_now() -> str:
