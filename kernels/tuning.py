@@ -498,7 +498,7 @@ def nvrtc_mismatch(recorded: list[str], running: str | None) -> str | None:
         return None
     return (
         f"{NVRTC_NOTE_START}{' and '.join(recorded)}, this run builds with {running}: "
-        "a compiler change can reorder the configurations, so run `tune` again on this one"
+        "a compiler change can reorder the configurations, so sweep them again with tune under this NVRTC"
     )
 
 

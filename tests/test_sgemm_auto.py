@@ -391,8 +391,8 @@ def _measured_in(folder: Path) -> list[dict]:
 
 
 def test_a_run_built_by_another_nvrtc_is_told_under_its_table(tmp_path, monkeypatch, capsys) -> None:
-    """The note sits in `config`, which the terminal table does not show: `bench` prints a note line per result
-    under its table (results.compiler_notes), and results without one add none."""
+    """The note sits in `config`, which the terminal table does not show: `bench` prints it once under its table
+    with the results it concerns (results.compiler_notes), and results without one add nothing."""
     from profiling import usecases
     from profiling.cli import main
     from profiling.runs.results import ResultsDocument, compiler_notes
@@ -404,20 +404,23 @@ def test_a_run_built_by_another_nvrtc_is_told_under_its_table(tmp_path, monkeypa
     session = SimpleNamespace(device={"name": gpu, "cc": "9.0", "sm_count": 132, "nvrtc": "13.2"})
     ran = [_spec_and_result(session, kid, Shape(4096, 4096, 4096))[1] for kid in ("cublas", "sgemm-auto", "v9-regdb")]
     document = ResultsDocument(results=ran, created_utc="t")
-    tail = "measured with NVRTC 13.0, this run builds with 13.2: a compiler change can reorder the configurations"
-    notes = compiler_notes(document)
-    assert [n.split(tail)[0] for n in notes] == [
-        f"sgemm-auto 4096x4096x4096 ran {tile}, ",
-        f"v9-regdb 4096x4096x4096 ran {tile}, ",
-    ]
-    assert all(n.endswith("so run `tune` again on this one") for n in notes)
-    assert tuning.nvrtc_note_in(ran[1].config) == notes[0].split(", ", 1)[1]
+    note = (
+        "measured with NVRTC 13.0, this run builds with 13.2: a compiler change can reorder the configurations, "
+        "so sweep them again with tune under this NVRTC"
+    )
+    assert compiler_notes(document) == {
+        note: [f"sgemm-auto 4096x4096x4096 ran {tile}", f"v9-regdb 4096x4096x4096 ran {tile}"]
+    }
+    assert tuning.nvrtc_note_in(ran[1].config) == tuning.nvrtc_note_in(ran[2].config) == note
     assert tuning.nvrtc_note_in(ran[0].config) is None and tuning.nvrtc_note_in(None) is None
 
     monkeypatch.setattr(usecases, "run_benchmark", lambda plan, progress: document)
     assert main(["bench", "--kernels", "sgemm-auto,v9-regdb", "--sizes", "4096"]) == 0
-    printed = capsys.readouterr().out.splitlines()
-    assert printed[-2:] == [f"note: {n}" for n in notes]
+    assert capsys.readouterr().out.splitlines()[-3:] == [
+        f"note: the tuning record's choices below were {note}",
+        f"  sgemm-auto 4096x4096x4096 ran {tile}",
+        f"  v9-regdb 4096x4096x4096 ran {tile}",
+    ]
     session.device["nvrtc"] = "13.0"
     same = [_spec_and_result(session, kid, Shape(4096, 4096, 4096))[1] for kid in ("sgemm-auto", "v9-regdb")]
-    assert compiler_notes(ResultsDocument(results=same)) == []
+    assert compiler_notes(ResultsDocument(results=same)) == {}

@@ -77,8 +77,9 @@ def results_section(document: ResultsDocument, source: str, bundle: Bundle | Non
     st.subheader("Results")
     view = cache.bench_view(document)
     st.dataframe(view.table, hide_index=True, width="stretch")
-    if notes := compiler_notes(document):
-        st.warning("\n".join(f"- {ui.safe_md(line)}" for line in notes))
+    for note, ran in compiler_notes(document).items():
+        listed = "\n".join(f"- {ui.safe_md(line)}" for line in ran)
+        st.warning(f"The tuning record's choices below were {ui.safe_md(note)}.\n\n{listed}")
     predecessor_section(document)
     if cache.shared(is_grid_run, document):
         st.caption(

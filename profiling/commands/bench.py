@@ -118,8 +118,9 @@ def run(args: argparse.Namespace) -> int:
         document = usecases.run_benchmark(plan, print_progress)
     _name_device(document)
     print(format_table(document))
-    for line in compiler_notes(document):
-        print(f"note: {line}")
+    for note, ran in compiler_notes(document).items():
+        print(f"note: the tuning record's choices below were {note}")
+        print("\n".join(f"  {line}" for line in ran))
     print_cluster_summary(document)
     keep_results(document, args.json_path, args.save)
     return 0 if document.all_verified else 1

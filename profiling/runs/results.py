@@ -259,14 +259,14 @@ def format_table(document: ResultsDocument) -> str:
     )
 
 
-def compiler_notes(document: ResultsDocument) -> list[str]:
-    """One line per result that ran a configuration its GPU's tuning record measured with another NVRTC than the
-    run's (kernels.tuning.nvrtc_note_in): "<kernel> <shape> ran <configuration>, <note>"."""
-    return [
-        f"{r.kernel} {r.shape.label} ran {str(r.config).split(' ')[0]}, {note}"
-        for r in document.results
-        if (note := nvrtc_note_in(r.config))
-    ]
+def compiler_notes(document: ResultsDocument) -> dict[str, list[str]]:
+    """The results that ran a configuration their GPU's tuning record measured with another NVRTC than the run's
+    (kernels.tuning.nvrtc_note_in), by note: "<kernel> <shape> ran <configuration>" each."""
+    notes: dict[str, list[str]] = {}
+    for r in document.results:
+        if note := nvrtc_note_in(r.config):
+            notes.setdefault(note, []).append(f"{r.kernel} {r.shape.label} ran {str(r.config).split(' ')[0]}")
+    return notes
 
 
 def utc_now() -> str:
