@@ -19,6 +19,7 @@
 // Needs K % 4 == 0 and N % 4 == 0 (TMA's 16-byte row strides). TMA fills what lies outside A and B with zeros, so M,
 // N and K need no other condition.
 #include "cp_async.cuh"
+#include "hopper_wgmma.cuh"
 
 namespace probe {
 
@@ -32,38 +33,36 @@ constexpr int B_STAGE_BYTES = BK * BN * 4;  // 16 KB
 constexpr int STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
 constexpr int GROUP_M = 8;
 
-struct alignas(64) TensorMap {
-    unsigned long long opaque[16];
-};
+// The mbarrier and TMA wrappers of the catalog's Hopper kernels.
+using hopper::mbar_arrive_expect_tx;
+using hopper::mbar_init;
+using hopper::mbar_wait;
+using hopper::tma_load_2d;
+using hopper::TensorMap;
 
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+// Where this block's tile starts (rows bm, columns bn of C) on the probe's 1-D grid, in groups of GROUP_M block
+// rows (hopper::grouped_block_origin's order, which reads a 2-D grid).
+__device__ __forceinline__ void grouped_origin(int M, int N, int& bm, int& bn)
 {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+    const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int group_size = GROUP_M * grid_n;
+    const int first_m = (pid / group_size) * GROUP_M;
+    const int rows_in_group = min(grid_m - first_m, GROUP_M);
+    bm = (first_m + (pid % group_size) % rows_in_group) * BM;
+    bn = ((pid % group_size) / rows_in_group) * BN;
 }
 
-__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes)
+// Thread 0 sets up the STAGES full barriers at full0, 8 bytes apart, one arrival each; the block waits for it.
+template <int STAGES>
+__device__ __forceinline__ void init_full_barriers(unsigned full0)
 {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) mbar_init(full0 + 8 * s, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
 }
-
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
-{
-    unsigned done;
-    do {
-        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-
-__device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap* map, int c0, int c1, unsigned bar)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-                 ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
-                 : "memory");
-}
-
 
 }  // namespace probe
 
@@ -81,20 +80,10 @@ __device__ __forceinline__ void sgemm_tma_simt(const probe::TensorMap* map_a, co
     auto lds128 = [&](unsigned addr) { return *reinterpret_cast<const float4*>(smem_raw + (addr - raw)); };
 
     const int tid = threadIdx.x;
-    const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
-    const int pid = blockIdx.x;
-    const int group_size = GROUP_M * grid_n;
-    const int first_m = (pid / group_size) * GROUP_M;
-    const int rows_in_group = min(grid_m - first_m, GROUP_M);
-    const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
-    const int bn = ((pid % group_size) / rows_in_group) * BN;
+    int bm, bn;
+    grouped_origin(M, N, bm, bn);
     const int k_tiles = (K + BK - 1) / BK;
-
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) mbar_init(full0 + 8 * s, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
+    init_full_barriers<STAGES>(full0);
 
     auto issue = [&](int t) {
         const int s = t % STAGES;
@@ -214,20 +203,10 @@ __device__ __forceinline__ void sgemm_mixed(const float* __restrict__ A, const p
     auto lds128 = [&](unsigned addr) { return *reinterpret_cast<const float4*>(smem_raw + (addr - raw)); };
 
     const int tid = threadIdx.x;
-    const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
-    const int pid = blockIdx.x;
-    const int group_size = GROUP_M * grid_n;
-    const int first_m = (pid / group_size) * GROUP_M;
-    const int rows_in_group = min(grid_m - first_m, GROUP_M);
-    const int bm = (first_m + (pid % group_size) % rows_in_group) * BM;
-    const int bn = ((pid % group_size) / rows_in_group) * BN;
+    int bm, bn;
+    grouped_origin(M, N, bm, bn);
     const int k_tiles = (K + BK - 1) / BK;
-
-    if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) mbar_init(full0 + 8 * s, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    __syncthreads();
+    init_full_barriers<STAGES>(full0);
 
     // A: thread tid copies k group tid % 4 (4 k) of rows tid / 4 and tid / 4 + 64.
     const int a_kq = tid % 4, a_row = tid / 4;
