@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,12 +23,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from v9_variants import build, launcher  # noqa: E402
+from v9_variants import build, launcher, print_rows, timed_rows  # noqa: E402
 
 from kernels.compile_info import parse_ptxas_report  # noqa: E402
 from kernels.tuning import config_by_id, spec_for  # noqa: E402
 from profiling.gpu.tensor_map import TileMap, encode  # noqa: E402
-from profiling.gpu.timing import time_launches, time_rounds  # noqa: E402
 from profiling.shape import parse_shape  # noqa: E402
 
 SOURCE = Path(__file__).with_suffix(".cu")
@@ -152,20 +150,8 @@ def main() -> int:
             launches[label]()
             cp.cuda.Device().synchronize()
             errors[label] = float(cp.linalg.norm(c - ref) / cp.linalg.norm(ref))
-        timed = time_rounds(cp, list(launches.values()), 1, rounds, 90.0, flush)
-        for times, (label, launch) in zip(timed, launches.items(), strict=True):
-            alone = statistics.median(time_launches(cp, launch, 1, rounds, 60.0, flush))
-            rows.append((label, (m, n, k), statistics.median(times), alone, errors[label]))
-    print(
-        f"{'build':44s} {'shape':>16s} {'median ms':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>9s} "
-        f"{'after itself ms':>15s} {'% cuBLAS':>9s} {'rel err':>9s}"
-    )
-    for label, (m, n, k), ms, alone, err in rows:
-        base, base_alone = next(r[2:4] for r in rows if r[0] == "cuBLAS" and r[1] == (m, n, k))
-        print(
-            f"{label:44s} {f'{m}x{n}x{k}':>16s} {ms:10.4f} {2 * m * n * k / ms / 1e9:8.1f} {100 * base / ms:9.1f} "
-            f"{alone:15.4f} {100 * base_alone / alone:9.1f} {err:9.2e}"
-        )
+        rows.extend(timed_rows(cp, launches, (m, n, k), errors, rounds, flush, 90.0))
+    print_rows(rows, 44)
     return 0
 
 

@@ -92,10 +92,42 @@ def build(cp, spec, macros: list[str]):
         options = (*LAUNCH_OPTIONS, *[f"-I{d}" for d in cuda_include_dirs()], *macros)
         module = cp.RawModule(code=spec.read_source(), options=options, name_expressions=entries, backend="nvrtc")
         functions = {entry: module.get_function(entry) for entry in entries}
+    return allow_dynamic_shared(spec, functions)
+
+
+def allow_dynamic_shared(spec, functions: dict) -> dict:
+    """`functions`, each allowed the configuration's dynamic shared memory where it is over the 48 KB default."""
     for fn in functions.values():
         if spec.dynamic_smem_bytes > 48 * 1024:
             fn.max_dynamic_shared_size_bytes = spec.dynamic_smem_bytes
     return functions
+
+
+def timed_rows(cp, launches: dict, shape: tuple, errors: dict, repeats: int, flush, rounds_s: float = 60.0) -> list:
+    """Each of `launches` timed with the others in `repeats` interleaved rounds (at most `rounds_s` seconds), then
+    `repeats` times back to back: (label, shape, median ms in rounds, median ms after itself, relative error) each."""
+    timed = time_rounds(cp, list(launches.values()), 1, repeats, rounds_s, flush)
+    rows = []
+    for times, (label, launch) in zip(timed, launches.items(), strict=True):
+        alone = statistics.median(time_launches(cp, launch, 1, repeats, 60.0, flush))
+        rows.append((label, shape, statistics.median(times), alone, errors[label]))
+    return rows
+
+
+def print_rows(rows: list, width: int) -> None:
+    """The table of timed_rows' rows (a build that failed its check: NaN times), each against cuBLAS's row at its
+    shape, in rounds and after itself."""
+    print(
+        f"{'build':{width}s} {'shape':>16s} {'median ms':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>9s} "
+        f"{'after itself ms':>15s} {'% cuBLAS':>9s} {'rel err':>9s}"
+    )
+    for label, (m, n, k), ms, alone, err in rows:
+        base, base_alone = next(r[2:4] for r in rows if r[0] == "cuBLAS" and r[1] == (m, n, k))
+        tflops = 2 * m * n * k / ms / 1e9 if ms == ms else math.nan
+        print(
+            f"{label:{width}s} {f'{m}x{n}x{k}':>16s} {ms:10.4f} {tflops:8.1f} {100 * base / ms:9.1f} "
+            f"{alone:15.4f} {100 * base_alone / alone:9.1f} {err:9.2e}"
+        )
 
 
 def nvcc_build(cp, spec, macros: list[str], entries: list[str]) -> dict:
@@ -155,10 +187,7 @@ def main() -> int:
             except cp.cuda.driver.CUDADriverError as error:  # a newer compiler's cubin this driver does not load
                 print(f"NVRTC {folder.name} {cid}: not loaded: {error}")
                 continue
-            for fn in functions.values():
-                if specs[cid].dynamic_smem_bytes > 48 * 1024:
-                    fn.max_dynamic_shared_size_bytes = specs[cid].dynamic_smem_bytes
-            builds[(cid, f"NVRTC {folder.name}")] = functions
+            builds[(cid, f"NVRTC {folder.name}")] = allow_dynamic_shared(specs[cid], functions)
     rows = []
     for m, n, k in shapes:
         rng = cp.random.default_rng(m * n + k)
@@ -181,21 +210,8 @@ def main() -> int:
                 launches[f"{cid} {label}"] = launch
             else:
                 rows.append((f"{cid} {label}", (m, n, k), math.nan, math.nan, err))
-        timed = time_rounds(cp, list(launches.values()), 1, repeats, 60.0, flush)
-        for times, (label, launch) in zip(timed, launches.items(), strict=True):
-            alone = statistics.median(time_launches(cp, launch, 1, repeats, 60.0, flush))
-            rows.append((label, (m, n, k), statistics.median(times), alone, errors[label]))
-    print(
-        f"{'build':52s} {'shape':>16s} {'median ms':>10s} {'TFLOP/s':>8s} {'% cuBLAS':>9s} "
-        f"{'after itself ms':>15s} {'% cuBLAS':>9s} {'rel err':>9s}"
-    )
-    for label, (m, n, k), ms, alone, err in rows:
-        base, base_alone = next(r[2:4] for r in rows if r[0] == "cuBLAS" and r[1] == (m, n, k))
-        tflops = 2 * m * n * k / ms / 1e9 if ms == ms else math.nan
-        print(
-            f"{label:52s} {f'{m}x{n}x{k}':>16s} {ms:10.4f} {tflops:8.1f} {100 * base / ms:9.1f} "
-            f"{alone:15.4f} {100 * base_alone / alone:9.1f} {err:9.2e}"
-        )
+        rows.extend(timed_rows(cp, launches, (m, n, k), errors, repeats, flush))
+    print_rows(rows, 52)
     return 0
 
 
