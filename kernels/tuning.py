@@ -439,6 +439,15 @@ def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) 
     predicted TFLOP/s at this shape (predicted_tflops), so a size between or outside the swept ones gets tiles
     that fill the GPU; an older record with only "best" falls back to the best at the nearest swept shape.
     """
+    choice = tuned_choice(device_name, base_kernel, m, n, k)
+    return choice[0] if choice else None
+
+
+def tuned_choice(
+    device_name: str, base_kernel: str, m: int, n: int, k: int, running: str | None = None
+) -> tuple[str, str | None] | None:
+    """tuned_config_id's configuration, with nvrtc_mismatch's note for a run built by NVRTC `running` (None where
+    the record measured it with that NVRTC or does not say), from one read of the record (None: no choice)."""
     record = read_tuned_record(device_name)
     if record is None:
         return None
@@ -450,21 +459,14 @@ def tuned_config_id(device_name: str, base_kernel: str, m: int, n: int, k: int) 
             for config_id in dict.fromkeys(e["config"] for e in measured)
             if (tflops := predicted_tflops(measured, config_by_id(config_id), m, n, k, sm_count)) is not None
         ]
-        return max(scored)[1] if scored else None
+        if not scored:
+            return None
+        config_id = max(scored)[1]
+        return config_id, nvrtc_mismatch(recorded_nvrtc(measured, config_id, m, n, k), running)
     best = record_entries(record.get("best"), {base_kernel})
     if not best:
         return None
-    return min(best, key=lambda b: _log_distance(b, m, n, k))["config"]
-
-
-def tuned_nvrtc_note(device_name: str, config_id: str, m: int, n: int, k: int, running: str | None) -> str | None:
-    """nvrtc_mismatch for a configuration tuned_config_id chose from this GPU's record (None without a record)."""
-    record = read_tuned_record(device_name)
-    config = config_by_id(config_id)
-    if record is None or config is None:
-        return None
-    measured = record_entries(record.get("measured"), {config["base"]})
-    return nvrtc_mismatch(recorded_nvrtc(measured, config_id, m, n, k), running)
+    return min(best, key=lambda b: _log_distance(b, m, n, k))["config"], None
 
 
 def measured_per_shape(results: list[dict]) -> list[dict]:

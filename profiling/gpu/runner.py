@@ -17,7 +17,7 @@ from kernels.auto import auto_choice
 from kernels.operations import OPERATIONS
 from kernels.registry import get_kernel
 from kernels.spec import DEFAULT_SM_COUNT, SPLIT_K_PAD_ENTRY, SPLIT_K_UNPAD_ENTRY, SPLIT_K_ZERO_ENTRY, KernelSpec
-from kernels.tuning import tunable_bases, tuned_config_id, tuned_nvrtc_note
+from kernels.tuning import tunable_bases, tuned_choice
 from profiling.gpu.bfloat16 import bfloat16_bits_to_float32, to_bfloat16_bits
 from profiling.gpu.compile import CompiledKernel, compile_kernel, max_active_blocks
 from profiling.gpu.device import Nvml, NvmlSampler, device_info
@@ -406,13 +406,11 @@ def _spec_and_result(session: Session, kernel_id: str, shape: Shape) -> tuple[Ke
         spec = replace(get_kernel(choice.config_id), id=kernel_id, title=spec.title)
         config_text = choice.label
     elif kernel_id in tunable_bases():
-        tuned_id = tuned_config_id(session.device["name"], kernel_id, shape.m, shape.n, shape.k)
-        if tuned_id:
+        tuned = tuned_choice(session.device["name"], kernel_id, shape.m, shape.n, shape.k, session.device.get("nvrtc"))
+        if tuned:
             # The catalog's templated kernel runs the configuration the tuning sweep found fastest on this GPU.
+            tuned_id, note = tuned
             spec = replace(get_kernel(tuned_id), id=kernel_id, title=spec.title)
-            note = tuned_nvrtc_note(
-                session.device["name"], tuned_id, shape.m, shape.n, shape.k, session.device.get("nvrtc")
-            )
             config_text = f"{tuned_id} ({note})" if note else tuned_id
     # Where N % 4 != 0 a v9 kernel of its own copies B (KernelSpec.narrow_entry): the result names what ran.
     spec = spec.launched_at(shape.n)
