@@ -73,10 +73,11 @@ def probe(
     runs += [(other, get_kernel(other).launched_at(shape.n), (), False) for other in beside]
     for label, run_spec, defines, programmatic in runs:
         launch = problem.launcher(compile_kernel(run_spec, defines), run_spec, sm_count, programmatic)
-        first = verified(problem, launch, tolerance_for(run_spec, shape), 1)
+        tolerance = tolerance_for(run_spec, shape)
+        first = verified(problem, launch, tolerance, 1)
         labels.append(label)
         launches.append(launch)
-        checks.append((first, verified(problem, launch, tolerance_for(run_spec, shape), BACK_TO_BACK)))
+        checks.append((first, verified(problem, launch, tolerance, BACK_TO_BACK)))
     times = time_rounds(cupy, launches, 2, repeats, 60.0, flush)
     rows = []
     for label, ms, check in zip(labels, times, checks, strict=True):
